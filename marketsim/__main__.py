@@ -1,0 +1,5 @@
+"""Entry point for ``python -m marketsim``."""
+
+from marketsim.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,20 @@
+"""Label aggregation: majority vote, one-coin EM, Dawid–Skene, spectral methods, baselines."""
+
+from marketsim.aggregation.base import BaseAggregator, EMAggregator
+from marketsim.aggregation.dawid_skene import DawidSkene
+from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_error
+from marketsim.aggregation.metrics import error_rate
+from marketsim.aggregation.one_coin import OneCoinEM
+from marketsim.aggregation.registry import METHODS, make_estimator
+
+__all__ = [
+    "METHODS",
+    "BaseAggregator",
+    "DawidSkene",
+    "EMAggregator",
+    "MajorityVote",
+    "OneCoinEM",
+    "error_rate",
+    "fractional_tie_error",
+    "make_estimator",
+]

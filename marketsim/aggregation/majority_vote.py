@@ -1,0 +1,68 @@
+"""Majority vote, and the fractional-tie error measure of Zhang et al.'s tables (§6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from marketsim.aggregation.base import BaseAggregator, as_generator, majority_posterior
+from marketsim.data.labels import LabelSet
+
+
+def fractional_tie_error(counts: np.ndarray, truth: np.ndarray) -> float:
+    """Error of majority vote where a tie among the top classes counts ``1/n_tied`` correct.
+
+    ``truth`` holds a class index per task, or -1 where unknown; only known tasks count.
+    Tasks without labels tie among all K classes.
+    """
+    truth = np.asarray(truth)
+    known = truth >= 0
+    if not known.any():
+        return float("nan")
+    c = counts[known]
+    top = c.max(axis=1, keepdims=True)
+    is_top = c == top
+    n_tied = is_top.sum(axis=1)
+    hit = is_top[np.arange(c.shape[0]), truth[known]]
+    return float(1.0 - np.mean(hit / n_tied))
+
+
+class MajorityVote(BaseAggregator):
+    """Per-task vote shares; ``labels_`` breaks ties uniformly at random with ``random_state``.
+
+    Examples
+    --------
+    >>> from marketsim.data import LabelSet
+    >>> data = LabelSet.from_arrays([0, 0, 0, 1], [0, 1, 2, 0], [1, 1, 0, 0])
+    >>> MajorityVote().fit(data).labels_.tolist()
+    [1, 0]
+    """
+
+    def __init__(self, *, random_state: Any = None) -> None:
+        self.random_state = random_state
+
+    def fit(self, data: LabelSet, **_: Any) -> MajorityVote:
+        """Count votes; no iterations, log-likelihood undefined (empty history)."""
+        rng = as_generator(self.random_state)
+        counts = data.vote_counts()
+        self.counts_ = counts
+        self.proba_ = majority_posterior(data)
+        noise = rng.random(counts.shape)
+        top = counts == counts.max(axis=1, keepdims=True) if data.n_tasks else counts.astype(bool)
+        self.labels_ = (
+            np.argmax(np.where(top, noise, -1.0), axis=1).astype(np.int64)
+            if data.n_tasks
+            else np.zeros(0, dtype=np.int64)
+        )
+        self.prior_ = (
+            self.proba_.mean(axis=0) if data.n_tasks else np.full(data.n_classes, 1 / data.n_classes)
+        )
+        self.log_likelihood_: list[float] = []
+        self.n_iter_ = 0
+        self.converged_ = True
+        return self
+
+    def tie_error(self, truth: np.ndarray) -> float:
+        """Fractional-tie error against ``truth`` (class index, -1 unknown)."""
+        return fractional_tie_error(self.counts_, truth)

@@ -1,0 +1,181 @@
+"""One-coin EM: each worker is right with probability ``p_j``, else picks a wrong class uniformly.
+
+Three M-steps (ALGORITHMS.md §1; seed 000, Maginnis & Gupta 2015):
+
+- ``prior=None``: maximum likelihood, ``p_j = lambda_j``;
+- ``prior="beta"``: MAP with ``p ~ Beta(alpha, beta)``;
+- ``prior="shifted-beta"``: MAP with ``p = low + (1 - low) Beta(alpha, beta)``, whose critical
+  point is the larger root of a quadratic.
+
+``lambda_j`` is the posterior-expected fraction of worker j's labels that are correct.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from marketsim.aggregation.base import EMAggregator, safe_log
+from marketsim.data.labels import LabelSet
+
+#: Abilities are kept inside [EPS, 1 - EPS] so that logs stay finite.
+EPS = 1e-6
+
+PRIORS = (None, "beta", "shifted-beta")
+
+
+def shifted_beta_map(
+    n_labels: np.ndarray, lam: np.ndarray, alpha: float, beta: float, low: float
+) -> np.ndarray:
+    """MAP ability under ``p = low + (1-low) Beta(alpha, beta)``: larger root of
+    ``a p^2 + b p + c = 0`` with ``a = -(N+alpha+beta-2)``, ``b = N(lam+low) + (alpha-1) +
+    low(beta-1)``, ``c = -low N lam`` (the derivation of seed 000, sign of ``c`` corrected)."""
+    n = np.asarray(n_labels, dtype=np.float64)
+    a = -(n + alpha + beta - 2.0)
+    b = n * (lam + low) + (alpha - 1.0) + low * (beta - 1.0)
+    c = -low * n * lam
+    disc = np.maximum(b * b - 4.0 * a * c, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quad = (-b - np.sqrt(disc)) / (2.0 * a)  # a < 0: this is the larger root
+        linear = np.where(b != 0, -c / b, lam)
+    p = np.where(np.abs(a) > 1e-12, quad, linear)
+    p = np.where(np.isfinite(p), p, lam)
+    return np.clip(p, low + EPS, 1.0 - EPS)
+
+
+def beta_map(
+    n_labels: np.ndarray, lam: np.ndarray, alpha: float, beta: float
+) -> np.ndarray:
+    """MAP ability under ``p ~ Beta(alpha, beta)``: ``(N lam + alpha - 1)/(N + alpha + beta - 2)``."""
+    n = np.asarray(n_labels, dtype=np.float64)
+    num = n * lam + alpha - 1.0
+    den = n + alpha + beta - 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(den > 0, num / np.where(den > 0, den, 1.0), lam)
+    return np.clip(p, EPS, 1.0 - EPS)
+
+
+def one_coin_log_emission(skill: np.ndarray, n_classes: int) -> np.ndarray:
+    """``R[(j, l), c] = log p_j`` if ``l == c`` else ``log((1 - p_j)/(K - 1))``."""
+    k = n_classes
+    log_right = safe_log(skill)
+    log_wrong = safe_log((1.0 - skill) / max(k - 1, 1))
+    eye = np.eye(k)[None, :, :]
+    r = log_wrong[:, None, None] + (log_right - log_wrong)[:, None, None] * eye
+    return r.reshape(-1, k)
+
+
+def expected_correct(data: LabelSet, proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior-expected number of correct labels per worker, and label counts."""
+    k = data.n_classes
+    counts = (data.incidence_t @ proba).reshape(data.n_workers, k, k)  # [j, l, c]
+    correct = np.einsum("jcc->j", counts)
+    return correct, data.worker_degree.astype(np.float64)
+
+
+class OneCoinEM(EMAggregator):
+    """One-coin (symmetric) worker model fitted by EM, optionally with a prior on abilities.
+
+    Parameters
+    ----------
+    prior : {None, "beta", "shifted-beta"}
+        Prior on worker accuracy (MAP estimation) or none (maximum likelihood).
+    alpha, beta, low : float
+        Prior parameters; ``low`` only for the shifted Beta (``p = low + (1-low) Beta``).
+    init : {"majority", "random", "spectral"}
+        "spectral" uses the one-coin spectral initialiser (Zhang et al. Algorithm 2).
+    Other parameters: see :class:`~marketsim.aggregation.base.EMAggregator`.
+
+    Examples
+    --------
+    >>> from marketsim.data import LabelSet
+    >>> data = LabelSet.from_arrays([0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2], [1, 1, 0, 0, 0, 0])
+    >>> OneCoinEM().fit(data).labels_.tolist()
+    [1, 0]
+    """
+
+    init_methods = ("majority", "random", "spectral")
+
+    def __init__(
+        self,
+        *,
+        prior: str | None = None,
+        alpha: float = 6.0,
+        beta: float = 2.0,
+        low: float = 0.1,
+        init: str = "majority",
+        max_iter: int = 100,
+        tol: float = 1e-7,
+        class_prior: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        super().__init__(
+            init=init,
+            max_iter=max_iter,
+            tol=tol,
+            class_prior=class_prior,
+            random_state=random_state,
+        )
+        self.prior = prior
+        self.alpha = alpha
+        self.beta = beta
+        self.low = low
+
+    def _check(self, data: LabelSet) -> None:
+        super()._check(data)
+        if self.prior not in PRIORS:
+            raise ValueError(f"prior must be one of None, 'beta', 'shifted-beta'; got {self.prior!r}")
+        if self.prior is not None:
+            if not (self.alpha > 0 and self.beta > 0):
+                raise ValueError(f"alpha and beta must be > 0, got {self.alpha}, {self.beta}")
+        if self.prior == "shifted-beta" and not (0.0 <= self.low < 1.0):
+            raise ValueError(f"low must be in [0, 1), got {self.low}")
+
+    def _skill_from_counts(self, correct: np.ndarray, n: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(n > 0, correct / np.maximum(n, 1.0), np.nan)
+        if self.prior == "shifted-beta":
+            skill = shifted_beta_map(n, np.nan_to_num(lam), self.alpha, self.beta, self.low)
+        elif self.prior == "beta":
+            skill = beta_map(n, np.nan_to_num(lam), self.alpha, self.beta)
+        else:
+            seen = n > 0
+            fill = float(correct[seen].sum() / n[seen].sum()) if seen.any() else 0.5
+            skill = np.clip(np.where(seen, lam, fill), EPS, 1.0 - EPS)
+        return skill
+
+    def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
+        correct, n = expected_correct(data, proba)
+        return {
+            "skill": self._skill_from_counts(correct, n),
+            "prior": self._estimate_prior(data, proba),
+        }
+
+    def _log_emission(self, data: LabelSet, params: dict[str, np.ndarray]) -> np.ndarray:
+        return one_coin_log_emission(params["skill"], data.n_classes)
+
+    def _log_param_prior(self, params: dict[str, np.ndarray]) -> float:
+        p = params["skill"]
+        if self.prior == "beta":
+            return float(((self.alpha - 1) * np.log(p) + (self.beta - 1) * np.log1p(-p)).sum())
+        if self.prior == "shifted-beta":
+            z = np.maximum(p - self.low, EPS)
+            return float(((self.alpha - 1) * np.log(z) + (self.beta - 1) * np.log1p(-p)).sum())
+        return 0.0
+
+    def _init_params(
+        self, data: LabelSet, rng: np.random.Generator
+    ) -> dict[str, np.ndarray] | None:
+        from marketsim.aggregation.spectral import one_coin_spectral_skill
+
+        skill = one_coin_spectral_skill(data)
+        if skill is None:
+            return None
+        prior = self._fixed_prior(data)
+        if prior is None:
+            prior = np.full(data.n_classes, 1.0 / data.n_classes)
+        return {"skill": np.clip(skill, EPS, 1 - EPS), "prior": prior}
+
+    def _store(self, params: dict[str, np.ndarray]) -> None:
+        self.skill_ = params["skill"]

@@ -1,0 +1,54 @@
+"""Name → estimator factory for every inference method, as used by the CLI and scenarios."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.dawid_skene import DawidSkene
+from marketsim.aggregation.majority_vote import MajorityVote
+from marketsim.aggregation.one_coin import OneCoinEM
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One inference method: its CLI/scenario name, a one-line description, a factory."""
+
+    name: str
+    description: str
+    factory: Callable[..., BaseAggregator]
+    iterative: bool = True
+
+
+def _spec(name: str, description: str, factory: Callable[..., BaseAggregator], **kw: Any) -> None:
+    METHODS[name] = MethodSpec(name, description, factory, **kw)
+
+
+METHODS: dict[str, MethodSpec] = {}
+_spec("mv", "majority vote (ties broken at random; tables use fractional ties)", MajorityVote,
+      iterative=False)
+_spec("one-coin", "one-coin EM, maximum likelihood", lambda **kw: OneCoinEM(prior=None, **kw))
+_spec("one-coin-beta", "one-coin EM, MAP with a Beta(alpha, beta) ability prior",
+      lambda **kw: OneCoinEM(prior="beta", **kw))
+_spec("one-coin-shifted-beta",
+      "one-coin EM, MAP with seed 000's shifted Beta prior p = low + (1-low) Beta(alpha, beta)",
+      lambda **kw: OneCoinEM(prior="shifted-beta", **kw))
+_spec("one-coin-spectral", "one-coin spectral initialisation (Zhang et al. Alg. 2) + one-coin EM",
+      lambda **kw: OneCoinEM(init="spectral", **kw))
+_spec("ds", "Dawid-Skene EM with full confusion matrices, majority-vote start (MV-D&S)",
+      DawidSkene)
+_spec("opt-ds", "Opt-D&S: spectral confusion matrices (Zhang et al. 2014) + Dawid-Skene EM",
+      lambda **kw: DawidSkene(init="spectral", **kw))
+
+
+def make_estimator(name: str, **params: Any) -> BaseAggregator:
+    """Build the estimator called ``name`` with hyperparameters ``params``."""
+    try:
+        spec = METHODS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown inference method {name!r}; choose one of: {', '.join(METHODS)}"
+        ) from None
+    return spec.factory(**params)

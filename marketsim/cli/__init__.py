@@ -1,0 +1,69 @@
+"""Command line: ``python -m marketsim [run] SCENARIO.toml`` and subcommands.
+
+Every subcommand lives in its own module exposing ``add_parser(subparsers)`` and
+``execute(args) -> int``. Bad input raises :class:`~marketsim.errors.InputError`, printed here
+as one line with exit code 2; Ctrl-C exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from marketsim import __version__
+from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError
+
+#: Subcommand modules, in the order ``--help`` lists them.
+COMMANDS = ("run", "infer")
+
+EPILOG = """examples:
+  python -m marketsim scenarios/30_workers.toml          run a study (same as 'run')
+  python -m marketsim infer --dataset rte --method opt-ds --data-dir ../shared/data/zhang2014
+  python -m marketsim infer labels.csv --truth truth.csv --method ds --json
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose usage errors are one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every subcommand registered."""
+    parser = _Parser(
+        prog="marketsim",
+        description="Simulate a crowdsourcing marketplace and aggregate crowd labels.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"marketsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(f"marketsim.cli.{name}").add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the subcommand; return the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0].endswith(".toml"):
+        args_list.insert(0, "run")
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    module = importlib.import_module(f"marketsim.cli.{args.command.replace('-', '_')}")
+    try:
+        return int(module.execute(args))
+    except InputError as exc:
+        sys.stderr.write(f"marketsim: error: {exc}\n")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("marketsim: interrupted\n")
+        return EXIT_INTERRUPTED

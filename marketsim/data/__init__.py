@@ -1,0 +1,5 @@
+"""Label containers and file loaders."""
+
+from marketsim.data.labels import LabelSet
+
+__all__ = ["LabelSet"]

@@ -1,0 +1,153 @@
+"""A compact, immutable container of crowd labels.
+
+Labels are three aligned integer arrays (task, worker, class index), plus the maps back to the
+original ids. Estimators only ever see integer codes; ids are translated once, at the boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass(frozen=True, eq=False)
+class LabelSet:
+    """Crowd labels as integer arrays.
+
+    Attributes
+    ----------
+    tasks, workers, labels : int64 arrays of equal length
+        Task index, worker index and class index (0..n_classes-1) of each label.
+    n_tasks, n_workers, n_classes : int
+        Sizes; tasks or workers without any label are allowed.
+    task_ids, worker_ids, class_ids : arrays, optional
+        Original identifiers (index ``k`` maps back to ``task_ids[k]``); default ``arange``.
+    scores : float array, optional
+        Continuous score per label (for continuous-task models).
+    """
+
+    tasks: np.ndarray
+    workers: np.ndarray
+    labels: np.ndarray
+    n_tasks: int
+    n_workers: int
+    n_classes: int
+    task_ids: np.ndarray | None = None
+    worker_ids: np.ndarray | None = None
+    class_ids: np.ndarray | None = None
+    scores: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tasks", "workers", "labels"):
+            arr = np.ascontiguousarray(getattr(self, name), dtype=np.int64)
+            object.__setattr__(self, name, arr)
+        n = self.tasks.shape[0]
+        if self.workers.shape[0] != n or self.labels.shape[0] != n:
+            raise ValueError("tasks, workers and labels must have the same length")
+        if self.n_classes < 1:
+            raise ValueError(f"n_classes must be >= 1, got {self.n_classes}")
+        if n:
+            if self.tasks.min() < 0 or self.tasks.max() >= self.n_tasks:
+                raise ValueError("task index out of range [0, n_tasks)")
+            if self.workers.min() < 0 or self.workers.max() >= self.n_workers:
+                raise ValueError("worker index out of range [0, n_workers)")
+            if self.labels.min() < 0 or self.labels.max() >= self.n_classes:
+                raise ValueError("class index out of range [0, n_classes)")
+        if self.task_ids is None:
+            object.__setattr__(self, "task_ids", np.arange(self.n_tasks))
+        if self.worker_ids is None:
+            object.__setattr__(self, "worker_ids", np.arange(self.n_workers))
+        if self.class_ids is None:
+            object.__setattr__(self, "class_ids", np.arange(1, self.n_classes + 1))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        tasks: np.ndarray,
+        workers: np.ndarray,
+        labels: np.ndarray,
+        *,
+        n_tasks: int | None = None,
+        n_workers: int | None = None,
+        n_classes: int | None = None,
+    ) -> LabelSet:
+        """Build from 0-based integer arrays, inferring sizes from the maxima when not given."""
+        tasks = np.asarray(tasks, dtype=np.int64)
+        workers = np.asarray(workers, dtype=np.int64)
+        labels = np.asarray(labels, dtype=np.int64)
+
+        def size(arr: np.ndarray, given: int | None) -> int:
+            if given is not None:
+                return int(given)
+            return int(arr.max()) + 1 if arr.size else 0
+
+        return cls(
+            tasks,
+            workers,
+            labels,
+            size(tasks, n_tasks),
+            size(workers, n_workers),
+            max(size(labels, n_classes), 1),
+        )
+
+    @property
+    def n_labels(self) -> int:
+        """Number of (task, worker, label) triples."""
+        return int(self.tasks.shape[0])
+
+    @cached_property
+    def task_degree(self) -> np.ndarray:
+        """Number of labels per task."""
+        return np.bincount(self.tasks, minlength=self.n_tasks)
+
+    @cached_property
+    def worker_degree(self) -> np.ndarray:
+        """Number of labels per worker."""
+        return np.bincount(self.workers, minlength=self.n_workers)
+
+    @cached_property
+    def incidence(self) -> sp.csr_matrix:
+        """Sparse ``(n_tasks, n_workers * n_classes)`` matrix: entry (i, j*K + l) = 1 iff worker j
+        gave class l to task i.
+
+        Every EM kernel is a product with this matrix or its transpose: the E-step is
+        ``incidence @ R`` with ``R[(j, l), c] = log P(label l | true class c, worker j)`` and the
+        M-step counts are ``incidence.T @ posterior``. Repeated (task, worker) pairs add up.
+        """
+        cols = self.workers * self.n_classes + self.labels
+        data = np.ones(self.n_labels, dtype=np.float64)
+        mat = sp.csr_matrix(
+            (data, (self.tasks, cols)), shape=(self.n_tasks, self.n_workers * self.n_classes)
+        )
+        mat.sum_duplicates()
+        return mat
+
+    @cached_property
+    def incidence_t(self) -> sp.csr_matrix:
+        """Transpose of :attr:`incidence`, stored as CSR for fast M-step products."""
+        return self.incidence.T.tocsr()
+
+    def vote_counts(self) -> np.ndarray:
+        """``(n_tasks, n_classes)`` matrix of label counts per task and class."""
+        counts = np.bincount(
+            self.tasks * self.n_classes + self.labels, minlength=self.n_tasks * self.n_classes
+        )
+        return counts.reshape(self.n_tasks, self.n_classes).astype(np.float64)
+
+    def subset(self, mask: np.ndarray) -> LabelSet:
+        """Labels selected by a boolean mask; sizes and id maps are kept."""
+        return LabelSet(
+            self.tasks[mask],
+            self.workers[mask],
+            self.labels[mask],
+            self.n_tasks,
+            self.n_workers,
+            self.n_classes,
+            self.task_ids,
+            self.worker_ids,
+            self.class_ids,
+            None if self.scores is None else self.scores[mask],
+        )
