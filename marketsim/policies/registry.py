@@ -1,0 +1,81 @@
+"""Policy names → classes, and loading user policies by ``module:Class`` import path."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from marketsim.errors import InputError
+from marketsim.policies.base import AssignmentPolicy
+from marketsim.policies.simple import EntropyGreedyPolicy, OraclePolicy, UniformPolicy
+
+
+def _random_forest() -> type:
+    from marketsim.policies.random_forest import RandomForestPolicy
+
+    return RandomForestPolicy
+
+
+#: Built-in policies: name -> zero-argument callable returning the class.
+POLICIES: dict[str, Callable[[], type]] = {
+    "uniform": lambda: UniformPolicy,
+    "random-forest": _random_forest,
+    "entropy-greedy": lambda: EntropyGreedyPolicy,
+    "oracle": lambda: OraclePolicy,
+}
+
+
+def is_import_path(name: str) -> bool:
+    """``package.module:Class`` names a user policy."""
+    return ":" in name
+
+
+def policy_class(name: str, *, allow_imports: bool = False, source: str | None = None) -> type:
+    """Resolve a policy name or import path to its class.
+
+    Import paths run code from outside marketsim, so they need ``allow_imports``: a scenario
+    received from someone else must never run code silently.
+    """
+    if name in POLICIES:
+        return POLICIES[name]()
+    if not is_import_path(name):
+        raise InputError(
+            f"unknown policy {name!r}; choose one of: {', '.join(POLICIES)}, "
+            "or a 'package.module:Class' import path",
+            source=source,
+        )
+    if not allow_imports:
+        raise InputError(
+            f"policy {name!r} is an import path and would run outside code; "
+            "pass --allow-imports if you trust this scenario",
+            source=source,
+        )
+    module_name, _, attr = name.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InputError(f"cannot import policy {name!r}: {exc}", source=source) from None
+    return cls
+
+
+def make_policy(
+    name: str, options: dict[str, Any], *, allow_imports: bool = False, source: str | None = None
+) -> AssignmentPolicy:
+    """Instantiate a policy with its scenario options, checking the protocol."""
+    cls = policy_class(name, allow_imports=allow_imports, source=source)
+    try:
+        policy = cls(**options)
+    except TypeError as exc:
+        raise InputError(f"bad options for policy {name!r}: {exc}", source=source) from None
+    if not isinstance(policy, AssignmentPolicy):
+        raise InputError(
+            f"policy {name!r} does not implement bind(info) and rank(state, rng)", source=source
+        )
+    return policy
+
+
+def describe(name: str) -> str:
+    """The policy's one-paragraph description, for reports and ``list``."""
+    cls = POLICIES[name]()
+    return getattr(cls, "DESCRIPTION", cls.__doc__ or "")

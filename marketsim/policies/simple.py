@@ -1,0 +1,83 @@
+"""The simple policies: uniform (the paper's baseline), entropy-greedy and the oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.policies.base import MarketInfo, MarketState
+
+
+def posterior_entropy(proba: np.ndarray) -> np.ndarray:
+    """Entropy of each posterior row, normalised so that a uniform row has entropy 1."""
+    k = proba.shape[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(proba > 0, -proba * np.log(proba), 0.0)
+    return terms.sum(axis=1) / np.log(k)
+
+
+def rank_by_score(score: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Task indices by descending score, ties broken uniformly at random."""
+    tiebreak = rng.random(score.shape[0])
+    return np.lexsort((tiebreak, -score))
+
+
+class UniformPolicy:
+    """Seed 000's baseline: every round hands out labels to distinct tasks drawn uniformly."""
+
+    name = "uniform"
+    needs_truth = False
+    DESCRIPTION = (
+        "Uniform spends each round on distinct tasks drawn uniformly at random, ignoring what "
+        "has been learnt so far. It is the non-adaptive baseline of Maginnis & Gupta (2015): "
+        "every task gets about the same number of labels, easy or hard."
+    )
+
+    def bind(self, info: MarketInfo) -> None:
+        """Nothing to prepare."""
+        self.n_tasks = info.n_tasks
+
+    def rank(self, state: MarketState, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random permutation of the tasks."""
+        return rng.permutation(state.labels.n_tasks)
+
+
+class EntropyGreedyPolicy:
+    """Label next the tasks whose current posterior is most uncertain."""
+
+    name = "entropy-greedy"
+    needs_truth = False
+    DESCRIPTION = (
+        "Entropy-greedy ranks tasks by the entropy of their current posterior and labels the "
+        "most uncertain first. It uses only the inference service's estimate, so it is "
+        "realisable, but it trusts that estimate: a confidently wrong task is never revisited."
+    )
+
+    def bind(self, info: MarketInfo) -> None:
+        """Nothing to prepare."""
+
+    def rank(self, state: MarketState, rng: np.random.Generator) -> np.ndarray:
+        """Tasks by descending posterior entropy, random tie-break."""
+        return rank_by_score(posterior_entropy(state.proba), rng)
+
+
+class OraclePolicy:
+    """Teaching upper bound, NOT realisable: it knows the truth and fixes current mistakes."""
+
+    name = "oracle"
+    needs_truth = True
+    DESCRIPTION = (
+        "Oracle (not realisable) knows the true labels and sends workers to the tasks the "
+        "current estimate gets wrong, then to the most uncertain ones. No real requester can "
+        "do this; it shows how much room any adaptive policy has."
+    )
+
+    def bind(self, info: MarketInfo) -> None:
+        """Keep the truth."""
+        if info.truth is None:
+            raise ValueError("the oracle policy needs the true labels")
+        self.truth = info.truth
+
+    def rank(self, state: MarketState, rng: np.random.Generator) -> np.ndarray:
+        """Wrongly estimated tasks first, then by entropy."""
+        wrong = np.argmax(state.proba, axis=1) != self.truth
+        return rank_by_score(wrong + posterior_entropy(state.proba), rng)

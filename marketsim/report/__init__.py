@@ -1,0 +1,1 @@
+"""Run outputs: atomic file writes, curves, summaries."""

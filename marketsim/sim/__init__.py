@@ -1,0 +1,1 @@
+"""The marketplace simulation: scenarios, the SimPy market, the recorder and the study runner."""

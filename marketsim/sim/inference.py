@@ -1,0 +1,42 @@
+"""Turn an arm's inference settings into an estimator factory for the market's service."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.registry import make_estimator
+from marketsim.sim.scenario import InferenceSpec, Scenario
+
+
+def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], BaseAggregator]:
+    """A zero-argument callable building a fresh estimator configured as ``spec`` says.
+
+    Settings the estimator does not have (e.g. ``max_iter`` for majority vote) are skipped;
+    prior parameters default to the scenario's ability distribution, and
+    ``class_prior = "true"`` gives the estimator the scenario's class prior.
+    """
+    ability = scenario.workers.ability
+    wanted: dict[str, object] = {
+        "init": spec.init,
+        "max_iter": spec.max_iter,
+        "tol": spec.tol,
+        "alpha": ability.alpha if spec.alpha is None else spec.alpha,
+        "beta": ability.beta if spec.beta is None else spec.beta,
+        "low": ability.low if spec.low is None else spec.low,
+    }
+    if spec.class_prior == "true":
+        wanted["class_prior"] = np.asarray(scenario.tasks.prior)
+    elif spec.class_prior == "estimate":
+        wanted["class_prior"] = None
+    else:
+        wanted["class_prior"] = np.asarray(spec.class_prior)
+    accepted = set(make_estimator(spec.method).get_params())
+    params = {k: v for k, v in wanted.items() if k in accepted}
+
+    def build() -> BaseAggregator:
+        return make_estimator(spec.method, **params)
+
+    return build

@@ -1,0 +1,282 @@
+"""The SimPy market of one (replicate, arm) unit.
+
+Processes (small generators, state on the model; see SimPy's own examples):
+
+- ``worker_arrivals``: workers of the pool arrive as a Poisson process, uniformly chosen;
+- ``worker_visit``: an arriving idle worker asks the requester for a task, labels it during an
+  exponential service time, and submits the answer;
+- ``inference_service``: every ``batch`` received labels it refits the arm's estimator, lets the
+  recorder sample the error, and asks the policy for a new ranking (the requester hands out
+  tasks from the latest, possibly stale, ranking in the meantime).
+
+The record of who labelled what is a networkx bipartite graph; inference runs on the
+:class:`~marketsim.sim.label_log.LabelLog` arrays kept in step with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import warnings
+
+import networkx as nx
+import numpy as np
+import simpy
+from sklearn.exceptions import ConvergenceWarning
+
+from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.one_coin import expected_correct
+from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
+from marketsim.sim.label_log import LabelLog
+from marketsim.sim.scenario import Scenario
+from marketsim.sim.world import World, draw_answers
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One sample of the recorder, taken at every refresh of the inference service."""
+
+    edges: int
+    error_rate: float
+    ability_error: float
+    sim_time: float
+
+
+@dataclass(frozen=True)
+class Streams:
+    """The independent random streams of one unit."""
+
+    arrivals: np.random.Generator
+    answers: np.random.Generator
+    policy: np.random.Generator
+    inference: np.random.Generator
+
+
+def estimated_skill(estimator: BaseAggregator, labels: Any) -> np.ndarray:
+    """Per-worker accuracy estimate: ``skill_``, else from ``confusion_`` and the prior, else the
+    posterior-expected fraction of correct labels."""
+    if hasattr(estimator, "skill_"):
+        return np.asarray(estimator.skill_)
+    if hasattr(estimator, "confusion_"):
+        diag = np.einsum("jcc->jc", estimator.confusion_)
+        return diag @ np.asarray(estimator.prior_)
+    correct, n = expected_correct(labels, estimator.proba_)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, correct / np.maximum(n, 1), 0.5)
+
+
+class Requester:
+    """Hands out tasks from the current ranking: each round gives distinct tasks, and a worker
+    never gets a task they already hold or labelled."""
+
+    def __init__(self, n_tasks: int, n_workers: int) -> None:
+        self.n_tasks = n_tasks
+        self.done_pairs: set[int] = set()
+        self.n_workers = n_workers
+        self.ranking = np.arange(n_tasks)
+        self.cursor = 0
+        self.given = np.zeros(n_tasks, dtype=bool)
+
+    def new_round(self, ranking: np.ndarray) -> None:
+        """Start a round from a fresh ranking."""
+        self.ranking = np.asarray(ranking, dtype=np.int64)
+        self.cursor = 0
+        self.given[:] = False
+
+    def mark(self, task: int, worker: int) -> None:
+        """Remember that ``worker`` holds or labelled ``task``."""
+        self.done_pairs.add(task * self.n_workers + worker)
+
+    def assign(self, worker: int) -> int | None:
+        """Next task for ``worker``, or ``None`` if none is left for them this round."""
+        for _ in range(2):
+            ranking, given, pairs, m = self.ranking, self.given, self.done_pairs, self.n_workers
+            while self.cursor < len(ranking) and given[ranking[self.cursor]]:
+                self.cursor += 1
+            for pos in range(self.cursor, len(ranking)):
+                task = int(ranking[pos])
+                if not given[task] and task * m + worker not in pairs:
+                    given[task] = True
+                    self.mark(task, worker)
+                    return task
+            # The ranking is used up this round: start a new pass over it.
+            self.cursor = 0
+            self.given[:] = False
+        return None
+
+
+class Market:
+    """One simulated market: a scenario's world, one arm's policy and inference service."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        world: World,
+        policy: AssignmentPolicy,
+        make_estimator: Callable[[], BaseAggregator],
+        streams: Streams,
+        *,
+        warm_start: bool = False,
+        keep_graph: bool = True,
+        on_refresh: Callable[[CurvePoint], None] | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.world = world
+        self.policy = policy
+        self.make_estimator = make_estimator
+        self.streams = streams
+        self.warm_start = warm_start
+        self.on_refresh = on_refresh
+        n, m, k = scenario.tasks.count, scenario.workers.count, scenario.tasks.classes
+        self.n_classes = k
+        self.budget = scenario.budget.edges
+        self.batch = scenario.budget.batch
+        self.env = simpy.Environment()
+        self.log = LabelLog(n, m, k, self.budget)
+        self.requester = Requester(n, m)
+        self.graph: nx.Graph | None = nx.Graph() if keep_graph else None
+        if self.graph is not None:
+            self.graph.add_nodes_from((("t", i) for i in range(n)), bipartite=0)
+            self.graph.add_nodes_from((("w", j) for j in range(m)), bipartite=1)
+        self.busy = np.zeros(m, dtype=bool)
+        self.assigned = 0
+        self.curve: list[CurvePoint] = []
+        self.not_converged = 0
+        self.estimator: BaseAggregator | None = None
+        self.proba: np.ndarray | None = None
+        self.finished = self.env.event()
+        self._next_refresh = 0
+        self._refresh_due = self.env.event()
+        ab = scenario.workers.ability
+        policy.bind(
+            MarketInfo(
+                n_tasks=n,
+                n_workers=m,
+                n_classes=k,
+                class_prior=np.asarray(scenario.tasks.prior),
+                ability_alpha=ab.alpha,
+                ability_beta=ab.beta,
+                ability_low=ab.low,
+                inference=make_estimator,
+                truth=world.truth if getattr(policy, "needs_truth", False) else None,
+            )
+        )
+
+    # --- label bookkeeping -------------------------------------------------------------------
+    def _record(self, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray) -> None:
+        self.log.extend(tasks, workers, labels)
+        if self.graph is not None:
+            now = self.env.now
+            self.graph.add_edges_from(
+                (("t", int(i)), ("w", int(j)), {"label": int(z), "time": float(now)})
+                for i, j, z in zip(tasks, workers, labels, strict=True)
+            )
+        if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
+            self._refresh_due.succeed()
+
+    def receive(self, task: int, worker: int) -> None:
+        """A worker submits their answer for ``task``."""
+        label = draw_answers(
+            self.world.truth[task : task + 1],
+            self.world.ability[worker : worker + 1],
+            self.n_classes,
+            self.streams.answers,
+        )
+        self._record(np.array([task]), np.array([worker]), label)
+
+    # --- inference ---------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
+        labels = self.log.view()
+        est = self.make_estimator()
+        if hasattr(est, "random_state"):
+            est.set_params(random_state=self.streams.inference)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            if self.warm_start and self.proba is not None and hasattr(est, "max_iter"):
+                est.fit(labels, init_proba=self.proba)
+            else:
+                est.fit(labels)
+        # A market refits every batch: non-convergence is counted, not shouted.
+        self.not_converged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+        for w in caught:
+            if not issubclass(w.category, ConvergenceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.estimator = est
+        self.proba = est.proba_
+        skill = estimated_skill(est, labels)
+        seen = labels.worker_degree > 0
+        ability_error = (
+            float(np.mean(np.abs(skill[seen] - self.world.ability[seen]))) if seen.any() else 0.0
+        )
+        point = CurvePoint(
+            edges=labels.n_labels,
+            error_rate=float(np.mean(est.labels_ != self.world.truth)),
+            ability_error=ability_error,
+            sim_time=float(self.env.now),
+        )
+        self.curve.append(point)
+        if self.on_refresh is not None:
+            self.on_refresh(point)
+        if labels.n_labels < self.budget:
+            state = MarketState(labels, est.proba_, skill, labels.n_labels, self.budget)
+            self.requester.new_round(self.policy.rank(state, self.streams.policy))
+
+    # --- processes ---------------------------------------------------------------------------
+    def inference_service(self) -> Any:
+        """Refresh every ``batch`` received labels, and once more when the budget is spent."""
+        while True:
+            yield self._refresh_due
+            self._refresh_due = self.env.event()
+            self.refresh()
+            if self.log.size >= self.budget:
+                self.finished.succeed()
+                return
+            self._next_refresh = min(self.log.size + self.batch, self.budget)
+            if self.log.size >= self._next_refresh:
+                self._refresh_due.succeed()
+
+    def worker_visit(self, worker: int, task: int, service: float) -> Any:
+        """A worker labels ``task`` for ``service`` time units, then submits."""
+        self.busy[worker] = True
+        yield self.env.timeout(service)
+        self.busy[worker] = False
+        self.receive(task, worker)
+
+    def worker_arrivals(self) -> Any:
+        """Poisson arrivals of uniformly chosen workers; stops when the budget is handed out."""
+        rng = self.streams.arrivals
+        m = self.scenario.workers.count
+        rate = self.scenario.workers.arrival_rate
+        service_mean = self.scenario.workers.service_mean
+        while self.assigned < self.budget:
+            gap, worker = rng.exponential(1.0 / rate), int(rng.integers(m))
+            service = rng.exponential(service_mean) if service_mean > 0 else 0.0
+            yield self.env.timeout(gap)
+            if self.busy[worker]:
+                continue
+            task = self.requester.assign(worker)
+            if task is None:
+                continue
+            self.assigned += 1
+            if service > 0:
+                self.env.process(self.worker_visit(worker, task, service))
+            else:
+                self.receive(task, worker)
+
+    def run(self) -> list[CurvePoint]:
+        """Seed the initial graph, start the processes, and run until the budget is spent."""
+        w = self.world
+        for i, j in zip(w.initial_tasks.tolist(), w.initial_workers.tolist(), strict=True):
+            self.requester.mark(i, j)
+        self.assigned = len(w.initial_tasks)
+        self._next_refresh = self.assigned
+        self._record(w.initial_tasks, w.initial_workers, w.initial_labels)
+        if self.assigned == 0:
+            self._refresh_due.succeed()
+        self.env.process(self.inference_service())
+        self.env.process(self.worker_arrivals())
+        self.env.run(until=self.finished)
+        return self.curve

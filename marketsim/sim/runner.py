@@ -1,0 +1,118 @@
+"""Run a study: every (replicate, arm) unit, sequentially or in parallel worker processes.
+
+Units are independent and seeded by their (replicate, arm) key, so the results do not depend on
+``jobs`` or on the order units finish in; rows are sorted into a canonical order before writing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from marketsim.policies.registry import make_policy
+from marketsim.report.curves import CurveRow
+from marketsim.sim.inference import estimator_factory
+from marketsim.sim.market import Market
+from marketsim.sim.scenario import Scenario
+from marketsim.sim.seeds import unit_streams, world_rng
+from marketsim.sim.world import draw_world
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """The recorded curve of one (replicate, arm) unit."""
+
+    replicate: int
+    arm: int
+    rows: tuple[CurveRow, ...]
+    seconds: float
+
+
+def run_unit(scenario: Scenario, replicate: int, arm: int, allow_imports: bool = False) -> UnitResult:
+    """Simulate one arm on one replicate's world."""
+    start = time.perf_counter()
+    spec = scenario.arms[arm]
+    world = draw_world(scenario, world_rng(scenario.seed, replicate))
+    policy = make_policy(
+        spec.policy.name,
+        dict(spec.policy.options),
+        allow_imports=allow_imports,
+        source=scenario.source,
+    )
+    market = Market(
+        scenario,
+        world,
+        policy,
+        estimator_factory(scenario, spec.inference),
+        unit_streams(scenario.seed, replicate, arm),
+        warm_start=spec.inference.warm_start,
+        keep_graph=scenario.output.graphml,
+    )
+    curve = market.run()
+    rows = tuple(
+        CurveRow(spec.name, replicate, p.edges, p.error_rate, p.ability_error, p.sim_time)
+        for p in curve
+    )
+    return UnitResult(replicate, arm, rows, time.perf_counter() - start)
+
+
+def units_of(scenario: Scenario) -> list[tuple[int, int]]:
+    """All (replicate, arm) keys, replicate-major so early results cover every arm."""
+    return [(r, a) for r in range(scenario.replicates) for a in range(len(scenario.arms))]
+
+
+def iter_units(
+    scenario: Scenario,
+    keys: list[tuple[int, int]],
+    *,
+    jobs: int = 1,
+    allow_imports: bool = False,
+) -> Iterator[UnitResult]:
+    """Yield unit results as they finish (in any order when ``jobs > 1``)."""
+    if jobs == 1 or len(keys) <= 1:
+        for rep, arm in keys:
+            yield run_unit(scenario, rep, arm, allow_imports)
+        return
+    from joblib import Parallel, delayed
+
+    parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
+    yield from parallel(
+        delayed(run_unit)(scenario, rep, arm, allow_imports) for rep, arm in keys
+    )
+
+
+def canonical_rows(scenario: Scenario, results: list[UnitResult]) -> list[CurveRow]:
+    """All rows ordered by arm (scenario order), replicate, edges."""
+    ordered = sorted(results, key=lambda u: (u.arm, u.replicate))
+    return [row for unit in ordered for row in unit.rows]
+
+
+def run_study(
+    scenario: Scenario,
+    *,
+    jobs: int = 1,
+    allow_imports: bool = False,
+    done: list[UnitResult] | None = None,
+    on_unit: Callable[[UnitResult, int, int], None] | None = None,
+) -> list[UnitResult]:
+    """Run every unit not already in ``done``; call ``on_unit(result, finished, total)``."""
+    results = list(done or [])
+    have = {(u.replicate, u.arm) for u in results}
+    todo = [k for k in units_of(scenario) if k not in have]
+    total = len(results) + len(todo)
+    for unit in iter_units(scenario, todo, jobs=jobs, allow_imports=allow_imports):
+        results.append(unit)
+        if on_unit is not None:
+            on_unit(unit, len(results), total)
+    return results
+
+
+def mean_curve(results: list[UnitResult], arm: int) -> tuple[np.ndarray, np.ndarray]:
+    """Edges and mean error over replicates of one arm (for quick checks and benchmarks)."""
+    rows = [r for u in results if u.arm == arm for r in u.rows]
+    edges = np.array(sorted({r.edges for r in rows}))
+    err = np.array([np.mean([r.error_rate for r in rows if r.edges == e]) for e in edges])
+    return edges, err

@@ -1,0 +1,390 @@
+"""Scenario files: TOML read with ``tomllib`` and validated into frozen dataclasses at load.
+
+Every key is checked: an unknown key, a wrong type or a value out of range raises an
+:class:`~marketsim.errors.InputError` naming the file and the dotted key, e.g.
+``scenarios/x.toml: workers.ability.alpha must be > 0, got -1``. See ``docs/scenarios.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from marketsim.errors import InputError
+
+WORKER_MODELS = ("one-coin",)
+ABILITY_DISTRIBUTIONS = ("shifted-beta",)
+INITIAL_GRAPHS = ("one-per-task", "none")
+INIT_METHODS = ("majority", "random", "spectral")
+
+
+class _Reader:
+    """Reads one TOML table, remembering which keys were used so unknown ones can be reported."""
+
+    def __init__(self, table: Any, path: str, source: str) -> None:
+        if not isinstance(table, Mapping):
+            raise InputError(f"{path or 'top level'} must be a table", source=source)
+        self.table = dict(table)
+        self.path = path
+        self.source = source
+        self.used: set[str] = set()
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def fail(self, name: str, message: str) -> InputError:
+        return InputError(f"{self.key(name)} {message}", source=self.source)
+
+    def get(self, name: str, default: Any = ..., *, kind: Any = None) -> Any:
+        self.used.add(name)
+        if name not in self.table:
+            if default is ...:
+                raise self.fail(name, "is required")
+            return default
+        value = self.table[name]
+        if kind is not None and not _is_kind(value, kind):
+            raise self.fail(name, f"must be {_kind_name(kind)}, got {value!r}")
+        return value
+
+    def number(
+        self,
+        name: str,
+        default: Any = ...,
+        *,
+        integer: bool = False,
+        low: float | None = None,
+        high: float | None = None,
+        low_open: bool = False,
+        high_open: bool = False,
+    ) -> Any:
+        value = self.get(name, default, kind=int if integer else float)
+        if value is None:
+            return None
+        if not math.isfinite(value):
+            raise self.fail(name, f"must be a finite number, got {value!r}")
+        if low is not None and (value < low or (low_open and value == low)):
+            raise self.fail(name, f"must be {'>' if low_open else '>='} {low:g}, got {value!r}")
+        if high is not None and (value > high or (high_open and value == high)):
+            raise self.fail(name, f"must be {'<' if high_open else '<='} {high:g}, got {value!r}")
+        return int(value) if integer else float(value)
+
+    def choice(self, name: str, allowed: tuple[str, ...], default: Any = ...) -> Any:
+        value = self.get(name, default, kind=str)
+        if value not in allowed:
+            raise self.fail(name, f"must be one of {', '.join(allowed)}; got {value!r}")
+        return value
+
+    def sub(self, name: str, required: bool = False) -> _Reader:
+        self.used.add(name)
+        if name not in self.table:
+            if required:
+                raise self.fail(name, "is required (a table)")
+            return _Reader({}, self.key(name), self.source)
+        return _Reader(self.table[name], self.key(name), self.source)
+
+    def finish(self, allowed_extra: tuple[str, ...] = ()) -> None:
+        unknown = sorted(set(self.table) - self.used - set(allowed_extra))
+        if unknown:
+            allowed = ", ".join(sorted(self.used | set(allowed_extra)))
+            raise self.fail(unknown[0], f"is not a known key (allowed here: {allowed})")
+
+
+def _is_kind(value: Any, kind: Any) -> bool:
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is str:
+        return isinstance(value, str)
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind is list:
+        return isinstance(value, list)
+    return isinstance(value, kind)
+
+
+def _kind_name(kind: Any) -> str:
+    return {float: "a number", int: "an integer", str: "a string", bool: "true or false",
+            list: "an array"}.get(kind, str(kind))
+
+
+@dataclass(frozen=True)
+class AbilitySpec:
+    """Worker accuracy distribution ``p = low + (1 - low) Beta(alpha, beta)``."""
+
+    distribution: str = "shifted-beta"
+    alpha: float = 6.0
+    beta: float = 2.0
+    low: float = 0.1
+
+
+@dataclass(frozen=True)
+class WorkersSpec:
+    """The worker pool: size, answer model, abilities, arrivals and labelling time."""
+
+    count: int
+    model: str = "one-coin"
+    ability: AbilitySpec = field(default_factory=AbilitySpec)
+    arrival_rate: float = 1.0
+    service_mean: float = 0.0
+
+
+@dataclass(frozen=True)
+class TasksSpec:
+    """The tasks: how many, how many classes, and the class prior (class 1 first)."""
+
+    count: int
+    classes: int = 2
+    prior: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class BudgetSpec:
+    """Total labels (initial ones included), the initial graph and the refresh batch."""
+
+    edges: int
+    initial: str = "one-per-task"
+    batch: int = 100
+
+
+@dataclass(frozen=True)
+class InferenceSpec:
+    """The arm's inference service: method name and its settings.
+
+    ``class_prior`` is ``"true"`` (the scenario's prior, known to the requester as in seed 000),
+    ``"estimate"`` (re-estimated by EM) or explicit probabilities. Prior parameters
+    ``alpha``, ``beta``, ``low`` default to the scenario's ability distribution.
+    """
+
+    method: str = "one-coin-shifted-beta"
+    init: str = "majority"
+    max_iter: int = 100
+    tol: float = 1e-7
+    class_prior: str | tuple[float, ...] = "true"
+    alpha: float | None = None
+    beta: float | None = None
+    low: float | None = None
+    warm_start: bool = False
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A policy by registry name or ``module:Class`` import path, plus its keyword options."""
+
+    name: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """One arm of the study: a policy paired with an inference service."""
+
+    name: str
+    policy: PolicySpec
+    inference: InferenceSpec
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """What a run writes besides curves and summary."""
+
+    graphml: bool = False
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A fully validated scenario."""
+
+    name: str
+    seed: int
+    replicates: int
+    tasks: TasksSpec
+    workers: WorkersSpec
+    budget: BudgetSpec
+    arms: tuple[ArmSpec, ...]
+    output: OutputSpec = field(default_factory=OutputSpec)
+    source: str = "<scenario>"
+
+    @property
+    def slug(self) -> str:
+        """File-system friendly name."""
+        return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-") or "scenario"
+
+    def with_overrides(self, *, replicates: int | None = None, seed: int | None = None) -> Scenario:
+        """A copy with command-line overrides applied."""
+        return replace(
+            self,
+            replicates=self.replicates if replicates is None else replicates,
+            seed=self.seed if seed is None else seed,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Resolved parameters (defaults included), for ``validate`` and ``summary.json``."""
+        return _as_dict(self)
+
+
+def _as_dict(obj: Any) -> Any:
+    if hasattr(obj, "__dataclass_fields__"):
+        return {f.name: _as_dict(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, tuple):
+        if obj and all(isinstance(x, tuple) and len(x) == 2 for x in obj):
+            return {k: _as_dict(v) for k, v in obj}
+        return [_as_dict(x) for x in obj]
+    return obj
+
+
+def _prior(reader: _Reader, name: str, k: int, default: Any) -> tuple[float, ...]:
+    value = reader.get(name, default)
+    if not isinstance(value, list) or not all(_is_kind(v, float) for v in value):
+        raise reader.fail(name, f"must be an array of {k} probabilities, got {value!r}")
+    if len(value) != k:
+        raise reader.fail(name, f"must have {k} entries (one per class), got {len(value)}")
+    if any(not math.isfinite(v) or v < 0 for v in value):
+        raise reader.fail(name, f"entries must be finite and >= 0, got {value!r}")
+    if abs(sum(value) - 1.0) > 1e-6:
+        raise reader.fail(name, f"must sum to 1, got {sum(value):.6g}")
+    return tuple(float(v) for v in value)
+
+
+def _read_policy(arm: _Reader) -> PolicySpec:
+    raw = arm.get("policy")
+    if isinstance(raw, str):
+        return PolicySpec(raw)
+    pol = _Reader(raw, arm.key("policy"), arm.source)
+    name = pol.get("name", kind=str)
+    options = tuple(sorted((k, v) for k, v in pol.table.items() if k != "name"))
+    return PolicySpec(name, options)
+
+
+def _read_inference(arm: _Reader, k: int, methods: Callable[[], tuple[str, ...]]) -> InferenceSpec:
+    raw = arm.get("inference", "one-coin-shifted-beta")
+    table = {"method": raw} if isinstance(raw, str) else raw
+    inf = _Reader(table, arm.key("inference"), arm.source)
+    allowed = methods()
+    method = inf.choice("method", allowed)
+    class_prior: Any = inf.get("class_prior", "true")
+    if isinstance(class_prior, str):
+        if class_prior not in ("true", "estimate"):
+            raise inf.fail("class_prior", f"must be 'true', 'estimate' or {k} probabilities")
+    else:
+        class_prior = _prior(inf, "class_prior", k, None)
+    spec = InferenceSpec(
+        method=method,
+        init=inf.choice("init", INIT_METHODS, "majority"),
+        max_iter=inf.number("max_iter", 100, integer=True, low=1, high=100_000),
+        tol=inf.number("tol", 1e-7, low=0),
+        class_prior=class_prior,
+        alpha=inf.number("alpha", None, low=0, low_open=True),
+        beta=inf.number("beta", None, low=0, low_open=True),
+        low=inf.number("low", None, low=0, high=1, high_open=True),
+        warm_start=inf.get("warm_start", False, kind=bool),
+    )
+    inf.finish()
+    return spec
+
+
+def _method_names() -> tuple[str, ...]:
+    from marketsim.aggregation.registry import METHODS
+
+    return tuple(METHODS)
+
+
+def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
+    """Validate a decoded TOML document into a :class:`Scenario`."""
+    top = _Reader(data, "", source)
+
+    sc = top.sub("scenario")
+    name = sc.get("name", Path(source).stem, kind=str)
+    if not name.strip():
+        raise sc.fail("name", "must not be empty")
+    seed = sc.number("seed", 0, integer=True, low=0, high=2**63 - 1)
+    replicates = sc.number("replicates", 1, integer=True, low=1, high=100_000)
+    sc.finish()
+
+    tk = top.sub("tasks", required=True)
+    count = tk.number("count", integer=True, low=1, high=50_000_000)
+    classes = tk.number("classes", 2, integer=True, low=2, high=100)
+    prior = _prior(tk, "prior", classes, [1.0 / classes] * classes)
+    tk.finish()
+    tasks = TasksSpec(count, classes, prior)
+
+    wk = top.sub("workers", required=True)
+    wcount = wk.number("count", integer=True, low=1, high=10_000_000)
+    model = wk.choice("model", WORKER_MODELS, "one-coin")
+    ab = wk.sub("ability")
+    ability = AbilitySpec(
+        distribution=ab.choice("distribution", ABILITY_DISTRIBUTIONS, "shifted-beta"),
+        alpha=ab.number("alpha", 6.0, low=0, low_open=True, high=1e6),
+        beta=ab.number("beta", 2.0, low=0, low_open=True, high=1e6),
+        low=ab.number("low", 0.1, low=0, high=1, high_open=True),
+    )
+    ab.finish()
+    arr = wk.sub("arrivals")
+    rate = arr.number("rate", 1.0, low=0, low_open=True, high=1e9)
+    arr.finish()
+    svc = wk.sub("service")
+    service_mean = svc.number("mean", 0.0, low=0, high=1e9)
+    svc.finish()
+    wk.finish()
+    workers = WorkersSpec(wcount, model, ability, rate, service_mean)
+
+    bg = top.sub("budget", required=True)
+    edges = bg.number("edges", integer=True, low=1, high=10_000_000_000)
+    initial = bg.choice("initial", INITIAL_GRAPHS, "one-per-task")
+    batch = bg.number("batch", 100, integer=True, low=1, high=10_000_000_000)
+    bg.finish()
+    if initial == "one-per-task" and edges < count:
+        raise bg.fail("edges", f"must be >= tasks.count ({count}) with initial = 'one-per-task'")
+    if edges > count * wcount:
+        raise bg.fail(
+            "edges", f"must be <= tasks.count x workers.count = {count * wcount} "
+            "(a worker labels a task at most once)"
+        )
+    budget = BudgetSpec(edges, initial, batch)
+
+    out = top.sub("output")
+    output = OutputSpec(graphml=out.get("graphml", False, kind=bool))
+    out.finish()
+
+    raw_arms = top.get("arms")
+    if not isinstance(raw_arms, list) or not raw_arms:
+        raise top.fail("arms", "must be a non-empty array of tables ([[arms]])")
+    arms = []
+    seen: set[str] = set()
+    for idx, raw in enumerate(raw_arms):
+        arm = _Reader(raw, f"arms[{idx}]", source)
+        arm_name = arm.get("name", kind=str)
+        if not arm_name.strip() or arm_name in seen:
+            raise arm.fail("name", f"must be a unique, non-empty string, got {arm_name!r}")
+        seen.add(arm_name)
+        policy = _read_policy(arm)
+        inference = _read_inference(arm, classes, _method_names)
+        arm.finish()
+        arms.append(ArmSpec(arm_name, policy, inference))
+    top.finish()
+    return Scenario(name, seed, replicates, tasks, workers, budget, tuple(arms), output, source)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate the scenario file at ``path``."""
+    source = str(path)
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", source=source) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a .toml file", source=source) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", source=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", source=source) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"invalid TOML: {exc}", source=source) from None
+    return parse_scenario(data, source)

@@ -1,0 +1,34 @@
+"""Random streams spawned from the scenario seed with ``numpy.random.SeedSequence``.
+
+Every stream is keyed by (replicate, purpose[, arm]) rather than by execution order, so results
+are identical whatever the number of parallel jobs or the order units finish in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.sim.market import Streams
+
+WORLD, ARRIVALS, ANSWERS, POLICY, INFERENCE = range(5)
+
+
+def generator(seed: int, *key: int) -> np.random.Generator:
+    """A generator for one purpose, independent of all others."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(key)))
+
+
+def world_rng(seed: int, replicate: int) -> np.random.Generator:
+    """Stream for the replicate's hidden world (shared by all arms)."""
+    return generator(seed, replicate, WORLD)
+
+
+def unit_streams(seed: int, replicate: int, arm: int) -> Streams:
+    """Streams of one (replicate, arm) unit. Arrivals and answers are shared by all arms of a
+    replicate (common random numbers); policy and inference randomness are the arm's own."""
+    return Streams(
+        arrivals=generator(seed, replicate, ARRIVALS),
+        answers=generator(seed, replicate, ANSWERS),
+        policy=generator(seed, replicate, POLICY, arm),
+        inference=generator(seed, replicate, INFERENCE, arm),
+    )
