@@ -252,12 +252,23 @@ def _prior(reader: _Reader, name: str, k: int, default: Any) -> tuple[float, ...
 
 
 def _read_policy(arm: _Reader) -> PolicySpec:
+    from marketsim.policies.registry import POLICIES, is_import_path
+
     raw = arm.get("policy")
     if isinstance(raw, str):
-        return PolicySpec(raw)
-    pol = _Reader(raw, arm.key("policy"), arm.source)
-    name = pol.get("name", kind=str)
-    options = tuple(sorted((k, v) for k, v in pol.table.items() if k != "name"))
+        name, options = raw, ()
+        key = arm.key("policy")
+    else:
+        pol = _Reader(raw, arm.key("policy"), arm.source)
+        name = pol.get("name", kind=str)
+        options = tuple(sorted((k, v) for k, v in pol.table.items() if k != "name"))
+        key = pol.key("name")
+    if name not in POLICIES and not is_import_path(name):
+        raise InputError(
+            f"{key} must be one of {', '.join(POLICIES)} or a 'package.module:Class' path; "
+            f"got {name!r}",
+            source=arm.source,
+        )
     return PolicySpec(name, options)
 
 

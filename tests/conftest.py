@@ -1,0 +1,56 @@
+"""Shared fixtures: small scenarios and the location of the reference data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_data() -> Path:
+    """Folder of the reference data (``MARKETSIM_SHARED`` or ``../shared/data``)."""
+    return Path(os.environ.get("MARKETSIM_SHARED", ROOT.parent / "shared" / "data"))
+
+
+SMALL_SCENARIO = """
+[scenario]
+name = "small test"
+seed = 11
+replicates = 2
+
+[tasks]
+count = 120
+classes = 2
+prior = [0.75, 0.25]
+
+[workers]
+count = 8
+
+[workers.service]
+mean = {service}
+
+[budget]
+edges = 600
+batch = 40
+
+[[arms]]
+name = "uniform"
+policy = "uniform"
+inference = "one-coin-shifted-beta"
+
+[[arms]]
+name = "entropy"
+policy = "entropy-greedy"
+inference = {{ method = "ds", class_prior = "estimate" }}
+"""
+
+
+@pytest.fixture
+def small_scenario_path(tmp_path: Path) -> Path:
+    """A two-arm scenario that runs in well under a second, with labelling time."""
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL_SCENARIO.format(service=2.0))
+    return path

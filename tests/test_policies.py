@@ -1,0 +1,86 @@
+"""Every policy's contract: a ranking of distinct task indices, reproducible for a seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from marketsim.aggregation.one_coin import OneCoinEM
+from marketsim.data.labels import LabelSet
+from marketsim.errors import InputError
+from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.policies.registry import POLICIES, make_policy
+from marketsim.sim.world import draw_answers
+
+
+def market_state(seed: int = 0, n: int = 300, m: int = 15, per_task: int = 3):
+    rng = np.random.default_rng(seed)
+    truth = (rng.random(n) < 0.25).astype(np.int64)
+    ability = 0.1 + 0.9 * rng.beta(6, 2, size=m)
+    tasks = np.repeat(np.arange(n), per_task)
+    workers = np.concatenate([rng.choice(m, per_task, replace=False) for _ in range(n)])
+    labels = draw_answers(truth[tasks], ability[workers], 2, rng)
+    data = LabelSet.from_arrays(tasks, workers, labels, n_tasks=n, n_workers=m, n_classes=2)
+
+    def factory() -> OneCoinEM:
+        return OneCoinEM(prior="shifted-beta", class_prior=[0.75, 0.25], max_iter=30, tol=0)
+
+    est = factory().fit(data)
+    info = MarketInfo(n, m, 2, np.array([0.75, 0.25]), 6.0, 2.0, 0.1, factory, truth=truth)
+    state = MarketState(data, est.proba_, est.skill_, data.n_labels, 10 * data.n_labels)
+    return info, state, truth
+
+
+@pytest.mark.parametrize("name", list(POLICIES))
+def test_rank_is_reproducible_list_of_distinct_tasks(name: str) -> None:
+    info, state, _ = market_state()
+    ranks = []
+    for _ in range(2):
+        policy = make_policy(name, {})
+        policy.bind(info)
+        ranks.append(policy.rank(state, np.random.default_rng(5)))
+    r = ranks[0]
+    assert r.ndim == 1 and 0 < r.size <= info.n_tasks
+    assert np.unique(r).size == r.size
+    assert r.min() >= 0 and r.max() < info.n_tasks
+    assert np.array_equal(ranks[0], ranks[1])
+
+
+def test_uniform_is_a_permutation_that_changes_with_the_seed() -> None:
+    info, state, _ = market_state()
+    policy = make_policy("uniform", {})
+    policy.bind(info)
+    a = policy.rank(state, np.random.default_rng(1))
+    b = policy.rank(state, np.random.default_rng(2))
+    assert np.array_equal(np.sort(a), np.arange(info.n_tasks))
+    assert not np.array_equal(a, b)
+
+
+def test_entropy_greedy_puts_uncertain_tasks_first() -> None:
+    info, state, _ = market_state()
+    policy = make_policy("entropy-greedy", {})
+    policy.bind(info)
+    order = policy.rank(state, np.random.default_rng(0))
+    margin = np.abs(state.proba[:, 0] - 0.5)
+    assert margin[order[:30]].mean() < margin[order[-30:]].mean()
+
+
+def test_oracle_puts_wrong_tasks_first() -> None:
+    info, state, truth = market_state()
+    policy = make_policy("oracle", {})
+    policy.bind(info)
+    order = policy.rank(state, np.random.default_rng(0))
+    wrong = np.argmax(state.proba, axis=1) != truth
+    assert wrong.sum() > 0
+    assert wrong[order[: wrong.sum()]].all()
+
+
+def test_unknown_policy_and_import_paths_need_permission() -> None:
+    with pytest.raises(InputError, match="unknown policy 'nope'"):
+        make_policy("nope", {})
+    with pytest.raises(InputError, match="--allow-imports"):
+        make_policy("marketsim.policies.simple:UniformPolicy", {})
+    policy = make_policy("marketsim.policies.simple:UniformPolicy", {}, allow_imports=True)
+    assert policy.name == "uniform"
+    with pytest.raises(InputError, match="bad options"):
+        make_policy("uniform", {"colour": "red"})
