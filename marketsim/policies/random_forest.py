@@ -1,0 +1,343 @@
+"""Seed 000's adaptive policy (Maginnis & Gupta 2015; ALGORITHMS.md §9): a random forest,
+trained on simulated copies of the current graph, predicts which tasks EM currently gets wrong.
+
+At every refresh the policy
+
+1. draws ``ensemble_size`` fresh instances on the *current* graph (same (task, worker) pairs):
+   true classes from the class prior, abilities ``low + (1 - low) Beta(alpha, beta)``, one-coin
+   answers;
+2. runs the market's own EM (``MarketInfo.inference``) on each, for ``sim_max_iter`` fixed
+   iterations (``tol = 0``), as the authors did (40 iterations inside the simulations);
+3. builds per-task features (:func:`task_features`) with target "EM's label is wrong" and fits
+   a random forest on the pooled ``ensemble_size * n_tasks`` rows;
+4. computes the same features from the market's real estimate and ranks tasks by the forest's
+   predicted probability of a wrong label, highest first (random tie-break).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier
+
+from marketsim.aggregation.one_coin import expected_correct
+from marketsim.data.labels import LabelSet
+from marketsim.policies.base import MarketInfo, MarketState
+
+#: Number of ability-histogram bins. The authors' edges are 0, 0.05, ..., 1 (21 edges) and they
+#: report 21 bins, i.e. MATLAB ``histc`` semantics: bin k counts ``edges[k] <= p < edges[k+1]``
+#: for k < 20, and the 21st bin counts ``p == 1`` exactly.
+N_BINS = 21
+BIN_EDGES = np.arange(N_BINS) / (N_BINS - 1)  # k/20: the doubles nearest 0, 0.05, ..., 1
+
+#: Column names of the feature matrix returned by :func:`task_features`.
+FEATURE_NAMES = ("entropy", "degree", *(f"hist_{k:02d}" for k in range(N_BINS)))
+
+DESCRIPTION = (
+    "Random-forest (Maginnis & Gupta 2015) learns where the current estimate is likely wrong. At "
+    "every refresh it simulates an ensemble of fresh markets on the current assignment graph, "
+    "drawing true classes and worker abilities from the known priors, runs the market's own EM "
+    "on each, and trains a random forest to predict whether EM mislabels a task from three "
+    "observable features: the entropy of the task's posterior, its number of labels and a "
+    "histogram of the estimated abilities of its workers. The real tasks are then ranked by the "
+    "forest's predicted probability of being wrong, so labels go first to tasks that look "
+    "mislabelled, not merely uncertain."
+)
+
+
+def posterior_entropy(proba: np.ndarray) -> np.ndarray:
+    """Entropy of each posterior row in base K (bits for K = 2), so a uniform row has entropy 1.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n, K)
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    k = proba.shape[1]
+    if k < 2:
+        return np.zeros(proba.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(proba > 0, -proba * np.log(proba), 0.0)
+    return terms.sum(axis=1) / np.log(k)
+
+
+def ability_bins(skill: np.ndarray) -> np.ndarray:
+    """Histogram bin (0..20) of each ability, ``histc(p, 0:0.05:1)`` style (see :data:`N_BINS`).
+
+    Abilities outside [0, 1] are clipped into the first or last bin.
+    """
+    idx = np.searchsorted(BIN_EDGES, np.asarray(skill, dtype=np.float64), side="right") - 1
+    return np.clip(idx, 0, N_BINS - 1)
+
+
+def task_features(
+    tasks: np.ndarray,
+    workers: np.ndarray,
+    n_tasks: int,
+    proba: np.ndarray,
+    skill: np.ndarray,
+) -> np.ndarray:
+    """Seed 000's per-task features: entropy, degree and ability histogram (raw counts).
+
+    Parameters
+    ----------
+    tasks, workers : int arrays of shape (L,)
+        The (task, worker) pair of every label.
+    n_tasks : int
+    proba : ndarray of shape (n_tasks, K)
+        Task posteriors of the estimate.
+    skill : ndarray of shape (n_workers,)
+        Estimated worker accuracies.
+
+    Returns
+    -------
+    ndarray of shape (n_tasks, 2 + 21)
+        Column 0: normalised posterior entropy (1 for unlabelled tasks); column 1: number of
+        labels ``|di|``; columns 2..22: counts of the task's labels whose worker's estimated
+        ability falls in each bin of :data:`BIN_EDGES` (one count per label).
+    """
+    tasks = np.asarray(tasks, dtype=np.int64)
+    workers = np.asarray(workers, dtype=np.int64)
+    degree = np.bincount(tasks, minlength=n_tasks).astype(np.float64)
+    entropy = posterior_entropy(proba)
+    entropy = np.where(degree > 0, entropy, 1.0)
+    bins = ability_bins(np.asarray(skill)[workers])
+    hist = np.bincount(tasks * N_BINS + bins, minlength=n_tasks * N_BINS)
+    out = np.empty((n_tasks, 2 + N_BINS), dtype=np.float64)
+    out[:, 0] = entropy
+    out[:, 1] = degree
+    out[:, 2:] = hist.reshape(n_tasks, N_BINS)
+    return out
+
+
+def estimated_skill(estimator: Any, data: LabelSet) -> np.ndarray:
+    """Per-worker accuracy of a fitted estimator: ``skill_``, else the accuracy implied by
+    ``confusion_`` and ``prior_``, else the posterior-expected fraction of correct labels."""
+    if hasattr(estimator, "skill_"):
+        return np.asarray(estimator.skill_, dtype=np.float64)
+    if hasattr(estimator, "confusion_"):
+        diag = np.einsum("jcc->jc", estimator.confusion_)
+        return diag @ np.asarray(estimator.prior_, dtype=np.float64)
+    correct, n = expected_correct(data, estimator.proba_)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, correct / np.maximum(n, 1.0), 0.5)
+
+
+def simulate_instances(
+    tasks: np.ndarray,
+    workers: np.ndarray,
+    info: MarketInfo,
+    size: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``size`` fresh instances on a fixed graph, all at once.
+
+    Returns
+    -------
+    truth : int ndarray of shape (size, n_tasks)
+        True classes drawn from ``info.class_prior``.
+    answers : int ndarray of shape (size, L)
+        One-coin answers for the (task, worker) pairs, abilities drawn from
+        ``low + (1 - low) Beta(alpha, beta)``: right with probability ``p_j``, else a uniformly
+        chosen wrong class.
+    """
+    k = info.n_classes
+    prior = np.asarray(info.class_prior, dtype=np.float64)
+    truth = rng.choice(k, size=(size, info.n_tasks), p=prior / prior.sum()).astype(np.int64)
+    low = float(info.ability_low)
+    ability = low + (1.0 - low) * rng.beta(
+        info.ability_alpha, info.ability_beta, size=(size, info.n_workers)
+    )
+    t = truth[:, tasks]
+    correct = rng.random(t.shape) < ability[:, workers]
+    if k == 2:
+        wrong = 1 - t
+    else:
+        wrong = (t + rng.integers(1, k, size=t.shape)) % k
+    return truth, np.where(correct, t, wrong).astype(np.int64)
+
+
+def rank_by_score(score: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Task indices by descending score, ties broken uniformly at random."""
+    return np.lexsort((rng.random(score.shape[0]), -score))
+
+
+class RandomForestPolicy:
+    """Seed 000's adaptive policy: rank tasks by a forest's predicted probability that EM's
+    current label is wrong, the forest being trained on simulated copies of the current graph.
+
+    Parameters
+    ----------
+    ensemble_size : int
+        Simulated instances per refresh (authors: 10).
+    n_trees : int
+        Trees in the forest (authors: 10).
+    max_depth : int or None
+        Maximum tree depth (authors: 10).
+    sample_fraction : float
+        Fraction of the pooled training rows bootstrapped for each tree (authors: 0.2).
+    max_features : int
+        Features tried per split (authors: 10); capped at the 23 features available.
+    sim_max_iter : int
+        EM iterations inside the simulations (authors: 40); EM runs them all (``tol = 0``).
+    criterion : {"entropy", "gini", "log_loss"}
+        Split criterion; "entropy" is the information gain of the paper's §2.1.
+    n_jobs : int
+        Parallel jobs of the forest.
+
+    Notes
+    -----
+    Features (:func:`task_features`): normalised posterior entropy (binary entropy in bits for
+    K = 2; 1 for unlabelled tasks), degree ``|di|`` and a 21-bin ability histogram with edges
+    0, 0.05, ..., 1 read as MATLAB ``histc`` does (20 half-open intervals plus a bin for
+    ``p == 1`` exactly, which EM's clamping to ``1 - 1e-6`` leaves empty): this keeps the
+    authors' 21 histogram features and their edges. When the simulated targets have a single
+    class (EM never or always wrong) the forest cannot be fitted and tasks are ranked by
+    posterior entropy instead.
+    """
+
+    name = "random-forest"
+    needs_truth = False
+    DESCRIPTION = DESCRIPTION
+
+    def __init__(
+        self,
+        *,
+        ensemble_size: int = 10,
+        n_trees: int = 10,
+        max_depth: int | None = 10,
+        sample_fraction: float = 0.2,
+        max_features: int = 10,
+        sim_max_iter: int = 40,
+        criterion: str = "entropy",
+        n_jobs: int = 1,
+    ) -> None:
+        if int(ensemble_size) < 1:
+            raise ValueError(f"ensemble_size must be >= 1, got {ensemble_size}")
+        if int(n_trees) < 1:
+            raise ValueError(f"n_trees must be >= 1, got {n_trees}")
+        if not 0.0 < float(sample_fraction) <= 1.0:
+            raise ValueError(f"sample_fraction must be in (0, 1], got {sample_fraction}")
+        if int(max_features) < 1:
+            raise ValueError(f"max_features must be >= 1, got {max_features}")
+        if int(sim_max_iter) < 1:
+            raise ValueError(f"sim_max_iter must be >= 1, got {sim_max_iter}")
+        if criterion not in ("entropy", "gini", "log_loss"):
+            raise ValueError(
+                f"criterion must be 'entropy', 'gini' or 'log_loss', got {criterion!r}"
+            )
+        self.ensemble_size = int(ensemble_size)
+        self.n_trees = int(n_trees)
+        self.max_depth = None if max_depth is None else int(max_depth)
+        self.sample_fraction = float(sample_fraction)
+        self.max_features = int(max_features)
+        self.sim_max_iter = int(sim_max_iter)
+        self.criterion = criterion
+        self.n_jobs = int(n_jobs)
+        self.info: MarketInfo | None = None
+        #: The forest fitted at the last ``rank`` call (``None`` after the entropy fallback).
+        self.forest_: RandomForestClassifier | None = None
+        #: True when the last ``rank`` call fell back to ranking by entropy.
+        self.fallback_: bool = False
+
+    # --- protocol ----------------------------------------------------------------------------
+    def bind(self, info: MarketInfo) -> None:
+        """Keep the market's priors and inference factory."""
+        self.info = info
+
+    def rank(self, state: MarketState, rng: np.random.Generator) -> np.ndarray:
+        """All task indices, by descending predicted probability that EM's label is wrong."""
+        return rank_by_score(self.score(state, rng), rng)
+
+    # --- the algorithm -----------------------------------------------------------------------
+    def _estimator(self, rng: np.random.Generator) -> Any:
+        """A fresh estimator like the market's, set to ``sim_max_iter`` fixed iterations."""
+        assert self.info is not None
+        est = self.info.inference()
+        params = est.get_params() if hasattr(est, "get_params") else {}
+        update: dict[str, Any] = {}
+        if "max_iter" in params:
+            update["max_iter"] = self.sim_max_iter
+        if "tol" in params:
+            update["tol"] = 0.0
+        if "random_state" in params:
+            update["random_state"] = int(rng.integers(2**31 - 1))
+        if update:
+            est.set_params(**update)
+        return est
+
+    def training_set(
+        self, labels: LabelSet, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Simulate the ensemble on ``labels``' graph and return pooled features and targets.
+
+        Returns
+        -------
+        X : ndarray of shape (ensemble_size * n_tasks, 23)
+        y : bool ndarray of shape (ensemble_size * n_tasks,)
+            True where EM's predicted class differs from the simulated truth.
+        """
+        if self.info is None:
+            raise RuntimeError("bind(info) must be called before rank")
+        info = self.info
+        truth, answers = simulate_instances(
+            labels.tasks, labels.workers, info, self.ensemble_size, rng
+        )
+        xs, ys = [], []
+        for e in range(self.ensemble_size):
+            data = LabelSet(
+                labels.tasks,
+                labels.workers,
+                answers[e],
+                labels.n_tasks,
+                labels.n_workers,
+                labels.n_classes,
+            )
+            est = self._estimator(rng).fit(data)
+            skill = estimated_skill(est, data)
+            xs.append(task_features(data.tasks, data.workers, data.n_tasks, est.proba_, skill))
+            ys.append(np.argmax(est.proba_, axis=1) != truth[e])
+        return np.vstack(xs), np.concatenate(ys)
+
+    def fit_forest(
+        self, labels: LabelSet, rng: np.random.Generator
+    ) -> RandomForestClassifier | None:
+        """Train the forest on a fresh simulated ensemble; ``None`` if the target has one class."""
+        x, y = self.training_set(labels, rng)
+        seed = int(rng.integers(2**31 - 1))
+        if y.all() or not y.any():
+            return None
+        forest = RandomForestClassifier(
+            n_estimators=self.n_trees,
+            criterion=self.criterion,
+            max_depth=self.max_depth,
+            max_features=min(self.max_features, x.shape[1]),
+            bootstrap=True,
+            max_samples=self.sample_fraction,
+            n_jobs=self.n_jobs,
+            random_state=seed,
+        )
+        return forest.fit(x, y)
+
+    def score(self, state: MarketState, rng: np.random.Generator) -> np.ndarray:
+        """Predicted probability that the current estimate mislabels each task.
+
+        Falls back to the posterior entropy (1 for unlabelled tasks) when the forest cannot be
+        trained; :attr:`fallback_` tells which happened.
+        """
+        labels = state.labels
+        feats = task_features(
+            labels.tasks, labels.workers, labels.n_tasks, state.proba, state.skill
+        )
+        forest = self.fit_forest(labels, rng)
+        self.forest_ = forest
+        self.fallback_ = forest is None
+        if forest is None:
+            return feats[:, 0]
+        col = int(np.flatnonzero(forest.classes_ == 1)[0])
+        return forest.predict_proba(feats)[:, col]
