@@ -16,13 +16,17 @@ from marketsim import __version__
 from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("run", "infer")
+COMMANDS = ("run", "infer", "validate", "list_cmd")
 
 EPILOG = """examples:
   python -m marketsim scenarios/30_workers.toml          run a study (same as 'run')
   python -m marketsim infer --dataset rte --method opt-ds --data-dir ../shared/data/zhang2014
   python -m marketsim infer labels.csv --truth truth.csv --method ds --json
 """
+
+
+#: Subcommand name -> module name (``list`` is a builtin, so its module is ``list_cmd``).
+COMMAND_MODULES = {name.removesuffix("_cmd"): name for name in COMMANDS}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_BAD_INPUT
-    module = importlib.import_module(f"marketsim.cli.{args.command.replace('-', '_')}")
+    module = importlib.import_module(f"marketsim.cli.{COMMAND_MODULES[args.command]}")
     try:
         return int(module.execute(args))
     except InputError as exc:

@@ -1,0 +1,51 @@
+"""``marketsim list``: policies, inference methods, worker models and bundled data sets."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from marketsim.aggregation.registry import METHODS
+from marketsim.errors import EXIT_OK
+from marketsim.policies.registry import POLICIES, describe
+from marketsim.sim.scenario import WORKER_MODELS
+
+WORKER_MODEL_TEXT = {
+    "one-coin": "right with probability p = low + (1-low) Beta(alpha, beta), else a uniform wrong class",
+}
+DATASETS = {
+    "bluebird": "Welinder et al. 2010: 108 binary bird images, 39 workers, 4,212 labels",
+    "rte": "Snow et al. 2008: 800 textual-entailment pairs, 164 workers, 8,000 labels",
+    "dog": "Zhou et al. 2012: 807 dog images, 4 breeds, 109 workers, 8,070 labels",
+    "web": "Zhou et al. 2012: 2,665 query-URL pairs, 5 grades, 177 workers, 15,567 labels",
+}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``list``."""
+    sub.add_parser(
+        "list",
+        help="list policies, inference methods, worker models and reference data sets",
+        description="List everything a scenario or the infer command can name.",
+    )
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Print the four tables."""
+    console = Console()
+    for title, rows in (
+        ("policies", [(n, describe(n).split(". ")[0] + ".") for n in POLICIES]),
+        ("inference methods", [(n, s.description) for n, s in METHODS.items()]),
+        ("worker models", [(n, WORKER_MODEL_TEXT[n]) for n in WORKER_MODELS]),
+        ("reference data sets (infer --dataset; files from --data-dir or MARKETSIM_DATA)",
+         list(DATASETS.items())),
+    ):
+        table = Table(title=title, title_justify="left", show_header=False)
+        table.add_column("name", style="bold cyan", no_wrap=True)
+        table.add_column("description")
+        for name, text in rows:
+            table.add_row(name, text)
+        console.print(table)
+    return EXIT_OK
