@@ -9,13 +9,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from marketsim.policies.registry import make_policy
 from marketsim.report.curves import CurveRow
 from marketsim.sim.inference import estimator_factory
-from marketsim.sim.market import Market
+from marketsim.sim.market import CurvePoint, Market
 from marketsim.sim.scenario import Scenario
 from marketsim.sim.seeds import unit_streams, world_rng
 from marketsim.sim.world import draw_world
@@ -31,8 +32,15 @@ class UnitResult:
     seconds: float
 
 
-def run_unit(scenario: Scenario, replicate: int, arm: int, allow_imports: bool = False) -> UnitResult:
-    """Simulate one arm on one replicate's world."""
+def run_unit(
+    scenario: Scenario,
+    replicate: int,
+    arm: int,
+    allow_imports: bool = False,
+    on_refresh: Callable[[int, int, CurvePoint], None] | None = None,
+) -> UnitResult:
+    """Simulate one arm on one replicate's world; ``on_refresh(replicate, arm, point)`` is
+    called at every refresh of the inference service (live progress)."""
     start = time.perf_counter()
     spec = scenario.arms[arm]
     world = draw_world(scenario, world_rng(scenario.seed, replicate))
@@ -50,6 +58,7 @@ def run_unit(scenario: Scenario, replicate: int, arm: int, allow_imports: bool =
         unit_streams(scenario.seed, replicate, arm),
         warm_start=spec.inference.warm_start,
         keep_graph=scenario.output.graphml,
+        on_refresh=None if on_refresh is None else partial(on_refresh, replicate, arm),
     )
     curve = market.run()
     rows = tuple(
@@ -70,11 +79,13 @@ def iter_units(
     *,
     jobs: int = 1,
     allow_imports: bool = False,
+    on_refresh: Callable[[int, int, CurvePoint], None] | None = None,
 ) -> Iterator[UnitResult]:
-    """Yield unit results as they finish (in any order when ``jobs > 1``)."""
+    """Yield unit results as they finish (in any order when ``jobs > 1``). Live refresh
+    callbacks only reach the caller when units run in this process (``jobs == 1``)."""
     if jobs == 1 or len(keys) <= 1:
         for rep, arm in keys:
-            yield run_unit(scenario, rep, arm, allow_imports)
+            yield run_unit(scenario, rep, arm, allow_imports, on_refresh)
         return
     from joblib import Parallel, delayed
 
@@ -97,13 +108,16 @@ def run_study(
     allow_imports: bool = False,
     done: list[UnitResult] | None = None,
     on_unit: Callable[[UnitResult, int, int], None] | None = None,
+    on_refresh: Callable[[int, int, CurvePoint], None] | None = None,
 ) -> list[UnitResult]:
     """Run every unit not already in ``done``; call ``on_unit(result, finished, total)``."""
     results = list(done or [])
     have = {(u.replicate, u.arm) for u in results}
     todo = [k for k in units_of(scenario) if k not in have]
     total = len(results) + len(todo)
-    for unit in iter_units(scenario, todo, jobs=jobs, allow_imports=allow_imports):
+    for unit in iter_units(
+        scenario, todo, jobs=jobs, allow_imports=allow_imports, on_refresh=on_refresh
+    ):
         results.append(unit)
         if on_unit is not None:
             on_unit(unit, len(results), total)
