@@ -14,6 +14,7 @@ Conventions follow scikit-learn: ``__init__`` only stores hyperparameters, ``fit
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -43,11 +44,12 @@ def normalise_log(log_joint: np.ndarray) -> tuple[np.ndarray, float]:
     """Row-normalise an (n, K) log joint in log space; return posteriors and the log-likelihood."""
     if log_joint.shape[0] == 0:
         return np.zeros_like(log_joint), 0.0
-    # Hand-rolled log-sum-exp: scipy's is several times slower on small (n, 2) arrays, and this
-    # runs once per EM iteration, thousands of times per simulated market.
-    shift = log_joint.max(axis=1, keepdims=True)
+    # Hand-rolled log-sum-exp. Reductions along a short last axis (K = 2..5) are slow in
+    # numpy, so the row max folds over the K columns and the row sum is a matrix-vector
+    # product; this runs once per EM iteration, thousands of times per simulated market.
+    shift = functools.reduce(np.maximum, log_joint.T)[:, None]
     proba = np.exp(log_joint - shift)
-    total = proba.sum(axis=1, keepdims=True)
+    total = (proba @ np.ones(proba.shape[1]))[:, None]
     proba /= total
     return proba, float((shift + np.log(total)).sum())
 

@@ -1,4 +1,4 @@
-"""``marketsim run SCENARIO.toml``: simulate every arm of a study and write its report folder."""
+"""``marketsim run SCENARIO.toml``: simulate every arm of a study and write its run folder."""
 
 from __future__ import annotations
 
@@ -9,9 +9,18 @@ import time
 from pathlib import Path
 
 from marketsim.errors import EXIT_INTERRUPTED, EXIT_OK, InputError
+from marketsim.policies.registry import policy_class
+from marketsim.sim.backends import BACKENDS
 from marketsim.sim.runner import UnitResult, run_study
-from marketsim.sim.scenario import load_scenario
-from marketsim.sim.study import default_run_dir, write_run
+from marketsim.sim.scenario import Scenario, load_scenario
+from marketsim.sim.study import (
+    default_run_dir,
+    load_units,
+    resume_scenario,
+    save_unit,
+    start_run,
+    write_run,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -20,16 +29,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "run",
         help="simulate a scenario (the default when the first argument is a .toml file)",
         description="Simulate every arm of SCENARIO for its replicates and write "
-        "curves.csv and summary.json into the run folder.",
-        epilog="example: python -m marketsim run scenarios/30_workers.toml --replicates 4 --json",
+        "curves.csv, summary.json and the report into the run folder. Every finished "
+        "(replicate, arm) unit is checkpointed, so an interrupted run can be resumed.",
+        epilog="examples:\n"
+        "  python -m marketsim scenarios/30_workers.toml\n"
+        "  python -m marketsim run scenarios/30_workers.toml --replicates 4 --jobs 2 --json\n"
+        "  python -m marketsim run --resume reports/30-workers/20261122T050000Z\n"
+        "  python -m marketsim run scenarios/30_workers.toml --backend dask "
+        "--scheduler tcp://10.0.0.5:8786",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("scenario", help="scenario TOML file")
+    p.add_argument("scenario", nargs="?", help="scenario TOML file")
+    p.add_argument("--resume", metavar="RUN_DIR", help="finish an interrupted run in RUN_DIR")
     p.add_argument("--replicates", type=int, help="override scenario.replicates")
     p.add_argument("--seed", type=int, help="override scenario.seed")
     p.add_argument("--out", help="run folder (default reports/<scenario>/<timestamp>/)")
     p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="local processes (joblib) or a Dask cluster (default local)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address; without it --backend dask starts a LocalCluster")
     p.add_argument("--json", action="store_true", help="print one JSON object with the result")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     p.add_argument(
         "--allow-imports",
         action="store_true",
@@ -37,56 +58,81 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def execute(args: argparse.Namespace) -> int:
-    """Run the study; on Ctrl-C keep and report the finished units."""
+def _resolve(args: argparse.Namespace) -> tuple[Scenario, Path]:
+    """Scenario and run folder from the arguments (a fresh run or a resume)."""
     if args.replicates is not None and args.replicates < 1:
         raise InputError(f"--replicates must be >= 1, got {args.replicates}")
     if args.seed is not None and args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
     if args.jobs < 1:
         raise InputError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.scheduler and args.backend != "dask":
+        raise InputError("--scheduler only applies with --backend dask")
+    if args.resume:
+        if args.scenario or args.out or args.seed is not None or args.replicates is not None:
+            raise InputError("--resume takes only the run folder (no scenario, --out, --seed "
+                             "or --replicates: they come from the folder)")
+        run_dir = Path(args.resume)
+        return resume_scenario(run_dir), run_dir
+    if not args.scenario:
+        raise InputError("give a scenario file, or --resume RUN_DIR")
     scenario = load_scenario(args.scenario).with_overrides(
         replicates=args.replicates, seed=args.seed
     )
-    from marketsim.policies.registry import policy_class
+    return scenario, Path(args.out) if args.out else default_run_dir(scenario)
 
+
+def _observer(args: argparse.Namespace):  # noqa: ANN202 - duck-typed observer
+    from marketsim.report.dashboard import make_observer
+
+    return make_observer(quiet=args.quiet or args.json)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run (or resume) the study; on Ctrl-C keep the finished units and say where they are."""
+    scenario, run_dir = _resolve(args)
     for arm in scenario.arms:
         policy_class(arm.policy.name, allow_imports=args.allow_imports, source=scenario.source)
-    run_dir = Path(args.out) if args.out else default_run_dir(scenario)
     started = time.perf_counter()
-    results: list[UnitResult] = []
+    done = load_units(run_dir, scenario) if args.resume else []
+    start_run(run_dir, scenario)
+    results: list[UnitResult] = list(done)
+    observer = _observer(args)
+    observer.start(scenario, run_dir)
+    for count, unit in enumerate(done, start=1):
+        observer.unit_done(unit, count, scenario.replicates * len(scenario.arms))
 
-    def progress(unit: UnitResult, finished: int, total: int) -> None:
-        if not args.quiet:
-            arm = scenario.arms[unit.arm].name
-            err = unit.rows[-1].error_rate if unit.rows else float("nan")
-            print(
-                f"[{finished}/{total}] replicate {unit.replicate} arm '{arm}': "
-                f"final error {err:.4f} ({unit.seconds:.1f}s)",
-                file=sys.stderr,
-                flush=True,
-            )
+    def finished(unit: UnitResult, count: int, total: int) -> None:
+        save_unit(run_dir, scenario, unit)
+        results.append(unit)
+        observer.unit_done(unit, count, total)
 
-    if not args.quiet:
-        print(
-            f"marketsim: '{scenario.name}': {scenario.replicates} replicates x "
-            f"{len(scenario.arms)} arms -> {run_dir}",
-            file=sys.stderr,
-            flush=True,
-        )
     try:
-        results = run_study(
-            scenario, jobs=args.jobs, allow_imports=args.allow_imports,
-            on_unit=lambda u, f, t: (results.append(u), progress(u, f, t)),
+        run_study(
+            scenario,
+            jobs=args.jobs,
+            backend=args.backend,
+            scheduler=args.scheduler,
+            allow_imports=args.allow_imports,
+            done=done,
+            on_unit=finished,
+            on_refresh=observer.refresh,
+            graph_dir=str(run_dir),
         )
     except KeyboardInterrupt:
+        observer.stop(interrupted=True)
         write_run(run_dir, scenario, results, started, complete=False)
+        _render(run_dir)
         print(
-            f"marketsim: interrupted; {len(results)} finished units kept in {run_dir}",
+            f"marketsim: interrupted; {len(results)} of "
+            f"{scenario.replicates * len(scenario.arms)} units kept in {run_dir} "
+            f"(finish with: python -m marketsim run --resume {run_dir})",
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    observer.stop(interrupted=False)
     summary = write_run(run_dir, scenario, results, started, complete=True)
+    _render(run_dir)
     if args.json:
         out = {
             "scenario": scenario.name,
@@ -102,3 +148,13 @@ def execute(args: argparse.Namespace) -> int:
         print(f"marketsim: done in {summary['seconds']:.1f}s; results in {run_dir}",
               file=sys.stderr)
     return EXIT_OK
+
+
+def _render(run_dir: Path) -> None:
+    """Plots and report.md (skipped with a note if the report module is unavailable)."""
+    try:
+        from marketsim.report.render import render_report
+    except ImportError as exc:  # matplotlib missing
+        print(f"marketsim: report not rendered ({exc})", file=sys.stderr)
+        return
+    render_report(run_dir)

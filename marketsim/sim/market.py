@@ -138,8 +138,8 @@ class Market:
         self.requester = Requester(n, m)
         self.graph: nx.Graph | None = nx.Graph() if keep_graph else None
         if self.graph is not None:
-            self.graph.add_nodes_from((("t", i) for i in range(n)), bipartite=0)
-            self.graph.add_nodes_from((("w", j) for j in range(m)), bipartite=1)
+            self.graph.add_nodes_from((f"t{i}" for i in range(n)), bipartite=0)
+            self.graph.add_nodes_from((f"w{j}" for j in range(m)), bipartite=1)
         self.busy = np.zeros(m, dtype=bool)
         self.assigned = 0
         self.curve: list[CurvePoint] = []
@@ -170,7 +170,7 @@ class Market:
         if self.graph is not None:
             now = self.env.now
             self.graph.add_edges_from(
-                (("t", int(i)), ("w", int(j)), {"label": int(z), "time": float(now)})
+                (f"t{i}", f"w{j}", {"label": int(z), "time": float(now)})
                 for i, j, z in zip(tasks, workers, labels, strict=True)
             )
         if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
@@ -265,6 +265,12 @@ class Market:
                 self.env.process(self.worker_visit(worker, task, service))
             else:
                 self.receive(task, worker)
+
+    def write_graphml(self, path: Any) -> None:
+        """Export who labelled what (task nodes ``t<i>``, worker nodes ``w<j>``) as GraphML."""
+        if self.graph is None:
+            raise ValueError("this market does not keep its graph (output.graph = false)")
+        nx.write_graphml(self.graph, path)
 
     def run(self) -> list[CurvePoint]:
         """Seed the initial graph, start the processes, and run until the budget is spent."""

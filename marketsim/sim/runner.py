@@ -6,15 +6,19 @@ Units are independent and seeded by their (replicate, arm) key, so the results d
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
 from marketsim.policies.registry import make_policy
 from marketsim.report.curves import CurveRow
+from marketsim.sim.backends import dask_units, local_units
 from marketsim.sim.inference import estimator_factory
 from marketsim.sim.market import CurvePoint, Market
 from marketsim.sim.scenario import Scenario
@@ -38,9 +42,11 @@ def run_unit(
     arm: int,
     allow_imports: bool = False,
     on_refresh: Callable[[int, int, CurvePoint], None] | None = None,
+    graph_dir: str | None = None,
 ) -> UnitResult:
     """Simulate one arm on one replicate's world; ``on_refresh(replicate, arm, point)`` is
-    called at every refresh of the inference service (live progress)."""
+    called at every refresh of the inference service (live progress). With
+    ``output.graphml`` and a ``graph_dir``, replicate 0's graph is written there."""
     start = time.perf_counter()
     spec = scenario.arms[arm]
     world = draw_world(scenario, world_rng(scenario.seed, replicate))
@@ -57,10 +63,17 @@ def run_unit(
         estimator_factory(scenario, spec.inference),
         unit_streams(scenario.seed, replicate, arm),
         warm_start=spec.inference.warm_start,
-        keep_graph=scenario.output.graphml,
+        keep_graph=scenario.output.graph,
         on_refresh=None if on_refresh is None else partial(on_refresh, replicate, arm),
     )
     curve = market.run()
+    if scenario.output.graphml and graph_dir is not None and replicate == 0:
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", spec.name).strip("-").lower() or f"arm{arm}"
+        path = Path(graph_dir) / f"graph_{arm:02d}_{slug}.graphml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".graphml.tmp")
+        market.write_graphml(tmp)
+        os.replace(tmp, path)
     rows = tuple(
         CurveRow(spec.name, replicate, p.edges, p.error_rate, p.ability_error, p.sim_time)
         for p in curve
@@ -78,21 +91,20 @@ def iter_units(
     keys: list[tuple[int, int]],
     *,
     jobs: int = 1,
+    backend: str = "local",
+    scheduler: str | None = None,
     allow_imports: bool = False,
     on_refresh: Callable[[int, int, CurvePoint], None] | None = None,
+    graph_dir: str | None = None,
 ) -> Iterator[UnitResult]:
-    """Yield unit results as they finish (in any order when ``jobs > 1``). Live refresh
-    callbacks only reach the caller when units run in this process (``jobs == 1``)."""
-    if jobs == 1 or len(keys) <= 1:
-        for rep, arm in keys:
-            yield run_unit(scenario, rep, arm, allow_imports, on_refresh)
-        return
-    from joblib import Parallel, delayed
-
-    parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-    yield from parallel(
-        delayed(run_unit)(scenario, rep, arm, allow_imports) for rep, arm in keys
-    )
+    """Yield unit results as they finish (in any order when they run in parallel). Live
+    refresh callbacks only reach the caller when units run in this process (``jobs == 1``)."""
+    run = partial(run_unit, scenario)
+    common = {"allow_imports": allow_imports, "on_refresh": on_refresh, "graph_dir": graph_dir}
+    if backend == "dask":
+        yield from dask_units(run, keys, jobs, scheduler, **common)
+    else:
+        yield from local_units(run, keys, jobs, **common)
 
 
 def canonical_rows(scenario: Scenario, results: list[UnitResult]) -> list[CurveRow]:
@@ -106,9 +118,12 @@ def run_study(
     *,
     jobs: int = 1,
     allow_imports: bool = False,
+    backend: str = "local",
+    scheduler: str | None = None,
     done: list[UnitResult] | None = None,
     on_unit: Callable[[UnitResult, int, int], None] | None = None,
     on_refresh: Callable[[int, int, CurvePoint], None] | None = None,
+    graph_dir: str | None = None,
 ) -> list[UnitResult]:
     """Run every unit not already in ``done``; call ``on_unit(result, finished, total)``."""
     results = list(done or [])
@@ -116,7 +131,14 @@ def run_study(
     todo = [k for k in units_of(scenario) if k not in have]
     total = len(results) + len(todo)
     for unit in iter_units(
-        scenario, todo, jobs=jobs, allow_imports=allow_imports, on_refresh=on_refresh
+        scenario,
+        todo,
+        jobs=jobs,
+        backend=backend,
+        scheduler=scheduler,
+        allow_imports=allow_imports,
+        on_refresh=on_refresh,
+        graph_dir=graph_dir,
     ):
         results.append(unit)
         if on_unit is not None:

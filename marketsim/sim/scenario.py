@@ -191,8 +191,9 @@ class ArmSpec:
 
 @dataclass(frozen=True)
 class OutputSpec:
-    """What a run writes besides curves and summary."""
+    """Recording options: keep the networkx task–worker graph, export it as GraphML."""
 
+    graph: bool = True
     graphml: bool = False
 
 
@@ -359,8 +360,12 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
     budget = BudgetSpec(edges, initial, batch)
 
     out = top.sub("output")
-    output = OutputSpec(graphml=out.get("graphml", False, kind=bool))
+    output = OutputSpec(
+        graph=out.get("graph", True, kind=bool), graphml=out.get("graphml", False, kind=bool)
+    )
     out.finish()
+    if output.graphml and not output.graph:
+        raise out.fail("graphml", "needs output.graph = true (the graph is what gets exported)")
 
     raw_arms = top.get("arms")
     if not isinstance(raw_arms, list) or not raw_arms:

@@ -1,4 +1,13 @@
-"""A study on disk: the run folder, its files, and what is written when a run ends or stops."""
+"""A study on disk: the run folder, per-unit checkpoints, and the final files.
+
+Layout of a run folder::
+
+    scenario.toml      byte copy of the scenario (written first, so a run can be resumed)
+    run.json           seed, replicates, resolved scenario, versions
+    units/             one JSON checkpoint per finished (replicate, arm) unit, written atomically
+    curves.csv         all finished units, canonical order
+    summary.json       per-arm summary; ``complete`` is false for an interrupted run
+"""
 
 from __future__ import annotations
 
@@ -11,12 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from marketsim import __version__
-from marketsim.report.curves import summarise, write_curves
+from marketsim.errors import InputError
+from marketsim.report.curves import CurveRow, summarise, write_curves
 from marketsim.report.files import write_bytes_atomic, write_json_atomic
 from marketsim.sim.runner import UnitResult, canonical_rows
-from marketsim.sim.scenario import Scenario
+from marketsim.sim.scenario import Scenario, load_scenario
 
-DEPENDENCIES = ("numpy", "scipy", "scikit-learn", "networkx", "simpy", "rich", "joblib")
+DEPENDENCIES = (
+    "numpy", "scipy", "scikit-learn", "networkx", "simpy", "rich", "joblib", "matplotlib",
+    "distributed",
+)
 
 
 def default_run_dir(scenario: Scenario, root: str | Path = "reports") -> Path:
@@ -39,6 +52,86 @@ def versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             out[dist] = "not installed"
     return out
+
+
+def start_run(run_dir: Path, scenario: Scenario) -> None:
+    """Create the folder and write what a resume needs: the scenario copy and run.json."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    src = Path(scenario.source)
+    if src.is_file() and not (run_dir / "scenario.toml").exists():
+        write_bytes_atomic(run_dir / "scenario.toml", src.read_bytes())
+    write_json_atomic(
+        run_dir / "run.json",
+        {
+            "scenario": scenario.name,
+            "seed": scenario.seed,
+            "replicates": scenario.replicates,
+            "versions": versions(),
+            "resolved_scenario": json.loads(json.dumps(scenario.to_dict(), default=str)),
+        },
+    )
+
+
+def unit_path(run_dir: Path, replicate: int, arm: int) -> Path:
+    """Checkpoint file of one unit."""
+    return run_dir / "units" / f"r{replicate:06d}_a{arm:03d}.json"
+
+
+def save_unit(run_dir: Path, scenario: Scenario, unit: UnitResult) -> None:
+    """Checkpoint a finished unit atomically (floats round-trip exactly through JSON)."""
+    write_json_atomic(
+        unit_path(run_dir, unit.replicate, unit.arm),
+        {
+            "replicate": unit.replicate,
+            "arm": unit.arm,
+            "arm_name": scenario.arms[unit.arm].name,
+            "seconds": unit.seconds,
+            "rows": [[r.edges, r.error_rate, r.ability_error, r.sim_time] for r in unit.rows],
+        },
+    )
+
+
+def load_units(run_dir: Path, scenario: Scenario) -> list[UnitResult]:
+    """Read every checkpoint that belongs to this scenario; skip unreadable ones (a unit whose
+    checkpoint is broken is simply run again)."""
+    units: list[UnitResult] = []
+    for path in sorted((run_dir / "units").glob("r*_a*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            rep, arm = int(data["replicate"]), int(data["arm"])
+            if rep >= scenario.replicates or arm >= len(scenario.arms):
+                continue
+            name = scenario.arms[arm].name
+            if data["arm_name"] != name:
+                raise InputError(
+                    f"checkpoint is for arm {data['arm_name']!r}, scenario has {name!r}",
+                    source=str(path),
+                )
+            rows = tuple(
+                CurveRow(name, rep, int(e), float(err), float(ab), float(t))
+                for e, err, ab, t in data["rows"]
+            )
+            units.append(UnitResult(rep, arm, rows, float(data.get("seconds", 0.0))))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return units
+
+
+def resume_scenario(run_dir: Path) -> Scenario:
+    """The scenario of an earlier run, with the seed and replicates it ran with."""
+    if not run_dir.is_dir():
+        raise InputError("run folder not found", source=str(run_dir))
+    src = run_dir / "scenario.toml"
+    if not src.is_file():
+        raise InputError("no scenario.toml here: not a marketsim run folder", source=str(run_dir))
+    scenario = load_scenario(src)
+    try:
+        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        return scenario.with_overrides(
+            replicates=int(meta["replicates"]), seed=int(meta["seed"])
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return scenario
 
 
 def build_summary(
@@ -66,17 +159,9 @@ def write_run(
     *,
     complete: bool,
 ) -> dict[str, Any]:
-    """Write curves, summary, scenario copy and versions (each atomically); return the summary."""
+    """Write curves.csv and summary.json (each atomically); return the summary."""
     run_dir.mkdir(parents=True, exist_ok=True)
     write_curves(run_dir / "curves.csv", canonical_rows(scenario, results))
     summary = build_summary(scenario, results, time.perf_counter() - started, complete)
     write_json_atomic(run_dir / "summary.json", summary)
-    src = Path(scenario.source)
-    if src.is_file() and not (run_dir / "scenario.toml").exists():
-        write_bytes_atomic(run_dir / "scenario.toml", src.read_bytes())
-    write_json_atomic(
-        run_dir / "run.json",
-        {"seed": scenario.seed, "replicates": scenario.replicates, "versions": versions(),
-         "resolved_scenario": json.loads(json.dumps(scenario.to_dict(), default=str))},
-    )
     return summary

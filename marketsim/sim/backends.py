@@ -1,0 +1,67 @@
+"""Where units run: in this process, in local worker processes (joblib), or on a Dask cluster.
+
+No home-made scheduling: joblib's loky processes on one machine, ``distributed`` beyond it.
+Results are yielded as units finish; the caller orders them canonically, so the output does
+not depend on the backend, the number of jobs or the completion order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from marketsim.errors import InputError
+
+BACKENDS = ("local", "dask")
+
+
+def local_units(
+    run: Callable[..., Any], keys: list[tuple[int, int]], jobs: int, **kwargs: Any
+) -> Iterator[Any]:
+    """Serial when ``jobs == 1``, else joblib worker processes."""
+    if jobs == 1 or len(keys) <= 1:
+        for rep, arm in keys:
+            yield run(rep, arm, **kwargs)
+        return
+    from joblib import Parallel, delayed
+
+    kwargs.pop("on_refresh", None)  # callbacks cannot cross process boundaries
+    parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
+    yield from parallel(delayed(run)(rep, arm, **kwargs) for rep, arm in keys)
+
+
+def dask_units(
+    run: Callable[..., Any],
+    keys: list[tuple[int, int]],
+    jobs: int,
+    scheduler: str | None = None,
+    **kwargs: Any,
+) -> Iterator[Any]:
+    """Submit every unit to a Dask cluster (``scheduler`` address) or a LocalCluster of
+    ``jobs`` single-threaded worker processes; yield results as they complete."""
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise InputError(
+            "--backend dask needs the 'distributed' package: pip install 'marketsim[cluster]'"
+        ) from None
+    kwargs.pop("on_refresh", None)
+    cluster = None
+    try:
+        if scheduler:
+            client = Client(scheduler, timeout="30s")
+        else:
+            cluster = LocalCluster(
+                n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            client = Client(cluster)
+    except OSError as exc:
+        raise InputError(f"cannot reach Dask scheduler {scheduler!r}: {exc}") from None
+    try:
+        futures = [client.submit(run, rep, arm, pure=False, **kwargs) for rep, arm in keys]
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,130 @@
+"""Studies end to end through the real entry point: parallel determinism, resume after SIGKILL,
+Ctrl-C keeps finished units, Dask execution matches local execution."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SMALL_SCENARIO
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def marketsim(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "marketsim", *args],
+        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )
+
+
+def slow_scenario(tmp_path: Path, replicates: int = 6) -> Path:
+    """A scenario whose units take a noticeable moment, so a run can be stopped half-way."""
+    text = SMALL_SCENARIO.format(service=1.0)
+    text = text.replace("count = 120", "count = 1500").replace("edges = 600", "edges = 9000")
+    text = text.replace("replicates = 2", f"replicates = {replicates}")
+    path = tmp_path / "slow.toml"
+    path.write_text(text)
+    return path
+
+
+def test_jobs_1_and_2_give_identical_curves(small_scenario_path: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    r1 = marketsim("run", str(small_scenario_path), "--out", str(a), "--quiet", "--jobs", "1")
+    r2 = marketsim("run", str(small_scenario_path), "--out", str(b), "--quiet", "--jobs", "2")
+    assert r1.returncode == 0, r1.stderr
+    assert r2.returncode == 0, r2.stderr
+    assert (a / "curves.csv").read_bytes() == (b / "curves.csv").read_bytes()
+    assert len((a / "curves.csv").read_text().splitlines()) > 10
+
+
+def _wait_for_units(run_dir: Path, n: int, proc: subprocess.Popen, limit: float = 120) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if len(list((run_dir / "units").glob("*.json"))) >= n:
+            return
+        if proc.poll() is not None:
+            pytest.fail("run ended before it could be interrupted")
+        time.sleep(0.05)
+    pytest.fail("no unit finished in time")
+
+
+def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
+    scenario = slow_scenario(tmp_path)
+    full = tmp_path / "full"
+    assert marketsim("run", str(scenario), "--out", str(full), "--quiet").returncode == 0
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "marketsim", "run", str(scenario), "--out", str(killed), "--quiet"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    _wait_for_units(killed, 2, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = len(list((killed / "units").glob("*.json")))
+    assert 2 <= finished < 12
+    resumed = marketsim("run", "--resume", str(killed), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (killed / "curves.csv").read_bytes() == (full / "curves.csv").read_bytes()
+    assert json.loads((killed / "summary.json").read_text())["complete"] is True
+
+
+def test_sigint_keeps_finished_units_and_exits_130(tmp_path: Path) -> None:
+    scenario = slow_scenario(tmp_path)
+    out = tmp_path / "interrupted"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "marketsim", "run", str(scenario), "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "COLUMNS": "100"},
+    )
+    _wait_for_units(out, 2, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "--resume" in err and str(out) in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False
+    assert summary["units_finished"] >= 2
+    lines = (out / "curves.csv").read_text().splitlines()
+    assert lines[0] == "arm,replicate,edges,error_rate,ability_error,sim_time"
+    assert len(lines) > 1
+
+
+def test_dask_local_cluster_matches_local_run(small_scenario_path: Path, tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="the 'cluster' extra (distributed) is not installed")
+    local, dask = tmp_path / "local", tmp_path / "dask"
+    r1 = marketsim("run", str(small_scenario_path), "--out", str(local), "--quiet")
+    r2 = marketsim(
+        "run", str(small_scenario_path), "--out", str(dask), "--quiet",
+        "--backend", "dask", "--jobs", "2",
+    )
+    assert r1.returncode == 0, r1.stderr
+    assert r2.returncode == 0, r2.stderr
+    assert (local / "curves.csv").read_bytes() == (dask / "curves.csv").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "missing.toml"], "missing.toml: file not found"),
+        (["run", "--resume", "no/such/dir"], "run folder not found"),
+        (["run", "scenarios/30_workers.toml", "--jobs", "0"], "--jobs must be >= 1"),
+        (["run", "scenarios/30_workers.toml", "--scheduler", "tcp://x:1"], "--backend dask"),
+        (["run"], "give a scenario file"),
+    ],
+)
+def test_run_bad_input_is_one_line_exit_2(args: list[str], needle: str) -> None:
+    result = marketsim(*args)
+    assert result.returncode == 2
+    assert needle in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
