@@ -1,0 +1,215 @@
+"""The progress observers of ``marketsim run``: live dashboard, plain lines, quiet."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from marketsim.report.curves import CurveRow
+from marketsim.report.dashboard import (
+    LiveDashboard,
+    PlainProgress,
+    QuietProgress,
+    Series,
+    chart_grid,
+    make_observer,
+    render_chart,
+)
+from marketsim.sim.market import CurvePoint
+from marketsim.sim.runner import UnitResult
+from marketsim.sim.scenario import Scenario, parse_scenario
+
+BUDGET = 600
+EDGES = list(range(120, BUDGET + 1, 40))
+
+
+def scenario(n_arms: int, replicates: int = 3) -> Scenario:
+    """A small scenario with ``n_arms`` uniform arms named ``arm-0``, ``arm-1``…"""
+    return parse_scenario(
+        {
+            "scenario": {"name": "dash test", "replicates": replicates},
+            "tasks": {"count": 120},
+            "workers": {"count": 8},
+            "budget": {"edges": BUDGET, "batch": 40},
+            "arms": [{"name": f"arm-{i}", "policy": "uniform"} for i in range(n_arms)],
+        }
+    )
+
+
+def errors(arm: int, replicate: int = 0) -> list[float]:
+    """A decreasing error curve, lower for higher arms."""
+    return [0.3 * math.exp(-(e - 120) / (60.0 * (arm + 1))) + 0.001 * replicate for e in EDGES]
+
+
+def unit(sc: Scenario, replicate: int, arm: int, errs: list[float] | None = None) -> UnitResult:
+    errs = errors(arm, replicate) if errs is None else errs
+    rows = tuple(
+        CurveRow(sc.arms[arm].name, replicate, e, x, 0.1, float(e))
+        for e, x in zip(EDGES, errs, strict=True)
+    )
+    return UnitResult(replicate, arm, rows, 0.0)
+
+
+def recording_console(width: int = 120) -> Console:
+    return Console(record=True, width=width, height=40, force_terminal=True, file=io.StringIO())
+
+
+def feed(dash: LiveDashboard, sc: Scenario, finished_replicates: int = 2) -> None:
+    """Finished units for the first replicates, then a running unit of every arm."""
+    total = sc.replicates * len(sc.arms)
+    count = 0
+    for r in range(finished_replicates):
+        for a in range(len(sc.arms)):
+            for e, x in zip(EDGES, errors(a, r), strict=True):
+                dash.refresh(r, a, CurvePoint(e, x, 0.1, float(e)))
+            count += 1
+            dash.unit_done(unit(sc, r, a), count, total)
+    for a in range(len(sc.arms)):
+        for e, x in zip(EDGES[:5], errors(a, 9)[:5], strict=True):
+            dash.refresh(finished_replicates, a, CurvePoint(e, x, 0.1, float(e)))
+
+
+@pytest.mark.parametrize("n_arms", [1, 8])
+def test_dashboard_renders_progress_table_and_chart(n_arms: int) -> None:
+    sc = scenario(n_arms)
+    console = recording_console()
+    dash = LiveDashboard(console, refresh_per_second=20)
+    dash.start(sc, "reports/dash-test/run")
+    feed(dash, sc)
+    dash.stop(interrupted=False)
+    console.print(dash.render())
+    text = console.export_text()
+    for i in range(n_arms):
+        assert f"arm-{i}" in text
+    for header in ("arm", "reps", "labels", "error ± 95% CI", "edges→5%", "edges→1%"):
+        assert header in text
+    assert "all units" in text and f"{2 * n_arms}/{3 * n_arms} units" in text
+    assert "error (log scale)" in text and "labels (edges)" in text
+    assert "finished" in text
+    assert "\x1b" not in text
+
+
+def test_dashboard_copes_with_no_results_nan_and_zero_errors() -> None:
+    sc = scenario(3)
+    console = recording_console()
+    dash = LiveDashboard(console)
+    dash.start(sc, None)
+    console.print(dash.render())  # nothing has happened yet
+    nan_errs = [float("nan")] * len(EDGES)
+    zero_errs = [0.0] * len(EDGES)
+    dash.unit_done(unit(sc, 0, 0, nan_errs), 1, 9)
+    dash.unit_done(unit(sc, 0, 1, zero_errs), 2, 9)
+    dash.refresh(0, 2, CurvePoint(120, 0.25, 0.1, 1.0))
+    dash.refresh(7, 99, CurvePoint(120, 0.25, 0.1, 1.0))  # unknown arm: ignored
+    console.print(dash.render())
+    dash.stop(interrupted=True)
+    text = console.export_text()
+    assert "—" in text and "interrupted" in text
+    assert "≤" in text  # the floor row of the log scale is marked
+    assert "0.2500 live" in text
+
+
+@pytest.mark.parametrize("width", [12, 30, 60])
+def test_dashboard_survives_tiny_terminals(width: int) -> None:
+    sc = scenario(4)
+    console = recording_console(width)
+    dash = LiveDashboard(console)
+    dash.start(sc, "x")
+    feed(dash, sc, finished_replicates=1)
+    console.print(dash.render())
+    dash.stop(interrupted=False)
+    assert "arm" in console.export_text()
+
+
+def test_observer_methods_are_safe_before_start() -> None:
+    sc = scenario(1)
+    dash = LiveDashboard(recording_console())
+    dash.refresh(0, 0, CurvePoint(120, 0.1, 0.1, 0.0))
+    dash.unit_done(unit(sc, 0, 0), 1, 1)
+    dash.stop(interrupted=False)
+
+
+def test_progress_counts_running_units_fractionally() -> None:
+    sc = scenario(2, replicates=1)
+    dash = LiveDashboard(recording_console())
+    dash.start(sc, None)
+    dash.refresh(0, 0, CurvePoint(300, 0.1, 0.1, 0.0))
+    assert dash.state is not None
+    assert dash.state.units_progress() == pytest.approx(300 / BUDGET)
+    assert dash.state.arm_labels(0) == 300
+    dash.unit_done(unit(sc, 0, 0), 1, 2)
+    assert dash.state.units_progress() == pytest.approx(1.0)
+    assert dash.state.arm_labels(0) == BUDGET
+    dash.stop(interrupted=False)
+
+
+def test_plain_progress_is_plain_lines() -> None:
+    sc = parse_scenario(
+        {
+            "tasks": {"count": 120},
+            "workers": {"count": 8},
+            "budget": {"edges": BUDGET},
+            "arms": [{"name": "uniform", "policy": "uniform"},
+                     {"name": "evil\x1b[31m", "policy": "uniform"}],
+        }
+    )
+    out = io.StringIO()
+    obs = PlainProgress(out)
+    obs.start(sc, "reports/x")
+    obs.refresh(0, 0, CurvePoint(120, 0.1, 0.1, 0.0))
+    u = unit(sc, 1, 0, [0.0123] * len(EDGES))
+    obs.unit_done(UnitResult(1, 0, u.rows, 4.2), 3, 8)
+    obs.unit_done(UnitResult(0, 1, (), 1.0), 4, 8)
+    obs.stop(interrupted=True)
+    text = out.getvalue()
+    assert "\x1b" not in text and "\r" not in text
+    lines = text.splitlines()
+    assert "[3/8] replicate 1 arm 'uniform': final error 0.0123 (4.2s)" in lines
+    assert lines[-1] == "marketsim: interrupted after 4/8 units"
+    assert len(lines) == 4
+
+
+def test_quiet_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    sc = scenario(1)
+    obs = QuietProgress()
+    obs.start(sc, None)
+    obs.refresh(0, 0, CurvePoint(120, 0.1, 0.1, 0.0))
+    obs.unit_done(unit(sc, 0, 0), 1, 1)
+    obs.stop(interrupted=False)
+    assert capsys.readouterr() == ("", "")
+
+
+def test_make_observer_picks_by_terminal() -> None:
+    assert isinstance(make_observer(quiet=True), QuietProgress)
+    tty = Console(force_terminal=True, file=io.StringIO())
+    assert isinstance(make_observer(quiet=False, console=tty), LiveDashboard)
+    pipe = io.StringIO()
+    plain = make_observer(quiet=False, console=Console(file=pipe))
+    assert isinstance(plain, PlainProgress) and plain.stream is pipe
+
+
+def test_chart_puts_lower_error_lower() -> None:
+    edges = np.array([100, 200, 300, 400])
+    high = Series("high", edges, np.array([0.3, 0.2, 0.1, 0.05]))
+    low = Series("low", edges, np.array([0.03, 0.02, 0.01, 0.005]))
+    grid = chart_grid([high, low], width=40, height=12)
+    rows_high, rows_low = grid.rows_of(0), grid.rows_of(1)
+    assert rows_high and rows_low
+    assert np.mean(rows_low) > np.mean(rows_high)  # row 0 is the top
+    # A falling error falls on screen, column after column.
+    assert all(b >= a for a, b in zip(rows_low, rows_low[1:], strict=False))
+
+
+def test_chart_floors_zero_and_skips_nan() -> None:
+    edges = np.array([100, 200, 300])
+    grid = chart_grid([Series("z", edges, np.array([0.1, 0.0, float("nan")]))], 30, 8)
+    rows = grid.rows_of(0)
+    assert grid.clamped and max(rows) == 7  # the zero sits on the bottom row...
+    assert rows[0] < 7  # ...below the positive error
+    text = render_chart([Series("z", edges, np.array([0.0, 0.0, 0.0]))], 30, 8).plain
+    assert "labels (edges)" in text and "z" in text
+    assert render_chart([], 30, 8).plain  # no series at all
