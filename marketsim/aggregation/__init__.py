@@ -2,6 +2,9 @@
 
 from marketsim.aggregation.base import BaseAggregator, EMAggregator
 from marketsim.aggregation.dawid_skene import DawidSkene
+from marketsim.aggregation.eigen_ratio import EigenRatio
+from marketsim.aggregation.ghosh_svd import GhoshSVD
+from marketsim.aggregation.kos import KOS, KOSSVD
 from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_error
 from marketsim.aggregation.metrics import error_rate
 from marketsim.aggregation.one_coin import OneCoinEM
@@ -12,6 +15,10 @@ __all__ = [
     "BaseAggregator",
     "DawidSkene",
     "EMAggregator",
+    "EigenRatio",
+    "GhoshSVD",
+    "KOS",
+    "KOSSVD",
     "MajorityVote",
     "OneCoinEM",
     "error_rate",

@@ -8,6 +8,9 @@ from typing import Any
 
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.dawid_skene import DawidSkene
+from marketsim.aggregation.eigen_ratio import EigenRatio
+from marketsim.aggregation.ghosh_svd import GhoshSVD
+from marketsim.aggregation.kos import KOS, KOSSVD
 from marketsim.aggregation.majority_vote import MajorityVote
 from marketsim.aggregation.one_coin import OneCoinEM
 
@@ -41,6 +44,14 @@ _spec("ds", "Dawid-Skene EM with full confusion matrices, majority-vote start (M
       DawidSkene)
 _spec("opt-ds", "Opt-D&S: spectral confusion matrices (Zhang et al. 2014) + Dawid-Skene EM",
       lambda **kw: DawidSkene(init="spectral", **kw))
+_spec("kos", "Karger-Oh-Shah iterative message passing (K>2 by threshold reduction)", KOS,
+      iterative=False)
+_spec("kos-svd", "'KOS' as run in Zhang et al.'s code: SVD of the column-centred +-1 matrix",
+      KOSSVD, iterative=False)
+_spec("ghosh-svd", "Ghosh-Kale-McAfee SVD (K>2 by threshold reduction)", GhoshSVD,
+      iterative=False)
+_spec("eigen-ratio", "Dalvi et al.'s EigenRatio (K>2 by threshold reduction)", EigenRatio,
+      iterative=False)
 
 
 def make_estimator(name: str, **params: Any) -> BaseAggregator:

@@ -1,0 +1,107 @@
+"""Binary reduction shared by the Table 3 baselines of Zhang et al. (2014), ALGORITHMS.md §5.
+
+A K-class problem becomes K-1 binary ones: for threshold l = 1..K-1 the (n_tasks, n_workers)
+matrix ``O[i, j] = +1`` if worker j's (1-based) label on task i exceeds l, ``-1`` if not, and 0
+where j did not label i. A binary estimator returns a ±1 sign per task for each threshold; the
+predicted (1-based) class is the first l whose sign is -1, else K.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from marketsim.data.labels import LabelSet
+
+#: Matrices with at most this many cells are decomposed densely (faster and deterministic).
+DENSE_LIMIT = 4_000_000
+
+
+def threshold_matrix(data: LabelSet, level: int) -> sp.csr_matrix:
+    """±1 matrix for threshold ``level`` (1-based: +1 iff 0-based label >= level).
+
+    Repeated (task, worker) pairs are combined by the sign of their summed ±1 votes.
+    """
+    vals = np.where(data.labels >= level, 1.0, -1.0)
+    mat = sp.csr_matrix(
+        (vals, (data.tasks, data.workers)), shape=(data.n_tasks, data.n_workers)
+    )
+    mat.sum_duplicates()
+    mat.data = np.sign(mat.data)
+    mat.eliminate_zeros()
+    return mat
+
+
+def combine_signs(signs: np.ndarray, n_classes: int) -> np.ndarray:
+    """0-based class per task from ``signs`` (n_tasks, K-1): first l with sign -1, else K."""
+    n = signs.shape[0]
+    if n_classes < 2 or n == 0:
+        return np.zeros(n, dtype=np.int64)
+    neg = signs < 0
+    first = np.argmax(neg, axis=1)
+    return np.where(neg.any(axis=1), first, n_classes - 1).astype(np.int64)
+
+
+def reduce_and_combine(
+    data: LabelSet, binary: Callable[[sp.csr_matrix], np.ndarray]
+) -> np.ndarray:
+    """Run ``binary(O) -> ±1 signs (n_tasks,)`` on every threshold matrix and combine."""
+    k = data.n_classes
+    signs = np.zeros((data.n_tasks, max(k - 1, 0)))
+    if data.n_tasks and data.n_workers and data.n_labels:
+        for level in range(1, k):
+            signs[:, level - 1] = binary(threshold_matrix(data, level))
+    return combine_signs(signs, k)
+
+
+def top_singular(
+    mat: sp.spmatrix | np.ndarray, *, center_columns: bool = False
+) -> tuple[np.ndarray, float, np.ndarray]:
+    """Top singular triple (u, s, v) of ``mat`` (columns optionally centred to mean 0).
+
+    Dense LAPACK for small matrices, ARPACK (``svds``) on a linear operator otherwise, so the
+    centred matrix is never formed for large inputs.
+    """
+    n, m = mat.shape
+    if n == 0 or m == 0:
+        return np.zeros(n), 0.0, np.zeros(m)
+    if n * m <= DENSE_LIMIT or min(n, m) < 3:
+        dense = mat.toarray() if sp.issparse(mat) else np.asarray(mat, dtype=np.float64)
+        if center_columns:
+            dense = dense - dense.mean(axis=0, keepdims=True)
+        u, s, vt = np.linalg.svd(dense, full_matrices=False)
+        return u[:, 0], float(s[0]), vt[0]
+    csr = sp.csr_matrix(mat, dtype=np.float64)
+    means = np.asarray(csr.mean(axis=0)).ravel() if center_columns else np.zeros(m)
+    ones = np.ones(n)
+    op = spla.LinearOperator(
+        (n, m),
+        matvec=lambda x: csr @ np.ravel(x) - ones * (means @ np.ravel(x)),
+        rmatvec=lambda y: csr.T @ np.ravel(y) - means * ones.dot(np.ravel(y)),
+        dtype=np.float64,
+    )
+    u, s, vt = spla.svds(op, k=1, v0=np.ones(min(n, m)) / np.sqrt(min(n, m)))
+    return u[:, 0], float(s[0]), vt[0]
+
+
+def one_hot(labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """(n, K) one-hot rows of ``labels``."""
+    out = np.zeros((labels.shape[0], n_classes))
+    out[np.arange(labels.shape[0]), labels] = 1.0
+    return out
+
+
+def fitted_hard(est: object, data: LabelSet, labels: np.ndarray) -> None:
+    """Set the fitted attributes of a non-iterative hard-label estimator."""
+    k = data.n_classes
+    est.labels_ = labels  # type: ignore[attr-defined]
+    est.proba_ = one_hot(labels, k)  # type: ignore[attr-defined]
+    est.prior_ = (  # type: ignore[attr-defined]
+        np.bincount(labels, minlength=k) / labels.shape[0]
+        if labels.shape[0]
+        else np.full(k, 1.0 / k)
+    )
+    est.log_likelihood_ = []  # type: ignore[attr-defined]

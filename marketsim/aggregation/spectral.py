@@ -1,0 +1,265 @@
+"""Spectral initialisers of Zhang, Chen, Zhou & Jordan (2014), "Spectral Methods meet EM".
+
+- :func:`spectral_confusion` — Algorithm 1 (Opt-D&S stage 1): per-worker confusion matrices from
+  the second and third moments of three worker groups, by whitening and the robust tensor power
+  method (Anandkumar et al. 2014). ALGORITHMS.md §3.
+- :func:`one_coin_spectral_skill` — the one-coin variant (Section 6 / Algorithm 2): worker
+  accuracies from pairwise agreement rates. ALGORITHMS.md §4.
+
+Both return ``None`` with a :class:`RuntimeWarning` when the moments do not determine the
+parameters (too few workers, singular moment matrices, non-finite values); callers then start EM
+from majority vote.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from marketsim.data.labels import LabelSet
+
+#: Condition-number limit beyond which a moment matrix is treated as singular.
+MAX_COND = 1e10
+
+_FALLBACK = "spectral initialiser fell back to majority vote: "
+
+
+class _Degenerate(Exception):
+    """Internal signal: the moments do not determine the parameters."""
+
+
+def _warn(reason: str) -> None:
+    warnings.warn(_FALLBACK + reason, RuntimeWarning, stacklevel=3)
+
+
+def _check_finite(*arrays: np.ndarray, what: str) -> None:
+    for arr in arrays:
+        if not np.all(np.isfinite(arr)):
+            raise _Degenerate(f"non-finite values in {what}")
+
+
+def _solve_right(a: np.ndarray, b: np.ndarray, what: str) -> np.ndarray:
+    """``a @ inv(b)`` for a well-conditioned square ``b`` (raises :class:`_Degenerate` else)."""
+    _check_finite(a, b, what=what)
+    if np.linalg.cond(b) > MAX_COND:
+        raise _Degenerate(f"{what} is singular or ill-conditioned")
+    return np.linalg.solve(b.T, a.T).T
+
+
+def _group_sums(data: LabelSet, groups: np.ndarray) -> np.ndarray:
+    """``Z[g]`` = (K, n) sums of one-hot labels of group ``g``'s workers, for g = 0, 1, 2."""
+    k, n = data.n_classes, data.n_tasks
+    g = groups[data.workers]
+    flat = np.bincount(
+        (g * n + data.tasks) * k + data.labels, minlength=3 * n * k
+    ).astype(np.float64)
+    return flat.reshape(3, n, k).transpose(0, 2, 1)
+
+
+def _symmetrise3(t: np.ndarray) -> np.ndarray:
+    """Average of a third-order tensor over the 6 permutations of its axes."""
+    return sum(t.transpose(p) for p in itertools.permutations(range(3))) / 6.0
+
+
+def robust_tensor_power(
+    tensor: np.ndarray, *, rng: np.random.Generator, n_starts: int = 100, n_iter: int = 100
+) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenpairs of a symmetric (K, K, K) tensor by the robust tensor power method.
+
+    For each of K components, ``n_starts`` random unit vectors are iterated (as one batch)
+    ``v <- T(I, v, v) / ||T(I, v, v)||`` for ``n_iter`` steps; the start with the largest
+    ``lambda = T(v, v, v)`` wins and is deflated, ``T <- T - lambda v⊗v⊗v``.
+    Returns eigenvalues (K,) and eigenvectors as columns (K, K).
+    """
+    k = tensor.shape[0]
+    t = tensor.copy()
+    lams = np.zeros(k)
+    vecs = np.zeros((k, k))
+    for h in range(k):
+        v = rng.standard_normal((k, max(int(n_starts), 1)))
+        v /= np.linalg.norm(v, axis=0, keepdims=True)
+        for _ in range(max(int(n_iter), 0)):
+            w = np.einsum("ijk,js,ks->is", t, v, v)
+            norm = np.linalg.norm(w, axis=0, keepdims=True)
+            v = np.where(norm > 0, w / np.where(norm > 0, norm, 1.0), v)
+        lam = np.einsum("ijk,is,js,ks->s", t, v, v, v)
+        best = int(np.argmax(lam))
+        lams[h], vecs[:, h] = lam[best], v[:, best]
+        t = t - lams[h] * np.einsum("i,j,k->ijk", vecs[:, h], vecs[:, h], vecs[:, h])
+    return lams, vecs
+
+
+def _group_confusion(
+    xa: np.ndarray,
+    xb: np.ndarray,
+    xc: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    n_starts: int,
+    n_iter: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Averaged (column = true class) confusion of group c and class weights, from three views."""
+    k, n = xc.shape
+    # Symmetrisation: map views a and b into view c's space.
+    xa_t = _solve_right(xc @ xb.T / n, xa @ xb.T / n, "X_a X_b^T") @ xa
+    xb_t = _solve_right(xc @ xa.T / n, xb @ xa.T / n, "X_b X_a^T") @ xb
+    m2 = xa_t @ xb_t.T / n
+    m2 = 0.5 * (m2 + m2.T)
+    m3 = _symmetrise3(np.einsum("in,jn,kn->ijk", xa_t, xb_t, xc) / n)
+    _check_finite(m2, m3, what="moments")
+    # Whitening.
+    u, s, _ = np.linalg.svd(m2)
+    if s[0] <= 0 or s[-1] <= s[0] / MAX_COND:
+        raise _Degenerate("second moment M2 is singular")
+    w = u / np.sqrt(s)[None, :]
+    t = np.einsum("abc,ai,bj,ck->ijk", m3, w, w, w)
+    lams, vecs = robust_tensor_power(t, rng=rng, n_starts=n_starts, n_iter=n_iter)
+    _check_finite(lams, vecs, what="tensor eigenpairs")
+    if np.any(lams <= 0):
+        raise _Degenerate("non-positive tensor eigenvalue")
+    mus = np.linalg.pinv(w.T) @ vecs * lams[None, :]  # columns mu_h = lambda_h (W^T)^+ v_h
+    weights = 1.0 / lams**2
+    # Column-to-class assignment: largest entry, first empty slot on a collision.
+    conf = np.zeros((k, k))
+    prior = np.zeros(k)
+    taken = np.zeros(k, dtype=bool)
+    for h in range(k):
+        c = int(np.argmax(mus[:, h]))
+        if taken[c]:
+            c = int(np.flatnonzero(~taken)[0])
+        taken[c] = True
+        conf[:, c] = mus[:, h]
+        prior[c] = weights[h]
+    return conf, prior
+
+
+def spectral_confusion(
+    data: LabelSet,
+    *,
+    rng: np.random.Generator,
+    delta: float = 1e-6,
+    n_starts: int = 100,
+    n_power_iter: int = 100,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Opt-D&S stage 1 (Zhang et al. 2014, Algorithm 1): spectral confusion matrices.
+
+    Workers are split into three groups by index mod 3. Returns ``(confusion, prior)`` with
+    ``confusion[j, c, l] = P(worker j says l | true class c)`` (rows sum to 1 after flooring at
+    ``delta``) and the class prior, or ``None`` (with a RuntimeWarning) when the moments are
+    singular or degenerate, in which case the caller should start from majority vote.
+    """
+    k, n, m = data.n_classes, data.n_tasks, data.n_workers
+    if k < 2 or n == 0 or data.n_labels == 0:
+        _warn(f"nothing to estimate (K={k}, {n} tasks, {data.n_labels} labels)")
+        return None
+    groups = np.arange(m) % 3
+    present = np.bincount(groups[np.unique(data.workers)], minlength=3)
+    if np.any(present == 0):
+        _warn("needs labels from workers in each of the three groups (at least 3 workers)")
+        return None
+    z = _group_sums(data, groups)  # (3, K, n)
+    try:
+        with np.errstate(all="ignore"):
+            confs = np.zeros((3, k, k))
+            weights = np.zeros((3, k))
+            for c in range(3):
+                a, b = (c + 1) % 3, (c + 2) % 3
+                confs[c], weights[c] = _group_confusion(
+                    z[a], z[b], z[c], rng=rng, n_starts=n_starts, n_iter=n_power_iter
+                )
+            # Per-worker confusion via the other two groups (Zhang et al. eq. 5).
+            z_total = z.sum(axis=0)
+            conf_total, weight_total = confs.sum(axis=0), weights.sum(axis=0)
+            inc_t = data.incidence_t  # (m*K, n)
+            result = np.zeros((m, k, k))  # [j, l, c] before the transpose
+            for g in range(3):
+                members = np.flatnonzero(groups == g)
+                z_alt = (z_total - z[g]).T  # (n, K)
+                cross = (inc_t @ z_alt).reshape(m, k, k)[members] / n  # [j, l, l']
+                conf_alt = conf_total - confs[g]
+                w_alt = (weight_total - weights[g]) / 2.0
+                d = w_alt[:, None] * conf_alt.T  # diag(w_alt) C_alt^T
+                result[members] = _solve_right(
+                    cross.reshape(-1, k), d, "weighted group confusion diag(w) C_alt^T"
+                ).reshape(-1, k, k)
+            _check_finite(result, what="per-worker confusion")
+    except _Degenerate as exc:
+        _warn(str(exc))
+        return None
+    except np.linalg.LinAlgError as exc:
+        _warn(f"linear algebra failure ({exc})")
+        return None
+    conf = np.maximum(result, delta)
+    conf /= conf.sum(axis=1, keepdims=True)  # columns (true class) sum to 1
+    conf = conf.transpose(0, 2, 1)  # -> [j, c, l]
+    prior = np.maximum(weights.sum(axis=0), delta)
+    prior /= prior.sum()
+    return conf, prior
+
+
+def _pair_statistics(data: LabelSet) -> tuple[np.ndarray, np.ndarray]:
+    """Overlap counts and agreement counts between every pair of workers, (m, m) each."""
+    m, k = data.n_workers, data.n_classes
+    # Deduplicate (task, worker) pairs: keep one label per pair (the last one given).
+    key = data.tasks * m + data.workers
+    _, last = np.unique(key[::-1], return_index=True)
+    idx = data.n_labels - 1 - last
+    t, w, lab = data.tasks[idx], data.workers[idx], data.labels[idx]
+    ones = np.ones(t.shape[0])
+    g = sp.csr_matrix((ones, (t, w)), shape=(data.n_tasks, m))
+    overlap = (g.T @ g).toarray()
+    # Agreements: one indicator matrix per (task, class) row.
+    b = sp.csr_matrix((ones, (t * k + lab, w)), shape=(data.n_tasks * k, m))
+    agree = (b.T @ b).toarray()
+    return overlap, agree
+
+
+def one_coin_spectral_skill(data: LabelSet) -> np.ndarray | None:
+    """One-coin spectral estimate of worker accuracies (Zhang et al. 2014, Algorithm 2).
+
+    ``N_ab = (K agree_ab - 1)/(K - 1)`` estimates ``c_a c_b`` with centred skill
+    ``c = (K nu - 1)/(K - 1)``. For worker i, the pair (a, b) (both != i, both overlapping i) with
+    the largest ``|N_ab|`` gives ``c_i = sign(N_ia) sqrt(N_ia N_ib / N_ab)``. Returns accuracies in
+    (0, 1), or ``None`` with a RuntimeWarning when no worker is estimable.
+    """
+    m, k = data.n_workers, data.n_classes
+    if k < 2 or m < 3 or data.n_labels == 0:
+        _warn(f"one-coin spectral needs >= 3 workers and K >= 2 (m={m}, K={k})")
+        return None
+    overlap, agree = _pair_statistics(data)
+    np.fill_diagonal(overlap, 0.0)
+    defined = overlap > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nstat = np.where(defined, (k * agree / np.where(defined, overlap, 1.0) - 1.0) / (k - 1), 0)
+    pa, pb = np.nonzero(np.triu(defined & (np.abs(nstat) > 1e-12), k=1))
+    if pa.size == 0:
+        _warn("no pair of workers with an informative overlap")
+        return None
+    strength = np.abs(nstat[pa, pb])
+    centred = np.full(m, np.nan)
+    chunk = max(1, int(2e7 // max(pa.size, 1)))
+    for start in range(0, m, chunk):  # chunks bound the (workers x pairs) memory
+        rows = np.arange(start, min(start + chunk, m))
+        ok = defined[rows][:, pa] & defined[rows][:, pb]
+        ok &= (pa[None, :] != rows[:, None]) & (pb[None, :] != rows[:, None])
+        score = np.where(ok, strength[None, :], -1.0)
+        best = np.argmax(score, axis=1)
+        has = score[np.arange(rows.size), best] > 0
+        a, b = pa[best], pb[best]
+        n_ia, n_ib, n_ab = nstat[rows, a], nstat[rows, b], nstat[a, b]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            val = np.sign(n_ia) * np.sqrt(np.maximum(n_ia * n_ib / n_ab, 0.0))
+        centred[rows] = np.where(has, val, np.nan)
+    estimable = np.isfinite(centred)
+    if not estimable.any():
+        _warn("no worker has an estimable pair")
+        return None
+    nu = 1.0 / k + (k - 1) * centred / k
+    nu = np.where(estimable, nu, np.median(nu[estimable]))
+    if nu.mean() < 1.0 / k:
+        nu = 2.0 / k - nu
+    eps = 1e-6
+    return np.clip(nu, eps, 1.0 - eps)
