@@ -1,0 +1,483 @@
+"""Read crowd labels (and optional ground truth) from files into a :class:`LabelSet`.
+
+Two formats:
+
+- ``zhang``: whitespace-separated integers, one label a line, ``task worker label``; truth files
+  ``task label`` (the format of Zhang et al.'s code, e.g. ``rte_crowd.txt``/``rte_truth.txt``).
+- ``csv``: a header row naming the columns ``task,worker,label`` (or ``question,worker,answer``;
+  any order, extra columns ignored, optional ``score``); truth ``task,label`` (or
+  ``question,truth``). Ids and classes may be arbitrary strings.
+
+Every loader returns ``(labels, truth)`` where ``truth`` is ``None`` or an int array over the
+label set's tasks holding the class index, or -1 where the truth is unknown. Bad files raise
+:class:`~marketsim.errors.InputError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from marketsim.data.labels import LabelSet
+from marketsim.errors import InputError
+
+#: Supported file formats, for ``--format``.
+FORMATS = ("zhang", "csv")
+
+#: Reference data sets of Zhang et al. (2014), read as ``NAME_crowd.txt`` / ``NAME_truth.txt``.
+DATASETS = ("bluebird", "rte", "dog", "web")
+
+#: Environment variable naming the folder of the reference data sets.
+DATA_ENV = "MARKETSIM_DATA"
+
+_LABEL_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "label": ("label", "answer")}
+_TRUTH_COLUMNS = {"task": ("task", "question"), "label": ("label", "truth", "answer")}
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_INT64_MAX = 2**63 - 1
+
+Truth = np.ndarray | None
+
+
+# --------------------------------------------------------------------------------------------
+# public helpers
+# --------------------------------------------------------------------------------------------
+def detect_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
+    """The format of ``path``: ``fmt`` if given, else ``csv`` for ``.csv`` files, else ``zhang``."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise InputError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+        return fmt
+    return "csv" if Path(path).suffix.lower() == ".csv" else "zhang"
+
+
+def load_labels(
+    labels_path: str | os.PathLike[str],
+    truth_path: str | os.PathLike[str] | None = None,
+    fmt: str | None = None,
+) -> tuple[LabelSet, Truth]:
+    """Load labels (and truth) in ``fmt``, auto-detected from the labels file's extension."""
+    kind = detect_format(labels_path, fmt)
+    loader = load_csv if kind == "csv" else load_zhang
+    return loader(labels_path, truth_path)
+
+
+def dataset_paths(
+    name: str, data_dir: str | os.PathLike[str] | None = None
+) -> tuple[Path, Path]:
+    """Crowd and truth files of the reference data set ``name`` (bluebird, rte, dog, web).
+
+    The folder is ``data_dir`` or the ``MARKETSIM_DATA`` environment variable; it may hold the
+    files directly or in a ``zhang2014/`` subfolder.
+    """
+    if name not in DATASETS:
+        raise InputError(f"unknown dataset {name!r}; choose one of: {', '.join(DATASETS)}")
+    folder = data_dir if data_dir is not None else os.environ.get(DATA_ENV) or None
+    if folder is None:
+        raise InputError(
+            f"no data folder for dataset {name!r}: pass --data-dir DIR or set {DATA_ENV} "
+            "to the folder holding NAME_crowd.txt and NAME_truth.txt"
+        )
+    base = Path(folder)
+    if not base.is_dir():
+        raise InputError(
+            f"data folder {str(base)!r} does not exist: pass --data-dir DIR or set {DATA_ENV}"
+        )
+    for candidate in (base, base / "zhang2014"):
+        crowd = candidate / f"{name}_crowd.txt"
+        truth = candidate / f"{name}_truth.txt"
+        if crowd.is_file():
+            if not truth.is_file():
+                raise InputError(f"{truth.name} not found beside {crowd}", source=str(candidate))
+            return crowd, truth
+    raise InputError(
+        f"{name}_crowd.txt not found in {str(base)!r} (nor in its zhang2014/ subfolder): "
+        f"pass --data-dir DIR or set {DATA_ENV}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# reading text
+# --------------------------------------------------------------------------------------------
+def _read_text(path: str | os.PathLike[str]) -> str:
+    """The file's text as UTF-8 (a leading BOM removed); InputError if unreadable."""
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", source=source) from None
+    except IsADirectoryError:
+        raise InputError("is a folder, expected a file", source=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", source=source) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8",
+            source=source,
+            where=str(line),
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# zhang format
+# --------------------------------------------------------------------------------------------
+def _parse_int_table(
+    text: str, ncols: int, source: str, names: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Parse whitespace-separated integer rows; return ``(values (n, ncols), line numbers)``.
+
+    Fast path: one ``str.split`` and one numpy conversion. Only when that fails are lines
+    scanned one by one, to name the offending line.
+    """
+    lines = text.split("\n")
+    nfields = np.fromiter(map(len, map(str.split, lines)), dtype=np.int64, count=len(lines))
+    rows = np.flatnonzero(nfields)
+    bad = nfields[rows] != ncols
+    if bad.any():
+        i = int(rows[np.argmax(bad)])
+        raise InputError(
+            f"expected {ncols} whitespace-separated fields ({names}), found {int(nfields[i])}",
+            source=source,
+            where=str(i + 1),
+        )
+    line_numbers = rows + 1
+    if rows.size == 0:
+        return np.zeros((0, ncols), dtype=np.int64), line_numbers
+    try:
+        values = np.array(text.split(), dtype=np.int64)
+    except (ValueError, OverflowError):
+        values = None
+    if values is not None:
+        return values.reshape(-1, ncols), line_numbers
+    for i in rows.tolist():
+        for token in lines[i].split():
+            if not _INT_RE.fullmatch(token) or abs(int(token)) > _INT64_MAX:
+                raise InputError(
+                    f"{token!r} is not an integer (fields: {names}, all integers)",
+                    source=source,
+                    where=str(i + 1),
+                )
+    raise InputError(f"cannot read integers (fields: {names})", source=source)  # pragma: no cover
+
+
+def load_zhang(
+    crowd_path: str | os.PathLike[str], truth_path: str | os.PathLike[str] | None = None
+) -> tuple[LabelSet, Truth]:
+    """Load ``task worker label`` integer lines (and ``task label`` truth lines).
+
+    Tasks are every task id seen in either file (sorted), workers every worker id (sorted).
+    Classes are ``1..K`` with ``K`` the largest label value in either file when all values are
+    >= 1, else the distinct values (e.g. 0/1 or -1/+1). Repeated identical truth lines are
+    allowed (``dog_truth.txt`` repeats them); conflicting ones are an error.
+    """
+    source = str(crowd_path)
+    crowd, crowd_lines = _parse_int_table(_read_text(crowd_path), 3, source, "task worker label")
+    if crowd.shape[0] == 0:
+        raise InputError("no labels (empty file)", source=source)
+    truth_source = None if truth_path is None else str(truth_path)
+    if truth_path is not None:
+        truth, truth_lines = _parse_int_table(
+            _read_text(truth_path), 2, str(truth_path), "task label"
+        )
+        if truth.shape[0] == 0:
+            raise InputError("no truth lines (empty file)", source=truth_source)
+    else:
+        truth, truth_lines = np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
+
+    task_ids, task_idx = np.unique(
+        np.concatenate([crowd[:, 0], truth[:, 0]]), return_inverse=True
+    )
+    worker_ids, worker_idx = np.unique(crowd[:, 1], return_inverse=True)
+    values = np.concatenate([crowd[:, 2], truth[:, 1]])
+    if values.min() >= 1:
+        class_ids = np.arange(1, int(values.max()) + 1, dtype=np.int64)
+        class_idx = values - 1
+    else:
+        class_ids, class_idx = np.unique(values, return_inverse=True)
+    n = crowd.shape[0]
+    return _assemble(
+        source=source,
+        tasks=task_idx[:n],
+        workers=worker_idx,
+        labels=class_idx[:n],
+        lines=crowd_lines,
+        task_ids=task_ids,
+        worker_ids=worker_ids,
+        class_ids=class_ids,
+        scores=None,
+        truth_source=truth_source,
+        truth_tasks=task_idx[n:],
+        truth_labels=class_idx[n:],
+        truth_lines=truth_lines,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# csv format
+# --------------------------------------------------------------------------------------------
+def _csv_records(text: str, source: str) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line number, stripped fields)`` for each non-blank CSV record."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            where = str(reader.line_num)
+            raise InputError(f"bad CSV ({exc})", source=source, where=where) from None
+        fields = [f.strip() for f in row]
+        if any(fields):
+            yield reader.line_num, fields
+
+
+def _resolve_columns(
+    header: list[str],
+    wanted: dict[str, tuple[str, ...]],
+    optional: tuple[str, ...],
+    source: str,
+    line: int,
+) -> dict[str, int]:
+    """Map each wanted column to its index in ``header`` (names are case-insensitive)."""
+    names = [h.strip().lower() for h in header]
+    found = ", ".join(repr(h) for h in header)
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name and name in seen:
+            raise InputError(
+                f"column {header[i]!r} appears twice in the header", source=source, where=str(line)
+            )
+        seen[name] = i
+    columns: dict[str, int] = {}
+    for key, aliases in {**wanted, **{o: (o,) for o in optional}}.items():
+        present = [a for a in aliases if a in seen]
+        if len(present) > 1:
+            raise InputError(
+                f"columns {' and '.join(map(repr, present))} both give the {key}; keep one",
+                source=source,
+                where=str(line),
+            )
+        if present:
+            columns[key] = seen[present[0]]
+        elif key in wanted:
+            allowed = " or ".join(repr(a) for a in aliases)
+            raise InputError(
+                f"missing column {allowed}; found columns {found} "
+                f"(needed: {', '.join('/'.join(a) for a in wanted.values())})",
+                source=source,
+                where=str(line),
+            )
+    return columns
+
+
+def _class_value(text: str) -> int | float | None:
+    """The number a class label spells (int when integral), or None if not numeric."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value):
+        return None
+    return int(value) if value.is_integer() else value
+
+
+def _read_csv_table(
+    path: str | os.PathLike[str],
+    wanted: dict[str, tuple[str, ...]],
+    optional: tuple[str, ...],
+) -> tuple[dict[str, list[str]], list[int]]:
+    """Read the wanted columns of a headed CSV file as string lists, with line numbers."""
+    source = str(path)
+    records = _csv_records(_read_text(path), source)
+    try:
+        header_line, header = next(records)
+    except StopIteration:
+        raise InputError("empty file (expected a header row)", source=source) from None
+    cols = _resolve_columns(header, wanted, optional, source, header_line)
+    width = len(header)
+    out: dict[str, list[str]] = {k: [] for k in cols}
+    lines: list[int] = []
+    items = list(cols.items())
+    for line, row in records:
+        if len(row) != width:
+            raise InputError(
+                f"expected {width} fields as in the header, found {len(row)}",
+                source=source,
+                where=str(line),
+            )
+        for key, idx in items:
+            value = row[idx]
+            if not value and key != "score":
+                raise InputError(f"empty {key} value", source=source, where=str(line))
+            out[key].append(value)
+        lines.append(line)
+    return out, lines
+
+
+def load_csv(
+    labels_path: str | os.PathLike[str], truth_path: str | os.PathLike[str] | None = None
+) -> tuple[LabelSet, Truth]:
+    """Load a headed CSV of labels (and truth); ids are strings coded in order of appearance.
+
+    Class labels are sorted numerically when all are numbers (``"1"`` and ``"1.0"`` are the same
+    class), else lexicographically; ``class_ids`` maps indices back. A ``score`` column, when
+    present, becomes ``LabelSet.scores`` (empty cells are NaN).
+    """
+    source = str(labels_path)
+    cols, lines = _read_csv_table(labels_path, _LABEL_COLUMNS, ("score",))
+    if not lines:
+        raise InputError("no labels (only a header)", source=source)
+    truth_source = None if truth_path is None else str(truth_path)
+    if truth_path is not None:
+        tcols, tlines = _read_csv_table(truth_path, _TRUTH_COLUMNS, ())
+        if not tlines:
+            raise InputError("no truth rows (only a header)", source=truth_source)
+    else:
+        tcols, tlines = {"task": [], "label": []}, []
+
+    task_codes: dict[str, int] = {}
+    tasks = np.fromiter(
+        (task_codes.setdefault(t, len(task_codes)) for t in cols["task"]), np.int64, len(lines)
+    )
+    truth_tasks = np.fromiter(
+        (task_codes.setdefault(t, len(task_codes)) for t in tcols["task"]), np.int64, len(tlines)
+    )
+    worker_codes: dict[str, int] = {}
+    workers = np.fromiter(
+        (worker_codes.setdefault(w, len(worker_codes)) for w in cols["worker"]),
+        np.int64,
+        len(lines),
+    )
+
+    distinct = set(cols["label"]).union(tcols["label"])
+    numeric = {s: _class_value(s) for s in distinct}
+    if all(v is not None for v in numeric.values()):
+        ordered = sorted(set(numeric.values()))  # type: ignore[type-var]
+        position = {v: i for i, v in enumerate(ordered)}
+        class_index = {s: position[v] for s, v in numeric.items()}
+        is_int = all(isinstance(v, int) for v in ordered)
+        class_ids = np.array(ordered, dtype=np.int64 if is_int else np.float64)
+    else:
+        ordered_s = sorted(distinct)
+        class_index = {s: i for i, s in enumerate(ordered_s)}
+        class_ids = np.array(ordered_s, dtype=str)
+    labels = np.fromiter((class_index[s] for s in cols["label"]), np.int64, len(lines))
+    truth_labels = np.fromiter((class_index[s] for s in tcols["label"]), np.int64, len(tlines))
+
+    scores = None
+    if "score" in cols:
+        scores = np.empty(len(lines), dtype=np.float64)
+        for k, s in enumerate(cols["score"]):
+            try:
+                scores[k] = float(s) if s else np.nan
+            except ValueError:
+                raise InputError(
+                    f"score {s!r} is not a number", source=source, where=str(lines[k])
+                ) from None
+
+    return _assemble(
+        source=source,
+        tasks=tasks,
+        workers=workers,
+        labels=labels,
+        lines=np.asarray(lines, dtype=np.int64),
+        task_ids=np.array(list(task_codes), dtype=str),
+        worker_ids=np.array(list(worker_codes), dtype=str),
+        class_ids=class_ids,
+        scores=scores,
+        truth_source=truth_source,
+        truth_tasks=truth_tasks,
+        truth_labels=truth_labels,
+        truth_lines=np.asarray(tlines, dtype=np.int64),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# shared checks and assembly
+# --------------------------------------------------------------------------------------------
+def _first_repeat(keys: np.ndarray) -> tuple[int, int] | None:
+    """Positions ``(first, repeat)`` of the earliest repeated key, or None if keys are unique."""
+    if keys.size < 2:
+        return None
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    same = np.flatnonzero(sk[1:] == sk[:-1])
+    if same.size == 0:
+        return None
+    later = order[same + 1]
+    k = int(np.argmin(later))
+    repeat = int(later[k])
+    first = int(order[np.searchsorted(sk, keys[repeat], side="left")])
+    return first, repeat
+
+
+def _assemble(
+    *,
+    source: str,
+    tasks: np.ndarray,
+    workers: np.ndarray,
+    labels: np.ndarray,
+    lines: np.ndarray,
+    task_ids: np.ndarray,
+    worker_ids: np.ndarray,
+    class_ids: np.ndarray,
+    scores: np.ndarray | None,
+    truth_source: str | None,
+    truth_tasks: np.ndarray,
+    truth_labels: np.ndarray,
+    truth_lines: np.ndarray,
+) -> tuple[LabelSet, Truth]:
+    """Check repeated (task, worker) pairs and conflicting truth; build the LabelSet and truth."""
+    n_tasks, n_workers = len(task_ids), len(worker_ids)
+    repeat = _first_repeat(tasks * max(n_workers, 1) + workers)
+    if repeat is not None:
+        first, again = repeat
+        raise InputError(
+            f"task {str(task_ids[tasks[again]])!r} already labelled by worker "
+            f"{str(worker_ids[workers[again]])!r} (first at line {int(lines[first])})",
+            source=source,
+            where=str(int(lines[again])),
+        )
+    data = LabelSet(
+        tasks,
+        workers,
+        labels,
+        n_tasks,
+        n_workers,
+        max(len(class_ids), 1),
+        task_ids=task_ids,
+        worker_ids=worker_ids,
+        class_ids=class_ids,
+        scores=scores,
+    )
+    if truth_source is None:
+        return data, None
+    truth = np.full(n_tasks, -1, dtype=np.int64)
+    # identical repeats are fine; a task given two different classes is not
+    pairs = truth_tasks * len(class_ids) + truth_labels
+    _, keep = np.unique(pairs, return_index=True)
+    keep.sort()
+    conflict = _first_repeat(truth_tasks[keep])
+    if conflict is not None:
+        first, again = keep[conflict[0]], keep[conflict[1]]
+        raise InputError(
+            f"conflicting truth for task {str(task_ids[truth_tasks[again]])!r}: "
+            f"{str(class_ids[truth_labels[again]])!r} here, "
+            f"{str(class_ids[truth_labels[first]])!r} at line {int(truth_lines[first])}",
+            source=truth_source,
+            where=str(int(truth_lines[again])),
+        )
+    truth[truth_tasks] = truth_labels
+    return data, truth
