@@ -23,6 +23,9 @@ POLICIES: dict[str, Callable[[], type]] = {
     "random-forest": _random_forest,
     "entropy-greedy": lambda: EntropyGreedyPolicy,
     "oracle": lambda: OraclePolicy,
+    "knowledge-gradient": lambda: importlib.import_module(
+        "marketsim.policies.knowledge_gradient"
+    ).KnowledgeGradientPolicy,
 }
 
 
