@@ -28,7 +28,7 @@ def marketsim(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
 def slow_scenario(tmp_path: Path, replicates: int = 6) -> Path:
     """A scenario whose units take a noticeable moment, so a run can be stopped half-way."""
     text = SMALL_SCENARIO.format(service=1.0)
-    text = text.replace("count = 120", "count = 1500").replace("edges = 600", "edges = 9000")
+    text = text.replace("count = 120", "count = 800").replace("edges = 600", "edges = 4000")
     text = text.replace("replicates = 2", f"replicates = {replicates}")
     path = tmp_path / "slow.toml"
     path.write_text(text)
@@ -128,3 +128,34 @@ def test_run_bad_input_is_one_line_exit_2(args: list[str], needle: str) -> None:
     assert needle in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+def test_sweep_expands_grid_and_reports_labels_needed(tmp_path: Path) -> None:
+    text = SMALL_SCENARIO.format(service=0.0) + (
+        "\n[sweep]\nworkers.count = [6, 10]\nworkers.ability.alpha = [3, 9]\n"
+    )
+    scenario = tmp_path / "sweep.toml"
+    scenario.write_text(text)
+    out = tmp_path / "sweep"
+    result = marketsim("run", str(scenario), "--out", str(out), "--quiet", "--replicates", "1")
+    assert result.returncode == 0, result.stderr
+    rows = (out / "sweep.csv").read_text().splitlines()
+    assert rows[0].startswith("point,workers.count,workers.ability.alpha,arm,final_error_rate")
+    assert len(rows) == 1 + 4 * 2  # 4 grid points x 2 arms
+    assert len(list((out / "points").glob("p*/curves.csv"))) == 4
+    assert (out / "labels_needed_vs_sweep.png").stat().st_size > 1000
+    # Better workers (alpha 9) must not need more labels to do well: the final error is lower.
+    import csv
+
+    recs = list(csv.DictReader((out / "sweep.csv").open()))
+    def final(alpha: str) -> float:
+        return sum(float(r["final_error_rate"]) for r in recs if r["workers.ability.alpha"] == alpha)
+    assert final("9") < final("3")
+
+
+def test_bad_sweep_point_names_point_and_key(tmp_path: Path) -> None:
+    scenario = tmp_path / "bad_sweep.toml"
+    scenario.write_text(SMALL_SCENARIO.format(service=0.0) + "\n[sweep]\nworkers.count = [6, -1]\n")
+    result = marketsim("run", str(scenario), "--out", str(tmp_path / "o"), "--quiet")
+    assert result.returncode == 2
+    assert "sweep point workers.count=-1: workers.count must be >= 1" in result.stderr

@@ -55,9 +55,8 @@ class MajorityVote(BaseAggregator):
             if data.n_tasks
             else np.zeros(0, dtype=np.int64)
         )
-        self.prior_ = (
-            self.proba_.mean(axis=0) if data.n_tasks else np.full(data.n_classes, 1 / data.n_classes)
-        )
+        k = data.n_classes
+        self.prior_ = self.proba_.mean(axis=0) if data.n_tasks else np.full(k, 1 / k)
         self.log_likelihood_: list[float] = []
         self.n_iter_ = 0
         self.converged_ = True

@@ -47,7 +47,7 @@ def shifted_beta_map(
 def beta_map(
     n_labels: np.ndarray, lam: np.ndarray, alpha: float, beta: float
 ) -> np.ndarray:
-    """MAP ability under ``p ~ Beta(alpha, beta)``: ``(N lam + alpha - 1)/(N + alpha + beta - 2)``."""
+    """MAP ability under ``p ~ Beta(alpha, beta)``: ``(N lam + a - 1)/(N + a + b - 2)``."""
     n = np.asarray(n_labels, dtype=np.float64)
     num = n * lam + alpha - 1.0
     den = n + alpha + beta - 2.0
@@ -125,7 +125,9 @@ class OneCoinEM(EMAggregator):
     def _check(self, data: LabelSet) -> None:
         super()._check(data)
         if self.prior not in PRIORS:
-            raise ValueError(f"prior must be one of None, 'beta', 'shifted-beta'; got {self.prior!r}")
+            raise ValueError(
+                f"prior must be one of None, 'beta', 'shifted-beta'; got {self.prior!r}"
+            )
         if self.prior is not None:
             if not (self.alpha > 0 and self.beta > 0):
                 raise ValueError(f"alpha and beta must be > 0, got {self.alpha}, {self.beta}")

@@ -13,7 +13,9 @@ from marketsim.policies.registry import POLICIES, describe
 from marketsim.sim.scenario import WORKER_MODELS
 
 WORKER_MODEL_TEXT = {
-    "one-coin": "right with probability p = low + (1-low) Beta(alpha, beta), else a uniform wrong class",
+    "one-coin": (
+        "right with probability p = low + (1-low) Beta(alpha, beta), else a uniform wrong class"
+    ),
 }
 DATASETS = {
     "bluebird": "Welinder et al. 2010: 108 binary bird images, 39 workers, 4,212 labels",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from marketsim.errors import EXIT_INTERRUPTED, EXIT_OK, InputError
 from marketsim.policies.registry import policy_class
+from marketsim.report.sweep import write_sweep_report
 from marketsim.sim.backends import BACKENDS
 from marketsim.sim.runner import UnitResult, run_study
 from marketsim.sim.scenario import Scenario, load_scenario
@@ -21,6 +22,7 @@ from marketsim.sim.study import (
     start_run,
     write_run,
 )
+from marketsim.sim.sweep import expand, point_label
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -89,12 +91,64 @@ def _observer(args: argparse.Namespace):  # noqa: ANN202 - duck-typed observer
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Run (or resume) the study; on Ctrl-C keep the finished units and say where they are."""
+    """Run (or resume) the study or sweep; on Ctrl-C keep finished units and say where."""
     scenario, run_dir = _resolve(args)
     for arm in scenario.arms:
         policy_class(arm.policy.name, allow_imports=args.allow_imports, source=scenario.source)
+    points = expand(scenario)
+    total_units = sum(p.replicates * len(p.arms) for p in points)
+    try:
+        if not scenario.sweep:
+            summary = _run_one(args, scenario, run_dir)
+            seconds, arms = summary["seconds"], summary["arms"]
+        else:
+            start_run(run_dir, scenario)
+            started = time.perf_counter()
+            done_points = []
+            for idx, point in enumerate(points):
+                folder = f"points/p{idx:03d}"
+                if not args.quiet:
+                    print(f"marketsim: sweep point {idx + 1}/{len(points)}: "
+                          f"{point_label(point.sweep_point)}", file=sys.stderr, flush=True)
+                summary = _run_one(args, point, run_dir / folder)
+                done_points.append(
+                    {"folder": folder, "values": point.sweep_point, "summary": summary}
+                )
+            write_sweep_report(run_dir, [k for k, _ in scenario.sweep], done_points)
+            seconds = round(time.perf_counter() - started, 3)
+            arms = {
+                f"{name} [{point_label(p['values'])}]": a
+                for p in done_points for name, a in p["summary"]["arms"].items()
+            }
+    except KeyboardInterrupt:
+        kept = sum(1 for _ in run_dir.rglob("units/*.json"))
+        print(
+            f"marketsim: interrupted; {kept} of {total_units} units kept in {run_dir} "
+            f"(finish with: python -m marketsim run --resume {run_dir})",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    if args.json:
+        out = {
+            "scenario": scenario.name,
+            "seconds": seconds,
+            "run_dir": str(run_dir),
+            "arms": {
+                name: {"edges": a["edges"], "error_rate": a["error_rate"]}
+                for name, a in arms.items()
+            },
+        }
+        print(json.dumps(out))
+    elif not args.quiet:
+        print(f"marketsim: done in {seconds:.1f}s; results in {run_dir}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> dict:
+    """One study into ``run_dir``, resuming from its checkpoints; write the folder on Ctrl-C
+    (then re-raise) and at the end; return the summary."""
     started = time.perf_counter()
-    done = load_units(run_dir, scenario) if args.resume else []
+    done = load_units(run_dir, scenario)
     start_run(run_dir, scenario)
     results: list[UnitResult] = list(done)
     observer = _observer(args)
@@ -123,31 +177,11 @@ def execute(args: argparse.Namespace) -> int:
         observer.stop(interrupted=True)
         write_run(run_dir, scenario, results, started, complete=False)
         _render(run_dir)
-        print(
-            f"marketsim: interrupted; {len(results)} of "
-            f"{scenario.replicates * len(scenario.arms)} units kept in {run_dir} "
-            f"(finish with: python -m marketsim run --resume {run_dir})",
-            file=sys.stderr,
-        )
-        return EXIT_INTERRUPTED
+        raise
     observer.stop(interrupted=False)
     summary = write_run(run_dir, scenario, results, started, complete=True)
     _render(run_dir)
-    if args.json:
-        out = {
-            "scenario": scenario.name,
-            "seconds": summary["seconds"],
-            "run_dir": str(run_dir),
-            "arms": {
-                name: {"edges": a["edges"], "error_rate": a["error_rate"]}
-                for name, a in summary["arms"].items()
-            },
-        }
-        print(json.dumps(out))
-    elif not args.quiet:
-        print(f"marketsim: done in {summary['seconds']:.1f}s; results in {run_dir}",
-              file=sys.stderr)
-    return EXIT_OK
+    return summary
 
 
 def _render(run_dir: Path) -> None:

@@ -45,7 +45,9 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
     write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
-def write_csv_atomic(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+def write_csv_atomic(
+    path: str | Path, header: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> None:
     """Write a CSV with ``header`` atomically (LF line endings)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

@@ -210,6 +210,12 @@ class Scenario:
     arms: tuple[ArmSpec, ...]
     output: OutputSpec = field(default_factory=OutputSpec)
     source: str = "<scenario>"
+    #: ``[sweep]`` grid: (dotted key, values) pairs; empty for a single study.
+    sweep: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    #: The grid point this scenario is, as (dotted key, value) pairs (empty if not a point).
+    sweep_point: tuple[tuple[str, Any], ...] = ()
+    #: The decoded TOML document, kept so a sweep can expand it.
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def slug(self) -> str:
@@ -382,8 +388,44 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
         inference = _read_inference(arm, classes, _method_names)
         arm.finish()
         arms.append(ArmSpec(arm_name, policy, inference))
+    sweep = _read_sweep(top)
     top.finish()
-    return Scenario(name, seed, replicates, tasks, workers, budget, tuple(arms), output, source)
+    return Scenario(
+        name, seed, replicates, tasks, workers, budget, tuple(arms), output, source, sweep,
+        raw=data,
+    )
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        dotted = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, Mapping):
+            out.extend(_flatten(value, dotted))
+        else:
+            out.append((dotted, value))
+    return out
+
+
+def _read_sweep(top: _Reader) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """``[sweep]``: dotted scenario keys, each with a non-empty array of values."""
+    raw = top.get("sweep", None)
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping) or not raw:
+        raise top.fail("sweep", "must be a table of dotted keys with arrays of values, "
+                       "e.g. workers.count = [10, 30]")
+    grid = []
+    for key, values in _flatten(raw):
+        if key.split(".")[0] not in ("tasks", "workers", "budget", "scenario"):
+            raise top.fail(f"sweep.{key}", "must name a value under tasks, workers, budget or "
+                           "scenario")
+        if key in ("scenario.name", "scenario.replicates"):
+            raise top.fail(f"sweep.{key}", "cannot be swept")
+        if not isinstance(values, list) or not values:
+            raise top.fail(f"sweep.{key}", f"must be a non-empty array of values, got {values!r}")
+        grid.append((key, tuple(values)))
+    return tuple(grid)
 
 
 def load_scenario(path: str | Path) -> Scenario:
