@@ -15,11 +15,10 @@ The record of who labelled what is a networkx bipartite graph; inference runs on
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import warnings
 
 import networkx as nx
 import numpy as np

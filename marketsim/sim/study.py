@@ -15,7 +15,7 @@ import importlib.metadata
 import json
 import platform
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ DEPENDENCIES = (
 
 def default_run_dir(scenario: Scenario, root: str | Path = "reports") -> Path:
     """``reports/<scenario-slug>/<UTC timestamp>/`` (a suffix keeps it unique)."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     base = Path(root) / scenario.slug / stamp
     path, n = base, 1
     while path.exists():
