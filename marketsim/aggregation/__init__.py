@@ -1,8 +1,10 @@
 """Label aggregation: majority vote, one-coin EM, Dawid–Skene, spectral methods, baselines."""
 
 from marketsim.aggregation.base import BaseAggregator, EMAggregator
+from marketsim.aggregation.continuous import GaussianBadAnnotatorEM
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.eigen_ratio import EigenRatio
+from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
 from marketsim.aggregation.kos import KOS, KOSSVD
 from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_error
@@ -14,8 +16,10 @@ __all__ = [
     "METHODS",
     "BaseAggregator",
     "DawidSkene",
+    "DawidSkeneWithFeatures",
     "EMAggregator",
     "EigenRatio",
+    "GaussianBadAnnotatorEM",
     "GhoshSVD",
     "KOS",
     "KOSSVD",

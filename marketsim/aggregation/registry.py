@@ -9,6 +9,7 @@ from typing import Any
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.eigen_ratio import EigenRatio
+from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
 from marketsim.aggregation.kos import KOS, KOSSVD
 from marketsim.aggregation.majority_vote import MajorityVote
@@ -52,6 +53,10 @@ _spec("ghosh-svd", "Ghosh-Kale-McAfee SVD (K>2 by threshold reduction)", GhoshSV
       iterative=False)
 _spec("eigen-ratio", "Dalvi et al.'s EigenRatio (K>2 by threshold reduction)", EigenRatio,
       iterative=False)
+_spec("ds-features",
+      "Dawid-Skene EM with naive-Bayes binary task features (seed 004); features are passed "
+      "to fit(data, features=X), without them it is D&S with Laplace smoothing",
+      DawidSkeneWithFeatures)
 
 
 def make_estimator(name: str, **params: Any) -> BaseAggregator:

@@ -1,0 +1,295 @@
+"""Continuous scores with "bad" annotators: seed 001's EM (Hoiem, *Applied ML*, EM lecture).
+
+Model (ALGORITHMS.md §7). Scores ``s_ia`` lie in ``[0, 1]``; annotator ``a`` is good
+(``z_a = 1``) with probability ``pi``. A good annotator scores task ``i`` as
+``s_ia ~ N(mu_i, sigma^2)``; a bad one uniformly on ``[0, 1]`` (density 1). The marginal
+log-likelihood is
+
+    ``L = sum_a log( pi * prod_{i in da} N(s_ia; mu_i, sigma^2) + (1 - pi) )``.
+
+EM alternates
+
+- E-step: ``w_a = P(z_a = 1 | s_a) = sigmoid(G_a + log pi - log(1 - pi))`` with
+  ``G_a = sum_{i in da} log N(s_ia; mu_i, sigma^2)`` (log space, never a product of densities);
+- M-step: ``mu_i = sum_a w_a s_ia / sum_a w_a``,
+  ``sigma^2 = sum_{i,a} w_a (s_ia - mu_i)^2 / sum_{i,a} w_a`` (floored at ``min_sigma^2``),
+  ``pi = mean_a(w_a)`` over annotators with at least one score (clipped to ``(eps, 1-eps)``).
+
+Hard EM rounds ``w_a`` to 0/1 before each M-step. Everything is a ``np.bincount`` over the
+score arrays: no Python loop over scores, tasks or annotators.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+from sklearn.exceptions import ConvergenceWarning
+
+from marketsim.aggregation.base import BaseAggregator, as_generator
+from marketsim.data.labels import LabelSet
+
+#: ``pi`` is kept inside ``[PI_EPS, 1 - PI_EPS]`` so that both log terms stay finite.
+PI_EPS = 1e-6
+#: Inside EM, tasks whose scorers carry less total weight than this keep the plain mean
+#: (only reached when every weight underflows, e.g. hard EM; the exact update is kept above it,
+#: so the log-likelihood stays monotone).
+WEIGHT_FLOOR = 1e-12
+#: Reported ``means_``: tasks whose scorers' total ``P(good)`` is below this (nobody believed
+#: good) report the plain mean instead of a weighted mean dominated by the "least bad" scorer.
+ALL_BAD_WEIGHT = 1e-3
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def simulate_bad_annotators(
+    n_tasks: int,
+    n_workers: int,
+    per_task: int,
+    *,
+    bad_fraction: float = 0.3,
+    sigma: float = 0.05,
+    random_state: Any = None,
+) -> tuple[LabelSet, np.ndarray, np.ndarray]:
+    """Synthetic market under seed 001's model, for tests and benchmarks.
+
+    Each task gets ``per_task`` distinct annotators drawn uniformly; ``round(bad_fraction *
+    n_workers)`` annotators are bad (uniform scores); good scores are ``N(mu_i, sigma^2)``
+    clipped to ``[0, 1]``, with ``mu_i ~ U[0, 1]``.
+
+    Returns
+    -------
+    data : LabelSet
+        ``scores`` set, ``labels`` all 0 (``n_classes = 1``).
+    mu : (n_tasks,) true means.
+    good : (n_workers,) bool, true annotator types.
+    """
+    rng = as_generator(random_state)
+    if not 1 <= per_task <= n_workers:
+        raise ValueError(f"per_task must be in [1, n_workers], got {per_task}")
+    n_bad = int(round(bad_fraction * n_workers))
+    good = np.ones(n_workers, dtype=bool)
+    good[rng.choice(n_workers, size=n_bad, replace=False)] = False
+    mu = rng.random(n_tasks)
+    # per_task distinct annotators per task: argsort of uniform keys, vectorised over tasks
+    workers = np.argsort(rng.random((n_tasks, n_workers)), axis=1)[:, :per_task].ravel()
+    tasks = np.repeat(np.arange(n_tasks), per_task)
+    noise = np.clip(mu[tasks] + sigma * rng.standard_normal(tasks.size), 0.0, 1.0)
+    scores = np.where(good[workers], noise, rng.random(tasks.size))
+    data = LabelSet(
+        tasks, workers, np.zeros(tasks.size, dtype=np.int64), n_tasks, n_workers, 1,
+        scores=scores,
+    )
+    return data, mu, good
+
+
+def plain_means(data: LabelSet) -> np.ndarray:
+    """Unweighted mean score per task (NaN scores skipped; NaN for tasks without scores)."""
+    tasks, _, scores = _valid_scores(data)
+    num = np.bincount(tasks, weights=scores, minlength=data.n_tasks)
+    den = np.bincount(tasks, minlength=data.n_tasks).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _valid_scores(data: LabelSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(tasks, workers, scores) of the non-missing scores; ValueError on bad input."""
+    if data.scores is None:
+        raise ValueError(
+            "continuous-score models need LabelSet.scores (one float in [0, 1] per label); "
+            "this LabelSet has none"
+        )
+    scores = np.asarray(data.scores, dtype=np.float64)
+    if scores.shape != (data.n_labels,):
+        raise ValueError(
+            f"scores must have one entry per label ({data.n_labels}), got shape {scores.shape}"
+        )
+    keep = ~np.isnan(scores)
+    s = scores[keep]
+    if s.size and (not np.all(np.isfinite(s)) or s.min() < 0.0 or s.max() > 1.0):
+        bad = s[~(np.isfinite(s) & (s >= 0.0) & (s <= 1.0))]
+        raise ValueError(
+            f"scores must lie in [0, 1] (NaN = missing); found {bad.size} outside, e.g. {bad[0]!r}"
+        )
+    return data.tasks[keep], data.workers[keep], s
+
+
+class GaussianBadAnnotatorEM(BaseAggregator):
+    """EM (or hard EM) for seed 001's good-Gaussian / bad-uniform annotator model.
+
+    Not a classifier: it estimates a continuous mean per task, so it exposes ``means_``
+    instead of ``proba_``/``labels_``; ``fit_predict`` returns ``means_``.
+
+    Parameters
+    ----------
+    hard : bool
+        Hard EM: round ``w_a`` to 0/1 (threshold 1/2) before every M-step.
+    max_iter, tol : int, float
+        At most ``max_iter`` M-steps; stop when the marginal log-likelihood changes by at most
+        ``tol`` per score.
+    init_pi : float
+        Starting ``P(good)``, in (0, 1).
+    min_sigma : float
+        Floor on ``sigma`` (the likelihood is unbounded as ``sigma -> 0`` otherwise).
+    random_state : ignored
+        Kept for interface uniformity; the algorithm is deterministic.
+
+    Attributes
+    ----------
+    means_ : (n_tasks,) estimated ``mu_i``; the plain mean for tasks whose scorers' total
+        ``P(good)`` is below ``ALL_BAD_WEIGHT`` (1e-3); NaN for tasks without any score.
+    good_proba_ : (n_workers,) ``w_a = P(z_a = 1 | scores)``; ``pi_`` for annotators without
+        scores; 0/1 for hard EM.
+    sigma_, pi_ : float
+    log_likelihood_ : list of float
+        Marginal log-likelihood after each M-step (never decreases for soft EM).
+    n_iter_, converged_ : int, bool
+
+    Examples
+    --------
+    >>> data, mu, good = simulate_bad_annotators(200, 5, 5, bad_fraction=0.4, random_state=0)
+    >>> est = GaussianBadAnnotatorEM().fit(data)
+    >>> bool(np.all((est.good_proba_ > 0.5) == good))
+    True
+    """
+
+    def __init__(
+        self,
+        hard: bool = False,
+        max_iter: int = 100,
+        tol: float = 1e-7,
+        init_pi: float = 0.5,
+        min_sigma: float = 1e-3,
+        random_state: Any = None,
+    ) -> None:
+        self.hard = hard
+        self.max_iter = max_iter
+        self.tol = tol
+        self.init_pi = init_pi
+        self.min_sigma = min_sigma
+        self.random_state = random_state
+
+    # --- steps -----------------------------------------------------------------------------
+    def _e_step(
+        self,
+        tasks: np.ndarray,
+        workers: np.ndarray,
+        scores: np.ndarray,
+        n_workers: int,
+        mu: np.ndarray,
+        sigma: float,
+        pi: float,
+    ) -> tuple[np.ndarray, float]:
+        """Posterior ``w_a`` and the marginal log-likelihood at ``(mu, sigma, pi)``."""
+        resid = scores - mu[tasks]
+        log_pdf = -0.5 * (_LOG_2PI + 2.0 * np.log(sigma)) - 0.5 * resid * resid / sigma**2
+        g = np.bincount(workers, weights=log_pdf, minlength=n_workers)
+        log_good = g + np.log(pi)
+        log_bad = np.log1p(-pi)
+        w = expit(log_good - log_bad)
+        active = np.bincount(workers, minlength=n_workers) > 0
+        loglik = float(np.logaddexp(log_good, log_bad)[active].sum())
+        return w, loglik
+
+    def _m_step(
+        self,
+        tasks: np.ndarray,
+        workers: np.ndarray,
+        scores: np.ndarray,
+        w: np.ndarray,
+        active: np.ndarray,
+        fallback: np.ndarray,
+        sigma_old: float,
+    ) -> tuple[np.ndarray, float, float, np.ndarray]:
+        """Weighted means, pooled weighted variance, ``pi = mean(w)`` over active annotators,
+        and the total weight per task."""
+        n_tasks = fallback.shape[0]
+        wk = w[workers]
+        num = np.bincount(tasks, weights=wk * scores, minlength=n_tasks)
+        den = np.bincount(tasks, weights=wk, minlength=n_tasks)
+        ok = den > WEIGHT_FLOOR
+        mu = np.where(ok, num / np.where(ok, den, 1.0), fallback)
+        total = wk.sum()
+        if total > WEIGHT_FLOOR:
+            resid = scores - mu[tasks]
+            sigma = float(np.sqrt(np.dot(wk, resid * resid) / total))
+        else:  # nobody is believed good: keep the spread
+            sigma = sigma_old
+        sigma = max(sigma, float(self.min_sigma))
+        pi = float(np.clip(w[active].mean(), PI_EPS, 1.0 - PI_EPS)) if active.any() else 0.5
+        return mu, sigma, pi, den
+
+    def _check(self) -> None:
+        if int(self.max_iter) < 1:
+            raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
+        if not float(self.tol) >= 0:
+            raise ValueError(f"tol must be >= 0, got {self.tol}")
+        if not 0.0 < float(self.init_pi) < 1.0:
+            raise ValueError(f"init_pi must be in (0, 1), got {self.init_pi}")
+        if not float(self.min_sigma) > 0:
+            raise ValueError(f"min_sigma must be > 0, got {self.min_sigma}")
+
+    # --- public ----------------------------------------------------------------------------
+    def fit(self, data: LabelSet, **_: Any) -> GaussianBadAnnotatorEM:
+        """Run (hard) EM on ``data.scores``; NaN scores are skipped.
+
+        Raises
+        ------
+        ValueError
+            If ``data.scores`` is None or a score lies outside ``[0, 1]``.
+        """
+        self._check()
+        tasks, workers, scores = _valid_scores(data)
+        n_workers = data.n_workers
+        active = np.bincount(workers, minlength=n_workers) > 0
+        fallback = plain_means(data)
+        fallback_mu = np.nan_to_num(fallback, nan=0.5)  # unscored tasks: no likelihood term
+        mu = fallback_mu
+        # start: everybody good (seed 001), sigma from the residuals around the plain means
+        resid = scores - mu[tasks]
+        sigma = max(float(np.sqrt(np.mean(resid * resid))) if scores.size else 1.0,
+                    float(self.min_sigma))
+        pi = float(self.init_pi)
+        w, _ = self._e_step(tasks, workers, scores, n_workers, mu, sigma, pi)
+
+        history: list[float] = []
+        converged = False
+        scale = max(scores.size, 1)
+        n_iter = 0
+        for n_iter in range(1, int(self.max_iter) + 1):  # noqa: B007 - n_iter read after loop
+            weights = np.where(w >= 0.5, 1.0, 0.0) if self.hard else w
+            mu, sigma, pi, den = self._m_step(
+                tasks, workers, scores, weights, active, fallback_mu, sigma
+            )
+            w, loglik = self._e_step(tasks, workers, scores, n_workers, mu, sigma, pi)
+            history.append(loglik)
+            if len(history) > 1 and abs(history[-1] - history[-2]) <= self.tol * scale:
+                converged = True
+                break
+        if not converged and self.tol > 0 and int(self.max_iter) > 1:
+            warnings.warn(
+                f"{type(self).__name__} did not converge in {self.max_iter} iterations",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        w = np.where(active, w, pi)
+        self.means_ = np.where(den < ALL_BAD_WEIGHT, fallback, mu)
+        self.good_proba_ = np.where(w >= 0.5, 1.0, 0.0) if self.hard else w
+        self.sigma_ = sigma
+        self.pi_ = pi
+        self.log_likelihood_ = history
+        self.n_iter_ = n_iter
+        self.converged_ = converged
+        return self
+
+    def fit_predict(self, data: LabelSet, **fit_params: Any) -> np.ndarray:
+        """Fit and return the estimated task means ``means_``."""
+        return self.fit(data, **fit_params).means_
+
+    def fit_predict_proba(self, data: LabelSet, **fit_params: Any) -> np.ndarray:
+        """Not available: continuous estimators have no class posteriors (use ``means_``)."""
+        raise TypeError(
+            f"{type(self).__name__} estimates continuous task means (means_), not class "
+            "posteriors; use fit(data).means_"
+        )
