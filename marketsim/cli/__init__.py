@@ -16,7 +16,7 @@ from marketsim import __version__
 from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("run", "infer", "validate", "list_cmd")
+COMMANDS = ("run", "infer", "validate", "list_cmd", "report")
 
 EPILOG = """examples:
   python -m marketsim scenarios/30_workers.toml          run a study (same as 'run')

@@ -1,0 +1,155 @@
+"""The error-versus-budget figure of a run: ``error_vs_budget.png`` and ``.svg``.
+
+Drawn on a bare :class:`matplotlib.figure.Figure` (Agg canvas, no pyplot state, no display), so
+it is safe in worker processes and on headless machines. Each arm gets its own colour from the
+Okabe-Ito colour-blind-safe palette *and* its own line style and marker, so curves stay
+distinguishable in grey print.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from marketsim.report.files import write_bytes_atomic
+
+PNG_NAME = "error_vs_budget.png"
+SVG_NAME = "error_vs_budget.svg"
+
+#: Okabe & Ito (2008) colour-blind-safe palette (black last: it is the default text colour).
+COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
+           "#000000")
+LINESTYLES: tuple[Any, ...] = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)),
+                               (0, (1, 1)), (0, (3, 1, 1, 1)))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: Markers drawn per curve (spread out, offset per arm so they do not sit on top of each other).
+MARKERS_PER_CURVE = 8
+
+
+@dataclass(frozen=True)
+class PlotInfo:
+    """What the figure did, for the caption: the log-scale floor and how many points it hit."""
+
+    png: Path
+    svg: Path
+    floor: float
+    clipped_points: int
+    arms_plotted: int
+
+
+def error_floor(n_tasks: int | None, arms: Mapping[str, Mapping[str, Any]]) -> float:
+    """Lowest error drawn on the log axis: half of one task's error, ``0.5 / n_tasks``.
+
+    Without a task count, half of the smallest positive mean error (or 1e-4) is used.
+    """
+    if n_tasks and n_tasks > 0:
+        return 0.5 / n_tasks
+    positive = [e for a in arms.values() for e in a.get("error_rate", []) if e and e > 0]
+    return 0.5 * min(positive) if positive else 1e-4
+
+
+def _percent_tick(value: float, _pos: int | None = None) -> str:
+    """A log-axis tick as a percentage: ``10 %``, ``1 %``, ``0.1 %``, ``0.025 %``."""
+    return f"{100 * value:.3g} %"
+
+
+def arm_style(index: int) -> dict[str, Any]:
+    """Colour, line style and marker of the ``index``-th arm (cycles after eight arms, with the
+    line style shifted so the pairs stay distinct)."""
+    n = len(COLOURS)
+    return {
+        "color": COLOURS[index % n],
+        "linestyle": LINESTYLES[(index + index // n) % len(LINESTYLES)],
+        "marker": MARKERS[(index + 3 * (index // n)) % len(MARKERS)],
+    }
+
+
+def _markevery(n_points: int, index: int, n_arms: int) -> list[int]:
+    """About MARKERS_PER_CURVE marker positions, staggered between arms."""
+    if n_points <= MARKERS_PER_CURVE:
+        return list(range(n_points))
+    step = n_points / MARKERS_PER_CURVE
+    offset = step * index / max(n_arms, 1)
+    return sorted({min(n_points - 1, int(offset + k * step)) for k in range(MARKERS_PER_CURVE)})
+
+
+def plot_error_vs_budget(
+    out_dir: str | Path,
+    arms: Mapping[str, Mapping[str, Any]],
+    *,
+    scenario_name: str,
+    n_tasks: int | None = None,
+    partial: bool = False,
+) -> PlotInfo:
+    """Draw mean task error (log scale) against labels spent, with a shaded 95 % band per arm,
+    and write the PNG and SVG atomically into ``out_dir``.
+
+    ``arms`` is the ``arms`` mapping of ``summary.json`` (edges, error_rate, error_rate_ci95,
+    replicates). Means or band edges below the floor (see :func:`error_floor`) are clipped to it.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+    out_dir = Path(out_dir)
+    floor = error_floor(n_tasks, arms)
+    fig = Figure(figsize=(7.5, 4.8), dpi=150, layout="constrained")
+    ax = fig.add_subplot()
+    clipped = 0
+    plotted = 0
+    n_arms = len(arms)
+    top = floor
+    for idx, (name, arm) in enumerate(arms.items()):
+        edges = np.asarray(arm.get("edges", []), dtype=float)
+        mean = np.asarray(arm.get("error_rate", []), dtype=float)
+        if edges.size == 0:
+            continue
+        half = np.asarray(arm.get("error_rate_ci95", [0.0] * edges.size), dtype=float)
+        lo = np.maximum(mean - half, floor)
+        hi = np.maximum(mean + half, floor)
+        clipped += int(np.count_nonzero(mean < floor))
+        shown = np.maximum(mean, floor)
+        top = max(top, float(hi.max()))
+        style = arm_style(idx)
+        reps = arm.get("replicates")
+        label = f"{name} (n={reps})" if reps is not None else name
+        ax.fill_between(edges, lo, hi, color=style["color"], alpha=0.18, linewidth=0)
+        ax.plot(
+            edges, shown, label=label, linewidth=1.8, markersize=5,
+            markevery=_markevery(edges.size, idx, n_arms),
+            markerfacecolor="white", markeredgewidth=1.3, **style,
+        )
+        plotted += 1
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(_percent_tick))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
+    ax.set_ylim(bottom=floor * 0.8, top=max(top * 1.25, floor * 10))
+    ax.set_xlabel("labels spent (edges)")
+    ax.set_ylabel("task error rate (log scale)")
+    title = f"{scenario_name}: task error vs. labels spent"
+    if partial:
+        title += " (partial run)"
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.35)
+    ax.grid(True, which="minor", axis="y", alpha=0.08)
+    ax.axhline(floor, color="0.5", linewidth=0.8, linestyle=":", zorder=0)
+    if plotted:
+        ax.legend(title="arm (replicates); band = 95% CI of the mean", title_fontsize="small",
+                  fontsize="small", loc="best", framealpha=0.9)
+    else:
+        ax.text(0.5, 0.5, "no finished units yet", transform=ax.transAxes, ha="center")
+    basis = f"0.5/{n_tasks:,} tasks" if n_tasks else "half the smallest error"
+    note = (f"line: mean over replicates; band: 95% CI. Errors below {_percent_tick(floor)} "
+            f"({basis}), including 0, are drawn at that floor (dotted line).")
+    fig.text(0.01, 0.005, note, fontsize="x-small", color="0.35", ha="left", va="bottom")
+    fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
+    png, svg = out_dir / PNG_NAME, out_dir / SVG_NAME
+    for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, metadata=meta)
+        write_bytes_atomic(path, buf.getvalue())
+    return PlotInfo(png, svg, floor, clipped, plotted)

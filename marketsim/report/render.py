@@ -1,0 +1,152 @@
+"""Re-render a run folder from its ``curves.csv``: ``summary.json``, the error-versus-budget
+plots and ``report.md``.
+
+Works on a finished run and on an interrupted (partial) one. The setup is taken from
+``run.json`` (the resolved scenario the run used), else from the ``scenario.toml`` copy, else
+from an existing ``summary.json``, else from ``curves.csv`` alone. ``summary.json`` is rebuilt
+with :func:`marketsim.sim.study.build_summary`, so it is the file the run wrote; its ``seconds``
+(wall-clock run time, which ``curves.csv`` does not hold) is carried over from the existing
+``summary.json``, or is ``null`` if there is none.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from marketsim.errors import InputError
+from marketsim.report.curves import CurveRow, read_curves
+from marketsim.report.files import write_json_atomic, write_text_atomic
+from marketsim.report.markdown import REPORT_NAME, report_markdown
+from marketsim.report.plots import plot_error_vs_budget
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from ``path``, or None if it is missing or unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def load_setup(run_dir: Path, summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The resolved scenario of the run as a plain dict (``Scenario.to_dict()`` layout), or None
+    when neither ``run.json`` nor a loadable ``scenario.toml`` is there."""
+    meta = _read_json(run_dir / "run.json")
+    if meta and isinstance(meta.get("resolved_scenario"), dict):
+        setup = dict(meta["resolved_scenario"])
+        setup.setdefault("seed", meta.get("seed"))
+        setup.setdefault("replicates", meta.get("replicates"))
+        return setup
+    if (run_dir / "scenario.toml").is_file():
+        from marketsim.sim.study import resume_scenario
+
+        try:
+            setup = json.loads(json.dumps(resume_scenario(run_dir).to_dict(), default=str))
+        except InputError:
+            return None
+        if summary:  # the command-line overrides, if run.json is gone
+            for key in ("seed", "replicates"):
+                if isinstance(summary.get(key), int):
+                    setup[key] = summary[key]
+        return setup
+    return None
+
+
+def _check_finite(rows: list[CurveRow], path: Path) -> None:
+    for idx, r in enumerate(rows):
+        if not (math.isfinite(r.error_rate) and math.isfinite(r.ability_error)
+                and math.isfinite(r.sim_time)) or r.edges < 0 or r.replicate < 0:
+            raise InputError(
+                "bad value (error_rate, ability_error and sim_time must be finite numbers, "
+                "edges and replicate >= 0)", source=str(path), where=str(idx + 2),
+            )
+
+
+def rebuild_summary(
+    rows: list[CurveRow],
+    setup: dict[str, Any] | None,
+    previous: dict[str, Any] | None,
+    *,
+    fallback_name: str,
+    source: str,
+) -> dict[str, Any]:
+    """``summary.json`` content from the curve rows, as the run wrote it."""
+    from marketsim.sim.runner import UnitResult
+    from marketsim.sim.study import build_summary
+
+    csv_arms = list(dict.fromkeys(r.arm for r in rows))
+    prev = previous or {}
+    if setup and isinstance(setup.get("arms"), list):
+        arm_names = [str(a.get("name")) for a in setup["arms"] if isinstance(a, dict)]
+        name, seed, replicates = setup.get("name"), setup.get("seed"), setup.get("replicates")
+    else:
+        arm_names = list(prev.get("arms") or {}) if isinstance(prev.get("arms"), dict) else []
+        name, seed, replicates = prev.get("scenario"), prev.get("seed"), prev.get("replicates")
+    unknown = [a for a in csv_arms if a not in arm_names]
+    if unknown and (setup or arm_names):
+        raise InputError(f"curves.csv has arm {unknown[0]!r}, which the run's scenario does not "
+                         f"have (arms: {', '.join(arm_names)})", source=source)
+    arm_names = arm_names or csv_arms
+    units: dict[tuple[int, int], list[CurveRow]] = defaultdict(list)
+    index = {a: i for i, a in enumerate(arm_names)}
+    for r in rows:
+        units[(index[r.arm], r.replicate)].append(r)
+    if not isinstance(replicates, int):
+        replicates = max((len({rep for a, rep in units if a == i}) for i in index), default=0)
+    results = [UnitResult(rep, arm, tuple(unit_rows), 0.0)
+               for (arm, rep), unit_rows in units.items()]
+    scenario = SimpleNamespace(
+        name=name if isinstance(name, str) else fallback_name,
+        seed=seed,
+        replicates=replicates,
+        arms=tuple(SimpleNamespace(name=a) for a in arm_names),
+    )
+    finished, total = len(results), replicates * len(arm_names)
+    complete = finished >= total and prev.get("complete", True) is not False
+    summary = build_summary(scenario, results, 0.0, complete)  # type: ignore[arg-type]
+    summary["seconds"] = prev.get("seconds")
+    for key, value in prev.items():  # keep fields a newer run may have added
+        summary.setdefault(key, value)
+    return summary
+
+
+def render_report(run_dir: str | Path) -> dict[str, Any]:
+    """Rewrite ``summary.json`` and write ``error_vs_budget.png``/``.svg`` and ``report.md`` in
+    ``run_dir`` from its ``curves.csv``; return the summary.
+
+    A missing folder or ``curves.csv``, or a malformed ``curves.csv``, raises
+    :class:`~marketsim.errors.InputError`. Every file is written atomically.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise InputError("run folder not found", source=str(run_dir))
+    curves = run_dir / "curves.csv"
+    if not curves.is_file():
+        raise InputError("no curves.csv here: not a marketsim run folder, or no results "
+                         "written yet", source=str(run_dir))
+    rows = read_curves(curves)
+    _check_finite(rows, curves)
+    previous = _read_json(run_dir / "summary.json")
+    setup = load_setup(run_dir, previous)
+    summary = rebuild_summary(rows, setup, previous, fallback_name=run_dir.name,
+                              source=str(curves))
+    write_json_atomic(run_dir / "summary.json", summary)
+    n_tasks = None
+    if setup and isinstance(setup.get("tasks"), dict):
+        n_tasks = setup["tasks"].get("count")
+    plot = plot_error_vs_budget(
+        run_dir, summary["arms"], scenario_name=str(summary["scenario"]),
+        n_tasks=n_tasks if isinstance(n_tasks, int) else None,
+        partial=not summary["complete"],
+    )
+    run_meta = _read_json(run_dir / "run.json")
+    text = report_markdown(summary, setup, plot, run_dir=run_dir,
+                           versions=(run_meta or {}).get("versions"))
+    write_text_atomic(run_dir / REPORT_NAME, text)
+    return summary
