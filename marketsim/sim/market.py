@@ -15,6 +15,7 @@ The record of who labelled what is a networkx bipartite graph; inference runs on
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from marketsim.aggregation.one_coin import expected_correct
 from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
 from marketsim.sim.label_log import LabelLog
 from marketsim.sim.scenario import Scenario
-from marketsim.sim.world import World, draw_answers
+from marketsim.sim.world import World
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,9 @@ class Market:
         self.assigned = 0
         self.curve: list[CurvePoint] = []
         self.not_converged = 0
+        #: Wall time spent in the inference service and in the policy (for benchmarks).
+        self.inference_seconds = 0.0
+        self.policy_seconds = 0.0
         self.estimator: BaseAggregator | None = None
         self.proba: np.ndarray | None = None
         self.finished = self.env.event()
@@ -176,18 +180,24 @@ class Market:
             self._refresh_due.succeed()
 
     def receive(self, task: int, worker: int) -> None:
-        """A worker submits their answer for ``task``."""
-        label = draw_answers(
-            self.world.truth[task : task + 1],
-            self.world.ability[worker : worker + 1],
-            self.n_classes,
-            self.streams.answers,
-        )
-        self._record(np.array([task]), np.array([worker]), label)
+        """A worker submits their answer for ``task`` (one-coin: right with their ability,
+        else a uniformly chosen wrong class). Scalar code: this runs once per label."""
+        rng = self.streams.answers
+        truth = int(self.world.truth[task])
+        label = truth
+        if rng.random() >= self.world.ability[worker]:
+            k = self.n_classes
+            label = 1 - truth if k == 2 else (truth + int(rng.integers(1, k))) % k
+        self.log.append(task, worker, label)
+        if self.graph is not None:
+            self.graph.add_edge(f"t{task}", f"w{worker}", label=label, time=float(self.env.now))
+        if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
+            self._refresh_due.succeed()
 
     # --- inference ---------------------------------------------------------------------------
     def refresh(self) -> None:
         """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
+        started = time.perf_counter()
         labels = self.log.view()
         est = self.make_estimator()
         if hasattr(est, "random_state"):
@@ -205,6 +215,7 @@ class Market:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         self.estimator = est
         self.proba = est.proba_
+        self.inference_seconds += time.perf_counter() - started
         skill = estimated_skill(est, labels)
         seen = labels.worker_degree > 0
         ability_error = (
@@ -221,7 +232,9 @@ class Market:
             self.on_refresh(point)
         if labels.n_labels < self.budget:
             state = MarketState(labels, est.proba_, skill, labels.n_labels, self.budget)
+            ranked = time.perf_counter()
             self.requester.new_round(self.policy.rank(state, self.streams.policy))
+            self.policy_seconds += time.perf_counter() - ranked
 
     # --- processes ---------------------------------------------------------------------------
     def inference_service(self) -> Any:
