@@ -2,7 +2,8 @@
 
     python benchmarks/reproduce_maginnis_gupta.py                 # faithful, 100 replicates
     python benchmarks/reproduce_maginnis_gupta.py --replicates 10 --jobs 2
-    python benchmarks/reproduce_maginnis_gupta.py --scenario scenarios/paper/30_workers_improved.toml
+    python benchmarks/reproduce_maginnis_gupta.py \
+        --scenario scenarios/paper/30_workers_improved.toml
 
 Acceptance (issue 3): at 4,800 / 7,600 / 10,400 / 13,200 edges, both uniform arms within 15 %
 (relative) of the paper, and the random-forest arm with prior at or below paper + 10 %.
@@ -43,7 +44,9 @@ def read_paper(path: Path) -> dict[str, dict[int, float]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenario", default=str(ROOT / "scenarios/paper/30_workers_faithful.toml"))
+    parser.add_argument(
+        "--scenario", default=str(ROOT / "scenarios/paper/30_workers_faithful.toml")
+    )
     parser.add_argument("--replicates", type=int, default=None)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", default=None, help="run folder (default reports/...)")

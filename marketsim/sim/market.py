@@ -42,6 +42,7 @@ class CurvePoint:
     error_rate: float
     ability_error: float
     sim_time: float
+    confusion_error: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,16 @@ def estimated_skill(estimator: BaseAggregator, labels: Any) -> np.ndarray:
     correct, n = expected_correct(labels, estimator.proba_)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, correct / np.maximum(n, 1), 0.5)
+
+
+def estimated_confusion(estimator: BaseAggregator, skill: np.ndarray, k: int) -> np.ndarray:
+    """Per-worker confusion matrices: ``confusion_`` when the model has them, else the one-coin
+    matrices implied by the estimated accuracies."""
+    if hasattr(estimator, "confusion_"):
+        return np.asarray(estimator.confusion_)
+    from marketsim.sim.world import one_coin_confusion
+
+    return one_coin_confusion(np.asarray(skill, dtype=np.float64), k)
 
 
 class Requester:
@@ -141,6 +152,7 @@ class Market:
             self.graph.add_nodes_from((f"t{i}" for i in range(n)), bipartite=0)
             self.graph.add_nodes_from((f"w{j}" for j in range(m)), bipartite=1)
         self.busy = np.zeros(m, dtype=bool)
+        self._cumulative = None if world.one_coin else np.cumsum(world.confusion, axis=2)
         self.assigned = 0
         self.curve: list[CurvePoint] = []
         self.not_converged = 0
@@ -184,10 +196,14 @@ class Market:
         else a uniformly chosen wrong class). Scalar code: this runs once per label."""
         rng = self.streams.answers
         truth = int(self.world.truth[task])
-        label = truth
-        if rng.random() >= self.world.ability[worker]:
-            k = self.n_classes
-            label = 1 - truth if k == 2 else (truth + int(rng.integers(1, k))) % k
+        if self.world.one_coin:
+            label = truth
+            if rng.random() >= self.world.confusion[worker, truth, truth]:
+                k = self.n_classes
+                label = 1 - truth if k == 2 else (truth + int(rng.integers(1, k))) % k
+        else:
+            row = self._cumulative[worker, truth]
+            label = min(int(np.searchsorted(row, rng.random(), side="right")), len(row) - 1)
         self.log.append(task, worker, label)
         if self.graph is not None:
             self.graph.add_edge(f"t{task}", f"w{worker}", label=label, time=float(self.env.now))
@@ -221,10 +237,16 @@ class Market:
         ability_error = (
             float(np.mean(np.abs(skill[seen] - self.world.ability[seen]))) if seen.any() else 0.0
         )
+        confusion = estimated_confusion(est, skill, self.n_classes)
+        confusion_error = (
+            float(np.mean(np.abs(confusion[seen] - self.world.confusion[seen])))
+            if seen.any() else 0.0
+        )
         point = CurvePoint(
             edges=labels.n_labels,
             error_rate=float(np.mean(est.labels_ != self.world.truth)),
             ability_error=ability_error,
+            confusion_error=confusion_error,
             sim_time=float(self.env.now),
         )
         self.curve.append(point)

@@ -22,7 +22,7 @@ from marketsim.sim.backends import dask_units, local_units
 from marketsim.sim.inference import estimator_factory
 from marketsim.sim.market import CurvePoint, Market
 from marketsim.sim.scenario import Scenario
-from marketsim.sim.seeds import unit_streams, world_rng
+from marketsim.sim.seeds import initial_graph_rng, unit_streams, world_rng
 from marketsim.sim.world import draw_world
 
 
@@ -49,7 +49,12 @@ def run_unit(
     ``output.graphml`` and a ``graph_dir``, replicate 0's graph is written there."""
     start = time.perf_counter()
     spec = scenario.arms[arm]
-    world = draw_world(scenario, world_rng(scenario.seed, replicate))
+    world = draw_world(
+        scenario,
+        world_rng(scenario.seed, replicate),
+        spec.initial_graph(scenario.budget),
+        None if spec.initial is None else initial_graph_rng(scenario.seed, replicate, spec.initial),
+    )
     policy = make_policy(
         spec.policy.name,
         dict(spec.policy.options),
@@ -75,7 +80,10 @@ def run_unit(
         market.write_graphml(tmp)
         os.replace(tmp, path)
     rows = tuple(
-        CurveRow(spec.name, replicate, p.edges, p.error_rate, p.ability_error, p.sim_time)
+        CurveRow(
+            spec.name, replicate, p.edges, p.error_rate, p.ability_error, p.sim_time,
+            p.confusion_error,
+        )
         for p in curve
     )
     return UnitResult(replicate, arm, rows, time.perf_counter() - start)

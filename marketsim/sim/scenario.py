@@ -17,9 +17,10 @@ from typing import Any
 
 from marketsim.errors import InputError
 
-WORKER_MODELS = ("one-coin",)
+WORKER_MODELS = ("one-coin", "confusion", "spammer-hammer")
 ABILITY_DISTRIBUTIONS = ("shifted-beta",)
-INITIAL_GRAPHS = ("one-per-task", "none")
+CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
+INITIAL_GRAPHS = ("one-per-task", "bernoulli", "none")
 INIT_METHODS = ("majority", "random", "spectral")
 
 
@@ -124,6 +125,22 @@ class AbilitySpec:
 
 
 @dataclass(frozen=True)
+class ConfusionSpec:
+    """Per-worker K×K confusion matrices (``model = "confusion"``).
+
+    ``diagonal-uniform``: each diagonal entry uniform on [low, high], the rest of the row spread
+    evenly (Zhang et al.'s synthetic design; for K = 2 exactly their setup). ``dirichlet``: row c
+    drawn from Dirichlet(concentration·(1 + diagonal_weight·e_c)).
+    """
+
+    design: str = "diagonal-uniform"
+    low: float = 0.3
+    high: float = 0.9
+    concentration: float = 1.0
+    diagonal_weight: float = 4.0
+
+
+@dataclass(frozen=True)
 class WorkersSpec:
     """The worker pool: size, answer model, abilities, arrivals and labelling time."""
 
@@ -132,6 +149,8 @@ class WorkersSpec:
     ability: AbilitySpec = field(default_factory=AbilitySpec)
     arrival_rate: float = 1.0
     service_mean: float = 0.0
+    confusion: ConfusionSpec = field(default_factory=ConfusionSpec)
+    hammer_fraction: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -150,6 +169,7 @@ class BudgetSpec:
     edges: int
     initial: str = "one-per-task"
     batch: int = 100
+    initial_probability: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -187,6 +207,12 @@ class ArmSpec:
     name: str
     policy: PolicySpec
     inference: InferenceSpec
+    #: Initial graph of this arm (``None``: the scenario's ``budget.initial``).
+    initial: str | None = None
+
+    def initial_graph(self, budget: BudgetSpec) -> str:
+        """The initial graph this arm starts from."""
+        return budget.initial if self.initial is None else self.initial
 
 
 @dataclass(frozen=True)
@@ -348,13 +374,34 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
     svc = wk.sub("service")
     service_mean = svc.number("mean", 0.0, low=0, high=1e9)
     svc.finish()
+    cf = wk.sub("confusion")
+    confusion = ConfusionSpec(
+        design=cf.choice("design", CONFUSION_DESIGNS, "diagonal-uniform"),
+        low=cf.number("low", 0.3, low=0, high=1),
+        high=cf.number("high", 0.9, low=0, high=1),
+        concentration=cf.number("concentration", 1.0, low=0, low_open=True, high=1e6),
+        diagonal_weight=cf.number("diagonal_weight", 4.0, low=0, high=1e6),
+    )
+    if confusion.high < confusion.low:
+        raise cf.fail("high", f"must be >= workers.confusion.low ({confusion.low:g})")
+    cf.finish()
+    sh = wk.sub("spammer_hammer")
+    hammer_fraction = sh.number("hammer_fraction", 0.3, low=0, high=1)
+    sh.finish()
     wk.finish()
-    workers = WorkersSpec(wcount, model, ability, rate, service_mean)
+    if model != "confusion" and "confusion" in wk.table:
+        raise wk.fail("confusion", "only applies with workers.model = 'confusion'")
+    if model != "spammer-hammer" and "spammer_hammer" in wk.table:
+        raise wk.fail("spammer_hammer", "only applies with workers.model = 'spammer-hammer'")
+    workers = WorkersSpec(
+        wcount, model, ability, rate, service_mean, confusion, hammer_fraction
+    )
 
     bg = top.sub("budget", required=True)
     edges = bg.number("edges", integer=True, low=1, high=10_000_000_000)
     initial = bg.choice("initial", INITIAL_GRAPHS, "one-per-task")
     batch = bg.number("batch", 100, integer=True, low=1, high=10_000_000_000)
+    initial_probability = bg.number("initial_probability", 0.2, low=0, high=1)
     bg.finish()
     if initial == "one-per-task" and edges < count:
         raise bg.fail("edges", f"must be >= tasks.count ({count}) with initial = 'one-per-task'")
@@ -363,7 +410,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
             "edges", f"must be <= tasks.count x workers.count = {count * wcount} "
             "(a worker labels a task at most once)"
         )
-    budget = BudgetSpec(edges, initial, batch)
+    budget = BudgetSpec(edges, initial, batch, initial_probability)
 
     out = top.sub("output")
     output = OutputSpec(
@@ -386,8 +433,12 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
         seen.add(arm_name)
         policy = _read_policy(arm)
         inference = _read_inference(arm, classes, _method_names)
+        arm_initial = arm.choice("initial", INITIAL_GRAPHS, None) if "initial" in arm.table \
+            else None
+        if arm_initial == "one-per-task" and edges < count:
+            raise arm.fail("initial", f"'one-per-task' needs budget.edges >= {count}")
         arm.finish()
-        arms.append(ArmSpec(arm_name, policy, inference))
+        arms.append(ArmSpec(arm_name, policy, inference, arm_initial))
     sweep = _read_sweep(top)
     top.finish()
     return Scenario(

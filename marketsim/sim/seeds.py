@@ -10,7 +10,7 @@ import numpy as np
 
 from marketsim.sim.market import Streams
 
-WORLD, ARRIVALS, ANSWERS, POLICY, INFERENCE = range(5)
+WORLD, ARRIVALS, ANSWERS, POLICY, INFERENCE, INITIAL = range(6)
 
 
 def generator(seed: int, *key: int) -> np.random.Generator:
@@ -32,3 +32,11 @@ def unit_streams(seed: int, replicate: int, arm: int) -> Streams:
         policy=generator(seed, replicate, POLICY, arm),
         inference=generator(seed, replicate, INFERENCE, arm),
     )
+
+
+def initial_graph_rng(seed: int, replicate: int, kind: str) -> np.random.Generator:
+    """Stream for an arm-specific initial graph, one per kind, shared by arms that use it.
+    (The scenario's own initial graph continues the world stream.)"""
+    from marketsim.sim.scenario import INITIAL_GRAPHS
+
+    return generator(seed, replicate, INITIAL, INITIAL_GRAPHS.index(kind))

@@ -86,7 +86,10 @@ def save_unit(run_dir: Path, scenario: Scenario, unit: UnitResult) -> None:
             "arm": unit.arm,
             "arm_name": scenario.arms[unit.arm].name,
             "seconds": unit.seconds,
-            "rows": [[r.edges, r.error_rate, r.ability_error, r.sim_time] for r in unit.rows],
+            "rows": [
+                [r.edges, r.error_rate, r.ability_error, r.sim_time, r.confusion_error]
+                for r in unit.rows
+            ],
         },
     )
 
@@ -108,8 +111,9 @@ def load_units(run_dir: Path, scenario: Scenario) -> list[UnitResult]:
                     source=str(path),
                 )
             rows = tuple(
-                CurveRow(name, rep, int(e), float(err), float(ab), float(t))
-                for e, err, ab, t in data["rows"]
+                CurveRow(name, rep, int(r[0]), float(r[1]), float(r[2]), float(r[3]),
+                         float(r[4]) if len(r) > 4 else float("nan"))
+                for r in data["rows"]
             )
             units.append(UnitResult(rep, arm, rows, float(data.get("seconds", 0.0))))
         except (ValueError, KeyError, TypeError):

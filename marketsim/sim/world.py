@@ -1,7 +1,10 @@
-"""The hidden world of one replicate: true classes, worker abilities and the initial graph.
+"""The hidden world of one replicate: true classes, worker confusion matrices and the initial
+graphs.
 
 Drawn once per replicate and shared by every arm (common random numbers), so differences
-between arms are the policies' and the estimators' own.
+between arms are the policies' and the estimators' own. Every discrete worker model is stored as
+per-worker confusion matrices ``confusion[j, c, l] = P(worker j says l | true class c)``; the
+one-coin model is the special case with ``p_j`` on the diagonal.
 """
 
 from __future__ import annotations
@@ -15,13 +18,65 @@ from marketsim.sim.scenario import Scenario
 
 @dataclass(frozen=True)
 class World:
-    """True classes (n_tasks,), abilities (n_workers,), initial (task, worker) pairs and answers."""
+    """True classes (n_tasks,), confusion matrices (n_workers, K, K), accuracy (n_workers,)
+    under the class prior, and the initial (task, worker, label) triples of one initial graph."""
 
     truth: np.ndarray
+    confusion: np.ndarray
     ability: np.ndarray
     initial_tasks: np.ndarray
     initial_workers: np.ndarray
     initial_labels: np.ndarray
+    #: Every worker symmetric (errors spread evenly over the wrong classes): the fast answer path.
+    one_coin: bool = True
+
+
+def one_coin_confusion(ability: np.ndarray, k: int) -> np.ndarray:
+    """Confusion matrices of one-coin workers: ``p`` on the diagonal, ``(1-p)/(K-1)`` elsewhere."""
+    off = (1.0 - ability) / (k - 1)
+    conf = np.repeat(off[:, None, None], k, axis=1).repeat(k, axis=2)
+    idx = np.arange(k)
+    conf[:, idx, idx] = ability[:, None]
+    return conf
+
+
+def draw_confusion(scenario: Scenario, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+    """Per-worker confusion matrices for the scenario's worker model; flag one-coin worlds."""
+    w = scenario.workers
+    m, k = w.count, scenario.tasks.classes
+    if w.model == "one-coin":
+        return one_coin_confusion(draw_ability(scenario, m, rng), k), True
+    if w.model == "spammer-hammer":
+        hammer = rng.random(m) < w.hammer_fraction
+        ability = np.where(hammer, 1.0, 1.0 / k)
+        return one_coin_confusion(ability, k), True
+    spec = w.confusion
+    if spec.design == "diagonal-uniform":
+        diag = rng.uniform(spec.low, spec.high, size=(m, k))
+        conf = np.repeat(((1.0 - diag) / (k - 1))[:, :, None], k, axis=2)
+        idx = np.arange(k)
+        conf[:, idx, idx] = diag
+        return conf, False
+    alpha = spec.concentration * (1.0 + spec.diagonal_weight * np.eye(k))
+    conf = np.stack([rng.dirichlet(alpha[c], size=m) for c in range(k)], axis=1)
+    return conf, False
+
+
+def accuracy(confusion: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Probability that each worker is right on a task drawn from the prior."""
+    return np.einsum("jcc,c->j", confusion, prior)
+
+
+def draw_labels(
+    truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """Answers of ``workers`` on tasks with true classes ``truth`` (vectorised)."""
+    if truth.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    rows = confusion[workers, truth]  # (n, K)
+    u = rng.random(truth.shape[0])[:, None]
+    labels = (np.cumsum(rows, axis=1) <= u).sum(axis=1)
+    return np.minimum(labels, confusion.shape[2] - 1).astype(np.int64)
 
 
 def draw_answers(
@@ -42,21 +97,57 @@ def draw_ability(scenario: Scenario, n: int, rng: np.random.Generator) -> np.nda
     return ab.low + (1.0 - ab.low) * rng.beta(ab.alpha, ab.beta, size=n)
 
 
-def draw_world(scenario: Scenario, rng: np.random.Generator) -> World:
-    """Draw a replicate's world. The initial graph gives each task one label, workers assigned
-    round-robin over a random task order (seed 000's 2,000 initial edges)."""
-    n = scenario.tasks.count
-    m = scenario.workers.count
-    k = scenario.tasks.classes
-    truth = rng.choice(k, size=n, p=np.asarray(scenario.tasks.prior)).astype(np.int64)
-    ability = draw_ability(scenario, m, rng)
-    if scenario.budget.initial == "one-per-task":
+def initial_pairs(
+    scenario: Scenario, kind: str, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(task, worker) pairs of an initial graph, sorted by task.
+
+    ``one-per-task``: each task one label, workers round-robin over a random task order (seed
+    000's 2,000 initial edges). ``bernoulli``: each pair present with ``initial_probability``
+    (Zhang et al.'s design); if that draws more pairs than the budget, a uniformly random subset
+    of ``budget.edges`` pairs is kept, so the budget is never overspent.
+    """
+    n, m = scenario.tasks.count, scenario.workers.count
+    if kind == "one-per-task":
         tasks = rng.permutation(n).astype(np.int64)
         workers = (np.arange(n) % m).astype(np.int64)
-        order = np.argsort(tasks, kind="stable")
-        tasks, workers = tasks[order], workers[order]
+    elif kind == "bernoulli":
+        p = scenario.budget.initial_probability
+        per_task = rng.binomial(m, p, size=n)
+        tasks = np.repeat(np.arange(n, dtype=np.int64), per_task)
+        keys = rng.random((n, m)).argsort(axis=1) if n * m <= 50_000_000 else None
+        if keys is None:
+            raise ValueError("bernoulli initial graphs are limited to 50 million task-worker pairs")
+        take = np.arange(m)[None, :] < per_task[:, None]
+        workers = keys[take].astype(np.int64)
+        if tasks.size > scenario.budget.edges:
+            keep = np.sort(rng.choice(tasks.size, size=scenario.budget.edges, replace=False))
+            tasks, workers = tasks[keep], workers[keep]
     else:
-        tasks = np.zeros(0, dtype=np.int64)
-        workers = np.zeros(0, dtype=np.int64)
-    labels = draw_answers(truth[tasks], ability[workers], k, rng)
-    return World(truth, ability, tasks, workers, labels)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.argsort(tasks, kind="stable")
+    return tasks[order], workers[order]
+
+
+def draw_world(
+    scenario: Scenario,
+    rng: np.random.Generator,
+    initial: str | None = None,
+    initial_rng: np.random.Generator | None = None,
+) -> World:
+    """Draw a replicate's world with the initial graph ``initial`` (default: the scenario's).
+
+    The initial graph is drawn from ``initial_rng`` when given (one stream per kind of graph, so
+    arms with different initial graphs still share the truth and the workers)."""
+    n, k = scenario.tasks.count, scenario.tasks.classes
+    prior = np.asarray(scenario.tasks.prior)
+    truth = rng.choice(k, size=n, p=prior).astype(np.int64)
+    confusion, one_coin = draw_confusion(scenario, rng)
+    graph_rng = rng if initial_rng is None else initial_rng
+    tasks, workers = initial_pairs(scenario, initial or scenario.budget.initial, graph_rng)
+    if one_coin:
+        right = confusion[workers, truth[tasks], truth[tasks]]
+        labels = draw_answers(truth[tasks], right, k, graph_rng)
+    else:
+        labels = draw_labels(truth[tasks], confusion, workers, graph_rng)
+    return World(truth, confusion, accuracy(confusion, prior), tasks, workers, labels, one_coin)
