@@ -40,11 +40,11 @@ _spec("one-coin-shifted-beta",
       "one-coin EM, MAP with seed 000's shifted Beta prior p = low + (1-low) Beta(alpha, beta)",
       lambda **kw: OneCoinEM(prior="shifted-beta", **kw))
 _spec("one-coin-spectral", "one-coin spectral initialisation (Zhang et al. Alg. 2) + one-coin EM",
-      lambda **kw: OneCoinEM(init="spectral", **kw))
+      lambda **kw: OneCoinEM(**{"init": "spectral", **kw}))
 _spec("ds", "Dawid-Skene EM with full confusion matrices, majority-vote start (MV-D&S)",
       DawidSkene)
 _spec("opt-ds", "Opt-D&S: spectral confusion matrices (Zhang et al. 2014) + Dawid-Skene EM",
-      lambda **kw: DawidSkene(init="spectral", **kw))
+      lambda **kw: DawidSkene(**{"init": "spectral", **kw}))
 _spec("kos", "Karger-Oh-Shah iterative message passing (K>2 by threshold reduction)", KOS,
       iterative=False)
 _spec("kos-svd", "'KOS' as run in Zhang et al.'s code: SVD of the column-centred +-1 matrix",

@@ -20,13 +20,14 @@ def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], B
     """
     ability = scenario.workers.ability
     wanted: dict[str, object] = {
-        "init": spec.init,
         "max_iter": spec.max_iter,
         "tol": spec.tol,
         "alpha": ability.alpha if spec.alpha is None else spec.alpha,
         "beta": ability.beta if spec.beta is None else spec.beta,
         "low": ability.low if spec.low is None else spec.low,
     }
+    if spec.init is not None:
+        wanted["init"] = spec.init
     if spec.class_prior == "true":
         wanted["class_prior"] = np.asarray(scenario.tasks.prior)
     elif spec.class_prior == "estimate":

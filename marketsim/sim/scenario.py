@@ -39,7 +39,7 @@ class _Reader:
         return f"{self.path}.{name}" if self.path else name
 
     def fail(self, name: str, message: str) -> InputError:
-        return InputError(f"{self.key(name)} {message}", source=self.source)
+        return InputError(f"{_printable(self.key(name))} {message}", source=self.source)
 
     def get(self, name: str, default: Any = ..., *, kind: Any = None) -> Any:
         self.used.add(name)
@@ -66,12 +66,16 @@ class _Reader:
         value = self.get(name, default, kind=int if integer else float)
         if value is None:
             return None
-        if not math.isfinite(value):
-            raise self.fail(name, f"must be a finite number, got {value!r}")
+        if not _finite(value):
+            raise self.fail(name, f"must be a finite number, got {_short(value)}")
         if low is not None and (value < low or (low_open and value == low)):
-            raise self.fail(name, f"must be {'>' if low_open else '>='} {low:g}, got {value!r}")
+            raise self.fail(
+                name, f"must be {'>' if low_open else '>='} {low:g}, got {_short(value)}"
+            )
         if high is not None and (value > high or (high_open and value == high)):
-            raise self.fail(name, f"must be {'<' if high_open else '<='} {high:g}, got {value!r}")
+            raise self.fail(
+                name, f"must be {'<' if high_open else '<='} {high:g}, got {_short(value)}"
+            )
         return int(value) if integer else float(value)
 
     def choice(self, name: str, allowed: tuple[str, ...], default: Any = ...) -> Any:
@@ -107,6 +111,26 @@ def _is_kind(value: Any, kind: Any) -> bool:
     if kind is list:
         return isinstance(value, list)
     return isinstance(value, kind)
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped (a key may hold a newline; errors are one line)."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in text)
+
+
+def _finite(value: int | float) -> bool:
+    """A finite number that fits a float (TOML integers are unbounded: ``10**400`` is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a value, cut to 40 characters so an error stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _kind_name(kind: Any) -> str:
@@ -182,7 +206,8 @@ class InferenceSpec:
     """
 
     method: str = "one-coin-shifted-beta"
-    init: str = "majority"
+    #: ``None``: the method's own start (majority vote; spectral for opt-ds/one-coin-spectral).
+    init: str | None = None
     max_iter: int = 100
     tol: float = 1e-7
     class_prior: str | tuple[float, ...] = "true"
@@ -277,7 +302,7 @@ def _prior(reader: _Reader, name: str, k: int, default: Any) -> tuple[float, ...
         raise reader.fail(name, f"must be an array of {k} probabilities, got {value!r}")
     if len(value) != k:
         raise reader.fail(name, f"must have {k} entries (one per class), got {len(value)}")
-    if any(not math.isfinite(v) or v < 0 for v in value):
+    if any(not _finite(v) or v < 0 for v in value):
         raise reader.fail(name, f"entries must be finite and >= 0, got {value!r}")
     if abs(sum(value) - 1.0) > 1e-6:
         raise reader.fail(name, f"must sum to 1, got {sum(value):.6g}")
@@ -319,7 +344,7 @@ def _read_inference(arm: _Reader, k: int, methods: Callable[[], tuple[str, ...]]
         class_prior = _prior(inf, "class_prior", k, None)
     spec = InferenceSpec(
         method=method,
-        init=inf.choice("init", INIT_METHODS, "majority"),
+        init=inf.choice("init", INIT_METHODS, None) if "init" in inf.table else None,
         max_iter=inf.number("max_iter", 100, integer=True, low=1, high=100_000),
         tol=inf.number("tol", 1e-7, low=0),
         class_prior=class_prior,
