@@ -4,6 +4,8 @@ from __future__ import annotations
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
+#: A file could not be written or read (disk full, permission denied): sysexits' EX_IOERR.
+EXIT_IO_ERROR = 74
 EXIT_INTERRUPTED = 130
 
 

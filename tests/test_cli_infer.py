@@ -157,12 +157,12 @@ def test_json_mv_on_tiny_file(cli: tuple[dict[str, Result], Path]) -> None:
     assert result["log_likelihood"] is None and result["iterations"] == 0
     # task c is a 1-1 tie (half right); unlabelled task e ties between both classes (half right)
     assert result["error_rate_fractional_ties"] == pytest.approx(1 / 5)
-    rows = list(csv.DictReader((folder / "post.csv").open()))
+    rows = list(csv.DictReader((folder / "post.csv").read_text().splitlines()))
     assert [r["task"] for r in rows] == ["a", "b", "c", "d", "e"]
     assert list(rows[0]) == ["task", "predicted", "truth", "p_no", "p_yes"]
     assert rows[0]["predicted"] == "yes" and float(rows[0]["p_yes"]) == pytest.approx(2 / 3)
     assert rows[4]["truth"] == "yes"
-    wrows = list(csv.DictReader((folder / "workers.csv").open()))
+    wrows = list(csv.DictReader((folder / "workers.csv").read_text().splitlines()))
     assert [w["worker"] for w in wrows] == ["w1", "w2", "c"]
     assert float(wrows[0]["accuracy"]) == pytest.approx(1.0)
     assert float(wrows[2]["accuracy"]) == pytest.approx(0.0)
@@ -209,7 +209,7 @@ def test_json_ds_and_workers_file(
     assert isinstance(result["log_likelihood"], float)
     assert 0.0 <= result["error_rate"] <= 1.0 and result["n_tasks_with_truth"] == 5
     assert "error_rate_fractional_ties" not in result
-    header = next(csv.reader((tmp_path / "w.csv").open()))
+    header = next(csv.reader((tmp_path / "w.csv").read_text().splitlines()))
     assert header == ["worker", "n_labels", "accuracy",
                       "conf_no_no", "conf_no_yes", "conf_yes_no", "conf_yes_yes"]
     assert not list(tmp_path.glob(".w.csv.*"))  # no temporary file left behind

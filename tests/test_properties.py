@@ -27,7 +27,12 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-from marketsim.aggregation.base import BaseAggregator, EMAggregator, majority_posterior
+from marketsim.aggregation.base import (
+    BaseAggregator,
+    EMAggregator,
+    NotIdentifiableWarning,
+    majority_posterior,
+)
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.majority_vote import MajorityVote
 from marketsim.aggregation.registry import METHODS, make_estimator
@@ -167,6 +172,8 @@ def fit(name: str, est: BaseAggregator, data: LabelSet) -> BaseAggregator:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.simplefilter("ignore", ConvergenceWarning)
+        # Random label sets often carry no signal: saying so is the estimator's job here.
+        warnings.simplefilter("ignore", NotIdentifiableWarning)
         if is_spectral(name):
             warnings.simplefilter("ignore", RuntimeWarning)
         return est.fit(data)
@@ -287,6 +294,7 @@ def aligned_fits(
             else:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
+                    warnings.simplefilter("ignore", NotIdentifiableWarning)  # random crowds
                     fitted.append(est.fit(data, init_proba=init))
         n_iter = [getattr(f, "n_iter_", 0) for f in fitted]
         if not isinstance(fitted[0], EMAggregator) or len(set(n_iter)) == 1:

@@ -147,7 +147,7 @@ def test_sweep_expands_grid_and_reports_labels_needed(tmp_path: Path) -> None:
     # Better workers (alpha 9) must not need more labels to do well: the final error is lower.
     import csv
 
-    recs = list(csv.DictReader((out / "sweep.csv").open()))
+    recs = list(csv.DictReader((out / "sweep.csv").read_text().splitlines()))
     def final(alpha: str) -> float:
         rows = [r for r in recs if r["workers.ability.alpha"] == alpha]
         return sum(float(r["final_error_rate"]) for r in rows)

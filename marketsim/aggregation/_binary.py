@@ -53,7 +53,13 @@ def reduce_and_combine(
     signs = np.zeros((data.n_tasks, max(k - 1, 0)))
     if data.n_tasks and data.n_workers and data.n_labels:
         for level in range(1, k):
-            signs[:, level - 1] = binary(threshold_matrix(data, level))
+            mat = threshold_matrix(data, level)
+            if mat.nnz and (mat.data > 0).all():  # every label is >= level
+                signs[:, level - 1] = 1.0
+            elif mat.nnz and (mat.data < 0).all():  # none is (e.g. a class nobody chose)
+                signs[:, level - 1] = -1.0
+            else:
+                signs[:, level - 1] = binary(mat)
     return combine_signs(signs, k)
 
 

@@ -27,6 +27,104 @@ from marketsim.data.labels import LabelSet
 #: Floor applied to probabilities before taking logs, so that no kernel ever produces -inf.
 PROB_FLOOR = 1e-12
 
+#: Fewest same-task label pairs before the chance-agreement check speaks (below it, silence).
+MIN_PAIRS_FOR_CHECK = 50
+
+
+class NotIdentifiableWarning(UserWarning):
+    """The labels do not determine the answer: workers agree no more than chance, or the fit
+    puts the workers below chance (the classes may be swapped). Posteriors stay valid
+    probabilities but should not be trusted."""
+
+
+def pair_agreement_test(data: LabelSet) -> tuple[float, float, float, int]:
+    """Do workers agree (or disagree) more than chance? ``(z, statistic, null mean, worker
+    pairs)``: ``z`` tests the overall excess agreement (all workers better than chance), the
+    chi-square ``statistic`` any pair's departure from chance (a mix of good and adversarial
+    workers, whose overall agreement is at chance).
+
+    For every pair of workers (a, b) who labelled ``O_ab`` common tasks and agreed on ``A_ab``
+    of them, ``(A_ab - c O_ab)^2 / (O_ab c (1 - c))`` with ``c`` the chance agreement of two
+    labels drawn from the overall label frequencies (Fleiss). Summed over pairs it is about
+    chi-square with one degree of freedom per pair when workers answer at random (mean = number
+    of pairs, sd = sqrt(2 x pairs)). Good workers agree beyond chance, adversarial ones
+    disagree; a mix of both (whose average agreement is at chance) still shows, pair by pair.
+    Sparse: the cost is that of the same-task label pairs.
+    """
+    import scipy.sparse as sp
+
+    m, k = data.n_workers, data.n_classes
+    if data.n_labels == 0 or m < 2:
+        return 0.0, 0.0, 0.0, 0
+    ones = np.ones(data.n_labels)
+    g = sp.csr_matrix((ones, (data.tasks, data.workers)), shape=(data.n_tasks, m))
+    g.data = np.minimum(g.data, 1.0)  # a repeated (task, worker) pair counts once
+    b = sp.csr_matrix((ones, (data.tasks * k + data.labels, data.workers)),
+                      shape=(data.n_tasks * k, m))
+    b.data = np.minimum(b.data, 1.0)
+    overlap = sp.triu(g.T @ g, k=1).tocoo()
+    if overlap.nnz == 0:
+        return 0.0, 0.0, 0.0, 0
+    agree = np.asarray((b.T @ b).tocsr()[overlap.row, overlap.col]).ravel()
+    freq = np.bincount(data.labels, minlength=k) / data.n_labels
+    c = float((freq**2).sum())
+    if c >= 1.0:
+        return 0.0, 0.0, 0.0, 0
+    o = overlap.data
+    var = o * c * (1.0 - c)
+    z = float((agree - c * o).sum() / np.sqrt(var.sum()))
+    stat = float(((agree - c * o) ** 2 / var).sum())
+    return z, stat, float(o.size), int(o.size)
+
+
+def warn_if_not_identifiable(
+    data: LabelSet, accuracy: float | None = None, *, stacklevel: int = 3
+) -> None:
+    """Warn (:class:`NotIdentifiableWarning`) when the answer is not identifiable from ``data``.
+
+    Two checks: with at least :data:`MIN_PAIRS_FOR_CHECK` same-task label pairs, some pairs of
+    workers must agree or disagree beyond chance (:func:`pair_agreement_test`: overall excess
+    agreement, or the pairwise chi-square, three standard deviations above random); and the
+    fitted, label-weighted mean worker ``accuracy`` (when the model has one) must not be below chance, ``1/K``. Workers who
+    are all adversarial in the same way (K = 2) cannot be told from good workers with the two
+    classes renamed, by any method; that case is silent (docs/robustness.md).
+    """
+    k = data.n_classes
+    z, stat, null, pairs = pair_agreement_test(data)
+    same_task_pairs = float((data.task_degree * (data.task_degree - 1)).sum() / 2)
+    if same_task_pairs >= MIN_PAIRS_FOR_CHECK and pairs:
+        if z <= 3.0 and stat <= null + 3.0 * np.sqrt(2.0 * null):
+            warnings.warn(
+                f"no clear sign that workers agree or disagree beyond chance (excess "
+                f"agreement z = {z:.1f}; pairwise chi-square {stat:.1f} over {pairs} worker "
+                f"pairs, {null:.0f} expected at random): the labels may not identify the "
+                "classes; do not trust the posteriors",
+                NotIdentifiableWarning,
+                stacklevel=stacklevel,
+            )
+            return
+    if accuracy is not None and k >= 2 and np.isfinite(accuracy) and accuracy < 1.0 / k:
+        warnings.warn(
+            f"estimated mean worker accuracy {accuracy:.3f} is below chance (1/{k}): the "
+            "model is not identifiable here and the classes may be swapped",
+            NotIdentifiableWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def mean_accuracy(est: Any, data: LabelSet) -> float | None:
+    """Label-weighted mean fitted worker accuracy (``skill_``, or ``sum_c prior_c C[c, c]``)."""
+    degree = data.worker_degree.astype(np.float64)
+    if degree.sum() <= 0:
+        return None
+    skill = getattr(est, "skill_", None)
+    if skill is None and getattr(est, "confusion_", None) is not None:
+        conf = np.asarray(est.confusion_, dtype=np.float64)
+        skill = np.diagonal(conf, axis1=1, axis2=2) @ np.asarray(est.prior_, dtype=np.float64)
+    if skill is None or np.shape(skill) != degree.shape:
+        return None
+    return float(np.asarray(skill, dtype=np.float64) @ degree / degree.sum())
+
 
 def as_generator(random_state: Any) -> np.random.Generator:
     """Turn ``None``, an int seed, a SeedSequence or a Generator into a Generator (never global)."""
@@ -38,6 +136,14 @@ def as_generator(random_state: Any) -> np.random.Generator:
 def safe_log(x: np.ndarray) -> np.ndarray:
     """Logarithm with a floor at :data:`PROB_FLOOR`, so results stay finite."""
     return np.log(np.maximum(x, PROB_FLOOR))
+
+
+def log_prior(prior: np.ndarray) -> np.ndarray:
+    """Log of a class prior: floored like :func:`safe_log`, but exactly 0 stays ``-inf`` (a
+    class with prior 0 gets posterior 0)."""
+    prior = np.asarray(prior, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(prior > 0, np.log(np.maximum(prior, PROB_FLOOR)), -np.inf)
 
 
 def normalise_log(log_joint: np.ndarray) -> tuple[np.ndarray, float]:
@@ -188,11 +294,15 @@ class EMAggregator(BaseAggregator):
         if data.n_tasks == 0:
             return np.full(data.n_classes, 1.0 / data.n_classes)
         prior = proba.sum(axis=0) / data.n_tasks
-        return np.maximum(prior, PROB_FLOOR) / np.maximum(prior, PROB_FLOOR).sum()
+        # A class with no posterior mass at all (e.g. one nobody ever chose, from a majority
+        # start) keeps prior 0: floored, its uniform confusion rows would let it "explain"
+        # ambiguous tasks better than the real classes (docs/robustness.md).
+        prior = np.where(prior > 0, np.maximum(prior, PROB_FLOOR), 0.0)
+        return prior / prior.sum()
 
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
         log_joint = data.incidence @ self._log_emission(data, params)
-        log_joint = log_joint + safe_log(params["prior"])[None, :]
+        log_joint = log_joint + log_prior(params["prior"])[None, :]
         return normalise_log(log_joint)
 
     def fit(
@@ -263,4 +373,5 @@ class EMAggregator(BaseAggregator):
         self.n_iter_ = n_iter
         self.converged_ = converged
         self._store(params)
+        warn_if_not_identifiable(data, mean_accuracy(self, data))
         return self

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from marketsim.aggregation._binary import fitted_hard, reduce_and_combine, top_singular
-from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.base import BaseAggregator, warn_if_not_identifiable
 from marketsim.data.labels import LabelSet
 
 
@@ -50,4 +50,5 @@ class EigenRatio(BaseAggregator):
         fitted_hard(self, data, reduce_and_combine(data, eigen_ratio_signs))
         self.n_iter_ = 0
         self.converged_ = True
+        warn_if_not_identifiable(data)
         return self

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from marketsim.aggregation._binary import fitted_hard, reduce_and_combine, top_singular
-from marketsim.aggregation.base import BaseAggregator, as_generator
+from marketsim.aggregation.base import BaseAggregator, as_generator, warn_if_not_identifiable
 from marketsim.data.labels import LabelSet
 
 
@@ -73,6 +73,7 @@ class KOSSVD(BaseAggregator):
         fitted_hard(self, data, reduce_and_combine(data, kos_svd_signs))
         self.n_iter_ = 0
         self.converged_ = True
+        warn_if_not_identifiable(data)
         return self
 
 
@@ -103,4 +104,5 @@ class KOS(BaseAggregator):
         fitted_hard(self, data, labels)
         self.n_iter_ = int(self.max_iter)
         self.converged_ = True
+        warn_if_not_identifiable(data)
         return self

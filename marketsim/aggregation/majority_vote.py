@@ -6,7 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.base import BaseAggregator, as_generator, majority_posterior
+from marketsim.aggregation.base import (
+    BaseAggregator,
+    as_generator,
+    majority_posterior,
+    warn_if_not_identifiable,
+)
 from marketsim.data.labels import LabelSet
 
 
@@ -60,6 +65,7 @@ class MajorityVote(BaseAggregator):
         self.log_likelihood_: list[float] = []
         self.n_iter_ = 0
         self.converged_ = True
+        warn_if_not_identifiable(data)
         return self
 
     def tie_error(self, truth: np.ndarray) -> float:

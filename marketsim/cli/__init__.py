@@ -2,7 +2,9 @@
 
 Every subcommand lives in its own module exposing ``add_parser(subparsers)`` and
 ``execute(args) -> int``. Bad input raises :class:`~marketsim.errors.InputError`, printed here
-as one line with exit code 2; Ctrl-C exits 130.
+as one line with exit code 2; an ``OSError`` (disk full, permission denied) as one line naming the
+file with exit code 74 (every file is written atomically, so earlier files are intact); Ctrl-C
+exits 130.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from marketsim import __version__
-from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError
+from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_IO_ERROR, InputError
 
 #: Subcommand modules, in the order ``--help`` lists them.
 COMMANDS = ("run", "infer", "validate", "list_cmd", "report")
@@ -52,22 +54,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line: line breaks (e.g. from a file's content) shown as ``\\n``."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the subcommand; return the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0].endswith(".toml"):
         args_list.insert(0, "run")
-    parser = build_parser()
-    args = parser.parse_args(args_list)
-    if not getattr(args, "command", None):
-        parser.print_help()
-        return EXIT_BAD_INPUT
-    module = importlib.import_module(f"marketsim.cli.{COMMAND_MODULES[args.command]}")
     try:
+        # Building the parser imports numpy, scipy...: Ctrl-C there is an interrupt too.
+        parser = build_parser()
+        args = parser.parse_args(args_list)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return EXIT_BAD_INPUT
+        module = importlib.import_module(f"marketsim.cli.{COMMAND_MODULES[args.command]}")
         return int(module.execute(args))
     except InputError as exc:
-        sys.stderr.write(f"marketsim: error: {exc}\n")
+        sys.stderr.write(f"marketsim: error: {one_line(str(exc))}\n")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("marketsim: interrupted\n")
         return EXIT_INTERRUPTED
+    except OSError as exc:  # disk full, permission denied... while writing results
+        where = f"{exc.filename}: " if exc.filename else ""
+        reason = exc.strerror or str(exc)
+        sys.stderr.write(f"marketsim: error: {one_line(where + reason)} (files written "
+                         "earlier are intact)\n")
+        return EXIT_IO_ERROR

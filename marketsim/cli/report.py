@@ -16,7 +16,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "report",
         help="re-render summary.json, plots and report.md from a run folder's curves.csv",
         description="Rebuild summary.json and write error_vs_budget.png/.svg and report.md "
-        "from the curves.csv of a finished or interrupted (partial) run. For a sweep folder "
+        "from the curves.csv of a finished or interrupted (partial) run (rebuilt first from the "
+        "unit checkpoints of a run that was killed). For a sweep folder "
         "every point under points/ is rendered.",
         epilog="examples:\n"
         "  python -m marketsim report reports/30-workers/20261122T050000Z\n"
@@ -33,7 +34,7 @@ def _folders(run_dir: Path) -> list[Path]:
     """The run folder itself, or the points of a sweep folder."""
     if not run_dir.is_dir():
         raise InputError("run folder not found", source=str(run_dir))
-    if (run_dir / "curves.csv").is_file():
+    if (run_dir / "curves.csv").is_file() or any((run_dir / "units").glob("r*_a*.json")):
         return [run_dir]
     points = sorted(p.parent for p in run_dir.glob("points/p*/curves.csv"))
     if points:
@@ -45,9 +46,11 @@ def _folders(run_dir: Path) -> list[Path]:
 def execute(args: argparse.Namespace) -> int:
     """Render every folder; a bad folder or malformed curves.csv raises InputError."""
     from marketsim.report.render import render_report
+    from marketsim.sim.study import sync_curves
 
     done = []
     for folder in _folders(Path(args.run_dir)):
+        sync_curves(folder)  # a killed run: curves.csv from its unit checkpoints
         summary = render_report(folder)
         done.append({"run_dir": str(folder), "complete": summary["complete"],
                      "report": str(folder / "report.md")})

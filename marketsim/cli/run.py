@@ -12,6 +12,7 @@ from marketsim.errors import EXIT_INTERRUPTED, EXIT_OK, InputError
 from marketsim.policies.registry import policy_class
 from marketsim.report.sweep import write_sweep_report
 from marketsim.sim.backends import BACKENDS
+from marketsim.sim.resources import check_memory
 from marketsim.sim.runner import UnitResult, run_study
 from marketsim.sim.scenario import Scenario, load_scenario
 from marketsim.sim.study import (
@@ -96,6 +97,8 @@ def execute(args: argparse.Namespace) -> int:
     for arm in scenario.arms:
         policy_class(arm.policy.name, allow_imports=args.allow_imports, source=scenario.source)
     points = expand(scenario)
+    if args.backend == "local":  # a Dask cluster's workers have their own memory
+        check_memory(scenario, args.jobs)
     total_units = sum(p.replicates * len(p.arms) for p in points)
     try:
         if not scenario.sweep:

@@ -40,6 +40,10 @@ DATA_ENV = "MARKETSIM_DATA"
 _LABEL_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "label": ("label", "answer")}
 _TRUTH_COLUMNS = {"task": ("task", "question"), "label": ("label", "truth", "answer")}
 _INT_RE = re.compile(r"[+-]?[0-9]+")
+
+#: Most classes a label file may define. More almost always means a wrong column (ids read as
+#: labels) or a stray huge value, and the (tasks x classes) tables would not fit in memory.
+MAX_CLASSES = 1000
 _INT64_MAX = 2**63 - 1
 
 Truth = np.ndarray | None
@@ -201,6 +205,15 @@ def load_zhang(
     )
     worker_ids, worker_idx = np.unique(crowd[:, 1], return_inverse=True)
     values = np.concatenate([crowd[:, 2], truth[:, 1]])
+    if values.min() >= 1 and values.max() > MAX_CLASSES:
+        at = int(np.argmax(values))
+        in_crowd = at < crowd.shape[0]
+        raise InputError(
+            f"label {int(values[at])} would mean {int(values[at])} classes (classes are 1..K "
+            f"with K the largest label; at most {MAX_CLASSES})",
+            source=source if in_crowd else truth_source,
+            where=str(int(crowd_lines[at] if in_crowd else truth_lines[at - crowd.shape[0]])),
+        )
     if values.min() >= 1:
         class_ids = np.arange(1, int(values.max()) + 1, dtype=np.int64)
         class_idx = values - 1
@@ -362,6 +375,8 @@ def load_csv(
     )
 
     distinct = set(cols["label"]).union(tcols["label"])
+    if len(distinct) > MAX_CLASSES:
+        _too_many_classes(cols["label"], lines, tcols["label"], tlines, source, truth_source)
     numeric = {s: _class_value(s) for s in distinct}
     if all(v is not None for v in numeric.values()):
         ordered = sorted(set(numeric.values()))  # type: ignore[type-var]
@@ -402,6 +417,22 @@ def load_csv(
         truth_labels=truth_labels,
         truth_lines=np.asarray(tlines, dtype=np.int64),
     )
+
+
+def _too_many_classes(
+    labels: list[str], lines: list[int], truth_labels: list[str], truth_lines: list[int],
+    source: str, truth_source: str | None,
+) -> None:
+    """Raise InputError at the row holding the (MAX_CLASSES + 1)-th distinct class label."""
+    seen: set[str] = set()
+    for values, where, src in ((labels, lines, source), (truth_labels, truth_lines, truth_source)):
+        for value, line in zip(values, where, strict=True):
+            seen.add(value)
+            if len(seen) > MAX_CLASSES:
+                raise InputError(
+                    f"more than {MAX_CLASSES} distinct class labels (is the label column "
+                    "really the class?)", source=src, where=str(line),
+                )
 
 
 # --------------------------------------------------------------------------------------------

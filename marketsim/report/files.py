@@ -17,21 +17,30 @@ from typing import Any
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
+    """Write ``data`` to ``path`` atomically.
+
+    An ``OSError`` (disk full, permission denied) leaves the previous file untouched, removes
+    the temporary file and is re-raised with ``filename`` set to ``path``, so the command line
+    can name the file in its one-line error.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp: str | None = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+    except BaseException as exc:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise type(exc)(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
 
 

@@ -26,7 +26,7 @@ import numpy as np
 import simpy
 from sklearn.exceptions import ConvergenceWarning
 
-from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.base import BaseAggregator, NotIdentifiableWarning
 from marketsim.aggregation.one_coin import expected_correct
 from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
 from marketsim.sim.label_log import LabelLog
@@ -220,6 +220,8 @@ class Market:
             est.set_params(random_state=self.streams.inference)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
+            # Early refits see few labels per task; the error curve is the market's verdict.
+            warnings.simplefilter("ignore", NotIdentifiableWarning)
             if self.warm_start and self.proba is not None and hasattr(est, "max_iter"):
                 est.fit(labels, init_proba=self.proba)
             else:

@@ -155,6 +155,35 @@ def build_summary(
     }
 
 
+def sync_curves(run_dir: Path) -> bool:
+    """Rewrite ``curves.csv`` and ``summary.json`` from the unit checkpoints when those hold
+    more finished units than ``curves.csv`` (a run killed by SIGKILL, or by a power cut, has
+    written only its checkpoints). Returns True when the files were rewritten."""
+    from marketsim.report.curves import read_curves
+
+    if not any((run_dir / "units").glob("r*_a*.json")):
+        return False
+    if not (run_dir / "scenario.toml").is_file():
+        return False
+    scenario = resume_scenario(run_dir)
+    units = load_units(run_dir, scenario)
+    if not units:
+        return False
+    curves = run_dir / "curves.csv"
+    if curves.is_file():
+        try:
+            have = {(r.arm, r.replicate) for r in read_curves(curves)}
+        except InputError:
+            have = set()
+        if len(have) >= len(units):
+            return False
+    total = scenario.replicates * len(scenario.arms)
+    seconds = sum(u.seconds for u in units)
+    write_run(run_dir, scenario, units, time.perf_counter() - seconds,
+              complete=len(units) >= total)
+    return True
+
+
 def write_run(
     run_dir: Path,
     scenario: Scenario,

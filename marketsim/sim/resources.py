@@ -1,0 +1,99 @@
+"""Resource guard: estimate a run's memory from its scenario and refuse runs that cannot fit.
+
+A run that needs more memory than the machine has is killed half-way by the operating system,
+losing the unit in progress; refusing it before it starts, with the numbers, is kinder.
+
+The estimate is deliberately simple and on the generous side. Per simulated unit (one
+replicate of one arm, the work one worker process holds at a time):
+
+- posteriors: ``tasks x classes x 8`` bytes, about four copies alive during an EM refresh
+  (posterior, log joint, previous posterior, warm start);
+- label log: ``budget.edges x 3 int64`` (task, worker, label);
+- incidence matrices: the (tasks, workers x classes) CSR matrix and its transpose, about
+  ``2 x edges x 12`` bytes plus the row pointers;
+- worker parameters: ``workers x classes^2 x 8`` (confusion matrices) twice;
+- the networkx task-worker graph when ``output.graph`` is true: about 500 bytes per edge and
+  300 per node (measured with networkx 3: 450 bytes per edge, node overhead included, for a
+  20,000-task, 100,000-edge graph).
+
+Each worker process also carries the interpreter with numpy, scipy and scikit-learn loaded
+(:data:`PROCESS_BASE`). ``jobs`` processes run at once (never more than there are units).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from marketsim.errors import InputError
+from marketsim.sim.scenario import Scenario
+
+GIB = 1024**3
+#: Resident memory of one worker process before it simulates anything (Python, numpy, scipy,
+#: scikit-learn, simpy, networkx imported).
+PROCESS_BASE = 200 * 1024**2
+#: Bytes per edge and per node of the networkx graph (measured, rounded up).
+GRAPH_EDGE_BYTES = 500
+GRAPH_NODE_BYTES = 300
+#: Copies of the (tasks, classes) posterior alive during an EM refresh.
+POSTERIOR_COPIES = 4
+
+
+def estimate_unit_memory(scenario: Scenario) -> int:
+    """Bytes one simulated unit (replicate x arm) needs at its peak."""
+    n, k = scenario.tasks.count, scenario.tasks.classes
+    m, edges = scenario.workers.count, scenario.budget.edges
+    posteriors = POSTERIOR_COPIES * n * k * 8
+    log = edges * 3 * 8
+    incidence = 2 * (edges * 12 + (n + m * k + 2) * 8)
+    workers = 2 * m * k * k * 8
+    graph = 0
+    if scenario.output.graph:
+        graph = edges * GRAPH_EDGE_BYTES + (n + m) * GRAPH_NODE_BYTES
+    return int(posteriors + log + incidence + workers + graph)
+
+
+def estimate_run_memory(scenario: Scenario, jobs: int = 1) -> int:
+    """Bytes the whole run needs: ``jobs`` worker processes, each holding one unit at a time
+    (sweeps: the largest grid point)."""
+    from marketsim.sim.sweep import expand
+
+    points = expand(scenario)
+    per_unit = max(estimate_unit_memory(p) for p in points)
+    units = max(p.replicates * len(p.arms) for p in points)
+    processes = max(1, min(int(jobs), units))
+    return processes * (PROCESS_BASE + per_unit)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new process (``MemAvailable`` of /proc/meminfo, else
+    the free physical pages), or None when the platform does not say."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(scenario: Scenario, jobs: int = 1, available: int | None = None) -> int:
+    """Raise :class:`InputError` when the run cannot fit in ``available`` bytes (default: what
+    the machine has now); return the estimate."""
+    need = estimate_run_memory(scenario, jobs)
+    have = available_memory() if available is None else available
+    if have is not None and need > have:
+        hints = ["tasks.count or budget.edges"]
+        if scenario.output.graph:
+            hints.append("set output.graph = false (the graph costs ~500 bytes per label)")
+        if jobs > 1:
+            hints.append(f"use fewer --jobs (now {jobs})")
+        raise InputError(
+            f"scenario needs about {need / GIB:.1f} GiB, this machine has {have / GIB:.1f} GiB "
+            f"available; reduce {'; or '.join(hints)}",
+            source=scenario.source,
+        )
+    return need

@@ -1,0 +1,294 @@
+"""Fuzzing the label and truth loaders (CSV and Zhang formats) through ``marketsim.cli.main``.
+
+Input classes per format:
+
+- *well-formed, reformatted*: a valid label table written with random line endings (LF, CRLF,
+  CR), a BOM, blank lines, extra spaces, quoted ids holding commas, quotes and non-ASCII text
+  (CSV), extra whitespace (Zhang). These must be ACCEPTED, with the right counts;
+- *hostile table*: missing or duplicated columns, empty cells, wrong field counts, duplicate
+  (task, worker) pairs, conflicting or unknown truth, non-integer or huge numbers, non-UTF-8
+  bytes spliced in, files cut short, with an optional truth file;
+- *random junk*: arbitrary bytes and text.
+
+Every case exits 0, or exits 2 with one stderr line ``marketsim: error: FILE[:LINE]: ...``
+naming the labels or truth file (and the line, for a problem on a line) — never a traceback.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from marketsim.cli import main
+
+SCALE = float(os.environ.get("MARKETSIM_FUZZ_SCALE", "1"))
+#: Generated cases per input class: 2,000 per format.
+CASES = {"wellformed": 500, "hostile": 1000, "junk": 500}
+FUZZ = settings(
+    deadline=None,
+    derandomize=not os.environ.get("MARKETSIM_FUZZ_RANDOM"),
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.filter_too_much,
+                           # capsys is drained before and after every case (see run_infer)
+                           HealthCheck.function_scoped_fixture],
+)
+METHODS = ("mv", "ds", "one-coin")
+
+#: Whole-file problems, reported without a line number.
+FILE_LEVEL = ("file not found", "no labels", "no truth", "empty file", "method ")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz-labels")
+
+
+def run_infer(
+    capsys: pytest.CaptureFixture[str], labels: Path, truth: Path | None, method: str
+) -> tuple[str, dict | None]:
+    """Run ``infer``; check the contract; return (outcome, JSON result or None)."""
+    args = ["infer", str(labels), "--json", "--method", method, "--max-iter", "20"]
+    if truth is not None:
+        args += ["--truth", str(truth)]
+    capsys.readouterr()
+    code = main(args)
+    out, err = capsys.readouterr()
+    if code == 0:
+        return "accepted", json.loads(out)
+    assert code == 2, f"exit code {code}; stderr: {err!r}"
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1 and err.endswith("\n"), f"not one line: {err!r}"
+    names = [str(labels)] + ([str(truth)] if truth is not None else [])
+    line = lines[0]
+    m = re.match(r"marketsim: error: (.*?)(?::(\d+))?: (.*)$", line)
+    assert m, line
+    file_named = next((n for n in names if line.startswith(f"marketsim: error: {n}")), None)
+    assert file_named, f"error does not name the file: {line!r}"
+    rest = line[len(f"marketsim: error: {file_named}"):]
+    has_line = re.match(r":\d+: ", rest) is not None
+    if not has_line:
+        assert any(rest[2:].startswith(s) for s in FILE_LEVEL), f"no line number: {line!r}"
+    which = "truth" if file_named != str(labels) else "labels"
+    return f"rejected ({which} file, {'with line' if has_line else 'whole file'})", None
+
+
+# --- CSV ---------------------------------------------------------------------------------------
+IDS = st.one_of(
+    st.sampled_from(["a", "b", "task 1", "x,y", 'say "hi"', "é", "日本", "007", "1.0", "-1",
+                     "a\nb", " padded ", "#", "=1+1"]),
+    st.text(st.characters(blacklist_categories=["Cs", "Cc"]), min_size=1, max_size=6),
+)
+CLASSES = st.sampled_from(["yes", "no", "maybe", "0", "1", "2", "1.0", "1.5", "-1", "nan",
+                           "inf", "1e3", "Yes"])
+
+
+def csv_text(rows: list[list[str]], quote_all: bool, newline: str = "\n",
+             bom: bool = False, blank: tuple[int, ...] = ()) -> bytes:
+    """CSV records ended by ``newline``, with blank lines before the records in ``blank`` and
+    an optional BOM (line breaks inside quoted fields are kept as they are)."""
+    out = ["\ufeff"] if bom else []
+    for idx, row in enumerate(rows):
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator=newline,
+                   quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL).writerow(row)
+        out.append(newline * blank.count(idx) + buf.getvalue())
+    return "".join(out).encode("utf-8")
+
+
+def reformat(text: str, newline: str, bom: bool, blank: list[int]) -> bytes:
+    """Change line endings, add a BOM and blank lines (text without quoted line breaks)."""
+    lines = text.split("\n")
+    for at in sorted(blank, reverse=True):
+        lines.insert(min(at, len(lines)), "")
+    body = newline.join(lines)
+    return (("\ufeff" if bom else "") + body).encode("utf-8")
+
+
+@st.composite
+def wellformed_csv(draw: st.DrawFn) -> tuple[bytes, int, int, int]:
+    """A valid labels CSV (unique task-worker pairs), reformatted; with its expected sizes."""
+    ids = IDS.filter(lambda s: s.strip() != "")
+    tasks = draw(st.lists(ids, min_size=1, max_size=4, unique_by=str.strip))
+    workers = draw(st.lists(ids, min_size=1, max_size=4, unique_by=str.strip))
+    pairs = draw(st.lists(st.tuples(st.sampled_from(tasks), st.sampled_from(workers)),
+                          min_size=1, max_size=10, unique=True))
+    classes = draw(st.lists(st.sampled_from(["yes", "no", "maybe"]), min_size=1, max_size=3,
+                            unique=True))
+    header = draw(st.sampled_from([["task", "worker", "label"], ["question", "worker", "answer"],
+                                   ["worker", "note", "Label", "TASK"]]))
+    rows = [header]
+    for t, w in pairs:
+        rec = {"task": t, "question": t, "worker": w, "label": draw(st.sampled_from(classes)),
+               "note": draw(IDS)}
+        rec["answer"] = rec["label"]
+        rows.append([rec[h.lower()] for h in header])
+    data = csv_text(rows, draw(st.booleans()), draw(st.sampled_from(["\n", "\r\n"])),
+                    draw(st.booleans()), tuple(draw(st.lists(st.integers(1, 12), max_size=3))))
+    n_tasks = len({t.strip() for t, _ in pairs})
+    n_workers = len({w.strip() for _, w in pairs})
+    return data, len(pairs), n_tasks, n_workers
+
+
+@settings(FUZZ, max_examples=int(SCALE * CASES["wellformed"]))
+@given(case=wellformed_csv(), method=st.sampled_from(METHODS))
+def test_csv_wellformed_is_accepted(case, method, folder: Path, capsys, tally) -> None:
+    data, n_labels, n_tasks, n_workers = case
+    path = folder / "labels.csv"
+    path.write_bytes(data)
+    outcome, result = run_infer(capsys, path, None, method)
+    assert outcome == "accepted", "a valid file (line endings, BOM, quoting) was rejected"
+    assert (result["n_labels"], result["n_tasks"], result["n_workers"]) == (
+        n_labels, n_tasks, n_workers)
+    tally.record("labels, CSV (infer)", "well-formed, reformatted (must be accepted)", outcome)
+
+
+@st.composite
+def hostile_csv(draw: st.DrawFn) -> tuple[bytes, bytes | None]:
+    columns = ["task", "question", "worker", "label", "answer", "truth", "score", "extra", ""]
+    header = draw(st.lists(st.sampled_from(columns), min_size=0, max_size=5))
+    if draw(st.booleans()):
+        header = ["task", "worker", "label"] + header[:1]
+    rows = [header]
+    for _ in range(draw(st.integers(0, 8))):
+        width = len(header) + draw(st.sampled_from([0, 0, 0, 0, -1, 1]))
+        rows.append([draw(st.one_of(IDS, CLASSES, st.just(""), st.sampled_from(["0.5", "x"])))
+                     for _ in range(max(width, 0))])
+    if len(rows) > 2 and draw(st.booleans()):
+        rows.append(list(rows[1]))  # a duplicate row
+    data = csv_text(rows, draw(st.booleans()), draw(st.sampled_from(["\n", "\r\n", "\r"])),
+                    draw(st.booleans()), tuple(draw(st.lists(st.integers(0, 10), max_size=2))))
+    data = corrupt(draw, data)
+    truth = None
+    if draw(st.booleans()):
+        trows = [draw(st.sampled_from([["task", "label"], ["question", "truth"], ["task"],
+                                       ["task", "truth", "label"]]))]
+        for _ in range(draw(st.integers(0, 4))):
+            trows.append([draw(st.one_of(IDS, CLASSES)) for _ in range(len(trows[0]))])
+        truth = corrupt(draw, csv_text(trows, False))
+    return data, truth
+
+
+def corrupt(draw: st.DrawFn, data: bytes) -> bytes:
+    """Maybe splice non-UTF-8 bytes or a quote in, or cut the file short."""
+    kind = draw(st.sampled_from(["none", "none", "none", "bytes", "quote", "cut"]))
+    at = draw(st.integers(0, len(data)))
+    if kind == "bytes":
+        return data[:at] + draw(st.sampled_from([b"\xff", b"\xc3(", b"\x00", b"\xe2\x82"])) \
+            + data[at:]
+    if kind == "quote":
+        return data[:at] + b'"' + data[at:]
+    if kind == "cut":
+        return data[:at]
+    return data
+
+
+@settings(FUZZ, max_examples=int(SCALE * CASES["hostile"]))
+@given(case=hostile_csv(), method=st.sampled_from(METHODS))
+def test_csv_hostile(case, method, folder: Path, capsys, tally) -> None:
+    data, truth_data = case
+    path, truth = folder / "labels.csv", None
+    path.write_bytes(data)
+    if truth_data is not None:
+        truth = folder / "truth.csv"
+        truth.write_bytes(truth_data)
+    outcome, _ = run_infer(capsys, path, truth, method)
+    tally.record("labels, CSV (infer)", "hostile table (+ truth file half the time)", outcome)
+
+
+@settings(FUZZ, max_examples=int(SCALE * CASES["junk"]))
+@given(data=st.one_of(st.binary(max_size=120), st.text(max_size=120).map(str.encode)))
+def test_csv_junk(data: bytes, folder: Path, capsys, tally) -> None:
+    path = folder / "labels.csv"
+    path.write_bytes(data)
+    outcome, _ = run_infer(capsys, path, None, "mv")
+    tally.record("labels, CSV (infer)", "random bytes/text", outcome)
+
+
+# --- Zhang format ------------------------------------------------------------------------------
+@st.composite
+def wellformed_zhang(draw: st.DrawFn) -> tuple[bytes, int, int, int]:
+    pairs = draw(st.lists(st.tuples(st.integers(-5, 30), st.integers(0, 6)), min_size=1,
+                          max_size=12, unique=True))
+    lines = []
+    for t, w in pairs:
+        sep = draw(st.sampled_from([" ", "\t", "  ", " \t "]))
+        lead, trail = draw(st.sampled_from(["", " "])), draw(st.sampled_from(["", " ", "\t"]))
+        lines.append(f"{lead}{t}{sep}{w}{sep}{draw(st.integers(1, 3))}{trail}")
+    data = reformat("\n".join(lines) + draw(st.sampled_from(["", "\n"])),
+                    draw(st.sampled_from(["\n", "\r\n"])), draw(st.booleans()),
+                    draw(st.lists(st.integers(0, 12), max_size=3)))
+    return data, len(pairs), len({t for t, _ in pairs}), len({w for _, w in pairs})
+
+
+@settings(FUZZ, max_examples=int(SCALE * CASES["wellformed"]))
+@given(case=wellformed_zhang(), method=st.sampled_from(METHODS))
+def test_zhang_wellformed_is_accepted(case, method, folder: Path, capsys, tally) -> None:
+    data, n_labels, n_tasks, n_workers = case
+    path = folder / "crowd.txt"
+    path.write_bytes(data)
+    outcome, result = run_infer(capsys, path, None, method)
+    assert outcome == "accepted", "a valid file (line endings, BOM, spacing) was rejected"
+    assert (result["n_labels"], result["n_tasks"], result["n_workers"]) == (
+        n_labels, n_tasks, n_workers)
+    tally.record("labels, Zhang (infer)", "well-formed, reformatted (must be accepted)", outcome)
+
+
+NUMBERS = st.one_of(
+    st.integers(-3, 12),
+    st.sampled_from(["0", "-0", "+3", "1.5", "1e3", "x", "9" * 20, "-" + "9" * 19, "0x10",
+                     str(2**63 - 1), str(2**62), "100000", "١"]),
+)
+
+
+@st.composite
+def hostile_zhang(draw: st.DrawFn) -> tuple[bytes, bytes | None]:
+    lines = []
+    for _ in range(draw(st.integers(0, 8))):
+        fields = draw(st.lists(NUMBERS, min_size=draw(st.sampled_from([3, 3, 3, 2, 4, 0])),
+                               max_size=4))
+        lines.append(" ".join(str(f) for f in fields))
+    if lines and draw(st.booleans()):
+        lines.append(lines[0])
+    data = reformat("\n".join(lines), draw(st.sampled_from(["\n", "\r\n", "\r"])),
+                    draw(st.booleans()), draw(st.lists(st.integers(0, 10), max_size=2)))
+    data = corrupt(draw, data)
+    truth = None
+    if draw(st.booleans()):
+        tl = [" ".join(str(draw(NUMBERS)) for _ in range(draw(st.sampled_from([2, 2, 1, 3]))))
+              for _ in range(draw(st.integers(0, 5)))]
+        truth = corrupt(draw, "\n".join(tl).encode("utf-8"))
+    return data, truth
+
+
+@settings(FUZZ, max_examples=int(SCALE * CASES["hostile"]))
+@given(case=hostile_zhang(), method=st.sampled_from(METHODS))
+# Found by this test: one label value of 2**62 made the loader allocate 2**62 classes.
+@example(case=(b"1 1 4611686018427387904\n", None), method="mv")
+def test_zhang_hostile(case, method, folder: Path, capsys, tally) -> None:
+    data, truth_data = case
+    path, truth = folder / "crowd.txt", None
+    path.write_bytes(data)
+    if truth_data is not None:
+        truth = folder / "truth.txt"
+        truth.write_bytes(truth_data)
+    outcome, _ = run_infer(capsys, path, truth, method)
+    tally.record("labels, Zhang (infer)", "hostile table (+ truth file half the time)", outcome)
+
+
+@settings(FUZZ, max_examples=int(SCALE * CASES["junk"]))
+@given(data=st.one_of(st.binary(max_size=120), st.text(max_size=120).map(str.encode)))
+def test_zhang_junk(data: bytes, folder: Path, capsys, tally) -> None:
+    path = folder / "crowd.txt"
+    path.write_bytes(data)
+    outcome, _ = run_infer(capsys, path, None, "mv")
+    tally.record("labels, Zhang (infer)", "random bytes/text", outcome)
