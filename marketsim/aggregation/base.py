@@ -85,7 +85,8 @@ def warn_if_not_identifiable(
     Two checks: with at least :data:`MIN_PAIRS_FOR_CHECK` same-task label pairs, some pairs of
     workers must agree or disagree beyond chance (:func:`pair_agreement_test`: overall excess
     agreement, or the pairwise chi-square, three standard deviations above random); and the
-    fitted, label-weighted mean worker ``accuracy`` (when the model has one) must not be below chance, ``1/K``. Workers who
+    fitted, label-weighted mean worker ``accuracy`` (when the model has one) must not be below
+    chance, ``1/K``. Workers who
     are all adversarial in the same way (K = 2) cannot be told from good workers with the two
     classes renamed, by any method; that case is silent (docs/robustness.md).
     """
@@ -146,18 +147,27 @@ def log_prior(prior: np.ndarray) -> np.ndarray:
         return np.where(prior > 0, np.log(np.maximum(prior, PROB_FLOOR)), -np.inf)
 
 
-def normalise_log(log_joint: np.ndarray) -> tuple[np.ndarray, float]:
-    """Row-normalise an (n, K) log joint in log space; return posteriors and the log-likelihood."""
+def normalise_log(
+    log_joint: np.ndarray, out: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
+    """Row-normalise an (n, K) log joint in log space; return posteriors and the log-likelihood.
+
+    ``out`` (may be ``log_joint`` itself) receives the posteriors, saving two allocations per EM
+    iteration.
+    """
     if log_joint.shape[0] == 0:
         return np.zeros_like(log_joint), 0.0
     # Hand-rolled log-sum-exp. Reductions along a short last axis (K = 2..5) are slow in
-    # numpy, so the row max folds over the K columns and the row sum is a matrix-vector
-    # product; this runs once per EM iteration, thousands of times per simulated market.
-    shift = functools.reduce(np.maximum, log_joint.T)[:, None]
-    proba = np.exp(log_joint - shift)
-    total = (proba @ np.ones(proba.shape[1]))[:, None]
-    proba /= total
-    return proba, float((shift + np.log(total)).sum())
+    # numpy, so the row max and the row sum fold over the K columns; this runs once per EM
+    # iteration, thousands of times per simulated market.
+    shift = functools.reduce(np.maximum, log_joint.T)
+    proba = np.subtract(log_joint, shift[:, None], out=out)
+    np.exp(proba, out=proba)
+    total = proba[:, 0].copy()
+    for c in range(1, proba.shape[1]):
+        total += proba[:, c]
+    proba /= total[:, None]
+    return proba, float(shift.sum() + np.log(total).sum())
 
 
 def argmax_labels(proba: np.ndarray) -> np.ndarray:
@@ -302,8 +312,8 @@ class EMAggregator(BaseAggregator):
 
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
         log_joint = data.incidence @ self._log_emission(data, params)
-        log_joint = log_joint + log_prior(params["prior"])[None, :]
-        return normalise_log(log_joint)
+        log_joint += log_prior(params["prior"])[None, :]
+        return normalise_log(log_joint, out=log_joint)
 
     def fit(
         self,
@@ -355,6 +365,8 @@ class EMAggregator(BaseAggregator):
             params = self._m_step(data, proba)
             proba, loglik = self._e_step(data, params)
             history.append(loglik + self._log_param_prior(params))
+            # tol = 0 still stops at an exact fixed point (the objective repeats to the last
+            # bit), where further iterations cannot change anything but rounding.
             if len(history) > 1 and abs(history[-1] - history[-2]) <= self.tol * scale:
                 converged = True
                 break

@@ -29,7 +29,7 @@ def confusion_from_counts(counts: np.ndarray, smoothing: float) -> np.ndarray:
 def confusion_counts(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     """``counts[j, c, l] = sum_i q_i(c) [worker j said l on task i]``."""
     k = data.n_classes
-    return (data.incidence_t @ proba).reshape(data.n_workers, k, k).transpose(0, 2, 1)
+    return (data.incidence.T @ proba).reshape(data.n_workers, k, k).transpose(0, 2, 1)
 
 
 class DawidSkene(EMAggregator):

@@ -69,7 +69,7 @@ def one_coin_log_emission(skill: np.ndarray, n_classes: int) -> np.ndarray:
 def expected_correct(data: LabelSet, proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Posterior-expected number of correct labels per worker, and label counts."""
     k = data.n_classes
-    counts = (data.incidence_t @ proba).reshape(data.n_workers, k, k)  # [j, l, c]
+    counts = (data.incidence.T @ proba).reshape(data.n_workers, k, k)  # [j, l, c]
     correct = np.einsum("jcc->j", counts)
     return correct, data.worker_degree.astype(np.float64)
 

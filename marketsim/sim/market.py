@@ -27,9 +27,11 @@ import simpy
 from sklearn.exceptions import ConvergenceWarning
 
 from marketsim.aggregation.base import BaseAggregator, NotIdentifiableWarning
+from marketsim.aggregation.metrics import error_rate
 from marketsim.aggregation.one_coin import expected_correct
 from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
 from marketsim.sim.label_log import LabelLog
+from marketsim.sim.replay import ReplayData, ReplayRequester
 from marketsim.sim.scenario import Scenario
 from marketsim.sim.world import World
 
@@ -132,6 +134,7 @@ class Market:
         warm_start: bool = False,
         keep_graph: bool = True,
         on_refresh: Callable[[CurvePoint], None] | None = None,
+        replay: ReplayData | None = None,
     ) -> None:
         self.scenario = scenario
         self.world = world
@@ -146,7 +149,13 @@ class Market:
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
         self.log = LabelLog(n, m, k, self.budget)
-        self.requester = Requester(n, m)
+        self.requester: Requester | ReplayRequester = (
+            Requester(n, m) if replay is None else ReplayRequester(replay)
+        )
+        self._answers: dict[int, int] | None = None
+        if replay is not None:
+            keys = replay.pair_keys.tolist()
+            self._answers = dict(zip(keys, replay.labels.labels.tolist(), strict=True))
         self.graph: nx.Graph | None = nx.Graph() if keep_graph else None
         if self.graph is not None:
             self.graph.add_nodes_from((f"t{i}" for i in range(n)), bipartite=0)
@@ -196,7 +205,9 @@ class Market:
         else a uniformly chosen wrong class). Scalar code: this runs once per label."""
         rng = self.streams.answers
         truth = int(self.world.truth[task])
-        if self.world.one_coin:
+        if self._answers is not None:
+            label = self._answers[task * self.log.n_workers + worker]
+        elif self.world.one_coin:
             label = truth
             if rng.random() >= self.world.confusion[worker, truth, truth]:
                 k = self.n_classes
@@ -246,7 +257,7 @@ class Market:
         )
         point = CurvePoint(
             edges=labels.n_labels,
-            error_rate=float(np.mean(est.labels_ != self.world.truth)),
+            error_rate=error_rate(est.labels_, self.world.truth),
             ability_error=ability_error,
             confusion_error=confusion_error,
             sim_time=float(self.env.now),

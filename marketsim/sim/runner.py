@@ -21,6 +21,7 @@ from marketsim.report.curves import CurveRow
 from marketsim.sim.backends import dask_units, local_units
 from marketsim.sim.inference import estimator_factory
 from marketsim.sim.market import CurvePoint, Market
+from marketsim.sim.replay import load_replay, replay_world
 from marketsim.sim.scenario import Scenario
 from marketsim.sim.seeds import initial_graph_rng, unit_streams, world_rng
 from marketsim.sim.world import draw_world
@@ -49,12 +50,24 @@ def run_unit(
     ``output.graphml`` and a ``graph_dir``, replicate 0's graph is written there."""
     start = time.perf_counter()
     spec = scenario.arms[arm]
-    world = draw_world(
-        scenario,
-        world_rng(scenario.seed, replicate),
-        spec.initial_graph(scenario.budget),
-        None if spec.initial is None else initial_graph_rng(scenario.seed, replicate, spec.initial),
-    )
+    replay = None
+    if scenario.replay is not None:
+        replay = load_replay(scenario.replay)
+        world = replay_world(
+            replay,
+            spec.initial_graph(scenario.budget),
+            scenario.tasks.classes,
+            np.asarray(scenario.tasks.prior),
+            initial_graph_rng(scenario.seed, replicate, spec.initial_graph(scenario.budget)),
+        )
+    else:
+        world = draw_world(
+            scenario,
+            world_rng(scenario.seed, replicate),
+            spec.initial_graph(scenario.budget),
+            None if spec.initial is None
+            else initial_graph_rng(scenario.seed, replicate, spec.initial),
+        )
     policy = make_policy(
         spec.policy.name,
         dict(spec.policy.options),
@@ -69,6 +82,7 @@ def run_unit(
         unit_streams(scenario.seed, replicate, arm),
         warm_start=spec.inference.warm_start,
         keep_graph=scenario.output.graph,
+        replay=replay,
         on_refresh=None if on_refresh is None else partial(on_refresh, replicate, arm),
     )
     curve = market.run()

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from marketsim.errors import InputError
 
 WORKER_MODELS = ("one-coin", "confusion", "spammer-hammer")
@@ -265,6 +267,8 @@ class Scenario:
     sweep: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     #: The grid point this scenario is, as (dotted key, value) pairs (empty if not a point).
     sweep_point: tuple[tuple[str, Any], ...] = ()
+    #: Real-data replay (``[replay]``), or ``None`` for a simulated crowd.
+    replay: Any = None
     #: The decoded TOML document, kept so a sweep can expand it.
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
@@ -375,15 +379,32 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
     replicates = sc.number("replicates", 1, integer=True, low=1, high=100_000)
     sc.finish()
 
-    tk = top.sub("tasks", required=True)
-    count = tk.number("count", integer=True, low=1, high=50_000_000)
-    classes = tk.number("classes", 2, integer=True, low=2, high=100)
-    prior = _prior(tk, "prior", classes, [1.0 / classes] * classes)
+    replay, replay_data = _read_replay(top)
+    tk = top.sub("tasks", required=replay is None)
+    if replay_data is None:
+        count = tk.number("count", integer=True, low=1, high=50_000_000)
+        classes = tk.number("classes", 2, integer=True, low=2, high=100)
+    else:
+        count, classes = replay_data.labels.n_tasks, max(replay_data.labels.n_classes, 2)
+        for key in ("count", "classes"):
+            if key in tk.table:
+                raise tk.fail(key, "comes from the replayed data set; remove it")
+    default_prior = [1.0 / classes] * classes
+    if replay_data is not None:
+        known = replay_data.truth[replay_data.truth >= 0]
+        freq = np.bincount(known, minlength=classes) / max(known.size, 1)
+        default_prior = [float(x) for x in freq] if known.size else default_prior
+    prior = _prior(tk, "prior", classes, default_prior)
     tk.finish()
     tasks = TasksSpec(count, classes, prior)
 
-    wk = top.sub("workers", required=True)
-    wcount = wk.number("count", integer=True, low=1, high=10_000_000)
+    wk = top.sub("workers", required=replay is None)
+    if replay_data is None:
+        wcount = wk.number("count", integer=True, low=1, high=10_000_000)
+    else:
+        wcount = replay_data.labels.n_workers
+        if "count" in wk.table:
+            raise wk.fail("count", "comes from the replayed data set; remove it")
     model = wk.choice("model", WORKER_MODELS, "one-coin")
     ab = wk.sub("ability")
     ability = AbilitySpec(
@@ -422,19 +443,27 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
         wcount, model, ability, rate, service_mean, confusion, hammer_fraction
     )
 
-    bg = top.sub("budget", required=True)
-    edges = bg.number("edges", integer=True, low=1, high=10_000_000_000)
+    bg = top.sub("budget", required=replay is None)
+    available = count * wcount if replay_data is None else replay_data.labels.n_labels
+    edges = bg.number(
+        "edges", ... if replay_data is None else available, integer=True, low=1,
+        high=10_000_000_000,
+    )
     initial = bg.choice("initial", INITIAL_GRAPHS, "one-per-task")
     batch = bg.number("batch", 100, integer=True, low=1, high=10_000_000_000)
     initial_probability = bg.number("initial_probability", 0.2, low=0, high=1)
     bg.finish()
     if initial == "one-per-task" and edges < count:
         raise bg.fail("edges", f"must be >= tasks.count ({count}) with initial = 'one-per-task'")
+    if replay_data is not None and edges > available:
+        raise bg.fail("edges", f"must be <= {available}, the labels in the replayed data set")
     if edges > count * wcount:
         raise bg.fail(
             "edges", f"must be <= tasks.count x workers.count = {count * wcount} "
             "(a worker labels a task at most once)"
         )
+    if replay is not None and initial == "bernoulli":
+        raise bg.fail("initial", "'bernoulli' is not available with [replay]")
     budget = BudgetSpec(edges, initial, batch, initial_probability)
 
     out = top.sub("output")
@@ -468,8 +497,39 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
     top.finish()
     return Scenario(
         name, seed, replicates, tasks, workers, budget, tuple(arms), output, source, sweep,
-        raw=data,
+        replay=replay, raw=data,
     )
+
+
+def _read_replay(top: _Reader) -> tuple[Any, Any]:
+    """``[replay]``: a reference data set (``dataset``, ``data_dir``) or files (``labels``,
+    ``truth``, ``format``). Relative paths are relative to the scenario file. Loads the data
+    (once per process) so sizes and budget can be checked now."""
+    if "replay" not in top.table:
+        return None, None
+    from marketsim.sim.replay import ReplaySpec, load_replay
+
+    rp = top.sub("replay")
+    base = Path(top.source).parent
+
+    def path(key: str) -> str | None:
+        value = rp.get(key, None, kind=str)
+        return None if value is None else str(base / value)
+
+    dataset = rp.get("dataset", None, kind=str)
+    spec = ReplaySpec(
+        dataset=dataset,
+        labels=path("labels"),
+        truth=path("truth"),
+        data_dir=path("data_dir"),
+        format=rp.choice("format", ("zhang", "csv"), None) if "format" in rp.table else None,
+    )
+    rp.finish()
+    if (dataset is None) == (spec.labels is None):
+        raise rp.fail("dataset", "give either replay.dataset or replay.labels (with truth)")
+    if spec.labels is not None and spec.truth is None:
+        raise rp.fail("truth", "is required with replay.labels")
+    return spec, load_replay(spec)
 
 
 def _flatten(table: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:

@@ -1,0 +1,153 @@
+"""Real-data replay: the market's tasks, workers and answers come from a real label file.
+
+A worker can only be given a task they actually answered, and their answer is the one in the
+file, so policies can be compared on real crowds (as Chen, Lin & Zhou evaluated on RTE). Curves
+are measured against the data set's truth (tasks without truth are left out of the error).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from marketsim.data.labels import LabelSet
+from marketsim.data.loaders import dataset_paths, load_labels
+from marketsim.errors import InputError
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """Where the replayed labels come from (a reference data set or a pair of files)."""
+
+    dataset: str | None = None
+    labels: str | None = None
+    truth: str | None = None
+    data_dir: str | None = None
+    format: str | None = None
+
+    def paths(self) -> tuple[Path, Path | None]:
+        """Labels and truth files."""
+        if self.dataset is not None:
+            crowd, truth = dataset_paths(self.dataset, self.data_dir)
+            return crowd, truth
+        assert self.labels is not None
+        return Path(self.labels), None if self.truth is None else Path(self.truth)
+
+
+@dataclass(frozen=True)
+class ReplayData:
+    """The replayed labels, the truth (class index, -1 unknown) and the answer lookup."""
+
+    labels: LabelSet
+    truth: np.ndarray
+
+    @property
+    def pair_keys(self) -> np.ndarray:
+        """``task * n_workers + worker`` of every answer in the file."""
+        return self.labels.tasks * self.labels.n_workers + self.labels.workers
+
+
+@lru_cache(maxsize=8)
+def _load_cached(labels: str, truth: str | None, fmt: str | None, stamp: float) -> ReplayData:
+    data, truth_idx = load_labels(labels, truth, fmt)
+    if truth_idx is None:
+        raise InputError("replay needs the truth: give replay.truth", source=labels)
+    truth_arr = np.asarray(truth_idx, dtype=np.int64)
+    if truth_arr.shape[0] != data.n_tasks:  # pragma: no cover - loaders align truth to tasks
+        raise InputError("truth does not cover the tasks", source=truth)
+    return ReplayData(data, truth_arr)
+
+
+def load_replay(spec: ReplaySpec) -> ReplayData:
+    """Load (once per process) the data a replay scenario names."""
+    labels, truth = spec.paths()
+    stamp = os.stat(labels).st_mtime if os.path.exists(labels) else 0.0
+    return _load_cached(str(labels), None if truth is None else str(truth), spec.format, stamp)
+
+
+def empirical_confusion(data: ReplayData) -> np.ndarray:
+    """Each worker's confusion matrix measured against the truth (rows without data uniform):
+    the 'true' worker quality a replay market's ability error is measured against."""
+    lab = data.labels
+    k = lab.n_classes
+    known = data.truth[lab.tasks] >= 0
+    counts = np.zeros((lab.n_workers, k, k))
+    np.add.at(counts, (lab.workers[known], data.truth[lab.tasks[known]], lab.labels[known]), 1.0)
+    totals = counts.sum(axis=2, keepdims=True)
+    return np.where(totals > 0, counts / np.maximum(totals, 1.0), 1.0 / k)
+
+
+class ReplayRequester:
+    """Hands out, from the current ranking, only tasks the worker answered in the file."""
+
+    def __init__(self, data: ReplayData) -> None:
+        lab = data.labels
+        self.n_workers = lab.n_workers
+        order = np.argsort(lab.workers, kind="stable")
+        starts = np.searchsorted(lab.workers[order], np.arange(lab.n_workers + 1))
+        self.remaining = [
+            list(lab.tasks[order[starts[j] : starts[j + 1]]]) for j in range(lab.n_workers)
+        ]
+        self.rank_pos = np.arange(lab.n_tasks)
+        self.given = np.zeros(lab.n_tasks, dtype=bool)
+
+    def new_round(self, ranking: np.ndarray) -> None:
+        """Start a round: remember each task's position in the ranking."""
+        pos = np.full(self.given.shape[0], len(ranking), dtype=np.int64)
+        pos[np.asarray(ranking, dtype=np.int64)] = np.arange(len(ranking))
+        self.rank_pos = pos
+        self.given[:] = False
+
+    def mark(self, task: int, worker: int) -> None:
+        """``worker`` holds or labelled ``task``: it is no longer available to them."""
+        tasks = self.remaining[worker]
+        if task in tasks:
+            tasks.remove(task)
+
+    def assign(self, worker: int) -> int | None:
+        """The best-ranked task the worker answered, preferring tasks not yet given this round."""
+        tasks = self.remaining[worker]
+        if not tasks:
+            return None
+        cand = np.asarray(tasks)
+        fresh = ~self.given[cand]
+        pool = cand[fresh] if fresh.any() else cand
+        task = int(pool[np.argmin(self.rank_pos[pool])])
+        self.given[task] = True
+        tasks.remove(task)
+        return task
+
+
+def replay_world(
+    data: ReplayData, initial: str, n_classes: int, prior: np.ndarray, rng: np.random.Generator
+):  # noqa: ANN201 - returns marketsim.sim.world.World (import cycle)
+    """The world of a replay market: the data set's truth and measured worker quality; the
+    initial graph gives each task one of its real answers (``one-per-task``) or nothing."""
+    from marketsim.sim.world import World, accuracy
+
+    lab = data.labels
+    confusion = empirical_confusion(data)
+    if n_classes > lab.n_classes:  # truth-only classes: pad with uniform rows/columns
+        pad = np.full((lab.n_workers, n_classes, n_classes), 1.0 / n_classes)
+        pad[:, : lab.n_classes, : lab.n_classes] = confusion
+        confusion = pad
+    if initial == "one-per-task":
+        order = np.lexsort((rng.random(lab.n_labels), lab.tasks))
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = lab.tasks[order][1:] != lab.tasks[order][:-1]
+        pick = order[first]
+    else:
+        pick = np.zeros(0, dtype=np.int64)
+    return World(
+        truth=data.truth.copy(),
+        confusion=confusion,
+        ability=accuracy(confusion, prior),
+        initial_tasks=lab.tasks[pick],
+        initial_workers=lab.workers[pick],
+        initial_labels=lab.labels[pick],
+        one_coin=False,
+    )
