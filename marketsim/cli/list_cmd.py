@@ -16,6 +16,11 @@ WORKER_MODEL_TEXT = {
     "one-coin": (
         "right with probability p = low + (1-low) Beta(alpha, beta), else a uniform wrong class"
     ),
+    "confusion": (
+        "per-worker K x K confusion matrices: diagonal uniform on [low, high] "
+        "(Zhang et al.) or Dirichlet rows"
+    ),
+    "spammer-hammer": "a fraction of perfect workers, the rest answer uniformly at random",
 }
 DATASETS = {
     "bluebird": "Welinder et al. 2010: 108 binary bird images, 39 workers, 4,212 labels",
