@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 
-from marketsim.aggregation.one_coin import expected_correct
+from marketsim.aggregation.metrics import estimated_skill
 from marketsim.data.labels import LabelSet
 from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.policies.simple import posterior_entropy, rank_by_score
 
 #: Number of ability-histogram bins. The authors' edges are 0, 0.05, ..., 1 (21 edges) and they
 #: report 21 bins, i.e. MATLAB ``histc`` semantics: bin k counts ``edges[k] <= p < edges[k+1]``
@@ -44,26 +45,6 @@ DESCRIPTION = (
     "forest's predicted probability of being wrong, so labels go first to tasks that look "
     "mislabelled, not merely uncertain."
 )
-
-
-def posterior_entropy(proba: np.ndarray) -> np.ndarray:
-    """Entropy of each posterior row in base K (bits for K = 2), so a uniform row has entropy 1.
-
-    Parameters
-    ----------
-    proba : ndarray of shape (n, K)
-
-    Returns
-    -------
-    ndarray of shape (n,)
-    """
-    proba = np.asarray(proba, dtype=np.float64)
-    k = proba.shape[1]
-    if k < 2:
-        return np.zeros(proba.shape[0])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(proba > 0, -proba * np.log(proba), 0.0)
-    return terms.sum(axis=1) / np.log(k)
 
 
 def ability_bins(skill: np.ndarray) -> np.ndarray:
@@ -115,19 +96,6 @@ def task_features(
     return out
 
 
-def estimated_skill(estimator: Any, data: LabelSet) -> np.ndarray:
-    """Per-worker accuracy of a fitted estimator: ``skill_``, else the accuracy implied by
-    ``confusion_`` and ``prior_``, else the posterior-expected fraction of correct labels."""
-    if hasattr(estimator, "skill_"):
-        return np.asarray(estimator.skill_, dtype=np.float64)
-    if hasattr(estimator, "confusion_"):
-        diag = np.einsum("jcc->jc", estimator.confusion_)
-        return diag @ np.asarray(estimator.prior_, dtype=np.float64)
-    correct, n = expected_correct(data, estimator.proba_)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, correct / np.maximum(n, 1.0), 0.5)
-
-
 def simulate_instances(
     tasks: np.ndarray,
     workers: np.ndarray,
@@ -167,11 +135,6 @@ def _pools_safely(est: Any) -> bool:
     them, i.e. the estimator is an EM model whose class prior is fixed rather than estimated."""
     params = est.get_params() if hasattr(est, "get_params") else {}
     return "max_iter" in params and params.get("class_prior") is not None
-
-
-def rank_by_score(score: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Task indices by descending score, ties broken uniformly at random."""
-    return np.lexsort((rng.random(score.shape[0]), -score))
 
 
 class RandomForestPolicy:

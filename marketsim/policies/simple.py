@@ -9,7 +9,10 @@ from marketsim.policies.base import MarketInfo, MarketState
 
 def posterior_entropy(proba: np.ndarray) -> np.ndarray:
     """Entropy of each posterior row, normalised so that a uniform row has entropy 1."""
+    proba = np.asarray(proba, dtype=np.float64)
     k = proba.shape[1]
+    if k < 2:
+        return np.zeros(proba.shape[0])
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(proba > 0, -proba * np.log(proba), 0.0)
     return terms.sum(axis=1) / np.log(k)

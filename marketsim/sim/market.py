@@ -27,8 +27,7 @@ import simpy
 from sklearn.exceptions import ConvergenceWarning
 
 from marketsim.aggregation.base import BaseAggregator, NotIdentifiableWarning
-from marketsim.aggregation.metrics import error_rate
-from marketsim.aggregation.one_coin import expected_correct
+from marketsim.aggregation.metrics import error_rate, estimated_skill
 from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
 from marketsim.sim.label_log import LabelLog
 from marketsim.sim.replay import ReplayData, ReplayRequester
@@ -55,19 +54,6 @@ class Streams:
     answers: np.random.Generator
     policy: np.random.Generator
     inference: np.random.Generator
-
-
-def estimated_skill(estimator: BaseAggregator, labels: Any) -> np.ndarray:
-    """Per-worker accuracy estimate: ``skill_``, else from ``confusion_`` and the prior, else the
-    posterior-expected fraction of correct labels."""
-    if hasattr(estimator, "skill_"):
-        return np.asarray(estimator.skill_)
-    if hasattr(estimator, "confusion_"):
-        diag = np.einsum("jcc->jc", estimator.confusion_)
-        return diag @ np.asarray(estimator.prior_)
-    correct, n = expected_correct(labels, estimator.proba_)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, correct / np.maximum(n, 1), 0.5)
 
 
 def estimated_confusion(estimator: BaseAggregator, skill: np.ndarray, k: int) -> np.ndarray:
