@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.continuous import GaussianBadAnnotatorEM
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.eigen_ratio import EigenRatio
 from marketsim.aggregation.features import DawidSkeneWithFeatures
@@ -18,12 +19,15 @@ from marketsim.aggregation.one_coin import OneCoinEM
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """One inference method: its CLI/scenario name, a one-line description, a factory."""
+    """One inference method: its CLI/scenario name, a one-line description, a factory, and what
+    it estimates: ``"classes"`` (posteriors ``proba_``/``labels_`` from class labels) or
+    ``"scores"`` (continuous task means ``means_`` from ``LabelSet.scores``)."""
 
     name: str
     description: str
     factory: Callable[..., BaseAggregator]
     iterative: bool = True
+    output: str = "classes"
 
 
 def _spec(name: str, description: str, factory: Callable[..., BaseAggregator], **kw: Any) -> None:
@@ -57,6 +61,19 @@ _spec("ds-features",
       "Dawid-Skene EM with naive-Bayes binary task features (seed 004); features are passed "
       "to fit(data, features=X), without them it is D&S with Laplace smoothing",
       DawidSkeneWithFeatures)
+
+
+_spec("gaussian-em",
+      "seed 001's EM for continuous scores in [0, 1]: good annotators N(mu_i, sigma^2), bad "
+      "ones uniform; estimates task means and P(good) per annotator", GaussianBadAnnotatorEM,
+      output="scores")
+_spec("gaussian-hard-em", "hard EM for seed 001's model (P(good) rounded to 0/1 each step)",
+      lambda **kw: GaussianBadAnnotatorEM(**{"hard": True, **kw}), output="scores")
+
+#: Methods that estimate classes from class labels (everything a discrete market can use).
+CLASS_METHODS: tuple[str, ...] = tuple(n for n, s in METHODS.items() if s.output == "classes")
+#: Methods that estimate continuous task means from scores.
+SCORE_METHODS: tuple[str, ...] = tuple(n for n, s in METHODS.items() if s.output == "scores")
 
 
 def make_estimator(name: str, **params: Any) -> BaseAggregator:

@@ -362,9 +362,9 @@ def _read_inference(arm: _Reader, k: int, methods: Callable[[], tuple[str, ...]]
 
 
 def _method_names() -> tuple[str, ...]:
-    from marketsim.aggregation.registry import METHODS
+    from marketsim.aggregation.registry import CLASS_METHODS
 
-    return tuple(METHODS)
+    return CLASS_METHODS
 
 
 def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:

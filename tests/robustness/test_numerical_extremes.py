@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from marketsim.aggregation.base import NotIdentifiableWarning
-from marketsim.aggregation.registry import METHODS, make_estimator
+from marketsim.aggregation.registry import CLASS_METHODS, make_estimator
 from marketsim.data.labels import LabelSet
 
 #: ds-features needs task features; without them it is D&S with smoothing, covered by "ds".
 NEEDS_EXTRA = {"ds-features"}
-ALL = [m for m in METHODS if m not in NEEDS_EXTRA]
+ALL = [m for m in CLASS_METHODS if m not in NEEDS_EXTRA]  # scores: tests/test_continuous.py
 SPECTRAL = {"opt-ds", "one-coin-spectral"}
 
 
