@@ -14,8 +14,11 @@ Conventions follow scikit-learn: ``__init__`` only stores hyperparameters, ``fit
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -35,6 +38,27 @@ class NotIdentifiableWarning(UserWarning):
     """The labels do not determine the answer: workers agree no more than chance, or the fit
     puts the workers below chance (the classes may be swapped). Posteriors stay valid
     probabilities but should not be trusted."""
+
+
+_CHECKS_ENABLED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "marketsim_identifiability_checks", default=True
+)
+
+
+@contextmanager
+def identifiability_checks(enabled: bool) -> Iterator[None]:
+    """Switch the :class:`NotIdentifiableWarning` diagnostic on or off inside a block.
+
+    The check costs a sparse worker-by-worker product per fit, more than an EM refit of a small
+    market; simulations that refit thousands of times and would discard the warning anyway
+    (the market's inference service, the random-forest policy's simulated ensembles) turn it
+    off. Results do not depend on it: it only decides whether a warning is issued.
+    """
+    token = _CHECKS_ENABLED.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _CHECKS_ENABLED.reset(token)
 
 
 def pair_agreement_test(data: LabelSet) -> tuple[float, float, float, int]:
@@ -90,6 +114,8 @@ def warn_if_not_identifiable(
     are all adversarial in the same way (K = 2) cannot be told from good workers with the two
     classes renamed, by any method; that case is silent (docs/robustness.md).
     """
+    if not _CHECKS_ENABLED.get():
+        return
     k = data.n_classes
     z, stat, null, pairs = pair_agreement_test(data)
     same_task_pairs = float((data.task_degree * (data.task_degree - 1)).sum() / 2)

@@ -19,10 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.ensemble import RandomForestClassifier
 
+from marketsim.aggregation.base import identifiability_checks
 from marketsim.aggregation.metrics import estimated_skill
 from marketsim.data.labels import LabelSet
+from marketsim.policies.bagging import BootstrapForest
 from marketsim.policies.base import MarketInfo, MarketState
 from marketsim.policies.simple import posterior_entropy, rank_by_score
 
@@ -158,7 +159,8 @@ class RandomForestPolicy:
     criterion : {"entropy", "gini", "log_loss"}
         Split criterion; "entropy" is the information gain of the paper's §2.1.
     n_jobs : int
-        Parallel jobs of the forest.
+        Accepted for compatibility and ignored: the trees are small, and studies parallelise
+        over units instead (``--jobs``).
 
     Notes
     -----
@@ -211,7 +213,7 @@ class RandomForestPolicy:
         self.n_jobs = int(n_jobs)
         self.info: MarketInfo | None = None
         #: The forest fitted at the last ``rank`` call (``None`` after the entropy fallback).
-        self.forest_: RandomForestClassifier | None = None
+        self.forest_: BootstrapForest | None = None
         #: True when the last ``rank`` call fell back to ranking by entropy.
         self.fallback_: bool = False
 
@@ -259,8 +261,16 @@ class RandomForestPolicy:
             labels.tasks, labels.workers, info, self.ensemble_size, rng
         )
         est = self._estimator(rng)
-        if _pools_safely(est):
-            return self._training_set_pooled(labels, truth, answers, est)
+        # Nobody reads the identifiability warning of a simulated instance; skip computing it.
+        with identifiability_checks(False):
+            if _pools_safely(est):
+                return self._training_set_pooled(labels, truth, answers, est)
+            return self._training_set_each(labels, truth, answers, rng)
+
+    def _training_set_each(
+        self, labels: LabelSet, truth: np.ndarray, answers: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One EM fit per simulated instance (estimators whose instances cannot be pooled)."""
         xs, ys = [], []
         for e in range(self.ensemble_size):
             data = LabelSet(
@@ -297,20 +307,18 @@ class RandomForestPolicy:
 
     def fit_forest(
         self, labels: LabelSet, rng: np.random.Generator
-    ) -> RandomForestClassifier | None:
+    ) -> BootstrapForest | None:
         """Train the forest on a fresh simulated ensemble; ``None`` if the target has one class."""
         x, y = self.training_set(labels, rng)
         seed = int(rng.integers(2**31 - 1))
         if y.all() or not y.any():
             return None
-        forest = RandomForestClassifier(
-            n_estimators=self.n_trees,
-            criterion=self.criterion,
+        forest = BootstrapForest(
+            n_trees=self.n_trees,
+            sample_fraction=self.sample_fraction,
             max_depth=self.max_depth,
-            max_features=min(self.max_features, x.shape[1]),
-            bootstrap=True,
-            max_samples=self.sample_fraction,
-            n_jobs=self.n_jobs,
+            max_features=self.max_features,
+            criterion=self.criterion,
             random_state=seed,
         )
         return forest.fit(x, y)

@@ -26,7 +26,7 @@ import numpy as np
 import simpy
 from sklearn.exceptions import ConvergenceWarning
 
-from marketsim.aggregation.base import BaseAggregator, NotIdentifiableWarning
+from marketsim.aggregation.base import BaseAggregator, identifiability_checks
 from marketsim.aggregation.metrics import error_rate, estimated_skill
 from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
 from marketsim.sim.label_log import LabelLog
@@ -217,12 +217,13 @@ class Market:
             est.set_params(random_state=self.streams.inference)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            # Early refits see few labels per task; the error curve is the market's verdict.
-            warnings.simplefilter("ignore", NotIdentifiableWarning)
-            if self.warm_start and self.proba is not None and hasattr(est, "max_iter"):
-                est.fit(labels, init_proba=self.proba)
-            else:
-                est.fit(labels)
+            # Early refits see few labels per task; the error curve is the market's verdict,
+            # so the (costly) identifiability diagnostic is not even computed.
+            with identifiability_checks(False):
+                if self.warm_start and self.proba is not None and hasattr(est, "max_iter"):
+                    est.fit(labels, init_proba=self.proba)
+                else:
+                    est.fit(labels)
         # A market refits every batch: non-convergence is counted, not shouted.
         self.not_converged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
         for w in caught:
