@@ -2,7 +2,7 @@
 inference service, the large market's time and peak memory, and the --jobs 2 speed-up.
 
     python benchmarks/bench_market.py                    # everything (about 10 minutes)
-    python benchmarks/bench_market.py --only large       # one part: labels | large | jobs
+    python benchmarks/bench_market.py --only large       # one part: labels|large|jobs|forest
 
 Figures are medians over repeats; ratios are measured side by side in the same run.
 """
@@ -104,9 +104,62 @@ def part_jobs(repeats: int) -> None:
     print(f"  speed-up {one / two:.2f}x (target >= 1.7x)")
 
 
+def part_forest(repeats: int) -> None:
+    """The random-forest policy's forest: scikit-learn's RandomForestClassifier(max_samples)
+    against BootstrapForest on the same real training set, interleaved; held-out AUC of both."""
+    import numpy as np
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.metrics import roc_auc_score
+
+    from marketsim.policies.bagging import BootstrapForest
+
+    print("## random-forest policy: forest fit on one training set (faithful 30-worker arm, "
+          "15,000 labels: 10 simulated instances x 2,000 tasks = 20,000 rows x 23 features)")
+    sc = load_scenario(ROOT / "scenarios/paper/30_workers_faithful.toml")
+    spec = sc.arms[0]
+    market = Market(
+        sc, draw_world(sc, world_rng(sc.seed, 0)),
+        make_policy(spec.policy.name, dict(spec.policy.options)),
+        estimator_factory(sc, spec.inference), unit_streams(sc.seed, 0, 0), keep_graph=False,
+    )
+    market.budget = 15_000  # stop the market half way: a realistic graph
+    market.run()
+    labels, policy = market.log.view(), market.policy
+    rng = np.random.default_rng(0)
+    x, y = policy.training_set(labels, rng)
+    x_test, y_test = policy.training_set(labels, rng)
+    params = dict(max_depth=10, criterion="entropy")
+    times: dict[str, list[float]] = {"sklearn RandomForestClassifier": [], "BootstrapForest": []}
+    auc: dict[str, list[float]] = {k: [] for k in times}
+    for r in range(repeats):
+        for name in times:
+            if name == "BootstrapForest":
+                forest = BootstrapForest(n_trees=10, sample_fraction=0.2, max_features=10,
+                                         random_state=r, **params)
+            else:
+                forest = RandomForestClassifier(n_estimators=10, max_samples=0.2, max_features=10,
+                                                n_jobs=1, random_state=r, **params)
+            start = time.perf_counter()
+            forest.fit(x, y)
+            times[name].append(time.perf_counter() - start)
+            auc[name].append(roc_auc_score(y_test, forest.predict_proba(x_test)[:, 1]))
+    for name, values in times.items():
+        print(f"  {name:<31} fit median {1e3 * statistics.median(values):7.1f} ms  held-out AUC "
+              f"median {statistics.median(auc[name]):.4f}")
+    ratio = statistics.median(
+        a / b for a, b in zip(times["sklearn RandomForestClassifier"], times["BootstrapForest"],
+                              strict=True)
+    )
+    print(f"  paired speed-up of BootstrapForest: median {ratio:.2f}x over {repeats} pairs")
+    r = time_market(ROOT / "scenarios/paper/30_workers_faithful.toml", 0)
+    print(f"  one faithful forest unit (30,000 labels): total {r['total_s']:.1f} s, policy "
+          f"{r['policy_ms_per_refresh']:.0f} ms/refresh, inference "
+          f"{r['inference_ms_per_refresh']:.1f} ms/refresh")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("labels", "large", "jobs"))
+    parser.add_argument("--only", choices=("labels", "large", "jobs", "forest"))
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
@@ -116,6 +169,8 @@ def main() -> int:
         part_large()
     if args.only in (None, "jobs"):
         part_jobs(args.repeats)
+    if args.only in (None, "forest"):
+        part_forest(max(args.repeats, 5))
     return 0
 
 

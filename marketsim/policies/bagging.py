@@ -4,10 +4,10 @@ Seed 000's forest (MATLAB ``TreeBagger``, ``InBagFraction`` 0.2) gives every tre
 sample of 20 % of the pooled rows. scikit-learn's ``RandomForestClassifier(max_samples=0.2)``
 draws the same sample but hands every tree *all* rows, with the bootstrap counts as sample
 weights, and re-encodes the full target per tree; on the policy's 20,000-row training sets
-that made the forest about 2.5 times slower than fitting each tree on its sample
-(``benchmarks/bench_market.py --only forest``). The trees themselves are scikit-learn's
-``DecisionTreeClassifier`` with the same criterion, depth and features per split; repeated
-rows of a bootstrap sample weigh like sklearn's counts.
+that is slower than fitting each tree on its sample, with the same held-out accuracy
+(``benchmarks/bench_market.py --only forest``; figures in docs/performance.md). The trees
+are scikit-learn's ``DecisionTreeClassifier`` with the same criterion, depth and features per
+split; repeated rows of a bootstrap sample weigh like sklearn's counts.
 """
 
 from __future__ import annotations
