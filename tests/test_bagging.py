@@ -27,7 +27,7 @@ def test_learns_a_threshold_and_predicts_probabilities() -> None:
     assert list(forest.classes_) == [False, True]
     assert roc_auc_score(y_test, proba[:, 1]) > 0.9
     assert len(forest.estimators_) == 10
-    assert forest.max_features == 3
+    assert forest.max_features_ == 3
 
 
 def test_same_seed_same_forest_other_seed_differs() -> None:
@@ -55,4 +55,4 @@ def test_tree_whose_sample_misses_a_class_gives_it_zero() -> None:
 def test_max_features_capped_at_columns() -> None:
     x, y = noisy_threshold(200, 3)
     forest = BootstrapForest(max_features=50).fit(x, y)
-    assert forest.max_features == 5
+    assert forest.max_features_ == 5 and forest.max_features == 50

@@ -37,6 +37,8 @@ class BootstrapForest:
     estimators_ : list of DecisionTreeClassifier
     classes_ : ndarray
         Sorted distinct targets seen in ``fit``.
+    max_features_ : int
+        Features tried per split, ``max_features`` capped at the number of columns.
     """
 
     def __init__(
@@ -63,7 +65,7 @@ class BootstrapForest:
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
         n = x.shape[0]
         size = max(1, int(round(self.sample_fraction * n)))
-        self.max_features = min(int(self.max_features), x.shape[1])
+        self.max_features_ = min(int(self.max_features), x.shape[1])
         rng = np.random.default_rng(self.random_state)
         seeds = rng.integers(2**31 - 1, size=self.n_trees)
         self.estimators_ = []
@@ -72,7 +74,7 @@ class BootstrapForest:
             tree = DecisionTreeClassifier(
                 criterion=self.criterion,
                 max_depth=self.max_depth,
-                max_features=self.max_features,
+                max_features=self.max_features_,
                 random_state=int(seed),
             )
             self.estimators_.append(tree.fit(x[rows], codes[rows]))

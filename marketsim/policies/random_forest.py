@@ -317,7 +317,7 @@ class RandomForestPolicy:
             n_trees=self.n_trees,
             sample_fraction=self.sample_fraction,
             max_depth=self.max_depth,
-            max_features=self.max_features,
+            max_features=min(self.max_features, x.shape[1]),
             criterion=self.criterion,
             random_state=seed,
         )
