@@ -3,11 +3,21 @@
 Prints a table (or one JSON object with ``--json``) with the fit's size, iterations, time,
 final objective and, when a truth file is given, the error rate over tasks with known truth.
 ``--output`` writes per-task posteriors, ``--workers`` per-worker estimates (atomic writes).
+
+Two further inputs:
+
+- ``--scores``: the labels file holds a continuous score in [0, 1] per (task, worker); a
+  score method (``gaussian-em``, the default, or ``gaussian-hard-em``) estimates each task's
+  mean and each annotator's P(good); with ``--truth`` (true means) the RMSE is reported beside
+  the plain mean's.
+- ``--features FILE``: binary task features (``task,<feature>...``) for methods that use them
+  (``ds-features``).
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import sys
@@ -20,22 +30,46 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.continuous import plain_means
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.metrics import error_rate
-from marketsim.aggregation.registry import METHODS, make_estimator
+from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS, make_estimator
 from marketsim.data.labels import LabelSet
-from marketsim.data.loaders import DATA_ENV, DATASETS, FORMATS, dataset_paths, load_labels
+from marketsim.data.loaders import (
+    DATA_ENV,
+    DATASETS,
+    FORMATS,
+    FeatureTable,
+    dataset_paths,
+    load_features,
+    load_labels,
+    load_scores,
+)
 from marketsim.errors import EXIT_OK, InputError
 from marketsim.report.files import write_csv_atomic
 
 #: Method used when ``--method`` is not given: Dawid-Skene EM from majority vote (MV-D&S).
 DEFAULT_METHOD = "ds"
+#: Method used with ``--scores`` when ``--method`` is not given: seed 001's soft EM.
+DEFAULT_SCORE_METHOD = "gaussian-em"
 
-EPILOG = f"""methods: {', '.join(METHODS)} (default {DEFAULT_METHOD})
+
+def feature_methods() -> tuple[str, ...]:
+    """Class methods whose ``fit`` takes task features (a ``features`` parameter)."""
+    return tuple(
+        name for name in CLASS_METHODS
+        if "features" in inspect.signature(make_estimator(name).fit).parameters
+    )
+
+
+EPILOG = f"""class methods: {', '.join(CLASS_METHODS)} (default {DEFAULT_METHOD})
+score methods (--scores): {', '.join(SCORE_METHODS)} (default {DEFAULT_SCORE_METHOD})
 examples:
   python -m marketsim infer labels.csv --truth truth.csv --method ds --json
   python -m marketsim infer --dataset rte --method opt-ds --data-dir ../shared/data/zhang2014
   python -m marketsim infer crowd.txt --method mv --output posteriors.csv --workers workers.csv
+  python -m marketsim infer scores.csv --scores --truth means.csv --json
+  python -m marketsim infer labels.csv --method ds-features --features features.csv
 """
 
 
@@ -54,9 +88,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"reference dataset instead of LABELS: {', '.join(DATASETS)}")
     p.add_argument("--data-dir", metavar="DIR",
                    help=f"folder of the reference datasets (default: ${DATA_ENV})")
-    p.add_argument("--truth", metavar="FILE", help="ground-truth file (same format as LABELS)")
-    p.add_argument("--method", default=DEFAULT_METHOD, metavar="NAME",
-                   help=f"inference method (default {DEFAULT_METHOD}); one of {', '.join(METHODS)}")
+    p.add_argument("--truth", metavar="FILE",
+                   help="ground-truth file (same format as LABELS; with --scores a CSV "
+                   "task,mean or task,value of true means)")
+    p.add_argument("--method", metavar="NAME",
+                   help=f"inference method (default {DEFAULT_METHOD}, with --scores "
+                   f"{DEFAULT_SCORE_METHOD}); one of {', '.join(METHODS)}")
+    p.add_argument("--scores", action="store_true",
+                   help="LABELS is a CSV of continuous scores in [0, 1] (columns task, worker, "
+                   "score; a label column is ignored; empty = missing)")
+    p.add_argument("--features", metavar="FILE",
+                   help="CSV task,<feature>... of 0/1 task features (empty = missing), for "
+                   "methods that use them (ds-features)")
     p.add_argument("--format", metavar="FMT",
                    help="file format: zhang or csv (default: csv for .csv files, else zhang)")
     p.add_argument("--max-iter", type=int, metavar="N",
@@ -76,10 +119,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 # --------------------------------------------------------------------------------------------
 def check_options(args: argparse.Namespace) -> None:
     """Raise InputError for any bad option value (before any file is read)."""
+    if args.method is None:
+        args.method = DEFAULT_SCORE_METHOD if args.scores else DEFAULT_METHOD
     if args.method not in METHODS:
         raise InputError(
             f"unknown method {args.method!r}; choose one of: {', '.join(METHODS)}"
         )
+    if args.scores and args.method not in SCORE_METHODS:
+        raise InputError(
+            f"method {args.method!r} estimates classes from class labels; with --scores "
+            f"choose one of: {', '.join(SCORE_METHODS)}"
+        )
+    if not args.scores and args.method in SCORE_METHODS:
+        raise InputError(
+            f"method {args.method!r} needs continuous scores: add --scores (a CSV task,worker,"
+            f"score), or choose a class method: {', '.join(CLASS_METHODS)}"
+        )
+    if args.features is not None and args.method not in feature_methods():
+        raise InputError(
+            f"--features only applies to methods that use task features "
+            f"({', '.join(feature_methods())}); got --method {args.method}"
+        )
+    if args.scores and args.dataset is not None:
+        raise InputError(
+            "--scores cannot be combined with --dataset (the reference data sets hold class "
+            "labels); give a score CSV as LABELS"
+        )
+    if args.scores and args.format == "zhang":
+        raise InputError("--format zhang cannot be combined with --scores (score files are "
+                         "CSV: task,worker,score)")
     if args.format is not None and args.format not in FORMATS:
         raise InputError(f"unknown --format {args.format!r}; choose one of: {', '.join(FORMATS)}")
     if args.max_iter is not None and args.max_iter < 1:
@@ -110,7 +178,14 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 def load_input(args: argparse.Namespace) -> tuple[LabelSet, np.ndarray | None, str, str | None]:
-    """Load labels and truth; return them with the file names used."""
+    """Load labels (or scores) and truth; return them with the file names used.
+
+    With ``--scores`` the truth is a float array of true means (NaN = unknown), else an int
+    array of class indices (-1 = unknown).
+    """
+    if args.scores:
+        data, means = load_scores(args.labels, args.truth)
+        return data, means, str(args.labels), args.truth
     if args.dataset is not None:
         crowd, truth = dataset_paths(args.dataset, args.data_dir)
         data, truth_arr = load_labels(crowd, truth, "zhang")
@@ -137,14 +212,17 @@ def build_estimator(args: argparse.Namespace) -> tuple[BaseAggregator, list[str]
 # --------------------------------------------------------------------------------------------
 # fitting and results
 # --------------------------------------------------------------------------------------------
-def fit(est: BaseAggregator, data: LabelSet, method: str) -> tuple[float, list[str]]:
-    """Fit ``est``; return the seconds taken and one-line notes for warnings raised."""
+def fit(
+    est: BaseAggregator, data: LabelSet, method: str, **fit_params: Any
+) -> tuple[float, list[str]]:
+    """Fit ``est`` (with ``fit_params``, e.g. ``features``); return the seconds taken and
+    one-line notes for warnings raised."""
     notes: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         started = time.perf_counter()
         try:
-            est.fit(data)
+            est.fit(data, **fit_params)
         except ValueError as exc:
             raise InputError(f"method {method!r} cannot fit these labels: {exc}") from None
         seconds = time.perf_counter() - started
@@ -224,6 +302,9 @@ def print_table(result: dict[str, Any]) -> None:
         ("seconds", f"{result['seconds']:.3f}"),
         ("log-likelihood", result["log_likelihood"]),
     ]
+    if "n_features" in result:
+        rows.append(("features (tasks with a row)",
+                     f"{result['n_features']} ({result['n_tasks_with_features']} tasks)"))
     if "error_rate" in result:
         err = result["error_rate"]
         rows.append((f"error rate ({result['n_tasks_with_truth']} tasks with truth)",
@@ -298,30 +379,178 @@ def _write(path: str, header: list[str], rows: Any) -> None:
         raise InputError(f"cannot write file ({exc.strerror or exc})", source=path) from None
 
 
+# --------------------------------------------------------------------------------------------
+# continuous scores
+# --------------------------------------------------------------------------------------------
+def _rmse(estimate: np.ndarray, truth: np.ndarray, known: np.ndarray) -> float | None:
+    """Root-mean-square error over the tasks ``known``; None when there are none."""
+    if not known.any():
+        return None
+    diff = estimate[known] - truth[known]
+    return _finite(float(np.sqrt(np.mean(diff * diff))))
+
+
+def score_summary(
+    est: BaseAggregator,
+    data: LabelSet,
+    truth: np.ndarray | None,
+    *,
+    method: str,
+    seconds: float,
+    labels_file: str,
+    truth_file: str | None,
+) -> dict[str, Any]:
+    """The result of a score method as a JSON-ready dict.
+
+    ``n_good`` counts annotators with ``P(good) > 0.5``. With true means, ``rmse`` (the
+    method's means) and ``rmse_plain_mean`` (unweighted mean per task) are over the tasks that
+    have both a true mean and at least one score (``n_tasks_with_truth``).
+    """
+    history = list(getattr(est, "log_likelihood_", []) or [])
+    scores = np.asarray(data.scores)
+    result: dict[str, Any] = {
+        "method": method,
+        "labels_file": labels_file,
+        "truth_file": truth_file,
+        "n_tasks": data.n_tasks,
+        "n_workers": data.n_workers,
+        "n_labels": data.n_labels,
+        "n_scores": int(np.count_nonzero(~np.isnan(scores))),
+        "iterations": int(getattr(est, "n_iter_", 0)),
+        "converged": bool(getattr(est, "converged_", True)),
+        "seconds": round(seconds, 6),
+        "log_likelihood": _finite(history[-1]) if history else None,
+        "sigma": _finite(float(est.sigma_)),
+        "pi": _finite(float(est.pi_)),
+        "n_good": int(np.count_nonzero(np.asarray(est.good_proba_) > 0.5)),
+    }
+    if truth is not None:
+        means = np.asarray(est.means_, dtype=np.float64)
+        known = ~np.isnan(truth) & ~np.isnan(means)
+        result["n_tasks_with_truth"] = int(known.sum())
+        result["rmse"] = _rmse(means, truth, known)
+        result["rmse_plain_mean"] = _rmse(plain_means(data), truth, known)
+    return result
+
+
+def print_score_table(result: dict[str, Any]) -> None:
+    """Print the result of a score method as a rich table on stdout."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"marketsim infer --scores: {result['method']}", show_header=False)
+    table.add_column("quantity", style="bold")
+    table.add_column("value", justify="right", overflow="fold")
+    rows = [
+        ("method", result["method"]),
+        ("scores file", result["labels_file"]),
+        ("tasks / annotators / scores",
+         f"{result['n_tasks']} / {result['n_workers']} / {result['n_scores']}"),
+        ("iterations", result["iterations"]),
+        ("converged", "yes" if result["converged"] else "no"),
+        ("seconds", f"{result['seconds']:.3f}"),
+        ("log-likelihood", result["log_likelihood"]),
+        ("sigma (good annotators' noise)", result["sigma"]),
+        ("pi = P(good)", result["pi"]),
+        ("annotators with P(good) > 0.5", f"{result['n_good']} of {result['n_workers']}"),
+    ]
+    if "rmse" in result:
+        rows.append((f"RMSE ({result['n_tasks_with_truth']} tasks with true means)",
+                     result["rmse"]))
+        rows.append(("RMSE of the plain mean", result["rmse_plain_mean"]))
+    for key, value in rows:
+        table.add_row(key, _fmt(value))
+    Console(soft_wrap=False).print(table)
+
+
+def _cell(x: float) -> str:
+    """A number for a CSV cell; empty when missing (NaN)."""
+    return "" if math.isnan(x) else _num(x)
+
+
+def write_means(path: str, est: BaseAggregator, data: LabelSet,
+                truth: np.ndarray | None) -> None:
+    """CSV per task: ``task, mean, plain_mean, n_scores[, truth]`` (empty = no estimate)."""
+    header = ["task", "mean", "plain_mean", "n_scores"] + (["truth"] if truth is not None else [])
+    scored = ~np.isnan(np.asarray(data.scores))
+    n_scores = np.bincount(data.tasks[scored], minlength=data.n_tasks).tolist()
+    means = np.asarray(est.means_, dtype=np.float64).tolist()
+    plain = plain_means(data).tolist()
+    known = truth.tolist() if truth is not None else None
+
+    def rows() -> Iterator[list[str]]:
+        for i in range(data.n_tasks):
+            row = [str(data.task_ids[i]), _cell(means[i]), _cell(plain[i]), str(n_scores[i])]
+            if known is not None:
+                row.append(_cell(known[i]))
+            yield row
+
+    _write(path, header, rows())
+
+
+def score_worker_table(est: BaseAggregator, data: LabelSet) -> tuple[list[str], list[list[str]]]:
+    """Header and rows ``worker, p_good, n_scores`` (``p_good`` is ``pi`` for annotators
+    without any score)."""
+    scored = ~np.isnan(np.asarray(data.scores))
+    n_scores = np.bincount(data.workers[scored], minlength=data.n_workers).tolist()
+    p_good = np.asarray(est.good_proba_, dtype=np.float64).tolist()
+    rows = [[str(data.worker_ids[j]), _num(p_good[j]), str(n_scores[j])]
+            for j in range(data.n_workers)]
+    return ["worker", "p_good", "n_scores"], rows
+
+
+# --------------------------------------------------------------------------------------------
+# task features
+# --------------------------------------------------------------------------------------------
+def load_task_features(path: str, data: LabelSet) -> tuple[FeatureTable, list[str]]:
+    """Features for ``data``'s tasks, and a note when some tasks have no row in the file."""
+    table = load_features(path, data.task_ids)
+    notes = []
+    missing = int(np.count_nonzero(~table.has_row))
+    if missing:
+        notes.append(f"{missing} of {data.n_tasks} tasks have no row in {path}; their "
+                     "features count as missing")
+    return table, notes
+
+
 def execute(args: argparse.Namespace) -> int:
     """Run ``infer``: check options, load, fit, report, write files."""
     check_options(args)
     started = time.perf_counter()
     data, truth, labels_file, truth_file = load_input(args)
+    fit_params: dict[str, Any] = {}
+    features: FeatureTable | None = None
+    if args.features is not None:
+        features, notes = load_task_features(args.features, data)
+        fit_params["features"] = features.values
+        for note in notes:
+            print(f"marketsim: note: {note}", file=sys.stderr)
     load_seconds = time.perf_counter() - started
     est, ignored = build_estimator(args)
     for opt in ignored:
         print(f"marketsim: note: {opt} is ignored by method {args.method!r}", file=sys.stderr)
-    seconds, notes = fit(est, data, args.method)
+    seconds, notes = fit(est, data, args.method, **fit_params)
     for note in notes:
         print(f"marketsim: note: {note}", file=sys.stderr)
-    result = summary(est, data, truth, method=args.method, seconds=seconds,
-                     labels_file=labels_file, truth_file=truth_file)
+    make_summary = score_summary if args.scores else summary
+    result = make_summary(est, data, truth, method=args.method, seconds=seconds,
+                          labels_file=labels_file, truth_file=truth_file)
     result["load_seconds"] = round(load_seconds, 6)
+    if features is not None:
+        result["features_file"] = args.features
+        result["n_features"] = len(features.names)
+        result["n_tasks_with_features"] = int(np.count_nonzero(features.has_row))
     if args.output:
-        write_posteriors(args.output, est, data, truth)
+        (write_means if args.scores else write_posteriors)(args.output, est, data, truth)
         result["output"] = args.output
     if args.workers:
-        header, rows = worker_table(est, data)
+        header, rows = (score_worker_table if args.scores else worker_table)(est, data)
         _write(args.workers, header, rows)
         result["workers_file"] = args.workers
     if args.json:
         sys.stdout.write(json.dumps(result, allow_nan=False) + "\n")
+    elif args.scores:
+        print_score_table(result)
     else:
         print_table(result)
     return EXIT_OK

@@ -16,11 +16,15 @@ label set's tasks holding the class index, or -1 where the truth is unknown. Bad
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import math
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -240,6 +244,22 @@ def load_zhang(
 # --------------------------------------------------------------------------------------------
 # csv format
 # --------------------------------------------------------------------------------------------
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while millions of small lists and strings are made.
+
+    CSV records are acyclic, yet each allocation counts towards a collection: with the
+    collector running, a 1M-row file takes about three times as long to read.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _csv_records(text: str, source: str) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line number, stripped fields)`` for each non-blank CSV record."""
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -306,39 +326,192 @@ def _class_value(text: str) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
+def _read_records(
+    path: str | os.PathLike[str],
+) -> tuple[int, list[str], list[list[str]], np.ndarray]:
+    """Header line, stripped header and the data records (raw fields) with their line numbers.
+
+    Fast path (no quote character in the file, so one record per line): ``csv.reader`` runs
+    over the whole text in C and line numbers are record positions. With quotes (a field may
+    then span lines), or when the C reader fails, records are read one at a time to know each
+    one's line. Records with no field at all (blank lines) are dropped here; records whose
+    fields are all blank are dropped by :func:`_columns`.
+    """
+    source = str(path)
+    text = _read_text(path)
+    rows: list[list[str]] | None = None
+    if '"' not in text:
+        try:
+            rows = list(csv.reader(io.StringIO(text, newline="")))
+        except csv.Error:
+            rows = None
+    if rows is None:
+        pairs = list(_csv_records(text, source))
+        lines = np.fromiter((ln for ln, _ in pairs), np.int64, len(pairs))
+        rows = [r for _, r in pairs]
+    else:
+        nonempty = np.fromiter(map(len, rows), np.int64, len(rows)) > 0
+        lines = np.flatnonzero(nonempty) + 1
+        if not nonempty.all():
+            rows = [r for r in rows if r]
+    first = 0
+    while first < len(rows) and not any(f.strip() for f in rows[first]):
+        first += 1
+    if first == len(rows):
+        raise InputError("empty file (expected a header row)", source=source)
+    header = [f.strip() for f in rows[first]]
+    return int(lines[first]), header, rows[first + 1:], lines[first + 1:]
+
+
+def _columns(
+    rows: list[list[str]],
+    lines: np.ndarray,
+    width: int,
+    cols: dict[str, int],
+    may_be_empty: frozenset[str] | set[str],
+    source: str,
+) -> tuple[dict[str, list[str]], np.ndarray]:
+    """The stripped fields of columns ``cols`` (name -> index), with the rows' line numbers.
+
+    Blank records (every field empty) are skipped. The first record, in file order, with a
+    field count other than ``width`` or an empty value in a column not in ``may_be_empty``
+    raises InputError naming its line. Per-record Python work is limited to list
+    comprehensions; exceptional records are examined one by one.
+    """
+    def blank(k: int) -> bool:
+        return not any(f.strip() for f in rows[k])
+
+    n = len(rows)
+    lens = np.fromiter(map(len, rows), np.int64, n)
+    skip: list[int] = []
+    width_error = n
+    for k in np.flatnonzero(lens != width).tolist():
+        if blank(k):
+            skip.append(k)
+        else:
+            width_error = k
+            break
+    if skip:
+        drop = np.zeros(n, dtype=bool)
+        drop[skip] = True
+        rows = [r for r, d in zip(rows, drop.tolist(), strict=True) if not d]
+        lines = lines[~drop]
+        width_error -= int(np.count_nonzero(np.asarray(skip) < width_error))
+        n = len(rows)
+    good = rows[:width_error]
+    out = {key: list(map(str.strip, map(itemgetter(idx), good))) for key, idx in cols.items()}
+    required = [key for key in cols if key not in may_be_empty]
+    skip = []
+    start = 0
+    while True:  # first empty required value (at or after ``start``), in file order
+        at = width_error
+        for key in required:
+            try:
+                at = min(at, out[key].index("", start, at))
+            except ValueError:
+                pass
+        if at == width_error:
+            break
+        if not blank(at):
+            key = next(k for k in required if out[k][at] == "")
+            raise InputError(f"empty {key} value", source=source, where=str(int(lines[at])))
+        skip.append(at)
+        start = at + 1
+    if width_error < n:
+        raise InputError(
+            f"expected {width} fields as in the header, found {len(rows[width_error])}",
+            source=source,
+            where=str(int(lines[width_error])),
+        )
+    if skip:
+        keep = np.ones(n, dtype=bool)
+        keep[skip] = False
+        mask = keep.tolist()
+        out = {key: [v for v, m in zip(col, mask, strict=True) if m] for key, col in out.items()}
+        lines = lines[keep]
+    return out, lines
+
+
 def _read_csv_table(
     path: str | os.PathLike[str],
     wanted: dict[str, tuple[str, ...]],
     optional: tuple[str, ...],
-) -> tuple[dict[str, list[str]], list[int]]:
-    """Read the wanted columns of a headed CSV file as string lists, with line numbers."""
+    may_be_empty: frozenset[str] = frozenset({"score"}),
+) -> tuple[dict[str, list[str]], np.ndarray]:
+    """Read the wanted columns of a headed CSV file as stripped strings, with line numbers."""
     source = str(path)
-    records = _csv_records(_read_text(path), source)
-    try:
-        header_line, header = next(records)
-    except StopIteration:
-        raise InputError("empty file (expected a header row)", source=source) from None
+    header_line, header, rows, lines = _read_records(path)
     cols = _resolve_columns(header, wanted, optional, source, header_line)
-    width = len(header)
-    out: dict[str, list[str]] = {k: [] for k in cols}
-    lines: list[int] = []
-    items = list(cols.items())
-    for line, row in records:
-        if len(row) != width:
+    return _columns(rows, lines, len(header), cols, may_be_empty, source)
+
+
+def _parse_numbers(
+    values: list[str],
+    lines: np.ndarray,
+    source: str,
+    what: str,
+    *,
+    unit: bool,
+    allow_empty: bool,
+) -> np.ndarray:
+    """Vectorised ``float`` of ``values`` (empty -> NaN when ``allow_empty``).
+
+    With ``unit``, every non-empty value must be a finite number in [0, 1] (the text ``nan``
+    is rejected: only an empty cell means missing). The first bad value raises InputError
+    naming its line; the per-value scan runs only to find it.
+    """
+    n = len(values)
+    empty = np.zeros(n, dtype=bool)
+    if "" in values:
+        empty = np.fromiter((v == "" for v in values), bool, n)
+        values = ["nan" if e else v for v, e in zip(values, empty.tolist(), strict=True)]
+    try:
+        arr = np.array(values, dtype=np.float64).reshape(n)
+        parsed = True
+    except (ValueError, OverflowError):
+        arr = np.full(n, np.nan)
+        parsed = False
+    if parsed:
+        ok = ~empty
+        if unit:
+            with np.errstate(invalid="ignore"):
+                ok &= (arr >= 0.0) & (arr <= 1.0)
+        if allow_empty:
+            ok |= empty
+        if ok.all():
+            return arr
+    for k in range(n):  # error path only: the first bad value, in file order
+        if empty[k]:
+            if allow_empty:
+                continue
+            raise InputError(f"empty {what} value", source=source, where=str(int(lines[k])))
+        try:
+            x = float(values[k])
+        except ValueError:
+            x = math.nan
+            if not unit:
+                raise InputError(
+                    f"{what} {values[k]!r} is not a number", source=source,
+                    where=str(int(lines[k])),
+                ) from None
+        if unit and not 0.0 <= x <= 1.0:
+            hint = " (leave the cell empty for a missing score)" if allow_empty else ""
             raise InputError(
-                f"expected {width} fields as in the header, found {len(row)}",
-                source=source,
-                where=str(line),
+                f"{what} {values[k]!r} is not a number in [0, 1]{hint}",
+                source=source, where=str(int(lines[k])),
             )
-        for key, idx in items:
-            value = row[idx]
-            if not value and key != "score":
-                raise InputError(f"empty {key} value", source=source, where=str(line))
-            out[key].append(value)
-        lines.append(line)
-    return out, lines
+    raise InputError(f"cannot read the {what} values", source=source)  # pragma: no cover
 
 
+def _codes(values: list[str], codes: dict[str, int]) -> np.ndarray:
+    """Integer code of each id; ids not yet in ``codes`` are added, numbered in order of first
+    appearance. The Python work is per distinct id; the per-value lookup runs in C (``map``)."""
+    fresh = [v for v in dict.fromkeys(values) if v not in codes]
+    codes.update(zip(fresh, range(len(codes), len(codes) + len(fresh)), strict=True))
+    return np.fromiter(map(codes.__getitem__, values), np.int64, len(values))
+
+
+@_gc_paused()
 def load_csv(
     labels_path: str | os.PathLike[str], truth_path: str | os.PathLike[str] | None = None
 ) -> tuple[LabelSet, Truth]:
@@ -349,30 +522,28 @@ def load_csv(
     present, becomes ``LabelSet.scores`` (empty cells are NaN).
     """
     source = str(labels_path)
-    cols, lines = _read_csv_table(labels_path, _LABEL_COLUMNS, ("score",))
-    if not lines:
+    try:
+        cols, lines = _read_csv_table(labels_path, _LABEL_COLUMNS, ("score",))
+    except InputError as exc:
+        if exc.detail.startswith("missing column 'label'") and "'score'" in exc.detail.lower():
+            raise InputError(f"{exc.detail}; a file of continuous scores needs --scores",
+                             source=exc.source, where=exc.where) from None
+        raise
+    if not lines.size:
         raise InputError("no labels (only a header)", source=source)
     truth_source = None if truth_path is None else str(truth_path)
     if truth_path is not None:
         tcols, tlines = _read_csv_table(truth_path, _TRUTH_COLUMNS, ())
-        if not tlines:
+        if not tlines.size:
             raise InputError("no truth rows (only a header)", source=truth_source)
     else:
-        tcols, tlines = {"task": [], "label": []}, []
+        tcols, tlines = {"task": [], "label": []}, np.zeros(0, dtype=np.int64)
 
     task_codes: dict[str, int] = {}
-    tasks = np.fromiter(
-        (task_codes.setdefault(t, len(task_codes)) for t in cols["task"]), np.int64, len(lines)
-    )
-    truth_tasks = np.fromiter(
-        (task_codes.setdefault(t, len(task_codes)) for t in tcols["task"]), np.int64, len(tlines)
-    )
+    tasks = _codes(cols["task"], task_codes)
+    truth_tasks = _codes(tcols["task"], task_codes)
     worker_codes: dict[str, int] = {}
-    workers = np.fromiter(
-        (worker_codes.setdefault(w, len(worker_codes)) for w in cols["worker"]),
-        np.int64,
-        len(lines),
-    )
+    workers = _codes(cols["worker"], worker_codes)
 
     distinct = set(cols["label"]).union(tcols["label"])
     if len(distinct) > MAX_CLASSES:
@@ -388,26 +559,21 @@ def load_csv(
         ordered_s = sorted(distinct)
         class_index = {s: i for i, s in enumerate(ordered_s)}
         class_ids = np.array(ordered_s, dtype=str)
-    labels = np.fromiter((class_index[s] for s in cols["label"]), np.int64, len(lines))
-    truth_labels = np.fromiter((class_index[s] for s in tcols["label"]), np.int64, len(tlines))
+    labels = np.fromiter(map(class_index.__getitem__, cols["label"]), np.int64, len(lines))
+    truth_labels = np.fromiter(map(class_index.__getitem__, tcols["label"]), np.int64,
+                               len(tlines))
 
     scores = None
     if "score" in cols:
-        scores = np.empty(len(lines), dtype=np.float64)
-        for k, s in enumerate(cols["score"]):
-            try:
-                scores[k] = float(s) if s else np.nan
-            except ValueError:
-                raise InputError(
-                    f"score {s!r} is not a number", source=source, where=str(lines[k])
-                ) from None
+        scores = _parse_numbers(cols["score"], lines, source, "score", unit=False,
+                                allow_empty=True)
 
     return _assemble(
         source=source,
         tasks=tasks,
         workers=workers,
         labels=labels,
-        lines=np.asarray(lines, dtype=np.int64),
+        lines=lines,
         task_ids=np.array(list(task_codes), dtype=str),
         worker_ids=np.array(list(worker_codes), dtype=str),
         class_ids=class_ids,
@@ -415,18 +581,209 @@ def load_csv(
         truth_source=truth_source,
         truth_tasks=truth_tasks,
         truth_labels=truth_labels,
-        truth_lines=np.asarray(tlines, dtype=np.int64),
+        truth_lines=tlines,
     )
 
 
+# --------------------------------------------------------------------------------------------
+# continuous scores
+# --------------------------------------------------------------------------------------------
+_SCORE_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "score": ("score",)}
+_MEAN_COLUMNS = {"task": ("task", "question"), "mean": ("mean", "value")}
+
+
+
+
+@_gc_paused()
+def load_scores(
+    labels_path: str | os.PathLike[str], truth_path: str | os.PathLike[str] | None = None
+) -> tuple[LabelSet, np.ndarray | None]:
+    """Load a headed CSV of continuous scores in [0, 1] (and true task means).
+
+    Columns (case-insensitive, any order): ``task`` or ``question``, ``worker``, ``score``.
+    A ``label``/``answer`` column, as in the ``task,worker,label,score`` layout, is ignored,
+    like any other column. An empty score cell is a missing score: the row still claims its
+    (task, worker) pair but adds no evidence. Truth files hold ``task`` and ``mean`` (or
+    ``value``), finite numbers in [0, 1]; identical repeated truth rows are allowed.
+
+    Returns the scores as a :class:`LabelSet` (``scores`` set, every label 0, one class) and
+    the true mean per task (NaN where unknown) or None. A truth row for a task without
+    scores adds that task (its estimate is then missing).
+    """
+    source = str(labels_path)
+    cols, lines = _read_csv_table(labels_path, _SCORE_COLUMNS, (), frozenset({"score"}))
+    if not lines.size:
+        raise InputError("no scores (only a header)", source=source)
+    scores = _parse_numbers(cols["score"], lines, source, "score", unit=True, allow_empty=True)
+    if np.isnan(scores).all():
+        raise InputError("no scores (every score cell is empty)", source=source)
+    task_codes: dict[str, int] = {}
+    tasks = _codes(cols["task"], task_codes)
+    worker_codes: dict[str, int] = {}
+    workers = _codes(cols["worker"], worker_codes)
+    truth_source = None if truth_path is None else str(truth_path)
+    truth_tasks = np.zeros(0, dtype=np.int64)
+    if truth_path is not None:
+        tcols, tlines = _read_csv_table(truth_path, _MEAN_COLUMNS, (), frozenset())
+        if not tlines.size:
+            raise InputError("no truth rows (only a header)", source=truth_source)
+        means = _parse_numbers(tcols["mean"], tlines, str(truth_path), "mean", unit=True,
+                               allow_empty=False)
+        truth_tasks = _codes(tcols["task"], task_codes)
+    n = tasks.size
+    data, _ = _assemble(
+        source=source,
+        tasks=tasks,
+        workers=workers,
+        labels=np.zeros(n, dtype=np.int64),
+        lines=lines,
+        task_ids=np.array(list(task_codes), dtype=str),
+        worker_ids=np.array(list(worker_codes), dtype=str),
+        class_ids=np.zeros(1, dtype=np.int64),
+        scores=scores,
+        truth_source=None,
+        truth_tasks=truth_tasks,
+        truth_labels=truth_tasks,
+        truth_lines=truth_tasks,
+    )
+    if truth_path is None:
+        return data, None
+    # identical repeats are fine; a task given two different means is not
+    _, keep = np.unique(np.stack([truth_tasks.astype(np.float64), means]), axis=1,
+                        return_index=True)
+    keep.sort()
+    conflict = _first_repeat(truth_tasks[keep])
+    if conflict is not None:
+        first, again = keep[conflict[0]], keep[conflict[1]]
+        raise InputError(
+            f"conflicting truth for task {str(data.task_ids[truth_tasks[again]])!r}: "
+            f"{tcols['mean'][again]!r} here, {tcols['mean'][first]!r} at line "
+            f"{int(tlines[first])}",
+            source=truth_source,
+            where=str(int(tlines[again])),
+        )
+    truth = np.full(data.n_tasks, np.nan)
+    truth[truth_tasks] = means
+    return data, truth
+
+
+# --------------------------------------------------------------------------------------------
+# binary task features
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FeatureTable:
+    """Binary task features aligned with a label set's tasks.
+
+    Attributes
+    ----------
+    values : (n_tasks, k) float array of 0/1, NaN for a missing feature (an empty cell, or
+        every feature of a task without a row in the file).
+    names : the k feature column names, in file order.
+    has_row : (n_tasks,) bool, whether the file has a row for the task.
+    """
+
+    values: np.ndarray
+    names: tuple[str, ...]
+    has_row: np.ndarray
+
+
+@_gc_paused()
+def load_features(path: str | os.PathLike[str], task_ids: np.ndarray) -> FeatureTable:
+    """Load a headed CSV ``task,<feature>,...`` of 0/1 values for the tasks ``task_ids``.
+
+    The ``task`` (or ``question``) column may be anywhere; every other column is a feature and
+    needs a name. Cells are ``0`` or ``1`` (any number equal to them, e.g. ``1.0``), or empty
+    for a missing feature. Task ids are matched to ``task_ids`` as text, or as integers when
+    ``task_ids`` are integers (Zhang-format labels: ``007`` is task 7). A task id not in
+    ``task_ids`` or a task given two rows is an error; tasks without a row get all features
+    missing (``has_row`` is False), which the estimator skips like missing labels.
+    """
+    source = str(path)
+    header_line, header, rows, lines = _read_records(path)
+    cols = _resolve_columns(header, {"task": ("task", "question")}, (), source, header_line)
+    task_col = cols["task"]
+    features = [i for i in range(len(header)) if i != task_col]
+    if not features:
+        raise InputError(
+            "no feature columns (expected a header task,<feature>,<feature>...)",
+            source=source, where=str(header_line),
+        )
+    for i in features:
+        if not header[i]:
+            raise InputError(
+                f"feature column {i + 1} has no name in the header", source=source,
+                where=str(header_line),
+            )
+    names = tuple(header[i] for i in features)
+    fcols = {"task": task_col, **{f"feature {i}": i for i in features}}
+    out, lines = _columns(rows, lines, len(header), fcols, frozenset(fcols) - {"task"}, source)
+    if not lines.size:
+        raise InputError("no feature rows (only a header)", source=source)
+
+    ids = np.asarray(task_ids)
+    integer_ids = ids.dtype.kind in "iu"
+    index = {str(t): i for i, t in enumerate(ids.tolist())}
+    keys = out["task"]
+    if integer_ids:
+        keys = [str(int(k)) if _INT_RE.fullmatch(k) else k for k in keys]
+    rows_task = np.fromiter((index.get(k, -1) for k in keys), np.int64, len(keys))
+    unknown = np.flatnonzero(rows_task < 0)
+    if unknown.size:
+        k = int(unknown[0])
+        raise InputError(
+            f"task {out['task'][k]!r} is not in the labels file", source=source,
+            where=str(int(lines[k])),
+        )
+    repeat = _first_repeat(rows_task)
+    if repeat is not None:
+        first, again = repeat
+        raise InputError(
+            f"task {out['task'][again]!r} already has a feature row (first at line "
+            f"{int(lines[first])})", source=source, where=str(int(lines[again])),
+        )
+
+    cells = np.array([out[f"feature {i}"] for i in features], dtype=str).T.reshape(len(keys), -1)
+    values = np.full(cells.shape, np.nan)
+    values[cells == "0"] = 0.0
+    values[cells == "1"] = 1.0
+    other = (cells != "0") & (cells != "1") & (cells != "")
+    if other.any():
+        rest = cells[other].tolist()
+        try:
+            parsed = np.array(rest, dtype=np.float64).reshape(len(rest))
+        except (ValueError, OverflowError):
+            parsed = np.fromiter((_float_or_nan(v) for v in rest), np.float64, len(rest))
+        bad = (parsed != 0.0) & (parsed != 1.0)
+        if bad.any():
+            r, c = (int(v[np.flatnonzero(bad)[0]]) for v in np.nonzero(other))
+            raise InputError(
+                f"feature {names[c]!r}: {cells[r, c]!r} is not 0 or 1 (leave the cell empty "
+                "for a missing feature)", source=source, where=str(int(lines[r])),
+            )
+        values[other] = parsed
+    full = np.full((len(ids), len(features)), np.nan)
+    full[rows_task] = values
+    has_row = np.zeros(len(ids), dtype=bool)
+    has_row[rows_task] = True
+    return FeatureTable(full, names, has_row)
+
+
+def _float_or_nan(text: str) -> float:
+    """``float(text)``, or NaN if the text is not a number (error path of a feature file)."""
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
 def _too_many_classes(
-    labels: list[str], lines: list[int], truth_labels: list[str], truth_lines: list[int],
+    labels: list[str], lines: np.ndarray, truth_labels: list[str], truth_lines: np.ndarray,
     source: str, truth_source: str | None,
 ) -> None:
     """Raise InputError at the row holding the (MAX_CLASSES + 1)-th distinct class label."""
     seen: set[str] = set()
     for values, where, src in ((labels, lines, source), (truth_labels, truth_lines, truth_source)):
-        for value, line in zip(values, where, strict=True):
+        for value, line in zip(values, where.tolist(), strict=True):
             seen.add(value)
             if len(seen) > MAX_CLASSES:
                 raise InputError(
