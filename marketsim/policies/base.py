@@ -44,6 +44,11 @@ class MarketState:
     ``proba`` (n_tasks, K) and ``skill`` (n_workers,) come from the inference service and may be
     stale by up to one batch, as in a real market. ``skill`` is the one-coin accuracy, or the
     accuracy implied by the confusion matrices and class prior for Dawid–Skene estimators.
+
+    In a continuous-score market (seed 001) ``proba`` is a column of ones (one "class"),
+    ``skill`` and ``good_proba`` are each annotator's ``P(good)``, ``means`` the estimated task
+    means (NaN for unscored tasks) and ``sigma`` the fitted noise of good annotators; these three
+    are ``None`` in class markets.
     """
 
     labels: LabelSet
@@ -51,6 +56,9 @@ class MarketState:
     skill: np.ndarray
     spent: int
     budget: int
+    means: np.ndarray | None = None
+    good_proba: np.ndarray | None = None
+    sigma: float | None = None
 
 
 @runtime_checkable

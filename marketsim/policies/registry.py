@@ -26,7 +26,35 @@ POLICIES: dict[str, Callable[[], type]] = {
     "knowledge-gradient": lambda: importlib.import_module(
         "marketsim.policies.knowledge_gradient"
     ).KnowledgeGradientPolicy,
+    "uncertainty": lambda: importlib.import_module(
+        "marketsim.policies.uncertainty"
+    ).UncertaintyPolicy,
 }
+
+#: Built-in policies that work in a continuous-score market (they need no class posterior).
+SCORE_POLICIES = ("uniform", "uncertainty")
+#: Built-in policies that need continuous scores (posterior variance of the task means).
+SCORE_ONLY_POLICIES = ("uncertainty",)
+#: Built-in policies defined for binary tasks only.
+BINARY_ONLY_POLICIES = ("knowledge-gradient",)
+
+
+def market_problem(name: str, continuous: bool, n_classes: int) -> str | None:
+    """Why built-in policy ``name`` cannot run in this market, or ``None`` if it can.
+
+    Entropy-greedy, the oracle, random-forest and knowledge-gradient rank by class posteriors
+    or class votes, which a continuous-score market does not have; ``uncertainty`` ranks by the
+    posterior variance of continuous task means, which a class market does not have.
+    """
+    if continuous and name not in SCORE_POLICIES:
+        return ("needs class labels; a workers.model = 'gaussian-scores' market can use "
+                f"{', '.join(SCORE_POLICIES)}")
+    if not continuous and name in SCORE_ONLY_POLICIES:
+        return ("ranks by the variance of continuous task means and needs workers.model = "
+                "'gaussian-scores'")
+    if name in BINARY_ONLY_POLICIES and n_classes != 2:
+        return f"supports binary tasks only (2 classes), got {n_classes} classes"
+    return None
 
 
 def is_import_path(name: str) -> bool:

@@ -32,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from marketsim.report.curves import TARGETS, summarise
+from marketsim.report.metric import ERROR_RATE, RMSE, Metric
 from marketsim.sim.market import CurvePoint
 from marketsim.sim.runner import UnitResult
 from marketsim.sim.scenario import Scenario
@@ -275,11 +276,17 @@ class _ArmView:
     resumed_labels: int = 0
 
 
+def scenario_metric(scenario: Scenario) -> Metric:
+    """The headline error the dashboard shows: RMSE for continuous-score markets."""
+    return RMSE if getattr(scenario, "continuous", False) else ERROR_RATE
+
+
 class _StudyState:
     """Finished and running units of every arm, and the rates behind the ETAs."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
+        self.metric = scenario_metric(scenario)
         self.arms = [_ArmView(clean_name(a.name)) for a in scenario.arms]
         self.replicates = scenario.replicates
         self.budget = max(1, scenario.budget.edges)
@@ -368,6 +375,7 @@ class PlainProgress:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.names: list[str] = []
+        self.metric = ERROR_RATE
         self.finished = 0
         self.total = 0
 
@@ -381,6 +389,7 @@ class PlainProgress:
     def start(self, scenario: Scenario, run_dir: Path | str | None) -> None:
         """Announce the study."""
         self.names = [a.name for a in scenario.arms]
+        self.metric = scenario_metric(scenario)
         self.total = scenario.replicates * len(scenario.arms)
         where = f" -> {clean_name(str(run_dir))}" if run_dir is not None else ""
         self._say(
@@ -400,7 +409,7 @@ class PlainProgress:
             final = "n/a"
         self._say(
             f"[{finished}/{total}] replicate {unit.replicate} arm {clean_name(name)!r}: "
-            f"final error {final} ({unit.seconds:.1f}s)"
+            f"final {self.metric.short} {final} ({unit.seconds:.1f}s)"
         )
 
     def stop(self, interrupted: bool) -> None:
@@ -549,12 +558,13 @@ class LiveDashboard:
         if wide:
             table.add_column("reps", justify="right", no_wrap=True)
             table.add_column("labels", justify="right", no_wrap=True)
-        table.add_column("error ± 95% CI", justify="right", no_wrap=True)
+        table.add_column(f"{st.metric.short} ± 95% CI", justify="right", no_wrap=True)
         if wide:
             table.add_column("at edges", justify="right", no_wrap=True)
         if medium:
             for t in TARGETS:
-                table.add_column(f"edges→{t:.0%}", justify="right", no_wrap=True)
+                table.add_column(f"edges→{st.metric.target_short(t)}", justify="right",
+                                 no_wrap=True)
         for i, view in enumerate(st.arms):
             colour = COLOURS[i % len(COLOURS)]
             name = Text(MARKERS[i % len(MARKERS)] + " ", style=colour)
@@ -628,7 +638,8 @@ class LiveDashboard:
         height = max(4, min(12, rows_left - 5 - legend_lines))
         x_lo = float(min((s.edges.min() for s in series if len(s.edges)), default=0.0))
         chart = render_chart(series, chart_w, height, x_range=(min(x_lo, st.budget), st.budget),
-                             legend=legend_series, line_width=width)
+                             legend=legend_series, line_width=width,
+                             title=f"{st.metric.short} (log scale) vs labels spent")
         return chart
 
     def render(self) -> RenderableType:

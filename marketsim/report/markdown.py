@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from marketsim.report.curves import TARGETS
+from marketsim.report.metric import ERROR_RATE, Metric, metric_of
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 
 REPORT_NAME = "report.md"
@@ -118,6 +119,27 @@ def method_description(name: str) -> str:
     return spec.description if spec else "unknown method"
 
 
+def _score_setup(setup: Mapping[str, Any]) -> str:
+    """The continuous-score world (seed 001) in words."""
+    tasks = setup.get("tasks") or {}
+    workers = setup.get("workers") or {}
+    gs = workers.get("gaussian_scores") or {}
+    means = tasks.get("means") or {}
+    good, sigma = gs.get("good_fraction"), gs.get("sigma")
+    a, b = means.get("alpha"), means.get("beta")
+    mu_txt = (f"Beta({a:g}, {b:g})" if all(isinstance(v, int | float) for v in (a, b))
+              else "a Beta distribution")
+    type_txt = (f"{100 * good:g} % of them are good and score a task as its true mean plus "
+                f"Gaussian noise of standard deviation {sigma:g} (clipped to [0, 1]); the others "
+                "are bad and score uniformly at random on [0, 1]"
+                if isinstance(good, int | float) and isinstance(sigma, int | float)
+                else "good annotators score near the true mean, bad ones at random")
+    return (f"Each replicate draws a fresh world of **{num(tasks.get('count'))} tasks**, each "
+            f"with a true mean score drawn from {mu_txt} on [0, 1], and "
+            f"**{num(workers.get('count'))} annotators** (seed 001's gaussian-scores model): "
+            f"{type_txt}. Nobody is told who is good.")
+
+
 def _setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -> list[str]:
     out = ["## Setup", ""]
     if not setup:
@@ -144,6 +166,28 @@ def _setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) 
             f"p = {low:g} + {1 - low:g} · Beta({a:g}, {b:g}), so p lies between {low:g} and 1 "
             f"with mean {mean_p:.3f}"
         )
+    continuous = workers.get("model") == "gaussian-scores"
+    world_txt = _score_setup(setup) if continuous else (
+        f"Each replicate draws a fresh world of **{num(n_tasks)} tasks** with **{k} classes** "
+        f"(class prior: {prior_txt or 'uniform'}) and **{num(n_workers)} workers** who answer "
+        f"under the {workers.get('model', 'one-coin')} model: {ability_txt}. A one-coin worker "
+        f"gives the true class with probability p and otherwise a wrong class at random."
+    )
+    features = tasks.get("features")
+    if isinstance(features, Mapping):
+        probs = features.get("probabilities")
+        how = ("fixed class-conditional probabilities" if probs else
+               f"class-conditional probabilities drawn per replicate uniformly within "
+               f"±{features.get('informativeness', 0) / 2:g} of 1/2")
+        world_txt += (f" Every task also carries {features.get('count')} binary features with "
+                      f"{how} (seed 004); estimators that take features (ds-features) get them.")
+    refit_txt = ("re-estimates every task's mean and every annotator's probability of being "
+                 "good" if continuous else "re-estimates every task's class and every worker's "
+                 "accuracy")
+    error_txt = ("The headline error is the root-mean-square error (RMSE) of the estimated task "
+                 "means against the true ones; a task without any score counts with the mean "
+                 "of the task-mean distribution." if continuous else
+                 "The task error rate is the fraction of tasks whose estimated class is wrong.")
     service = workers.get("service_mean", 0.0)
     service_txt = ("answer at once" if not service else
                    f"take on average {service:g} units of simulated time per label")
@@ -154,19 +198,13 @@ def _setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) 
         "none": "no labels are given before the policy starts",
     }.get(initial, f"initial graph: {initial}")
     out += [
-        f"Each replicate draws a fresh world of **{num(n_tasks)} tasks** with **{k} classes** "
-        f"(class prior: {prior_txt or 'uniform'}) and **{num(n_workers)} workers** who answer "
-        f"under the {workers.get('model', 'one-coin')} model: {ability_txt}. A one-coin worker "
-        f"gives the true class with probability p and otherwise a wrong class at random. "
-        f"Workers arrive at rate {workers.get('arrival_rate', 1.0):g} per unit of simulated "
-        f"time and {service_txt}.",
+        f"{world_txt} Workers arrive at rate {workers.get('arrival_rate', 1.0):g} per unit of "
+        f"simulated time and {service_txt}.",
         "",
         f"The requester has a **budget of {num(budget.get('edges'))} labels** (edges of the "
         f"task–worker graph); {initial_txt}. Labels are bought in batches of "
-        f"**{num(budget.get('batch'))}**; after each batch the inference service re-estimates "
-        f"every task's class and every worker's accuracy, and the policy decides where the next "
-        f"batch goes. The task error rate is the fraction of tasks whose estimated class is "
-        f"wrong.",
+        f"**{num(budget.get('batch'))}**; after each batch the inference service {refit_txt}, "
+        f"and the policy decides where the next batch goes. {error_txt}",
         "",
         f"Every arm (policy + inference method) is run on the same "
         f"**{summary.get('replicates')} replicate worlds** (common random numbers, "
@@ -177,10 +215,47 @@ def _setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) 
     return out
 
 
+def _score_section(
+    arms: Mapping[str, Mapping[str, Any]], names: Sequence[str], metric: Metric
+) -> list[str]:
+    """Continuous markets: each arm's final RMSE against the plain mean of the same scores, and
+    how well the good/bad annotator call matches the truth."""
+    rows = []
+    for name in names:
+        a = arms[name]
+        em, plain, good = (a.get(c)[-1] if a.get(c) else None
+                           for c in ("rmse", "plain_rmse", "good_accuracy"))
+        if em is None or plain is None:
+            continue
+        gain = f"{100 * (1 - em / plain):.0f} %" if plain > 0 else "—"
+        rows.append([name, metric.fmt(em), metric.fmt(plain), gain,
+                     "—" if good is None else f"{100 * good:.1f} %"])
+    if not rows:
+        return []
+    return [
+        "## Estimator against the plain mean", "",
+        "At the end of the budget: the arm's task-mean RMSE, the RMSE of the plain (unweighted) "
+        "mean of exactly the same scores, how much lower the estimator's is, and the share of "
+        "annotators (with at least one score) whose good/bad call P(good) > 0.5 is right.", "",
+        *table(["arm", "RMSE", "plain-mean RMSE", "reduction", "good/bad call accuracy"],
+               rows), "",
+    ]
+
+
+def _is_score_method(name: Any) -> bool:
+    """Whether ``name`` is a registry method estimating continuous scores."""
+    from marketsim.aggregation.registry import METHODS
+
+    spec = METHODS.get(name) if isinstance(name, str) else None
+    return spec is not None and spec.output == "scores"
+
+
 def _inference_settings(spec: Mapping[str, Any] | None) -> str:
     """The arm's inference settings in words (empty if unknown)."""
     inf = (spec or {}).get("inference")
     if not isinstance(inf, Mapping):
+        return ""
+    if _is_score_method(inf.get("method")):  # class prior, init, warm start do not apply
         return ""
     cp = inf.get("class_prior")
     cp_txt = {"true": "the class prior is the scenario's, known to the requester",
@@ -196,7 +271,7 @@ def _inference_settings(spec: Mapping[str, Any] | None) -> str:
 
 
 def _key_results(arms: Mapping[str, Mapping[str, Any]], specs: Mapping[str, Mapping[str, Any]],
-                 names: Sequence[str]) -> list[str]:
+                 names: Sequence[str], metric: Metric = ERROR_RATE) -> list[str]:
     """One sentence per target: the arm that reached it with the fewest labels."""
     out = []
     for t in TARGETS:
@@ -204,10 +279,10 @@ def _key_results(arms: Mapping[str, Mapping[str, Any]], specs: Mapping[str, Mapp
         reached = [(arms[n]["edges_to_reach"].get(key), n) for n in names
                    if arms[n].get("edges_to_reach", {}).get(key) is not None]
         if not reached:
-            out.append(f"- No arm reached {100 * t:g} % error within the budget.")
+            out.append(f"- No arm reached {metric.target(t)} within the budget.")
             continue
         best_edges, best = min(reached)
-        text = f"- **{100 * t:g} % error**: fastest is *{best}* with {num(best_edges)} labels"
+        text = f"- **{metric.target(t)}**: fastest is *{best}* with {num(best_edges)} labels"
         base = _baseline(best, specs, names)
         base_edges = arms[base]["edges_to_reach"].get(key) if base else None
         if base and base != best and base_edges:
@@ -256,6 +331,8 @@ def report_markdown(
     arms: Mapping[str, Mapping[str, Any]] = summary.get("arms") or {}
     names = list(arms)
     specs = _arm_specs(setup)
+    metric = metric_of(summary)
+    pct = metric.fmt
     lines = [f"# {summary.get('scenario')}: which policy gets the error down fastest?", ""]
     if not summary.get("complete", True):
         resume = f"python -m marketsim run --resume {run_dir}" if run_dir else "run --resume"
@@ -266,7 +343,7 @@ def report_markdown(
         ]
     if arms:
         lines += ["**In short** (labels needed for the mean error to reach and stay below a "
-                  "target; details below):", "", *_key_results(arms, specs, names), ""]
+                  "target; details below):", "", *_key_results(arms, specs, names, metric), ""]
     lines += _setup_section(setup, summary)
 
     lines += ["## Arms", ""]
@@ -279,25 +356,32 @@ def report_markdown(
         rows.append([name, f"`{_policy_name(spec) or '?'}`", f"`{_method(spec) or '?'}`",
                      a.get("replicates"), num(a["edges"][-1]) if a.get("edges") else "—",
                      final_txt])
-    lines += table(["arm", "policy", "inference", "replicates", "labels spent", "final error"],
-                   rows, "lllrrr") + [""]
+    lines += table(["arm", "policy", "inference", "replicates", "labels spent",
+                    f"final {metric.short}"], rows, "lllrrr") + [""]
+    lines += _score_section(arms, names, metric)
 
     lines += [
-        "## Error against labels spent", "",
-        f"![Task error rate against labels spent, one curve per arm]({PNG_NAME})", "",
-        f"*Mean task error rate over replicates (line) with its 95 % confidence band (shaded: "
-        f"mean ± 1.96 standard errors), on a log scale. An error of exactly 0 cannot be drawn on "
-        f"a log axis, so means and band edges below {plot.floor:.2g} (half of one task's error, "
-        f"0.5 / number of tasks) are drawn at that floor (dotted line)"
+        f"## {metric.heading} against labels spent", "",
+        f"![{metric.sentence} against labels spent, one curve per arm]({PNG_NAME})",
+        "",
+        f"*Mean {metric.label} over replicates (line) with its 95 % confidence band (shaded: "
+        f"mean ± 1.96 standard errors), on a log scale"
+        + ("; thin dotted lines: the plain (unweighted) mean of the same arm's scores"
+           if not metric.percent else "")
+        + f". An error of exactly 0 cannot be drawn on "
+        f"a log axis, so means and band edges below {plot.floor:.2g} ("
+        + ("half of one task's error, 0.5 / number of tasks" if metric.percent else
+           "half the smallest positive mean")
+        + ") are drawn at that floor (dotted line)"
         + (f"; {plot.clipped_points} mean point(s) were clipped this way" if plot.clipped_points
            else "; no mean point needed clipping")
         + f". Vector version: [`{SVG_NAME}`]({SVG_NAME}).*", "",
     ]
 
     cps = checkpoints(arms)
-    lines += ["## Error at budget checkpoints", ""]
+    lines += [f"## {metric.heading} at budget checkpoints", ""]
     if cps:
-        lines += ["Mean task error rate ± 95 % confidence half-width after the given number "
+        lines += [f"Mean {metric.label} ± 95 % confidence half-width after the given number "
                   "of labels.", ""]
         rows = []
         for name in names:
@@ -311,7 +395,8 @@ def report_markdown(
     else:
         lines += ["No unit has finished yet.", ""]
 
-    lines += ["## Labels needed to reach 5 % / 1 % error", ""]
+    lines += [f"## Labels needed to reach {' / '.join(metric.target(t) for t in TARGETS)}",
+              ""]
     lines += [
         "The fewest labels after which the mean error stays at or below the target for the rest "
         "of the run ('—' = not reached within the budget). The saving is measured against the "
@@ -321,8 +406,8 @@ def report_markdown(
     has_uniform = any(_policy_name(specs.get(n)) == BASELINE_POLICY for n in names)
     head = ["arm"]
     for t in TARGETS:
-        head += [f"labels to {100 * t:g} %"] + ([f"saving at {100 * t:g} %"] if has_uniform
-                                                  else [])
+        short = metric.target_short(t)
+        head += [f"labels to {short}"] + ([f"saving at {short}"] if has_uniform else [])
     if has_uniform:
         head.append("baseline")
     rows = []
@@ -355,9 +440,11 @@ def report_markdown(
         if opts:
             lines += ["Options: " + ", ".join(f"`{k} = {v!r}`" for k, v in opts.items()), ""]
 
+    estimate_txt = ("task's mean score (and every annotator's probability of being good)"
+                    if not metric.percent else "task's class (and every worker's accuracy)")
     lines += ["## Inference methods", "",
               "The inference service turns the labels bought so far into an estimate of every "
-              "task's class (and every worker's accuracy); the policy only sees this estimate.",
+              f"{estimate_txt}; the policy only sees this estimate.",
               ""]
     groups: dict[tuple[str, str], list[str]] = {}
     for name in names:

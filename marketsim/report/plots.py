@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from marketsim.report.files import write_bytes_atomic
+from marketsim.report.metric import ERROR_RATE, Metric
 
 PNG_NAME = "error_vs_budget.png"
 SVG_NAME = "error_vs_budget.svg"
@@ -53,6 +54,11 @@ def error_floor(n_tasks: int | None, arms: Mapping[str, Mapping[str, Any]]) -> f
     return 0.5 * min(positive) if positive else 1e-4
 
 
+def _plain_tick(value: float, _pos: int | None = None) -> str:
+    """A log-axis tick as a plain number (RMSE): ``0.1``, ``0.05``."""
+    return f"{value:.3g}"
+
+
 def _percent_tick(value: float, _pos: int | None = None) -> str:
     """A log-axis tick as a percentage: ``10 %``, ``1 %``, ``0.1 %``, ``0.025 %``."""
     return f"{100 * value:.3g} %"
@@ -85,13 +91,19 @@ def plot_error_vs_budget(
     scenario_name: str,
     n_tasks: int | None = None,
     partial: bool = False,
+    metric: Metric = ERROR_RATE,
 ) -> PlotInfo:
-    """Draw mean task error (log scale) against labels spent, with a shaded 95 % band per arm,
-    and write the PNG and SVG atomically into ``out_dir``.
+    """Draw the mean headline error (log scale) against labels spent, with a shaded 95 % band
+    per arm, and write the PNG and SVG atomically into ``out_dir``.
 
     ``arms`` is the ``arms`` mapping of ``summary.json`` (edges, error_rate, error_rate_ci95,
     replicates). Means or band edges below the floor (see :func:`error_floor`) are clipped to it.
+    For the RMSE of a continuous market (``metric``), each arm's plain-mean RMSE (the
+    ``plain_rmse`` list) is drawn as a thin dotted line of the arm's colour, and the floor is
+    half the smallest positive mean (one task's share is not a meaningful RMSE unit).
     """
+    if not metric.percent:
+        n_tasks = None
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 
@@ -123,14 +135,23 @@ def plot_error_vs_budget(
             markevery=_markevery(edges.size, idx, n_arms),
             markerfacecolor="white", markeredgewidth=1.3, **style,
         )
+        plain = arm.get("plain_rmse")
+        if not metric.percent and plain and all(p is not None for p in plain):
+            plain_arr = np.maximum(np.asarray(plain, dtype=float), floor)
+            top = max(top, float(plain_arr.max()))
+            ax.plot(edges, plain_arr, color=style["color"], linewidth=1.0, linestyle=":",
+                    label=f"{name}: plain mean")
         plotted += 1
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(_percent_tick))
+    tick = _percent_tick if metric.percent else _plain_tick
+    ax.yaxis.set_major_formatter(FuncFormatter(tick))
+    if not metric.percent:  # RMSE spans less than a decade: label the minor ticks plainly too
+        ax.yaxis.set_minor_formatter(FuncFormatter(tick))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
     ax.set_ylim(bottom=floor * 0.8, top=max(top * 1.25, floor * 10))
     ax.set_xlabel("labels spent (edges)")
-    ax.set_ylabel("task error rate (log scale)")
-    title = f"{scenario_name}: task error vs. labels spent"
+    ax.set_ylabel(f"{metric.label} (log scale)")
+    title = f"{scenario_name}: {'task error' if metric.percent else metric.label} vs. labels spent"
     if partial:
         title += " (partial run)"
     ax.set_title(title)
@@ -143,7 +164,7 @@ def plot_error_vs_budget(
     else:
         ax.text(0.5, 0.5, "no finished units yet", transform=ax.transAxes, ha="center")
     basis = f"0.5/{n_tasks:,} tasks" if n_tasks else "half the smallest error"
-    note = (f"line: mean over replicates; band: 95% CI. Errors below {_percent_tick(floor)} "
+    note = (f"line: mean over replicates; band: 95% CI. Errors below {tick(floor)} "
             f"({basis}), including 0, are drawn at that floor (dotted line).")
     fig.text(0.01, 0.005, note, fontsize="x-small", color="0.35", ha="left", va="bottom")
     fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))

@@ -22,6 +22,7 @@ from marketsim.errors import InputError
 from marketsim.report.curves import CurveRow, read_curves
 from marketsim.report.files import write_json_atomic, write_text_atomic
 from marketsim.report.markdown import REPORT_NAME, report_markdown
+from marketsim.report.metric import metric_of
 from marketsim.report.plots import plot_error_vs_budget
 
 
@@ -143,7 +144,7 @@ def render_report(run_dir: str | Path) -> dict[str, Any]:
     plot = plot_error_vs_budget(
         run_dir, summary["arms"], scenario_name=str(summary["scenario"]),
         n_tasks=n_tasks if isinstance(n_tasks, int) else None,
-        partial=not summary["complete"],
+        partial=not summary["complete"], metric=metric_of(summary),
     )
     run_meta = _read_json(run_dir / "run.json")
     text = report_markdown(summary, setup, plot, run_dir=run_dir,

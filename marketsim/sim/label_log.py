@@ -8,9 +8,15 @@ from marketsim.data.labels import LabelSet
 
 
 class LabelLog:
-    """Append-only (task, worker, label) arrays with amortised O(1) appends."""
+    """Append-only (task, worker, label[, score]) arrays with amortised O(1) appends.
 
-    def __init__(self, n_tasks: int, n_workers: int, n_classes: int, capacity: int) -> None:
+    With ``scores=True`` (continuous markets) every label also carries a float score in [0, 1],
+    and :meth:`view` hands the estimators a ``LabelSet`` whose ``scores`` column is set.
+    """
+
+    def __init__(
+        self, n_tasks: int, n_workers: int, n_classes: int, capacity: int, *, scores: bool = False
+    ) -> None:
         self.n_tasks = n_tasks
         self.n_workers = n_workers
         self.n_classes = n_classes
@@ -19,36 +25,57 @@ class LabelLog:
         self._tasks = np.empty(cap, dtype=np.int64)
         self._workers = np.empty(cap, dtype=np.int64)
         self._labels = np.empty(cap, dtype=np.int64)
+        self._scores: np.ndarray | None = np.empty(cap, dtype=np.float64) if scores else None
+
+    @property
+    def has_scores(self) -> bool:
+        """Whether labels carry continuous scores."""
+        return self._scores is not None
 
     def _grow(self, need: int) -> None:
         cap = self._tasks.shape[0]
         if need <= cap:
             return
         new_cap = max(need, 2 * cap)
-        for name in ("_tasks", "_workers", "_labels"):
+        names = ("_tasks", "_workers", "_labels") + (("_scores",) if self.has_scores else ())
+        for name in names:
             old = getattr(self, name)
-            new = np.empty(new_cap, dtype=np.int64)
+            new = np.empty(new_cap, dtype=old.dtype)
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
 
-    def append(self, task: int, worker: int, label: int) -> None:
-        """Record one label."""
+    def append(self, task: int, worker: int, label: int, score: float | None = None) -> None:
+        """Record one label (and its score, required in a log with scores)."""
         if self.size == self._tasks.shape[0]:
             self._grow(self.size + 1)
         i = self.size
         self._tasks[i] = task
         self._workers[i] = worker
         self._labels[i] = label
+        if self._scores is not None:
+            if score is None:
+                raise ValueError("this label log holds scores: every label needs one")
+            self._scores[i] = score
         self.size = i + 1
 
-    def extend(self, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray) -> None:
-        """Record many labels at once."""
+    def extend(
+        self,
+        tasks: np.ndarray,
+        workers: np.ndarray,
+        labels: np.ndarray,
+        scores: np.ndarray | None = None,
+    ) -> None:
+        """Record many labels at once (with their scores in a log with scores)."""
         n = len(tasks)
+        if self._scores is not None and (scores is None or len(scores) != n):
+            raise ValueError("this label log holds scores: every label needs one")
         self._grow(self.size + n)
         s = slice(self.size, self.size + n)
         self._tasks[s] = tasks
         self._workers[s] = workers
         self._labels[s] = labels
+        if self._scores is not None:
+            self._scores[s] = scores
         self.size += n
 
     def view(self) -> LabelSet:
@@ -61,4 +88,5 @@ class LabelLog:
             self.n_tasks,
             self.n_workers,
             self.n_classes,
+            scores=None if self._scores is None else self._scores[:n],
         )

@@ -10,11 +10,14 @@ Processes (small generators, state on the model; see SimPy's own examples):
   tasks from the latest, possibly stale, ranking in the meantime).
 
 The record of who labelled what is a networkx bipartite graph; inference runs on the
-:class:`~marketsim.sim.label_log.LabelLog` arrays kept in step with it.
+:class:`~marketsim.sim.label_log.LabelLog` arrays kept in step with it. In a continuous-score
+market (``gaussian-scores``) every label carries a score, the service fits a score method and
+the recorder measures the RMSE of the task means (see :mod:`marketsim.sim.score_metrics`).
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from collections.abc import Callable
@@ -27,23 +30,35 @@ import simpy
 from sklearn.exceptions import ConvergenceWarning
 
 from marketsim.aggregation.base import BaseAggregator, identifiability_checks
+from marketsim.aggregation.continuous import plain_means
 from marketsim.aggregation.metrics import error_rate, estimated_skill
 from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
 from marketsim.sim.label_log import LabelLog
 from marketsim.sim.replay import ReplayData, ReplayRequester
 from marketsim.sim.scenario import Scenario
+from marketsim.sim.score_metrics import good_call_accuracy, good_proba_error, task_mean_rmse
+from marketsim.sim.scores import draw_score
 from marketsim.sim.world import World
 
 
 @dataclass(frozen=True)
 class CurvePoint:
-    """One sample of the recorder, taken at every refresh of the inference service."""
+    """One sample of the recorder, taken at every refresh of the inference service.
+
+    ``error_rate`` is the market's headline error: the fraction of misclassified tasks, or in a
+    continuous-score market the RMSE of the task means (then equal to ``rmse``). ``plain_rmse``
+    is the RMSE of the unweighted mean of the same scores, ``good_accuracy`` the accuracy of
+    the good/bad annotator call; all three are NaN in class markets.
+    """
 
     edges: int
     error_rate: float
     ability_error: float
     sim_time: float
     confusion_error: float = float("nan")
+    rmse: float = float("nan")
+    plain_rmse: float = float("nan")
+    good_accuracy: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -64,6 +79,15 @@ def estimated_confusion(estimator: BaseAggregator, skill: np.ndarray, k: int) ->
     from marketsim.sim.world import one_coin_confusion
 
     return one_coin_confusion(np.asarray(skill, dtype=np.float64), k)
+
+
+def _takes_features(estimator: BaseAggregator) -> bool:
+    """Whether ``estimator.fit`` has a ``features`` parameter (named, not swallowed by
+    ``**kwargs``)."""
+    params = inspect.signature(type(estimator).fit).parameters
+    return "features" in params and params["features"].kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
+    )
 
 
 class Requester:
@@ -134,7 +158,7 @@ class Market:
         self.budget = scenario.budget.edges
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
-        self.log = LabelLog(n, m, k, self.budget)
+        self.log = LabelLog(n, m, k, self.budget, scores=world.continuous)
         self.requester: Requester | ReplayRequester = (
             Requester(n, m) if replay is None else ReplayRequester(replay)
         )
@@ -159,6 +183,10 @@ class Market:
         self.finished = self.env.event()
         self._next_refresh = 0
         self._refresh_due = self.env.event()
+        #: Task features are passed to estimators whose ``fit`` takes them (``ds-features``).
+        self._fit_kwargs: dict[str, Any] = {}
+        if world.features is not None and _takes_features(make_estimator()):
+            self._fit_kwargs["features"] = world.features
         ab = scenario.workers.ability
         policy.bind(
             MarketInfo(
@@ -175,14 +203,23 @@ class Market:
         )
 
     # --- label bookkeeping -------------------------------------------------------------------
-    def _record(self, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray) -> None:
-        self.log.extend(tasks, workers, labels)
+    def _record(
+        self,
+        tasks: np.ndarray,
+        workers: np.ndarray,
+        labels: np.ndarray,
+        scores: np.ndarray | None = None,
+    ) -> None:
+        self.log.extend(tasks, workers, labels, scores)
         if self.graph is not None:
             now = self.env.now
             self.graph.add_edges_from(
                 (f"t{i}", f"w{j}", {"label": int(z), "time": float(now)})
                 for i, j, z in zip(tasks, workers, labels, strict=True)
             )
+            if scores is not None:
+                for i, j, x in zip(tasks, workers, scores, strict=True):
+                    self.graph.edges[f"t{i}", f"w{j}"]["score"] = float(x)
         if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
             self._refresh_due.succeed()
 
@@ -190,6 +227,9 @@ class Market:
         """A worker submits their answer for ``task`` (one-coin: right with their ability,
         else a uniformly chosen wrong class). Scalar code: this runs once per label."""
         rng = self.streams.answers
+        if self.world.continuous:
+            self._receive_score(task, worker)
+            return
         truth = int(self.world.truth[task])
         if self._answers is not None:
             label = self._answers[task * self.log.n_workers + worker]
@@ -207,11 +247,24 @@ class Market:
         if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
             self._refresh_due.succeed()
 
+    def _receive_score(self, task: int, worker: int) -> None:
+        """A continuous-score answer (seed 001): good annotators ``clip(N(mu_i, sigma^2))``,
+        bad ones uniform on [0, 1]."""
+        w = self.world
+        assert w.means is not None and w.good is not None
+        score = draw_score(float(w.means[task]), bool(w.good[worker]), w.sigma,
+                           self.streams.answers)
+        self.log.append(task, worker, 0, score)
+        if self.graph is not None:
+            self.graph.add_edge(f"t{task}", f"w{worker}", label=0, score=score,
+                                time=float(self.env.now))
+        if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
+            self._refresh_due.succeed()
+
     # --- inference ---------------------------------------------------------------------------
-    def refresh(self) -> None:
-        """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
-        started = time.perf_counter()
-        labels = self.log.view()
+    def _fit(self, labels: Any) -> BaseAggregator:
+        """A fresh estimator fitted on ``labels`` (with the task features when it takes them);
+        convergence warnings are counted, others passed on."""
         est = self.make_estimator()
         if hasattr(est, "random_state"):
             est.set_params(random_state=self.streams.inference)
@@ -221,17 +274,63 @@ class Market:
             # so the (costly) identifiability diagnostic is not even computed.
             with identifiability_checks(False):
                 if self.warm_start and self.proba is not None and hasattr(est, "max_iter"):
-                    est.fit(labels, init_proba=self.proba)
+                    est.fit(labels, init_proba=self.proba, **self._fit_kwargs)
                 else:
-                    est.fit(labels)
+                    est.fit(labels, **self._fit_kwargs)
         # A market refits every batch: non-convergence is counted, not shouted.
         self.not_converged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
         for w in caught:
             if not issubclass(w.category, ConvergenceWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return est
+
+    def refresh(self) -> None:
+        """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
+        started = time.perf_counter()
+        labels = self.log.view()
+        est = self._fit(labels)
         self.estimator = est
-        self.proba = est.proba_
         self.inference_seconds += time.perf_counter() - started
+        if self.world.continuous:
+            point, state = self._sample_scores(est, labels)
+        else:
+            point, state = self._sample_classes(est, labels)
+        self.curve.append(point)
+        if self.on_refresh is not None:
+            self.on_refresh(point)
+        if labels.n_labels < self.budget:
+            ranked = time.perf_counter()
+            self.requester.new_round(self.policy.rank(state, self.streams.policy))
+            self.policy_seconds += time.perf_counter() - ranked
+
+    def _sample_scores(self, est: Any, labels: Any) -> tuple[CurvePoint, MarketState]:
+        """Recorder and policy view of a continuous-score market."""
+        w = self.world
+        assert w.means is not None and w.good is not None
+        assert self.scenario.tasks.means is not None
+        fill = self.scenario.tasks.means.mean
+        means = np.asarray(est.means_, dtype=np.float64)
+        good_proba = np.asarray(est.good_proba_, dtype=np.float64)
+        seen = labels.worker_degree > 0
+        rmse = task_mean_rmse(means, w.means, fill)
+        point = CurvePoint(
+            edges=labels.n_labels,
+            error_rate=rmse,
+            ability_error=good_proba_error(good_proba, w.good, seen),
+            sim_time=float(self.env.now),
+            rmse=rmse,
+            plain_rmse=task_mean_rmse(plain_means(labels), w.means, fill),
+            good_accuracy=good_call_accuracy(good_proba, w.good, seen),
+        )
+        state = MarketState(
+            labels, np.ones((labels.n_tasks, 1)), good_proba, labels.n_labels, self.budget,
+            means=means, good_proba=good_proba, sigma=float(est.sigma_),
+        )
+        return point, state
+
+    def _sample_classes(self, est: Any, labels: Any) -> tuple[CurvePoint, MarketState]:
+        """Recorder and policy view of a market with class labels."""
+        self.proba = est.proba_
         skill = estimated_skill(est, labels)
         seen = labels.worker_degree > 0
         ability_error = (
@@ -249,14 +348,7 @@ class Market:
             confusion_error=confusion_error,
             sim_time=float(self.env.now),
         )
-        self.curve.append(point)
-        if self.on_refresh is not None:
-            self.on_refresh(point)
-        if labels.n_labels < self.budget:
-            state = MarketState(labels, est.proba_, skill, labels.n_labels, self.budget)
-            ranked = time.perf_counter()
-            self.requester.new_round(self.policy.rank(state, self.streams.policy))
-            self.policy_seconds += time.perf_counter() - ranked
+        return point, MarketState(labels, est.proba_, skill, labels.n_labels, self.budget)
 
     # --- processes ---------------------------------------------------------------------------
     def inference_service(self) -> Any:
@@ -313,7 +405,7 @@ class Market:
             self.requester.mark(i, j)
         self.assigned = len(w.initial_tasks)
         self._next_refresh = self.assigned
-        self._record(w.initial_tasks, w.initial_workers, w.initial_labels)
+        self._record(w.initial_tasks, w.initial_workers, w.initial_labels, w.initial_scores)
         if self.assigned == 0:
             self._refresh_due.succeed()
         self.env.process(self.inference_service())

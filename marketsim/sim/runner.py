@@ -96,7 +96,7 @@ def run_unit(
     rows = tuple(
         CurveRow(
             spec.name, replicate, p.edges, p.error_rate, p.ability_error, p.sim_time,
-            p.confusion_error,
+            p.confusion_error, p.rmse, p.plain_rmse, p.good_accuracy,
         )
         for p in curve
     )

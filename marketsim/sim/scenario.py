@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,9 @@ import numpy as np
 
 from marketsim.errors import InputError
 
-WORKER_MODELS = ("one-coin", "confusion", "spammer-hammer")
+WORKER_MODELS = ("one-coin", "confusion", "spammer-hammer", "gaussian-scores")
+#: Worker models whose answers are continuous scores in [0, 1] rather than class labels.
+SCORE_MODELS = ("gaussian-scores",)
 ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
 INITIAL_GRAPHS = ("one-per-task", "bernoulli", "none")
@@ -167,6 +169,41 @@ class ConfusionSpec:
 
 
 @dataclass(frozen=True)
+class GaussianScoresSpec:
+    """Seed 001's annotators (``model = "gaussian-scores"``): ``round(good_fraction * count)``
+    good ones score task i as ``N(mu_i, sigma^2)`` clipped to [0, 1], the rest uniformly."""
+
+    good_fraction: float = 0.7
+    sigma: float = 0.1
+
+
+@dataclass(frozen=True)
+class TaskMeansSpec:
+    """True task means of a continuous market: ``mu_i ~ Beta(alpha, beta)`` (1, 1 = uniform)."""
+
+    alpha: float = 1.0
+    beta: float = 1.0
+
+    @property
+    def mean(self) -> float:
+        """``E[mu_i]``: the estimate a task without any score gets in the metrics."""
+        return self.alpha / (self.alpha + self.beta)
+
+
+@dataclass(frozen=True)
+class FeaturesSpec:
+    """``count`` binary features per task, ``x_if ~ Bernoulli(phi[t_i, f])`` (seed 004).
+
+    ``probabilities`` (K rows of ``count`` numbers) fixes ``phi``; otherwise every replicate
+    draws ``phi[c, f] ~ U[1/2 - informativeness/2, 1/2 + informativeness/2]`` independently
+    (0: pure noise, 1: uniform on [0, 1])."""
+
+    count: int
+    informativeness: float = 0.5
+    probabilities: tuple[tuple[float, ...], ...] | None = None
+
+
+@dataclass(frozen=True)
 class WorkersSpec:
     """The worker pool: size, answer model, abilities, arrivals and labelling time."""
 
@@ -177,15 +214,26 @@ class WorkersSpec:
     service_mean: float = 0.0
     confusion: ConfusionSpec = field(default_factory=ConfusionSpec)
     hammer_fraction: float = 0.3
+    gaussian_scores: GaussianScoresSpec = field(default_factory=GaussianScoresSpec)
+
+    @property
+    def continuous(self) -> bool:
+        """Workers give continuous scores in [0, 1] instead of class labels."""
+        return self.model in SCORE_MODELS
 
 
 @dataclass(frozen=True)
 class TasksSpec:
-    """The tasks: how many, how many classes, and the class prior (class 1 first)."""
+    """The tasks: how many, how many classes, and the class prior (class 1 first).
+
+    Continuous markets have ``classes = 1`` and ``means`` set; ``features`` is ``None`` when the
+    tasks carry no features."""
 
     count: int
     classes: int = 2
     prior: tuple[float, ...] = ()
+    means: TaskMeansSpec | None = None
+    features: FeaturesSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -273,6 +321,11 @@ class Scenario:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
+    def continuous(self) -> bool:
+        """A continuous-score market (seed 001): score methods, RMSE as the headline error."""
+        return self.workers.continuous
+
+    @property
     def slug(self) -> str:
         """File-system friendly name."""
         return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-") or "scenario"
@@ -334,12 +387,39 @@ def _read_policy(arm: _Reader) -> PolicySpec:
     return PolicySpec(name, options)
 
 
-def _read_inference(arm: _Reader, k: int, methods: Callable[[], tuple[str, ...]]) -> InferenceSpec:
-    raw = arm.get("inference", "one-coin-shifted-beta")
+#: Inference keys that only mean something for methods estimating classes.
+CLASS_ONLY_INFERENCE_KEYS = ("init", "class_prior", "alpha", "beta", "low", "warm_start")
+
+
+def _read_method(inf: _Reader, default: str, continuous: bool) -> str:
+    """The method name, checked against the market kind: score methods (``gaussian-em``,
+    ``gaussian-hard-em``) for a continuous market, class methods for every other one."""
+    from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS
+
+    allowed = SCORE_METHODS if continuous else CLASS_METHODS
+    method = inf.get("method", default, kind=str)
+    if method in allowed:
+        return method
+    if method in METHODS and continuous:
+        raise inf.fail("method", f"{method!r} estimates classes, but workers.model = "
+                       f"'gaussian-scores' gives continuous scores; use one of "
+                       f"{', '.join(allowed)}")
+    if method in METHODS:
+        raise inf.fail("method", f"{method!r} estimates continuous scores and needs "
+                       f"workers.model = 'gaussian-scores'; use one of {', '.join(allowed)}")
+    raise inf.fail("method", f"must be one of {', '.join(allowed)}; got {method!r}")
+
+
+def _read_inference(arm: _Reader, k: int, continuous: bool = False) -> InferenceSpec:
+    default = "gaussian-em" if continuous else "one-coin-shifted-beta"
+    raw = arm.get("inference", default)
     table = {"method": raw} if isinstance(raw, str) else raw
     inf = _Reader(table, arm.key("inference"), arm.source)
-    allowed = methods()
-    method = inf.choice("method", allowed)
+    method = _read_method(inf, default, continuous)
+    if continuous:
+        for key in CLASS_ONLY_INFERENCE_KEYS:
+            if key in inf.table:
+                raise inf.fail(key, f"does not apply to {method!r} (a continuous-score method)")
     class_prior: Any = inf.get("class_prior", "true")
     if isinstance(class_prior, str):
         if class_prior not in ("true", "estimate"):
@@ -361,10 +441,72 @@ def _read_inference(arm: _Reader, k: int, methods: Callable[[], tuple[str, ...]]
     return spec
 
 
-def _method_names() -> tuple[str, ...]:
-    from marketsim.aggregation.registry import CLASS_METHODS
+def _check_policy_fits(arm: _Reader, policy: PolicySpec, continuous: bool, k: int) -> None:
+    """Reject a built-in policy that cannot work in this market (import paths are the user's
+    responsibility): class-posterior policies in a continuous market, ``uncertainty`` in a
+    discrete one, ``knowledge-gradient`` unless K = 2."""
+    from marketsim.policies.registry import POLICIES, market_problem
 
-    return CLASS_METHODS
+    if policy.name not in POLICIES:
+        return
+    problem = market_problem(policy.name, continuous, k)
+    if problem:
+        key = "policy" if isinstance(arm.table.get("policy"), str) else "policy.name"
+        raise arm.fail(key, f"{policy.name!r} {problem}")
+
+
+def _read_means(tk: _Reader, continuous: bool) -> TaskMeansSpec | None:
+    """``[tasks.means]``: the Beta distribution of the true task means (continuous only)."""
+    if not continuous:
+        if "means" in tk.table:
+            raise tk.fail("means", "only applies with workers.model = 'gaussian-scores'")
+        return None
+    mn = tk.sub("means")
+    means = TaskMeansSpec(
+        alpha=mn.number("alpha", 1.0, low=0, low_open=True, high=1e6),
+        beta=mn.number("beta", 1.0, low=0, low_open=True, high=1e6),
+    )
+    mn.finish()
+    return means
+
+
+def _read_features(tk: _Reader, k: int, continuous: bool, replay: bool) -> FeaturesSpec | None:
+    """``[tasks.features]``: binary task features with class-conditional probabilities."""
+    if "features" not in tk.table:
+        return None
+    if continuous:
+        raise tk.fail("features", "needs class labels; it does not apply with workers.model = "
+                      "'gaussian-scores'")
+    if replay:
+        raise tk.fail("features", "is not available with [replay] (the data set has none)")
+    ft = tk.sub("features")
+    count = ft.number("count", integer=True, low=1, high=1000)
+    probs = ft.get("probabilities", None, kind=list)
+    if probs is not None and "informativeness" in ft.table:
+        raise ft.fail("informativeness", "give either tasks.features.probabilities or "
+                      "tasks.features.informativeness, not both")
+    informativeness = ft.number("informativeness", 0.5, low=0, high=1)
+    table: tuple[tuple[float, ...], ...] | None = None
+    if probs is not None:
+        rows_ok = len(probs) == k and all(
+            isinstance(r, list) and len(r) == count and all(_is_kind(v, float) for v in r)
+            for r in probs
+        )
+        if not rows_ok:
+            raise ft.fail("probabilities", f"must be {k} arrays (one per class) of {count} "
+                          f"numbers (one per feature)")
+        if any(not _finite(v) or not 0 <= v <= 1 for r in probs for v in r):
+            raise ft.fail("probabilities", "entries must be probabilities in [0, 1]")
+        table = tuple(tuple(float(v) for v in r) for r in probs)
+    ft.finish()
+    return FeaturesSpec(count, informativeness, table)
+
+
+def _peek_model(top: _Reader) -> str | None:
+    """``workers.model`` before the workers table is read (tasks depend on it); validated
+    properly later."""
+    workers = top.table.get("workers")
+    return workers.get("model") if isinstance(workers, Mapping) else None
 
 
 def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
@@ -380,10 +522,18 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
     sc.finish()
 
     replay, replay_data = _read_replay(top)
+    continuous = _peek_model(top) in SCORE_MODELS
     tk = top.sub("tasks", required=replay is None)
+    if continuous:
+        if replay is not None:
+            raise top.fail("workers.model", "'gaussian-scores' is not available with [replay]")
+        for key in ("classes", "prior"):
+            if key in tk.table:
+                raise tk.fail(key, "does not apply with workers.model = 'gaussian-scores' "
+                              "(tasks have continuous means, see tasks.means)")
     if replay_data is None:
         count = tk.number("count", integer=True, low=1, high=50_000_000)
-        classes = tk.number("classes", 2, integer=True, low=2, high=100)
+        classes = 1 if continuous else tk.number("classes", 2, integer=True, low=2, high=100)
     else:
         count, classes = replay_data.labels.n_tasks, max(replay_data.labels.n_classes, 2)
         for key in ("count", "classes"):
@@ -395,8 +545,10 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
         freq = np.bincount(known, minlength=classes) / max(known.size, 1)
         default_prior = [float(x) for x in freq] if known.size else default_prior
     prior = _prior(tk, "prior", classes, default_prior)
+    means = _read_means(tk, continuous)
+    features = _read_features(tk, classes, continuous, replay is not None)
     tk.finish()
-    tasks = TasksSpec(count, classes, prior)
+    tasks = TasksSpec(count, classes, prior, means, features)
 
     wk = top.sub("workers", required=replay is None)
     if replay_data is None:
@@ -406,6 +558,9 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
         if "count" in wk.table:
             raise wk.fail("count", "comes from the replayed data set; remove it")
     model = wk.choice("model", WORKER_MODELS, "one-coin")
+    if continuous and "ability" in wk.table:
+        raise wk.fail("ability", "does not apply with workers.model = 'gaussian-scores' "
+                      "(see workers.gaussian_scores)")
     ab = wk.sub("ability")
     ability = AbilitySpec(
         distribution=ab.choice("distribution", ABILITY_DISTRIBUTIONS, "shifted-beta"),
@@ -434,13 +589,21 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
     sh = wk.sub("spammer_hammer")
     hammer_fraction = sh.number("hammer_fraction", 0.3, low=0, high=1)
     sh.finish()
+    gs = wk.sub("gaussian_scores")
+    gaussian = GaussianScoresSpec(
+        good_fraction=gs.number("good_fraction", 0.7, low=0, high=1),
+        sigma=gs.number("sigma", 0.1, low=0, low_open=True, high=10),
+    )
+    gs.finish()
     wk.finish()
     if model != "confusion" and "confusion" in wk.table:
         raise wk.fail("confusion", "only applies with workers.model = 'confusion'")
     if model != "spammer-hammer" and "spammer_hammer" in wk.table:
         raise wk.fail("spammer_hammer", "only applies with workers.model = 'spammer-hammer'")
+    if model != "gaussian-scores" and "gaussian_scores" in wk.table:
+        raise wk.fail("gaussian_scores", "only applies with workers.model = 'gaussian-scores'")
     workers = WorkersSpec(
-        wcount, model, ability, rate, service_mean, confusion, hammer_fraction
+        wcount, model, ability, rate, service_mean, confusion, hammer_fraction, gaussian
     )
 
     bg = top.sub("budget", required=replay is None)
@@ -486,7 +649,8 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>") -> Scena
             raise arm.fail("name", f"must be a unique, non-empty string, got {arm_name!r}")
         seen.add(arm_name)
         policy = _read_policy(arm)
-        inference = _read_inference(arm, classes, _method_names)
+        _check_policy_fits(arm, policy, continuous, classes)
+        inference = _read_inference(arm, classes, continuous)
         arm_initial = arm.choice("initial", INITIAL_GRAPHS, None) if "initial" in arm.table \
             else None
         if arm_initial == "one-per-task" and edges < count:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import math
 import platform
 import time
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from marketsim import __version__
 from marketsim.errors import InputError
 from marketsim.report.curves import CurveRow, summarise, write_curves
 from marketsim.report.files import write_bytes_atomic, write_json_atomic
+from marketsim.report.metric import metric_of_rows
 from marketsim.sim.runner import UnitResult, canonical_rows
 from marketsim.sim.scenario import Scenario, load_scenario
 
@@ -72,6 +74,16 @@ def start_run(run_dir: Path, scenario: Scenario) -> None:
     )
 
 
+def _json_number(x: float) -> float | None:
+    """A float for JSON: NaN (a metric the market does not have) is written as null."""
+    return x if math.isfinite(x) else None
+
+
+def _float(x: float | None) -> float:
+    """Inverse of :func:`_json_number`."""
+    return float("nan") if x is None else float(x)
+
+
 def unit_path(run_dir: Path, replicate: int, arm: int) -> Path:
     """Checkpoint file of one unit."""
     return run_dir / "units" / f"r{replicate:06d}_a{arm:03d}.json"
@@ -87,7 +99,9 @@ def save_unit(run_dir: Path, scenario: Scenario, unit: UnitResult) -> None:
             "arm_name": scenario.arms[unit.arm].name,
             "seconds": unit.seconds,
             "rows": [
-                [r.edges, r.error_rate, r.ability_error, r.sim_time, r.confusion_error]
+                [r.edges, r.error_rate, r.ability_error, r.sim_time,
+                 *(_json_number(x) for x in (r.confusion_error, r.rmse, r.plain_rmse,
+                                             r.good_accuracy))]
                 for r in unit.rows
             ],
         },
@@ -112,7 +126,7 @@ def load_units(run_dir: Path, scenario: Scenario) -> list[UnitResult]:
                 )
             rows = tuple(
                 CurveRow(name, rep, int(r[0]), float(r[1]), float(r[2]), float(r[3]),
-                         float(r[4]) if len(r) > 4 else float("nan"))
+                         *(_float(x) for x in r[4:8]))  # older checkpoints: fewer columns
                 for r in data["rows"]
             )
             units.append(UnitResult(rep, arm, rows, float(data.get("seconds", 0.0))))
@@ -145,6 +159,7 @@ def build_summary(
     rows = canonical_rows(scenario, results)
     return {
         "scenario": scenario.name,
+        "metric": metric_of_rows(rows),
         "seed": scenario.seed,
         "replicates": scenario.replicates,
         "complete": complete,

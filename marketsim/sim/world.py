@@ -4,7 +4,9 @@ graphs.
 Drawn once per replicate and shared by every arm (common random numbers), so differences
 between arms are the policies' and the estimators' own. Every discrete worker model is stored as
 per-worker confusion matrices ``confusion[j, c, l] = P(worker j says l | true class c)``; the
-one-coin model is the special case with ``p_j`` on the diagonal.
+one-coin model is the special case with ``p_j`` on the diagonal. A continuous-score world
+(``gaussian-scores``) holds the true task means and annotator types instead; task features, when
+the scenario has them, are drawn from the true classes before the initial graph.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from marketsim.sim.scenario import Scenario
+from marketsim.sim.scores import draw_good, draw_scores, draw_task_means
+from marketsim.sim.task_features import draw_feature_proba, draw_task_features
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,20 @@ class World:
     initial_labels: np.ndarray
     #: Every worker symmetric (errors spread evenly over the wrong classes): the fast answer path.
     one_coin: bool = True
+    #: Continuous worlds: true task means (n_tasks,), annotator types (n_workers,), the good
+    #: annotators' noise and the initial labels' scores; ``None``/0 in discrete worlds.
+    means: np.ndarray | None = None
+    good: np.ndarray | None = None
+    sigma: float = 0.0
+    initial_scores: np.ndarray | None = None
+    #: Task features (n_tasks, count) of 0.0/1.0 and their class-conditional probabilities.
+    features: np.ndarray | None = None
+    feature_proba: np.ndarray | None = None
+
+    @property
+    def continuous(self) -> bool:
+        """Workers give scores in [0, 1] (the world has true means, not classes)."""
+        return self.means is not None
 
 
 def one_coin_confusion(ability: np.ndarray, k: int) -> np.ndarray:
@@ -139,10 +157,16 @@ def draw_world(
 
     The initial graph is drawn from ``initial_rng`` when given (one stream per kind of graph, so
     arms with different initial graphs still share the truth and the workers)."""
+    if scenario.continuous:
+        return draw_score_world(scenario, rng, initial, initial_rng)
     n, k = scenario.tasks.count, scenario.tasks.classes
     prior = np.asarray(scenario.tasks.prior)
     truth = rng.choice(k, size=n, p=prior).astype(np.int64)
     confusion, one_coin = draw_confusion(scenario, rng)
+    features = phi = None
+    if scenario.tasks.features is not None:  # before the graph: shared by every arm
+        phi = draw_feature_proba(scenario.tasks.features, k, rng)
+        features = draw_task_features(truth, phi, rng)
     graph_rng = rng if initial_rng is None else initial_rng
     tasks, workers = initial_pairs(scenario, initial or scenario.budget.initial, graph_rng)
     if one_coin:
@@ -150,4 +174,38 @@ def draw_world(
         labels = draw_answers(truth[tasks], right, k, graph_rng)
     else:
         labels = draw_labels(truth[tasks], confusion, workers, graph_rng)
-    return World(truth, confusion, accuracy(confusion, prior), tasks, workers, labels, one_coin)
+    return World(truth, confusion, accuracy(confusion, prior), tasks, workers, labels, one_coin,
+                 features=features, feature_proba=phi)
+
+
+def draw_score_world(
+    scenario: Scenario,
+    rng: np.random.Generator,
+    initial: str | None = None,
+    initial_rng: np.random.Generator | None = None,
+) -> World:
+    """A continuous-score world (seed 001): task means, annotator types, scored initial graph.
+
+    ``truth`` is all 0 and ``confusion`` a (n_workers, 1, 1) array of ones (one "class"), so
+    class-based bookkeeping stays well defined; ``ability`` is 1 for good annotators, else 0."""
+    n, m = scenario.tasks.count, scenario.workers.count
+    spec = scenario.workers.gaussian_scores
+    assert scenario.tasks.means is not None
+    mu = draw_task_means(scenario.tasks.means, n, rng)
+    good = draw_good(spec, m, rng)
+    graph_rng = rng if initial_rng is None else initial_rng
+    tasks, workers = initial_pairs(scenario, initial or scenario.budget.initial, graph_rng)
+    scores = draw_scores(mu[tasks], good[workers], spec.sigma, graph_rng)
+    return World(
+        truth=np.zeros(n, dtype=np.int64),
+        confusion=np.ones((m, 1, 1)),
+        ability=good.astype(np.float64),
+        initial_tasks=tasks,
+        initial_workers=workers,
+        initial_labels=np.zeros(tasks.size, dtype=np.int64),
+        one_coin=False,
+        means=mu,
+        good=good,
+        sigma=spec.sigma,
+        initial_scores=scores,
+    )
