@@ -10,10 +10,13 @@ import numpy as np
 import pytest
 
 from marketsim.data.loaders import (
+    _read_records,
     dataset_paths,
     detect_format,
     load_csv,
+    load_features,
     load_labels,
+    load_scores,
     load_zhang,
 )
 from marketsim.errors import InputError
@@ -200,6 +203,171 @@ def test_csv_empty_header_only_and_bad_truth(tmp_path: Path) -> None:
     assert err.source == str(truth) and err.where == "3" and "conflicting truth" in str(err)
     bad = write(tmp_path, "b.csv", b"task,worker,label\na,w,\xff\n")
     assert error_of(load_csv, bad).where == "2"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("quoted", [False, True])
+def test_csv_fast_and_quoted_paths_agree_on_records_and_lines(
+    tmp_path: Path, newline: str, quoted: bool
+) -> None:
+    """Without quotes the whole file goes through the C reader at once (line = record number);
+    with quotes records are read one by one. Both give the same records and line numbers."""
+    q = '"' if quoted else ""
+    rows = ["", "task,worker,label", "a,w,1", "", "  ,  ", f"{q}b{q},w,2", "", " c ,w,1 "]
+    path = write(tmp_path, "l.csv", newline.join(rows) + newline)
+    header_line, header, _, lines = _read_records(path)
+    assert (header_line, header) == (2, ["task", "worker", "label"])
+    # the whitespace-only record (line 5) is dropped here (quoted path) or by _columns
+    assert lines.tolist() == ([3, 6, 8] if quoted else [3, 5, 6, 8])
+    data, _ = load_csv(path)
+    assert data.task_ids.tolist() == ["a", "b", "c"] and data.n_labels == 3
+    bad = write(tmp_path, "b.csv", newline.join(rows + ["", f"{q}d{q},w"]) + newline)
+    err = error_of(load_csv, bad)
+    assert err.where == "10" and "expected 3 fields" in str(err)
+    empty = write(tmp_path, "e.csv", newline.join(rows + ["", ",,", f"{q}d{q},,1"]) + newline)
+    err = error_of(load_csv, empty)
+    assert err.where == "11" and "empty worker value" in str(err)
+
+
+# --- continuous scores ----------------------------------------------------------------------
+def test_scores_both_layouts_missing_scores_and_truth(tmp_path: Path) -> None:
+    plain = write(tmp_path, "s.csv", "task,worker,score\nt1,a,0.25\nt1,b,\nt2,a,1\nt3,b,0\n")
+    data, truth = load_scores(plain)
+    assert truth is None and data.n_classes == 1 and data.labels.tolist() == [0, 0, 0, 0]
+    assert data.task_ids.tolist() == ["t1", "t2", "t3"] and data.worker_ids.tolist() == ["a", "b"]
+    np.testing.assert_array_equal(data.scores, [0.25, np.nan, 1.0, 0.0])
+    # the task,worker,label,score layout: the label column is ignored (it may be empty)
+    labelled = write(tmp_path, "l.csv",
+                     "Question,Worker,Label,Score\nt1,a,yes,0.25\nt1,b,,\nt2,a,no,1\nt3,b,x,0\n")
+    means = write(tmp_path, "m.csv", "task,value\nt2,0.9\nt4,0.5\nt2,0.90\n")
+    data2, truth2 = load_scores(labelled, means)
+    np.testing.assert_array_equal(data2.scores, data.scores)
+    assert data2.task_ids.tolist() == ["t1", "t2", "t3", "t4"]  # truth-only t4 is added
+    np.testing.assert_array_equal(truth2, [np.nan, 0.9, np.nan, 0.5])
+    assert data2.task_degree.tolist() == [2, 1, 1, 0]
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "fragment"),
+    [
+        ("task,worker,score\na,w,0.5\nb,w,1.5\n", "3", "score '1.5' is not a number in [0, 1]"),
+        ("task,worker,score\na,w,-0.1\n", "2", "score '-0.1' is not a number in [0, 1]"),
+        ("task,worker,score\na,w,nan\n", "2", "score 'nan' is not a number in [0, 1] (leave "
+         "the cell empty for a missing score)"),
+        ("task,worker,score\na,w,inf\n", "2", "score 'inf'"),
+        ("task,worker,score\na,w,0.5\nb,w,high\nc,w,2\n", "3", "score 'high'"),
+        ("task,worker,label\na,w,1\n", "1", "missing column 'score'"),
+        ("task,worker,score\na,w,0.1\na,w,\n", "3", "task 'a' already labelled by worker 'w' "
+         "(first at line 2)"),
+        ("task,worker,score\na,w,0.1\nb,w\n", "3", "expected 3 fields"),
+        ("task,worker,score\na,,0.1\n", "2", "empty worker value"),
+    ],
+)
+def test_scores_errors_name_file_and_line(
+    tmp_path: Path, content: str, line: str, fragment: str
+) -> None:
+    path = write(tmp_path, "s.csv", content)
+    err = error_of(load_scores, path)
+    assert err.source == str(path) and err.where == line
+    assert fragment in str(err)
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "fragment"),
+    [
+        ("task,mean\na,0.5\na,0.6\n", "3", "conflicting truth for task 'a': '0.6' here, '0.5' "
+         "at line 2"),
+        ("task,mean\na,\n", "2", "empty mean value"),
+        ("task,mean\na,1.2\n", "2", "mean '1.2' is not a number in [0, 1]"),
+        ("task,label\na,1\n", "1", "missing column 'mean' or 'value'"),
+        ("task,mean,value\na,1,1\n", "1", "both give the mean"),
+    ],
+)
+def test_score_truth_errors(tmp_path: Path, content: str, line: str, fragment: str) -> None:
+    scores = write(tmp_path, "s.csv", "task,worker,score\na,w,0.5\n")
+    truth = write(tmp_path, "m.csv", content)
+    err = error_of(load_scores, scores, truth)
+    assert err.source == str(truth) and err.where == line
+    assert fragment in str(err)
+
+
+def test_scores_whole_file_errors(tmp_path: Path) -> None:
+    assert "empty file" in str(error_of(load_scores, write(tmp_path, "e.csv", "\n \n")))
+    assert "no scores (only a header)" in str(
+        error_of(load_scores, write(tmp_path, "h.csv", "task,worker,score\n")))
+    err = error_of(load_scores, write(tmp_path, "n.csv", "task,worker,score\na,w,\nb,w,\n"))
+    assert "every score cell is empty" in str(err) and err.where is None
+    scores = write(tmp_path, "s.csv", "task,worker,score\na,w,0.5\n")
+    err = error_of(load_scores, scores, write(tmp_path, "t.csv", "task,mean\n"))
+    assert "no truth rows" in str(err)
+
+
+def test_scores_million_rows_load_fast(tmp_path: Path) -> None:
+    """200,000 scores in well under the bound (1M took about 2 s on a shared 2-core box)."""
+    rng = np.random.default_rng(0)
+    n = 200_000
+    scores = rng.random(n)
+    body = "\n".join(f"t{i // 8},w{i % 8 + 8 * (i // 80_000)},{s:.6f}"
+                     for i, s in enumerate(scores.tolist()))
+    path = write(tmp_path, "big.csv", "task,worker,score\n" + body + "\n")
+    started = time.perf_counter()
+    data, _ = load_scores(path)
+    assert time.perf_counter() - started < 3.0
+    assert data.n_labels == n and data.n_tasks == n // 8
+    np.testing.assert_allclose(data.scores, scores, atol=1e-6)
+
+
+# --- binary task features -------------------------------------------------------------------
+def test_features_alignment_missing_cells_and_tasks(tmp_path: Path) -> None:
+    path = write(tmp_path, "f.csv", "f1,Question,f2\n1,c,0\n0.0,a,\n\n1.0, b ,1\n")
+    table = load_features(path, np.array(["a", "b", "c", "d"]))
+    assert table.names == ("f1", "f2")
+    np.testing.assert_array_equal(table.values,
+                                  [[0, np.nan], [1, 1], [1, 0], [np.nan, np.nan]])
+    assert table.has_row.tolist() == [True, True, True, False]
+
+
+def test_features_integer_task_ids(tmp_path: Path) -> None:
+    path = write(tmp_path, "f.csv", "task,x\n007,1\n+2,0\n")
+    table = load_features(path, np.array([2, 7, 9]))
+    np.testing.assert_array_equal(table.values[:, 0], [0, 1, np.nan])
+    err = error_of(load_features, write(tmp_path, "g.csv", "task,x\n7.0,1\n"), np.array([7]))
+    assert err.where == "2" and "task '7.0' is not in the labels file" in str(err)
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "fragment"),
+    [
+        ("task,f1,f2\na,1,0\nb,0,2\n", "3", "feature 'f2': '2' is not 0 or 1"),
+        ("task,f1\na,yes\n", "2", "feature 'f1': 'yes' is not 0 or 1"),
+        ("task,f1\na,nan\n", "2", "'nan' is not 0 or 1 (leave the cell empty"),
+        ("task,f1\na,1\nb,0\n a ,1\n", "4", "task 'a' already has a feature row (first at "
+         "line 2)"),
+        ("task,f1\na,1\nzz,0\n", "3", "task 'zz' is not in the labels file"),
+        ("task\na\n", "1", "no feature columns"),
+        ("task,f1,f2\na,1,0\nb,1\n", "3", "expected 3 fields as in the header, found 2"),
+        ("task,f1,f2\na,1,0\nb,1,0,1\n", "3", "expected 3 fields as in the header, found 4"),
+        ("task,f1,,f3\na,1,0,1\n", "1", "feature column 3 has no name"),
+        ("task,f1,F1\na,1,0\n", "1", "column 'F1' appears twice"),
+        ("id,f1\na,1\n", "1", "missing column 'task' or 'question'"),
+        ("task,f1\n,1\n", "2", "empty task value"),
+        ('task,f1\n"a\n",1\n"b",7\n', "4", "'7' is not 0 or 1"),
+    ],
+)
+def test_features_errors_name_file_and_line(
+    tmp_path: Path, content: str, line: str, fragment: str
+) -> None:
+    path = write(tmp_path, "f.csv", content)
+    err = error_of(load_features, path, np.array(["a", "b", "a\n"]))
+    assert err.source == str(path) and err.where == line
+    assert fragment in str(err)
+
+
+def test_features_whole_file_errors(tmp_path: Path) -> None:
+    ids = np.array(["a"])
+    assert "empty file" in str(error_of(load_features, write(tmp_path, "e.csv", ""), ids))
+    err = error_of(load_features, write(tmp_path, "h.csv", "task,f1\n\n , \n"), ids)
+    assert "no feature rows" in str(err) and err.where is None
 
 
 # --- reference data sets --------------------------------------------------------------------

@@ -757,8 +757,8 @@ def load_features(path: str | os.PathLike[str], task_ids: np.ndarray) -> Feature
         if bad.any():
             r, c = (int(v[np.flatnonzero(bad)[0]]) for v in np.nonzero(other))
             raise InputError(
-                f"feature {names[c]!r}: {cells[r, c]!r} is not 0 or 1 (leave the cell empty "
-                "for a missing feature)", source=source, where=str(int(lines[r])),
+                f"feature {names[c]!r}: {str(cells[r, c])!r} is not 0 or 1 (leave the cell "
+                "empty for a missing feature)", source=source, where=str(int(lines[r])),
             )
         values[other] = parsed
     full = np.full((len(ids), len(features)), np.nan)
