@@ -21,6 +21,10 @@ WORKER_MODEL_TEXT = {
         "(Zhang et al.) or Dirichlet rows"
     ),
     "spammer-hammer": "a fraction of perfect workers, the rest answer uniformly at random",
+    "gaussian-scores": (
+        "continuous scores in [0, 1] (seed 001): a fraction good_fraction of annotators score "
+        "N(mu_i, sigma^2) clipped to [0, 1], the rest uniformly at random"
+    ),
 }
 DATASETS = {
     "bluebird": "Welinder et al. 2010: 108 binary bird images, 39 workers, 4,212 labels",

@@ -406,7 +406,7 @@ class Market:
         self.assigned = len(w.initial_tasks)
         self._next_refresh = self.assigned
         self._record(w.initial_tasks, w.initial_workers, w.initial_labels, w.initial_scores)
-        if self.assigned == 0:
+        if self.assigned == 0 and not self._refresh_due.triggered:  # empty start
             self._refresh_due.succeed()
         self.env.process(self.inference_service())
         self.env.process(self.worker_arrivals())
