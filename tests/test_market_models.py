@@ -160,3 +160,14 @@ def test_replay_errors_name_the_key(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown dataset 'nope'"):
         parse_scenario({**base, "replay": {"dataset": "nope", "data_dir": str(tmp_path)}},
                        str(tmp_path / "s.toml"))
+
+
+def test_an_empty_initial_graph_starts_with_one_refresh_at_zero_labels() -> None:
+    """``initial = "none"``: the first refresh sees no labels (it used to be triggered twice
+    and crash every market)."""
+    data = scenario()
+    data["budget"] = {"edges": 800, "batch": 400, "initial": "none"}
+    sc = parse_scenario(data, "x")
+    rows = run_unit(sc, 0, 0).rows
+    assert [r.edges for r in rows] == [0, 400, 800]
+    assert rows[-1].error_rate < rows[0].error_rate

@@ -168,3 +168,24 @@ def test_dashboard_and_progress_lines_name_the_rmse() -> None:
     for needle in ("RMSE ± 95% CI", "edges→0.05", "RMSE (log scale)"):
         assert needle in text, needle
     assert "edges→5%" not in text
+
+
+def test_sweep_table_names_the_rmse() -> None:
+    from marketsim.report.sweep import sweep_markdown
+
+    rows = [{"point": "points/p000", "workers.count": 10, "arm": "em",
+             "final_error_rate": 0.0412, "edges_to_0.05": 1200, "edges_to_0.01": None}]
+    text = sweep_markdown(["workers.count"], rows, RMSE)
+    assert "| workers.count | arm | final RMSE | labels to 0.05 | labels to 0.01 |" in text
+    assert "| 10 | em | 0.0412 | 1,200 | — |" in text
+    assert "labels to 5%" in sweep_markdown(["workers.count"], rows)
+
+
+def test_json_output_names_the_metric(tmp_path: Path) -> None:
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text(TINY.replace("replicates = 2", "replicates = 1"))
+    proc = cli(scenario.as_posix(), "--out", (tmp_path / "run").as_posix(), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["metric"] == "rmse"
+    assert out["arms"]["uniform + EM"]["error_rate"][-1] < 0.2

@@ -134,6 +134,8 @@ def execute(args: argparse.Namespace) -> int:
     if args.json:
         out = {
             "scenario": scenario.name,
+            # error_rate below is the headline error: the task-mean RMSE for gaussian-scores
+            "metric": "rmse" if scenario.continuous else "error_rate",
             "seconds": seconds,
             "run_dir": str(run_dir),
             "arms": {

@@ -13,6 +13,7 @@ from marketsim.report.files import (
     write_json_atomic,
     write_text_atomic,
 )
+from marketsim.report.metric import ERROR_RATE, Metric, metric_of
 
 
 def sweep_rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -31,25 +32,29 @@ def sweep_rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, Any]]) -> None:
     """Write the sweep table, its JSON and the plot (if matplotlib is available)."""
     rows = sweep_rows(points)
+    metric = metric_of(points[0]["summary"]) if points else ERROR_RATE
     header = ["point", *keys, "arm", "final_error_rate", *(f"edges_to_{t:g}" for t in TARGETS)]
     write_csv_atomic(
         run_dir / "sweep.csv", header,
         ([("" if r[h] is None else r[h]) for h in header] for r in rows),
     )
-    write_json_atomic(run_dir / "sweep.json", {"keys": keys, "rows": rows})
-    write_text_atomic(run_dir / "sweep.md", sweep_markdown(keys, rows))
+    write_json_atomic(run_dir / "sweep.json", {"keys": keys, "metric": metric.key, "rows": rows})
+    write_text_atomic(run_dir / "sweep.md", sweep_markdown(keys, rows, metric))
     try:
-        _plot(run_dir, keys, rows)
+        _plot(run_dir, keys, rows, metric)
     except ImportError:
         pass
 
 
-def sweep_markdown(keys: list[str], rows: list[dict[str, Any]]) -> str:
-    """A readable table: per grid point and arm, the labels needed to reach each target."""
+def sweep_markdown(keys: list[str], rows: list[dict[str, Any]],
+                   metric: Metric = ERROR_RATE) -> str:
+    """A readable table: per grid point and arm, the labels needed to reach each target
+    (targets and the final value are the run's headline error: error rate or RMSE)."""
     targets = [f"edges_to_{t:g}" for t in TARGETS]
-    head = [*keys, "arm", "final error", *(f"labels to {100 * t:g}%" for t in TARGETS)]
+    head = [*keys, "arm", f"final {metric.short}",
+            *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
     lines = [
-        "# Sweep: labels needed to reach a target error",
+        f"# Sweep: labels needed to reach a target {metric.short}",
         "",
         "Each grid point is a full study in `points/`; '—' means the target was not reached "
         "within the budget. The plot is `labels_needed_vs_sweep.png`.",
@@ -66,7 +71,8 @@ def sweep_markdown(keys: list[str], rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _plot(run_dir: Path, keys: list[str], rows: list[dict[str, Any]]) -> None:
+def _plot(run_dir: Path, keys: list[str], rows: list[dict[str, Any]],
+          metric: Metric = ERROR_RATE) -> None:
     import io
 
     import matplotlib
@@ -92,8 +98,8 @@ def _plot(run_dir: Path, keys: list[str], rows: list[dict[str, Any]]) -> None:
         if xs and min(xs) > 0 and max(xs) / min(xs) >= 10:
             ax.set_xscale("log")
         ax.set_xlabel(x_key)
-        ax.set_ylabel(f"labels needed to reach {100 * target:g}% error")
-        ax.set_title(f"target {100 * target:g}% error (missing = not reached)")
+        ax.set_ylabel(f"labels needed to reach {metric.target(target)}")
+        ax.set_title(f"target {metric.target(target)} (missing = not reached)")
         ax.grid(alpha=0.3)
         if series:
             ax.legend(fontsize=8)
