@@ -8,7 +8,13 @@ Input classes per format:
 - *hostile table*: missing or duplicated columns, empty cells, wrong field counts, duplicate
   (task, worker) pairs, conflicting or unknown truth, non-integer or huge numbers, non-UTF-8
   bytes spliced in, files cut short, with an optional truth file;
-- *random junk*: arbitrary bytes and text.
+- *random junk*: arbitrary bytes and text;
+- *score CSV* (``infer --scores``): well-formed score tables (must be accepted) and hostile
+  ones (scores outside [0, 1], ``nan``/``inf``/text, missing columns, empty cells, duplicate
+  pairs, bad true means), with an optional truth file;
+- *feature CSV* (``infer --method ds-features --features``): hostile feature tables (values
+  other than 0/1, unknown or repeated tasks, ragged rows, unnamed or no feature columns) beside
+  a valid labels file.
 
 Every case exits 0, or exits 2 with one stderr line ``marketsim: error: FILE[:LINE]: ...``
 naming the labels or truth file (and the line, for a problem on a line) — never a traceback.
@@ -44,7 +50,11 @@ FUZZ = settings(
 METHODS = ("mv", "ds", "one-coin")
 
 #: Whole-file problems, reported without a line number.
-FILE_LEVEL = ("file not found", "no labels", "no truth", "empty file", "method ")
+FILE_LEVEL = ("file not found", "no labels", "no truth", "empty file", "method ", "no scores",
+              "no feature rows")
+#: Cases per score/feature-file input class (each under ~30 s on a shared 2-core machine).
+SCORE_CASES = {"wellformed": 150, "hostile": 300}
+FEATURE_CASES = 300
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +63,12 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_infer(
-    capsys: pytest.CaptureFixture[str], labels: Path, truth: Path | None, method: str
+    capsys: pytest.CaptureFixture[str], labels: Path, truth: Path | None, method: str,
+    *, extra: tuple[str, ...] = (), other: Path | None = None,
 ) -> tuple[str, dict | None]:
-    """Run ``infer``; check the contract; return (outcome, JSON result or None)."""
-    args = ["infer", str(labels), "--json", "--method", method, "--max-iter", "20"]
+    """Run ``infer`` (with ``extra`` options; ``other`` is one more input file they name, e.g.
+    ``--features``); check the contract; return (outcome, JSON result or None)."""
+    args = ["infer", str(labels), "--json", "--method", method, "--max-iter", "20", *extra]
     if truth is not None:
         args += ["--truth", str(truth)]
     capsys.readouterr()
@@ -68,7 +80,7 @@ def run_infer(
     assert "Traceback" not in err
     lines = err.splitlines()
     assert len(lines) == 1 and err.endswith("\n"), f"not one line: {err!r}"
-    names = [str(labels)] + ([str(truth)] if truth is not None else [])
+    names = [str(labels)] + [str(f) for f in (truth, other) if f is not None]
     line = lines[0]
     m = re.match(r"marketsim: error: (.*?)(?::(\d+))?: (.*)$", line)
     assert m, line
@@ -78,7 +90,7 @@ def run_infer(
     has_line = re.match(r":\d+: ", rest) is not None
     if not has_line:
         assert any(rest[2:].startswith(s) for s in FILE_LEVEL), f"no line number: {line!r}"
-    which = "truth" if file_named != str(labels) else "labels"
+    which = {str(labels): "labels", str(truth): "truth", str(other): "other"}[file_named]
     return f"rejected ({which} file, {'with line' if has_line else 'whole file'})", None
 
 
@@ -292,3 +304,166 @@ def test_zhang_junk(data: bytes, folder: Path, capsys, tally) -> None:
     path.write_bytes(data)
     outcome, _ = run_infer(capsys, path, None, "mv")
     tally.record("labels, Zhang (infer)", "random bytes/text", outcome)
+
+
+# --- score CSV (infer --scores) ----------------------------------------------------------------
+SCORES = st.one_of(
+    st.floats(0, 1).map(lambda x: f"{x:.6g}"),
+    st.sampled_from(["", "0", "1", "0.5", "1.0000001", "-0.0", "-1e-9", "1.5", "nan", "NaN",
+                     "inf", "-inf", "x", "0x1", "1e-320", " 0.25 ", "5e-1", "½", "0,5"]),
+)
+SCORE_METHODS = ("gaussian-em", "gaussian-hard-em")
+
+
+@st.composite
+def wellformed_scores(draw: st.DrawFn) -> tuple[bytes, int, int, int, int]:
+    """A valid score CSV (both layouts, quoting, CRLF, BOM, empty = missing); its sizes."""
+    ids = IDS.filter(lambda s: s.strip() != "")
+    tasks = draw(st.lists(ids, min_size=1, max_size=4, unique_by=str.strip))
+    workers = draw(st.lists(ids, min_size=1, max_size=4, unique_by=str.strip))
+    pairs = draw(st.lists(st.tuples(st.sampled_from(tasks), st.sampled_from(workers)),
+                          min_size=1, max_size=10, unique_by=lambda p: (p[0].strip(),
+                                                                        p[1].strip())))
+    header = draw(st.sampled_from([["task", "worker", "score"],
+                                   ["task", "worker", "label", "score"],
+                                   ["Score", "note", "WORKER", "question"]]))
+    values = [draw(st.floats(0, 1).map(lambda x: f"{x:.6g}") | st.just("")) for _ in pairs]
+    if all(v == "" for v in values):
+        values[0] = "0.5"
+    rows = [header]
+    for (t, w), v in zip(pairs, values, strict=True):
+        rec = {"task": t, "question": t, "worker": w, "score": v, "label": draw(IDS | st.just("")),
+               "note": draw(IDS)}
+        rows.append([rec[h.lower()] for h in header])
+    data = csv_text(rows, draw(st.booleans()), draw(st.sampled_from(["\n", "\r\n"])),
+                    draw(st.booleans()), tuple(draw(st.lists(st.integers(1, 12), max_size=3))))
+    n_scores = sum(v != "" for v in values)
+    return (data, len(pairs), len({t.strip() for t, _ in pairs}),
+            len({w.strip() for _, w in pairs}), n_scores)
+
+
+@settings(FUZZ, max_examples=int(SCALE * SCORE_CASES["wellformed"]))
+@given(case=wellformed_scores(), method=st.sampled_from(SCORE_METHODS))
+def test_scores_wellformed_is_accepted(case, method, folder: Path, capsys, tally) -> None:
+    data, n_labels, n_tasks, n_workers, n_scores = case
+    path = folder / "scores.csv"
+    path.write_bytes(data)
+    outcome, result = run_infer(capsys, path, None, method, extra=("--scores",))
+    assert outcome == "accepted", "a valid score file was rejected"
+    assert (result["n_labels"], result["n_tasks"], result["n_workers"], result["n_scores"]) == (
+        n_labels, n_tasks, n_workers, n_scores)
+    assert 0 <= result["n_good"] <= n_workers
+    tally.record("scores, CSV (infer --scores)", "well-formed, reformatted (must be accepted)",
+                 outcome)
+
+
+def mostly(draw: st.DrawFn, good: st.SearchStrategy, bad: st.SearchStrategy,
+           p_bad: float = 0.1) -> object:
+    """A draw from ``good``, or from ``bad`` with probability about ``p_bad``: hostile files
+    are mostly valid, so that most cases reach the deeper checks (and the fit) before failing."""
+    return draw(bad) if draw(st.integers(0, 99)) < 100 * p_bad else draw(good)
+
+
+VALID_SCORES = st.floats(0, 1).map(lambda x: f"{x:.6g}") | st.sampled_from(["", "0", "1"])
+
+
+@st.composite
+def hostile_scores(draw: st.DrawFn) -> tuple[bytes, bytes | None]:
+    columns = ["task", "question", "worker", "score", "label", "mean", "extra", ""]
+    header = mostly(draw, st.sampled_from([["task", "worker", "score"],
+                                           ["task", "worker", "label", "score"]]),
+                    st.lists(st.sampled_from(columns), min_size=0, max_size=5), 0.2)
+    tasks = st.sampled_from(["a", "b", "c", "d"])
+    workers = st.sampled_from(["w1", "w2", "w3"])
+    rows = [header]
+    for _ in range(draw(st.integers(0, 8))):
+        rec = {"task": mostly(draw, tasks, IDS | st.just("")),
+               "question": draw(tasks),
+               "worker": mostly(draw, workers, IDS | st.just("")),
+               "score": mostly(draw, VALID_SCORES, SCORES, 0.05),
+               "label": draw(CLASSES | st.just("")), "mean": draw(SCORES), "extra": draw(IDS),
+               "": ""}
+        row = [rec[h] for h in header]
+        change = mostly(draw, st.just(0), st.sampled_from([-1, 1]), 0.05)
+        rows.append(row[:change] if change < 0 else row + ["x"] * change)
+    if len(rows) > 2 and draw(st.integers(0, 9)) == 0:
+        rows.append(list(rows[1]))  # a duplicate (task, worker) pair
+    data = csv_text(rows, draw(st.booleans()), draw(st.sampled_from(["\n", "\r\n", "\r"])),
+                    draw(st.booleans()), tuple(draw(st.lists(st.integers(0, 10), max_size=2))))
+    data = mostly(draw, st.just(data), st.builds(lambda d: corrupt(draw, d), st.just(data)), 0.2)
+    truth = None
+    if draw(st.booleans()):
+        theader = mostly(draw, st.sampled_from([["task", "mean"], ["question", "value"]]),
+                         st.sampled_from([["task"], ["task", "label"], ["task", "mean", "value"],
+                                          ["mean", "task"]]), 0.2)
+        trows = [theader]
+        for _ in range(draw(st.integers(0, 4))):
+            trows.append([mostly(draw, tasks, IDS) if h in ("task", "question")
+                          else mostly(draw, VALID_SCORES.filter(bool), SCORES, 0.1)
+                          for h in theader])
+        truth = csv_text(trows, False)
+        truth = mostly(draw, st.just(truth), st.builds(lambda d: corrupt(draw, d),
+                                                       st.just(truth)), 0.2)
+    return data, truth
+
+
+@settings(FUZZ, max_examples=int(SCALE * SCORE_CASES["hostile"]))
+@given(case=hostile_scores(), method=st.sampled_from(SCORE_METHODS))
+def test_scores_hostile(case, method, folder: Path, capsys, tally) -> None:
+    data, truth_data = case
+    path, truth = folder / "scores.csv", None
+    path.write_bytes(data)
+    if truth_data is not None:
+        truth = folder / "means.csv"
+        truth.write_bytes(truth_data)
+    outcome, result = run_infer(capsys, path, truth, method, extra=("--scores",))
+    if result is not None and truth is not None:
+        for key in ("rmse", "rmse_plain_mean"):
+            assert result[key] is None or 0.0 <= result[key] <= 1.0
+    tally.record("scores, CSV (infer --scores)", "hostile table (+ true means half the time)",
+                 outcome)
+
+
+# --- feature CSV (infer --features) ------------------------------------------------------------
+FEATURE_LABELS = "task,worker,label\na,w1,yes\na,w2,no\nb,w1,no\nc,w2,yes\nd,w1,yes\n"
+FEATURE_TASKS = st.one_of(st.sampled_from(["a", "b", "c", "d", " a ", "A", "e", "zz", ""]), IDS)
+VALID_FEATURES = st.sampled_from(["0", "1", "", "1.0", "0.0", " 1 ", "1e0", "١"])
+FEATURE_VALUES = st.sampled_from(["2", "-1", "yes", "nan", "true", "0x1", "0.5", "inf"])
+
+
+@st.composite
+def hostile_features(draw: st.DrawFn) -> bytes:
+    names = ["task", "question", "f1", "f2", "F1", "", "label", "é"]
+    header = mostly(draw, st.sampled_from([["task", "f1"], ["task", "f1", "f2"],
+                                           ["f2", "question", "é"]]),
+                    st.lists(st.sampled_from(names), min_size=0, max_size=4), 0.2)
+    rows = [header]
+    tasks = draw(st.permutations(["a", "b", "c", "d"]))[:draw(st.integers(0, 4))]
+    tasks += draw(st.lists(FEATURE_TASKS, max_size=1 if draw(st.integers(0, 3)) == 0 else 0))
+    for task in tasks:
+        row = [task if h in ("task", "question") else mostly(draw, VALID_FEATURES,
+                                                               FEATURE_VALUES, 0.05)
+               for h in header]
+        change = mostly(draw, st.just(0), st.sampled_from([-1, 1]), 0.05)
+        rows.append(row[:change] if change < 0 else row + ["1"] * change)
+    if len(rows) > 2 and draw(st.integers(0, 9)) == 0:
+        rows.append(list(rows[1]))  # a duplicate task row
+    data = csv_text(rows, draw(st.booleans()), draw(st.sampled_from(["\n", "\r\n", "\r"])),
+                    draw(st.booleans()), tuple(draw(st.lists(st.integers(0, 8), max_size=2))))
+    return mostly(draw, st.just(data), st.builds(lambda d: corrupt(draw, d), st.just(data)), 0.2)
+
+
+@settings(FUZZ, max_examples=int(SCALE * FEATURE_CASES))
+@given(data=hostile_features())
+def test_features_hostile(data: bytes, folder: Path, capsys, tally) -> None:
+    labels, features = folder / "flabels.csv", folder / "features.csv"
+    labels.write_text(FEATURE_LABELS)
+    features.write_bytes(data)
+    outcome, result = run_infer(capsys, labels, None, "ds-features",
+                                extra=("--features", str(features)), other=features)
+    if result is not None:
+        assert result["n_tasks"] == 4 and 1 <= result["n_tasks_with_features"] <= 4
+    else:
+        assert "labels file" not in outcome, "the valid labels file was blamed"
+    tally.record("features, CSV (infer --features)", "hostile table beside valid labels",
+                 outcome)
