@@ -395,8 +395,9 @@ def report_markdown(
     else:
         lines += ["No unit has finished yet.", ""]
 
-    lines += [f"## Labels needed to reach {' / '.join(metric.target(t) for t in TARGETS)}",
-              ""]
+    goal = (" / ".join(f"{100 * t:g} %" for t in TARGETS) + " error" if metric.percent
+            else "RMSE " + " / ".join(f"{t:g}" for t in TARGETS))
+    lines += [f"## Labels needed to reach {goal}", ""]
     lines += [
         "The fewest labels after which the mean error stays at or below the target for the rest "
         "of the run ('—' = not reached within the budget). The saving is measured against the "
@@ -406,7 +407,7 @@ def report_markdown(
     has_uniform = any(_policy_name(specs.get(n)) == BASELINE_POLICY for n in names)
     head = ["arm"]
     for t in TARGETS:
-        short = metric.target_short(t)
+        short = f"{100 * t:g} %" if metric.percent else f"{t:g}"
         head += [f"labels to {short}"] + ([f"saving at {short}"] if has_uniform else [])
     if has_uniform:
         head.append("baseline")
