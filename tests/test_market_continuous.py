@@ -95,8 +95,9 @@ def test_every_label_has_a_score_in_range_from_the_right_distribution() -> None:
     assert np.corrcoef(bad, world.means[lab.tasks[~good]])[0, 1] < 0.15
     # The graph records the same scores.
     assert m.graph is not None
-    edge = m.graph.edges[f"t{lab.tasks[-1]}", f"w{lab.workers[-1]}"]
-    assert edge["score"] == pytest.approx(lab.scores[-1])
+    for k in (0, -1):  # an initial label and a bought one
+        edge = m.graph.edges[f"t{lab.tasks[k]}", f"w{lab.workers[k]}"]
+        assert edge["score"] == pytest.approx(lab.scores[k])
 
 
 def test_recorder_measures_rmse_plain_rmse_and_good_calls() -> None:

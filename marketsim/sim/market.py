@@ -212,14 +212,13 @@ class Market:
     ) -> None:
         self.log.extend(tasks, workers, labels, scores)
         if self.graph is not None:
-            now = self.env.now
+            now = float(self.env.now)
+            extra = (np.full(len(tasks), np.nan) if scores is None else scores).tolist()
             self.graph.add_edges_from(
-                (f"t{i}", f"w{j}", {"label": int(z), "time": float(now)})
-                for i, j, z in zip(tasks, workers, labels, strict=True)
+                (f"t{i}", f"w{j}", {"label": int(z), "time": now}
+                 | ({} if scores is None else {"score": x}))
+                for i, j, z, x in zip(tasks, workers, labels, extra, strict=True)
             )
-            if scores is not None:
-                for i, j, x in zip(tasks, workers, scores, strict=True):
-                    self.graph.edges[f"t{i}", f"w{j}"]["score"] = float(x)
         if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
             self._refresh_due.succeed()
 
