@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from marketsim import __version__
 from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_IO_ERROR, InputError
@@ -54,6 +57,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C while the scientific stack (numpy, scipy, scikit-learn...) is imported, then
+    raise it as ``KeyboardInterrupt`` at the end of the block.
+
+    An interrupt that lands inside an extension module's initialisation can make CPython end
+    the process by re-raising SIGINT (exit status -2) even after ``main`` handled it, instead
+    of the promised 130; the imports take about a second, so the user hardly notices the wait.
+    Outside the main thread (signal handlers cannot be set there) the block runs unguarded.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
 def one_line(text: str) -> str:
     """``text`` on one line: line breaks (e.g. from a file's content) shown as ``\\n``."""
     return text.replace("\r", "\\r").replace("\n", "\\n")
@@ -65,13 +91,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0].endswith(".toml"):
         args_list.insert(0, "run")
     try:
-        # Building the parser imports numpy, scipy...: Ctrl-C there is an interrupt too.
-        parser = build_parser()
-        args = parser.parse_args(args_list)
+        # Building the parser imports numpy, scipy...: Ctrl-C there is an interrupt too,
+        # raised once the imports are done.
+        with interrupts_deferred():
+            parser = build_parser()
+            args = parser.parse_args(args_list)
+            if getattr(args, "command", None):
+                module = importlib.import_module(
+                    f"marketsim.cli.{COMMAND_MODULES[args.command]}"
+                )
         if not getattr(args, "command", None):
             parser.print_help()
             return EXIT_BAD_INPUT
-        module = importlib.import_module(f"marketsim.cli.{COMMAND_MODULES[args.command]}")
         return int(module.execute(args))
     except InputError as exc:
         sys.stderr.write(f"marketsim: error: {one_line(str(exc))}\n")
