@@ -283,15 +283,22 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def print_table(result: dict[str, Any]) -> None:
-    """Print the result as a rich table on stdout."""
+def _print_rows(title: str, rows: list[tuple[str, Any]]) -> None:
+    """Print (quantity, value) rows as a two-column rich table on stdout."""
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"marketsim infer: {result['method']}", show_header=False)
+    table = Table(title=title, show_header=False)
     table.add_column("quantity", style="bold")
     table.add_column("value", justify="right", overflow="fold")
-    rows = [
+    for key, value in rows:
+        table.add_row(key, _fmt(value))
+    Console(soft_wrap=False).print(table)
+
+
+def print_table(result: dict[str, Any]) -> None:
+    """Print the result as a rich table on stdout."""
+    rows: list[tuple[str, Any]] = [
         ("method", result["method"]),
         ("labels file", result["labels_file"]),
         ("tasks / workers / labels / classes",
@@ -312,9 +319,7 @@ def print_table(result: dict[str, Any]) -> None:
     if "error_rate_fractional_ties" in result:
         err = result["error_rate_fractional_ties"]
         rows.append(("error rate, fractional ties", "-" if err is None else f"{100 * err:.2f}%"))
-    for key, value in rows:
-        table.add_row(key, _fmt(value))
-    Console(soft_wrap=False).print(table)
+    _print_rows(f"marketsim infer: {result['method']}", rows)
 
 
 def _num(x: float) -> str:
@@ -435,13 +440,7 @@ def score_summary(
 
 def print_score_table(result: dict[str, Any]) -> None:
     """Print the result of a score method as a rich table on stdout."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"marketsim infer --scores: {result['method']}", show_header=False)
-    table.add_column("quantity", style="bold")
-    table.add_column("value", justify="right", overflow="fold")
-    rows = [
+    rows: list[tuple[str, Any]] = [
         ("method", result["method"]),
         ("scores file", result["labels_file"]),
         ("tasks / annotators / scores",
@@ -458,9 +457,7 @@ def print_score_table(result: dict[str, Any]) -> None:
         rows.append((f"RMSE ({result['n_tasks_with_truth']} tasks with true means)",
                      result["rmse"]))
         rows.append(("RMSE of the plain mean", result["rmse_plain_mean"]))
-    for key, value in rows:
-        table.add_row(key, _fmt(value))
-    Console(soft_wrap=False).print(table)
+    _print_rows(f"marketsim infer --scores: {result['method']}", rows)
 
 
 def _cell(x: float) -> str:
