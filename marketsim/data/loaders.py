@@ -649,12 +649,11 @@ def load_scores(
     if truth_path is None:
         return data, None
     # identical repeats are fine; a task given two different means is not
-    _, keep = np.unique(np.stack([truth_tasks.astype(np.float64), means]), axis=1,
-                        return_index=True)
-    keep.sort()
-    conflict = _first_repeat(truth_tasks[keep])
+    _, distinct = np.unique(np.stack([truth_tasks.astype(np.float64), means]), axis=1,
+                            return_index=True)
+    conflict = _truth_conflict(truth_tasks, distinct)
     if conflict is not None:
-        first, again = keep[conflict[0]], keep[conflict[1]]
+        first, again = conflict
         raise InputError(
             f"conflicting truth for task {str(data.task_ids[truth_tasks[again]])!r}: "
             f"{tcols['mean'][again]!r} here, {tcols['mean'][first]!r} at line "
@@ -795,6 +794,16 @@ def _too_many_classes(
 # --------------------------------------------------------------------------------------------
 # shared checks and assembly
 # --------------------------------------------------------------------------------------------
+def _truth_conflict(truth_tasks: np.ndarray, distinct: np.ndarray) -> tuple[int, int] | None:
+    """Rows ``(first, again)`` of the first task given two different truths, in file order.
+
+    ``distinct`` holds the first row of every distinct (task, truth) pair, so identical repeats
+    of a truth line are already dropped; a task left twice has two different truths."""
+    keep = np.sort(distinct)
+    repeat = _first_repeat(truth_tasks[keep])
+    return None if repeat is None else (int(keep[repeat[0]]), int(keep[repeat[1]]))
+
+
 def _first_repeat(keys: np.ndarray) -> tuple[int, int] | None:
     """Positions ``(first, repeat)`` of the earliest repeated key, or None if keys are unique."""
     if keys.size < 2:
@@ -855,11 +864,10 @@ def _assemble(
     truth = np.full(n_tasks, -1, dtype=np.int64)
     # identical repeats are fine; a task given two different classes is not
     pairs = truth_tasks * len(class_ids) + truth_labels
-    _, keep = np.unique(pairs, return_index=True)
-    keep.sort()
-    conflict = _first_repeat(truth_tasks[keep])
+    _, distinct = np.unique(pairs, return_index=True)
+    conflict = _truth_conflict(truth_tasks, distinct)
     if conflict is not None:
-        first, again = keep[conflict[0]], keep[conflict[1]]
+        first, again = conflict
         raise InputError(
             f"conflicting truth for task {str(task_ids[truth_tasks[again]])!r}: "
             f"{str(class_ids[truth_labels[again]])!r} here, "
