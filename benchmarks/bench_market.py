@@ -22,12 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from marketsim.market.inference import estimator_factory  # noqa: E402
+from marketsim.market.market import Market  # noqa: E402
+from marketsim.market.world import draw_world  # noqa: E402
 from marketsim.policies.registry import make_policy  # noqa: E402
-from marketsim.sim.inference import estimator_factory  # noqa: E402
-from marketsim.sim.market import Market  # noqa: E402
-from marketsim.sim.scenario import load_scenario  # noqa: E402
-from marketsim.sim.seeds import unit_streams, world_rng  # noqa: E402
-from marketsim.sim.world import draw_world  # noqa: E402
+from marketsim.scenario.parser import load_scenario  # noqa: E402
+from marketsim.study.seeds import unit_streams, world_rng  # noqa: E402
 
 
 def time_market(path: Path, arm: int, replicate: int = 0) -> dict[str, float]:

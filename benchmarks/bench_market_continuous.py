@@ -26,8 +26,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from marketsim.sim.runner import UnitResult, run_study  # noqa: E402
-from marketsim.sim.scenario import Scenario, load_scenario, parse_scenario  # noqa: E402
+from marketsim.record.units import UnitResult  # noqa: E402
+from marketsim.scenario.parser import load_scenario, parse_scenario  # noqa: E402
+from marketsim.scenario.specs import Scenario  # noqa: E402
+from marketsim.study.runner import run_study  # noqa: E402
 
 TARGET = 0.30
 

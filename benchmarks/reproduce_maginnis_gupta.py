@@ -24,9 +24,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from marketsim.sim.runner import run_study  # noqa: E402
-from marketsim.sim.scenario import load_scenario  # noqa: E402
-from marketsim.sim.study import write_run  # noqa: E402
+from marketsim.scenario.parser import load_scenario  # noqa: E402
+from marketsim.study.run_folder import write_run  # noqa: E402
+from marketsim.study.runner import run_study  # noqa: E402
 
 CHECKPOINTS = (4800, 7600, 10400, 13200)
 PAPER_CSV = Path(

@@ -5,4 +5,6 @@ pluggable assignment policies, and an inference service that aggregates labels w
 estimators (one-coin EM with priors, Dawid-Skene, spectral-initialised Opt-D&S, and baselines).
 """
 
-__version__ = "0.1.0"
+from marketsim._version import __version__
+
+__all__ = ["__version__"]

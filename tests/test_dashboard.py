@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from marketsim.report.curves import CurveRow
+from marketsim.record.curves import CurvePoint, CurveRow
+from marketsim.record.units import UnitResult
 from marketsim.report.dashboard import (
     LiveDashboard,
     PlainProgress,
@@ -19,9 +20,8 @@ from marketsim.report.dashboard import (
     make_observer,
     render_chart,
 )
-from marketsim.sim.market import CurvePoint
-from marketsim.sim.runner import UnitResult
-from marketsim.sim.scenario import Scenario, parse_scenario
+from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.specs import Scenario
 
 BUDGET = 600
 EDGES = list(range(120, BUDGET + 1, 40))
@@ -48,7 +48,7 @@ def errors(arm: int, replicate: int = 0) -> list[float]:
 def unit(sc: Scenario, replicate: int, arm: int, errs: list[float] | None = None) -> UnitResult:
     errs = errors(arm, replicate) if errs is None else errs
     rows = tuple(
-        CurveRow(sc.arms[arm].name, replicate, e, x, 0.1, float(e))
+        CurveRow(e, x, 0.1, float(e), arm=sc.arms[arm].name, replicate=replicate)
         for e, x in zip(EDGES, errs, strict=True)
     )
     return UnitResult(replicate, arm, rows, 0.0)

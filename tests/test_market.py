@@ -7,13 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
+from marketsim.market.inference import estimator_factory
+from marketsim.market.market import Market
+from marketsim.market.world import draw_world
 from marketsim.policies.registry import make_policy
-from marketsim.sim.inference import estimator_factory
-from marketsim.sim.market import Market
-from marketsim.sim.runner import canonical_rows, run_study
-from marketsim.sim.scenario import load_scenario
-from marketsim.sim.seeds import unit_streams, world_rng
-from marketsim.sim.world import draw_world
+from marketsim.record.units import canonical_rows
+from marketsim.scenario.parser import load_scenario
+from marketsim.study.runner import run_study
+from marketsim.study.seeds import unit_streams, world_rng
 
 
 def build_market(path: Path, arm: int = 0, replicate: int = 0) -> Market:
@@ -83,11 +84,11 @@ def test_error_falls_as_budget_is_spent(small_scenario_path: Path) -> None:
 
 def test_same_seed_same_curves_any_jobs(small_scenario_path: Path) -> None:
     sc = load_scenario(small_scenario_path)
-    serial = canonical_rows(sc, run_study(sc, jobs=1))
-    again = canonical_rows(sc, run_study(sc, jobs=1))
-    parallel = canonical_rows(sc, run_study(sc, jobs=2))
+    serial = canonical_rows(run_study(sc, jobs=1))
+    again = canonical_rows(run_study(sc, jobs=1))
+    parallel = canonical_rows(run_study(sc, jobs=2))
     assert serial == again == parallel
-    other = canonical_rows(sc.with_overrides(seed=12), run_study(sc.with_overrides(seed=12)))
+    other = canonical_rows(run_study(sc.with_overrides(seed=12)))
     assert other != serial
 
 

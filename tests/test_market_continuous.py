@@ -9,13 +9,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from marketsim.market.inference import estimator_factory
+from marketsim.market.market import Market
+from marketsim.market.world import draw_world
 from marketsim.policies.registry import make_policy
-from marketsim.sim.inference import estimator_factory
-from marketsim.sim.market import Market
-from marketsim.sim.runner import run_study, run_unit
-from marketsim.sim.scenario import Scenario, parse_scenario
-from marketsim.sim.seeds import initial_graph_rng, unit_streams, world_rng
-from marketsim.sim.world import draw_world
+from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.specs import Scenario
+from marketsim.study.runner import run_study, run_unit
+from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 SCORES: dict[str, Any] = {
     "scenario": {"seed": 7, "replicates": 2},

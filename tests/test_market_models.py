@@ -9,14 +9,15 @@ import numpy as np
 import pytest
 
 from marketsim.aggregation.registry import make_estimator
+from marketsim.market.inference import estimator_factory
+from marketsim.market.market import Market
+from marketsim.market.replay import replay_world
+from marketsim.market.world import draw_world
 from marketsim.policies.registry import make_policy
-from marketsim.sim.inference import estimator_factory
-from marketsim.sim.market import Market
-from marketsim.sim.replay import load_replay, replay_world
-from marketsim.sim.runner import run_unit
-from marketsim.sim.scenario import parse_scenario
-from marketsim.sim.seeds import initial_graph_rng, unit_streams, world_rng
-from marketsim.sim.world import draw_world
+from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.replay import load_replay
+from marketsim.study.runner import run_unit
+from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 ROOT = Path(__file__).resolve().parents[1]
 ZHANG = Path(os.environ.get("MARKETSIM_DATA", ROOT.parent / "shared" / "data" / "zhang2014"))

@@ -8,9 +8,9 @@ import pytest
 from marketsim.aggregation.one_coin import OneCoinEM
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
+from marketsim.market.world import draw_answers
 from marketsim.policies.base import MarketInfo, MarketState
 from marketsim.policies.registry import POLICIES, make_policy
-from marketsim.sim.world import draw_answers
 
 
 def market_state(seed: int = 0, n: int = 300, m: int = 15, per_task: int = 3):

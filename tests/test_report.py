@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from marketsim.report.curves import CurveRow, read_curves, summarise, write_curves
+from marketsim.record.curves import CurveRow, read_curves, write_curves
+from marketsim.record.summary import summarise
 from marketsim.report.markdown import checkpoints, report_markdown
 from marketsim.report.plots import PNG_NAME, SVG_NAME, arm_style, plot_error_vs_budget
 from marketsim.report.render import render_report
@@ -87,7 +88,8 @@ def _rows(arms: dict[str, list[float]], replicates: int = 3) -> list[CurveRow]:
         for rep in range(replicates):
             for i, err in enumerate(curve):
                 wobble = 0.0 if err == 0 else 0.01 * (rep - 1) * err
-                rows.append(CurveRow(name, rep, 100 + 50 * i, err + wobble, 0.1, float(i)))
+                rows.append(CurveRow(100 + 50 * i, err + wobble, 0.1, float(i),
+                                     arm=name, replicate=rep))
     return rows
 
 
@@ -179,7 +181,7 @@ def test_report_md_content(run_copy: Path) -> None:
 def _summary_from_checkpoints(run_dir: Path, seconds: float) -> dict:
     """What ``write_run`` writes, rebuilt from the unit checkpoints with the real Scenario
     (independent of the report code, which the run also calls at its end)."""
-    from marketsim.sim.study import build_summary, load_units, resume_scenario
+    from marketsim.study.run_folder import build_summary, load_units, resume_scenario
 
     scenario = resume_scenario(run_dir)
     summary = build_summary(scenario, load_units(run_dir, scenario), seconds, True)
@@ -271,6 +273,7 @@ def test_report_malformed_curves(tmp_path: Path, text: str, message: str) -> Non
 
 def test_report_unknown_arm(run_copy: Path) -> None:
     rows = read_curves(run_copy / "curves.csv")
-    write_curves(run_copy / "curves.csv", [*rows, CurveRow("stranger", 0, 60, 0.1, 0.1, 0.0)])
+    stranger = CurveRow(60, 0.1, 0.1, 0.0, arm="stranger", replicate=0)
+    write_curves(run_copy / "curves.csv", [*rows, stranger])
     line = _one_line_error(cli("report", str(run_copy)))
     assert "'stranger'" in line

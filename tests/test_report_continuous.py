@@ -15,19 +15,20 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from marketsim.report.curves import (
+from marketsim.record.curves import (
     CURVE_COLUMNS,
     EXTRA_COLUMNS,
     CurveRow,
     read_curves,
-    summarise,
     write_curves,
 )
+from marketsim.record.metric import ERROR_RATE, RMSE, metric_of, metric_of_rows
+from marketsim.record.summary import summarise
+from marketsim.record.units import UnitResult
 from marketsim.report.dashboard import LiveDashboard, PlainProgress
-from marketsim.report.metric import ERROR_RATE, RMSE, metric_of, metric_of_rows
-from marketsim.sim.runner import UnitResult, run_study
-from marketsim.sim.scenario import parse_scenario
-from marketsim.sim.study import load_units, save_unit
+from marketsim.scenario.parser import parse_scenario
+from marketsim.study.run_folder import load_units, save_unit
+from marketsim.study.runner import run_study
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,12 +71,13 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def score_row(edges: int, rmse: float, plain: float, acc: float, rep: int = 0) -> CurveRow:
-    return CurveRow("em", rep, edges, rmse, 0.2, float(edges), float("nan"), rmse, plain, acc)
+    return CurveRow(edges, rmse, 0.2, float(edges), float("nan"), rmse, plain, acc,
+                    arm="em", replicate=rep)
 
 
 def test_new_columns_round_trip_through_curves_csv(tmp_path: Path) -> None:
     rows = [score_row(100, 0.2, 0.25, 0.8), score_row(200, 0.1 / 3, 0.15, 1.0),
-            CurveRow("class", 0, 100, 0.1, 0.05, 1.0, 0.02)]
+            CurveRow(100, 0.1, 0.05, 1.0, 0.02, arm="class", replicate=0)]
     path = tmp_path / "curves.csv"
     write_curves(path, rows)
     header = path.read_text().splitlines()[0].split(",")
@@ -101,7 +103,7 @@ def test_summary_of_score_rows_has_the_score_means() -> None:
     assert arm["metric"] == "rmse" and arm["error_rate"] == [pytest.approx(0.15)]
     assert arm["rmse"] == [pytest.approx(0.15)] and arm["plain_rmse"] == [pytest.approx(0.25)]
     assert arm["good_accuracy"] == [pytest.approx(0.9)]
-    cls = summarise([CurveRow("c", 0, 10, 0.1, 0.1, 0.0)])["c"]
+    cls = summarise([CurveRow(10, 0.1, 0.1, 0.0, arm="c", replicate=0)])["c"]
     assert cls["metric"] == "error_rate" and "plain_rmse" not in cls
     assert metric_of({"metric": "rmse"}) is RMSE and metric_of({}) is ERROR_RATE
 
@@ -110,7 +112,8 @@ def test_checkpoints_keep_nan_free_json_and_round_trip(tmp_path: Path) -> None:
     sc = parse_scenario({"tasks": {"count": 30}, "workers": {"count": 5},
                          "budget": {"edges": 60, "batch": 30},
                          "arms": [{"name": "c", "policy": "uniform"}]}, "x.toml")
-    rows = (CurveRow("c", 0, 30, 0.2, 0.1, 0.0, 0.05), CurveRow("c", 0, 60, 0.1, 0.1, 1.0, 0.04))
+    rows = (CurveRow(30, 0.2, 0.1, 0.0, 0.05, arm="c", replicate=0),
+            CurveRow(60, 0.1, 0.1, 1.0, 0.04, arm="c", replicate=0))
     save_unit(tmp_path, sc, UnitResult(0, 0, rows, 1.5))
     text = (tmp_path / "units" / "r000000_a000.json").read_text()
     assert "NaN" not in text and "null" in text

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from marketsim.errors import InputError
-from marketsim.sim.scenario import load_scenario, parse_scenario
+from marketsim.scenario.parser import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

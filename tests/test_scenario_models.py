@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from marketsim.errors import InputError
-from marketsim.sim.scenario import parse_scenario
+from marketsim.scenario.parser import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from marketsim import __version__
+from marketsim._version import __version__
 from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_IO_ERROR, InputError
 
 #: Subcommand modules, in the order ``--help`` lists them.

@@ -46,7 +46,7 @@ from marketsim.data.loaders import (
     load_scores,
 )
 from marketsim.errors import EXIT_OK, InputError
-from marketsim.report.files import write_csv_atomic
+from marketsim.record.files import write_csv_atomic
 
 #: Method used when ``--method`` is not given: Dawid-Skene EM from majority vote (MV-D&S).
 DEFAULT_METHOD = "ds"

@@ -10,7 +10,7 @@ from rich.table import Table
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import EXIT_OK
 from marketsim.policies.registry import POLICIES, describe
-from marketsim.sim.scenario import WORKER_MODELS
+from marketsim.scenario.specs import WORKER_MODELS
 
 WORKER_MODEL_TEXT = {
     "one-coin": (

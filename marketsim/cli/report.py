@@ -46,12 +46,12 @@ def _folders(run_dir: Path) -> list[Path]:
 def execute(args: argparse.Namespace) -> int:
     """Render every folder; a bad folder or malformed curves.csv raises InputError."""
     from marketsim.report.render import render_report
-    from marketsim.sim.study import sync_curves
+    from marketsim.study.run_folder import scenario_setup, sync_curves
 
     done = []
     for folder in _folders(Path(args.run_dir)):
         sync_curves(folder)  # a killed run: curves.csv from its unit checkpoints
-        summary = render_report(folder)
+        summary = render_report(folder, fallback=scenario_setup)
         done.append({"run_dir": str(folder), "complete": summary["complete"],
                      "report": str(folder / "report.md")})
     if args.json:

@@ -11,11 +11,12 @@ from pathlib import Path
 from marketsim.errors import EXIT_INTERRUPTED, EXIT_OK, InputError
 from marketsim.policies.registry import policy_class
 from marketsim.report.sweep import write_sweep_report
-from marketsim.sim.backends import BACKENDS
-from marketsim.sim.resources import check_memory
-from marketsim.sim.runner import UnitResult, run_study
-from marketsim.sim.scenario import Scenario, load_scenario
-from marketsim.sim.study import (
+from marketsim.scenario.parser import load_scenario
+from marketsim.scenario.specs import Scenario
+from marketsim.scenario.sweep import expand, point_label
+from marketsim.study.backends import BACKENDS
+from marketsim.study.resources import check_memory
+from marketsim.study.run_folder import (
     default_run_dir,
     load_units,
     resume_scenario,
@@ -23,7 +24,7 @@ from marketsim.sim.study import (
     start_run,
     write_run,
 )
-from marketsim.sim.sweep import expand, point_label
+from marketsim.study.runner import UnitResult, run_study
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

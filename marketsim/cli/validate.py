@@ -10,7 +10,7 @@ from rich.pretty import Pretty
 
 from marketsim.errors import EXIT_OK
 from marketsim.policies.registry import policy_class
-from marketsim.sim.scenario import load_scenario
+from marketsim.scenario.parser import load_scenario
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

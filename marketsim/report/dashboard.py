@@ -31,11 +31,11 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgres
 from rich.table import Table
 from rich.text import Text
 
-from marketsim.report.curves import TARGETS, summarise
-from marketsim.report.metric import ERROR_RATE, RMSE, Metric
-from marketsim.sim.market import CurvePoint
-from marketsim.sim.runner import UnitResult
-from marketsim.sim.scenario import Scenario
+from marketsim.record.curves import CurvePoint
+from marketsim.record.metric import ERROR_RATE, RMSE, Metric
+from marketsim.record.summary import TARGETS, summarise
+from marketsim.record.units import UnitResult
+from marketsim.scenario.specs import Scenario
 
 #: Errors at or below this are drawn on the bottom of the log-scale chart.
 ERROR_FLOOR = 1e-4

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.report.curves import TARGETS
-from marketsim.report.metric import ERROR_RATE, Metric, metric_of
+from marketsim.record.metric import ERROR_RATE, Metric, metric_of
+from marketsim.record.summary import TARGETS
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 
 REPORT_NAME = "report.md"

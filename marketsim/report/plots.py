@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.report.files import write_bytes_atomic
-from marketsim.report.metric import ERROR_RATE, Metric
+from marketsim.record.files import write_bytes_atomic
+from marketsim.record.metric import ERROR_RATE, Metric
 
 PNG_NAME = "error_vs_budget.png"
 SVG_NAME = "error_vs_budget.svg"

@@ -4,9 +4,9 @@ plots and ``report.md``.
 Works on a finished run and on an interrupted (partial) one. The setup is taken from
 ``run.json`` (the resolved scenario the run used), else from the ``scenario.toml`` copy, else
 from an existing ``summary.json``, else from ``curves.csv`` alone. ``summary.json`` is rebuilt
-with :func:`marketsim.sim.study.build_summary`, so it is the file the run wrote; its ``seconds``
-(wall-clock run time, which ``curves.csv`` does not hold) is carried over from the existing
-``summary.json``, or is ``null`` if there is none.
+with :func:`marketsim.record.summary.build_summary`, so it is the file the run wrote; its
+``seconds`` (wall-clock run time, which ``curves.csv`` does not hold) is carried over from the
+existing ``summary.json``, or is ``null`` if there is none.
 """
 
 from __future__ import annotations
@@ -14,15 +14,17 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from marketsim.errors import InputError
-from marketsim.report.curves import CurveRow, read_curves
-from marketsim.report.files import write_json_atomic, write_text_atomic
+from marketsim.record.curves import CurveRow, read_curves
+from marketsim.record.files import write_json_atomic, write_text_atomic
+from marketsim.record.metric import metric_of
+from marketsim.record.summary import build_summary
+from marketsim.record.units import UnitResult
 from marketsim.report.markdown import REPORT_NAME, report_markdown
-from marketsim.report.metric import metric_of
 from marketsim.report.plots import plot_error_vs_budget
 
 
@@ -35,23 +37,25 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def load_setup(run_dir: Path, summary: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The resolved scenario of the run as a plain dict (``Scenario.to_dict()`` layout), or None
-    when neither ``run.json`` nor a loadable ``scenario.toml`` is there."""
+#: Reads a run folder's scenario as a plain dict when ``run.json`` is gone (the caller knows how:
+#: the report layer never parses scenarios itself).
+SetupFallback = Callable[[Path], dict[str, Any] | None]
+
+
+def load_setup(
+    run_dir: Path, summary: dict[str, Any] | None, fallback: SetupFallback | None = None
+) -> dict[str, Any] | None:
+    """The resolved scenario of the run as a plain dict (``Scenario.to_dict()`` layout) from
+    ``run.json``, else from ``fallback(run_dir)``, else None."""
     meta = _read_json(run_dir / "run.json")
     if meta and isinstance(meta.get("resolved_scenario"), dict):
         setup = dict(meta["resolved_scenario"])
         setup.setdefault("seed", meta.get("seed"))
         setup.setdefault("replicates", meta.get("replicates"))
         return setup
-    if (run_dir / "scenario.toml").is_file():
-        from marketsim.sim.study import resume_scenario
-
-        try:
-            setup = json.loads(json.dumps(resume_scenario(run_dir).to_dict(), default=str))
-        except InputError:
-            return None
-        if summary:  # the command-line overrides, if run.json is gone
+    if fallback is not None:
+        setup = fallback(run_dir)
+        if setup is not None and summary:  # the command-line overrides, if run.json is gone
             for key in ("seed", "replicates"):
                 if isinstance(summary.get(key), int):
                     setup[key] = summary[key]
@@ -78,9 +82,6 @@ def rebuild_summary(
     source: str,
 ) -> dict[str, Any]:
     """``summary.json`` content from the curve rows, as the run wrote it."""
-    from marketsim.sim.runner import UnitResult
-    from marketsim.sim.study import build_summary
-
     csv_arms = list(dict.fromkeys(r.arm for r in rows))
     prev = previous or {}
     if setup and isinstance(setup.get("arms"), list):
@@ -102,22 +103,21 @@ def rebuild_summary(
         replicates = max((len({rep for a, rep in units if a == i}) for i in index), default=0)
     results = [UnitResult(rep, arm, tuple(unit_rows), 0.0)
                for (arm, rep), unit_rows in units.items()]
-    scenario = SimpleNamespace(
-        name=name if isinstance(name, str) else fallback_name,
-        seed=seed,
-        replicates=replicates,
-        arms=tuple(SimpleNamespace(name=a) for a in arm_names),
-    )
     finished, total = len(results), replicates * len(arm_names)
     complete = finished >= total and prev.get("complete", True) is not False
-    summary = build_summary(scenario, results, 0.0, complete)  # type: ignore[arg-type]
+    summary = build_summary(
+        name=name if isinstance(name, str) else fallback_name, seed=seed, replicates=replicates,
+        arm_names=arm_names, results=results, seconds=0.0, complete=complete,
+    )
     summary["seconds"] = prev.get("seconds")
     for key, value in prev.items():  # keep fields a newer run may have added
         summary.setdefault(key, value)
     return summary
 
 
-def render_report(run_dir: str | Path) -> dict[str, Any]:
+def render_report(
+    run_dir: str | Path, fallback: SetupFallback | None = None
+) -> dict[str, Any]:
     """Rewrite ``summary.json`` and write ``error_vs_budget.png``/``.svg`` and ``report.md`` in
     ``run_dir`` from its ``curves.csv``; return the summary.
 
@@ -134,7 +134,7 @@ def render_report(run_dir: str | Path) -> dict[str, Any]:
     rows = read_curves(curves)
     _check_finite(rows, curves)
     previous = _read_json(run_dir / "summary.json")
-    setup = load_setup(run_dir, previous)
+    setup = load_setup(run_dir, previous, fallback)
     summary = rebuild_summary(rows, setup, previous, fallback_name=run_dir.name,
                               source=str(curves))
     write_json_atomic(run_dir / "summary.json", summary)

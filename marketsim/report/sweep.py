@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from marketsim.report.curves import TARGETS
-from marketsim.report.files import (
+from marketsim.record.files import (
     write_bytes_atomic,
     write_csv_atomic,
     write_json_atomic,
     write_text_atomic,
 )
-from marketsim.report.metric import ERROR_RATE, Metric, metric_of
+from marketsim.record.metric import ERROR_RATE, Metric, metric_of
+from marketsim.record.summary import TARGETS
 
 
 def sweep_rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,8 +9,8 @@ import pytest
 
 from marketsim.cli import main
 from marketsim.errors import InputError
-from marketsim.sim.resources import GIB, check_memory, estimate_run_memory
-from marketsim.sim.scenario import load_scenario
+from marketsim.scenario.parser import load_scenario
+from marketsim.study.resources import GIB, check_memory, estimate_run_memory
 
 SCENARIO = """
 [scenario]

@@ -26,7 +26,8 @@ import os
 from pathlib import Path
 
 from marketsim.errors import InputError
-from marketsim.sim.scenario import Scenario
+from marketsim.scenario.specs import Scenario
+from marketsim.scenario.sweep import expand
 
 GIB = 1024**3
 #: Resident memory of one worker process before it simulates anything (Python, numpy, scipy,
@@ -56,7 +57,6 @@ def estimate_unit_memory(scenario: Scenario) -> int:
 def estimate_run_memory(scenario: Scenario, jobs: int = 1) -> int:
     """Bytes the whole run needs: ``jobs`` worker processes, each holding one unit at a time
     (sweeps: the largest grid point)."""
-    from marketsim.sim.sweep import expand
 
     points = expand(scenario)
     per_unit = max(estimate_unit_memory(p) for p in points)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.sim.market import Streams
+from marketsim.market.market import Streams
+from marketsim.scenario.specs import INITIAL_GRAPHS
 
 WORLD, ARRIVALS, ANSWERS, POLICY, INFERENCE, INITIAL = range(6)
 
@@ -37,6 +38,4 @@ def unit_streams(seed: int, replicate: int, arm: int) -> Streams:
 def initial_graph_rng(seed: int, replicate: int, kind: str) -> np.random.Generator:
     """Stream for an arm-specific initial graph, one per kind, shared by arms that use it.
     (The scenario's own initial graph continues the world stream.)"""
-    from marketsim.sim.scenario import INITIAL_GRAPHS
-
     return generator(seed, replicate, INITIAL, INITIAL_GRAPHS.index(kind))

@@ -8,7 +8,7 @@ import numpy as np
 
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.registry import make_estimator
-from marketsim.sim.scenario import InferenceSpec, Scenario
+from marketsim.scenario.specs import InferenceSpec, Scenario
 
 
 def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], BaseAggregator]:

@@ -10,9 +10,9 @@ Processes (small generators, state on the model; see SimPy's own examples):
   tasks from the latest, possibly stale, ranking in the meantime).
 
 The record of who labelled what is a networkx bipartite graph; inference runs on the
-:class:`~marketsim.sim.label_log.LabelLog` arrays kept in step with it. In a continuous-score
+:class:`~marketsim.market.label_log.LabelLog` arrays kept in step with it. In a continuous-score
 market (``gaussian-scores``) every label carries a score, the service fits a score method and
-the recorder measures the RMSE of the task means (see :mod:`marketsim.sim.score_metrics`).
+the recorder measures the RMSE of the task means (see :mod:`marketsim.market.score_metrics`).
 """
 
 from __future__ import annotations
@@ -32,33 +32,15 @@ from sklearn.exceptions import ConvergenceWarning
 from marketsim.aggregation.base import BaseAggregator, identifiability_checks
 from marketsim.aggregation.continuous import plain_means
 from marketsim.aggregation.metrics import error_rate, estimated_skill
+from marketsim.market.label_log import LabelLog
+from marketsim.market.replay import ReplayRequester
+from marketsim.market.score_metrics import good_call_accuracy, good_proba_error, task_mean_rmse
+from marketsim.market.scores import draw_score
+from marketsim.market.world import World, one_coin_confusion
 from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
-from marketsim.sim.label_log import LabelLog
-from marketsim.sim.replay import ReplayData, ReplayRequester
-from marketsim.sim.scenario import Scenario
-from marketsim.sim.score_metrics import good_call_accuracy, good_proba_error, task_mean_rmse
-from marketsim.sim.scores import draw_score
-from marketsim.sim.world import World
-
-
-@dataclass(frozen=True)
-class CurvePoint:
-    """One sample of the recorder, taken at every refresh of the inference service.
-
-    ``error_rate`` is the market's headline error: the fraction of misclassified tasks, or in a
-    continuous-score market the RMSE of the task means (then equal to ``rmse``). ``plain_rmse``
-    is the RMSE of the unweighted mean of the same scores, ``good_accuracy`` the accuracy of
-    the good/bad annotator call; all three are NaN in class markets.
-    """
-
-    edges: int
-    error_rate: float
-    ability_error: float
-    sim_time: float
-    confusion_error: float = float("nan")
-    rmse: float = float("nan")
-    plain_rmse: float = float("nan")
-    good_accuracy: float = float("nan")
+from marketsim.record.curves import CurvePoint
+from marketsim.scenario.replay import ReplayData
+from marketsim.scenario.specs import Scenario
 
 
 @dataclass(frozen=True)
@@ -76,7 +58,6 @@ def estimated_confusion(estimator: BaseAggregator, skill: np.ndarray, k: int) ->
     matrices implied by the estimated accuracies."""
     if hasattr(estimator, "confusion_"):
         return np.asarray(estimator.confusion_)
-    from marketsim.sim.world import one_coin_confusion
 
     return one_coin_confusion(np.asarray(skill, dtype=np.float64), k)
 

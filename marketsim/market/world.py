@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from marketsim.sim.scenario import Scenario
-from marketsim.sim.scores import draw_good, draw_scores, draw_task_means
-from marketsim.sim.task_features import draw_feature_proba, draw_task_features
+from marketsim.market.scores import draw_good, draw_scores, draw_task_means
+from marketsim.market.task_features import draw_feature_proba, draw_task_features
+from marketsim.scenario.specs import Scenario
 
 
 @dataclass(frozen=True)

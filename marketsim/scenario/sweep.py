@@ -13,7 +13,8 @@ from dataclasses import replace
 from typing import Any
 
 from marketsim.errors import InputError
-from marketsim.sim.scenario import Scenario, parse_scenario
+from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.specs import Scenario
 
 
 def point_label(point: tuple[tuple[str, Any], ...]) -> str:

@@ -20,13 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from marketsim import __version__
+from marketsim._version import __version__
 from marketsim.errors import InputError
-from marketsim.report.curves import CurveRow, summarise, write_curves
-from marketsim.report.files import write_bytes_atomic, write_json_atomic
-from marketsim.report.metric import metric_of_rows
-from marketsim.sim.runner import UnitResult, canonical_rows
-from marketsim.sim.scenario import Scenario, load_scenario
+from marketsim.record.curves import CurveRow, read_curves, write_curves
+from marketsim.record.files import write_bytes_atomic, write_json_atomic
+from marketsim.record.summary import build_summary as summarise_study
+from marketsim.record.units import UnitResult, canonical_rows
+from marketsim.scenario.parser import load_scenario
+from marketsim.scenario.specs import Scenario
 
 DEPENDENCIES = (
     "numpy", "scipy", "scikit-learn", "networkx", "simpy", "rich", "joblib", "matplotlib",
@@ -99,9 +100,7 @@ def save_unit(run_dir: Path, scenario: Scenario, unit: UnitResult) -> None:
             "arm_name": scenario.arms[unit.arm].name,
             "seconds": unit.seconds,
             "rows": [
-                [r.edges, r.error_rate, r.ability_error, r.sim_time,
-                 *(_json_number(x) for x in (r.confusion_error, r.rmse, r.plain_rmse,
-                                             r.good_accuracy))]
+                [r.edges, *r.metrics()[:3], *(_json_number(x) for x in r.metrics()[3:])]
                 for r in unit.rows
             ],
         },
@@ -125,8 +124,9 @@ def load_units(run_dir: Path, scenario: Scenario) -> list[UnitResult]:
                     source=str(path),
                 )
             rows = tuple(
-                CurveRow(name, rep, int(r[0]), float(r[1]), float(r[2]), float(r[3]),
-                         *(_float(x) for x in r[4:8]))  # older checkpoints: fewer columns
+                CurveRow(int(r[0]), float(r[1]), float(r[2]), float(r[3]),
+                         *(_float(x) for x in r[4:8]),  # older checkpoints: fewer columns
+                         arm=name, replicate=rep)
                 for r in data["rows"]
             )
             units.append(UnitResult(rep, arm, rows, float(data.get("seconds", 0.0))))
@@ -152,30 +152,30 @@ def resume_scenario(run_dir: Path) -> Scenario:
         return scenario
 
 
+def scenario_setup(run_dir: Path) -> dict[str, Any] | None:
+    """The run's scenario (from its ``scenario.toml`` copy) as a plain dict, or None when it
+    cannot be read: what a report needs when ``run.json`` is gone."""
+    try:
+        return json.loads(json.dumps(resume_scenario(run_dir).to_dict(), default=str))
+    except InputError:
+        return None
+
+
 def build_summary(
     scenario: Scenario, results: list[UnitResult], seconds: float, complete: bool
 ) -> dict[str, Any]:
-    """The ``summary.json`` content."""
-    rows = canonical_rows(scenario, results)
-    return {
-        "scenario": scenario.name,
-        "metric": metric_of_rows(rows),
-        "seed": scenario.seed,
-        "replicates": scenario.replicates,
-        "complete": complete,
-        "units_finished": len(results),
-        "units_total": scenario.replicates * len(scenario.arms),
-        "seconds": round(seconds, 3),
-        "arms": summarise(rows, [a.name for a in scenario.arms]),
-    }
+    """The ``summary.json`` content of ``scenario``'s finished units."""
+    return summarise_study(
+        name=scenario.name, seed=scenario.seed, replicates=scenario.replicates,
+        arm_names=[a.name for a in scenario.arms], results=results, seconds=seconds,
+        complete=complete,
+    )
 
 
 def sync_curves(run_dir: Path) -> bool:
     """Rewrite ``curves.csv`` and ``summary.json`` from the unit checkpoints when those hold
     more finished units than ``curves.csv`` (a run killed by SIGKILL, or by a power cut, has
     written only its checkpoints). Returns True when the files were rewritten."""
-    from marketsim.report.curves import read_curves
-
     if not any((run_dir / "units").glob("r*_a*.json")):
         return False
     if not (run_dir / "scenario.toml").is_file():
@@ -209,7 +209,7 @@ def write_run(
 ) -> dict[str, Any]:
     """Write curves.csv and summary.json (each atomically); return the summary."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_curves(run_dir / "curves.csv", canonical_rows(scenario, results))
+    write_curves(run_dir / "curves.csv", canonical_rows(results))
     summary = build_summary(scenario, results, time.perf_counter() - started, complete)
     write_json_atomic(run_dir / "summary.json", summary)
     return summary

@@ -8,24 +8,38 @@ Every key is checked: an unknown key, a wrong type or a value out of range raise
 from __future__ import annotations
 
 import math
-import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS
 from marketsim.errors import InputError
-
-WORKER_MODELS = ("one-coin", "confusion", "spammer-hammer", "gaussian-scores")
-#: Worker models whose answers are continuous scores in [0, 1] rather than class labels.
-SCORE_MODELS = ("gaussian-scores",)
-ABILITY_DISTRIBUTIONS = ("shifted-beta",)
-CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
-INITIAL_GRAPHS = ("one-per-task", "bernoulli", "none")
-INIT_METHODS = ("majority", "random", "spectral")
+from marketsim.policies.registry import POLICIES, is_import_path, market_problem
+from marketsim.scenario.replay import ReplaySpec, load_replay
+from marketsim.scenario.specs import (
+    ABILITY_DISTRIBUTIONS,
+    CONFUSION_DESIGNS,
+    INIT_METHODS,
+    INITIAL_GRAPHS,
+    SCORE_MODELS,
+    WORKER_MODELS,
+    AbilitySpec,
+    ArmSpec,
+    BudgetSpec,
+    ConfusionSpec,
+    FeaturesSpec,
+    GaussianScoresSpec,
+    InferenceSpec,
+    OutputSpec,
+    PolicySpec,
+    Scenario,
+    TaskMeansSpec,
+    TasksSpec,
+    WorkersSpec,
+)
 
 
 class _Reader:
@@ -142,217 +156,6 @@ def _kind_name(kind: Any) -> str:
             list: "an array"}.get(kind, str(kind))
 
 
-@dataclass(frozen=True)
-class AbilitySpec:
-    """Worker accuracy distribution ``p = low + (1 - low) Beta(alpha, beta)``."""
-
-    distribution: str = "shifted-beta"
-    alpha: float = 6.0
-    beta: float = 2.0
-    low: float = 0.1
-
-
-@dataclass(frozen=True)
-class ConfusionSpec:
-    """Per-worker K×K confusion matrices (``model = "confusion"``).
-
-    ``diagonal-uniform``: each diagonal entry uniform on [low, high], the rest of the row spread
-    evenly (Zhang et al.'s synthetic design; for K = 2 exactly their setup). ``dirichlet``: row c
-    drawn from Dirichlet(concentration·(1 + diagonal_weight·e_c)).
-    """
-
-    design: str = "diagonal-uniform"
-    low: float = 0.3
-    high: float = 0.9
-    concentration: float = 1.0
-    diagonal_weight: float = 4.0
-
-
-@dataclass(frozen=True)
-class GaussianScoresSpec:
-    """Seed 001's annotators (``model = "gaussian-scores"``): ``round(good_fraction * count)``
-    good ones score task i as ``N(mu_i, sigma^2)`` clipped to [0, 1], the rest uniformly."""
-
-    good_fraction: float = 0.7
-    sigma: float = 0.1
-
-
-@dataclass(frozen=True)
-class TaskMeansSpec:
-    """True task means of a continuous market: ``mu_i ~ Beta(alpha, beta)`` (1, 1 = uniform)."""
-
-    alpha: float = 1.0
-    beta: float = 1.0
-
-    @property
-    def mean(self) -> float:
-        """``E[mu_i]``: the estimate a task without any score gets in the metrics."""
-        return self.alpha / (self.alpha + self.beta)
-
-
-@dataclass(frozen=True)
-class FeaturesSpec:
-    """``count`` binary features per task, ``x_if ~ Bernoulli(phi[t_i, f])`` (seed 004).
-
-    ``probabilities`` (K rows of ``count`` numbers) fixes ``phi``; otherwise every replicate
-    draws ``phi[c, f] ~ U[1/2 - informativeness/2, 1/2 + informativeness/2]`` independently
-    (0: pure noise, 1: uniform on [0, 1])."""
-
-    count: int
-    informativeness: float = 0.5
-    probabilities: tuple[tuple[float, ...], ...] | None = None
-
-
-@dataclass(frozen=True)
-class WorkersSpec:
-    """The worker pool: size, answer model, abilities, arrivals and labelling time."""
-
-    count: int
-    model: str = "one-coin"
-    ability: AbilitySpec = field(default_factory=AbilitySpec)
-    arrival_rate: float = 1.0
-    service_mean: float = 0.0
-    confusion: ConfusionSpec = field(default_factory=ConfusionSpec)
-    hammer_fraction: float = 0.3
-    gaussian_scores: GaussianScoresSpec = field(default_factory=GaussianScoresSpec)
-
-    @property
-    def continuous(self) -> bool:
-        """Workers give continuous scores in [0, 1] instead of class labels."""
-        return self.model in SCORE_MODELS
-
-
-@dataclass(frozen=True)
-class TasksSpec:
-    """The tasks: how many, how many classes, and the class prior (class 1 first).
-
-    Continuous markets have ``classes = 1`` and ``means`` set; ``features`` is ``None`` when the
-    tasks carry no features."""
-
-    count: int
-    classes: int = 2
-    prior: tuple[float, ...] = ()
-    means: TaskMeansSpec | None = None
-    features: FeaturesSpec | None = None
-
-
-@dataclass(frozen=True)
-class BudgetSpec:
-    """Total labels (initial ones included), the initial graph and the refresh batch."""
-
-    edges: int
-    initial: str = "one-per-task"
-    batch: int = 100
-    initial_probability: float = 0.2
-
-
-@dataclass(frozen=True)
-class InferenceSpec:
-    """The arm's inference service: method name and its settings.
-
-    ``class_prior`` is ``"true"`` (the scenario's prior, known to the requester as in seed 000),
-    ``"estimate"`` (re-estimated by EM) or explicit probabilities. Prior parameters
-    ``alpha``, ``beta``, ``low`` default to the scenario's ability distribution.
-    """
-
-    method: str = "one-coin-shifted-beta"
-    #: ``None``: the method's own start (majority vote; spectral for opt-ds/one-coin-spectral).
-    init: str | None = None
-    max_iter: int = 100
-    tol: float = 1e-7
-    class_prior: str | tuple[float, ...] = "true"
-    alpha: float | None = None
-    beta: float | None = None
-    low: float | None = None
-    warm_start: bool = False
-
-
-@dataclass(frozen=True)
-class PolicySpec:
-    """A policy by registry name or ``module:Class`` import path, plus its keyword options."""
-
-    name: str
-    options: tuple[tuple[str, Any], ...] = ()
-
-
-@dataclass(frozen=True)
-class ArmSpec:
-    """One arm of the study: a policy paired with an inference service."""
-
-    name: str
-    policy: PolicySpec
-    inference: InferenceSpec
-    #: Initial graph of this arm (``None``: the scenario's ``budget.initial``).
-    initial: str | None = None
-
-    def initial_graph(self, budget: BudgetSpec) -> str:
-        """The initial graph this arm starts from."""
-        return budget.initial if self.initial is None else self.initial
-
-
-@dataclass(frozen=True)
-class OutputSpec:
-    """Recording options: keep the networkx task–worker graph, export it as GraphML."""
-
-    graph: bool = True
-    graphml: bool = False
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A fully validated scenario."""
-
-    name: str
-    seed: int
-    replicates: int
-    tasks: TasksSpec
-    workers: WorkersSpec
-    budget: BudgetSpec
-    arms: tuple[ArmSpec, ...]
-    output: OutputSpec = field(default_factory=OutputSpec)
-    source: str = "<scenario>"
-    #: ``[sweep]`` grid: (dotted key, values) pairs; empty for a single study.
-    sweep: tuple[tuple[str, tuple[Any, ...]], ...] = ()
-    #: The grid point this scenario is, as (dotted key, value) pairs (empty if not a point).
-    sweep_point: tuple[tuple[str, Any], ...] = ()
-    #: Real-data replay (``[replay]``), or ``None`` for a simulated crowd.
-    replay: Any = None
-    #: The decoded TOML document, kept so a sweep can expand it.
-    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
-
-    @property
-    def continuous(self) -> bool:
-        """A continuous-score market (seed 001): score methods, RMSE as the headline error."""
-        return self.workers.continuous
-
-    @property
-    def slug(self) -> str:
-        """File-system friendly name."""
-        return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-") or "scenario"
-
-    def with_overrides(self, *, replicates: int | None = None, seed: int | None = None) -> Scenario:
-        """A copy with command-line overrides applied."""
-        return replace(
-            self,
-            replicates=self.replicates if replicates is None else replicates,
-            seed=self.seed if seed is None else seed,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Resolved parameters (defaults included), for ``validate`` and ``summary.json``."""
-        return _as_dict(self)
-
-
-def _as_dict(obj: Any) -> Any:
-    if hasattr(obj, "__dataclass_fields__"):
-        return {f.name: _as_dict(getattr(obj, f.name)) for f in fields(obj)}
-    if isinstance(obj, tuple):
-        if obj and all(isinstance(x, tuple) and len(x) == 2 for x in obj):
-            return {k: _as_dict(v) for k, v in obj}
-        return [_as_dict(x) for x in obj]
-    return obj
-
-
 def _prior(reader: _Reader, name: str, k: int, default: Any) -> tuple[float, ...]:
     value = reader.get(name, default)
     if not isinstance(value, list) or not all(_is_kind(v, float) for v in value):
@@ -367,7 +170,6 @@ def _prior(reader: _Reader, name: str, k: int, default: Any) -> tuple[float, ...
 
 
 def _read_policy(arm: _Reader) -> PolicySpec:
-    from marketsim.policies.registry import POLICIES, is_import_path
 
     raw = arm.get("policy")
     if isinstance(raw, str):
@@ -394,7 +196,6 @@ CLASS_ONLY_INFERENCE_KEYS = ("init", "class_prior", "alpha", "beta", "low", "war
 def _read_method(inf: _Reader, default: str, continuous: bool) -> str:
     """The method name, checked against the market kind: score methods (``gaussian-em``,
     ``gaussian-hard-em``) for a continuous market, class methods for every other one."""
-    from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS
 
     allowed = SCORE_METHODS if continuous else CLASS_METHODS
     method = inf.get("method", default, kind=str)
@@ -445,7 +246,6 @@ def _check_policy_fits(arm: _Reader, policy: PolicySpec, continuous: bool, k: in
     """Reject a built-in policy that cannot work in this market (import paths are the user's
     responsibility): class-posterior policies in a continuous market, ``uncertainty`` in a
     discrete one, ``knowledge-gradient`` unless K = 2."""
-    from marketsim.policies.registry import POLICIES, market_problem
 
     if policy.name not in POLICIES:
         return
@@ -671,8 +471,6 @@ def _read_replay(top: _Reader) -> tuple[Any, Any]:
     (once per process) so sizes and budget can be checked now."""
     if "replay" not in top.table:
         return None, None
-    from marketsim.sim.replay import ReplaySpec, load_replay
-
     rp = top.sub("replay")
     base = Path(top.source).parent
 

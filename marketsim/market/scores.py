@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.sim.scenario import GaussianScoresSpec, TaskMeansSpec
+from marketsim.scenario.specs import GaussianScoresSpec, TaskMeansSpec
 
 
 def draw_task_means(spec: TaskMeansSpec, n_tasks: int, rng: np.random.Generator) -> np.ndarray:

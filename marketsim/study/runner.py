@@ -10,31 +10,22 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from marketsim.market.inference import estimator_factory
+from marketsim.market.market import Market
+from marketsim.market.replay import replay_world
+from marketsim.market.world import draw_world
 from marketsim.policies.registry import make_policy
-from marketsim.report.curves import CurveRow
-from marketsim.sim.backends import dask_units, local_units
-from marketsim.sim.inference import estimator_factory
-from marketsim.sim.market import CurvePoint, Market
-from marketsim.sim.replay import load_replay, replay_world
-from marketsim.sim.scenario import Scenario
-from marketsim.sim.seeds import initial_graph_rng, unit_streams, world_rng
-from marketsim.sim.world import draw_world
-
-
-@dataclass(frozen=True)
-class UnitResult:
-    """The recorded curve of one (replicate, arm) unit."""
-
-    replicate: int
-    arm: int
-    rows: tuple[CurveRow, ...]
-    seconds: float
+from marketsim.record.curves import CurvePoint
+from marketsim.record.units import UnitResult
+from marketsim.scenario.replay import load_replay
+from marketsim.scenario.specs import Scenario
+from marketsim.study.backends import dask_units, local_units
+from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 
 def run_unit(
@@ -93,13 +84,7 @@ def run_unit(
         tmp = path.with_suffix(".graphml.tmp")
         market.write_graphml(tmp)
         os.replace(tmp, path)
-    rows = tuple(
-        CurveRow(
-            spec.name, replicate, p.edges, p.error_rate, p.ability_error, p.sim_time,
-            p.confusion_error, p.rmse, p.plain_rmse, p.good_accuracy,
-        )
-        for p in curve
-    )
+    rows = tuple(p.at(spec.name, replicate) for p in curve)
     return UnitResult(replicate, arm, rows, time.perf_counter() - start)
 
 
@@ -127,12 +112,6 @@ def iter_units(
         yield from dask_units(run, keys, jobs, scheduler, **common)
     else:
         yield from local_units(run, keys, jobs, **common)
-
-
-def canonical_rows(scenario: Scenario, results: list[UnitResult]) -> list[CurveRow]:
-    """All rows ordered by arm (scenario order), replicate, edges."""
-    ordered = sorted(results, key=lambda u: (u.arm, u.replicate))
-    return [row for unit in ordered for row in unit.rows]
 
 
 def run_study(
@@ -166,11 +145,3 @@ def run_study(
         if on_unit is not None:
             on_unit(unit, len(results), total)
     return results
-
-
-def mean_curve(results: list[UnitResult], arm: int) -> tuple[np.ndarray, np.ndarray]:
-    """Edges and mean error over replicates of one arm (for quick checks and benchmarks)."""
-    rows = [r for u in results if u.arm == arm for r in u.rows]
-    edges = np.array(sorted({r.edges for r in rows}))
-    err = np.array([np.mean([r.error_rate for r in rows if r.edges == e]) for e in edges])
-    return edges, err

@@ -1,0 +1,81 @@
+"""Real-data replay, market side: a worker can only be given a task they actually answered,
+and their answer is the one in the file, so policies can be compared on real crowds (as Chen,
+Lin & Zhou evaluated on RTE). Curves are measured against the data set's truth (tasks without
+truth are left out of the error)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.market.world import World, accuracy
+from marketsim.scenario.replay import ReplayData, empirical_confusion
+
+
+class ReplayRequester:
+    """Hands out, from the current ranking, only tasks the worker answered in the file."""
+
+    def __init__(self, data: ReplayData) -> None:
+        lab = data.labels
+        self.n_workers = lab.n_workers
+        order = np.argsort(lab.workers, kind="stable")
+        starts = np.searchsorted(lab.workers[order], np.arange(lab.n_workers + 1))
+        self.remaining = [
+            list(lab.tasks[order[starts[j] : starts[j + 1]]]) for j in range(lab.n_workers)
+        ]
+        self.rank_pos = np.arange(lab.n_tasks)
+        self.given = np.zeros(lab.n_tasks, dtype=bool)
+
+    def new_round(self, ranking: np.ndarray) -> None:
+        """Start a round: remember each task's position in the ranking."""
+        pos = np.full(self.given.shape[0], len(ranking), dtype=np.int64)
+        pos[np.asarray(ranking, dtype=np.int64)] = np.arange(len(ranking))
+        self.rank_pos = pos
+        self.given[:] = False
+
+    def mark(self, task: int, worker: int) -> None:
+        """``worker`` holds or labelled ``task``: it is no longer available to them."""
+        tasks = self.remaining[worker]
+        if task in tasks:
+            tasks.remove(task)
+
+    def assign(self, worker: int) -> int | None:
+        """The best-ranked task the worker answered, preferring tasks not yet given this round."""
+        tasks = self.remaining[worker]
+        if not tasks:
+            return None
+        cand = np.asarray(tasks)
+        fresh = ~self.given[cand]
+        pool = cand[fresh] if fresh.any() else cand
+        task = int(pool[np.argmin(self.rank_pos[pool])])
+        self.given[task] = True
+        tasks.remove(task)
+        return task
+
+
+def replay_world(
+    data: ReplayData, initial: str, n_classes: int, prior: np.ndarray, rng: np.random.Generator
+):  # noqa: ANN201 - returns marketsim.market.world.World (import cycle)
+    """The world of a replay market: the data set's truth and measured worker quality; the
+    initial graph gives each task one of its real answers (``one-per-task``) or nothing."""
+    lab = data.labels
+    confusion = empirical_confusion(data)
+    if n_classes > lab.n_classes:  # truth-only classes: pad with uniform rows/columns
+        pad = np.full((lab.n_workers, n_classes, n_classes), 1.0 / n_classes)
+        pad[:, : lab.n_classes, : lab.n_classes] = confusion
+        confusion = pad
+    if initial == "one-per-task":
+        order = np.lexsort((rng.random(lab.n_labels), lab.tasks))
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = lab.tasks[order][1:] != lab.tasks[order][:-1]
+        pick = order[first]
+    else:
+        pick = np.zeros(0, dtype=np.int64)
+    return World(
+        truth=data.truth.copy(),
+        confusion=confusion,
+        ability=accuracy(confusion, prior),
+        initial_tasks=lab.tasks[pick],
+        initial_workers=lab.workers[pick],
+        initial_labels=lab.labels[pick],
+        one_coin=False,
+    )
