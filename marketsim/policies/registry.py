@@ -3,32 +3,23 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from typing import Any
 
 from marketsim.errors import InputError
 from marketsim.policies.base import AssignmentPolicy
+from marketsim.policies.knowledge_gradient import KnowledgeGradientPolicy
+from marketsim.policies.random_forest import RandomForestPolicy
 from marketsim.policies.simple import EntropyGreedyPolicy, OraclePolicy, UniformPolicy
+from marketsim.policies.uncertainty import UncertaintyPolicy
 
-
-def _random_forest() -> type:
-    from marketsim.policies.random_forest import RandomForestPolicy
-
-    return RandomForestPolicy
-
-
-#: Built-in policies: name -> zero-argument callable returning the class.
-POLICIES: dict[str, Callable[[], type]] = {
-    "uniform": lambda: UniformPolicy,
-    "random-forest": _random_forest,
-    "entropy-greedy": lambda: EntropyGreedyPolicy,
-    "oracle": lambda: OraclePolicy,
-    "knowledge-gradient": lambda: importlib.import_module(
-        "marketsim.policies.knowledge_gradient"
-    ).KnowledgeGradientPolicy,
-    "uncertainty": lambda: importlib.import_module(
-        "marketsim.policies.uncertainty"
-    ).UncertaintyPolicy,
+#: Built-in policies: name -> class.
+POLICIES: dict[str, type] = {
+    "uniform": UniformPolicy,
+    "random-forest": RandomForestPolicy,
+    "entropy-greedy": EntropyGreedyPolicy,
+    "oracle": OraclePolicy,
+    "knowledge-gradient": KnowledgeGradientPolicy,
+    "uncertainty": UncertaintyPolicy,
 }
 
 #: Built-in policies that work in a continuous-score market (they need no class posterior).
@@ -69,7 +60,7 @@ def policy_class(name: str, *, allow_imports: bool = False, source: str | None =
     received from someone else must never run code silently.
     """
     if name in POLICIES:
-        return POLICIES[name]()
+        return POLICIES[name]
     if not is_import_path(name):
         raise InputError(
             f"unknown policy {name!r}; choose one of: {', '.join(POLICIES)}, "
@@ -108,5 +99,5 @@ def make_policy(
 
 def describe(name: str) -> str:
     """The policy's one-paragraph description, for reports and ``list``."""
-    cls = POLICIES[name]()
+    cls = POLICIES[name]
     return getattr(cls, "DESCRIPTION", cls.__doc__ or "")

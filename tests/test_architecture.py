@@ -1,0 +1,175 @@
+"""The package's house rules, checked on its source with ``ast`` (no extra tool).
+
+Layers, lowest first; a module may import its own layer and the ones below, never above:
+
+    errors/_version < data < aggregation < policies < record < scenario < market < study
+    < report < cli / api
+
+There is no import cycle between modules, no module imports ``marketsim`` code inside a
+function (the usual way to hide a cycle) except the command line, which defers heavy imports
+so that ``--help`` and Ctrl-C at start-up stay fast, and no module grows past the size a
+newcomer can read in one sitting.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "marketsim"
+
+LAYERS: dict[str, int] = {
+    "_version": 0,
+    "errors": 0,
+    "data": 1,
+    "aggregation": 2,
+    "policies": 3,
+    "record": 4,
+    "scenario": 5,
+    "market": 6,
+    "study": 7,
+    "report": 8,
+    "cli": 9,
+    "api": 9,
+    "__main__": 10,
+    "__init__": 10,
+}
+#: Packages whose functions may import other marketsim modules lazily (start-up time).
+LAZY_ALLOWED = {"cli", "__main__"}
+MAX_LINES = 400
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return LAYERS["__init__"]
+    return LAYERS[parts[1]]
+
+
+def marketsim_imports(tree: ast.AST, module: str) -> list[tuple[str, int, bool]]:
+    """(imported module, line, inside a function) for every import of marketsim code."""
+    out: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.Import):
+                out.extend((a.name, child.lineno, in_function) for a in child.names
+                           if a.name.split(".")[0] == "marketsim")
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:  # relative import: resolve against this module's package
+                    base = module.split(".")[: -child.level or None]
+                    target = ".".join([*base, child.module] if child.module else base)
+                else:
+                    target = child.module or ""
+                if target.split(".")[0] == "marketsim":
+                    for alias in child.names:  # `from marketsim.x import submodule`
+                        sub = f"{target}.{alias.name}"
+                        known = (PACKAGE.parent / Path(*sub.split("."))).with_suffix(".py")
+                        out.append((sub if known.exists() else target, child.lineno, in_function))
+            visit(child, inside)
+
+    visit(tree, False)
+    return out
+
+
+def all_modules() -> dict[str, tuple[Path, ast.AST]]:
+    return {
+        module_name(p): (p, ast.parse(p.read_text(encoding="utf-8"), str(p)))
+        for p in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
+MODULES = all_modules()
+
+
+def test_every_package_has_a_layer() -> None:
+    unknown = {m.split(".")[1] for m in MODULES if "." in m} - set(LAYERS)
+    assert not unknown, f"give these packages a layer in tests/test_architecture.py: {unknown}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_run_downward_only(module: str) -> None:
+    path, tree = MODULES[module]
+    mine = layer_of(module)
+    for target, line, in_function in marketsim_imports(tree, module):
+        if target == "marketsim":
+            continue  # the package itself (its __init__ is the public face)
+        assert layer_of(target) <= mine, (
+            f"{path.relative_to(PACKAGE.parent)}:{line} imports {target} from a higher layer"
+        )
+        package = module.split(".")[1] if "." in module else module
+        assert not in_function or package in LAZY_ALLOWED, (
+            f"{path.relative_to(PACKAGE.parent)}:{line} imports {target} inside a function; "
+            "import at the top (move the shared thing down if that makes a cycle)"
+        )
+
+
+def test_no_import_cycles() -> None:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, (_, tree) in MODULES.items():
+        for target, _, in_function in marketsim_imports(tree, module):
+            if not in_function and target in MODULES and target != module:
+                graph[module].add(target)
+    # Tarjan's strongly connected components: any component of two or more is a cycle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def strongconnect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in list(MODULES):
+        if v not in index:
+            strongconnect(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_modules_stay_readable(module: str) -> None:
+    path, _ = MODULES[module]
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)} has {lines} lines"
+
+
+def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
+    """The rules above can fail: an upward and a lazy import are both found."""
+    tree = ast.parse(
+        "from marketsim.report.plots import x\n"
+        "def f():\n    from marketsim.record import files\n"
+    )
+    found = marketsim_imports(tree, "marketsim.data.zhang")
+    assert ("marketsim.report.plots", 1, False) in found
+    assert any(t.startswith("marketsim.record") and lazy for t, _, lazy in found)
+    assert layer_of("marketsim.report.plots") > layer_of("marketsim.data.zhang")
