@@ -1,0 +1,133 @@
+"""Every command the README and docs show is a command this program accepts, and the README's
+two commands work on a fresh checkout: the documentation cannot drift from the program.
+
+Commands are read from fenced code blocks and inline code spans of README.md, docs/*.md and
+reports/README.md. ``python -m marketsim ...`` lines are parsed by the real argument parser
+(placeholders such as SCENARIO or RUN_DIR are just strings to it; lines with ``[optional]``
+syntax are skipped); ``python benchmarks/X.py ...`` lines must name a script that defines each
+option used.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from marketsim.cli import build_parser
+from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_IO_ERROR, EXIT_OK
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", ROOT / "reports" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _code_lines(text: str) -> list[str]:
+    """Lines inside fenced blocks (continuations joined) and inline code spans."""
+    lines: list[str] = []
+    fenced = False
+    pending = ""
+    for raw in text.splitlines():
+        if raw.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            line = pending + raw.strip()
+            if line.endswith("\\"):
+                pending = line[:-1] + " "
+                continue
+            pending = ""
+            lines.append(line)
+        else:
+            lines.extend(re.findall(r"`([^`]+)`", raw))
+    return lines
+
+
+def _commands(prefix: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for doc in DOCS:
+        for line in _code_lines(doc.read_text(encoding="utf-8")):
+            line = line.removeprefix("$ ").strip()
+            line = re.sub(r"\s+#\s.*$", "", line)  # trailing comment
+            line = line.split("&&")[-1].strip()  # "install && run": the run
+            line = re.sub(r"^(\w+=\S+\s+)+", "", line)  # VAR=value prefixes
+            if line.startswith(prefix) and "[" not in line and "|" not in line:
+                found.append((doc.relative_to(ROOT).as_posix(), line))
+    return found
+
+
+MARKETSIM = _commands("python -m marketsim")
+BENCHMARKS = _commands("python benchmarks/")
+
+
+def test_the_docs_show_commands() -> None:
+    assert len(MARKETSIM) >= 20 and len(BENCHMARKS) >= 5
+
+
+@pytest.mark.parametrize(("doc", "command"), MARKETSIM, ids=[c for _, c in MARKETSIM])
+def test_documented_marketsim_command_parses(doc: str, command: str) -> None:
+    argv = shlex.split(command)[3:]
+    if argv and argv[0].endswith(".toml"):
+        argv.insert(0, "run")
+    if argv in ([], ["--help"]) or "--help" in argv or "-h" in argv:
+        return
+    try:
+        build_parser().parse_args(argv)
+    except SystemExit as exc:  # pragma: no cover - the failure message is the point
+        pytest.fail(f"{doc}: `{command}` is not accepted by the program (exit {exc.code})")
+
+
+@pytest.mark.parametrize(("doc", "command"), BENCHMARKS, ids=[c for _, c in BENCHMARKS])
+def test_documented_benchmark_exists_with_its_options(doc: str, command: str) -> None:
+    argv = shlex.split(command)
+    script = ROOT / argv[1]
+    assert script.is_file(), f"{doc}: `{command}` names a missing script"
+    source = script.read_text(encoding="utf-8")
+    for opt in (a.split("=")[0] for a in argv[2:] if a.startswith("--")):
+        assert f'"{opt}"' in source, f"{doc}: {script.name} has no option {opt}"
+
+
+def test_readme_scenario_tour_matches_the_scenarios_folder() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"`(scenarios/[\w/]+\.toml)`", readme))
+    shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / "scenarios").rglob("*.toml")}
+    assert shipped - listed == set(), "scenarios missing from the README tour"
+    assert listed - shipped == set(), "the README names scenarios that do not exist"
+
+
+def test_readme_exit_codes_are_the_programs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    claims = dict(re.findall(r"(\d+) (success|bad input|a file could not be written|"
+                             r"interrupted)", readme))
+    assert claims == {str(EXIT_OK): "success", str(EXIT_BAD_INPUT): "bad input",
+                      str(EXIT_IO_ERROR): "a file could not be written",
+                      str(EXIT_INTERRUPTED): "interrupted"}
+
+
+def test_docs_name_papers_not_private_seed_files() -> None:
+    """Users do not have the seed files or ALGORITHMS.md: the docs cite the papers."""
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        assert "ALGORITHMS.md" not in text, doc
+        assert not re.search(r"\bseeds? 00\d\b", text), f"{doc} names a private seed file"
+
+
+def test_readme_main_command_runs_on_a_fresh_checkout(tmp_path: Path) -> None:
+    """The README's main command, from the checkout, with one replicate (CI installs the
+    package as the README's test command says, so the install half is exercised there)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    main = next(c for d, c in MARKETSIM if d == "README.md" and ".toml" in c)
+    argv = shlex.split(main)[3:]
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "marketsim", *argv, "--replicates", "1", "--quiet",
+         "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for name in ("curves.csv", "summary.json", "report.md", "error_vs_budget.png"):
+        assert (out / name).is_file(), name
+    assert "python -m pip install -e . && python -m marketsim scenarios/" in readme
