@@ -1,0 +1,151 @@
+"""Statistics a reviewer accepts for studies with few replicates.
+
+- Intervals of a mean use Student's t with n - 1 degrees of freedom (with 2 replicates the 95 %
+  multiplier is 12.71, not 1.96), and an interval of a rate is clipped to [0, 1].
+- Arms of a study share their worlds replicate by replicate (common random numbers), so two
+  arms are compared by their *paired* differences: the interval and the paired t-test of the
+  per-replicate differences, much tighter than two separate intervals.
+- A difference is called only when its paired interval excludes zero; otherwise the verdict
+  says so and estimates how many replicates would make the observed difference detectable.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+#: Confidence level of every interval marketsim reports.
+LEVEL = 0.95
+#: Power used for the "replicates needed" estimate.
+POWER = 0.8
+
+
+def t_multiplier(n: int, level: float = LEVEL) -> float:
+    """Two-sided Student-t quantile for a mean of ``n`` values (inf when n < 2).
+
+    >>> round(t_multiplier(2), 2), round(t_multiplier(20), 3)
+    (12.71, 2.093)
+    """
+    if n < 2:
+        return math.inf
+    return float(stats.t.ppf(0.5 + level / 2, n - 1))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean and its confidence interval over ``n`` replicates. ``half_width`` is the
+    t-multiplier times the standard error; ``low``/``high`` are ``mean -/+ half_width``
+    clipped to the quantity's bounds. All three are NaN with a single replicate."""
+
+    mean: float
+    low: float
+    high: float
+    half_width: float
+    n: int
+
+
+def mean_interval(
+    values: Sequence[float] | np.ndarray,
+    *,
+    bounds: tuple[float, float] | None = None,
+    level: float = LEVEL,
+) -> Interval:
+    """Mean of ``values`` with its Student-t interval, clipped to ``bounds`` (e.g. (0, 1) for
+    a rate) when given.
+
+    >>> iv = mean_interval([0.02, 0.0], bounds=(0.0, 1.0))
+    >>> iv.low, round(iv.high, 4)
+    (0.0, 0.1371)
+    """
+    v = np.asarray(values, dtype=np.float64)
+    n = int(v.size)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, math.nan, 0)
+    mean = float(v.mean())
+    if n < 2:
+        return Interval(mean, math.nan, math.nan, math.nan, n)
+    half = t_multiplier(n, level) * float(v.std(ddof=1)) / math.sqrt(n)
+    low, high = mean - half, mean + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return Interval(mean, low, high, half, n)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """``arm`` minus ``reference`` over the replicates both have: mean difference, its paired
+    interval, the paired t-test's p-value, and the replicates that would make the observed
+    difference detectable (at :data:`POWER`, two-sided :data:`LEVEL`)."""
+
+    arm: str
+    reference: str
+    difference: Interval
+    p_value: float
+    replicates_needed: int | None
+
+    @property
+    def detected(self) -> bool:
+        """Whether the paired interval excludes zero."""
+        d = self.difference
+        return d.n >= 2 and (d.low > 0 or d.high < 0)
+
+    def verdict(self, *, lower_is_better: bool = True, unit: str = "") -> str:
+        """One sentence a report can print; names a winner only when the interval allows."""
+        d = self.difference
+        if d.n < 2:
+            return f"{self.arm} vs {self.reference}: one replicate, no comparison possible"
+        if not self.detected:
+            more = (f"; about {self.replicates_needed} would be needed for the observed "
+                    f"difference" if self.replicates_needed else "")
+            return (f"{self.arm} vs {self.reference}: no difference detectable with "
+                    f"{d.n} replicates{more}")
+        better = (d.mean < 0) == lower_is_better
+        word = "better" if better else "worse"
+        return (f"{self.arm} is {word} than {self.reference} by {abs(d.mean):.4g}{unit} "
+                f"(95 % paired interval {d.low:.4g} to {d.high:.4g}, p = {self.p_value:.2g}, "
+                f"{d.n} replicates)")
+
+
+def replicates_needed(differences: np.ndarray, level: float = LEVEL,
+                      power: float = POWER) -> int | None:
+    """Replicates a paired t-test needs to detect the observed mean difference with the
+    observed spread (normal approximation, at least 2); None when the mean difference is 0."""
+    d = np.asarray(differences, dtype=np.float64)
+    if d.size < 2:
+        return None
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    if mean == 0.0:
+        return None
+    if sd <= 1e-12 * abs(mean):
+        return 2
+    z = stats.norm.ppf(0.5 + level / 2) + stats.norm.ppf(power)
+    return max(2, math.ceil((z * sd / abs(mean)) ** 2))
+
+
+def paired_comparison(
+    arm: str,
+    reference: str,
+    values: Sequence[float] | np.ndarray,
+    reference_values: Sequence[float] | np.ndarray,
+    *,
+    level: float = LEVEL,
+) -> PairedComparison:
+    """Compare two arms measured on the same replicates (index ``i`` of both sequences is the
+    same world); NaN pairs (a replicate one arm did not finish, or a target not reached) are
+    left out."""
+    a = np.asarray(values, dtype=np.float64)
+    b = np.asarray(reference_values, dtype=np.float64)
+    keep = np.isfinite(a) & np.isfinite(b)
+    diff = a[keep] - b[keep]
+    interval = mean_interval(diff, level=level)
+    if diff.size < 2:
+        p = math.nan
+    elif np.ptp(diff) <= 1e-12 * max(1.0, float(np.abs(diff).max())):  # constant: no spread
+        p = 1.0 if np.all(diff == 0) else 0.0
+    else:
+        p = float(stats.ttest_1samp(diff, 0.0).pvalue)
+    return PairedComparison(arm, reference, interval, p, replicates_needed(diff, level))
