@@ -11,15 +11,9 @@ from rich.console import Console
 
 from marketsim.record.curves import CurvePoint, CurveRow
 from marketsim.record.units import UnitResult
-from marketsim.report.dashboard import (
-    LiveDashboard,
-    PlainProgress,
-    QuietProgress,
-    Series,
-    chart_grid,
-    make_observer,
-    render_chart,
-)
+from marketsim.report.dashboard import LiveDashboard
+from marketsim.report.progress import PlainProgress, QuietProgress, make_observer
+from marketsim.report.text_chart import Series, chart_grid, render_chart
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
 

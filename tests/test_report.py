@@ -12,9 +12,10 @@ import pytest
 
 from marketsim.record.curves import CurveRow, read_curves, write_curves
 from marketsim.record.summary import summarise
-from marketsim.report.markdown import checkpoints, report_markdown
+from marketsim.report.markdown import report_markdown
 from marketsim.report.plots import PNG_NAME, SVG_NAME, arm_style, plot_error_vs_budget
 from marketsim.report.render import render_report
+from marketsim.report.results_text import checkpoints
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,7 +25,8 @@ from marketsim.record.curves import (
 from marketsim.record.metric import ERROR_RATE, RMSE, metric_of, metric_of_rows
 from marketsim.record.summary import summarise
 from marketsim.record.units import UnitResult
-from marketsim.report.dashboard import LiveDashboard, PlainProgress
+from marketsim.report.dashboard import LiveDashboard
+from marketsim.report.progress import PlainProgress
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.run_folder import load_units, save_unit
 from marketsim.study.runner import run_study

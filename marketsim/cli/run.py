@@ -87,7 +87,7 @@ def _resolve(args: argparse.Namespace) -> tuple[Scenario, Path]:
 
 
 def _observer(args: argparse.Namespace):  # noqa: ANN202 - duck-typed observer
-    from marketsim.report.dashboard import make_observer
+    from marketsim.report.progress import make_observer
 
     return make_observer(quiet=args.quiet or args.json)
 

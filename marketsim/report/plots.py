@@ -104,6 +104,7 @@ def plot_error_vs_budget(
     """
     if not metric.percent:
         n_tasks = None
+    # matplotlib is slow to import: only the processes that draw a plot load it.
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 

@@ -1,0 +1,71 @@
+"""Text formatting shared by the terminal dashboard, the progress lines, ``report.md`` and
+``sweep.md``: numbers, durations, safe names and Markdown tables, so every output prints a
+value the same way."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from marketsim.record.metric import RMSE
+
+#: What every output prints for an unknown value.
+DASH = "—"
+
+
+def clean_name(name: str) -> str:
+    """``name`` with control characters replaced by their escapes (nothing can garble a line)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(name))
+
+
+def short(text: str, n: int) -> str:
+    """``text`` cut to ``n`` characters, the last one an ellipsis when it was cut."""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def fmt_seconds(seconds: float | None) -> str:
+    """A duration as ``h:mm:ss`` (``-:--:--`` when unknown or negative)."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return "-:--:--"
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def fmt_error(x: float | None) -> str:
+    """An error (rate or RMSE) as a plain four-decimal number, as RMSE tables print it:
+    ``0.0123``; :data:`DASH` when unknown or not finite."""
+    return RMSE.fmt(x)
+
+
+def num(x: float | int | None) -> str:
+    """A count with thousands separators (``12,000``); :data:`DASH` when unknown or not
+    finite."""
+    if x is None or not math.isfinite(x):
+        return DASH
+    return f"{int(x):,}"
+
+
+def fmt_axis(n: float) -> str:
+    """Compact axis label for an edge count: 950, 12k, 1.5M."""
+    if abs(n) >= 1e6:
+        return f"{n / 1e6:.3g}M"
+    if abs(n) >= 1e4:
+        return f"{n / 1e3:.0f}k"
+    if abs(n) >= 1e3:
+        return f"{n / 1e3:.3g}k"
+    return f"{n:.0f}"
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[Any]], align: str = "") -> list[str]:
+    """A Markdown table; ``align`` holds one of ``l``/``r`` per column (default: first left,
+    others right). Cells are escaped so a ``|`` or a newline in a name cannot break a row."""
+    align = align or "l" + "r" * (len(head) - 1)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    out = ["| " + " | ".join(_cell(h) for h in head) + " |", "|" + "|".join(sep) + "|"]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out

@@ -1,0 +1,118 @@
+"""Progress observers for ``marketsim run``: a live terminal dashboard, plain lines, or silence.
+
+Every observer has the same four methods, called by the runner's caller:
+
+- ``start(scenario, run_dir)`` once before the first unit;
+- ``refresh(replicate, arm, point)`` at every refresh of a running unit's inference service
+  (only when units run in this process, i.e. ``jobs == 1``);
+- ``unit_done(unit, finished, total)`` whenever a (replicate, arm) unit finishes (or is
+  reloaded from a checkpoint when resuming);
+- ``stop(interrupted)`` once at the end.
+
+:func:`make_observer` picks one: :class:`QuietProgress` with ``--quiet``,
+:class:`LiveDashboard` on a terminal, :class:`PlainProgress` otherwise (CI logs, pipes).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Protocol, TextIO
+
+from rich.console import Console
+
+from marketsim.record.curves import CurvePoint
+from marketsim.record.metric import ERROR_RATE
+from marketsim.record.units import UnitResult
+from marketsim.report.dashboard import LiveDashboard
+from marketsim.report.formatting import DASH, clean_name, fmt_error
+from marketsim.report.study_state import scenario_metric
+from marketsim.scenario.specs import Scenario
+
+
+class RunObserver(Protocol):
+    """What ``marketsim run`` calls while a study runs."""
+
+    def start(self, scenario: Scenario, run_dir: Path | str | None) -> None: ...
+
+    def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None: ...
+
+    def unit_done(self, unit: UnitResult, finished: int, total: int) -> None: ...
+
+    def stop(self, interrupted: bool) -> None: ...
+
+
+class QuietProgress:
+    """Prints nothing (``--quiet``, ``--json``)."""
+
+    def start(self, scenario: Scenario, run_dir: Path | str | None) -> None:
+        """Nothing."""
+
+    def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None:
+        """Nothing."""
+
+    def unit_done(self, unit: UnitResult, finished: int, total: int) -> None:
+        """Nothing."""
+
+    def stop(self, interrupted: bool) -> None:
+        """Nothing."""
+
+
+class PlainProgress:
+    """One plain line per finished unit, for logs and pipes (no ANSI codes, no redraws)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.names: list[str] = []
+        self.metric = ERROR_RATE
+        self.finished = 0
+        self.total = 0
+
+    def _say(self, line: str) -> None:
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # closed pipe or stream: progress is best effort
+            pass
+
+    def start(self, scenario: Scenario, run_dir: Path | str | None) -> None:
+        """Announce the study."""
+        self.names = [a.name for a in scenario.arms]
+        self.metric = scenario_metric(scenario)
+        self.total = scenario.replicates * len(scenario.arms)
+        where = f" -> {clean_name(str(run_dir))}" if run_dir is not None else ""
+        self._say(
+            f"marketsim: {clean_name(scenario.name)!r}: {scenario.replicates} replicates x "
+            f"{len(scenario.arms)} arms = {self.total} units{where}"
+        )
+
+    def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None:
+        """Nothing (one line per unit is enough for a log)."""
+
+    def unit_done(self, unit: UnitResult, finished: int, total: int) -> None:
+        """``[3/8] replicate 1 arm 'uniform': final error 0.0123 (4.2s)``."""
+        self.finished, self.total = finished, total
+        name = self.names[unit.arm] if 0 <= unit.arm < len(self.names) else f"#{unit.arm}"
+        final = fmt_error(unit.rows[-1].error_rate) if unit.rows else DASH
+        if final == DASH:
+            final = "n/a"
+        self._say(
+            f"[{finished}/{total}] replicate {unit.replicate} arm {clean_name(name)!r}: "
+            f"final {self.metric.short} {final} ({unit.seconds:.1f}s)"
+        )
+
+    def stop(self, interrupted: bool) -> None:
+        """Say so if the run was interrupted."""
+        if interrupted:
+            self._say(f"marketsim: interrupted after {self.finished}/{self.total} units")
+
+
+def make_observer(quiet: bool, console: Console | None = None) -> RunObserver:
+    """``QuietProgress`` when ``quiet``; a ``LiveDashboard`` when the console (stderr by
+    default) is a terminal; otherwise ``PlainProgress`` lines on stderr."""
+    if quiet:
+        return QuietProgress()
+    console = console if console is not None else Console(stderr=True)
+    if console.is_terminal and not console.is_dumb_terminal:
+        return LiveDashboard(console)
+    return PlainProgress(console.file if console.file is not None else sys.stderr)

@@ -1,0 +1,211 @@
+"""The results of ``report.md``: the headline claims (fastest arm to each target and its saving
+against the uniform policy), the arms table, the plot caption, the error at budget checkpoints
+and the labels needed to reach each target."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from marketsim.record.metric import ERROR_RATE, Metric
+from marketsim.record.summary import TARGETS
+from marketsim.report.arm_text import ArmSpec, method_name, policy_name
+from marketsim.report.formatting import num, table
+from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
+
+#: Budget checkpoints in the error table (evenly spaced, first and last included).
+N_CHECKPOINTS = 5
+BASELINE_POLICY = "uniform"
+
+#: ``summary.json``'s ``arms``: per arm name, its mean curve and targets.
+Arms = Mapping[str, Mapping[str, Any]]
+
+
+def checkpoints(arms: Arms, n: int = N_CHECKPOINTS) -> list[int]:
+    """``n`` recorded edge counts evenly spaced over the run, the first and last included
+    (taken from the edges every arm recorded when there are any)."""
+    edge_sets = [set(a["edges"]) for a in arms.values() if a.get("edges")]
+    if not edge_sets:
+        return []
+    common = set.intersection(*edge_sets)
+    grid = np.asarray(sorted(common or set.union(*edge_sets)))
+    targets = np.linspace(grid[0], grid[-1], n)
+    picks = [int(grid[np.argmin(np.abs(grid - t))]) for t in targets]
+    return list(dict.fromkeys(picks))
+
+
+def score_section(
+    arms: Arms, names: Sequence[str], metric: Metric
+) -> list[str]:
+    """Continuous markets: each arm's final RMSE against the plain mean of the same scores, and
+    how well the good/bad annotator call matches the truth."""
+    rows = []
+    for name in names:
+        a = arms[name]
+        em, plain, good = (a.get(c)[-1] if a.get(c) else None
+                           for c in ("rmse", "plain_rmse", "good_accuracy"))
+        if em is None or plain is None:
+            continue
+        gain = f"{100 * (1 - em / plain):.0f} %" if plain > 0 else "—"
+        rows.append([name, metric.fmt(em), metric.fmt(plain), gain,
+                     "—" if good is None else f"{100 * good:.1f} %"])
+    if not rows:
+        return []
+    return [
+        "## Estimator against the plain mean", "",
+        "At the end of the budget: the arm's task-mean RMSE, the RMSE of the plain (unweighted) "
+        "mean of exactly the same scores, how much lower the estimator's is, and the share of "
+        "annotators (with at least one score) whose good/bad call P(good) > 0.5 is right.", "",
+        *table(["arm", "RMSE", "plain-mean RMSE", "reduction", "good/bad call accuracy"],
+               rows), "",
+    ]
+
+
+def key_results(arms: Arms, specs: Mapping[str, ArmSpec],
+                 names: Sequence[str], metric: Metric = ERROR_RATE) -> list[str]:
+    """One sentence per target: the arm that reached it with the fewest labels."""
+    out = []
+    for t in TARGETS:
+        key = f"{t:g}"
+        reached = [(arms[n]["edges_to_reach"].get(key), n) for n in names
+                   if arms[n].get("edges_to_reach", {}).get(key) is not None]
+        if not reached:
+            out.append(f"- No arm reached {metric.target(t)} within the budget.")
+            continue
+        best_edges, best = min(reached)
+        text = f"- **{metric.target(t)}**: fastest is *{best}* with {num(best_edges)} labels"
+        base = baseline(best, specs, names)
+        base_edges = arms[base]["edges_to_reach"].get(key) if base else None
+        if base and base != best and base_edges:
+            saved = base_edges - best_edges
+            text += (f", {num(saved)} labels ({100 * saved / base_edges:.0f} %) fewer than "
+                     f"*{base}*")
+        elif base and base != best:
+            text += f"; *{base}* did not reach it within the budget"
+        out.append(text + ".")
+    return out
+
+
+def baseline(name: str, specs: Mapping[str, ArmSpec], arms: Sequence[str]) -> str | None:
+    """The uniform arm with the same inference method as ``name``, else the first uniform arm."""
+    uniform = [a for a in arms if policy_name(specs.get(a)) == BASELINE_POLICY]
+    if not uniform:
+        return None
+    method = method_name(specs.get(name))
+    same = [a for a in uniform if method_name(specs.get(a)) == method]
+    return (same or uniform)[0]
+
+
+def saving(arm: Mapping[str, Any], base: Mapping[str, Any], key: str) -> str:
+    """Labels ``arm`` saved against ``base`` to reach target ``key`` (``+1,200 (+25 %)``)."""
+    mine, theirs = arm["edges_to_reach"].get(key), base["edges_to_reach"].get(key)
+    if mine is None:
+        return "— (not reached)"
+    if theirs is None:
+        last = base["edges"][-1] if base.get("edges") else None
+        if last is None:
+            return "—"
+        return f"> {num(max(last - mine, 0))} (baseline never reached it)"
+    diff = theirs - mine
+    rel = f" ({100 * diff / theirs:+.0f} %)" if theirs else ""
+    return f"{diff:+,}{rel}" if diff else "0"
+
+
+def _mean_ci(metric: Metric, mean: float | None, half: float | None) -> str:
+    """``1.23 % ± 0.40`` (the half-width without its unit)."""
+    return f"{metric.fmt(mean)} ± {metric.fmt(half).removesuffix(' %')}"
+
+
+def arms_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
+                 metric: Metric) -> list[str]:
+    """"Arms": policy, inference, replicates, labels spent and final error of each arm."""
+    rows = []
+    for name in names:
+        spec, a = specs.get(name), arms[name]
+        final = a.get("final_error_rate")
+        half = a["error_rate_ci95"][-1] if a.get("error_rate_ci95") else None
+        final_txt = "—" if final is None else _mean_ci(metric, final, half)
+        rows.append([name, f"`{policy_name(spec) or '?'}`", f"`{method_name(spec) or '?'}`",
+                     a.get("replicates"), num(a["edges"][-1]) if a.get("edges") else "—",
+                     final_txt])
+    return ["## Arms", "", *table(["arm", "policy", "inference", "replicates", "labels spent",
+                                   f"final {metric.short}"], rows, "lllrrr"), ""]
+
+
+def plot_section(plot: PlotInfo, metric: Metric) -> list[str]:
+    """The plot with its caption (what the band is, and the log-scale floor)."""
+    return [
+        f"## {metric.heading} against labels spent", "",
+        f"![{metric.sentence} against labels spent, one curve per arm]({PNG_NAME})",
+        "",
+        f"*Mean {metric.label} over replicates (line) with its 95 % confidence band (shaded: "
+        f"mean ± 1.96 standard errors), on a log scale"
+        + ("; thin dotted lines: the plain (unweighted) mean of the same arm's scores"
+           if not metric.percent else "")
+        + f". An error of exactly 0 cannot be drawn on "
+        f"a log axis, so means and band edges below {plot.floor:.2g} ("
+        + ("half of one task's error, 0.5 / number of tasks" if metric.percent else
+           "half the smallest positive mean")
+        + ") are drawn at that floor (dotted line)"
+        + (f"; {plot.clipped_points} mean point(s) were clipped this way" if plot.clipped_points
+           else "; no mean point needed clipping")
+        + f". Vector version: [`{SVG_NAME}`]({SVG_NAME}).*", "",
+    ]
+
+
+def checkpoints_section(arms: Arms, names: Sequence[str], metric: Metric) -> list[str]:
+    """Mean error ± 95 % half-width of each arm at the budget :func:`checkpoints`."""
+    cps = checkpoints(arms)
+    lines = [f"## {metric.heading} at budget checkpoints", ""]
+    if not cps:
+        return lines + ["No unit has finished yet.", ""]
+    lines += [f"Mean {metric.label} ± 95 % confidence half-width after the given number "
+              "of labels.", ""]
+    rows = []
+    for name in names:
+        a = arms[name]
+        at = {e: (m, h) for e, m, h in zip(a["edges"], a["error_rate"],
+                                             a["error_rate_ci95"], strict=False)}
+        rows.append([name] + [_mean_ci(metric, *at[e]) if e in at else "—" for e in cps])
+    return lines + table(["arm \\ labels spent", *(num(e) for e in cps)], rows) + [""]
+
+
+def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
+                    metric: Metric) -> list[str]:
+    """Labels each arm needed to reach each target, and the saving against its baseline."""
+    goal = (" / ".join(f"{100 * t:g} %" for t in TARGETS) + " error" if metric.percent
+            else "RMSE " + " / ".join(f"{t:g}" for t in TARGETS))
+    lines = [f"## Labels needed to reach {goal}", ""]
+    lines += [
+        "The fewest labels after which the mean error stays at or below the target for the rest "
+        "of the run ('—' = not reached within the budget). The saving is measured against the "
+        "uniform-policy arm with the same inference method (else the first uniform arm): a "
+        "positive number is labels saved.", "",
+    ]
+    has_uniform = any(policy_name(specs.get(n)) == BASELINE_POLICY for n in names)
+    head = ["arm"]
+    for t in TARGETS:
+        short = f"{100 * t:g} %" if metric.percent else f"{t:g}"
+        head += [f"labels to {short}"] + ([f"saving at {short}"] if has_uniform else [])
+    if has_uniform:
+        head.append("baseline")
+    rows = []
+    for name in names:
+        a = arms[name]
+        base = baseline(name, specs, names)
+        row: list[Any] = [name]
+        for t in TARGETS:
+            key = f"{t:g}"
+            row.append(num(a["edges_to_reach"].get(key)))
+            if has_uniform:
+                row.append("(baseline)" if base == name else
+                           saving(a, arms[base], key) if base else "—")
+        if has_uniform:
+            row.append(base or "—")
+        rows.append(row)
+    lines += table(head, rows) + [""]
+    if not has_uniform:
+        lines += ["There is no uniform-policy arm in this run, so no savings are shown.", ""]
+    return lines

@@ -1,0 +1,108 @@
+"""The "Setup" section of ``report.md``: the simulated market of a run (tasks, workers and
+their accuracy or score model, features, budget, batches, replicates) in words for a student,
+from the resolved scenario the run used."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from marketsim.report.formatting import num
+
+
+def score_setup(setup: Mapping[str, Any]) -> str:
+    """The continuous-score world (seed 001) in words."""
+    tasks = setup.get("tasks") or {}
+    workers = setup.get("workers") or {}
+    gs = workers.get("gaussian_scores") or {}
+    means = tasks.get("means") or {}
+    good, sigma = gs.get("good_fraction"), gs.get("sigma")
+    a, b = means.get("alpha"), means.get("beta")
+    mu_txt = (f"Beta({a:g}, {b:g})" if all(isinstance(v, int | float) for v in (a, b))
+              else "a Beta distribution")
+    type_txt = (f"{100 * good:g} % of them are good and score a task as its true mean plus "
+                f"Gaussian noise of standard deviation {sigma:g} (clipped to [0, 1]); the others "
+                "are bad and score uniformly at random on [0, 1]"
+                if isinstance(good, int | float) and isinstance(sigma, int | float)
+                else "good annotators score near the true mean, bad ones at random")
+    return (f"Each replicate draws a fresh world of **{num(tasks.get('count'))} tasks**, each "
+            f"with a true mean score drawn from {mu_txt} on [0, 1], and "
+            f"**{num(workers.get('count'))} annotators** (seed 001's gaussian-scores model): "
+            f"{type_txt}. Nobody is told who is good.")
+
+
+def setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -> list[str]:
+    """"Setup": the world, the budget and batches, the inference refits and the replicates in
+    words (only the seed and replicate count when the run's scenario is unknown)."""
+    out = ["## Setup", ""]
+    if not setup:
+        out += [
+            f"The run folder has no `run.json` or readable `scenario.toml`, so only what "
+            f"`curves.csv` holds is known: seed {summary.get('seed')}, "
+            f"{summary.get('replicates')} replicates.", "",
+        ]
+        return out
+    tasks = setup.get("tasks") or {}
+    workers = setup.get("workers") or {}
+    ability = workers.get("ability") or {}
+    budget = setup.get("budget") or {}
+    k = tasks.get("classes", 2)
+    prior = tasks.get("prior") or []
+    prior_txt = ", ".join(f"class {i + 1} {100 * p:g} %" for i, p in enumerate(prior))
+    n_tasks, n_workers = tasks.get("count"), workers.get("count")
+    a, b, low = ability.get("alpha"), ability.get("beta"), ability.get("low")
+    ability_txt = "see the scenario"
+    if all(isinstance(v, int | float) for v in (a, b, low)):
+        mean_p = low + (1 - low) * a / (a + b)
+        ability_txt = (
+            f"each worker's accuracy (chance of giving the true class) is drawn once as "
+            f"p = {low:g} + {1 - low:g} · Beta({a:g}, {b:g}), so p lies between {low:g} and 1 "
+            f"with mean {mean_p:.3f}"
+        )
+    continuous = workers.get("model") == "gaussian-scores"
+    world_txt = score_setup(setup) if continuous else (
+        f"Each replicate draws a fresh world of **{num(n_tasks)} tasks** with **{k} classes** "
+        f"(class prior: {prior_txt or 'uniform'}) and **{num(n_workers)} workers** who answer "
+        f"under the {workers.get('model', 'one-coin')} model: {ability_txt}. A one-coin worker "
+        f"gives the true class with probability p and otherwise a wrong class at random."
+    )
+    features = tasks.get("features")
+    if isinstance(features, Mapping):
+        probs = features.get("probabilities")
+        how = ("fixed class-conditional probabilities" if probs else
+               f"class-conditional probabilities drawn per replicate uniformly within "
+               f"±{features.get('informativeness', 0) / 2:g} of 1/2")
+        world_txt += (f" Every task also carries {features.get('count')} binary features with "
+                      f"{how} (seed 004); estimators that take features (ds-features) get them.")
+    refit_txt = ("re-estimates every task's mean and every annotator's probability of being "
+                 "good" if continuous else "re-estimates every task's class and every worker's "
+                 "accuracy")
+    error_txt = ("The headline error is the root-mean-square error (RMSE) of the estimated task "
+                 "means against the true ones; a task without any score counts with the mean "
+                 "of the task-mean distribution." if continuous else
+                 "The task error rate is the fraction of tasks whose estimated class is wrong.")
+    service = workers.get("service_mean", 0.0)
+    service_txt = ("answer at once" if not service else
+                   f"take on average {service:g} units of simulated time per label")
+    initial = budget.get("initial")
+    initial_txt = {
+        "one-per-task": f"every task first gets one label (the {num(n_tasks)} initial labels "
+                        "count towards the budget)",
+        "none": "no labels are given before the policy starts",
+    }.get(initial, f"initial graph: {initial}")
+    out += [
+        f"{world_txt} Workers arrive at rate {workers.get('arrival_rate', 1.0):g} per unit of "
+        f"simulated time and {service_txt}.",
+        "",
+        f"The requester has a **budget of {num(budget.get('edges'))} labels** (edges of the "
+        f"task–worker graph); {initial_txt}. Labels are bought in batches of "
+        f"**{num(budget.get('batch'))}**; after each batch the inference service {refit_txt}, "
+        f"and the policy decides where the next batch goes. {error_txt}",
+        "",
+        f"Every arm (policy + inference method) is run on the same "
+        f"**{summary.get('replicates')} replicate worlds** (common random numbers, "
+        f"**seed {summary.get('seed')}**), so differences between arms are not due to luck of "
+        f"the draw of tasks and workers.",
+        "",
+    ]
+    return out

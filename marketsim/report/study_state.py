@@ -1,0 +1,103 @@
+"""What a running study has done so far, as the live dashboard shows it: each arm's finished
+units and mean curve, the points of its running units, and the speed behind the ETAs."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from marketsim.record.curves import CurvePoint
+from marketsim.record.metric import ERROR_RATE, RMSE, Metric
+from marketsim.record.summary import summarise
+from marketsim.record.units import UnitResult
+from marketsim.report.formatting import clean_name
+from marketsim.scenario.specs import Scenario
+
+
+@dataclass
+class ArmView:
+    """What the dashboard shows of one arm."""
+
+    name: str
+    finished: dict[int, UnitResult] = field(default_factory=dict)
+    live: dict[int, list[CurvePoint]] = field(default_factory=dict)
+    summary: dict[str, Any] | None = None
+    resumed_labels: int = 0
+
+
+def scenario_metric(scenario: Scenario) -> Metric:
+    """The headline error the dashboard shows: RMSE for continuous-score markets."""
+    return RMSE if getattr(scenario, "continuous", False) else ERROR_RATE
+
+
+class StudyState:
+    """Finished and running units of every arm, and the rates behind the ETAs."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.metric = scenario_metric(scenario)
+        self.arms = [ArmView(clean_name(a.name)) for a in scenario.arms]
+        self.replicates = scenario.replicates
+        self.budget = max(1, scenario.budget.edges)
+        self.total_units = self.replicates * len(self.arms)
+        self.finished_units = 0
+        self.resumed_units = 0
+        self.started = time.monotonic()
+        self.ended: float | None = None
+
+    def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None:
+        """Add a running unit's latest point (ignored for unknown or finished units)."""
+        if not 0 <= arm < len(self.arms):
+            return
+        view = self.arms[arm]
+        if replicate in view.finished:
+            return
+        view.live.setdefault(replicate, []).append(point)
+
+    def unit_done(self, unit: UnitResult) -> None:
+        """Count a finished (or reloaded) unit once and update its arm's summary."""
+        if not 0 <= unit.arm < len(self.arms):
+            return
+        view = self.arms[unit.arm]
+        seen_live = unit.replicate in view.live
+        view.live.pop(unit.replicate, None)
+        if unit.replicate in view.finished:
+            return
+        view.finished[unit.replicate] = unit
+        self.finished_units += 1
+        # A unit that took longer than this session has lasted was reloaded from a checkpoint:
+        # it counts as done but not towards the speed behind the ETA.
+        if not seen_live and unit.seconds > self.elapsed() + 0.5:
+            self.resumed_units += 1
+            view.resumed_labels += self.budget
+        rows = [r for u in view.finished.values() for r in u.rows]
+        view.summary = summarise(rows).get(rows[0].arm) if rows else None
+
+    def elapsed(self) -> float:
+        """Seconds since the study started (until it ended)."""
+        return (self.ended if self.ended is not None else time.monotonic()) - self.started
+
+    def arm_labels(self, arm: int) -> int:
+        """Labels spent in arm ``arm`` (finished units count their whole budget)."""
+        view = self.arms[arm]
+        live = sum(min(p[-1].edges, self.budget) for p in view.live.values() if p)
+        return len(view.finished) * self.budget + live
+
+    def units_progress(self) -> float:
+        """Finished units plus the fraction of the budget spent in running ones."""
+        live = sum(
+            min(p[-1].edges, self.budget) / self.budget
+            for view in self.arms for p in view.live.values() if p
+        )
+        return min(float(self.total_units), self.finished_units + live)
+
+    def eta(self, done: float, total: float, resumed: float) -> float | None:
+        """Seconds left at the average speed of this session (``None`` before any progress)."""
+        made = done - resumed
+        elapsed = self.elapsed()
+        if done >= total:
+            return 0.0
+        if made <= 0 or elapsed <= 0:
+            return None
+        return (total - done) * elapsed / made
