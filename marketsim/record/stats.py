@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,8 +93,10 @@ class PairedComparison:
         d = self.difference
         return d.n >= 2 and (d.low > 0 or d.high < 0)
 
-    def verdict(self, *, lower_is_better: bool = True, unit: str = "") -> str:
-        """One sentence a report can print; names a winner only when the interval allows."""
+    def verdict(self, *, lower_is_better: bool = True,
+                fmt: Callable[[float], str] = "{:.4g}".format) -> str:
+        """One sentence a report can print; names a winner only when the interval allows.
+        ``fmt`` formats a difference (e.g. ``"{:,.0f} labels".format``)."""
         d = self.difference
         if d.n < 2:
             return f"{self.arm} vs {self.reference}: one replicate, no comparison possible"
@@ -105,15 +107,17 @@ class PairedComparison:
                     f"{d.n} replicates{more}")
         better = (d.mean < 0) == lower_is_better
         word = "better" if better else "worse"
-        return (f"{self.arm} is {word} than {self.reference} by {abs(d.mean):.4g}{unit} "
-                f"(95 % paired interval {d.low:.4g} to {d.high:.4g}, p = {self.p_value:.2g}, "
-                f"{d.n} replicates)")
+        return (f"{self.arm} is {word} than {self.reference} by {fmt(abs(d.mean))} "
+                f"(95 % paired interval {fmt(d.low)} to {fmt(d.high)}, "
+                f"p = {self.p_value:.2g}, {d.n} replicates)")
 
 
 def replicates_needed(differences: np.ndarray, level: float = LEVEL,
                       power: float = POWER) -> int | None:
-    """Replicates a paired t-test needs to detect the observed mean difference with the
-    observed spread (normal approximation, at least 2); None when the mean difference is 0."""
+    """Replicates a two-sided paired t-test needs to detect the observed mean difference, with
+    the observed spread, at ``power``: the smallest n with
+    ``(t_{n-1, level} + t_{n-1, power}) * sd / sqrt(n) <= |mean|``. None when the mean
+    difference is 0 or there are fewer than two differences."""
     d = np.asarray(differences, dtype=np.float64)
     if d.size < 2:
         return None
@@ -122,8 +126,15 @@ def replicates_needed(differences: np.ndarray, level: float = LEVEL,
         return None
     if sd <= 1e-12 * abs(mean):
         return 2
+    ratio = sd / abs(mean)
     z = stats.norm.ppf(0.5 + level / 2) + stats.norm.ppf(power)
-    return max(2, math.ceil((z * sd / abs(mean)) ** 2))
+    n = max(2, math.ceil((z * ratio) ** 2))  # normal approximation: a lower bound
+    while n < 10**9:
+        t = stats.t.ppf(0.5 + level / 2, n - 1) + stats.t.ppf(power, n - 1)
+        if t * ratio <= math.sqrt(n):
+            return n
+        n = n + 1 if n < 1000 else int(n * 1.01)
+    return None
 
 
 def paired_comparison(

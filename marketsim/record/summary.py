@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.record.comparisons import compare_arms
 from marketsim.record.curves import CurveRow
 from marketsim.record.metric import metric_of_rows
+from marketsim.record.stats import Interval, mean_interval
 from marketsim.record.units import UnitResult, canonical_rows
 
 #: Target errors whose edges-to-reach every summary reports.
@@ -34,9 +36,41 @@ def _finite_mean(values: list[float]) -> float | None:
     return float(v.mean()) if v.size and np.all(np.isfinite(v)) else None
 
 
+def _per_replicate_reach(rows: list[CurveRow], replicates: list[int]) -> dict[str, list[Any]]:
+    """Per target: each replicate's own labels-to-target (None when never reached)."""
+    curves: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for r in rows:
+        curves[r.replicate].append((r.edges, r.error_rate))
+    out: dict[str, list[Any]] = {}
+    for t in TARGETS:
+        reach = []
+        for rep in replicates:
+            pts = sorted(curves[rep])
+            reach.append(edges_to_reach(np.asarray([e for e, _ in pts]),
+                                        np.asarray([x for _, x in pts]), t))
+        out[f"{t:g}"] = reach
+    return out
+
+
+def _interval_dict(iv: Interval) -> dict[str, Any]:
+    return {"mean": _num(iv.mean), "low": _num(iv.low), "high": _num(iv.high), "n": iv.n}
+
+
+def _num(x: float) -> float | None:
+    """A float for JSON (NaN, i.e. unknown, as null)."""
+    return float(x) if math.isfinite(x) else None
+
+
 def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[str, Any]:
-    """Per arm: edges, mean error and its 95% CI half-width over replicates, and the edges
-    needed to reach each target error. Only edge counts every replicate reached are averaged.
+    """Per arm: edges, mean error and its 95 % Student-t interval over replicates, and the
+    edges needed to reach each target error. Only edge counts every replicate reached are
+    averaged.
+
+    ``error_rate_ci95`` is the interval's half-width (t with n - 1 degrees of freedom; null
+    with one replicate); ``error_rate_low``/``error_rate_high`` are its ends, clipped to
+    [0, 1] for an error rate and to >= 0 for an RMSE. ``edges_to_reach`` is read off the
+    mean curve; ``edges_to_reach_replicates`` holds each replicate's own labels-to-target and
+    ``edges_to_reach_ci95`` their mean and interval (when every replicate reached it).
 
     Arms of a continuous-score market (finite ``rmse`` everywhere) also get the mean
     ``rmse``, ``plain_rmse`` and ``good_accuracy`` per edge count, and ``metric = "rmse"``
@@ -63,28 +97,44 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[
         if arm not in by_arm:
             continue
         n_rep = len(reps[arm])
+        metric = metric_of_rows(arm_rows[arm])
+        bounds = (0.0, 1.0) if metric == "error_rate" else (0.0, math.inf)
         edges = sorted(e for e, v in by_arm[arm].items() if len(v) == n_rep)
-        means, halfs, abil, conf = [], [], [], []
+        means, halfs, lows, highs, abil, conf = [], [], [], [], [], []
         for e in edges:
-            v = np.asarray(by_arm[arm][e])
-            means.append(float(v.mean()))
-            halfs.append(float(1.96 * v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0)
+            iv = mean_interval(by_arm[arm][e], bounds=bounds)
+            means.append(iv.mean)
+            halfs.append(_num(iv.half_width))
+            lows.append(_num(iv.low))
+            highs.append(_num(iv.high))
             abil.append(float(np.mean(ability[arm][e])))
             c = np.asarray(confusion[arm][e])
             conf.append(float(c.mean()) if np.all(np.isfinite(c)) else None)
         e_arr, m_arr = np.asarray(edges), np.asarray(means)
-        metric = metric_of_rows(arm_rows[arm])
+        replicates = sorted(reps[arm])
+        per_rep = _per_replicate_reach(arm_rows[arm], replicates)
         arms[arm] = {
             "metric": metric,
             "replicates": n_rep,
+            "replicate_ids": replicates,
             "edges": edges,
             "error_rate": means,
             "error_rate_ci95": halfs,
+            "error_rate_low": lows,
+            "error_rate_high": highs,
             "ability_error": abil,
             "confusion_error": conf,
             "final_error_rate": means[-1] if means else None,
             "edges_to_reach": {
                 f"{t:g}": edges_to_reach(e_arr, m_arr, t) for t in TARGETS
+            },
+            "edges_to_reach_replicates": per_rep,
+            "edges_to_reach_ci95": {
+                key: {**_interval_dict(mean_interval(
+                    [v for v in values if v is not None] if None not in values else [],
+                    bounds=(0.0, math.inf))),
+                      "reached": sum(v is not None for v in values), "of": len(values)}
+                for key, values in per_rep.items()
             },
         }
         if metric == "rmse":
@@ -114,5 +164,6 @@ def build_summary(
         "units_finished": len(results),
         "units_total": replicates * len(arm_names),
         "seconds": round(seconds, 3),
-        "arms": summarise(rows, list(arm_names)),
+        "arms": (arms := summarise(rows, list(arm_names))),
+        "comparisons": compare_arms(rows, arms),
     }

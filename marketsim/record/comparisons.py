@@ -1,0 +1,76 @@
+"""Paired comparisons of every arm against a reference arm.
+
+Arms run on the same worlds replicate by replicate (common random numbers), so the
+difference of two arms on one replicate removes the world's own difficulty: the paired
+interval is much tighter than two separate ones. Compared at each checkpoint the reference
+arm also has, and on labels-to-target (replicates where both arms reached the target).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from marketsim.record.curves import CurveRow
+from marketsim.record.stats import PairedComparison, paired_comparison
+
+
+def _per_replicate(rows: list[CurveRow]) -> dict[str, dict[int, dict[int, float]]]:
+    """arm -> edges -> replicate -> error."""
+    out: dict[str, dict[int, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        out[r.arm][r.edges][r.replicate] = r.error_rate
+    return out
+
+
+def _entry(cmp: PairedComparison, fmt: Callable[[float], str] = "{:.4g}".format
+           ) -> dict[str, Any]:
+    d = cmp.difference
+    finite = [float(x) if np.isfinite(x) else None for x in (d.mean, d.low, d.high, cmp.p_value)]
+    return {
+        "difference": finite[0], "low": finite[1], "high": finite[2], "p_value": finite[3],
+        "replicates": d.n, "detected": cmp.detected,
+        "replicates_needed": cmp.replicates_needed,
+        "verdict": cmp.verdict(fmt=fmt),
+    }
+
+
+def compare_arms(rows: list[CurveRow], arms: dict[str, Any],
+                 reference: str | None = None) -> dict[str, Any]:
+    """``summary.json``'s ``comparisons``: each arm minus ``reference`` (default: the first
+    arm) at every shared checkpoint and on labels-to-target; empty with fewer than two arms.
+
+    ``arms`` is :func:`marketsim.record.summary.summarise`'s output for the same rows."""
+    names = list(arms)
+    if len(names) < 2:
+        return {}
+    ref = reference if reference in arms else names[0]
+    errors = _per_replicate(rows)
+    out: dict[str, Any] = {"reference": ref, "arms": {}}
+    ref_arm = arms[ref]
+    for name in names:
+        if name == ref:
+            continue
+        arm = arms[name]
+        shared = sorted(set(arm["edges"]) & set(ref_arm["edges"]))
+        reps = sorted(set(arm["replicate_ids"]) & set(ref_arm["replicate_ids"]))
+        checkpoints = []
+        for e in shared:
+            mine = [errors[name][e].get(r, np.nan) for r in reps]
+            theirs = [errors[ref][e].get(r, np.nan) for r in reps]
+            checkpoints.append({"edges": e, **_entry(paired_comparison(name, ref, mine,
+                                                                       theirs))})
+        reach = {}
+        for key, values in arm["edges_to_reach_replicates"].items():
+            by_rep = dict(zip(arm["replicate_ids"], values, strict=True))
+            ref_rep = dict(zip(ref_arm["replicate_ids"], ref_arm["edges_to_reach_replicates"][key],
+                               strict=True))
+            mine = [np.nan if by_rep.get(r) is None else by_rep[r] for r in reps]
+            theirs = [np.nan if ref_rep.get(r) is None else ref_rep[r] for r in reps]
+            reach[key] = _entry(paired_comparison(name, ref, mine, theirs),
+                                "{:,.0f} labels".format)
+        out["arms"][name] = {"checkpoints": checkpoints, "edges_to_reach": reach}
+    return out
