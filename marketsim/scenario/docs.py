@@ -116,7 +116,9 @@ def markdown() -> str:
     out = [BEGIN, ""]
     for heading, model in TABLES:
         doc = (model.__doc__ or "").strip().splitlines()[0]
-        out += [f"### {heading}", "", doc, "", *table(model), ""]
+        if doc.startswith("``"):  # the heading already names the table
+            doc = doc.split("``", 2)[2].strip()
+        out += [f"### {heading}", "", *([doc, ""] if doc else []), *table(model), ""]
     return "\n".join([*out, END])
 
 

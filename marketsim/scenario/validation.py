@@ -83,8 +83,8 @@ def to_input_error(exc: ValidationError, model: type[BaseModel], data: Any, sour
 
 def _strip_union_tags(error: dict, data: Any) -> dict:
     """Drop the union-member tags pydantic puts in ``loc`` (``'str'``, ``'InferenceTable'``),
-    keeping the kind of the branch so the one matching the input can be chosen."""
-    node, loc, branch = data, [], None
+    remembering each with the input there, so the branch matching the input can be chosen."""
+    node, loc, tags = data, [], []
     for part in error["loc"]:
         if isinstance(node, Mapping) and part in node:
             node = node[part]
@@ -92,11 +92,13 @@ def _strip_union_tags(error: dict, data: Any) -> dict:
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
             loc.append(part)
-        elif isinstance(part, str) and branch is None and _is_tag(part):
-            branch = (tuple(loc), part, node)
+        elif isinstance(part, str) and _is_tag(part):
+            tags.append((tuple(loc), part, node))
         else:
             loc.append(part)
-    return {**error, "loc": tuple(loc), "branch": branch}
+    wrong = next(((at, value) for at, tag, value in tags if _kind_of(tag) is not _kind(value)),
+                 None)
+    return {**error, "loc": tuple(loc), "wrong_branch": wrong}
 
 
 def _is_tag(part: str) -> bool:
@@ -112,24 +114,27 @@ def _kind_of(tag: str) -> type:
     return str
 
 
+def _kind(value: Any) -> type | None:
+    if isinstance(value, Mapping):
+        return dict
+    if isinstance(value, list):
+        return list
+    return str if isinstance(value, str) else None
+
+
 def _pick_union_branch(errors: list[dict]) -> list[dict]:
-    """Keep the errors of the union branch that matches the input's kind (a table given for
-    ``policy`` is checked as a table); if none matches, one "must be A or B" error."""
-    by_union: dict[tuple, list[dict]] = {}
+    """Keep the errors of the union branches that match the input's kind (a table given for
+    ``policy`` is checked as a table); where no branch matches, one "must be A or B" error."""
+    kept = [e for e in errors if e["wrong_branch"] is None]
+    unions: dict[tuple, list[dict]] = {}
     for e in errors:
-        if e["branch"] is not None:
-            by_union.setdefault(e["branch"][0], []).append(e)
-    out = [e for e in errors if e["branch"] is None]
-    for at, group in by_union.items():
-        value = group[0]["branch"][2]
-        kind = dict if isinstance(value, Mapping) else list if isinstance(value, list) else str
-        matching = [e for e in group if _kind_of(e["branch"][1]) is kind]
-        if matching:
-            out.extend(matching)
-        else:
-            out.append({**group[0], "loc": at, "type": "union", "union": group,
-                        "input": value})
-    return out
+        if e["wrong_branch"] is not None:
+            unions.setdefault(e["wrong_branch"][0], []).append(e)
+    for at, group in unions.items():
+        if not any(e["loc"][:len(at)] == at for e in kept):
+            kept.append({**group[0], "loc": at, "type": "union", "union": group,
+                         "input": group[0]["wrong_branch"][1]})
+    return kept
 
 
 def _expected(error: dict) -> str:
