@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 
 from marketsim.errors import EXIT_INTERRUPTED, EXIT_OK, InputError
-from marketsim.policies.registry import policy_class
 from marketsim.report.sweep import write_sweep_report
-from marketsim.scenario.parser import load_scenario
+from marketsim.scenario.parser import load_scenario, resolve_imports
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.sweep import expand, point_label
 from marketsim.study.backends import BACKENDS
@@ -95,8 +94,7 @@ def _observer(args: argparse.Namespace):  # noqa: ANN202 - duck-typed observer
 def execute(args: argparse.Namespace) -> int:
     """Run (or resume) the study or sweep; on Ctrl-C keep finished units and say where."""
     scenario, run_dir = _resolve(args)
-    for arm in scenario.arms:
-        policy_class(arm.policy.name, allow_imports=args.allow_imports, source=scenario.source)
+    scenario = resolve_imports(scenario, args.allow_imports)
     points = expand(scenario)
     if args.backend == "local":  # a Dask cluster's workers have their own memory
         check_memory(scenario, args.jobs)

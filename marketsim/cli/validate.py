@@ -1,43 +1,71 @@
-"""``marketsim validate SCENARIO``: check a scenario file and print its resolved parameters."""
+"""``marketsim validate SCENARIO``: check a scenario file (every sweep point included) and print
+a short summary, the resolved scenario as TOML (``--toml``) or as JSON (``--json``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from rich.console import Console
-from rich.pretty import Pretty
-
 from marketsim.errors import EXIT_OK
-from marketsim.policies.registry import policy_class
 from marketsim.scenario.parser import load_scenario
+from marketsim.scenario.specs import Scenario
+from marketsim.scenario.sweep import expand
+from marketsim.scenario.toml_out import dumps, to_document
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``validate``."""
     p = sub.add_parser(
         "validate",
-        help="check a scenario file and print the resolved parameters, defaults included",
-        description="Check SCENARIO without running it; print every parameter, defaults "
-        "included. Exit code 0 if valid, 2 with a one-line reason if not.",
-        epilog="example: python -m marketsim validate scenarios/30_workers.toml --json",
+        help="check a scenario file and summarise it (--toml: every resolved parameter)",
+        description="Check SCENARIO without running it, every sweep point included, and print "
+        "a short summary. Exit code 0 if valid, 2 with a one-line reason if not.",
+        epilog="examples:\n  python -m marketsim validate scenarios/30_workers.toml\n"
+        "  python -m marketsim validate scenarios/30_workers.toml --toml > resolved.toml",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("scenario", help="scenario TOML file")
-    p.add_argument("--json", action="store_true", help="print the resolved scenario as JSON")
-    p.add_argument("--allow-imports", action="store_true", help="also import plugin policies")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the resolved scenario as JSON")
+    out.add_argument("--toml", action="store_true",
+                     help="print the resolved scenario (defaults included) as a scenario file "
+                     "that run accepts")
+    p.add_argument("--allow-imports", action="store_true",
+                   help="also import plugin policies and check their options")
+
+
+def summary(scenario: Scenario, points: int) -> list[str]:
+    """A few lines: name, seed, sizes, one line per arm, sweep size."""
+    tk, wk, bg = scenario.tasks, scenario.workers, scenario.budget
+    kind = "continuous scores" if scenario.continuous else f"{tk.classes} classes"
+    lines = [
+        f"name: {scenario.name}   seed: {scenario.seed}   replicates: {scenario.replicates}",
+        f"tasks: {tk.count} ({kind})   workers: {wk.count} ({wk.model})   "
+        f"budget: {bg.edges} labels, initial {bg.initial}, batch {bg.batch}",
+    ]
+    if scenario.replay is not None:
+        lines.append(f"replay: {scenario.replay.dataset or scenario.replay.labels}")
+    for arm in scenario.arms:
+        options = ", ".join(f"{k}={v!r}" for k, v in arm.policy.options)
+        policy = f"{arm.policy.name}({options})" if options else arm.policy.name
+        initial = f", initial {arm.initial}" if arm.initial else ""
+        lines.append(f"arm {arm.name}: policy {policy}, inference {arm.inference.method}"
+                     f"{initial}")
+    if scenario.sweep:
+        keys = ", ".join(f"{k} ({len(v)})" for k, v in scenario.sweep)
+        lines.append(f"sweep: {points} points over {keys}")
+    return lines
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Validate and print."""
-    scenario = load_scenario(args.scenario)
-    if args.allow_imports:
-        for arm in scenario.arms:
-            policy_class(arm.policy.name, allow_imports=True, source=scenario.source)
-    resolved = scenario.to_dict()
+    """Validate (every sweep point too) and print."""
+    scenario = load_scenario(args.scenario, allow_imports=args.allow_imports)
+    points = expand(scenario)
     if args.json:
-        print(json.dumps(resolved, default=str))
+        print(json.dumps(scenario.to_dict(), default=str))
+    elif args.toml:
+        print(dumps(to_document(scenario)), end="")
     else:
-        console = Console()
-        console.print(f"[green]valid[/green]: {args.scenario}")
-        console.print(Pretty(resolved, expand_all=True))
+        print(f"valid: {args.scenario}")
+        print("\n".join(summary(scenario, len(points))))
     return EXIT_OK

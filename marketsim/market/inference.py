@@ -7,7 +7,6 @@ from collections.abc import Callable
 import numpy as np
 
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.aggregation.registry import make_estimator
 from marketsim.scenario.specs import InferenceSpec, Scenario
 
 
@@ -34,10 +33,11 @@ def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], B
         wanted["class_prior"] = None
     else:
         wanted["class_prior"] = np.asarray(spec.class_prior)
-    accepted = set(make_estimator(spec.method).get_params())
+    factory = spec.entry.factory  # resolved once, when the scenario was parsed
+    accepted = set(factory().get_params())
     params = {k: v for k, v in wanted.items() if k in accepted}
 
     def build() -> BaseAggregator:
-        return make_estimator(spec.method, **params)
+        return factory(**params)
 
     return build

@@ -85,7 +85,14 @@ def make_policy(
     name: str, options: dict[str, Any], *, allow_imports: bool = False, source: str | None = None
 ) -> AssignmentPolicy:
     """Instantiate a policy with its scenario options, checking the protocol."""
-    cls = policy_class(name, allow_imports=allow_imports, source=source)
+    return instantiate(policy_class(name, allow_imports=allow_imports, source=source), name,
+                       options, source=source)
+
+
+def instantiate(
+    cls: type, name: str, options: dict[str, Any], *, source: str | None = None
+) -> AssignmentPolicy:
+    """``cls(**options)``, checking the protocol (``name`` is how the scenario calls it)."""
     try:
         policy = cls(**options)
     except TypeError as exc:

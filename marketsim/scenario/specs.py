@@ -11,6 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from marketsim.aggregation.registry import METHODS, MethodSpec
+from marketsim.errors import InputError
+from marketsim.policies.base import AssignmentPolicy
+from marketsim.policies.registry import POLICIES, instantiate, policy_class
 from marketsim.scenario.replay import ReplaySpec
 
 WORKER_MODELS = ("one-coin", "confusion", "spammer-hammer", "gaussian-scores")
@@ -20,7 +24,10 @@ ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
 INITIAL_GRAPHS = ("one-per-task", "bernoulli", "none")
 INIT_METHODS = ("majority", "random", "spectral")
-
+#: Longest ``Scenario.slug`` (the run folder's name): long names must not break paths.
+MAX_SLUG = 60
+#: Field metadata of resolved objects: not parameters, so not in ``to_dict()``.
+_RESOLVED = {"resolved": True}
 
 
 @dataclass(frozen=True)
@@ -146,14 +153,58 @@ class InferenceSpec:
     beta: float | None = None
     low: float | None = None
     warm_start: bool = False
+    #: The registry entry of ``method``, looked up once here; the market builds estimators
+    #: from it (``market.inference.estimator_factory``) without looking the name up again.
+    entry: MethodSpec | None = field(default=None, compare=False, repr=False,
+                                     metadata=_RESOLVED)
+
+    def __post_init__(self) -> None:
+        if self.entry is None and self.method in METHODS:
+            object.__setattr__(self, "entry", METHODS[self.method])
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Registry entries hold lambdas (not picklable): send the settings and resolve the
+        # entry again on arrival in the worker process.
+        return (InferenceSpec, tuple(getattr(self, f.name) for f in fields(self)
+                                     if f.name != "entry"))
 
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """A policy by registry name or ``module:Class`` import path, plus its keyword options."""
+    """A policy by registry name or ``module:Class`` import path, plus its keyword options.
+
+    ``cls`` is the class that runs, resolved once when the spec is made: the registry's class
+    for a built-in name, the imported class for an import path parsed with imports allowed,
+    ``None`` for an import path parsed without (``validate`` checks only its shape)."""
 
     name: str
     options: tuple[tuple[str, Any], ...] = ()
+    cls: type | None = field(default=None, compare=False, repr=False, metadata=_RESOLVED)
+
+    def __post_init__(self) -> None:
+        if self.cls is None and self.name in POLICIES:
+            object.__setattr__(self, "cls", POLICIES[self.name]())
+
+    def build(self, *, allow_imports: bool = False, source: str | None = None
+              ) -> AssignmentPolicy:
+        """A fresh policy object with this spec's options (an import path not resolved yet
+        is imported now, if allowed)."""
+        cls = self.cls
+        if cls is None:
+            cls = policy_class(self.name, allow_imports=allow_imports, source=source)
+        return instantiate(cls, self.name, dict(self.options), source=source)
+
+    @property
+    def resolved(self) -> bool:
+        """The class is known (a built-in policy, or an import path imported at parse)."""
+        return self.cls is not None
+
+    def require_class(self, source: str | None) -> None:
+        """Raise the one-line error of an import path that was not allowed to be imported."""
+        if self.cls is None:
+            raise InputError(
+                f"policy {self.name!r} is an import path and would run outside code; "
+                "pass --allow-imports if you trust this scenario", source=source)
 
 
 @dataclass(frozen=True)
@@ -200,6 +251,8 @@ class Scenario:
     replay: ReplaySpec | None = None
     #: The decoded TOML document, kept so a sweep can expand it.
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    #: Import-path policies were imported at parse (``--allow-imports``); sweep points too.
+    allow_imports: bool = field(default=False, compare=False, repr=False, metadata=_RESOLVED)
 
     @property
     def continuous(self) -> bool:
@@ -208,8 +261,9 @@ class Scenario:
 
     @property
     def slug(self) -> str:
-        """File-system friendly name."""
-        return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-") or "scenario"
+        """File-system friendly name, at most ``MAX_SLUG`` characters."""
+        slug = re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
+        return slug[:MAX_SLUG].rstrip("-") or "scenario"
 
     def with_overrides(self, *, replicates: int | None = None, seed: int | None = None) -> Scenario:
         """A copy with command-line overrides applied."""
@@ -226,7 +280,8 @@ class Scenario:
 
 def _as_dict(obj: Any) -> Any:
     if hasattr(obj, "__dataclass_fields__"):
-        return {f.name: _as_dict(getattr(obj, f.name)) for f in fields(obj)}
+        return {f.name: _as_dict(getattr(obj, f.name)) for f in fields(obj)
+                if not f.metadata.get("resolved")}
     if isinstance(obj, tuple):
         if obj and all(isinstance(x, tuple) and len(x) == 2 for x in obj):
             return {k: _as_dict(v) for k, v in obj}

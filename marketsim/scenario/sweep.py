@@ -46,7 +46,7 @@ def expand(scenario: Scenario) -> list[Scenario]:
         for key, value in point:
             _set_dotted(data, key, value)
         try:
-            sc = parse_scenario(data, scenario.source)
+            sc = parse_scenario(data, scenario.source, allow_imports=scenario.allow_imports)
         except InputError as exc:
             raise InputError(
                 f"sweep point {point_label(point)}: {exc.detail}", source=scenario.source

@@ -19,7 +19,6 @@ from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.replay import replay_world
 from marketsim.market.world import draw_world
-from marketsim.policies.registry import make_policy
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import UnitResult
 from marketsim.scenario.replay import load_replay
@@ -59,12 +58,7 @@ def run_unit(
             None if spec.initial is None
             else initial_graph_rng(scenario.seed, replicate, spec.initial),
         )
-    policy = make_policy(
-        spec.policy.name,
-        dict(spec.policy.options),
-        allow_imports=allow_imports,
-        source=scenario.source,
-    )
+    policy = spec.policy.build(allow_imports=allow_imports, source=scenario.source)
     market = Market(
         scenario,
         world,

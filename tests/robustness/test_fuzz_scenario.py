@@ -9,8 +9,8 @@ Three input classes:
 - *random document*: arbitrary nested tables and arrays under plausible and random keys;
 - *raw bytes / text*: random bytes, random text, and a valid file cut or spliced at random.
 
-TOML documents are built as dicts and written with the tiny writer below (``tomllib`` reads
-only). Every case must exit 0, or exit 2 with exactly one stderr line
+TOML documents are built as dicts and written with ``marketsim.scenario.toml_out.dumps``
+(``tomllib`` reads only). Every case must exit 0, or exit 2 with exactly one stderr line
 ``marketsim: error: FILE: ...`` that names the file and, for a validation error, a key of the
 document — never a traceback, never another exit code.
 """
@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import os
-import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from marketsim.cli import main
+from marketsim.scenario.toml_out import dumps
 
 #: Generated cases per input class (2,500 in all for this loader); scale with
 #: ``MARKETSIM_FUZZ_SCALE`` (e.g. 10 for a deeper search).
@@ -47,75 +46,7 @@ FUZZ = settings(
 )
 
 
-# --- a tiny TOML writer ------------------------------------------------------------------------
-_BARE = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def toml_key(key: str) -> str:
-    return key if _BARE.fullmatch(key) else toml_string(key)
-
-
-def toml_string(s: str) -> str:
-    out = []
-    for ch in s:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, str):
-        return toml_string(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(x)}" for k, x in v.items()) + "}"
-    raise TypeError(type(v))
-
-
-def _is_table_array(v: Any) -> bool:
-    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
-
-
-def dumps(doc: dict[str, Any], prefix: str = "") -> str:
-    """TOML text for ``doc``: scalars first, then ``[table]`` and ``[[array]]`` sections."""
-    lines = []
-    later = []
-    for k, v in doc.items():
-        if isinstance(v, dict) or _is_table_array(v):
-            later.append((k, v))
-        else:
-            lines.append(f"{toml_key(k)} = {toml_value(v)}")
-    for k, v in later:
-        name = f"{prefix}.{toml_key(k)}" if prefix else toml_key(k)
-        if isinstance(v, dict):
-            lines.append(f"\n[{name}]")
-            lines.append(dumps(v, name))
-        else:
-            for item in v:
-                lines.append(f"\n[[{name}]]")
-                lines.append(
-                    "\n".join(f"{toml_key(a)} = {toml_value(b)}" for a, b in item.items())
-                )
-    return "\n".join(lines) + "\n"
-
-
+# --- the TOML writer (``tomllib`` reads only): the one ``validate --toml`` uses ------------
 def test_writer_round_trips() -> None:
     doc = {"a": 1, "b": {"c": [1.5, "x\"\\\n"], "d": {"e": float("inf")}},
            "arms": [{"name": "u", "inference": {"method": "ds"}}], "weird key": True}

@@ -1,0 +1,101 @@
+"""The options each built-in policy takes, declared once, so ``validate`` checks them as
+``run`` will use them (name, type and range), before any run folder exists.
+
+``tests/test_schema.py`` checks that every built-in policy has a schema here whose keys and
+defaults are exactly its constructor's keyword arguments. A ``package.module:Class`` policy is
+checked against its class's signature once imported (``--allow-imports``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import model_validator
+
+from marketsim.errors import InputError
+from marketsim.scenario.schema import F, Table
+from marketsim.scenario.validation import dotted, suggest, validate
+
+
+class NoOptions(Table):
+    """The policy takes no options."""
+
+
+class RandomForestOptions(Table):
+    """``random-forest`` (Chen, Lin & Zhou's forest of bootstrap forests)."""
+
+    ensemble_size: int = F(10, "forests, each fitted on one posterior sample of the labels",
+                           ge=1)
+    n_trees: int = F(10, "trees per forest", ge=1)
+    max_depth: int = F(10, "depth of each tree", ge=1)
+    sample_fraction: float = F(0.2, "bootstrap sample size as a fraction of the tasks", gt=0,
+                               le=1)
+    max_features: int = F(10, "features tried per split", ge=1)
+    sim_max_iter: int = F(40, "EM iterations of each simulated inference", ge=1)
+    criterion: Literal["entropy", "gini", "log_loss"] = F("entropy", "split criterion")
+    n_jobs: int = F(1, "processes fitting the forests (-1: all cores)", ge=-1)
+
+    @model_validator(mode="after")
+    def _jobs(self) -> RandomForestOptions:
+        if self.n_jobs == 0:
+            raise ValueError("n_jobs must be -1 or >= 1")
+        return self
+
+
+class KnowledgeGradientOptions(Table):
+    """``knowledge-gradient`` (Chen, Lin & Zhou's Opt-KG, binary tasks)."""
+
+    a0: float = F(1.0, "Beta prior of each task's class-1 probability: a0", gt=0)
+    b0: float = F(1.0, "Beta prior: b0", gt=0)
+    optimistic: bool = F(True, "optimistic KG (max of the two outcomes) rather than expected")
+
+
+#: Built-in policy name -> its option schema.
+POLICY_OPTIONS: dict[str, type[Table]] = {
+    "uniform": NoOptions,
+    "random-forest": RandomForestOptions,
+    "entropy-greedy": NoOptions,
+    "oracle": NoOptions,
+    "knowledge-gradient": KnowledgeGradientOptions,
+    "uncertainty": NoOptions,
+}
+
+
+def check_builtin_options(name: str, options: Mapping[str, Any], key: str,
+                          source: str) -> None:
+    """Check built-in policy ``name``'s ``options`` (``key``: the policy table's dotted key)."""
+    model = POLICY_OPTIONS[name]
+    if model is NoOptions and options:
+        first = next(iter(options))
+        raise InputError(f"{key}.{dotted([first])} is not an option: policy {name!r} takes "
+                         "none", source=source)
+    try:
+        validate(model, options, source, (key,))
+    except InputError as exc:
+        raise InputError(exc.detail.replace("is not a known key", "is not an option of "
+                                            f"{name!r}"), source=source) from None
+
+
+def check_class_options(cls: type, name: str, options: Mapping[str, Any], key: str,
+                        source: str) -> None:
+    """Options of an imported policy class: names its constructor accepts."""
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return
+    params = sig.parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    allowed = [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY,
+                                                           p.POSITIONAL_OR_KEYWORD)]
+    for opt in options:
+        if opt not in allowed:
+            raise InputError(f"{key}.{dotted([opt])} is not an option of {name!r} (allowed: "
+                             f"{', '.join(allowed) or 'none'}){suggest(opt, allowed)}",
+                             source=source)
+    missing = [n for n, p in params.items() if p.default is p.empty
+               and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in options]
+    if missing:
+        raise InputError(f"{key}.{missing[0]} is required by {name!r}", source=source)
