@@ -80,3 +80,23 @@ def test_three_tasks_thirty_thousand_workers(k: int, crowd: str) -> None:
     if crowd == "good":  # a clear crowd: every method finds the truth
         for name in CLASS_METHODS:
             assert report[name]["result"] == [i % k for i in range(3)], (name, report[name])
+
+
+def test_eigen_ratio_grouped_path_matches_dense() -> None:
+    """The bounded (grouped-worker operator) EigenRatio path gives the dense path's signs."""
+    import numpy as np
+
+    from marketsim.aggregation import eigen_ratio
+    from marketsim.aggregation._binary import threshold_matrix
+    from marketsim.data.labels import LabelSet
+
+    rng = np.random.default_rng(3)
+    for n, m, p in ((40, 60, 0.5), (30, 200, 0.3), (5, 300, 1.0)):
+        truth = rng.integers(0, 2, n)
+        ti, wi = np.nonzero(rng.random((n, m)) < p)
+        labels = np.where(rng.random(ti.size) < 0.75, truth[ti], 1 - truth[ti])
+        mat = threshold_matrix(LabelSet(ti, wi, labels, n, m, 2), 1)
+        dense = eigen_ratio.eigen_ratio_signs(mat)  # m * m <= DENSE_LIMIT: the dense path
+        v1, v2 = eigen_ratio._grouped_vectors(mat)
+        grouped = eigen_ratio._orient(mat, eigen_ratio._ratio(v1, v2))
+        np.testing.assert_array_equal(grouped, dense)

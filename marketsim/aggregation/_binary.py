@@ -135,6 +135,17 @@ def top_singular(
     return u[:, 0], float(s[0]), vt[0]
 
 
+def tie_sign(u: np.ndarray) -> np.ndarray:
+    """``sign(u)`` with entries within rounding of 0 (``|u_i| <= 1e-12 max|u|``) set to 0.
+
+    The tie rule of the spectral sign estimators: a task whose singular-vector entry is 0 in
+    exact arithmetic gets sign 0 (counted as "not below" the threshold) whatever rounding
+    noise the decomposition leaves, so the answer does not depend on the task order.
+    """
+    scale = float(np.abs(u).max(initial=0.0))
+    return np.sign(np.where(np.abs(u) > 1e-12 * scale, u, 0.0))
+
+
 def one_hot(labels: np.ndarray, n_classes: int) -> np.ndarray:
     """(n, K) one-hot rows of ``labels``."""
     out = np.zeros((labels.shape[0], n_classes))

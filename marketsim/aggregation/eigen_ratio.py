@@ -17,7 +17,12 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from marketsim.aggregation._binary import DENSE_LIMIT, ThresholdReduction, top_singular
+from marketsim.aggregation._binary import (
+    DENSE_LIMIT,
+    ThresholdReduction,
+    tie_sign,
+    top_singular,
+)
 from marketsim.aggregation.ghosh_svd import ghosh_signs
 
 
@@ -25,7 +30,7 @@ def _orient(mat: sp.csr_matrix, v: np.ndarray) -> np.ndarray:
     """``sign(O v)``, flipped so that ``u^T O 1 >= 0``."""
     u = mat @ v
     row_sums = np.asarray(mat.sum(axis=1)).ravel()
-    return np.sign(u) if u @ row_sums >= 0 else -np.sign(u)
+    return tie_sign(u) if u @ row_sums >= 0 else -tie_sign(u)
 
 
 def _ratio(v1: np.ndarray, v2: np.ndarray) -> np.ndarray:

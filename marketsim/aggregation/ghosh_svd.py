@@ -10,13 +10,13 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from marketsim.aggregation._binary import ThresholdReduction, top_singular
+from marketsim.aggregation._binary import ThresholdReduction, tie_sign, top_singular
 
 
 def ghosh_signs(mat: sp.csr_matrix) -> np.ndarray:
     """``u = sign(top left singular vector of O)``, flipped so that ``u^T O 1 >= 0``."""
     u, _, _ = top_singular(mat)
-    u = np.sign(u)
+    u = tie_sign(u)
     row_sums = np.asarray(mat.sum(axis=1)).ravel()
     return u if u @ row_sums >= 0 else -u
 

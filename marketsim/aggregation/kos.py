@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from marketsim.aggregation._binary import ThresholdReduction, top_singular
+from marketsim.aggregation._binary import ThresholdReduction, tie_sign, top_singular
 from marketsim.aggregation._numeric import as_generator
 
 
@@ -32,7 +32,7 @@ def kos_svd_signs(mat: sp.csr_matrix) -> np.ndarray:
     norm = np.linalg.norm(v)
     v = v / norm if norm > 0 else v
     flip = 1.0 if np.sum(v[v >= 0] ** 2) >= 0.5 else -1.0
-    return flip * np.sign(u)
+    return flip * tie_sign(u)
 
 
 def kos_message_passing(
