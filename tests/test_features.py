@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from marketsim.aggregation.base import normalise_log, safe_log
+from marketsim.aggregation._numeric import normalise_log, safe_log
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.features import DawidSkeneWithFeatures, simulate_features
 from marketsim.data.labels import LabelSet
@@ -106,8 +106,8 @@ def test_objective_never_decreases() -> None:
 
 
 # The crowd here is weak or random by design; the estimator rightly warns that it is not
-# identifiable (marketsim.aggregation.base.NotIdentifiableWarning).
-@pytest.mark.filterwarnings("ignore::marketsim.aggregation.base.NotIdentifiableWarning")
+# identifiable (marketsim.aggregation.identifiability.NotIdentifiableWarning).
+@pytest.mark.filterwarnings("ignore::marketsim.aggregation.identifiability.NotIdentifiableWarning")
 def test_missing_features_are_skipped() -> None:
     """An all-NaN column is the same as no column; an unlabelled task uses features + prior."""
     rng = np.random.default_rng(3)
@@ -136,8 +136,8 @@ def test_without_features_is_smoothed_dawid_skene() -> None:
 
 
 # The crowd here is weak or random by design; the estimator rightly warns that it is not
-# identifiable (marketsim.aggregation.base.NotIdentifiableWarning).
-@pytest.mark.filterwarnings("ignore::marketsim.aggregation.base.NotIdentifiableWarning")
+# identifiable (marketsim.aggregation.identifiability.NotIdentifiableWarning).
+@pytest.mark.filterwarnings("ignore::marketsim.aggregation.identifiability.NotIdentifiableWarning")
 def test_warm_start_and_fit_params_pass_through() -> None:
     rng = np.random.default_rng(6)
     data, truth = crowd(300, 8, 2, 2, rng)

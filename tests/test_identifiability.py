@@ -9,13 +9,13 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from marketsim.aggregation.base import (
+from marketsim.aggregation.dawid_skene import DawidSkene
+from marketsim.aggregation.identifiability import (
     NotIdentifiableWarning,
     excess_agreement_z,
     identifiability_checks,
     pair_agreement_test,
 )
-from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.data.labels import LabelSet
 
 

@@ -136,8 +136,8 @@ def test_simulated_instances_follow_the_priors() -> None:
 
 
 # The crowd here is weak or random by design; the estimator rightly warns that it is not
-# identifiable (marketsim.aggregation.base.NotIdentifiableWarning).
-@pytest.mark.filterwarnings("ignore::marketsim.aggregation.base.NotIdentifiableWarning")
+# identifiable (marketsim.aggregation.identifiability.NotIdentifiableWarning).
+@pytest.mark.filterwarnings("ignore::marketsim.aggregation.identifiability.NotIdentifiableWarning")
 def test_simulation_estimator_settings() -> None:
     info, _, _, _ = make_market(n=50, m=5)
     pol = RandomForestPolicy(sim_max_iter=17)
@@ -161,8 +161,8 @@ def test_top_ranked_tasks_are_the_mislabelled_ones() -> None:
 
 
 # The crowd here is weak or random by design; the estimator rightly warns that it is not
-# identifiable (marketsim.aggregation.base.NotIdentifiableWarning).
-@pytest.mark.filterwarnings("ignore::marketsim.aggregation.base.NotIdentifiableWarning")
+# identifiable (marketsim.aggregation.identifiability.NotIdentifiableWarning).
+@pytest.mark.filterwarnings("ignore::marketsim.aggregation.identifiability.NotIdentifiableWarning")
 def test_one_class_target_falls_back_to_entropy() -> None:
     # A degenerate class prior: EM can never be wrong, so the forest has nothing to learn.
     info, state, _, _ = make_market(n=200, m=10, class_prior=[0.0, 1.0], n_unlabelled=15)

@@ -154,7 +154,8 @@ def test_dawid_skene_within_one_point_or_better(
 @pytest.mark.parametrize("name", list(STEMS))
 def test_kos_svd_matches_paper(name: str) -> None:
     data, y = load(name)
-    err = 100 * error_rate(KOSSVD().fit(data).labels_, y)
+    # Zhang et al.'s code thresholds the 4 Dog / 5 Web classes in file order (K = 2: no effect)
+    err = 100 * error_rate(KOSSVD(class_order="given").fit(data).labels_, y)
     assert err == pytest.approx(PAPER[name]["kos-svd"], abs=0.02)
 
 

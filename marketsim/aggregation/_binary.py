@@ -4,20 +4,50 @@ A K-class problem becomes K-1 binary ones: for threshold l = 1..K-1 the (n_tasks
 matrix ``O[i, j] = +1`` if worker j's (1-based) label on task i exceeds l, ``-1`` if not, and 0
 where j did not label i. A binary estimator returns a ±1 sign per task for each threshold; the
 predicted (1-based) class is the first l whose sign is -1, else K.
+
+Thresholds need an order of the classes. So that renaming the classes cannot change the answer
+(#13 item 22), :func:`class_order` takes it from the data: rarest class first, by label count;
+classes with equal counts keep their given order (the one tie rule, so exact ties in the counts
+are the only place where the spelling of the classes still matters). ``class_order="given"``
+thresholds in index order, as Zhang et al.'s released code does (needed to reproduce their
+Table 3 on the 4-class Dog data). With K = 2 there is one threshold and the given order is
+always kept: the binary estimators are symmetric in the two classes up to exact zero signs.
+
+:class:`ThresholdReduction` is the estimator skeleton; each baseline supplies its sign rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.data.labels import LabelSet
 
 #: Matrices with at most this many cells are decomposed densely (faster and deterministic).
 DENSE_LIMIT = 4_000_000
+
+#: How the threshold reduction orders the classes (see the module docstring).
+CLASS_ORDERS = ("frequency", "given")
+
+
+def class_order(data: LabelSet, how: str) -> np.ndarray:
+    """Classes in threshold order: ``order[r]`` is the class ranked r-th (0-based).
+
+    ``"frequency"``: by label count, rarest first, equal counts in index order; ``"given"``
+    (and any K <= 2): index order.
+    """
+    if how not in CLASS_ORDERS:
+        raise ValueError(f"class_order must be one of {', '.join(CLASS_ORDERS)}; got {how!r}")
+    k = data.n_classes
+    if how == "given" or k <= 2:
+        return np.arange(k)
+    return np.argsort(np.bincount(data.labels, minlength=k), kind="stable")
 
 
 def threshold_matrix(data: LabelSet, level: int) -> sp.csr_matrix:
@@ -46,10 +76,22 @@ def combine_signs(signs: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 def reduce_and_combine(
-    data: LabelSet, binary: Callable[[sp.csr_matrix], np.ndarray]
+    data: LabelSet,
+    binary: Callable[[sp.csr_matrix], np.ndarray],
+    order: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Run ``binary(O) -> ±1 signs (n_tasks,)`` on every threshold matrix and combine."""
+    """Run ``binary(O) -> ±1 signs (n_tasks,)`` on every threshold matrix and combine.
+
+    ``order`` (from :func:`class_order`) is the class order the thresholds follow; ``None``
+    is index order.
+    """
     k = data.n_classes
+    if order is not None and np.any(order != np.arange(k)):
+        rank = np.empty(k, dtype=np.int64)
+        rank[order] = np.arange(k)
+        ranked = LabelSet(data.tasks, data.workers, rank[data.labels], data.n_tasks,
+                          data.n_workers, k)
+        return np.asarray(order)[reduce_and_combine(ranked, binary)]
     signs = np.zeros((data.n_tasks, max(k - 1, 0)))
     if data.n_tasks and data.n_workers and data.n_labels:
         for level in range(1, k):
@@ -93,6 +135,17 @@ def top_singular(
     return u[:, 0], float(s[0]), vt[0]
 
 
+def tie_sign(u: np.ndarray) -> np.ndarray:
+    """``sign(u)`` with entries within rounding of 0 (``|u_i| <= 1e-12 max|u|``) set to 0.
+
+    The tie rule of the spectral sign estimators: a task whose singular-vector entry is 0 in
+    exact arithmetic gets sign 0 (counted as "not below" the threshold) whatever rounding
+    noise the decomposition leaves, so the answer does not depend on the task order.
+    """
+    scale = float(np.abs(u).max(initial=0.0))
+    return np.sign(np.where(np.abs(u) > 1e-12 * scale, u, 0.0))
+
+
 def one_hot(labels: np.ndarray, n_classes: int) -> np.ndarray:
     """(n, K) one-hot rows of ``labels``."""
     out = np.zeros((labels.shape[0], n_classes))
@@ -111,3 +164,37 @@ def fitted_hard(est: object, data: LabelSet, labels: np.ndarray) -> None:
         else np.full(k, 1.0 / k)
     )
     est.log_likelihood_ = []  # type: ignore[attr-defined]
+
+
+class ThresholdReduction(BaseAggregator):
+    """Skeleton of the hard-label baselines: one sign rule, K-1 thresholds, one class per task.
+
+    Subclasses give ``_sign_rule()`` (a function ``O -> ±1 signs per task``, made afresh per
+    fit so it may hold a seeded generator) and may set ``_rounds`` (reported as ``n_iter_``).
+    Sets ``proba_`` (one-hot), ``labels_``, ``prior_`` (predicted class shares),
+    ``log_likelihood_ = []``, ``n_iter_``, ``converged_ = True``.
+
+    Parameters
+    ----------
+    class_order : {"frequency", "given"}
+        Order of the classes for the thresholds (module docstring): ``"frequency"`` makes the
+        result independent of how the classes are named; ``"given"`` is Zhang et al.'s.
+    """
+
+    def __init__(self, *, class_order: str = "frequency") -> None:
+        self.class_order = class_order
+
+    def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _rounds(self) -> int:
+        return 0
+
+    def fit(self, data: LabelSet, **_: Any) -> ThresholdReduction:
+        """Estimate one sign per task and threshold, then combine into classes."""
+        order = class_order(data, self.class_order)
+        fitted_hard(self, data, reduce_and_combine(data, self._sign_rule(), order))
+        self.n_iter_ = self._rounds()
+        self.converged_ = True
+        warn_if_not_identifiable(data)
+        return self

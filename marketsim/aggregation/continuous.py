@@ -21,14 +21,13 @@ score arrays: no Python loop over scores, tasks or annotators.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 from scipy.special import expit
-from sklearn.exceptions import ConvergenceWarning
 
-from marketsim.aggregation.base import BaseAggregator, as_generator
+from marketsim.aggregation._numeric import as_generator
+from marketsim.aggregation.base import ScoreAggregator, run_em
 from marketsim.data.labels import LabelSet
 
 #: ``pi`` is kept inside ``[PI_EPS, 1 - PI_EPS]`` so that both log terms stay finite.
@@ -115,7 +114,7 @@ def _valid_scores(data: LabelSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data.tasks[keep], data.workers[keep], s
 
 
-class GaussianBadAnnotatorEM(BaseAggregator):
+class GaussianBadAnnotatorEM(ScoreAggregator):
     """EM (or hard EM) for seed 001's good-Gaussian / bad-uniform annotator model.
 
     Not a classifier: it estimates a continuous mean per task, so it exposes ``means_``
@@ -253,43 +252,25 @@ class GaussianBadAnnotatorEM(BaseAggregator):
         pi = float(self.init_pi)
         w, _ = self._e_step(tasks, workers, scores, n_workers, mu, sigma, pi)
 
-        history: list[float] = []
-        converged = False
-        scale = max(scores.size, 1)
-        n_iter = 0
-        for n_iter in range(1, int(self.max_iter) + 1):  # noqa: B007 - n_iter read after loop
+        def m_step(w: np.ndarray, params: tuple) -> tuple:
             weights = np.where(w >= 0.5, 1.0, 0.0) if self.hard else w
-            mu, sigma, pi, den = self._m_step(
-                tasks, workers, scores, weights, active, fallback_mu, sigma
-            )
-            w, loglik = self._e_step(tasks, workers, scores, n_workers, mu, sigma, pi)
-            history.append(loglik)
-            if len(history) > 1 and abs(history[-1] - history[-2]) <= self.tol * scale:
-                converged = True
-                break
-        if not converged and self.tol > 0 and int(self.max_iter) > 1:
-            warnings.warn(
-                f"{type(self).__name__} did not converge in {self.max_iter} iterations",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+            return self._m_step(tasks, workers, scores, weights, active, fallback_mu, params[1])
+
+        def e_step(params: tuple) -> tuple[np.ndarray, float]:
+            mu, sigma, pi, _ = params
+            return self._e_step(tasks, workers, scores, n_workers, mu, sigma, pi)
+
+        w, (mu, sigma, pi, den), trace = run_em(
+            w, (mu, sigma, pi, None), m_step, e_step,
+            max_iter=self.max_iter, tol=self.tol, scale=max(scores.size, 1),
+            name=type(self).__name__,
+        )
         w = np.where(active, w, pi)
         self.means_ = np.where(den < ALL_BAD_WEIGHT, fallback, mu)
         self.good_proba_ = np.where(w >= 0.5, 1.0, 0.0) if self.hard else w
         self.sigma_ = sigma
         self.pi_ = pi
-        self.log_likelihood_ = history
-        self.n_iter_ = n_iter
-        self.converged_ = converged
+        self.log_likelihood_ = trace.history
+        self.n_iter_ = trace.n_iter
+        self.converged_ = trace.converged
         return self
-
-    def fit_predict(self, data: LabelSet, **fit_params: Any) -> np.ndarray:
-        """Fit and return the estimated task means ``means_``."""
-        return self.fit(data, **fit_params).means_
-
-    def fit_predict_proba(self, data: LabelSet, **fit_params: Any) -> np.ndarray:
-        """Not available: continuous estimators have no class posteriors (use ``means_``)."""
-        raise TypeError(
-            f"{type(self).__name__} estimates continuous task means (means_), not class "
-            "posteriors; use fit(data).means_"
-        )

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.base import EMAggregator, safe_log
+from marketsim.aggregation._numeric import safe_log
+from marketsim.aggregation.base import EMAggregator
+from marketsim.aggregation.spectral import spectral_confusion
 from marketsim.data.labels import LabelSet
 
 
@@ -99,13 +101,11 @@ class DawidSkene(EMAggregator):
     def _init_params(
         self, data: LabelSet, rng: np.random.Generator
     ) -> dict[str, np.ndarray] | None:
-        from marketsim.aggregation.spectral import spectral_confusion
-
         result = spectral_confusion(data, rng=rng, delta=self.spectral_delta)
         if result is None:
             return None
         conf, prior = result
-        fixed = self._fixed_prior(data)
+        fixed = self._fixed_prior()
         return {"confusion": conf, "prior": prior if fixed is None else fixed}
 
     def _store(self, params: dict[str, np.ndarray]) -> None:

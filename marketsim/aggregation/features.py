@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.base import EMAggregator, normalise_log, safe_log
+from marketsim.aggregation._numeric import normalise_log, safe_log
+from marketsim.aggregation.base import EMAggregator
 from marketsim.aggregation.dawid_skene import confusion_counts, confusion_from_counts
 from marketsim.data.labels import LabelSet
 

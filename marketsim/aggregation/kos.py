@@ -12,14 +12,14 @@ Both reduce K classes to K-1 binary problems (:mod:`marketsim.aggregation._binar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from marketsim.aggregation._binary import fitted_hard, reduce_and_combine, top_singular
-from marketsim.aggregation.base import BaseAggregator, as_generator, warn_if_not_identifiable
-from marketsim.data.labels import LabelSet
+from marketsim.aggregation._binary import ThresholdReduction, tie_sign, top_singular
+from marketsim.aggregation._numeric import as_generator
 
 
 def kos_svd_signs(mat: sp.csr_matrix) -> np.ndarray:
@@ -32,7 +32,7 @@ def kos_svd_signs(mat: sp.csr_matrix) -> np.ndarray:
     norm = np.linalg.norm(v)
     v = v / norm if norm > 0 else v
     flip = 1.0 if np.sum(v[v >= 0] ** 2) >= 0.5 else -1.0
-    return flip * np.sign(u)
+    return flip * tie_sign(u)
 
 
 def kos_message_passing(
@@ -57,27 +57,19 @@ def kos_message_passing(
     return np.sign(np.bincount(t, weights=a * y, minlength=n))
 
 
-class KOSSVD(BaseAggregator):
+class KOSSVD(ThresholdReduction):
     """"KOS" as run by Zhang et al.'s released code: SVD of the column-centred ±1 matrix.
 
     This is a spectral surrogate, not Karger–Oh–Shah's message passing (see :class:`KOS`).
-    Sets ``proba_`` (one-hot), ``labels_``, ``prior_`` (predicted class shares),
-    ``log_likelihood_ = []``, ``n_iter_ = 0``, ``converged_ = True``.
+    Parameters and fitted attributes: see
+    :class:`~marketsim.aggregation._binary.ThresholdReduction`.
     """
 
-    def __init__(self) -> None:
-        pass
-
-    def fit(self, data: LabelSet, **_: Any) -> KOSSVD:
-        """Estimate one sign per task and threshold, then combine into classes."""
-        fitted_hard(self, data, reduce_and_combine(data, kos_svd_signs))
-        self.n_iter_ = 0
-        self.converged_ = True
-        warn_if_not_identifiable(data)
-        return self
+    def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:
+        return kos_svd_signs
 
 
-class KOS(BaseAggregator):
+class KOS(ThresholdReduction):
     """Karger–Oh–Shah iterative message passing (KOS 2011/2014), K>2 by threshold reduction.
 
     Parameters
@@ -86,23 +78,25 @@ class KOS(BaseAggregator):
         Number of message-passing rounds (the algorithm has no stopping rule; it runs a
         fixed number of rounds).
     random_state : None, int or numpy Generator
-        Seeds the Gaussian N(1, 1) initial worker messages.
+        Seeds the Gaussian N(1, 1) initial edge messages. They are drawn per (task, worker)
+        edge in index order, so renaming tasks or workers changes the start; with enough
+        rounds on informative data the signs do not depend on it.
+    class_order : {"frequency", "given"}
+        See :class:`~marketsim.aggregation._binary.ThresholdReduction`.
     """
 
-    def __init__(self, *, max_iter: int = 20, random_state: Any = None) -> None:
+    def __init__(
+        self, *, max_iter: int = 20, random_state: Any = None, class_order: str = "frequency"
+    ) -> None:
+        super().__init__(class_order=class_order)
         self.max_iter = max_iter
         self.random_state = random_state
 
-    def fit(self, data: LabelSet, **_: Any) -> KOS:
-        """Run ``max_iter`` rounds per threshold and combine the signs into classes."""
+    def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:
         if int(self.max_iter) < 1:
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
         rng = as_generator(self.random_state)
-        labels = reduce_and_combine(
-            data, lambda mat: kos_message_passing(mat, rng=rng, max_iter=self.max_iter)
-        )
-        fitted_hard(self, data, labels)
-        self.n_iter_ = int(self.max_iter)
-        self.converged_ = True
-        warn_if_not_identifiable(data)
-        return self
+        return lambda mat: kos_message_passing(mat, rng=rng, max_iter=self.max_iter)
+
+    def _rounds(self) -> int:
+        return int(self.max_iter)

@@ -6,12 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.base import (
-    BaseAggregator,
-    as_generator,
-    majority_posterior,
-    warn_if_not_identifiable,
-)
+from marketsim.aggregation._numeric import as_generator, majority_posterior
+from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.data.labels import LabelSet
 
 
@@ -67,7 +64,3 @@ class MajorityVote(BaseAggregator):
         self.converged_ = True
         warn_if_not_identifiable(data)
         return self
-
-    def tie_error(self, truth: np.ndarray) -> float:
-        """Fractional-tie error against ``truth`` (class index, -1 unknown)."""
-        return fractional_tie_error(self.counts_, truth)

@@ -1,4 +1,5 @@
-"""Error measures shared by the CLI, the market recorder and the benchmarks."""
+"""Error and worker-accuracy measures shared by the estimators, the CLI, the market recorder
+and the benchmarks. Worker accuracy is computed here and nowhere else."""
 
 from __future__ import annotations
 
@@ -18,20 +19,51 @@ def error_rate(predicted: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean(np.asarray(predicted)[known] != truth[known]))
 
 
+def expected_correct(data: LabelSet, proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior-expected number of correct labels per worker, and label counts.
+
+    The one-coin M-step and :func:`estimated_skill` both divide the first by the second.
+    """
+    k = data.n_classes
+    counts = (data.incidence.T @ proba).reshape(data.n_workers, k, k)  # [j, l, c]
+    correct = np.einsum("jcc->j", counts)
+    return correct, data.worker_degree.astype(np.float64)
+
+
+def model_accuracy(estimator: Any) -> np.ndarray | None:
+    """Per-worker accuracy the fitted model itself states: ``skill_``, else
+    ``sum_c prior_c confusion_[j, c, c]``; ``None`` for models with no worker parameters."""
+    skill = getattr(estimator, "skill_", None)
+    if skill is not None:
+        return np.asarray(skill, dtype=np.float64)
+    conf = getattr(estimator, "confusion_", None)
+    if conf is not None:
+        diag = np.einsum("jcc->jc", np.asarray(conf, dtype=np.float64))
+        return diag @ np.asarray(estimator.prior_, dtype=np.float64)
+    return None
+
+
 def estimated_skill(estimator: Any, data: LabelSet) -> np.ndarray:
-    """Per-worker accuracy of a fitted estimator: ``skill_``, else the accuracy implied by
-    ``confusion_`` and ``prior_``, else the posterior-expected fraction of correct labels.
+    """Per-worker accuracy of a fitted estimator: :func:`model_accuracy`, else the
+    posterior-expected fraction of the worker's labels that are correct (0.5 without labels).
 
     Used by the market's recorder and by policies, so every estimator can be compared on the
     same footing.
     """
-    if hasattr(estimator, "skill_"):
-        return np.asarray(estimator.skill_, dtype=np.float64)
-    if hasattr(estimator, "confusion_"):
-        diag = np.einsum("jcc->jc", estimator.confusion_)
-        return diag @ np.asarray(estimator.prior_, dtype=np.float64)
-    from marketsim.aggregation.one_coin import expected_correct
-
+    skill = model_accuracy(estimator)
+    if skill is not None:
+        return skill
     correct, n = expected_correct(data, estimator.proba_)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, correct / np.maximum(n, 1.0), 0.5)
+
+
+def mean_accuracy(estimator: Any, data: LabelSet) -> float | None:
+    """Label-weighted mean of :func:`model_accuracy`; ``None`` when the model has none."""
+    degree = data.worker_degree.astype(np.float64)
+    if degree.sum() <= 0:
+        return None
+    skill = model_accuracy(estimator)
+    if skill is None or np.shape(skill) != degree.shape:
+        return None
+    return float(skill @ degree / degree.sum())

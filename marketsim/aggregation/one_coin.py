@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.base import EMAggregator, safe_log
+from marketsim.aggregation._numeric import safe_log
+from marketsim.aggregation.base import EMAggregator
+from marketsim.aggregation.metrics import expected_correct
+from marketsim.aggregation.spectral import one_coin_spectral_skill
 from marketsim.data.labels import LabelSet
 
 #: Abilities are kept inside [EPS, 1 - EPS] so that logs stay finite.
@@ -64,14 +67,6 @@ def one_coin_log_emission(skill: np.ndarray, n_classes: int) -> np.ndarray:
     eye = np.eye(k)[None, :, :]
     r = log_wrong[:, None, None] + (log_right - log_wrong)[:, None, None] * eye
     return r.reshape(-1, k)
-
-
-def expected_correct(data: LabelSet, proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior-expected number of correct labels per worker, and label counts."""
-    k = data.n_classes
-    counts = (data.incidence.T @ proba).reshape(data.n_workers, k, k)  # [j, l, c]
-    correct = np.einsum("jcc->j", counts)
-    return correct, data.worker_degree.astype(np.float64)
 
 
 class OneCoinEM(EMAggregator):
@@ -167,14 +162,12 @@ class OneCoinEM(EMAggregator):
         return 0.0
 
     def _init_params(
-        self, data: LabelSet, rng: np.random.Generator
+        self, data: LabelSet, rng: np.random.Generator  # noqa: ARG002 - deterministic
     ) -> dict[str, np.ndarray] | None:
-        from marketsim.aggregation.spectral import one_coin_spectral_skill
-
         skill = one_coin_spectral_skill(data)
         if skill is None:
             return None
-        prior = self._fixed_prior(data)
+        prior = self._fixed_prior()
         if prior is None:
             prior = np.full(data.n_classes, 1.0 / data.n_classes)
         return {"skill": np.clip(skill, EPS, 1 - EPS), "prior": prior}

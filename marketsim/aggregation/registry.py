@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.base import BaseAggregator, ScoreAggregator
 from marketsim.aggregation.continuous import GaussianBadAnnotatorEM
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.eigen_ratio import EigenRatio
@@ -25,18 +25,21 @@ class MethodSpec:
 
     name: str
     description: str
-    factory: Callable[..., BaseAggregator]
-    iterative: bool = True
+    factory: Callable[..., BaseAggregator | ScoreAggregator]
     output: str = "classes"
 
 
-def _spec(name: str, description: str, factory: Callable[..., BaseAggregator], **kw: Any) -> None:
+def _spec(
+    name: str,
+    description: str,
+    factory: Callable[..., BaseAggregator | ScoreAggregator],
+    **kw: Any,
+) -> None:
     METHODS[name] = MethodSpec(name, description, factory, **kw)
 
 
 METHODS: dict[str, MethodSpec] = {}
-_spec("mv", "majority vote (ties broken at random; tables use fractional ties)", MajorityVote,
-      iterative=False)
+_spec("mv", "majority vote (ties broken at random; tables use fractional ties)", MajorityVote)
 _spec("one-coin", "one-coin EM, maximum likelihood", lambda **kw: OneCoinEM(prior=None, **kw))
 _spec("one-coin-beta", "one-coin EM, MAP with a Beta(alpha, beta) ability prior",
       lambda **kw: OneCoinEM(prior="beta", **kw))
@@ -49,14 +52,11 @@ _spec("ds", "Dawid-Skene EM with full confusion matrices, majority-vote start (M
       DawidSkene)
 _spec("opt-ds", "Opt-D&S: spectral confusion matrices (Zhang et al. 2014) + Dawid-Skene EM",
       lambda **kw: DawidSkene(**{"init": "spectral", **kw}))
-_spec("kos", "Karger-Oh-Shah iterative message passing (K>2 by threshold reduction)", KOS,
-      iterative=False)
+_spec("kos", "Karger-Oh-Shah iterative message passing (K>2 by threshold reduction)", KOS)
 _spec("kos-svd", "'KOS' as run in Zhang et al.'s code: SVD of the column-centred +-1 matrix",
-      KOSSVD, iterative=False)
-_spec("ghosh-svd", "Ghosh-Kale-McAfee SVD (K>2 by threshold reduction)", GhoshSVD,
-      iterative=False)
-_spec("eigen-ratio", "Dalvi et al.'s EigenRatio (K>2 by threshold reduction)", EigenRatio,
-      iterative=False)
+      KOSSVD)
+_spec("ghosh-svd", "Ghosh-Kale-McAfee SVD (K>2 by threshold reduction)", GhoshSVD)
+_spec("eigen-ratio", "Dalvi et al.'s EigenRatio (K>2 by threshold reduction)", EigenRatio)
 _spec("ds-features",
       "Dawid-Skene EM with naive-Bayes binary task features (seed 004); features are passed "
       "to fit(data, features=X), without them it is D&S with Laplace smoothing",
@@ -76,7 +76,7 @@ CLASS_METHODS: tuple[str, ...] = tuple(n for n, s in METHODS.items() if s.output
 SCORE_METHODS: tuple[str, ...] = tuple(n for n, s in METHODS.items() if s.output == "scores")
 
 
-def make_estimator(name: str, **params: Any) -> BaseAggregator:
+def make_estimator(name: str, **params: Any) -> BaseAggregator | ScoreAggregator:
     """Build the estimator called ``name`` with hyperparameters ``params``."""
     try:
         spec = METHODS[name]

@@ -24,6 +24,11 @@ from marketsim.data.labels import LabelSet
 #: Condition-number limit beyond which a moment matrix is treated as singular.
 MAX_COND = 1e10
 
+#: Most worker-pair cells (``n_workers**2``) the one-coin spectral start forms (dense worker by
+#: worker overlaps and agreements, about 80 bytes per cell in all); beyond, it falls back to
+#: majority vote with a RuntimeWarning, so memory stays bounded.
+MAX_PAIR_CELLS = 10_000_000
+
 _FALLBACK = "spectral initialiser fell back to majority vote: "
 
 
@@ -238,11 +243,16 @@ def one_coin_spectral_skill(data: LabelSet) -> np.ndarray | None:
     ``N_ab = (K agree_ab - 1)/(K - 1)`` estimates ``c_a c_b`` with centred skill
     ``c = (K nu - 1)/(K - 1)``. For worker i, the pair (a, b) (both != i, both overlapping i) with
     the largest ``|N_ab|`` gives ``c_i = sign(N_ia) sqrt(N_ia N_ib / N_ab)``. Returns accuracies in
-    (0, 1), or ``None`` with a RuntimeWarning when no worker is estimable.
+    (0, 1), or ``None`` with a RuntimeWarning when no worker is estimable, or when there are so
+    many workers that the (m, m) statistics would pass :data:`MAX_PAIR_CELLS`.
     """
     m, k = data.n_workers, data.n_classes
     if k < 2 or m < 3 or data.n_labels == 0:
         _warn(f"one-coin spectral needs >= 3 workers and K >= 2 (m={m}, K={k})")
+        return None
+    if m * m > MAX_PAIR_CELLS:
+        _warn(f"{m} workers: the worker-by-worker statistics would exceed {MAX_PAIR_CELLS:,} "
+              "cells")
         return None
     overlap, agree = _pair_statistics(data)
     np.fill_diagonal(overlap, 0.0)

@@ -29,8 +29,9 @@ import numpy as np
 import simpy
 from sklearn.exceptions import ConvergenceWarning
 
-from marketsim.aggregation.base import BaseAggregator, identifiability_checks
+from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.continuous import plain_means
+from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.metrics import error_rate, estimated_skill
 from marketsim.market.label_log import LabelLog
 from marketsim.market.replay import ReplayRequester

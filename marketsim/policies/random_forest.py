@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.base import identifiability_checks
+from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.metrics import estimated_skill
 from marketsim.data.labels import LabelSet
 from marketsim.policies.bagging import BootstrapForest

@@ -3,8 +3,9 @@
 Worker abilities at exactly 0.5, at 0.999 and at the prior's lower bound; K up to 20; a task
 with 2,000 labels; workers with a single label; a class nobody chose; all workers adversarial.
 Every estimator must return finite posteriors that sum to 1; where the labels do not identify
-the classes it must warn (:class:`~marketsim.aggregation.base.NotIdentifiableWarning`); the
-spectral initialisers fall back to majority vote with a RuntimeWarning instead of crashing.
+the classes it must warn
+(:class:`~marketsim.aggregation.identifiability.NotIdentifiableWarning`); the spectral
+initialisers fall back to majority vote with a RuntimeWarning instead of crashing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
-from marketsim.aggregation.base import NotIdentifiableWarning
+from marketsim.aggregation.identifiability import NotIdentifiableWarning
 from marketsim.aggregation.registry import CLASS_METHODS, make_estimator
 from marketsim.data.labels import LabelSet
 
@@ -142,7 +143,7 @@ def test_all_adversarial(method: str) -> None:
     data4, _ = crowd(300, 20, 4, 0.1, 5, seed=6)
     est4, caught = fit(method, data4)
     check_posteriors(est4, data4)
-    from marketsim.aggregation.base import mean_accuracy
+    from marketsim.aggregation.metrics import mean_accuracy
 
     acc = mean_accuracy(est4, data4)
     if acc is not None and acc < 0.25:

@@ -1,0 +1,81 @@
+"""Small numeric helpers shared by every estimator: floored logs, log-space normalisation,
+deterministic argmax, starting posteriors and seeding. No estimator logic lives here."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from marketsim.data.labels import LabelSet
+
+#: Floor applied to probabilities before taking logs, so that no kernel ever produces -inf.
+PROB_FLOOR = 1e-12
+
+
+def as_generator(random_state: Any) -> np.random.Generator:
+    """Turn ``None``, an int seed, a SeedSequence or a Generator into a Generator (never global)."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(random_state)
+
+
+def safe_log(x: np.ndarray) -> np.ndarray:
+    """Logarithm with a floor at :data:`PROB_FLOOR`, so results stay finite."""
+    return np.log(np.maximum(x, PROB_FLOOR))
+
+
+def log_prior(prior: np.ndarray) -> np.ndarray:
+    """Log of a class prior: floored like :func:`safe_log`, but exactly 0 stays ``-inf`` (a
+    class with prior 0 gets posterior 0)."""
+    prior = np.asarray(prior, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(prior > 0, np.log(np.maximum(prior, PROB_FLOOR)), -np.inf)
+
+
+def normalise_log(
+    log_joint: np.ndarray, out: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
+    """Row-normalise an (n, K) log joint in log space; return posteriors and the log-likelihood.
+
+    ``out`` (may be ``log_joint`` itself) receives the posteriors, saving two allocations per EM
+    iteration.
+    """
+    if log_joint.shape[0] == 0:
+        return np.zeros_like(log_joint), 0.0
+    # Hand-rolled log-sum-exp. Reductions along a short last axis (K = 2..5) are slow in
+    # numpy, so the row max and the row sum fold over the K columns; this runs once per EM
+    # iteration, thousands of times per simulated market.
+    shift = functools.reduce(np.maximum, log_joint.T)
+    proba = np.subtract(log_joint, shift[:, None], out=out)
+    np.exp(proba, out=proba)
+    total = proba[:, 0].copy()
+    for c in range(1, proba.shape[1]):
+        total += proba[:, c]
+    proba /= total[:, None]
+    return proba, float(shift.sum() + np.log(total).sum())
+
+
+def argmax_labels(proba: np.ndarray) -> np.ndarray:
+    """Most probable class per task (lowest index on exact ties, deterministic)."""
+    if proba.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.argmax(proba, axis=1).astype(np.int64)
+
+
+def majority_posterior(data: LabelSet, prior: np.ndarray | None = None) -> np.ndarray:
+    """Soft majority vote: per-task vote shares; unlabelled tasks get the prior (or uniform)."""
+    counts = data.vote_counts()
+    totals = counts.sum(axis=1, keepdims=True)
+    fallback = (
+        np.full(data.n_classes, 1.0 / data.n_classes) if prior is None else np.asarray(prior)
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        proba = np.where(totals > 0, counts / np.maximum(totals, 1.0), fallback[None, :])
+    return proba
+
+
+def random_posterior(data: LabelSet, rng: np.random.Generator) -> np.ndarray:
+    """Uniformly random posteriors (a flat Dirichlet per task), as seed 000's code started EM."""
+    return rng.dirichlet(np.ones(data.n_classes), size=data.n_tasks)

@@ -1,0 +1,179 @@
+"""Metamorphic properties of every class method (#13 item 22): renaming tasks, workers or
+classes, or shuffling the label rows, changes the output only by the same renaming.
+
+Ties aside: the crowds drawn here have a unique majority class on every task, and (for the
+class renaming, K > 2) distinct label counts per class, since the threshold reduction orders
+classes by label count and keeps the given order on equal counts (tested on its own below).
+Estimators with a seeded random start (mv's tie breaks, kos's edge messages) use it per index,
+so they are compared only where the start cannot matter: no vote ties, an informative crowd.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from marketsim.aggregation._binary import class_order, reduce_and_combine
+from marketsim.aggregation.registry import CLASS_METHODS, make_estimator
+from marketsim.data.labels import LabelSet
+
+SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+)
+#: Methods whose start depends on indices (opt-ds groups workers by index mod 3 and sums its
+#: moments in task order): EM ends at the same optimum to its tolerance, not to the bit.
+INDEX_STARTED = {"opt-ds"}
+#: Known, not yet fixed: kos draws its N(1, 1) start per (task, worker) edge in index order;
+#: one-coin-spectral picks each worker's reference pair by argmax over pairs in index order.
+KNOWN = {
+    ("kos", "tasks"): "kos's random start is drawn per edge in index order",
+    ("kos", "workers"): "kos's random start is drawn per edge in index order",
+    ("one-coin-spectral", "workers"): "reference-pair argmax breaks ties in index order",
+    ("one-coin-spectral", "classes"): "not yet diagnosed (found by this test)",
+}
+
+
+def cases(kind: str) -> list:
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n, kind], strict=False))
+        if (n, kind) in KNOWN else n
+        for n in CLASS_METHODS
+    ]
+
+
+@st.composite
+def crowds(draw: st.DrawFn, min_classes: int = 2) -> LabelSet:
+    """A small informative crowd: every worker labels most tasks, accuracies 0.65-0.95."""
+    k = draw(st.integers(min_classes, 4))
+    n = draw(st.integers(4, 10))
+    m = draw(st.integers(3, 7))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, n)
+    skill = rng.uniform(0.65, 0.95, m)
+    ti, wi = np.nonzero(rng.random((n, m)) < 0.85)
+    wrong = (truth[ti] + rng.integers(1, k, ti.size)) % k
+    labels = np.where(rng.random(ti.size) < skill[wi], truth[ti], wrong)
+    data = LabelSet(ti, wi, labels, n, m, k)
+    counts = data.vote_counts()
+    top2 = np.sort(counts, axis=1)[:, -2:] if k > 1 else counts
+    assume(np.all(top2[:, -1] > top2[:, 0]))  # unique majority on every task
+    return data
+
+
+def fit(name: str, data: LabelSet) -> tuple[np.ndarray, np.ndarray]:
+    est = make_estimator(name)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(data)
+    return est.labels_, est.proba_
+
+
+def relabel(data: LabelSet, tasks=None, workers=None, classes=None, rows=None) -> LabelSet:
+    """``data`` with index maps applied (new index of old i is ``map[i]``) and rows reordered."""
+    t = data.tasks if tasks is None else tasks[data.tasks]
+    w = data.workers if workers is None else workers[data.workers]
+    c = data.labels if classes is None else classes[data.labels]
+    order = np.arange(data.n_labels) if rows is None else rows
+    return LabelSet(t[order], w[order], c[order], data.n_tasks, data.n_workers, data.n_classes)
+
+
+def check(name: str, base: LabelSet, moved: LabelSet, task_map=None, class_map=None,
+          exact: bool = True) -> None:
+    labels, proba = fit(name, base)
+    labels2, proba2 = fit(name, moved)
+    task_map = np.arange(base.n_tasks) if task_map is None else task_map
+    class_map = np.arange(base.n_classes) if class_map is None else class_map
+    expected = np.empty_like(proba)
+    expected[np.ix_(task_map, class_map)] = proba
+    want = np.empty_like(labels)
+    want[task_map] = class_map[labels]
+    np.testing.assert_array_equal(labels2, want, err_msg=name)
+    if exact:
+        atol = 1e-5 if name in INDEX_STARTED else 1e-9
+        np.testing.assert_allclose(proba2, expected, rtol=0, atol=atol, err_msg=name)
+
+
+@pytest.mark.parametrize("name", cases("tasks"))
+@SETTINGS
+@given(data=crowds(), seed=st.integers(0, 2**32 - 1))
+def test_renaming_tasks(name: str, data: LabelSet, seed: int) -> None:
+    perm = np.random.default_rng(seed).permutation(data.n_tasks)
+    check(name, data, relabel(data, tasks=perm), task_map=perm)
+
+
+@pytest.mark.parametrize("name", cases("workers"))
+@SETTINGS
+@given(data=crowds(), seed=st.integers(0, 2**32 - 1))
+def test_renaming_workers(name: str, data: LabelSet, seed: int) -> None:
+    perm = np.random.default_rng(seed).permutation(data.n_workers)
+    check(name, data, relabel(data, workers=perm))
+
+
+@pytest.mark.parametrize("name", CLASS_METHODS)
+@SETTINGS
+@given(data=crowds(), seed=st.integers(0, 2**32 - 1))
+def test_shuffling_rows(name: str, data: LabelSet, seed: int) -> None:
+    rows = np.random.default_rng(seed).permutation(data.n_labels)
+    check(name, data, relabel(data, rows=rows))
+
+
+@pytest.mark.parametrize("name", cases("classes"))
+@SETTINGS
+@given(data=crowds(), seed=st.integers(0, 2**32 - 1))
+def test_renaming_classes(name: str, data: LabelSet, seed: int) -> None:
+    counts = np.bincount(data.labels, minlength=data.n_classes)
+    assume(np.unique(counts).size == counts.size)  # no tie in the class order
+    perm = np.random.default_rng(seed).permutation(data.n_classes)
+    check(name, data, relabel(data, classes=perm), class_map=perm, exact=False)
+
+
+@pytest.mark.parametrize("name", ["kos", "kos-svd", "ghosh-svd", "eigen-ratio"])
+def test_renaming_classes_four_class_example(name: str) -> None:
+    """#13 item 22's case, pinned: K = 4 threshold baselines after swapping class names."""
+    rng = np.random.default_rng(7)
+    n, m, k = 60, 9, 4
+    truth = rng.choice(k, n, p=[0.1, 0.2, 0.3, 0.4])
+    ti, wi = np.nonzero(rng.random((n, m)) < 0.7)
+    noisy = rng.random(ti.size) < 0.45
+    labels = np.where(noisy, rng.integers(0, k, ti.size), truth[ti])
+    data = LabelSet(ti, wi, labels, n, m, k)
+    assert np.unique(np.bincount(labels, minlength=k)).size == k
+    for perm in ([3, 2, 1, 0], [1, 0, 3, 2], [2, 3, 0, 1]):
+        check(name, data, relabel(data, classes=np.array(perm)), class_map=np.array(perm),
+              exact=False)
+
+
+def test_class_order_tie_rule() -> None:
+    """Rarest class first; equal counts keep index order; K = 2 always keeps index order."""
+    data = LabelSet.from_arrays([0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2], [2, 2, 0, 1, 1, 2])
+    assert class_order(data, "frequency").tolist() == [0, 1, 2]
+    data = LabelSet.from_arrays([0, 0, 0, 1, 1], [0, 1, 2, 0, 1], [2, 2, 2, 1, 0])
+    assert class_order(data, "frequency").tolist() == [0, 1, 2]  # 0 and 1 tie: index order
+    data = LabelSet.from_arrays([0, 0, 0, 1, 1], [0, 1, 2, 0, 1], [0, 0, 0, 1, 2])
+    assert class_order(data, "frequency").tolist() == [1, 2, 0]
+    assert class_order(data, "given").tolist() == [0, 1, 2]
+    two = LabelSet.from_arrays([0, 0, 1], [0, 1, 0], [1, 1, 0])
+    assert class_order(two, "frequency").tolist() == [0, 1]
+    with pytest.raises(ValueError, match="class_order"):
+        class_order(two, "alphabetical")
+
+
+def test_reduce_and_combine_in_rank_space() -> None:
+    """With an order, thresholds run on ranks and the answer maps back to class indices."""
+    data = LabelSet.from_arrays([0, 1, 2], [0, 0, 0], [0, 1, 2])
+    order = np.array([2, 0, 1])
+
+    def majority_sign(mat):
+        return np.sign(np.asarray(mat.sum(axis=1)).ravel())
+
+    assert reduce_and_combine(data, majority_sign, order).tolist() == [0, 1, 2]
