@@ -27,12 +27,16 @@ MAX_COND = 1e10
 _FALLBACK = "spectral initialiser fell back to majority vote: "
 
 
+class SpectralFallbackWarning(RuntimeWarning):
+    """The spectral initialiser could not run and EM starts from majority vote instead."""
+
+
 class _Degenerate(Exception):
     """Internal signal: the moments do not determine the parameters."""
 
 
 def _warn(reason: str) -> None:
-    warnings.warn(_FALLBACK + reason, RuntimeWarning, stacklevel=3)
+    warnings.warn(_FALLBACK + reason, SpectralFallbackWarning, stacklevel=3)
 
 
 def _check_finite(*arrays: np.ndarray, what: str) -> None:
