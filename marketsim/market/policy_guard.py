@@ -44,16 +44,19 @@ def describe_exception(exc: BaseException) -> str:
     return f"raised {type(exc).__name__}" + (f": {text}" if text else "")
 
 
+def policy_failure(label: str, method: str, exc: BaseException) -> PolicyError:
+    """``label: method() raised ...`` with the exception's traceback as details."""
+    details = "".join(traceback.format_exception(exc)).rstrip()
+    return PolicyError(f"{label}: {method}() {describe_exception(exc)}", details)
+
+
 def call_policy(policy: object, method: str, call: Callable[[], T]) -> T:
     """Run ``call`` (the policy's ``method``); turn any exception or ``SystemExit`` into a
     ``PolicyError`` (Ctrl-C still interrupts)."""
     try:
         return call()
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plug-in may raise anything
-        details = "".join(traceback.format_exception(exc)).rstrip()
-        raise PolicyError(
-            f"{policy_label(policy)}: {method}() {describe_exception(exc)}", details
-        ) from None
+        raise policy_failure(policy_label(policy), method, exc) from None
 
 
 def _ranking_problem(raw: Any, n_tasks: int) -> tuple[np.ndarray | None, str]:
