@@ -33,13 +33,14 @@ class SimulationError(RuntimeError):
     policy's own traceback when there is one, below it) and exits 70."""
 
     def __init__(self, message: str, details: str = "") -> None:
-        super().__init__(message)
+        # Both in ``args``: SimPy re-raises a process's error as ``type(exc)(*exc.args)`` and
+        # pickling (units in worker processes) rebuilds it the same way.
+        super().__init__(message, details)
         self.message = message
         self.details = details
 
-    def __reduce__(self) -> tuple:
-        # Units may run in worker processes: keep the details when the error is pickled back.
-        return (type(self), (self.message, self.details))
+    def __str__(self) -> str:
+        return self.message
 
     def with_context(self, context: str) -> SimulationError:
         """The same error with ``context`` (e.g. the arm and replicate) in front."""
