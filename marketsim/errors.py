@@ -23,3 +23,33 @@ class InputError(ValueError):
                 prefix += f":{where}"
             prefix += ": "
         super().__init__(prefix + message)
+#: A simulation could not finish: an assignment policy failed (raised, exited, returned an
+#: unusable ranking) or the market stopped handing out tasks. sysexits' EX_SOFTWARE.
+EXIT_SIMULATION_ERROR = 70
+
+
+class SimulationError(RuntimeError):
+    """A unit could not be simulated. The CLI prints the one-line message (and ``details``, the
+    policy's own traceback when there is one, below it) and exits 70."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        # Both in ``args``: SimPy re-raises a process's error as ``type(exc)(*exc.args)`` and
+        # pickling (units in worker processes) rebuilds it the same way.
+        super().__init__(message, details)
+        self.message = message
+        self.details = details
+
+    def __str__(self) -> str:
+        return self.message
+
+    def with_context(self, context: str) -> SimulationError:
+        """The same error with ``context`` (e.g. the arm and replicate) in front."""
+        return type(self)(f"{context}: {self.message}", self.details)
+
+
+class PolicyError(SimulationError):
+    """An assignment policy raised, called ``sys.exit``, or returned an unusable ranking."""
+
+
+class MarketStuckError(SimulationError):
+    """A full round of arrivals handed out no task while budget remained."""

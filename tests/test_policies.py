@@ -8,7 +8,7 @@ import pytest
 from marketsim.aggregation.one_coin import OneCoinEM
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
-from marketsim.market.world import draw_answers
+from marketsim.market.answers.one_coin import draw_answers
 from marketsim.policies.base import MarketInfo, MarketState
 from marketsim.policies.registry import POLICIES, make_policy
 

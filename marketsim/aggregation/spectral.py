@@ -32,12 +32,16 @@ MAX_PAIR_CELLS = 10_000_000
 _FALLBACK = "spectral initialiser fell back to majority vote: "
 
 
+class SpectralFallbackWarning(RuntimeWarning):
+    """The spectral initialiser could not run and EM starts from majority vote instead."""
+
+
 class _Degenerate(Exception):
     """Internal signal: the moments do not determine the parameters."""
 
 
 def _warn(reason: str) -> None:
-    warnings.warn(_FALLBACK + reason, RuntimeWarning, stacklevel=3)
+    warnings.warn(_FALLBACK + reason, SpectralFallbackWarning, stacklevel=3)
 
 
 def _check_finite(*arrays: np.ndarray, what: str) -> None:

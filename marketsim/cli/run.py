@@ -8,7 +8,13 @@ import sys
 import time
 from pathlib import Path
 
-from marketsim.errors import EXIT_INTERRUPTED, EXIT_OK, InputError
+from marketsim.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SIMULATION_ERROR,
+    InputError,
+    SimulationError,
+)
 from marketsim.report.sweep import write_sweep_report
 from marketsim.scenario.parser import load_scenario, resolve_imports
 from marketsim.scenario.specs import Scenario
@@ -130,6 +136,12 @@ def execute(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    except SimulationError as exc:
+        # One line naming the arm, replicate and policy; a policy's own traceback below it.
+        print(f"marketsim: error: {' '.join(exc.message.split())}", file=sys.stderr)
+        if exc.details:
+            print(exc.details, file=sys.stderr)
+        return EXIT_SIMULATION_ERROR
     if args.json:
         out = {
             "scenario": scenario.name,
@@ -181,6 +193,9 @@ def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> dic
         observer.stop(interrupted=True)
         write_run(run_dir, scenario, results, started, complete=False)
         _render(run_dir)
+        raise
+    except SimulationError:  # a policy failed: finished units stay checkpointed
+        observer.stop(interrupted=False)
         raise
     observer.stop(interrupted=False)
     summary = write_run(run_dir, scenario, results, started, complete=True)

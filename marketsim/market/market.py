@@ -10,9 +10,12 @@ Processes (small generators, state on the model; see SimPy's own examples):
   tasks from the latest, possibly stale, ranking in the meantime).
 
 The record of who labelled what is a networkx bipartite graph; inference runs on the
-:class:`~marketsim.market.label_log.LabelLog` arrays kept in step with it. In a continuous-score
-market (``gaussian-scores``) every label carries a score, the service fits a score method and
-the recorder measures the RMSE of the task means (see :mod:`marketsim.market.score_metrics`).
+:class:`~marketsim.market.label_log.LabelLog` arrays kept in step with it. The parts live next
+door: answers per worker model in :mod:`marketsim.market.answers`, task hand-out in
+:mod:`marketsim.market.requester` (and :mod:`marketsim.market.replay`), the measurements in
+:mod:`marketsim.market.recorder`, and the checks around every call into the policy in
+:mod:`marketsim.market.policy_guard`. In a continuous-score market (``gaussian-scores``) every
+label carries a score and the service fits a score method.
 """
 
 from __future__ import annotations
@@ -30,15 +33,21 @@ import simpy
 from sklearn.exceptions import ConvergenceWarning
 
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.aggregation.continuous import plain_means
 from marketsim.aggregation.identifiability import identifiability_checks
-from marketsim.aggregation.metrics import error_rate, estimated_skill
+from marketsim.aggregation.spectral import SpectralFallbackWarning
+from marketsim.errors import MarketStuckError
+from marketsim.market.answers import AnswerModel
+from marketsim.market.answers.confusion import ConfusionAnswers
+from marketsim.market.answers.gaussian_scores import ScoreAnswers
+from marketsim.market.answers.one_coin import OneCoinAnswers
+from marketsim.market.answers.replay import ReplayAnswers
 from marketsim.market.label_log import LabelLog
+from marketsim.market.policy_guard import call_policy, checked_ranking, frozen_arrays
+from marketsim.market.recorder import Recorder
 from marketsim.market.replay import ReplayRequester
-from marketsim.market.score_metrics import good_call_accuracy, good_proba_error, task_mean_rmse
-from marketsim.market.scores import draw_score
-from marketsim.market.world import World, one_coin_confusion
-from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
+from marketsim.market.requester import Requester, TaskRequester
+from marketsim.market.world import World
+from marketsim.policies.base import AssignmentPolicy, MarketInfo
 from marketsim.record.curves import CurvePoint
 from marketsim.scenario.replay import ReplayData
 from marketsim.scenario.specs import Scenario
@@ -54,15 +63,6 @@ class Streams:
     inference: np.random.Generator
 
 
-def estimated_confusion(estimator: BaseAggregator, skill: np.ndarray, k: int) -> np.ndarray:
-    """Per-worker confusion matrices: ``confusion_`` when the model has them, else the one-coin
-    matrices implied by the estimated accuracies."""
-    if hasattr(estimator, "confusion_"):
-        return np.asarray(estimator.confusion_)
-
-    return one_coin_confusion(np.asarray(skill, dtype=np.float64), k)
-
-
 def _takes_features(estimator: BaseAggregator) -> bool:
     """Whether ``estimator.fit`` has a ``features`` parameter (named, not swallowed by
     ``**kwargs``)."""
@@ -72,44 +72,18 @@ def _takes_features(estimator: BaseAggregator) -> bool:
     )
 
 
-class Requester:
-    """Hands out tasks from the current ranking: each round gives distinct tasks, and a worker
-    never gets a task they already hold or labelled."""
-
-    def __init__(self, n_tasks: int, n_workers: int) -> None:
-        self.n_tasks = n_tasks
-        self.done_pairs: set[int] = set()
-        self.n_workers = n_workers
-        self.ranking = np.arange(n_tasks)
-        self.cursor = 0
-        self.given = np.zeros(n_tasks, dtype=bool)
-
-    def new_round(self, ranking: np.ndarray) -> None:
-        """Start a round from a fresh ranking."""
-        self.ranking = np.asarray(ranking, dtype=np.int64)
-        self.cursor = 0
-        self.given[:] = False
-
-    def mark(self, task: int, worker: int) -> None:
-        """Remember that ``worker`` holds or labelled ``task``."""
-        self.done_pairs.add(task * self.n_workers + worker)
-
-    def assign(self, worker: int) -> int | None:
-        """Next task for ``worker``, or ``None`` if none is left for them this round."""
-        for _ in range(2):
-            ranking, given, pairs, m = self.ranking, self.given, self.done_pairs, self.n_workers
-            while self.cursor < len(ranking) and given[ranking[self.cursor]]:
-                self.cursor += 1
-            for pos in range(self.cursor, len(ranking)):
-                task = int(ranking[pos])
-                if not given[task] and task * m + worker not in pairs:
-                    given[task] = True
-                    self.mark(task, worker)
-                    return task
-            # The ranking is used up this round: start a new pass over it.
-            self.cursor = 0
-            self.given[:] = False
-        return None
+def answer_model(
+    world: World, n_classes: int, rng: np.random.Generator, replay: ReplayData | None
+) -> AnswerModel:
+    """The per-label answers of the world's worker model (the file's answers in a replay)."""
+    if replay is not None:
+        return ReplayAnswers(replay)
+    if world.continuous:
+        assert world.means is not None and world.good is not None
+        return ScoreAnswers(world.means, world.good, world.sigma, rng)
+    if world.one_coin:
+        return OneCoinAnswers(world.truth, world.confusion, n_classes, rng)
+    return ConfusionAnswers(world.truth, world.confusion, rng)
 
 
 class Market:
@@ -141,22 +115,24 @@ class Market:
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
         self.log = LabelLog(n, m, k, self.budget, scores=world.continuous)
-        self.requester: Requester | ReplayRequester = (
+        self.requester: TaskRequester = (
             Requester(n, m) if replay is None else ReplayRequester(replay)
         )
-        self._answers: dict[int, int] | None = None
-        if replay is not None:
-            keys = replay.pair_keys.tolist()
-            self._answers = dict(zip(keys, replay.labels.labels.tolist(), strict=True))
+        self.answers = answer_model(world, k, streams.answers, replay)
+        self.recorder = Recorder(scenario, world)
         self.graph: nx.Graph | None = nx.Graph() if keep_graph else None
         if self.graph is not None:
             self.graph.add_nodes_from((f"t{i}" for i in range(n)), bipartite=0)
             self.graph.add_nodes_from((f"w{j}" for j in range(m)), bipartite=1)
         self.busy = np.zeros(m, dtype=bool)
-        self._cumulative = None if world.one_coin else np.cumsum(world.confusion, axis=2)
         self.assigned = 0
         self.curve: list[CurvePoint] = []
         self.not_converged = 0
+        #: Refits whose spectral initialiser fell back to majority vote (Opt-D&S on sparse
+        #: early graphs: expected in a market, so counted like non-convergence).
+        self.init_fallbacks = 0
+        #: Idle workers who were offered nothing since the last task was handed out.
+        self._refused: set[int] = set()
         #: Wall time spent in the inference service and in the policy (for benchmarks).
         self.inference_seconds = 0.0
         self.policy_seconds = 0.0
@@ -170,7 +146,7 @@ class Market:
         if world.features is not None and _takes_features(make_estimator()):
             self._fit_kwargs["features"] = world.features
         ab = scenario.workers.ability
-        policy.bind(
+        info = frozen_arrays(  # read-only copies: the world is shared by every arm
             MarketInfo(
                 n_tasks=n,
                 n_workers=m,
@@ -183,6 +159,7 @@ class Market:
                 truth=world.truth if getattr(policy, "needs_truth", False) else None,
             )
         )
+        call_policy(policy, "bind", lambda: policy.bind(info))
 
     # --- label bookkeeping -------------------------------------------------------------------
     def _record(
@@ -205,40 +182,16 @@ class Market:
             self._refresh_due.succeed()
 
     def receive(self, task: int, worker: int) -> None:
-        """A worker submits their answer for ``task`` (one-coin: right with their ability,
-        else a uniformly chosen wrong class). Scalar code: this runs once per label."""
-        rng = self.streams.answers
-        if self.world.continuous:
-            self._receive_score(task, worker)
-            return
-        truth = int(self.world.truth[task])
-        if self._answers is not None:
-            label = self._answers[task * self.log.n_workers + worker]
-        elif self.world.one_coin:
-            label = truth
-            if rng.random() >= self.world.confusion[worker, truth, truth]:
-                k = self.n_classes
-                label = 1 - truth if k == 2 else (truth + int(rng.integers(1, k))) % k
-        else:
-            row = self._cumulative[worker, truth]
-            label = min(int(np.searchsorted(row, rng.random(), side="right")), len(row) - 1)
-        self.log.append(task, worker, label)
+        """A worker submits their answer for ``task``, drawn by the world's answer model.
+        Scalar code: this runs once per label."""
+        label, score = self.answers.answer(task, worker)
+        self.log.append(task, worker, label, score)
         if self.graph is not None:
-            self.graph.add_edge(f"t{task}", f"w{worker}", label=label, time=float(self.env.now))
-        if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
-            self._refresh_due.succeed()
-
-    def _receive_score(self, task: int, worker: int) -> None:
-        """A continuous-score answer (seed 001): good annotators ``clip(N(mu_i, sigma^2))``,
-        bad ones uniform on [0, 1]."""
-        w = self.world
-        assert w.means is not None and w.good is not None
-        score = draw_score(float(w.means[task]), bool(w.good[worker]), w.sigma,
-                           self.streams.answers)
-        self.log.append(task, worker, 0, score)
-        if self.graph is not None:
-            self.graph.add_edge(f"t{task}", f"w{worker}", label=0, score=score,
-                                time=float(self.env.now))
+            now = float(self.env.now)
+            if score is None:
+                self.graph.add_edge(f"t{task}", f"w{worker}", label=label, time=now)
+            else:
+                self.graph.add_edge(f"t{task}", f"w{worker}", label=label, score=score, time=now)
         if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
             self._refresh_due.succeed()
 
@@ -251,6 +204,7 @@ class Market:
             est.set_params(random_state=self.streams.inference)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
+            warnings.simplefilter("always", SpectralFallbackWarning)
             # Early refits see few labels per task; the error curve is the market's verdict,
             # so the (costly) identifiability diagnostic is not even computed.
             with identifiability_checks(False):
@@ -258,78 +212,40 @@ class Market:
                     est.fit(labels, init_proba=self.proba, **self._fit_kwargs)
                 else:
                     est.fit(labels, **self._fit_kwargs)
-        # A market refits every batch: non-convergence is counted, not shouted.
+        # A market refits every batch, from a sparse graph at first: non-convergence and the
+        # spectral initialiser's fallback to majority vote are counted, not shouted.
+        counted = (ConvergenceWarning, SpectralFallbackWarning)
         self.not_converged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+        self.init_fallbacks += sum(issubclass(w.category, SpectralFallbackWarning) for w in caught)
         for w in caught:
-            if not issubclass(w.category, ConvergenceWarning):
+            if not issubclass(w.category, counted):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         return est
 
     def refresh(self) -> None:
         """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
         started = time.perf_counter()
-        labels = self.log.view()
+        # A read-only copy: neither the estimator nor the policy can change the market's labels.
+        labels = frozen_arrays(self.log.view())
         est = self._fit(labels)
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started
-        if self.world.continuous:
-            point, state = self._sample_scores(est, labels)
-        else:
-            point, state = self._sample_classes(est, labels)
+        point, state = self.recorder.sample(est, labels, float(self.env.now))
+        if not self.world.continuous:
+            self.proba = est.proba_
         self.curve.append(point)
         if self.on_refresh is not None:
             self.on_refresh(point)
         if labels.n_labels < self.budget:
             ranked = time.perf_counter()
-            self.requester.new_round(self.policy.rank(state, self.streams.policy))
+            self.requester.new_round(self._rank(frozen_arrays(state)))
             self.policy_seconds += time.perf_counter() - ranked
 
-    def _sample_scores(self, est: Any, labels: Any) -> tuple[CurvePoint, MarketState]:
-        """Recorder and policy view of a continuous-score market."""
-        w = self.world
-        assert w.means is not None and w.good is not None
-        assert self.scenario.tasks.means is not None
-        fill = self.scenario.tasks.means.mean
-        means = np.asarray(est.means_, dtype=np.float64)
-        good_proba = np.asarray(est.good_proba_, dtype=np.float64)
-        seen = labels.worker_degree > 0
-        rmse = task_mean_rmse(means, w.means, fill)
-        point = CurvePoint(
-            edges=labels.n_labels,
-            error_rate=rmse,
-            ability_error=good_proba_error(good_proba, w.good, seen),
-            sim_time=float(self.env.now),
-            rmse=rmse,
-            plain_rmse=task_mean_rmse(plain_means(labels), w.means, fill),
-            good_accuracy=good_call_accuracy(good_proba, w.good, seen),
-        )
-        state = MarketState(
-            labels, np.ones((labels.n_tasks, 1)), good_proba, labels.n_labels, self.budget,
-            means=means, good_proba=good_proba, sigma=float(est.sigma_),
-        )
-        return point, state
-
-    def _sample_classes(self, est: Any, labels: Any) -> tuple[CurvePoint, MarketState]:
-        """Recorder and policy view of a market with class labels."""
-        self.proba = est.proba_
-        skill = estimated_skill(est, labels)
-        seen = labels.worker_degree > 0
-        ability_error = (
-            float(np.mean(np.abs(skill[seen] - self.world.ability[seen]))) if seen.any() else 0.0
-        )
-        confusion = estimated_confusion(est, skill, self.n_classes)
-        confusion_error = (
-            float(np.mean(np.abs(confusion[seen] - self.world.confusion[seen])))
-            if seen.any() else 0.0
-        )
-        point = CurvePoint(
-            edges=labels.n_labels,
-            error_rate=error_rate(est.labels_, self.world.truth),
-            ability_error=ability_error,
-            confusion_error=confusion_error,
-            sim_time=float(self.env.now),
-        )
-        return point, MarketState(labels, est.proba_, skill, labels.n_labels, self.budget)
+    def _rank(self, state: Any) -> np.ndarray:
+        """The policy's ranking, checked and completed to a permutation of the tasks."""
+        raw = call_policy(self.policy, "rank", lambda: self.policy.rank(state, self.streams.policy))
+        self._refused.clear()
+        return checked_ranking(self.policy, raw, self.scenario.tasks.count)
 
     # --- processes ---------------------------------------------------------------------------
     def inference_service(self) -> Any:
@@ -366,12 +282,24 @@ class Market:
                 continue
             task = self.requester.assign(worker)
             if task is None:
+                self._refused.add(worker)
+                if len(self._refused) == m:
+                    self._stuck()
                 continue
+            self._refused.clear()
             self.assigned += 1
             if service > 0:
                 self.env.process(self.worker_visit(worker, task, service))
             else:
                 self.receive(task, worker)
+
+    def _stuck(self) -> None:
+        """Every worker, idle, was offered nothing since the last hand-out: stop, don't spin."""
+        raise MarketStuckError(
+            f"the market is stuck: all {self.scenario.workers.count} workers arrived idle and "
+            f"were offered no task, with {self.budget - self.assigned} of {self.budget} labels "
+            f"of budget left ({type(self.requester).__name__} has no task any worker may take)"
+        )
 
     def write_graphml(self, path: Any) -> None:
         """Export who labelled what (task nodes ``t<i>``, worker nodes ``w<j>``) as GraphML."""

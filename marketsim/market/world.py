@@ -4,7 +4,8 @@ graphs.
 Drawn once per replicate and shared by every arm (common random numbers), so differences
 between arms are the policies' and the estimators' own. Every discrete worker model is stored as
 per-worker confusion matrices ``confusion[j, c, l] = P(worker j says l | true class c)``; the
-one-coin model is the special case with ``p_j`` on the diagonal. A continuous-score world
+one-coin model is the special case with ``p_j`` on the diagonal (each model's draws live in
+:mod:`marketsim.market.answers`). A continuous-score world
 (``gaussian-scores``) holds the true task means and annotator types instead; task features, when
 the scenario has them, are drawn from the true classes before the initial graph.
 """
@@ -15,7 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from marketsim.market.scores import draw_good, draw_scores, draw_task_means
+from marketsim.market.answers.confusion import draw_confusion_matrices, draw_labels
+from marketsim.market.answers.gaussian_scores import draw_good, draw_scores, draw_task_means
+from marketsim.market.answers.one_coin import draw_ability, draw_answers, one_coin_confusion
+from marketsim.market.answers.spammer_hammer import draw_spammer_hammer_confusion
 from marketsim.market.task_features import draw_feature_proba, draw_task_features
 from marketsim.scenario.specs import Scenario
 
@@ -49,70 +53,20 @@ class World:
         return self.means is not None
 
 
-def one_coin_confusion(ability: np.ndarray, k: int) -> np.ndarray:
-    """Confusion matrices of one-coin workers: ``p`` on the diagonal, ``(1-p)/(K-1)`` elsewhere."""
-    off = (1.0 - ability) / (k - 1)
-    conf = np.repeat(off[:, None, None], k, axis=1).repeat(k, axis=2)
-    idx = np.arange(k)
-    conf[:, idx, idx] = ability[:, None]
-    return conf
-
-
 def draw_confusion(scenario: Scenario, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
     """Per-worker confusion matrices for the scenario's worker model; flag one-coin worlds."""
-    w = scenario.workers
-    m, k = w.count, scenario.tasks.classes
-    if w.model == "one-coin":
-        return one_coin_confusion(draw_ability(scenario, m, rng), k), True
-    if w.model == "spammer-hammer":
-        hammer = rng.random(m) < w.hammer_fraction
-        ability = np.where(hammer, 1.0, 1.0 / k)
-        return one_coin_confusion(ability, k), True
-    spec = w.confusion
-    if spec.design == "diagonal-uniform":
-        diag = rng.uniform(spec.low, spec.high, size=(m, k))
-        conf = np.repeat(((1.0 - diag) / (k - 1))[:, :, None], k, axis=2)
-        idx = np.arange(k)
-        conf[:, idx, idx] = diag
-        return conf, False
-    alpha = spec.concentration * (1.0 + spec.diagonal_weight * np.eye(k))
-    conf = np.stack([rng.dirichlet(alpha[c], size=m) for c in range(k)], axis=1)
-    return conf, False
+    model = scenario.workers.model
+    if model == "one-coin":
+        k = scenario.tasks.classes
+        return one_coin_confusion(draw_ability(scenario, scenario.workers.count, rng), k), True
+    if model == "spammer-hammer":
+        return draw_spammer_hammer_confusion(scenario, rng), True
+    return draw_confusion_matrices(scenario, rng), False
 
 
 def accuracy(confusion: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """Probability that each worker is right on a task drawn from the prior."""
     return np.einsum("jcc,c->j", confusion, prior)
-
-
-def draw_labels(
-    truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
-    """Answers of ``workers`` on tasks with true classes ``truth`` (vectorised)."""
-    if truth.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    rows = confusion[workers, truth]  # (n, K)
-    u = rng.random(truth.shape[0])[:, None]
-    labels = (np.cumsum(rows, axis=1) <= u).sum(axis=1)
-    return np.minimum(labels, confusion.shape[2] - 1).astype(np.int64)
-
-
-def draw_answers(
-    truth: np.ndarray, ability: np.ndarray, n_classes: int, rng: np.random.Generator
-) -> np.ndarray:
-    """One-coin answers: the true class with probability ``ability``, else a uniform wrong one."""
-    correct = rng.random(truth.shape[0]) < ability
-    if n_classes == 2:
-        wrong = 1 - truth
-    else:
-        wrong = (truth + rng.integers(1, n_classes, size=truth.shape[0])) % n_classes
-    return np.where(correct, truth, wrong).astype(np.int64)
-
-
-def draw_ability(scenario: Scenario, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``low + (1 - low) Beta(alpha, beta)`` abilities."""
-    ab = scenario.workers.ability
-    return ab.low + (1.0 - ab.low) * rng.beta(ab.alpha, ab.beta, size=n)
 
 
 def initial_pairs(

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from marketsim.errors import InputError, SimulationError
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
+from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
 from marketsim.market.world import draw_world
+from marketsim.policies.base import AssignmentPolicy
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import UnitResult
 from marketsim.scenario.replay import load_replay
@@ -37,7 +40,10 @@ def run_unit(
 ) -> UnitResult:
     """Simulate one arm on one replicate's world; ``on_refresh(replicate, arm, point)`` is
     called at every refresh of the inference service (live progress). With
-    ``output.graphml`` and a ``graph_dir``, replicate 0's graph is written there."""
+    ``output.graphml`` and a ``graph_dir``, replicate 0's graph is written there.
+
+    A failing policy or a stuck market raises :class:`~marketsim.errors.SimulationError`
+    naming the arm and replicate."""
     start = time.perf_counter()
     spec = scenario.arms[arm]
     replay = None
@@ -58,19 +64,21 @@ def run_unit(
             None if spec.initial is None
             else initial_graph_rng(scenario.seed, replicate, spec.initial),
         )
-    policy = spec.policy.build(allow_imports=allow_imports, source=scenario.source)
-    market = Market(
-        scenario,
-        world,
-        policy,
-        estimator_factory(scenario, spec.inference),
-        unit_streams(scenario.seed, replicate, arm),
-        warm_start=spec.inference.warm_start,
-        keep_graph=scenario.output.graph,
-        replay=replay,
-        on_refresh=None if on_refresh is None else partial(on_refresh, replicate, arm),
-    )
-    curve = market.run()
+    try:
+        market = Market(
+            scenario,
+            world,
+            _guarded_policy(scenario, arm, allow_imports),
+            estimator_factory(scenario, spec.inference),
+            unit_streams(scenario.seed, replicate, arm),
+            warm_start=spec.inference.warm_start,
+            keep_graph=scenario.output.graph,
+            replay=replay,
+            on_refresh=None if on_refresh is None else partial(on_refresh, replicate, arm),
+        )
+        curve = market.run()
+    except SimulationError as exc:
+        raise exc.with_context(f"arm {spec.name!r}, replicate {replicate}") from None
     if scenario.output.graphml and graph_dir is not None and replicate == 0:
         slug = re.sub(r"[^A-Za-z0-9]+", "-", spec.name).strip("-").lower() or f"arm{arm}"
         path = Path(graph_dir) / f"graph_{arm:02d}_{slug}.graphml"
@@ -80,6 +88,18 @@ def run_unit(
         os.replace(tmp, path)
     rows = tuple(p.at(spec.name, replicate) for p in curve)
     return UnitResult(replicate, arm, rows, time.perf_counter() - start)
+
+
+def _guarded_policy(scenario: Scenario, arm: int, allow_imports: bool) -> AssignmentPolicy:
+    """The arm's policy; a plug-in constructor that raises or exits is a ``PolicyError``."""
+    spec = scenario.arms[arm].policy
+    name = spec.name
+    try:
+        return spec.build(allow_imports=allow_imports, source=scenario.source)
+    except InputError:
+        raise
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plug-in may raise anything
+        raise policy_failure(f"policy {name!r}", "__init__", exc) from None
 
 
 def units_of(scenario: Scenario) -> list[tuple[int, int]]:

@@ -1,5 +1,5 @@
-"""Seed 001's continuous-score crowd inside the market: true task means, annotator types and
-their scores (ALGORITHMS.md §7).
+"""Continuous-score workers (``workers.model = "gaussian-scores"``), seed 001's crowd: true
+task means, annotator types and their scores (ALGORITHMS.md §7).
 
 A fraction ``good_fraction`` of the annotators is good and scores task ``i`` as
 ``N(mu_i, sigma^2)`` clipped to [0, 1] (the market's scores, like the estimator's, live in
@@ -42,3 +42,19 @@ def draw_score(mu: float, good: bool, sigma: float, rng: np.random.Generator) ->
     if good:
         return min(max(mu + sigma * float(rng.standard_normal()), 0.0), 1.0)
     return float(rng.random())
+
+
+class ScoreAnswers:
+    """Per-label continuous scores (:func:`draw_score`); the class label is always 0."""
+
+    def __init__(
+        self, means: np.ndarray, good: np.ndarray, sigma: float, rng: np.random.Generator
+    ) -> None:
+        self.means = means
+        self.good = good
+        self.sigma = sigma
+        self.rng = rng
+
+    def answer(self, task: int, worker: int) -> tuple[int, float | None]:
+        """Label 0 and the annotator's score for ``task``."""
+        return 0, draw_score(float(self.means[task]), bool(self.good[worker]), self.sigma, self.rng)

@@ -1,0 +1,52 @@
+"""Confusion-matrix workers (``workers.model = "confusion"``): worker ``j`` answers ``l`` on a
+task of true class ``c`` with probability ``confusion[j, c, l]``. The matrices are
+``diagonal-uniform`` (diagonal ``U[low, high]``, the rest spread evenly) or ``dirichlet`` (rows
+``Dirichlet(concentration * (1 + diagonal_weight * e_c))``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.scenario.specs import Scenario
+
+
+def draw_confusion_matrices(scenario: Scenario, rng: np.random.Generator) -> np.ndarray:
+    """Per-worker confusion matrices (n_workers, K, K) of the scenario's confusion design."""
+    m, k = scenario.workers.count, scenario.tasks.classes
+    spec = scenario.workers.confusion
+    if spec.design == "diagonal-uniform":
+        diag = rng.uniform(spec.low, spec.high, size=(m, k))
+        conf = np.repeat(((1.0 - diag) / (k - 1))[:, :, None], k, axis=2)
+        idx = np.arange(k)
+        conf[:, idx, idx] = diag
+        return conf
+    alpha = spec.concentration * (1.0 + spec.diagonal_weight * np.eye(k))
+    return np.stack([rng.dirichlet(alpha[c], size=m) for c in range(k)], axis=1)
+
+
+def draw_labels(
+    truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """Answers of ``workers`` on tasks with true classes ``truth`` (vectorised)."""
+    if truth.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    rows = confusion[workers, truth]  # (n, K)
+    u = rng.random(truth.shape[0])[:, None]
+    labels = (np.cumsum(rows, axis=1) <= u).sum(axis=1)
+    return np.minimum(labels, confusion.shape[2] - 1).astype(np.int64)
+
+
+class ConfusionAnswers:
+    """Per-label answers from confusion matrices: one uniform draw inverted through the
+    cumulative row of (worker, true class)."""
+
+    def __init__(self, truth: np.ndarray, confusion: np.ndarray, rng: np.random.Generator) -> None:
+        self.truth = truth
+        self.cumulative = np.cumsum(confusion, axis=2)
+        self.rng = rng
+
+    def answer(self, task: int, worker: int) -> tuple[int, float | None]:
+        """The worker's label for ``task`` (no score)."""
+        row = self.cumulative[worker, int(self.truth[task])]
+        label = min(int(np.searchsorted(row, self.rng.random(), side="right")), len(row) - 1)
+        return label, None

@@ -1,0 +1,57 @@
+"""One-coin workers (``workers.model = "one-coin"``): worker ``j`` is right with probability
+``p_j ~ low + (1 - low) Beta(alpha, beta)``, else gives a uniformly chosen wrong class."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.scenario.specs import Scenario
+
+
+def one_coin_confusion(ability: np.ndarray, k: int) -> np.ndarray:
+    """Confusion matrices of one-coin workers: ``p`` on the diagonal, ``(1-p)/(K-1)`` elsewhere."""
+    off = (1.0 - ability) / (k - 1)
+    conf = np.repeat(off[:, None, None], k, axis=1).repeat(k, axis=2)
+    idx = np.arange(k)
+    conf[:, idx, idx] = ability[:, None]
+    return conf
+
+
+def draw_ability(scenario: Scenario, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``low + (1 - low) Beta(alpha, beta)`` abilities."""
+    ab = scenario.workers.ability
+    return ab.low + (1.0 - ab.low) * rng.beta(ab.alpha, ab.beta, size=n)
+
+
+def draw_answers(
+    truth: np.ndarray, ability: np.ndarray, n_classes: int, rng: np.random.Generator
+) -> np.ndarray:
+    """One-coin answers: the true class with probability ``ability``, else a uniform wrong one."""
+    correct = rng.random(truth.shape[0]) < ability
+    if n_classes == 2:
+        wrong = 1 - truth
+    else:
+        wrong = (truth + rng.integers(1, n_classes, size=truth.shape[0])) % n_classes
+    return np.where(correct, truth, wrong).astype(np.int64)
+
+
+class OneCoinAnswers:
+    """Per-label one-coin answers (also spammer-hammer's): right with the worker's diagonal
+    probability, else a uniformly chosen wrong class (a second draw only when K > 2)."""
+
+    def __init__(
+        self, truth: np.ndarray, confusion: np.ndarray, n_classes: int, rng: np.random.Generator
+    ) -> None:
+        self.truth = truth
+        self.confusion = confusion
+        self.n_classes = n_classes
+        self.rng = rng
+
+    def answer(self, task: int, worker: int) -> tuple[int, float | None]:
+        """The worker's label for ``task`` (no score)."""
+        truth = int(self.truth[task])
+        label = truth
+        if self.rng.random() >= self.confusion[worker, truth, truth]:
+            k = self.n_classes
+            label = 1 - truth if k == 2 else (truth + int(self.rng.integers(1, k))) % k
+        return label, None

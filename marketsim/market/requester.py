@@ -1,0 +1,66 @@
+"""Task hand-out: the requester gives each arriving worker a task from the policy's ranking.
+
+:class:`Requester` serves simulated crowds; :class:`~marketsim.market.replay.ReplayRequester`
+serves a replayed real crowd (only pairs the file answered). Both follow :class:`TaskRequester`.
+The market hands them full permutations of the tasks (see
+:func:`marketsim.market.policy_guard.checked_ranking`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+
+class TaskRequester(Protocol):
+    """What the market needs from a requester."""
+
+    def new_round(self, ranking: np.ndarray) -> None:
+        """Start a round from a fresh ranking (a permutation of the tasks)."""
+
+    def mark(self, task: int, worker: int) -> None:
+        """``worker`` holds or labelled ``task``: never hand them that task again."""
+
+    def assign(self, worker: int) -> int | None:
+        """Next task for ``worker``, or ``None`` if none is left for them."""
+
+
+class Requester:
+    """Hands out tasks from the current ranking: each round gives distinct tasks, and a worker
+    never gets a task they already hold or labelled."""
+
+    def __init__(self, n_tasks: int, n_workers: int) -> None:
+        self.n_tasks = n_tasks
+        self.done_pairs: set[int] = set()
+        self.n_workers = n_workers
+        self.ranking = np.arange(n_tasks)
+        self.cursor = 0
+        self.given = np.zeros(n_tasks, dtype=bool)
+
+    def new_round(self, ranking: np.ndarray) -> None:
+        """Start a round from a fresh ranking."""
+        self.ranking = np.asarray(ranking, dtype=np.int64)
+        self.cursor = 0
+        self.given[:] = False
+
+    def mark(self, task: int, worker: int) -> None:
+        """Remember that ``worker`` holds or labelled ``task``."""
+        self.done_pairs.add(task * self.n_workers + worker)
+
+    def assign(self, worker: int) -> int | None:
+        """Next task for ``worker``, or ``None`` if none is left for them this round."""
+        for _ in range(2):
+            ranking, given, pairs, m = self.ranking, self.given, self.done_pairs, self.n_workers
+            while self.cursor < len(ranking) and given[ranking[self.cursor]]:
+                self.cursor += 1
+            for pos in range(self.cursor, len(ranking)):
+                task = int(ranking[pos])
+                if not given[task] and task * m + worker not in pairs:
+                    given[task] = True
+                    self.mark(task, worker)
+                    return task
+            # The ranking is used up this round: start a new pass over it.
+            self.cursor = 0
+            self.given[:] = False
+        return None
