@@ -57,7 +57,7 @@ def test_json_schema_file_is_current_and_accepts_every_shipped_scenario() -> Non
 
 @pytest.mark.parametrize("name", list(POLICIES))
 def test_policy_option_schema_is_the_constructor(name: str) -> None:
-    params = {n: p.default for n, p in inspect.signature(POLICIES[name]()).parameters.items()}
+    params = {n: p.default for n, p in inspect.signature(POLICIES[name]).parameters.items()}
     fields = {n: f.default for n, f in POLICY_OPTIONS[name].model_fields.items()}
     assert fields == params
 
@@ -129,7 +129,7 @@ def test_import_path_options_checked_once_imported() -> None:
 
 def test_names_resolved_once_and_specs_pickle() -> None:
     sc = parse_scenario(BASE, "x.toml")
-    assert sc.arms[0].policy.cls is POLICIES["uniform"]()
+    assert sc.arms[0].policy.cls is POLICIES["uniform"]
     assert sc.arms[1].inference.entry is METHODS["ds"]
     back = pickle.loads(pickle.dumps(sc))
     assert back == sc and back.arms[1].inference.entry is METHODS["ds"]

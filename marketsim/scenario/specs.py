@@ -183,7 +183,7 @@ class PolicySpec:
 
     def __post_init__(self) -> None:
         if self.cls is None and self.name in POLICIES:
-            object.__setattr__(self, "cls", POLICIES[self.name]())
+            object.__setattr__(self, "cls", POLICIES[self.name])
 
     def build(self, *, allow_imports: bool = False, source: str | None = None
               ) -> AssignmentPolicy:
