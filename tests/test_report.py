@@ -150,7 +150,7 @@ def test_report_markdown_without_setup(tmp_path: Path) -> None:
     summary = {"scenario": "s", "seed": 1, "replicates": 3, "complete": True, "arms": arms}
     text = report_markdown(summary, None, info)
     assert "## Error at budget checkpoints" in text
-    assert "| x | 30.00 % ± " in text
+    assert "| x | 30.00 % [" in text
     assert "## Labels needed to reach 5 % / 1 % error" in text
     assert "no uniform-policy arm" in text
 

@@ -15,11 +15,12 @@ from typing import Any
 
 from marketsim.record.metric import metric_of
 from marketsim.report.arm_text import arm_specs, methods_section, policies_section
+from marketsim.report.comparison_text import comparisons_section, key_results
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 from marketsim.report.results_text import (
     arms_section,
+    checkpoints,
     checkpoints_section,
-    key_results,
     plot_section,
     score_section,
     targets_section,
@@ -52,13 +53,15 @@ def report_markdown(
         ]
     if arms:
         lines += ["**In short** (labels needed for the mean error to reach and stay below a "
-                  "target; details below):", "", *key_results(arms, specs, names, metric), ""]
+                  "target; a difference is claimed only when its paired 95 % interval excludes "
+                  "zero; details below):", "", *key_results(arms, specs, names, metric), ""]
     lines += setup_section(setup, summary)
     lines += arms_section(arms, names, specs, metric)
     lines += score_section(arms, names, metric)
     lines += plot_section(plot, metric)
     lines += checkpoints_section(arms, names, metric)
     lines += targets_section(arms, names, specs, metric)
+    lines += comparisons_section(summary, names, metric, checkpoints(arms))
     lines += policies_section(names, specs)
     lines += methods_section(names, specs, metric)
     lines += files_section(summary, setup, run_dir, versions)

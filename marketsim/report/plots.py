@@ -121,9 +121,14 @@ def plot_error_vs_budget(
         mean = np.asarray(arm.get("error_rate", []), dtype=float)
         if edges.size == 0:
             continue
-        half = np.asarray(arm.get("error_rate_ci95", [0.0] * edges.size), dtype=float)
-        lo = np.maximum(mean - half, floor)
-        hi = np.maximum(mean + half, floor)
+        if arm.get("error_rate_low") is not None:  # the clipped Student-t interval
+            lo = np.asarray(arm["error_rate_low"], dtype=float)
+            hi = np.asarray(arm["error_rate_high"], dtype=float)
+        else:  # an older summary: the half-width only
+            half = np.asarray(arm.get("error_rate_ci95", [0.0] * edges.size), dtype=float)
+            lo, hi = mean - half, mean + half
+        lo, hi = np.maximum(np.nan_to_num(lo, nan=floor), floor), np.maximum(
+            np.nan_to_num(hi, nan=floor), floor)
         clipped += int(np.count_nonzero(mean < floor))
         shown = np.maximum(mean, floor)
         top = max(top, float(hi.max()))

@@ -1,6 +1,6 @@
-"""The results of ``report.md``: the headline claims (fastest arm to each target and its saving
-against the uniform policy), the arms table, the plot caption, the error at budget checkpoints
-and the labels needed to reach each target."""
+"""The results tables of ``report.md``: the arms table, the plot caption, the error at budget
+checkpoints and the labels needed to reach each target (the claims are
+:mod:`~marketsim.report.comparison_text`'s)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.record.metric import ERROR_RATE, Metric
+from marketsim.record.metric import Metric
 from marketsim.record.summary import TARGETS
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
+from marketsim.report.comparison_text import BASELINE_POLICY, baseline
 from marketsim.report.formatting import num, table
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 
 #: Budget checkpoints in the error table (evenly spaced, first and last included).
 N_CHECKPOINTS = 5
-BASELINE_POLICY = "uniform"
 
 #: ``summary.json``'s ``arms``: per arm name, its mean curve and targets.
 Arms = Mapping[str, Mapping[str, Any]]
@@ -63,41 +63,6 @@ def score_section(
     ]
 
 
-def key_results(arms: Arms, specs: Mapping[str, ArmSpec],
-                 names: Sequence[str], metric: Metric = ERROR_RATE) -> list[str]:
-    """One sentence per target: the arm that reached it with the fewest labels."""
-    out = []
-    for t in TARGETS:
-        key = f"{t:g}"
-        reached = [(arms[n]["edges_to_reach"].get(key), n) for n in names
-                   if arms[n].get("edges_to_reach", {}).get(key) is not None]
-        if not reached:
-            out.append(f"- No arm reached {metric.target(t)} within the budget.")
-            continue
-        best_edges, best = min(reached)
-        text = f"- **{metric.target(t)}**: fastest is *{best}* with {num(best_edges)} labels"
-        base = baseline(best, specs, names)
-        base_edges = arms[base]["edges_to_reach"].get(key) if base else None
-        if base and base != best and base_edges:
-            saved = base_edges - best_edges
-            text += (f", {num(saved)} labels ({100 * saved / base_edges:.0f} %) fewer than "
-                     f"*{base}*")
-        elif base and base != best:
-            text += f"; *{base}* did not reach it within the budget"
-        out.append(text + ".")
-    return out
-
-
-def baseline(name: str, specs: Mapping[str, ArmSpec], arms: Sequence[str]) -> str | None:
-    """The uniform arm with the same inference method as ``name``, else the first uniform arm."""
-    uniform = [a for a in arms if policy_name(specs.get(a)) == BASELINE_POLICY]
-    if not uniform:
-        return None
-    method = method_name(specs.get(name))
-    same = [a for a in uniform if method_name(specs.get(a)) == method]
-    return (same or uniform)[0]
-
-
 def saving(arm: Mapping[str, Any], base: Mapping[str, Any], key: str) -> str:
     """Labels ``arm`` saved against ``base`` to reach target ``key`` (``+1,200 (+25 %)``)."""
     mine, theirs = arm["edges_to_reach"].get(key), base["edges_to_reach"].get(key)
@@ -113,9 +78,25 @@ def saving(arm: Mapping[str, Any], base: Mapping[str, Any], key: str) -> str:
     return f"{diff:+,}{rel}" if diff else "0"
 
 
-def _mean_ci(metric: Metric, mean: float | None, half: float | None) -> str:
-    """``1.23 % ± 0.40`` (the half-width without its unit)."""
-    return f"{metric.fmt(mean)} ± {metric.fmt(half).removesuffix(' %')}"
+def _mean_ci(metric: Metric, mean: float | None, low: float | None, high: float | None) -> str:
+    """``1.23 % [0.83, 1.63]``: the mean and its 95 % interval (already clipped to the
+    metric's range; ``—`` with one replicate), the interval without its unit."""
+    if low is None or high is None:
+        return f"{metric.fmt(mean)} [—]"
+    return (f"{metric.fmt(mean)} [{metric.fmt(low).removesuffix(' %')}, "
+            f"{metric.fmt(high).removesuffix(' %')}]")
+
+
+def _bounds(arm: Mapping[str, Any], i: int) -> tuple[float | None, float | None]:
+    """The interval ends at point ``i`` (summaries written before intervals were clipped
+    hold only the half-width: mean -/+ half, clipped at 0)."""
+    if arm.get("error_rate_low") is not None:
+        return arm["error_rate_low"][i], arm["error_rate_high"][i]
+    half = (arm.get("error_rate_ci95") or [None] * (i + 1))[i]
+    if half is None:
+        return None, None
+    mean = arm["error_rate"][i]
+    return max(mean - half, 0.0), mean + half
 
 
 def arms_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
@@ -125,8 +106,7 @@ def arms_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
     for name in names:
         spec, a = specs.get(name), arms[name]
         final = a.get("final_error_rate")
-        half = a["error_rate_ci95"][-1] if a.get("error_rate_ci95") else None
-        final_txt = "—" if final is None else _mean_ci(metric, final, half)
+        final_txt = "—" if final is None else _mean_ci(metric, final, *_bounds(a, -1))
         rows.append([name, f"`{policy_name(spec) or '?'}`", f"`{method_name(spec) or '?'}`",
                      a.get("replicates"), num(a["edges"][-1]) if a.get("edges") else "—",
                      final_txt])
@@ -141,7 +121,7 @@ def plot_section(plot: PlotInfo, metric: Metric) -> list[str]:
         f"![{metric.sentence} against labels spent, one curve per arm]({PNG_NAME})",
         "",
         f"*Mean {metric.label} over replicates (line) with its 95 % confidence band (shaded: "
-        f"mean ± 1.96 standard errors), on a log scale"
+        f"Student-t interval with n - 1 degrees of freedom, clipped at 0), on a log scale"
         + ("; thin dotted lines: the plain (unweighted) mean of the same arm's scores"
            if not metric.percent else "")
         + f". An error of exactly 0 cannot be drawn on "
@@ -156,18 +136,19 @@ def plot_section(plot: PlotInfo, metric: Metric) -> list[str]:
 
 
 def checkpoints_section(arms: Arms, names: Sequence[str], metric: Metric) -> list[str]:
-    """Mean error ± 95 % half-width of each arm at the budget :func:`checkpoints`."""
+    """Mean error and its 95 % interval for each arm at the budget :func:`checkpoints`."""
     cps = checkpoints(arms)
     lines = [f"## {metric.heading} at budget checkpoints", ""]
     if not cps:
         return lines + ["No unit has finished yet.", ""]
-    lines += [f"Mean {metric.label} ± 95 % confidence half-width after the given number "
-              "of labels.", ""]
+    lines += [f"Mean {metric.label} and its 95 % confidence interval (Student's t with n - 1 "
+              "degrees of freedom, clipped to the possible range) after the given number of "
+              "labels.", ""]
     rows = []
     for name in names:
         a = arms[name]
-        at = {e: (m, h) for e, m, h in zip(a["edges"], a["error_rate"],
-                                             a["error_rate_ci95"], strict=False)}
+        at = {e: (m, *_bounds(a, i)) for i, (e, m) in enumerate(zip(a["edges"], a["error_rate"],
+                                                                      strict=True))}
         rows.append([name] + [_mean_ci(metric, *at[e]) if e in at else "—" for e in cps])
     return lines + table(["arm \\ labels spent", *(num(e) for e in cps)], rows) + [""]
 

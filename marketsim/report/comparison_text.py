@@ -1,0 +1,155 @@
+"""The claims of ``report.md``: which arms need the fewest labels to each target, and the paired
+comparisons against the reference arm. A claim that one arm beats another is made only when
+the paired 95 % interval of their per-replicate differences excludes zero (arms share their
+worlds replicate by replicate); otherwise the report says no difference is detectable with
+the replicates run, and roughly how many would be needed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from marketsim.record.metric import Metric
+from marketsim.record.stats import PairedComparison, paired_comparison
+from marketsim.record.summary import TARGETS
+from marketsim.report.arm_text import ArmSpec, method_name, policy_name
+from marketsim.report.formatting import num, table
+
+Arms = Mapping[str, Mapping[str, Any]]
+BASELINE_POLICY = "uniform"
+
+
+def baseline(name: str, specs: Mapping[str, ArmSpec], arms: Sequence[str]) -> str | None:
+    """The uniform arm with the same inference method as ``name``, else the first uniform arm."""
+    uniform = [a for a in arms if policy_name(specs.get(a)) == BASELINE_POLICY]
+    if not uniform:
+        return None
+    method = method_name(specs.get(name))
+    same = [a for a in uniform if method_name(specs.get(a)) == method]
+    return (same or uniform)[0]
+
+
+def reach_comparison(arms: Arms, name: str, other: str, key: str) -> PairedComparison:
+    """``name`` minus ``other`` in labels-to-target ``key``, paired by replicate."""
+    def by_rep(arm: Mapping[str, Any]) -> dict[int, float]:
+        values = arm.get("edges_to_reach_replicates", {}).get(key, [])
+        return {r: (np.nan if v is None else float(v))
+                for r, v in zip(arm.get("replicate_ids", []), values, strict=False)}
+
+    mine, theirs = by_rep(arms[name]), by_rep(arms[other])
+    reps = sorted(set(mine) & set(theirs))
+    return paired_comparison(name, other, [mine[r] for r in reps], [theirs[r] for r in reps])
+
+
+def _labels(x: float) -> str:
+    return f"{x:,.0f} labels"
+
+
+def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
+                metric: Metric) -> list[str]:
+    """One sentence per target: the arms needing the fewest labels, a winner named only when
+    it needs detectably fewer than every other arm, and the comparison with the baseline."""
+    out = []
+    for t in TARGETS:
+        key = f"{t:g}"
+        reached = sorted((arms[n]["edges_to_reach"][key], n) for n in names
+                         if arms[n].get("edges_to_reach", {}).get(key) is not None)
+        if not reached:
+            out.append(f"- No arm reached {metric.target(t)} within the budget.")
+            continue
+        best_edges, best = reached[0]
+        ties = [n for e, n in reached if e == best_edges]
+        others = [n for n in names if n not in ties]
+        cmps = [reach_comparison(arms, best, o, key) for o in others]
+        undetected = [c for c in cmps if not (c.detected and c.difference.mean < 0)]
+        text = f"- **{metric.target(t)}**: "
+        if len(ties) > 1:
+            text += (f"{', '.join(f'*{n}*' for n in ties)} tie with {num(best_edges)} labels "
+                     "on average")
+        elif not undetected:
+            text += (f"*{best}* needs detectably fewer labels than every other arm: "
+                     f"{num(best_edges)} on average")
+        else:
+            close = ", ".join(f"*{c.reference}* ({num(arms[c.reference]['edges_to_reach'][key])})"
+                              for c in undetected)
+            needed = [c.replicates_needed for c in undetected if c.replicates_needed]
+            text += (f"*{best}* needs the fewest labels on average ({num(best_edges)}), but no "
+                     f"difference from {close} is detectable with "
+                     f"{undetected[0].difference.n} replicates")
+            if needed:
+                text += f" (about {max(needed)} would be needed)"
+        base = baseline(best, specs, names)
+        if base and base not in ties:
+            if arms[base]["edges_to_reach"].get(key) is None:
+                text += f"; *{base}* did not reach it within the budget"
+            else:
+                text += f"; against *{base}*: {_against(reach_comparison(arms, best, base, key))}"
+        out.append(text + ".")
+    return out
+
+
+def _against(cmp: PairedComparison) -> str:
+    d = cmp.difference
+    if d.n < 2:
+        return f"{_labels(abs(d.mean))} {'fewer' if d.mean < 0 else 'more'} (one replicate)"
+    if not cmp.detected:
+        return f"no difference detectable with {d.n} replicates"
+    word = "fewer" if d.mean < 0 else "more"
+    return (f"{_labels(abs(d.mean))} {word} (paired 95 % interval {d.low:+,.0f} to "
+            f"{d.high:+,.0f})")
+
+
+def _cell(entry: Mapping[str, Any] | None, fmt: Any) -> str:
+    if not entry or entry.get("difference") is None:
+        return "—"
+    text = fmt(entry["difference"])
+    if entry.get("low") is not None:
+        text += f" [{fmt(entry['low'])}, {fmt(entry['high'])}]"
+    return f"**{text}**" if entry.get("detected") else text
+
+
+def comparisons_section(summary: Mapping[str, Any], names: Sequence[str], metric: Metric,
+                        checkpoints: Sequence[int]) -> list[str]:
+    """"Paired comparisons": each arm minus the reference arm on the same worlds."""
+    comp = summary.get("comparisons") or {}
+    ref = comp.get("reference")
+    if not ref or not comp.get("arms"):
+        return []
+
+    def diff(x: float) -> str:
+        return f"{100 * x:+.2f} pt" if metric.percent else f"{x:+.4f}"
+
+    lines = [
+        f"## Paired comparisons against *{ref}*", "",
+        f"Every arm runs on the same worlds as *{ref}* (same tasks, workers and arrivals per "
+        "replicate), so each is compared on the per-replicate differences (arm minus "
+        f"*{ref}*): their mean and 95 % paired t-interval in brackets. **Bold**: the interval "
+        "excludes zero, a difference detected with these replicates; otherwise none can be "
+        "claimed. Negative is better (lower error, fewer labels).", "",
+    ]
+    rows = []
+    for name in names:
+        entry = comp["arms"].get(name)
+        if entry is None:
+            continue
+        at = {c["edges"]: c for c in entry["checkpoints"]}
+        rows.append([name, *(_cell(at.get(e), diff) for e in checkpoints)])
+    lines += table(["arm \\ labels spent", *(num(e) for e in checkpoints)], rows) + [""]
+    rows = []
+    for name in names:
+        entry = comp["arms"].get(name)
+        if entry is None:
+            continue
+        rows.append([name, *(_cell(entry["edges_to_reach"].get(f"{t:g}"),
+                                   lambda x: f"{x:+,.0f}") for t in TARGETS)])
+    head = ["arm", *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
+    lines += ["Difference in labels needed to reach each target (replicates where both arms "
+              "reached it):", "", *table(head, rows), ""]
+    for name in names:
+        entry = comp["arms"].get(name)
+        if entry and entry["checkpoints"]:
+            lines.append(f"- at {num(entry['checkpoints'][-1]['edges'])} labels: "
+                         f"{entry['checkpoints'][-1]['verdict']}")
+    return [*lines, ""]
