@@ -34,17 +34,11 @@ from marketsim.aggregation.continuous import plain_means
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.metrics import error_rate
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS, make_estimator
+from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
+from marketsim.data.features import FeatureTable, load_features
 from marketsim.data.labels import LabelSet
-from marketsim.data.loaders import (
-    DATA_ENV,
-    DATASETS,
-    FORMATS,
-    FeatureTable,
-    dataset_paths,
-    load_features,
-    load_labels,
-    load_scores,
-)
+from marketsim.data.load import FORMATS, load_labels
+from marketsim.data.scores import load_scores
 from marketsim.errors import EXIT_OK, InputError
 from marketsim.report.files import write_csv_atomic
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from marketsim.data import dataset_paths, load_labels
 from marketsim.data.labels import LabelSet
-from marketsim.data.loaders import dataset_paths, load_labels
 from marketsim.errors import InputError
 
 
