@@ -36,6 +36,7 @@ from marketsim.data.features import FeatureTable, load_features
 from marketsim.data.labels import LabelSet
 from marketsim.data.load import FORMATS, load_labels
 from marketsim.data.scores import load_scores
+from marketsim.data.truth import check_truth_coverage
 from marketsim.data.writers import (
     score_worker_table,
     worker_table,
@@ -318,6 +319,10 @@ def execute(args: argparse.Namespace) -> int:
     check_options(args)
     started = time.perf_counter()
     data, truth, labels_file, truth_file = load_input(args)
+    coverage = None
+    if truth is not None and truth_file is not None:
+        coverage = check_truth_coverage(data, truth, truth_file=truth_file,
+                                        labels_file=labels_file)
     fit_params: dict[str, Any] = {}
     features: FeatureTable | None = None
     if args.features is not None:
@@ -336,6 +341,12 @@ def execute(args: argparse.Namespace) -> int:
     result = make_summary(est, data, truth, method=args.method, seconds=seconds,
                           labels_file=labels_file, truth_file=truth_file)
     result["load_seconds"] = round(load_seconds, 6)
+    if coverage is not None:
+        result["truth_coverage"] = coverage.as_dict()
+        warning = coverage.warning(truth_file, "RMSE" if args.scores else "error rate",
+                                   result["n_tasks_with_truth"])
+        if warning:
+            print(f"marketsim: warning: {warning}", file=sys.stderr)
     if features is not None:
         result["features_file"] = args.features
         result["n_features"] = len(features.names)
