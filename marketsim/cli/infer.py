@@ -35,9 +35,11 @@ from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
 from marketsim.data.features import FeatureTable, load_features
 from marketsim.data.labels import LabelSet
 from marketsim.data.load import FORMATS, load_labels
+from marketsim.data.parsing import delimiter_name, parse_columns
 from marketsim.data.scores import load_scores
 from marketsim.data.truth import check_truth_coverage
 from marketsim.data.writers import (
+    refuse_overwriting_inputs,
     score_worker_table,
     worker_table,
     write_means,
@@ -99,7 +101,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="CSV task,<feature>... of 0/1 task features (empty = missing), for "
                    "methods that use them (ds-features)")
     p.add_argument("--format", metavar="FMT",
-                   help="file format: zhang or csv (default: csv for .csv files, else zhang)")
+                   help="file format: zhang or csv (default: csv for .csv and .tsv files, "
+                   "else zhang)")
+    p.add_argument("--delimiter", metavar="SEP",
+                   help="field separator of the CSV inputs: comma, tab, semicolon or pipe (or "
+                   "the character; default: detected from each file's header line)")
+    p.add_argument("--columns", metavar="MAP",
+                   help="column names of LABELS by role, e.g. task=item,worker=annotator,"
+                   "label=answer (roles: task, worker, label, score)")
     p.add_argument("--max-iter", type=int, metavar="N",
                    help="maximum EM iterations (default: the method's, 100)")
     p.add_argument("--tol", type=float, metavar="X",
@@ -168,28 +177,41 @@ def check_options(args: argparse.Namespace) -> None:
             raise InputError("--truth cannot be combined with --dataset (its truth file is used)")
         if args.format not in (None, "zhang"):
             raise InputError("--format csv cannot be combined with --dataset (zhang format)")
+        for opt in ("delimiter", "columns"):
+            if getattr(args, opt) is not None:
+                raise InputError(f"--{opt} cannot be combined with --dataset (zhang format)")
     elif args.data_dir is not None:
         raise InputError("--data-dir only applies with --dataset")
+    if args.delimiter is not None:
+        args.delimiter = delimiter_name(args.delimiter)
+    if args.columns is not None:
+        args.columns = parse_columns(args.columns)
     for opt, value in (("--output", args.output), ("--workers", args.workers)):
         if value is not None and Path(value).is_dir():
             raise InputError(f"{opt} {value!r} is a folder; give a file name")
 
 
-def load_input(args: argparse.Namespace) -> tuple[LabelSet, np.ndarray | None, str, str | None]:
-    """Load labels (or scores) and truth; return them with the file names used.
+def input_files(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The labels and truth files to read (a ``--dataset``'s files found by its folder)."""
+    if args.dataset is not None:
+        crowd, truth = dataset_paths(args.dataset, args.data_dir)
+        return str(crowd), str(truth)
+    return str(args.labels), args.truth
+
+
+def load_input(
+    args: argparse.Namespace, labels_file: str, truth_file: str | None
+) -> tuple[LabelSet, np.ndarray | None]:
+    """Load labels (or scores) and truth.
 
     With ``--scores`` the truth is a float array of true means (NaN = unknown), else an int
     array of class indices (-1 = unknown).
     """
+    csv_options = {"delimiter": args.delimiter, "columns": args.columns}
     if args.scores:
-        data, means = load_scores(args.labels, args.truth)
-        return data, means, str(args.labels), args.truth
-    if args.dataset is not None:
-        crowd, truth = dataset_paths(args.dataset, args.data_dir)
-        data, truth_arr = load_labels(crowd, truth, "zhang")
-        return data, truth_arr, str(crowd), str(truth)
-    data, truth_arr = load_labels(args.labels, args.truth, args.format)
-    return data, truth_arr, str(args.labels), args.truth
+        return load_scores(labels_file, truth_file, **csv_options)
+    fmt = "zhang" if args.dataset is not None else args.format
+    return load_labels(labels_file, truth_file, fmt, **csv_options)
 
 
 def build_estimator(args: argparse.Namespace) -> tuple[BaseAggregator, list[str]]:
@@ -303,9 +325,11 @@ def print_score_table(result: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------------------------
 # task features
 # --------------------------------------------------------------------------------------------
-def load_task_features(path: str, data: LabelSet) -> tuple[FeatureTable, list[str]]:
+def load_task_features(
+    path: str, data: LabelSet, args: argparse.Namespace
+) -> tuple[FeatureTable, list[str]]:
     """Features for ``data``'s tasks, and a note when some tasks have no row in the file."""
-    table = load_features(path, data.task_ids)
+    table = load_features(path, data.task_ids, delimiter=args.delimiter, columns=args.columns)
     notes = []
     missing = int(np.count_nonzero(~table.has_row))
     if missing:
@@ -317,8 +341,13 @@ def load_task_features(path: str, data: LabelSet) -> tuple[FeatureTable, list[st
 def execute(args: argparse.Namespace) -> int:
     """Run ``infer``: check options, load, fit, report, write files."""
     check_options(args)
+    labels_file, truth_file = input_files(args)
+    refuse_overwriting_inputs(
+        {"--output": args.output, "--workers": args.workers},
+        {"labels": labels_file, "truth": truth_file, "features": args.features},
+    )
     started = time.perf_counter()
-    data, truth, labels_file, truth_file = load_input(args)
+    data, truth = load_input(args, labels_file, truth_file)
     coverage = None
     if truth is not None and truth_file is not None:
         coverage = check_truth_coverage(data, truth, truth_file=truth_file,
@@ -326,7 +355,7 @@ def execute(args: argparse.Namespace) -> int:
     fit_params: dict[str, Any] = {}
     features: FeatureTable | None = None
     if args.features is not None:
-        features, notes = load_task_features(args.features, data)
+        features, notes = load_task_features(args.features, data, args)
         fit_params["features"] = features.values
         for note in notes:
             print(f"marketsim: note: {note}", file=sys.stderr)

@@ -14,7 +14,7 @@ import numpy as np
 
 from marketsim.data.assembly import MAX_CLASSES, Truth, _assemble, _codes, _too_many_classes
 from marketsim.data.labels import LabelSet
-from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_table
+from marketsim.data.parsing import ColumnMap, _gc_paused, _parse_numbers, _read_csv_table
 from marketsim.errors import InputError
 
 _LABEL_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "label": ("label", "answer")}
@@ -34,17 +34,25 @@ def _class_value(text: str) -> int | float | None:
 
 @_gc_paused()
 def load_csv(
-    labels_path: str | os.PathLike[str], truth_path: str | os.PathLike[str] | None = None
+    labels_path: str | os.PathLike[str],
+    truth_path: str | os.PathLike[str] | None = None,
+    *,
+    delimiter: str | None = None,
+    columns: ColumnMap | None = None,
 ) -> tuple[LabelSet, Truth]:
     """Load a headed CSV of labels (and truth); ids are strings coded in order of appearance.
 
     Class labels are sorted numerically when all are numbers (``"1"`` and ``"1.0"`` are the same
     class), else lexicographically; ``class_ids`` maps indices back. A ``score`` column, when
-    present, becomes ``LabelSet.scores`` (empty cells are NaN).
+    present, becomes ``LabelSet.scores`` (empty cells are NaN). Fields are separated by
+    ``delimiter`` (default: detected per file from its header line). ``columns`` maps roles
+    (task, worker, label, score) to the labels file's column names; in the truth file the
+    mapped name is accepted beside the usual ones.
     """
     source = str(labels_path)
     try:
-        cols, lines = _read_csv_table(labels_path, _LABEL_COLUMNS, ("score",))
+        cols, lines = _read_csv_table(labels_path, _LABEL_COLUMNS, ("score",),
+                                      delimiter=delimiter, columns=columns)
     except InputError as exc:
         if exc.detail.startswith("missing column 'label'") and "'score'" in exc.detail.lower():
             raise InputError(f"{exc.detail}; a file of continuous scores needs --scores",
@@ -54,7 +62,8 @@ def load_csv(
         raise InputError("no labels (only a header)", source=source)
     truth_source = None if truth_path is None else str(truth_path)
     if truth_path is not None:
-        tcols, tlines = _read_csv_table(truth_path, _TRUTH_COLUMNS, ())
+        tcols, tlines = _read_csv_table(truth_path, _TRUTH_COLUMNS, (), delimiter=delimiter,
+                                       columns=columns, strict=False)
         if not tlines.size:
             raise InputError("no truth rows (only a header)", source=truth_source)
     else:

@@ -9,7 +9,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from marketsim.data.assembly import _first_repeat
-from marketsim.data.parsing import _INT_RE, _columns, _gc_paused, _read_records, _resolve_columns
+from marketsim.data.parsing import (
+    _INT_RE,
+    ColumnMap,
+    _columns,
+    _gc_paused,
+    _read_records,
+    _resolve_columns,
+    map_columns,
+)
 from marketsim.errors import InputError
 
 
@@ -31,7 +39,13 @@ class FeatureTable:
 
 
 @_gc_paused()
-def load_features(path: str | os.PathLike[str], task_ids: np.ndarray) -> FeatureTable:
+def load_features(
+    path: str | os.PathLike[str],
+    task_ids: np.ndarray,
+    *,
+    delimiter: str | None = None,
+    columns: ColumnMap | None = None,
+) -> FeatureTable:
     """Load a headed CSV ``task,<feature>,...`` of 0/1 values for the tasks ``task_ids``.
 
     The ``task`` (or ``question``) column may be anywhere; every other column is a feature and
@@ -40,10 +54,15 @@ def load_features(path: str | os.PathLike[str], task_ids: np.ndarray) -> Feature
     ``task_ids`` are integers (Zhang-format labels: ``007`` is task 7). A task id not in
     ``task_ids`` or a task given two rows is an error; tasks without a row get all features
     missing (``has_row`` is False), which the estimator skips like missing labels.
+    ``delimiter`` as for :func:`~marketsim.data.csv_labels.load_csv`; a ``task`` name mapped by
+    ``columns`` is accepted beside ``task``/``question``.
     """
     source = str(path)
-    header_line, header, rows, lines = _read_records(path)
-    cols = _resolve_columns(header, {"task": ("task", "question")}, (), source, header_line)
+    header_line, header, rows, lines = _read_records(path, delimiter)
+    wanted = {"task": ("task", "question")}
+    if columns:
+        wanted, _ = map_columns(wanted, (), columns, header, source, header_line, strict=False)
+    cols = _resolve_columns(header, wanted, (), source, header_line)
     task_col = cols["task"]
     features = [i for i in range(len(header)) if i != task_col]
     if not features:

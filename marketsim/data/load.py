@@ -13,6 +13,7 @@ from pathlib import Path
 from marketsim.data.assembly import Truth
 from marketsim.data.csv_labels import load_csv
 from marketsim.data.labels import LabelSet
+from marketsim.data.parsing import ColumnMap
 from marketsim.data.zhang import load_zhang
 from marketsim.errors import InputError
 
@@ -21,20 +22,31 @@ FORMATS = ("zhang", "csv")
 
 
 def detect_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
-    """The format of ``path``: ``fmt`` if given, else ``csv`` for ``.csv`` files, else ``zhang``."""
+    """The format of ``path``: ``fmt`` if given, else ``csv`` for ``.csv`` and ``.tsv`` files
+    (the delimiter is detected from the header line), else ``zhang``."""
     if fmt is not None:
         if fmt not in FORMATS:
             raise InputError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
         return fmt
-    return "csv" if Path(path).suffix.lower() == ".csv" else "zhang"
+    return "csv" if Path(path).suffix.lower() in (".csv", ".tsv") else "zhang"
 
 
 def load_labels(
     labels_path: str | os.PathLike[str],
     truth_path: str | os.PathLike[str] | None = None,
     fmt: str | None = None,
+    *,
+    delimiter: str | None = None,
+    columns: ColumnMap | None = None,
 ) -> tuple[LabelSet, Truth]:
-    """Load labels (and truth) in ``fmt``, auto-detected from the labels file's extension."""
+    """Load labels (and truth) in ``fmt``, auto-detected from the labels file's extension.
+
+    ``delimiter`` and ``columns`` (see :func:`~marketsim.data.csv_labels.load_csv`) apply to
+    CSV files only."""
     kind = detect_format(labels_path, fmt)
-    loader = load_csv if kind == "csv" else load_zhang
-    return loader(labels_path, truth_path)
+    if kind == "csv":
+        return load_csv(labels_path, truth_path, delimiter=delimiter, columns=columns)
+    if delimiter is not None or columns:
+        raise InputError("--delimiter and --columns apply to CSV files only (zhang files are "
+                         "whitespace-separated task worker label)", source=str(labels_path))
+    return load_zhang(labels_path, truth_path)

@@ -8,7 +8,7 @@ import numpy as np
 
 from marketsim.data.assembly import _assemble, _codes, _truth_conflict
 from marketsim.data.labels import LabelSet
-from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_table
+from marketsim.data.parsing import ColumnMap, _gc_paused, _parse_numbers, _read_csv_table
 from marketsim.errors import InputError
 
 _SCORE_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "score": ("score",)}
@@ -17,7 +17,11 @@ _MEAN_COLUMNS = {"task": ("task", "question"), "mean": ("mean", "value")}
 
 @_gc_paused()
 def load_scores(
-    labels_path: str | os.PathLike[str], truth_path: str | os.PathLike[str] | None = None
+    labels_path: str | os.PathLike[str],
+    truth_path: str | os.PathLike[str] | None = None,
+    *,
+    delimiter: str | None = None,
+    columns: ColumnMap | None = None,
 ) -> tuple[LabelSet, np.ndarray | None]:
     """Load a headed CSV of continuous scores in [0, 1] (and true task means).
 
@@ -29,10 +33,12 @@ def load_scores(
 
     Returns the scores as a :class:`LabelSet` (``scores`` set, every label 0, one class) and
     the true mean per task (NaN where unknown) or None. A truth row for a task without
-    scores adds that task (its estimate is then missing).
+    scores adds that task (its estimate is then missing). ``delimiter`` and ``columns`` as
+    for :func:`~marketsim.data.csv_labels.load_csv` (a mapped ``label`` role is ignored).
     """
     source = str(labels_path)
-    cols, lines = _read_csv_table(labels_path, _SCORE_COLUMNS, (), frozenset({"score"}))
+    cols, lines = _read_csv_table(labels_path, _SCORE_COLUMNS, (), frozenset({"score"}),
+                                  delimiter=delimiter, columns=columns)
     if not lines.size:
         raise InputError("no scores (only a header)", source=source)
     scores = _parse_numbers(cols["score"], lines, source, "score", unit=True, allow_empty=True)
@@ -45,7 +51,8 @@ def load_scores(
     truth_source = None if truth_path is None else str(truth_path)
     truth_tasks = np.zeros(0, dtype=np.int64)
     if truth_path is not None:
-        tcols, tlines = _read_csv_table(truth_path, _MEAN_COLUMNS, (), frozenset())
+        tcols, tlines = _read_csv_table(truth_path, _MEAN_COLUMNS, (), frozenset(),
+                                       delimiter=delimiter, columns=columns, strict=False)
         if not tlines.size:
             raise InputError("no truth rows (only a header)", source=truth_source)
         means = _parse_numbers(tcols["mean"], tlines, str(truth_path), "mean", unit=True,

@@ -7,6 +7,7 @@ are written with 10 significant digits; a missing value is an empty cell.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -16,6 +17,25 @@ from marketsim.aggregation.continuous import plain_means
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.report.files import write_csv_atomic
+
+
+def refuse_overwriting_inputs(
+    outputs: dict[str, str | None], inputs: dict[str, str | os.PathLike[str] | None]
+) -> None:
+    """InputError when an output file (option -> path) is one of the input files (what ->
+    path): the same resolved path, or the same file (``os.path.samefile``) when both exist."""
+    for opt, out in outputs.items():
+        if out is None:
+            continue
+        for what, inp in inputs.items():
+            if inp is None:
+                continue
+            same = os.path.realpath(out) == os.path.realpath(inp)
+            if not same and os.path.exists(out) and os.path.exists(inp):
+                same = os.path.samefile(out, inp)
+            if same:
+                raise InputError(f"{opt} {out!r} is the {what} file, an input: choose another "
+                                 "output file name")
 
 
 def _num(x: float) -> str:
