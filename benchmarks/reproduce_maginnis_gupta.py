@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,14 +23,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from marketsim.data.datasets import data_root  # noqa: E402
 from marketsim.scenario.parser import load_scenario  # noqa: E402
 from marketsim.study.run_folder import write_run  # noqa: E402
 from marketsim.study.runner import run_study  # noqa: E402
 
 CHECKPOINTS = (4800, 7600, 10400, 13200)
-PAPER_CSV = Path(
-    os.environ.get("MARKETSIM_SHARED", ROOT.parent / "shared" / "data")
-) / "maginnis_gupta2015" / "30_workers.csv"
+SHARED = data_root() or ROOT.parent / "shared" / "data"  # $MARKETSIM_DATA or ../shared/data
+PAPER_CSV = SHARED / "maginnis_gupta2015" / "30_workers.csv"
 
 
 def read_paper(path: Path) -> dict[str, dict[int, float]]:

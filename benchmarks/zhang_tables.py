@@ -80,7 +80,7 @@ def _local_load_zhang(crowd: Path, truth: Path) -> tuple[LabelSet, np.ndarray]:
 
 
 try:  # prefer the package loader when it is available
-    from marketsim.data.loaders import load_zhang  # noqa: E402
+    from marketsim.data.zhang import load_zhang  # noqa: E402
 except ImportError:  # pragma: no cover
     load_zhang = _local_load_zhang
 

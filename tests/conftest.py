@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+
+from marketsim.data.datasets import data_root
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_data() -> Path:
-    """Folder of the reference data (``MARKETSIM_SHARED`` or ``../shared/data``)."""
-    return Path(os.environ.get("MARKETSIM_SHARED", ROOT.parent / "shared" / "data"))
+    """Folder of the reference data (``$MARKETSIM_DATA`` or ``../shared/data``; see
+    :mod:`marketsim.data.datasets`)."""
+    return data_root() or ROOT.parent / "shared" / "data"
 
 
 SMALL_SCENARIO = """

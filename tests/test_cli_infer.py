@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from marketsim.data import datasets
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -318,6 +320,8 @@ def test_failures_in_process(
     files = write_inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MARKETSIM_DATA", raising=False)
+    # no ../shared/data beside the project (nor beside tmp_path, the current folder)
+    monkeypatch.setattr(datasets, "PROJECT_ROOT", tmp_path / "project")
     code = _main(substitute(args, files))
     captured = capsys.readouterr()
     assert code == 2

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from marketsim.data.loaders import (
-    _read_records,
+from marketsim.data import (
     dataset_paths,
+    datasets,
     detect_format,
     load_csv,
     load_features,
@@ -19,6 +19,7 @@ from marketsim.data.loaders import (
     load_scores,
     load_zhang,
 )
+from marketsim.data.parsing import _read_records
 from marketsim.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -373,6 +374,9 @@ def test_features_whole_file_errors(tmp_path: Path) -> None:
 # --- reference data sets --------------------------------------------------------------------
 def test_dataset_paths_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MARKETSIM_DATA", raising=False)
+    # no ../shared/data beside the project nor beside the current folder
+    monkeypatch.setattr(datasets, "PROJECT_ROOT", tmp_path / "project")
+    monkeypatch.chdir(tmp_path)
     msg = str(error_of(dataset_paths, "nope"))
     assert "bluebird, rte, dog, web" in msg
     msg = str(error_of(dataset_paths, "rte"))

@@ -27,7 +27,7 @@ from marketsim.aggregation import (
 from marketsim.data.labels import LabelSet
 
 try:  # the package loader, when present
-    from marketsim.data.loaders import load_zhang as _package_load_zhang
+    from marketsim.data.zhang import load_zhang as _package_load_zhang
 except ImportError:  # pragma: no cover - fallback while the loader is not there
     _package_load_zhang = None
 

@@ -23,30 +23,30 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.aggregation.continuous import plain_means
-from marketsim.aggregation.majority_vote import fractional_tie_error
-from marketsim.aggregation.metrics import error_rate
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS, make_estimator
+from marketsim.aggregation.summary import class_summary, score_summary
+from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
+from marketsim.data.features import FeatureTable, load_features
 from marketsim.data.labels import LabelSet
-from marketsim.data.loaders import (
-    DATA_ENV,
-    DATASETS,
-    FORMATS,
-    FeatureTable,
-    dataset_paths,
-    load_features,
-    load_labels,
-    load_scores,
-)
+from marketsim.data.load import FORMATS, load_labels
+from marketsim.data.parsing import delimiter_name, parse_columns
+from marketsim.data.scores import load_scores
+from marketsim.data.truth import check_truth_coverage
 from marketsim.errors import EXIT_OK, InputError
-from marketsim.record.files import write_csv_atomic
+from marketsim.record.predictions import (
+    refuse_overwriting_inputs,
+    score_worker_table,
+    worker_table,
+    write_means,
+    write_posteriors,
+    write_table,
+)
 
 #: Method used when ``--method`` is not given: Dawid-Skene EM from majority vote (MV-D&S).
 DEFAULT_METHOD = "ds"
@@ -101,7 +101,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="CSV task,<feature>... of 0/1 task features (empty = missing), for "
                    "methods that use them (ds-features)")
     p.add_argument("--format", metavar="FMT",
-                   help="file format: zhang or csv (default: csv for .csv files, else zhang)")
+                   help="file format: zhang or csv (default: csv for .csv and .tsv files, "
+                   "else zhang)")
+    p.add_argument("--delimiter", metavar="SEP",
+                   help="field separator of the CSV inputs: comma, tab, semicolon or pipe (or "
+                   "the character; default: detected from each file's header line)")
+    p.add_argument("--columns", metavar="MAP",
+                   help="column names of LABELS by role, e.g. task=item,worker=annotator,"
+                   "label=answer (roles: task, worker, label, score)")
     p.add_argument("--max-iter", type=int, metavar="N",
                    help="maximum EM iterations (default: the method's, 100)")
     p.add_argument("--tol", type=float, metavar="X",
@@ -170,28 +177,41 @@ def check_options(args: argparse.Namespace) -> None:
             raise InputError("--truth cannot be combined with --dataset (its truth file is used)")
         if args.format not in (None, "zhang"):
             raise InputError("--format csv cannot be combined with --dataset (zhang format)")
+        for opt in ("delimiter", "columns"):
+            if getattr(args, opt) is not None:
+                raise InputError(f"--{opt} cannot be combined with --dataset (zhang format)")
     elif args.data_dir is not None:
         raise InputError("--data-dir only applies with --dataset")
+    if args.delimiter is not None:
+        args.delimiter = delimiter_name(args.delimiter)
+    if args.columns is not None:
+        args.columns = parse_columns(args.columns)
     for opt, value in (("--output", args.output), ("--workers", args.workers)):
         if value is not None and Path(value).is_dir():
             raise InputError(f"{opt} {value!r} is a folder; give a file name")
 
 
-def load_input(args: argparse.Namespace) -> tuple[LabelSet, np.ndarray | None, str, str | None]:
-    """Load labels (or scores) and truth; return them with the file names used.
+def input_files(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The labels and truth files to read (a ``--dataset``'s files found by its folder)."""
+    if args.dataset is not None:
+        crowd, truth = dataset_paths(args.dataset, args.data_dir)
+        return str(crowd), str(truth)
+    return str(args.labels), args.truth
+
+
+def load_input(
+    args: argparse.Namespace, labels_file: str, truth_file: str | None
+) -> tuple[LabelSet, np.ndarray | None]:
+    """Load labels (or scores) and truth.
 
     With ``--scores`` the truth is a float array of true means (NaN = unknown), else an int
     array of class indices (-1 = unknown).
     """
+    csv_options = {"delimiter": args.delimiter, "columns": args.columns}
     if args.scores:
-        data, means = load_scores(args.labels, args.truth)
-        return data, means, str(args.labels), args.truth
-    if args.dataset is not None:
-        crowd, truth = dataset_paths(args.dataset, args.data_dir)
-        data, truth_arr = load_labels(crowd, truth, "zhang")
-        return data, truth_arr, str(crowd), str(truth)
-    data, truth_arr = load_labels(args.labels, args.truth, args.format)
-    return data, truth_arr, str(args.labels), args.truth
+        return load_scores(labels_file, truth_file, **csv_options)
+    fmt = "zhang" if args.dataset is not None else args.format
+    return load_labels(labels_file, truth_file, fmt, **csv_options)
 
 
 def build_estimator(args: argparse.Namespace) -> tuple[BaseAggregator, list[str]]:
@@ -231,48 +251,6 @@ def fit(
         if text not in notes:
             notes.append(text)
     return seconds, notes
-
-
-def _finite(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
-def summary(
-    est: BaseAggregator,
-    data: LabelSet,
-    truth: np.ndarray | None,
-    *,
-    method: str,
-    seconds: float,
-    labels_file: str,
-    truth_file: str | None,
-) -> dict[str, Any]:
-    """The result as a JSON-ready dict."""
-    history = list(getattr(est, "log_likelihood_", []) or [])
-    result: dict[str, Any] = {
-        "method": method,
-        "labels_file": labels_file,
-        "truth_file": truth_file,
-        "n_tasks": data.n_tasks,
-        "n_workers": data.n_workers,
-        "n_labels": data.n_labels,
-        "n_classes": data.n_classes,
-        "iterations": int(getattr(est, "n_iter_", 0)),
-        "converged": bool(getattr(est, "converged_", True)),
-        "seconds": round(seconds, 6),
-        "log_likelihood": _finite(history[-1]) if history else None,
-    }
-    if getattr(est, "init_used_", None) is not None:
-        result["init"] = est.init_used_
-    if truth is not None:
-        known = truth >= 0
-        result["n_tasks_with_truth"] = int(known.sum())
-        result["error_rate"] = _finite(error_rate(est.labels_, truth))
-        if method == "mv":
-            result["error_rate_fractional_ties"] = _finite(
-                fractional_tie_error(data.vote_counts(), truth)
-            )
-    return result
 
 
 def _fmt(x: Any) -> str:
@@ -322,122 +300,6 @@ def print_table(result: dict[str, Any]) -> None:
     _print_rows(f"marketsim infer: {result['method']}", rows)
 
 
-def _num(x: float) -> str:
-    return f"{x:.10g}"
-
-
-def write_posteriors(path: str, est: BaseAggregator, data: LabelSet,
-                     truth: np.ndarray | None) -> None:
-    """CSV per task: ``task, predicted, [truth,] p_<class id>...`` (atomic)."""
-    class_ids = [str(c) for c in data.class_ids]
-    header = ["task", "predicted"] + (["truth"] if truth is not None else [])
-    header += [f"p_{c}" for c in class_ids]
-    proba = np.asarray(est.proba_)
-    predicted = np.asarray(est.labels_)
-
-    def rows() -> Iterator[list[str]]:
-        for i in range(data.n_tasks):
-            row = [str(data.task_ids[i]), class_ids[predicted[i]]]
-            if truth is not None:
-                row.append(class_ids[truth[i]] if truth[i] >= 0 else "")
-            row.extend(_num(p) for p in proba[i].tolist())
-            yield row
-
-    _write(path, header, rows())
-
-
-def worker_table(est: BaseAggregator, data: LabelSet) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of per-worker estimates.
-
-    ``accuracy`` is ``skill_`` for one-coin models, ``sum_c prior_c C[c, c]`` for confusion
-    models (followed by every ``C[c, l]`` as ``conf_<c>_<l>``) and, for majority vote, the
-    fraction of the worker's labels that agree with the predicted class.
-    """
-    class_ids = [str(c) for c in data.class_ids]
-    degree = data.worker_degree
-    header = ["worker", "n_labels", "accuracy"]
-    confusion = getattr(est, "confusion_", None)
-    if getattr(est, "skill_", None) is not None:
-        accuracy = np.asarray(est.skill_, dtype=np.float64)
-    elif confusion is not None:
-        conf = np.asarray(confusion, dtype=np.float64)
-        diag = np.diagonal(conf, axis1=1, axis2=2)
-        accuracy = diag @ np.asarray(est.prior_, dtype=np.float64)
-        header += [f"conf_{c}_{lab}" for c in class_ids for lab in class_ids]
-    else:
-        agree = (data.labels == np.asarray(est.labels_)[data.tasks]).astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            accuracy = np.bincount(data.workers, agree, minlength=data.n_workers) / degree
-    rows: list[list[str]] = []
-    for j in range(data.n_workers):
-        row = [str(data.worker_ids[j]), str(int(degree[j])), _num(float(accuracy[j]))]
-        if confusion is not None:
-            row.extend(_num(v) for v in np.asarray(confusion[j]).ravel().tolist())
-        rows.append(row)
-    return header, rows
-
-
-def _write(path: str, header: list[str], rows: Any) -> None:
-    try:
-        write_csv_atomic(path, header, rows)
-    except OSError as exc:
-        raise InputError(f"cannot write file ({exc.strerror or exc})", source=path) from None
-
-
-# --------------------------------------------------------------------------------------------
-# continuous scores
-# --------------------------------------------------------------------------------------------
-def _rmse(estimate: np.ndarray, truth: np.ndarray, known: np.ndarray) -> float | None:
-    """Root-mean-square error over the tasks ``known``; None when there are none."""
-    if not known.any():
-        return None
-    diff = estimate[known] - truth[known]
-    return _finite(float(np.sqrt(np.mean(diff * diff))))
-
-
-def score_summary(
-    est: BaseAggregator,
-    data: LabelSet,
-    truth: np.ndarray | None,
-    *,
-    method: str,
-    seconds: float,
-    labels_file: str,
-    truth_file: str | None,
-) -> dict[str, Any]:
-    """The result of a score method as a JSON-ready dict.
-
-    ``n_good`` counts annotators with ``P(good) > 0.5``. With true means, ``rmse`` (the
-    method's means) and ``rmse_plain_mean`` (unweighted mean per task) are over the tasks that
-    have both a true mean and at least one score (``n_tasks_with_truth``).
-    """
-    history = list(getattr(est, "log_likelihood_", []) or [])
-    scores = np.asarray(data.scores)
-    result: dict[str, Any] = {
-        "method": method,
-        "labels_file": labels_file,
-        "truth_file": truth_file,
-        "n_tasks": data.n_tasks,
-        "n_workers": data.n_workers,
-        "n_labels": data.n_labels,
-        "n_scores": int(np.count_nonzero(~np.isnan(scores))),
-        "iterations": int(getattr(est, "n_iter_", 0)),
-        "converged": bool(getattr(est, "converged_", True)),
-        "seconds": round(seconds, 6),
-        "log_likelihood": _finite(history[-1]) if history else None,
-        "sigma": _finite(float(est.sigma_)),
-        "pi": _finite(float(est.pi_)),
-        "n_good": int(np.count_nonzero(np.asarray(est.good_proba_) > 0.5)),
-    }
-    if truth is not None:
-        means = np.asarray(est.means_, dtype=np.float64)
-        known = ~np.isnan(truth) & ~np.isnan(means)
-        result["n_tasks_with_truth"] = int(known.sum())
-        result["rmse"] = _rmse(means, truth, known)
-        result["rmse_plain_mean"] = _rmse(plain_means(data), truth, known)
-    return result
-
-
 def print_score_table(result: dict[str, Any]) -> None:
     """Print the result of a score method as a rich table on stdout."""
     rows: list[tuple[str, Any]] = [
@@ -460,48 +322,14 @@ def print_score_table(result: dict[str, Any]) -> None:
     _print_rows(f"marketsim infer --scores: {result['method']}", rows)
 
 
-def _cell(x: float) -> str:
-    """A number for a CSV cell; empty when missing (NaN)."""
-    return "" if math.isnan(x) else _num(x)
-
-
-def write_means(path: str, est: BaseAggregator, data: LabelSet,
-                truth: np.ndarray | None) -> None:
-    """CSV per task: ``task, mean, plain_mean, n_scores[, truth]`` (empty = no estimate)."""
-    header = ["task", "mean", "plain_mean", "n_scores"] + (["truth"] if truth is not None else [])
-    scored = ~np.isnan(np.asarray(data.scores))
-    n_scores = np.bincount(data.tasks[scored], minlength=data.n_tasks).tolist()
-    means = np.asarray(est.means_, dtype=np.float64).tolist()
-    plain = plain_means(data).tolist()
-    known = truth.tolist() if truth is not None else None
-
-    def rows() -> Iterator[list[str]]:
-        for i in range(data.n_tasks):
-            row = [str(data.task_ids[i]), _cell(means[i]), _cell(plain[i]), str(n_scores[i])]
-            if known is not None:
-                row.append(_cell(known[i]))
-            yield row
-
-    _write(path, header, rows())
-
-
-def score_worker_table(est: BaseAggregator, data: LabelSet) -> tuple[list[str], list[list[str]]]:
-    """Header and rows ``worker, p_good, n_scores`` (``p_good`` is ``pi`` for annotators
-    without any score)."""
-    scored = ~np.isnan(np.asarray(data.scores))
-    n_scores = np.bincount(data.workers[scored], minlength=data.n_workers).tolist()
-    p_good = np.asarray(est.good_proba_, dtype=np.float64).tolist()
-    rows = [[str(data.worker_ids[j]), _num(p_good[j]), str(n_scores[j])]
-            for j in range(data.n_workers)]
-    return ["worker", "p_good", "n_scores"], rows
-
-
 # --------------------------------------------------------------------------------------------
 # task features
 # --------------------------------------------------------------------------------------------
-def load_task_features(path: str, data: LabelSet) -> tuple[FeatureTable, list[str]]:
+def load_task_features(
+    path: str, data: LabelSet, args: argparse.Namespace
+) -> tuple[FeatureTable, list[str]]:
     """Features for ``data``'s tasks, and a note when some tasks have no row in the file."""
-    table = load_features(path, data.task_ids)
+    table = load_features(path, data.task_ids, delimiter=args.delimiter, columns=args.columns)
     notes = []
     missing = int(np.count_nonzero(~table.has_row))
     if missing:
@@ -513,12 +341,21 @@ def load_task_features(path: str, data: LabelSet) -> tuple[FeatureTable, list[st
 def execute(args: argparse.Namespace) -> int:
     """Run ``infer``: check options, load, fit, report, write files."""
     check_options(args)
+    labels_file, truth_file = input_files(args)
+    refuse_overwriting_inputs(
+        {"--output": args.output, "--workers": args.workers},
+        {"labels": labels_file, "truth": truth_file, "features": args.features},
+    )
     started = time.perf_counter()
-    data, truth, labels_file, truth_file = load_input(args)
+    data, truth = load_input(args, labels_file, truth_file)
+    coverage = None
+    if truth is not None and truth_file is not None:
+        coverage = check_truth_coverage(data, truth, truth_file=truth_file,
+                                        labels_file=labels_file)
     fit_params: dict[str, Any] = {}
     features: FeatureTable | None = None
     if args.features is not None:
-        features, notes = load_task_features(args.features, data)
+        features, notes = load_task_features(args.features, data, args)
         fit_params["features"] = features.values
         for note in notes:
             print(f"marketsim: note: {note}", file=sys.stderr)
@@ -529,10 +366,16 @@ def execute(args: argparse.Namespace) -> int:
     seconds, notes = fit(est, data, args.method, **fit_params)
     for note in notes:
         print(f"marketsim: note: {note}", file=sys.stderr)
-    make_summary = score_summary if args.scores else summary
+    make_summary = score_summary if args.scores else class_summary
     result = make_summary(est, data, truth, method=args.method, seconds=seconds,
                           labels_file=labels_file, truth_file=truth_file)
     result["load_seconds"] = round(load_seconds, 6)
+    if coverage is not None:
+        result["truth_coverage"] = coverage.as_dict()
+        warning = coverage.warning(truth_file, "RMSE" if args.scores else "error rate",
+                                   result["n_tasks_with_truth"])
+        if warning:
+            print(f"marketsim: warning: {warning}", file=sys.stderr)
     if features is not None:
         result["features_file"] = args.features
         result["n_features"] = len(features.names)
@@ -542,7 +385,7 @@ def execute(args: argparse.Namespace) -> int:
         result["output"] = args.output
     if args.workers:
         header, rows = (score_worker_table if args.scores else worker_table)(est, data)
-        _write(args.workers, header, rows)
+        write_table(args.workers, header, rows)
         result["workers_file"] = args.workers
     if args.json:
         sys.stdout.write(json.dumps(result, allow_nan=False) + "\n")

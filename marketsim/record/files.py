@@ -1,7 +1,8 @@
 """Atomic writes: a temp file in the target folder, then ``os.replace``.
 
 An interrupted run, or a failing write (disk full), never leaves a half-written file and keeps
-the previous version of the file intact.
+the previous version of the file intact. The file gets the mode any tool gives a new file,
+``0o666`` less the process's umask (``tempfile.mkstemp`` alone would leave it ``0o600``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,33 @@ import io
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows.
+
+    Linux shows it in ``/proc/self/status`` (``Umask:``). Elsewhere the only way is to set it
+    and set it back (``os.umask``), which another thread creating a file in between would see:
+    the temporary value is the strict ``0o077``, so such a file is at worst too private, and
+    the lock keeps our own writers from racing each other.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return mask
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
@@ -28,6 +53,11 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        mode = 0o666 & ~current_umask()
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        else:  # pragma: no cover - Windows before Python 3.13
+            os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

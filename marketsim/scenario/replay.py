@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from marketsim.data import dataset_paths, load_labels
 from marketsim.data.labels import LabelSet
-from marketsim.data.loaders import dataset_paths, load_labels
+from marketsim.data.truth import check_truth_coverage
 from marketsim.errors import InputError
 
 
@@ -60,6 +61,7 @@ def _load_cached(labels: str, truth: str | None, fmt: str | None, stamp: float) 
     if truth_idx is None:
         raise InputError("replay needs the truth: give replay.truth", source=labels)
     truth_arr = np.asarray(truth_idx, dtype=np.int64)
+    check_truth_coverage(data, truth_arr, truth_file=str(truth), labels_file=labels)
     if truth_arr.shape[0] != data.n_tasks:  # pragma: no cover - loaders align truth to tasks
         raise InputError("truth does not cover the tasks", source=truth)
     return ReplayData(data, truth_arr)

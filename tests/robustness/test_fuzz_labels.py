@@ -51,7 +51,7 @@ METHODS = ("mv", "ds", "one-coin")
 
 #: Whole-file problems, reported without a line number.
 FILE_LEVEL = ("file not found", "no labels", "no truth", "empty file", "method ", "no scores",
-              "no feature rows")
+              "no feature rows", "covers none of the")
 #: Cases per score/feature-file input class (each under ~30 s on a shared 2-core machine).
 SCORE_CASES = {"wellformed": 150, "hostile": 300}
 FEATURE_CASES = 300
@@ -162,6 +162,55 @@ def test_csv_wellformed_is_accepted(case, method, folder: Path, capsys, tally) -
     assert (result["n_labels"], result["n_tasks"], result["n_workers"]) == (
         n_labels, n_tasks, n_workers)
     tally.record("labels, CSV (infer)", "well-formed, reformatted (must be accepted)", outcome)
+
+
+@st.composite
+def delimited_tables(draw: st.DrawFn) -> tuple[list[list[str]], bool, str]:
+    """A valid labels table (unique task-worker pairs, ids with quotes, commas, tabs...), the
+    quoting and the line ending to write it with."""
+    ids = (IDS | st.sampled_from(["a;b", "t\tu", "p|q"])).filter(lambda s: s.strip() != "")
+    tasks = draw(st.lists(ids, min_size=1, max_size=4, unique_by=str.strip))
+    workers = draw(st.lists(ids, min_size=1, max_size=4, unique_by=str.strip))
+    pairs = draw(st.lists(st.tuples(st.sampled_from(tasks), st.sampled_from(workers)),
+                          min_size=1, max_size=10, unique=True))
+    header = draw(st.sampled_from([["task", "worker", "label"], ["worker", "note", "Label",
+                                                                 "TASK"]]))
+    rows = [header]
+    for t, w in pairs:
+        rec = {"task": t, "worker": w, "label": draw(st.sampled_from(["yes", "no", "2"])),
+               "note": draw(ids)}
+        rows.append([rec[h.lower()] for h in header])
+    return rows, draw(st.booleans()), draw(st.sampled_from(["\n", "\r\n"]))
+
+
+def delimited(rows: list[list[str]], sep: str, quote_all: bool, newline: str) -> bytes:
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=sep, lineterminator=newline,
+               quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL).writerows(rows)
+    return buf.getvalue().encode("utf-8")
+
+
+@settings(FUZZ, max_examples=int(SCALE * 150))
+@given(case=delimited_tables(), sep=st.sampled_from(["\t", ";", "|"]),
+       name=st.sampled_from(["labels.csv", "labels.tsv"]))
+def test_csv_other_delimiters_parse_like_commas(case, sep: str, name: str, folder: Path,
+                                                capsys, tally) -> None:
+    """A well-formed tab-, semicolon- or pipe-separated file gives the same result and the same
+    posteriors file as its comma-separated version (delimiter detected from the header)."""
+    rows, quote_all, newline = case
+    results = []
+    for label, delim in (("comma", ","), ("other", sep)):
+        path = folder / (f"comma-{name}" if delim == "," else f"other-{name}")
+        path.write_bytes(delimited(rows, delim, quote_all, newline))
+        out = folder / f"post-{label}.csv"
+        outcome, result = run_infer(capsys, path, None, "mv", extra=("--output", str(out)))
+        assert outcome == "accepted", f"a valid {label}-separated file was rejected"
+        for key in ("labels_file", "seconds", "load_seconds", "output"):
+            result.pop(key)
+        results.append((result, out.read_bytes()))
+    assert results[0] == results[1]
+    tally.record("labels, CSV (infer)", "well-formed, tab/semicolon/pipe (same as commas)",
+                 "accepted")
 
 
 @st.composite

@@ -1,0 +1,115 @@
+"""Headed CSV files of class labels and truth.
+
+A header row names the columns ``task,worker,label`` (or ``question,worker,answer``; any
+order, extra columns ignored, optional ``score``); truth ``task,label`` (or
+``question,truth``). Ids and classes may be arbitrary strings.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from marketsim.data.assembly import MAX_CLASSES, Truth, _assemble, _codes, _too_many_classes
+from marketsim.data.labels import LabelSet
+from marketsim.data.parsing import ColumnMap, _gc_paused, _parse_numbers, _read_csv_table
+from marketsim.errors import InputError
+
+_LABEL_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "label": ("label", "answer")}
+_TRUTH_COLUMNS = {"task": ("task", "question"), "label": ("label", "truth", "answer")}
+
+
+def _class_value(text: str) -> int | float | None:
+    """The number a class label spells (int when integral), or None if not numeric."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value):
+        return None
+    return int(value) if value.is_integer() else value
+
+
+@_gc_paused()
+def load_csv(
+    labels_path: str | os.PathLike[str],
+    truth_path: str | os.PathLike[str] | None = None,
+    *,
+    delimiter: str | None = None,
+    columns: ColumnMap | None = None,
+) -> tuple[LabelSet, Truth]:
+    """Load a headed CSV of labels (and truth); ids are strings coded in order of appearance.
+
+    Class labels are sorted numerically when all are numbers (``"1"`` and ``"1.0"`` are the same
+    class), else lexicographically; ``class_ids`` maps indices back. A ``score`` column, when
+    present, becomes ``LabelSet.scores`` (empty cells are NaN). Fields are separated by
+    ``delimiter`` (default: detected per file from its header line). ``columns`` maps roles
+    (task, worker, label, score) to the labels file's column names; in the truth file the
+    mapped name is accepted beside the usual ones.
+    """
+    source = str(labels_path)
+    try:
+        cols, lines = _read_csv_table(labels_path, _LABEL_COLUMNS, ("score",),
+                                      delimiter=delimiter, columns=columns)
+    except InputError as exc:
+        if exc.detail.startswith("missing column 'label'") and "'score'" in exc.detail.lower():
+            raise InputError(f"{exc.detail}; a file of continuous scores needs --scores",
+                             source=exc.source, where=exc.where) from None
+        raise
+    if not lines.size:
+        raise InputError("no labels (only a header)", source=source)
+    truth_source = None if truth_path is None else str(truth_path)
+    if truth_path is not None:
+        tcols, tlines = _read_csv_table(truth_path, _TRUTH_COLUMNS, (), delimiter=delimiter,
+                                       columns=columns, strict=False)
+        if not tlines.size:
+            raise InputError("no truth rows (only a header)", source=truth_source)
+    else:
+        tcols, tlines = {"task": [], "label": []}, np.zeros(0, dtype=np.int64)
+
+    task_codes: dict[str, int] = {}
+    tasks = _codes(cols["task"], task_codes)
+    truth_tasks = _codes(tcols["task"], task_codes)
+    worker_codes: dict[str, int] = {}
+    workers = _codes(cols["worker"], worker_codes)
+
+    distinct = set(cols["label"]).union(tcols["label"])
+    if len(distinct) > MAX_CLASSES:
+        _too_many_classes(cols["label"], lines, tcols["label"], tlines, source, truth_source)
+    numeric = {s: _class_value(s) for s in distinct}
+    if all(v is not None for v in numeric.values()):
+        ordered = sorted(set(numeric.values()))  # type: ignore[type-var]
+        position = {v: i for i, v in enumerate(ordered)}
+        class_index = {s: position[v] for s, v in numeric.items()}
+        is_int = all(isinstance(v, int) for v in ordered)
+        class_ids = np.array(ordered, dtype=np.int64 if is_int else np.float64)
+    else:
+        ordered_s = sorted(distinct)
+        class_index = {s: i for i, s in enumerate(ordered_s)}
+        class_ids = np.array(ordered_s, dtype=str)
+    labels = np.fromiter(map(class_index.__getitem__, cols["label"]), np.int64, len(lines))
+    truth_labels = np.fromiter(map(class_index.__getitem__, tcols["label"]), np.int64,
+                               len(tlines))
+
+    scores = None
+    if "score" in cols:
+        scores = _parse_numbers(cols["score"], lines, source, "score", unit=False,
+                                allow_empty=True)
+
+    return _assemble(
+        source=source,
+        tasks=tasks,
+        workers=workers,
+        labels=labels,
+        lines=lines,
+        task_ids=np.array(list(task_codes), dtype=str),
+        worker_ids=np.array(list(worker_codes), dtype=str),
+        class_ids=class_ids,
+        scores=scores,
+        truth_source=truth_source,
+        truth_tasks=truth_tasks,
+        truth_labels=truth_labels,
+        truth_lines=tlines,
+    )

@@ -1,0 +1,137 @@
+"""Result files of an inference: per-task posteriors or means, per-worker estimates (CSV).
+
+Every file is written atomically (:func:`marketsim.record.files.write_csv_atomic`). Numbers
+are written with 10 significant digits; a missing value is an empty cell.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.continuous import plain_means
+from marketsim.data.labels import LabelSet
+from marketsim.errors import InputError
+from marketsim.record.files import write_csv_atomic
+
+
+def refuse_overwriting_inputs(
+    outputs: dict[str, str | None], inputs: dict[str, str | os.PathLike[str] | None]
+) -> None:
+    """InputError when an output file (option -> path) is one of the input files (what ->
+    path): the same resolved path, or the same file (``os.path.samefile``) when both exist."""
+    for opt, out in outputs.items():
+        if out is None:
+            continue
+        for what, inp in inputs.items():
+            if inp is None:
+                continue
+            same = os.path.realpath(out) == os.path.realpath(inp)
+            if not same and os.path.exists(out) and os.path.exists(inp):
+                same = os.path.samefile(out, inp)
+            if same:
+                raise InputError(f"{opt} {out!r} is the {what} file, an input: choose another "
+                                 "output file name")
+
+
+def _num(x: float) -> str:
+    return f"{x:.10g}"
+
+
+def write_posteriors(path: str, est: BaseAggregator, data: LabelSet,
+                     truth: np.ndarray | None) -> None:
+    """CSV per task: ``task, predicted, [truth,] p_<class id>...`` (atomic)."""
+    class_ids = [str(c) for c in data.class_ids]
+    header = ["task", "predicted"] + (["truth"] if truth is not None else [])
+    header += [f"p_{c}" for c in class_ids]
+    proba = np.asarray(est.proba_)
+    predicted = np.asarray(est.labels_)
+
+    def rows() -> Iterator[list[str]]:
+        for i in range(data.n_tasks):
+            row = [str(data.task_ids[i]), class_ids[predicted[i]]]
+            if truth is not None:
+                row.append(class_ids[truth[i]] if truth[i] >= 0 else "")
+            row.extend(_num(p) for p in proba[i].tolist())
+            yield row
+
+    write_table(path, header, rows())
+
+
+def worker_table(est: BaseAggregator, data: LabelSet) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of per-worker estimates.
+
+    ``accuracy`` is ``skill_`` for one-coin models, ``sum_c prior_c C[c, c]`` for confusion
+    models (followed by every ``C[c, l]`` as ``conf_<c>_<l>``) and, for majority vote, the
+    fraction of the worker's labels that agree with the predicted class.
+    """
+    class_ids = [str(c) for c in data.class_ids]
+    degree = data.worker_degree
+    header = ["worker", "n_labels", "accuracy"]
+    confusion = getattr(est, "confusion_", None)
+    if getattr(est, "skill_", None) is not None:
+        accuracy = np.asarray(est.skill_, dtype=np.float64)
+    elif confusion is not None:
+        conf = np.asarray(confusion, dtype=np.float64)
+        diag = np.diagonal(conf, axis1=1, axis2=2)
+        accuracy = diag @ np.asarray(est.prior_, dtype=np.float64)
+        header += [f"conf_{c}_{lab}" for c in class_ids for lab in class_ids]
+    else:
+        agree = (data.labels == np.asarray(est.labels_)[data.tasks]).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            accuracy = np.bincount(data.workers, agree, minlength=data.n_workers) / degree
+    rows: list[list[str]] = []
+    for j in range(data.n_workers):
+        row = [str(data.worker_ids[j]), str(int(degree[j])), _num(float(accuracy[j]))]
+        if confusion is not None:
+            row.extend(_num(v) for v in np.asarray(confusion[j]).ravel().tolist())
+        rows.append(row)
+    return header, rows
+
+
+def write_table(path: str, header: list[str], rows: Iterable[Sequence[str]]) -> None:
+    """Write a CSV atomically; an unwritable file is an InputError naming it."""
+    try:
+        write_csv_atomic(path, header, rows)
+    except OSError as exc:
+        raise InputError(f"cannot write file ({exc.strerror or exc})", source=path) from None
+
+
+def _cell(x: float) -> str:
+    """A number for a CSV cell; empty when missing (NaN)."""
+    return "" if math.isnan(x) else _num(x)
+
+
+def write_means(path: str, est: BaseAggregator, data: LabelSet,
+                truth: np.ndarray | None) -> None:
+    """CSV per task: ``task, mean, plain_mean, n_scores[, truth]`` (empty = no estimate)."""
+    header = ["task", "mean", "plain_mean", "n_scores"] + (["truth"] if truth is not None else [])
+    scored = ~np.isnan(np.asarray(data.scores))
+    n_scores = np.bincount(data.tasks[scored], minlength=data.n_tasks).tolist()
+    means = np.asarray(est.means_, dtype=np.float64).tolist()
+    plain = plain_means(data).tolist()
+    known = truth.tolist() if truth is not None else None
+
+    def rows() -> Iterator[list[str]]:
+        for i in range(data.n_tasks):
+            row = [str(data.task_ids[i]), _cell(means[i]), _cell(plain[i]), str(n_scores[i])]
+            if known is not None:
+                row.append(_cell(known[i]))
+            yield row
+
+    write_table(path, header, rows())
+
+
+def score_worker_table(est: BaseAggregator, data: LabelSet) -> tuple[list[str], list[list[str]]]:
+    """Header and rows ``worker, p_good, n_scores`` (``p_good`` is ``pi`` for annotators
+    without any score)."""
+    scored = ~np.isnan(np.asarray(data.scores))
+    n_scores = np.bincount(data.workers[scored], minlength=data.n_workers).tolist()
+    p_good = np.asarray(est.good_proba_, dtype=np.float64).tolist()
+    rows = [[str(data.worker_ids[j]), _num(p_good[j]), str(n_scores[j])]
+            for j in range(data.n_workers)]
+    return ["worker", "p_good", "n_scores"], rows
