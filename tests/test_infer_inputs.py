@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from marketsim.cli import main
-from marketsim.report import files as report_files
+from marketsim.record import files as report_files
 
 LABELS = (
     "task,worker,label\n"
