@@ -526,8 +526,9 @@ def _read_sweep(top: _Reader) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     return tuple(grid)
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate the scenario file at ``path``."""
+def load_scenario(path: str | Path, data_dir: str | None = None) -> Scenario:
+    """Read and validate the scenario file at ``path``; ``data_dir`` (``run --data-dir``)
+    replaces a replay's ``replay.data_dir``."""
     source = str(path)
     try:
         text = Path(path).read_bytes().decode("utf-8")
@@ -543,4 +544,6 @@ def load_scenario(path: str | Path) -> Scenario:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", source=source) from None
+    if data_dir is not None and isinstance(data.get("replay"), dict):
+        data["replay"]["data_dir"] = str(Path(data_dir).absolute())
     return parse_scenario(data, source)
