@@ -463,8 +463,16 @@ def report_markdown(
         rerun = ("- this folder is one grid point of a sweep; re-run the sweep from its "
                  "top-level folder's `scenario.toml`")
     else:
+        # a policy given as 'module:Class' runs only with --allow-imports
+        plugin = any(":" in (_policy_name(spec) or "") for spec in specs.values())
+        replay = (setup or {}).get("replay")
+        data = replay.get("data_dir") if isinstance(replay, Mapping) else None
         rerun = (f"- re-run (from this folder): `python -m marketsim run scenario.toml --seed "
-                 f"{summary.get('seed')} --replicates {summary.get('replicates')}`")
+                 f"{summary.get('seed')} --replicates {summary.get('replicates')}"
+                 f"{f' --data-dir {data}' if isinstance(data, str) else ''}"
+                 f"{' --allow-imports' if plugin else ''}`"
+                 + (" (the policy modules must be importable: on `PYTHONPATH`)" if plugin
+                    else ""))
     lines += [
         f"- `curves.csv`, `summary.json`, `{PNG_NAME}`, `{SVG_NAME}`, `scenario.toml`, `run.json`"
         f" in this folder; see `reports/README.md` for what they hold.",

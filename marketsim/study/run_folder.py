@@ -121,7 +121,7 @@ def start_run(run_dir: Path, scenario: Scenario, record: dict[str, Any] | None =
     run_dir.mkdir(parents=True, exist_ok=True)
     record = dict(record or run_record(scenario))
     src, copy = Path(scenario.source), run_dir / "scenario.toml"
-    if src.is_file() and not copy.exists():
+    if src.is_file() and not (copy.exists() and src.samefile(copy)):  # not when resuming
         write_bytes_atomic(copy, src.read_bytes())
     if copy.is_file():
         record["scenario_sha256"] = file_sha256(copy)
