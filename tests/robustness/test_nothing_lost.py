@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from marketsim.cli import main
-from marketsim.report import files
+from marketsim.record import files
 from tests.conftest import SMALL_SCENARIO
 
 ROOT = Path(__file__).resolve().parents[2]
