@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
 
 from marketsim.errors import EXIT_OK, InputError
+from marketsim.scenario.sweep import point_label
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -18,7 +20,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Rebuild summary.json and write error_vs_budget.png/.svg and report.md "
         "from the curves.csv of a finished or interrupted (partial) run (rebuilt first from the "
         "unit checkpoints of a run that was killed). For a sweep folder "
-        "every point under points/ is rendered.",
+        "every point under points/ is rendered, and the points not finished are named with "
+        "the command that finishes them.",
         epilog="examples:\n"
         "  python -m marketsim report reports/30-workers/20261122T050000Z\n"
         "  python -m marketsim report /tmp/run --json",
@@ -30,17 +33,53 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
 
 
-def _folders(run_dir: Path) -> list[Path]:
-    """The run folder itself, or the points of a sweep folder."""
+def _sweep_points(run_dir: Path) -> dict[str, str]:
+    """Folder name -> label of every grid point a sweep run folder's ``run.json`` lists
+    (empty for a single study)."""
+    try:
+        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        grid = meta["resolved_scenario"]["sweep"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    if not isinstance(grid, dict) or not all(isinstance(v, list) for v in grid.values()):
+        return {}
+    keys = list(grid)
+    return {
+        f"p{idx:03d}": point_label(tuple(zip(keys, values, strict=True)))
+        for idx, values in enumerate(itertools.product(*grid.values()))
+    }
+
+
+def _has_results(folder: Path) -> bool:
+    return (folder / "curves.csv").is_file() or any((folder / "units").glob("r*_a*.json"))
+
+
+def _folders(run_dir: Path) -> tuple[list[Path], dict[str, str]]:
+    """The run folder itself, or the points of a sweep folder that have results and the
+    points (folder name -> label) that have none."""
     if not run_dir.is_dir():
         raise InputError("run folder not found", source=str(run_dir))
-    if (run_dir / "curves.csv").is_file() or any((run_dir / "units").glob("r*_a*.json")):
-        return [run_dir]
-    points = sorted(p.parent for p in run_dir.glob("points/p*/curves.csv"))
+    if _has_results(run_dir):
+        return [run_dir], {}
+    expected = _sweep_points(run_dir)
+    points = sorted({p for p in run_dir.glob("points/p*") if _has_results(p)} |
+                    {run_dir / "points" / name for name in expected
+                     if _has_results(run_dir / "points" / name)})
+    missing = {k: v for k, v in expected.items() if run_dir / "points" / k not in points}
     if points:
-        return points
+        return points, missing
+    if missing:
+        raise InputError(f"no sweep point has finished yet ({len(missing)} to run); finish "
+                         f"them with: python -m marketsim run --resume {run_dir}",
+                         source=str(run_dir))
     raise InputError("no curves.csv here: not a marketsim run folder, or no results written "
                      "yet", source=str(run_dir))
+
+
+def _warn_damaged(path: Path, reason: str) -> None:
+    """One line on stderr for a checkpoint the report leaves out."""
+    print(f"marketsim: warning: {path}: damaged checkpoint ({reason}); left out of the "
+          "report ('run --resume' simulates the unit again)", file=sys.stderr)
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -48,16 +87,28 @@ def execute(args: argparse.Namespace) -> int:
     from marketsim.report.render import render_report
     from marketsim.study.run_folder import scenario_setup, sync_curves
 
+    run_dir = Path(args.run_dir)
+    folders, missing = _folders(run_dir)
     done = []
-    for folder in _folders(Path(args.run_dir)):
-        sync_curves(folder)  # a killed run: curves.csv from its unit checkpoints
+    for folder in folders:
+        sync_curves(folder, _warn_damaged)  # a killed run: curves.csv from its unit checkpoints
         summary = render_report(folder, fallback=scenario_setup)
         done.append({"run_dir": str(folder), "complete": summary["complete"],
                      "report": str(folder / "report.md")})
+    unfinished = dict(missing)
+    labels = _sweep_points(run_dir) if missing or folders != [run_dir] else {}
+    for d in done:
+        name = Path(d["run_dir"]).name
+        if not d["complete"] and folders != [run_dir]:
+            unfinished[name] = labels.get(name, name)
     if args.json:
-        print(json.dumps({"rendered": done}))
+        print(json.dumps({"rendered": done, "unfinished_points": sorted(unfinished)}))
     elif not args.quiet:
         for d in done:
             note = "" if d["complete"] else " (partial run)"
             print(f"marketsim: report written to {d['report']}{note}", file=sys.stderr)
+    if unfinished and not args.quiet:
+        names = ", ".join(f"{k} ({v})" for k, v in sorted(unfinished.items()))
+        print(f"marketsim: note: sweep points not finished: {names}; finish them with: "
+              f"python -m marketsim run --resume {run_dir}", file=sys.stderr)
     return EXIT_OK

@@ -19,17 +19,24 @@ from marketsim.report.sweep import write_sweep_report
 from marketsim.scenario.parser import load_scenario, resolve_imports
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.sweep import expand, point_label
-from marketsim.study.backends import BACKENDS
-from marketsim.study.resources import check_memory
+from marketsim.study.backends import BACKENDS, require_distributed
+from marketsim.study.lock import folder_lock
+from marketsim.study.resources import capped_jobs, check_memory
 from marketsim.study.run_folder import (
+    check_same_study,
     default_run_dir,
     load_units,
     resume_scenario,
+    run_record,
     save_unit,
     start_run,
     write_run,
 )
 from marketsim.study.runner import UnitResult, run_study
+
+#: Bounds of the command-line overrides: those of ``scenario.replicates`` and ``scenario.seed``.
+MAX_REPLICATES = 100_000
+MAX_SEED = 2**63 - 1
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "  python -m marketsim scenarios/30_workers.toml\n"
         "  python -m marketsim run scenarios/30_workers.toml --replicates 4 --jobs 2 --json\n"
         "  python -m marketsim run --resume reports/30-workers/20261122T050000Z\n"
+        "  python -m marketsim run scenarios/replay_rte.toml --data-dir ../shared/data\n"
         "  python -m marketsim run scenarios/30_workers.toml --backend dask "
         "--scheduler tcp://10.0.0.5:8786",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -53,7 +61,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replicates", type=int, help="override scenario.replicates")
     p.add_argument("--seed", type=int, help="override scenario.seed")
     p.add_argument("--out", help="run folder (default reports/<scenario>/<timestamp>/)")
-    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="parallel worker processes (default 1; capped to the units to run and "
+                   "the CPUs available)")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="folder of the replayed reference data set (replaces replay.data_dir; "
+                   "with --resume: where the data moved to)")
     p.add_argument("--backend", choices=BACKENDS, default="local",
                    help="local processes (joblib) or a Dask cluster (default local)")
     p.add_argument("--scheduler", metavar="ADDRESS",
@@ -67,28 +80,39 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def _resolve(args: argparse.Namespace) -> tuple[Scenario, Path]:
-    """Scenario and run folder from the arguments (a fresh run or a resume)."""
-    if args.replicates is not None and args.replicates < 1:
-        raise InputError(f"--replicates must be >= 1, got {args.replicates}")
-    if args.seed is not None and args.seed < 0:
-        raise InputError(f"--seed must be >= 0, got {args.seed}")
+def _check_numbers(args: argparse.Namespace) -> None:
+    """Refuse out-of-range overrides in one line (a huge --replicates would never finish)."""
+    if args.replicates is not None and not 1 <= args.replicates <= MAX_REPLICATES:
+        raise InputError(f"--replicates must be between 1 and {MAX_REPLICATES}, "
+                         f"got {args.replicates}")
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
+        raise InputError(f"--seed must be between 0 and 2**63 - 1, got {args.seed}")
     if args.jobs < 1:
         raise InputError(f"--jobs must be >= 1, got {args.jobs}")
     if args.scheduler and args.backend != "dask":
         raise InputError("--scheduler only applies with --backend dask")
+
+
+def _resolve(args: argparse.Namespace) -> tuple[Scenario, Path]:
+    """Scenario and run folder from the arguments (a fresh run or a resume)."""
+    _check_numbers(args)
     if args.resume:
         if args.scenario or args.out or args.seed is not None or args.replicates is not None:
             raise InputError("--resume takes only the run folder (no scenario, --out, --seed "
                              "or --replicates: they come from the folder)")
         run_dir = Path(args.resume)
-        return resume_scenario(run_dir), run_dir
-    if not args.scenario:
-        raise InputError("give a scenario file, or --resume RUN_DIR")
-    scenario = load_scenario(args.scenario).with_overrides(
-        replicates=args.replicates, seed=args.seed
-    )
-    return scenario, Path(args.out) if args.out else default_run_dir(scenario)
+        scenario = resume_scenario(run_dir, args.data_dir)
+    else:
+        if not args.scenario:
+            raise InputError("give a scenario file, or --resume RUN_DIR")
+        scenario = load_scenario(args.scenario, data_dir=args.data_dir).with_overrides(
+            replicates=args.replicates, seed=args.seed
+        )
+        run_dir = Path(args.out) if args.out else default_run_dir(scenario)
+    if args.data_dir is not None and (scenario.replay is None or scenario.replay.dataset is None):
+        raise InputError("--data-dir only applies to a replay of a reference data set "
+                         "(replay.dataset)", source=scenario.source)
+    return scenario, run_dir
 
 
 def _observer(args: argparse.Namespace):  # noqa: ANN202 - duck-typed observer
@@ -99,18 +123,34 @@ def _observer(args: argparse.Namespace):  # noqa: ANN202 - duck-typed observer
 
 def execute(args: argparse.Namespace) -> int:
     """Run (or resume) the study or sweep; on Ctrl-C keep finished units and say where."""
+    if args.backend == "dask":
+        require_distributed()
     scenario, run_dir = _resolve(args)
     scenario = resolve_imports(scenario, args.allow_imports)
     points = expand(scenario)
+    if not args.scheduler:  # a remote cluster's size is its own
+        args.jobs, note = capped_jobs(args.jobs, max(p.replicates * len(p.arms) for p in points))
+        if note and not args.quiet:
+            print(f"marketsim: note: {note}", file=sys.stderr)
     if args.backend == "local":  # a Dask cluster's workers have their own memory
         check_memory(scenario, args.jobs)
+    with folder_lock(run_dir):
+        return _execute_locked(args, scenario, points, run_dir)
+
+
+def _execute_locked(
+    args: argparse.Namespace, scenario: Scenario, points: list[Scenario], run_dir: Path
+) -> int:
+    """:func:`execute` once the run folder is locked."""
     total_units = sum(p.replicates * len(p.arms) for p in points)
     try:
         if not scenario.sweep:
             summary = _run_one(args, scenario, run_dir)
             seconds, arms = summary["seconds"], summary["arms"]
         else:
-            start_run(run_dir, scenario)
+            record = run_record(scenario)
+            check_same_study(run_dir, record)
+            start_run(run_dir, scenario, record)
             started = time.perf_counter()
             done_points = []
             for idx, point in enumerate(points):
@@ -164,8 +204,10 @@ def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> dic
     """One study into ``run_dir``, resuming from its checkpoints; write the folder on Ctrl-C
     (then re-raise) and at the end; return the summary."""
     started = time.perf_counter()
-    done = load_units(run_dir, scenario)
-    start_run(run_dir, scenario)
+    record = run_record(scenario)
+    check_same_study(run_dir, record)
+    done = load_units(run_dir, scenario, _warn_damaged)
+    start_run(run_dir, scenario, record)
     results: list[UnitResult] = list(done)
     observer = _observer(args)
     observer.start(scenario, run_dir)
@@ -180,7 +222,7 @@ def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> dic
     try:
         run_study(
             scenario,
-            jobs=args.jobs,
+            jobs=max(1, min(args.jobs, scenario.replicates * len(scenario.arms) - len(done))),
             backend=args.backend,
             scheduler=args.scheduler,
             allow_imports=args.allow_imports,
@@ -201,6 +243,12 @@ def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> dic
     summary = write_run(run_dir, scenario, results, started, complete=True)
     _render(run_dir)
     return summary
+
+
+def _warn_damaged(path: Path, reason: str) -> None:
+    """One line on stderr for a checkpoint that is not used."""
+    print(f"marketsim: warning: {path}: damaged checkpoint ({reason}); the unit is simulated "
+          "again", file=sys.stderr)
 
 
 def _render(run_dir: Path) -> None:

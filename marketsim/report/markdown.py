@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from marketsim.record.metric import metric_of
-from marketsim.report.arm_text import arm_specs, methods_section, policies_section
+from marketsim.report.arm_text import arm_specs, methods_section, policies_section, policy_name
 from marketsim.report.comparison_text import comparisons_section, key_results
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 from marketsim.report.results_text import (
@@ -82,8 +82,16 @@ def files_section(
         rerun = ("- this folder is one grid point of a sweep; re-run the sweep from its "
                  "top-level folder's `scenario.toml`")
     else:
+        # a policy given as 'module:Class' runs only with --allow-imports
+        plugin = any(":" in (policy_name(spec) or "") for spec in arm_specs(setup).values())
+        replay = (setup or {}).get("replay")
+        data = replay.get("data_dir") if isinstance(replay, Mapping) else None
         rerun = (f"- re-run (from this folder): `python -m marketsim run scenario.toml --seed "
-                 f"{summary.get('seed')} --replicates {summary.get('replicates')}`")
+                 f"{summary.get('seed')} --replicates {summary.get('replicates')}"
+                 f"{f' --data-dir {data}' if isinstance(data, str) else ''}"
+                 f"{' --allow-imports' if plugin else ''}`"
+                 + (" (the policy modules must be importable: on `PYTHONPATH`)" if plugin
+                    else ""))
     lines += [
         f"- `curves.csv`, `summary.json`, `{PNG_NAME}`, `{SVG_NAME}`, `scenario.toml`, `run.json`"
         f" in this folder; see `reports/README.md` for what they hold.",

@@ -381,8 +381,10 @@ def resolve_imports(scenario: Scenario, allow_imports: bool) -> Scenario:
     return replace(scenario, arms=tuple(arms), allow_imports=True)
 
 
-def load_scenario(path: str | Path, *, allow_imports: bool = False) -> Scenario:
-    """Read and validate the scenario file at ``path``."""
+def load_scenario(path: str | Path, *, allow_imports: bool = False,
+                  data_dir: str | None = None) -> Scenario:
+    """Read and validate the scenario file at ``path``; ``data_dir`` (``run --data-dir``)
+    replaces a replay's ``replay.data_dir``."""
     source = str(path)
     try:
         text = Path(path).read_bytes().decode("utf-8")
@@ -398,4 +400,6 @@ def load_scenario(path: str | Path, *, allow_imports: bool = False) -> Scenario:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", source=source) from None
+    if data_dir is not None and isinstance(data.get("replay"), dict):
+        data["replay"]["data_dir"] = str(Path(data_dir).absolute())
     return parse_scenario(data, source, allow_imports=allow_imports)

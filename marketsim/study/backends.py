@@ -15,6 +15,17 @@ from marketsim.errors import InputError
 BACKENDS = ("local", "dask")
 
 
+def require_distributed() -> None:
+    """Refuse ``--backend dask`` in one line when the ``distributed`` package is missing (so
+    the command line can say so before it creates anything)."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise InputError(
+            '--backend dask needs the \'distributed\' package: pip install "marketsim[cluster]"'
+        ) from None
+
+
 def local_units(
     run: Callable[..., Any], keys: list[tuple[int, int]], jobs: int, **kwargs: Any
 ) -> Iterator[Any]:
@@ -39,12 +50,8 @@ def dask_units(
 ) -> Iterator[Any]:
     """Submit every unit to a Dask cluster (``scheduler`` address) or a LocalCluster of
     ``jobs`` single-threaded worker processes; yield results as they complete."""
-    try:
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise InputError(
-            "--backend dask needs the 'distributed' package: pip install 'marketsim[cluster]'"
-        ) from None
+    require_distributed()
+    from distributed import Client, LocalCluster, as_completed
     kwargs.pop("on_refresh", None)
     cluster = None
     try:

@@ -65,6 +65,26 @@ def estimate_run_memory(scenario: Scenario, jobs: int = 1) -> int:
     return processes * (PROCESS_BASE + per_unit)
 
 
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def capped_jobs(requested: int, units: int, cpus: int | None = None) -> tuple[int, str | None]:
+    """``requested`` worker processes capped to the ``units`` to run and the CPUs available,
+    with a note saying why when capped (more processes than either only cost memory)."""
+    cpus = available_cpus() if cpus is None else cpus
+    jobs = max(1, min(requested, units, cpus))
+    if jobs == requested:
+        return jobs, None
+    why = (f"the {units} unit{'s' * (units != 1)} to run" if units <= cpus
+           else f"the {cpus} CPU{'s' * (cpus != 1)} available")
+    return jobs, f"--jobs {requested} capped to {jobs} ({why})"
+
+
 def available_memory() -> int | None:
     """Bytes of memory available to a new process (``MemAvailable`` of /proc/meminfo, else
     the free physical pages), or None when the platform does not say."""

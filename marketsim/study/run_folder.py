@@ -2,8 +2,10 @@
 
 Layout of a run folder::
 
+    .lock              held (flock) by the run writing into the folder
     scenario.toml      byte copy of the scenario (written first, so a run can be resumed)
-    run.json           seed, replicates, resolved scenario, versions
+    run.json           seed, replicates, resolved scenario, versions, and what a resume from
+                       any working directory needs (see :mod:`marketsim.study.identity`)
     units/             one JSON checkpoint per finished (replicate, arm) unit, written atomically
     curves.csv         all finished units, canonical order
     summary.json       per-arm summary; ``complete`` is false for an interrupted run
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import math
 import platform
 import time
 from datetime import UTC, datetime
@@ -22,12 +23,29 @@ from typing import Any
 
 from marketsim._version import __version__
 from marketsim.errors import InputError
-from marketsim.record.curves import CurveRow, read_curves, write_curves
+from marketsim.record.curves import read_curves, write_curves
 from marketsim.record.files import write_bytes_atomic, write_json_atomic
 from marketsim.record.summary import build_summary as summarise_study
 from marketsim.record.units import UnitResult, canonical_rows
-from marketsim.scenario.parser import load_scenario
+from marketsim.scenario.parser import load_scenario, parse_scenario
 from marketsim.scenario.specs import Scenario
+from marketsim.study.checkpoints import Damaged, load_units, save_unit, unit_path
+from marketsim.study.identity import (
+    absolute_document,
+    check_data_unchanged,
+    data_files,
+    difference,
+    file_sha256,
+    fingerprint,
+    require_unedited,
+    resolved,
+)
+
+__all__ = [
+    "build_summary", "check_same_study", "default_run_dir", "load_units", "resume_scenario",
+    "run_record", "save_unit", "scenario_setup", "start_run", "sync_curves", "unit_path",
+    "write_run",
+]
 
 DEPENDENCIES = (
     "numpy", "scipy", "scikit-learn", "networkx", "simpy", "rich", "joblib", "matplotlib",
@@ -57,98 +75,81 @@ def versions() -> dict[str, str]:
     return out
 
 
-def start_run(run_dir: Path, scenario: Scenario) -> None:
+def run_record(scenario: Scenario) -> dict[str, Any]:
+    """The ``run.json`` content of ``scenario``: what it is (fingerprint, resolved scenario,
+    data files) and what resuming it needs (the document with absolute data paths)."""
+    setup, files = resolved(scenario), data_files(scenario)
+    return {
+        "scenario": scenario.name,
+        "seed": scenario.seed,
+        "replicates": scenario.replicates,
+        "fingerprint": fingerprint(setup, files),
+        "data_files": files,
+        "versions": versions(),
+        "resolved_scenario": setup,
+        "document": absolute_document(scenario),
+    }
+
+
+def _read_meta(run_dir: Path) -> dict[str, Any] | None:
+    """``run.json`` as a dict, or None when it is missing or unreadable."""
+    try:
+        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def check_same_study(run_dir: Path, record: dict[str, Any]) -> None:
+    """Refuse to write ``record``'s study into a folder that holds another one."""
+    meta = _read_meta(run_dir)
+    if meta is None:
+        if (run_dir / "run.json").exists():
+            raise InputError("run.json is unreadable: not a run folder this run can continue "
+                             "(choose another --out folder)", source=str(run_dir))
+        return
+    what = difference(meta, record)
+    if what is not None:
+        raise InputError(
+            f"{run_dir} holds another study ({what}); resume it with "
+            f"'python -m marketsim run --resume {run_dir}', or choose another --out folder"
+        )
+
+
+def start_run(run_dir: Path, scenario: Scenario, record: dict[str, Any] | None = None) -> None:
     """Create the folder and write what a resume needs: the scenario copy and run.json."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    src = Path(scenario.source)
-    if src.is_file() and not (run_dir / "scenario.toml").exists():
-        write_bytes_atomic(run_dir / "scenario.toml", src.read_bytes())
-    write_json_atomic(
-        run_dir / "run.json",
-        {
-            "scenario": scenario.name,
-            "seed": scenario.seed,
-            "replicates": scenario.replicates,
-            "versions": versions(),
-            "resolved_scenario": json.loads(json.dumps(scenario.to_dict(), default=str)),
-        },
-    )
+    record = dict(record or run_record(scenario))
+    src, copy = Path(scenario.source), run_dir / "scenario.toml"
+    if src.is_file() and not (copy.exists() and src.samefile(copy)):  # not when resuming
+        write_bytes_atomic(copy, src.read_bytes())
+    if copy.is_file():
+        record["scenario_sha256"] = file_sha256(copy)
+    write_json_atomic(run_dir / "run.json", record)
 
 
-def _json_number(x: float) -> float | None:
-    """A float for JSON: NaN (a metric the market does not have) is written as null."""
-    return x if math.isfinite(x) else None
-
-
-def _float(x: float | None) -> float:
-    """Inverse of :func:`_json_number`."""
-    return float("nan") if x is None else float(x)
-
-
-def unit_path(run_dir: Path, replicate: int, arm: int) -> Path:
-    """Checkpoint file of one unit."""
-    return run_dir / "units" / f"r{replicate:06d}_a{arm:03d}.json"
-
-
-def save_unit(run_dir: Path, scenario: Scenario, unit: UnitResult) -> None:
-    """Checkpoint a finished unit atomically (floats round-trip exactly through JSON)."""
-    write_json_atomic(
-        unit_path(run_dir, unit.replicate, unit.arm),
-        {
-            "replicate": unit.replicate,
-            "arm": unit.arm,
-            "arm_name": scenario.arms[unit.arm].name,
-            "seconds": unit.seconds,
-            "rows": [
-                [r.edges, *r.metrics()[:3], *(_json_number(x) for x in r.metrics()[3:])]
-                for r in unit.rows
-            ],
-        },
-    )
-
-
-def load_units(run_dir: Path, scenario: Scenario) -> list[UnitResult]:
-    """Read every checkpoint that belongs to this scenario; skip unreadable ones (a unit whose
-    checkpoint is broken is simply run again)."""
-    units: list[UnitResult] = []
-    for path in sorted((run_dir / "units").glob("r*_a*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            rep, arm = int(data["replicate"]), int(data["arm"])
-            if rep >= scenario.replicates or arm >= len(scenario.arms):
-                continue
-            name = scenario.arms[arm].name
-            if data["arm_name"] != name:
-                raise InputError(
-                    f"checkpoint is for arm {data['arm_name']!r}, scenario has {name!r}",
-                    source=str(path),
-                )
-            rows = tuple(
-                CurveRow(int(r[0]), float(r[1]), float(r[2]), float(r[3]),
-                         *(_float(x) for x in r[4:8]),  # older checkpoints: fewer columns
-                         arm=name, replicate=rep)
-                for r in data["rows"]
-            )
-            units.append(UnitResult(rep, arm, rows, float(data.get("seconds", 0.0))))
-        except (ValueError, KeyError, TypeError):
-            continue
-    return units
-
-
-def resume_scenario(run_dir: Path) -> Scenario:
-    """The scenario of an earlier run, with the seed and replicates it ran with."""
+def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
+    """The scenario of an earlier run, with the seed and replicates it ran with: parsed from
+    the document ``run.json`` recorded (absolute data paths, ``data_dir`` replacing
+    ``replay.data_dir``), else (folders of older versions) from the ``scenario.toml`` copy."""
     if not run_dir.is_dir():
         raise InputError("run folder not found", source=str(run_dir))
     src = run_dir / "scenario.toml"
-    if not src.is_file():
+    meta = _read_meta(run_dir)
+    if meta is not None and isinstance(meta.get("document"), dict):
+        require_unedited(src, meta)
+        document = dict(meta["document"])
+        if data_dir is not None and isinstance(document.get("replay"), dict):
+            document["replay"] = {**document["replay"], "data_dir": str(Path(data_dir).absolute())}
+        scenario = parse_scenario(document, str(src))
+        check_data_unchanged(meta.get("data_files") or [], scenario)
+    elif not src.is_file():
         raise InputError("no scenario.toml here: not a marketsim run folder", source=str(run_dir))
-    scenario = load_scenario(src)
+    else:
+        scenario = load_scenario(src)
     try:
-        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-        return scenario.with_overrides(
-            replicates=int(meta["replicates"]), seed=int(meta["seed"])
-        )
-    except (OSError, ValueError, KeyError, TypeError):
+        return scenario.with_overrides(replicates=int(meta["replicates"]), seed=int(meta["seed"]))
+    except (TypeError, ValueError, KeyError):
         return scenario
 
 
@@ -172,7 +173,7 @@ def build_summary(
     )
 
 
-def sync_curves(run_dir: Path) -> bool:
+def sync_curves(run_dir: Path, on_damaged: Damaged | None = None) -> bool:
     """Rewrite ``curves.csv`` and ``summary.json`` from the unit checkpoints when those hold
     more finished units than ``curves.csv`` (a run killed by SIGKILL, or by a power cut, has
     written only its checkpoints). Returns True when the files were rewritten."""
@@ -181,7 +182,7 @@ def sync_curves(run_dir: Path) -> bool:
     if not (run_dir / "scenario.toml").is_file():
         return False
     scenario = resume_scenario(run_dir)
-    units = load_units(run_dir, scenario)
+    units = load_units(run_dir, scenario, on_damaged)
     if not units:
         return False
     curves = run_dir / "curves.csv"
