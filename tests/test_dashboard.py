@@ -79,7 +79,7 @@ def test_dashboard_renders_progress_table_and_chart(n_arms: int) -> None:
     text = console.export_text()
     for i in range(n_arms):
         assert f"arm-{i}" in text
-    for header in ("arm", "reps", "labels", "error ± 95% CI", "edges→5%", "edges→1%"):
+    for header in ("arm", "reps", "labels", "error [95% CI]", "edges→5%", "edges→1%"):
         assert header in text
     assert "all units" in text and f"{2 * n_arms}/{3 * n_arms} units" in text
     assert "error (log scale)" in text and "labels (edges)" in text

@@ -169,7 +169,7 @@ def test_dashboard_and_progress_lines_name_the_rmse() -> None:
     dash.stop(interrupted=False)
     console.print(dash.render())
     text = console.export_text()
-    for needle in ("RMSE ± 95% CI", "edges→0.05", "RMSE (log scale)"):
+    for needle in ("RMSE [95% CI]", "edges→0.05", "RMSE (log scale)"):
         assert needle in text, needle
     assert "edges→5%" not in text
 

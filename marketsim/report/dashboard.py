@@ -5,7 +5,6 @@ It is one of the run observers of :mod:`marketsim.report.progress` (chosen on a 
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from pathlib import Path
@@ -188,7 +187,7 @@ class LiveDashboard:
         if wide:
             table.add_column("reps", justify="right", no_wrap=True)
             table.add_column("labels", justify="right", no_wrap=True)
-        table.add_column(f"{st.metric.short} ± 95% CI", justify="right", no_wrap=True)
+        table.add_column(f"{st.metric.short} [95% CI]", justify="right", no_wrap=True)
         if wide:
             table.add_column("at edges", justify="right", no_wrap=True)
         if medium:
@@ -204,8 +203,10 @@ class LiveDashboard:
             at = DASH
             s = view.summary
             if s and s.get("error_rate"):
-                mean, half = s["error_rate"][-1], s["error_rate_ci95"][-1]
-                ci = f" ± {half:.4f}" if s["replicates"] > 1 and math.isfinite(half) else " ± —"
+                mean = s["error_rate"][-1]
+                low, high = s["error_rate_low"][-1], s["error_rate_high"][-1]
+                ci = (f" [{fmt_error(low)}, {fmt_error(high)}]" if low is not None
+                      and high is not None else f" [{DASH}]")  # clipped Student-t interval
                 error = fmt_error(mean) + (ci if fmt_error(mean) != DASH else "")
                 at = num(s["edges"][-1])
                 reach = [num(s["edges_to_reach"].get(f"{t:g}")) for t in TARGETS]
