@@ -59,7 +59,7 @@ def load_features(
     """
     source = str(path)
     header_line, header, rows, lines = _read_records(path, delimiter)
-    wanted = {"task": ("task", "question")}
+    wanted: dict[str, tuple[str, ...]] = {"task": ("task", "question")}
     if columns:
         wanted, _ = map_columns(wanted, (), columns, header, source, header_line, strict=False)
     cols = _resolve_columns(header, wanted, (), source, header_line)

@@ -147,8 +147,8 @@ def _csv_records(text: str, source: str, delimiter: str = ",") -> Iterator[tuple
 
 def _resolve_columns(
     header: list[str],
-    wanted: dict[str, tuple[str, ...]],
-    optional: tuple[str, ...] | dict[str, tuple[str, ...]],
+    wanted: Mapping[str, tuple[str, ...]],
+    optional: tuple[str, ...] | Mapping[str, tuple[str, ...]],
     source: str,
     line: int,
 ) -> dict[str, int]:
@@ -297,7 +297,7 @@ def _columns(
 
 def _read_csv_table(
     path: str | os.PathLike[str],
-    wanted: dict[str, tuple[str, ...]],
+    wanted: Mapping[str, tuple[str, ...]],
     optional: tuple[str, ...],
     may_be_empty: frozenset[str] = frozenset({"score"}),
     *,
@@ -319,7 +319,7 @@ def _read_csv_table(
 
 
 def map_columns(
-    wanted: dict[str, tuple[str, ...]],
+    wanted: Mapping[str, tuple[str, ...]],
     optional: tuple[str, ...],
     columns: ColumnMap,
     header: list[str],

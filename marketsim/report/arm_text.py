@@ -88,10 +88,10 @@ def inference_settings(spec: ArmSpec | None) -> str:
     cp = inf.get("class_prior")
     cp_txt = {"true": "the class prior is the scenario's, known to the requester",
               "estimate": "the class prior is re-estimated by EM"}.get(
-                  cp, f"the class prior is fixed at {cp}")
+                  str(cp), f"the class prior is fixed at {cp}")
     init = inf.get("init")
     init_txt = {"majority": "majority vote", "random": "a random start",
-                "spectral": "a spectral estimate"}.get(init, str(init))
+                "spectral": "a spectral estimate"}.get(str(init), str(init))
     parts = [cp_txt, f"EM starts from {init_txt}" if init else ""]
     if inf.get("warm_start"):
         parts.append("each refresh starts from the previous estimate (warm start)")

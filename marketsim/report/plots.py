@@ -173,7 +173,9 @@ def plot_error_vs_budget(
     note = (f"line: mean over replicates; band: 95% CI. Errors below {tick(floor)} "
             f"({basis}), including 0, are drawn at that floor (dotted line).")
     fig.text(0.01, 0.005, note, fontsize="x-small", color="0.35", ha="left", va="bottom")
-    fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
+    engine = fig.get_layout_engine()
+    if engine is not None:  # the constrained layout set above: leave room for the note
+        engine.set(rect=(0, 0.035, 1, 0.965))  # type: ignore[call-arg]
     png, svg = out_dir / PNG_NAME, out_dir / SVG_NAME
     for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
         buf = io.BytesIO()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import IO, Protocol
 
 from rich.console import Console
 
@@ -61,7 +61,7 @@ class QuietProgress:
 class PlainProgress:
     """One plain line per finished unit, for logs and pipes (no ANSI codes, no redraws)."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.names: list[str] = []
         self.metric = ERROR_RATE

@@ -49,7 +49,8 @@ def load_setup(
     ``run.json``, else from ``fallback(run_dir)``, else None."""
     meta = _read_json(run_dir / "run.json")
     if meta and isinstance(meta.get("resolved_scenario"), dict):
-        setup = dict(meta["resolved_scenario"])
+        setup: dict[str, Any] | None = dict(meta["resolved_scenario"])
+        assert setup is not None
         setup.setdefault("seed", meta.get("seed"))
         setup.setdefault("replicates", meta.get("replicates"))
         return setup

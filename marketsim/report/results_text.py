@@ -44,7 +44,7 @@ def score_section(
     rows = []
     for name in names:
         a = arms[name]
-        em, plain, good = (a.get(c)[-1] if a.get(c) else None
+        em, plain, good = (a[c][-1] if a.get(c) else None
                            for c in ("rmse", "plain_rmse", "good_accuracy"))
         if em is None or plain is None:
             continue

@@ -52,7 +52,7 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -
     n_tasks, n_workers = tasks.get("count"), workers.get("count")
     a, b, low = ability.get("alpha"), ability.get("beta"), ability.get("low")
     ability_txt = "see the scenario"
-    if all(isinstance(v, int | float) for v in (a, b, low)):
+    if isinstance(a, int | float) and isinstance(b, int | float) and isinstance(low, int | float):
         mean_p = low + (1 - low) * a / (a + b)
         ability_txt = (
             f"each worker's accuracy (chance of giving the true class) is drawn once as "
@@ -89,7 +89,7 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -
         "one-per-task": f"every task first gets one label (the {num(n_tasks)} initial labels "
                         "count towards the budget)",
         "none": "no labels are given before the policy starts",
-    }.get(initial, f"initial graph: {initial}")
+    }.get(str(initial), f"initial graph: {initial}")
     out += [
         f"{world_txt} Workers arrive at rate {workers.get('arrival_rate', 1.0):g} per unit of "
         f"simulated time and {service_txt}.",

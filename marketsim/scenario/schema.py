@@ -33,7 +33,7 @@ STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False, frozen=Tru
 def F(default: Any = ..., description: str = "", *, shown: str | None = None, **kw: Any) -> Any:
     """A documented field; ``shown`` is the default as the docs print it when it depends on
     other keys (the model's default is then ``None``)."""
-    extra = {"x-default": shown} if shown is not None else None
+    extra: dict[str, Any] | None = {"x-default": shown} if shown is not None else None
     return Field(default, description=description, json_schema_extra=extra, **kw)
 
 

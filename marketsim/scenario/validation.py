@@ -81,7 +81,7 @@ def to_input_error(exc: ValidationError, model: type[BaseModel], data: Any, sour
     return InputError(f"{dotted(loc)} {_message(first)}", source=source)
 
 
-def _strip_union_tags(error: dict, data: Any) -> dict:
+def _strip_union_tags(error: Mapping[str, Any], data: Any) -> dict[str, Any]:
     """Drop the union-member tags pydantic puts in ``loc`` (``'str'``, ``'InferenceTable'``),
     remembering each with the input there, so the branch matching the input can be chosen."""
     node, loc, tags = data, [], []

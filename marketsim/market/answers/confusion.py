@@ -31,7 +31,7 @@ def draw_labels(
     if truth.size == 0:
         return np.zeros(0, dtype=np.int64)
     rows = confusion[workers, truth]  # (n, K)
-    u = rng.random(truth.shape[0])[:, None]
+    u = rng.random((truth.shape[0], 1))
     labels = (np.cumsum(rows, axis=1) <= u).sum(axis=1)
     return np.minimum(labels, confusion.shape[2] - 1).astype(np.int64)
 
