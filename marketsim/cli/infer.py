@@ -31,11 +31,11 @@ import numpy as np
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS, make_estimator
 from marketsim.aggregation.summary import class_summary, score_summary
+from marketsim.data.columns import delimiter_name, parse_columns
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
 from marketsim.data.features import FeatureTable, load_features
 from marketsim.data.labels import LabelSet
 from marketsim.data.load import FORMATS, load_labels
-from marketsim.data.parsing import delimiter_name, parse_columns
 from marketsim.data.scores import load_scores
 from marketsim.data.truth import check_truth_coverage
 from marketsim.errors import EXIT_OK, InputError

@@ -13,8 +13,9 @@ import os
 import numpy as np
 
 from marketsim.data.assembly import MAX_CLASSES, Truth, _assemble, _codes, _too_many_classes
+from marketsim.data.columns import ColumnMap
 from marketsim.data.labels import LabelSet
-from marketsim.data.parsing import ColumnMap, _gc_paused, _parse_numbers, _read_csv_table
+from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_table
 from marketsim.errors import InputError
 
 _LABEL_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "label": ("label", "answer")}

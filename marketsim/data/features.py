@@ -9,15 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from marketsim.data.assembly import _first_repeat
-from marketsim.data.parsing import (
-    _INT_RE,
-    ColumnMap,
-    _columns,
-    _gc_paused,
-    _read_records,
-    _resolve_columns,
-    map_columns,
-)
+from marketsim.data.columns import ColumnMap, map_columns
+from marketsim.data.parsing import _INT_RE, _columns, _gc_paused, _read_records, _resolve_columns
 from marketsim.errors import InputError
 
 

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 from marketsim.data.assembly import Truth
+from marketsim.data.columns import ColumnMap
 from marketsim.data.csv_labels import load_csv
 from marketsim.data.labels import LabelSet
-from marketsim.data.parsing import ColumnMap
 from marketsim.data.zhang import load_zhang
 from marketsim.errors import InputError
 

@@ -21,19 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from marketsim.data.columns import ColumnMap, map_columns, sniff_delimiter
 from marketsim.errors import InputError
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
-
-#: Field separators of headed CSV files, detected from the header line (or given with
-#: ``--delimiter``), with their names.
-DELIMITERS = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
-
-#: Column roles that ``--columns`` can map to a header name.
-COLUMN_ROLES = ("task", "worker", "label", "score")
-
-#: Role -> column name (``--columns task=item,worker=annotator``).
-ColumnMap = Mapping[str, str]
 
 
 def _read_text(path: str | os.PathLike[str]) -> str:
@@ -75,58 +66,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def delimiter_name(delimiter: str) -> str:
-    """The delimiter for ``name`` or character (``tab`` or a tab...); InputError if not one of
-    :data:`DELIMITERS`."""
-    by_name = {v: k for k, v in DELIMITERS.items()}
-    if delimiter in DELIMITERS:
-        return delimiter
-    if delimiter.lower() in by_name:
-        return by_name[delimiter.lower()]
-    if delimiter == "\\t":
-        return "\t"
-    allowed = ", ".join(f"{v} ({k!r})" for k, v in DELIMITERS.items())
-    raise InputError(f"unknown --delimiter {delimiter!r}; choose one of: {allowed}")
-
-
-def parse_columns(spec: str) -> dict[str, str]:
-    """``task=item,worker=annotator`` -> ``{"task": "item", "worker": "annotator"}``.
-
-    InputError (naming ``--columns``) for a part without ``=``, an empty role or name, a role
-    given twice, or one column given two roles. Whether each role exists and each column is
-    in the file's header is checked when the file is read (:func:`map_columns`).
-    """
-    mapping: dict[str, str] = {}
-    for part in spec.split(","):
-        role, sep, name = (p.strip() for p in part.partition("="))
-        if not sep or not role or not name:
-            raise InputError(f"--columns {spec!r}: expected ROLE=COLUMN[,ROLE=COLUMN...] "
-                             f"(roles: {', '.join(COLUMN_ROLES)}), got {part.strip()!r}")
-        role = role.lower()
-        if role in mapping:
-            raise InputError(f"--columns {spec!r}: role {role!r} is given twice")
-        if name.lower() in (n.lower() for n in mapping.values()):
-            raise InputError(f"--columns {spec!r}: column {name!r} is given two roles")
-        mapping[role] = name
-    return mapping
-
-
-def sniff_delimiter(text: str) -> str:
-    """The delimiter of a headed file: of ``,`` tab ``;`` ``|``, the one found most often in
-    the first non-blank line (the first of them on a tie); ``,`` when none is there."""
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        line = text[start:end]
-        if line.strip():
-            counts = {d: line.count(d) for d in DELIMITERS}
-            best = max(DELIMITERS, key=counts.__getitem__)
-            return best if counts[best] else ","
-        start = end + 1
-    return ","
 
 
 def _csv_records(text: str, source: str, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
@@ -316,45 +255,6 @@ def _read_csv_table(
         wanted, opt = map_columns(wanted, optional, columns, header, source, header_line, strict)
     cols = _resolve_columns(header, wanted, opt, source, header_line)
     return _columns(rows, lines, len(header), cols, may_be_empty, source)
-
-
-def map_columns(
-    wanted: Mapping[str, tuple[str, ...]],
-    optional: tuple[str, ...],
-    columns: ColumnMap,
-    header: list[str],
-    source: str,
-    line: int,
-    strict: bool,
-) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """``wanted`` and ``optional`` column aliases with the roles of ``columns`` renamed.
-
-    ``strict`` (the labels file): a mapped role is read from its named column only, which must
-    be in the header. Otherwise (truth and feature files) the named column is one more alias.
-    Roles the file does not have are ignored; a role not in :data:`COLUMN_ROLES` is an error.
-    """
-    found = ", ".join(repr(h) for h in header)
-    names = {h.strip().lower() for h in header}
-    aliases = {**wanted, **{o: (o,) for o in optional}}
-    for role, name in columns.items():
-        if role not in COLUMN_ROLES:
-            raise InputError(
-                f"--columns: unknown role {role!r} (roles: {', '.join(COLUMN_ROLES)}); "
-                f"found columns {found}", source=source, where=str(line),
-            )
-        if role not in aliases:
-            continue
-        key = name.strip().lower()
-        if strict:
-            if key not in names:
-                raise InputError(
-                    f"--columns {role}={name}: no column {name!r}; found columns {found}",
-                    source=source, where=str(line),
-                )
-            aliases[role] = (key,)
-        else:
-            aliases[role] = (key, *(a for a in aliases[role] if a != key))
-    return ({k: aliases[k] for k in wanted}, {k: aliases[k] for k in optional})
 
 
 def _parse_numbers(

@@ -7,8 +7,9 @@ import os
 import numpy as np
 
 from marketsim.data.assembly import _assemble, _codes, _truth_conflict
+from marketsim.data.columns import ColumnMap
 from marketsim.data.labels import LabelSet
-from marketsim.data.parsing import ColumnMap, _gc_paused, _parse_numbers, _read_csv_table
+from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_table
 from marketsim.errors import InputError
 
 _SCORE_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "score": ("score",)}
