@@ -81,7 +81,7 @@ def interrupts_deferred() -> Iterator[None]:
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line: line breaks (e.g. from a file's content) shown as ``\\n``."""
+    r"""``text`` on one line: line breaks (e.g. from a file's content) shown as ``\n``."""
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 

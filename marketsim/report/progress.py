@@ -33,13 +33,17 @@ from marketsim.scenario.specs import Scenario
 class RunObserver(Protocol):
     """What ``marketsim run`` calls while a study runs."""
 
-    def start(self, scenario: Scenario, run_dir: Path | str | None) -> None: ...
+    def start(self, scenario: Scenario, run_dir: Path | str | None) -> None:
+        """The study starts (``run_dir`` is None for a run that writes no folder)."""
 
-    def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None: ...
+    def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None:
+        """A unit's inference service refreshed and recorded ``point`` (live units only)."""
 
-    def unit_done(self, unit: UnitResult, finished: int, total: int) -> None: ...
+    def unit_done(self, unit: UnitResult, finished: int, total: int) -> None:
+        """``unit`` finished; ``finished`` of ``total`` units are done."""
 
-    def stop(self, interrupted: bool) -> None: ...
+    def stop(self, interrupted: bool) -> None:
+        """The study ended (``interrupted``: by Ctrl-C or an error)."""
 
 
 class QuietProgress:
