@@ -19,7 +19,13 @@ from pathlib import Path
 import pytest
 
 from marketsim.cli import build_parser
-from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_IO_ERROR, EXIT_OK
+from marketsim.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_IO_ERROR,
+    EXIT_OK,
+    EXIT_SIMULATION_ERROR,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "reports" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -99,11 +105,12 @@ def test_readme_scenario_tour_matches_the_scenarios_folder() -> None:
 
 
 def test_readme_exit_codes_are_the_programs() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    claims = dict(re.findall(r"(\d+) (success|bad input|a file could not be written|"
-                             r"interrupted)", readme))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    claims = dict(re.findall(r"(\d+) (success|bad input|a simulation could not finish|"
+                             r"a file could not\s+be written|interrupted)", readme))
     assert claims == {str(EXIT_OK): "success", str(EXIT_BAD_INPUT): "bad input",
-                      str(EXIT_IO_ERROR): "a file could not be written",
+                      str(EXIT_SIMULATION_ERROR): "a simulation could not finish",
+                      str(EXIT_IO_ERROR): "a file could not\nbe written",
                       str(EXIT_INTERRUPTED): "interrupted"}
 
 
