@@ -38,6 +38,13 @@ from marketsim.data.frames import labels_series, proba_frame
 from marketsim.data.labels import LabelSet
 
 
+def check_non_negative(**values: float) -> None:
+    """ValueError naming the first hyperparameter that is negative or NaN."""
+    for name, value in values.items():
+        if not float(value) >= 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+
+
 @dataclass(frozen=True)
 class EMTrace:
     """How an EM run went: objective per iteration, iterations run, converged or not."""
@@ -208,8 +215,7 @@ class EMAggregator(BaseAggregator):
             )
         if int(self.max_iter) < 1:
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
-        if not float(self.tol) >= 0:
-            raise ValueError(f"tol must be >= 0, got {self.tol}")
+        check_non_negative(tol=self.tol)
         prior = self._fixed_prior()
         if prior is not None:
             if prior.shape != (data.n_classes,) or np.any(prior < 0) or not np.all(

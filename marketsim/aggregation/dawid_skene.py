@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation._numeric import safe_log
-from marketsim.aggregation.base import EMAggregator
+from marketsim.aggregation.base import EMAggregator, check_non_negative
 from marketsim.aggregation.spectral import SPECTRAL_RULES, spectral_confusion
 from marketsim.data.labels import LabelSet
 
@@ -34,7 +34,35 @@ def confusion_counts(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     return (data.incidence.T @ proba).reshape(data.n_workers, k, k).transpose(0, 2, 1)
 
 
-class DawidSkene(EMAggregator):
+class ConfusionEM(EMAggregator):
+    """The confusion-matrix half shared by Dawid–Skene and its feature variant: smoothed
+    confusion M-step, class prior, emission logs, the smoothing prior and ``confusion_``.
+    Subclasses set ``self.smoothing`` in ``__init__``."""
+
+    smoothing: float
+
+    def _check(self, data: LabelSet) -> None:
+        super()._check(data)
+        check_non_negative(smoothing=self.smoothing)
+
+    def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
+        conf = confusion_from_counts(confusion_counts(data, proba), self.smoothing)
+        return {"confusion": conf, "prior": self._estimate_prior(data, proba)}
+
+    def _log_emission(self, data: LabelSet, params: dict[str, np.ndarray]) -> np.ndarray:
+        k = data.n_classes
+        return safe_log(params["confusion"]).transpose(0, 2, 1).reshape(-1, k)
+
+    def _log_param_prior(self, params: dict[str, np.ndarray]) -> float:
+        if self.smoothing > 0:
+            return float(self.smoothing * safe_log(params["confusion"]).sum())
+        return 0.0
+
+    def _store(self, params: dict[str, np.ndarray]) -> None:
+        self.confusion_ = params["confusion"]
+
+
+class DawidSkene(ConfusionEM):
     """Dawid–Skene latent-class model with K×K confusion matrices per worker.
 
     Parameters
@@ -90,26 +118,11 @@ class DawidSkene(EMAggregator):
 
     def _check(self, data: LabelSet) -> None:
         super()._check(data)
-        if not self.smoothing >= 0:
-            raise ValueError(f"smoothing must be >= 0, got {self.smoothing}")
         if self.spectral_rule not in SPECTRAL_RULES:
             raise ValueError(
                 f"spectral_rule must be one of {', '.join(SPECTRAL_RULES)}; "
                 f"got {self.spectral_rule!r}"
             )
-
-    def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
-        conf = confusion_from_counts(confusion_counts(data, proba), self.smoothing)
-        return {"confusion": conf, "prior": self._estimate_prior(data, proba)}
-
-    def _log_emission(self, data: LabelSet, params: dict[str, np.ndarray]) -> np.ndarray:
-        k = data.n_classes
-        return safe_log(params["confusion"]).transpose(0, 2, 1).reshape(-1, k)
-
-    def _log_param_prior(self, params: dict[str, np.ndarray]) -> float:
-        if self.smoothing > 0:
-            return float(self.smoothing * safe_log(params["confusion"]).sum())
-        return 0.0
 
     def _init_params(
         self, data: LabelSet, rng: np.random.Generator
@@ -122,6 +135,3 @@ class DawidSkene(EMAggregator):
         conf, prior = result
         fixed = self._fixed_prior()
         return {"confusion": conf, "prior": prior if fixed is None else fixed}
-
-    def _store(self, params: dict[str, np.ndarray]) -> None:
-        self.confusion_ = params["confusion"]
