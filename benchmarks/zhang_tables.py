@@ -108,14 +108,16 @@ def run_methods(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         err["opt-ds"] = np.mean([
-            error_rate(DawidSkene(init="spectral", random_state=s, **em).fit(data).labels_, truth)
+            error_rate(DawidSkene(init="spectral", random_state=s, spectral_rule="authors", **em)
+                       .fit(data).labels_, truth)
             for s in seeds[:spectral_seeds]
         ])
         err["ds"] = error_rate(DawidSkene(init="majority", **em).fit(data).labels_, truth)
     err["mv"] = fractional_tie_error(data.vote_counts(), truth)
     err["kos-svd"] = error_rate(KOSSVD().fit(data).labels_, truth)
     err["kos"] = np.mean([
-        error_rate(KOS(random_state=s).fit(data).labels_, truth) for s in seeds[:spectral_seeds]
+        error_rate(KOS(start="gaussian", random_state=s).fit(data).labels_, truth)
+        for s in seeds[:spectral_seeds]
     ])
     err["ghosh-svd"] = error_rate(GhoshSVD().fit(data).labels_, truth)
     err["eigen-ratio"] = error_rate(EigenRatio().fit(data).labels_, truth)

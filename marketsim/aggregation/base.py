@@ -34,7 +34,15 @@ from marketsim.aggregation._numeric import (
 )
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.aggregation.metrics import mean_accuracy
+from marketsim.data.frames import labels_series, proba_frame
 from marketsim.data.labels import LabelSet
+
+
+def check_non_negative(**values: float) -> None:
+    """ValueError naming the first hyperparameter that is negative or NaN."""
+    for name, value in values.items():
+        if not float(value) >= 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
 
 
 @dataclass(frozen=True)
@@ -88,13 +96,38 @@ class BaseAggregator(BaseEstimator):
     def fit(self, data: LabelSet, **fit_params: Any) -> BaseAggregator:  # pragma: no cover
         raise NotImplementedError
 
-    def fit_predict_proba(self, data: LabelSet, **fit_params: Any) -> np.ndarray:
-        """Fit and return the task posteriors."""
-        return self.fit(data, **fit_params).proba_
+    def fit_predict_proba(
+        self, data: Any, *, task: str = "task", worker: str = "worker", label: str = "label",
+        **fit_params: Any,
+    ) -> Any:
+        """Fit and return the task posteriors.
 
-    def fit_predict(self, data: LabelSet, **fit_params: Any) -> np.ndarray:
-        """Fit and return the predicted class index per task."""
-        return self.fit(data, **fit_params).labels_
+        On a :class:`LabelSet`: the ``(n_tasks, K)`` array ``proba_``. On a pandas DataFrame
+        with one row per label (columns ``task``, ``worker``, ``label``, renamed by the keyword
+        arguments), as crowd-kit does: a DataFrame indexed by the original task ids (``task``)
+        whose columns are the original label values.
+        """
+        if isinstance(data, LabelSet):
+            return self.fit(data, **fit_params).proba_
+        coded = LabelSet.from_frame(data, task=task, worker=worker, label=label)
+        proba = self.fit(coded, **fit_params).proba_
+        return proba_frame(coded.task_ids, coded.class_values, proba)
+
+    def fit_predict(
+        self, data: Any, *, task: str = "task", worker: str = "worker", label: str = "label",
+        **fit_params: Any,
+    ) -> Any:
+        """Fit and return the predicted class per task.
+
+        On a :class:`LabelSet`: the class index array ``labels_``. On a pandas DataFrame (see
+        :meth:`fit_predict_proba`): a Series ``agg_label`` of original label values indexed by
+        the original task ids (``task``), as crowd-kit's ``fit_predict`` returns.
+        """
+        if isinstance(data, LabelSet):
+            return self.fit(data, **fit_params).labels_
+        coded = LabelSet.from_frame(data, task=task, worker=worker, label=label)
+        labels = self.fit(coded, **fit_params).labels_
+        return labels_series(coded.task_ids, coded.class_values[labels])
 
 
 class ScoreAggregator(BaseEstimator):
@@ -182,8 +215,7 @@ class EMAggregator(BaseAggregator):
             )
         if int(self.max_iter) < 1:
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
-        if not float(self.tol) >= 0:
-            raise ValueError(f"tol must be >= 0, got {self.tol}")
+        check_non_negative(tol=self.tol)
         prior = self._fixed_prior()
         if prior is not None:
             if prior.shape != (data.n_classes,) or np.any(prior < 0) or not np.all(

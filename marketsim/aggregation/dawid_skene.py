@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation._numeric import safe_log
-from marketsim.aggregation.base import EMAggregator
-from marketsim.aggregation.spectral import spectral_confusion
+from marketsim.aggregation.base import EMAggregator, check_non_negative
+from marketsim.aggregation.spectral import SPECTRAL_RULES, spectral_confusion
 from marketsim.data.labels import LabelSet
 
 
@@ -34,7 +34,35 @@ def confusion_counts(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     return (data.incidence.T @ proba).reshape(data.n_workers, k, k).transpose(0, 2, 1)
 
 
-class DawidSkene(EMAggregator):
+class ConfusionEM(EMAggregator):
+    """The confusion-matrix half shared by Dawid–Skene and its feature variant: smoothed
+    confusion M-step, class prior, emission logs, the smoothing prior and ``confusion_``.
+    Subclasses set ``self.smoothing`` in ``__init__``."""
+
+    smoothing: float
+
+    def _check(self, data: LabelSet) -> None:
+        super()._check(data)
+        check_non_negative(smoothing=self.smoothing)
+
+    def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
+        conf = confusion_from_counts(confusion_counts(data, proba), self.smoothing)
+        return {"confusion": conf, "prior": self._estimate_prior(data, proba)}
+
+    def _log_emission(self, data: LabelSet, params: dict[str, np.ndarray]) -> np.ndarray:
+        k = data.n_classes
+        return safe_log(params["confusion"]).transpose(0, 2, 1).reshape(-1, k)
+
+    def _log_param_prior(self, params: dict[str, np.ndarray]) -> float:
+        if self.smoothing > 0:
+            return float(self.smoothing * safe_log(params["confusion"]).sum())
+        return 0.0
+
+    def _store(self, params: dict[str, np.ndarray]) -> None:
+        self.confusion_ = params["confusion"]
+
+
+class DawidSkene(ConfusionEM):
     """Dawid–Skene latent-class model with K×K confusion matrices per worker.
 
     Parameters
@@ -47,6 +75,12 @@ class DawidSkene(EMAggregator):
         when the moment matrices are singular).
     spectral_delta : float
         Floor on spectral confusion entries before EM (paper default 1e-6).
+    spectral_rule : {"equivariant", "authors"}
+        "equivariant" (default): the spectral start does not depend on how workers, tasks or
+        classes are numbered (worker groups in a canonical order, power-method starts from the
+        whitened class directions, collisions resolved by the largest entry). "authors": Zhang
+        et al.'s released code (groups by worker index mod 3, random starts from
+        ``random_state``, first free class), used by the published-table reproductions.
     Other parameters: see :class:`~marketsim.aggregation.base.EMAggregator`.
 
     Examples
@@ -68,6 +102,7 @@ class DawidSkene(EMAggregator):
         tol: float = 1e-7,
         class_prior: Any = None,
         spectral_delta: float = 1e-6,
+        spectral_rule: str = "equivariant",
         random_state: Any = None,
     ) -> None:
         super().__init__(
@@ -79,34 +114,24 @@ class DawidSkene(EMAggregator):
         )
         self.smoothing = smoothing
         self.spectral_delta = spectral_delta
+        self.spectral_rule = spectral_rule
 
     def _check(self, data: LabelSet) -> None:
         super()._check(data)
-        if not self.smoothing >= 0:
-            raise ValueError(f"smoothing must be >= 0, got {self.smoothing}")
-
-    def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
-        conf = confusion_from_counts(confusion_counts(data, proba), self.smoothing)
-        return {"confusion": conf, "prior": self._estimate_prior(data, proba)}
-
-    def _log_emission(self, data: LabelSet, params: dict[str, np.ndarray]) -> np.ndarray:
-        k = data.n_classes
-        return safe_log(params["confusion"]).transpose(0, 2, 1).reshape(-1, k)
-
-    def _log_param_prior(self, params: dict[str, np.ndarray]) -> float:
-        if self.smoothing > 0:
-            return float(self.smoothing * safe_log(params["confusion"]).sum())
-        return 0.0
+        if self.spectral_rule not in SPECTRAL_RULES:
+            raise ValueError(
+                f"spectral_rule must be one of {', '.join(SPECTRAL_RULES)}; "
+                f"got {self.spectral_rule!r}"
+            )
 
     def _init_params(
         self, data: LabelSet, rng: np.random.Generator
     ) -> dict[str, np.ndarray] | None:
-        result = spectral_confusion(data, rng=rng, delta=self.spectral_delta)
+        result = spectral_confusion(
+            data, rng=rng, delta=self.spectral_delta, rule=self.spectral_rule
+        )
         if result is None:
             return None
         conf, prior = result
         fixed = self._fixed_prior()
         return {"confusion": conf, "prior": prior if fixed is None else fixed}
-
-    def _store(self, params: dict[str, np.ndarray]) -> None:
-        self.confusion_ = params["confusion"]

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation._numeric import normalise_log, safe_log
-from marketsim.aggregation.base import EMAggregator
-from marketsim.aggregation.dawid_skene import confusion_counts, confusion_from_counts
+from marketsim.aggregation.base import check_non_negative
+from marketsim.aggregation.dawid_skene import ConfusionEM
 from marketsim.data.labels import LabelSet
 
 
@@ -55,7 +55,7 @@ def simulate_features(
     return (rng.random((truth.shape[0], phi.shape[1])) < phi[truth]).astype(np.float64)
 
 
-class DawidSkeneWithFeatures(EMAggregator):
+class DawidSkeneWithFeatures(ConfusionEM):
     """Dawid–Skene EM whose task posteriors also use naive-Bayes binary features (seed 004).
 
     Features are data, not hyperparameters: pass them to ``fit(data, features=X)`` with ``X``
@@ -117,29 +117,19 @@ class DawidSkeneWithFeatures(EMAggregator):
 
     def _check(self, data: LabelSet) -> None:
         super()._check(data)
-        if not self.smoothing >= 0:
-            raise ValueError(f"smoothing must be >= 0, got {self.smoothing}")
-        if not self.feature_smoothing >= 0:
-            raise ValueError(f"feature_smoothing must be >= 0, got {self.feature_smoothing}")
+        check_non_negative(feature_smoothing=self.feature_smoothing)
 
     # --- EM hooks --------------------------------------------------------------------------
     def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
-        conf = confusion_from_counts(confusion_counts(data, proba), self.smoothing)
+        params = super()._m_step(data, proba)  # confusion and prior
         ones, observed = self._x_ones, self._x_observed
         b = float(self.feature_smoothing)
         num = proba.T @ ones + b  # (K, k)
         den = proba.T @ observed + 2.0 * b
         with np.errstate(divide="ignore", invalid="ignore"):
             phi = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.5)
-        return {
-            "confusion": conf,
-            "prior": self._estimate_prior(data, proba),
-            "feature_proba": phi,
-        }
-
-    def _log_emission(self, data: LabelSet, params: dict[str, np.ndarray]) -> np.ndarray:
-        k = data.n_classes
-        return safe_log(params["confusion"]).transpose(0, 2, 1).reshape(-1, k)
+        params["feature_proba"] = phi
+        return params
 
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
         log_joint = data.incidence @ self._log_emission(data, params)
@@ -155,9 +145,7 @@ class DawidSkeneWithFeatures(EMAggregator):
         return normalise_log(log_joint)
 
     def _log_param_prior(self, params: dict[str, np.ndarray]) -> float:
-        total = 0.0
-        if self.smoothing > 0:
-            total += float(self.smoothing * safe_log(params["confusion"]).sum())
+        total = super()._log_param_prior(params)  # the confusion smoothing prior
         if self.feature_smoothing > 0:
             phi = params["feature_proba"]
             total += float(
@@ -166,7 +154,7 @@ class DawidSkeneWithFeatures(EMAggregator):
         return total
 
     def _store(self, params: dict[str, np.ndarray]) -> None:
-        self.confusion_ = params["confusion"]
+        super()._store(params)
         self.feature_proba_ = params["feature_proba"]
 
     # --- public ----------------------------------------------------------------------------

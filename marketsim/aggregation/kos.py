@@ -35,12 +35,19 @@ def kos_svd_signs(mat: sp.csr_matrix) -> np.ndarray:
     return flip * tie_sign(u)
 
 
+#: Starts of the KOS edge messages: "ones" (deterministic, the mean of the paper's draw) or
+#: "gaussian" (the paper's y ~ N(1, 1), drawn per edge in index order).
+KOS_STARTS = ("ones", "gaussian")
+
+
 def kos_message_passing(
-    mat: sp.csr_matrix, *, rng: np.random.Generator, max_iter: int
+    mat: sp.csr_matrix, *, rng: np.random.Generator | None, max_iter: int
 ) -> np.ndarray:
     """Karger–Oh–Shah iterative inference on the ±1 task–worker matrix ``A``.
 
-    Edge messages, initialised ``y_{j->i} ~ N(1, 1)``, are updated ``max_iter`` times:
+    Edge messages, initialised ``y_{j->i} ~ N(1, 1)`` drawn from ``rng`` (or all 1 when
+    ``rng`` is None, which no renaming of tasks or workers can change), are updated
+    ``max_iter`` times:
     ``x_{i->j} = sum_{j' in di \\ j} A_ij' y_{j'->i}``, ``y_{j->i} = sum_{i' in dj \\ i} A_i'j
     x_{i'->j}``; the decision is ``sign(sum_{j in di} A_ij y_{j->i})``. Messages are rescaled
     each round (signs are scale-free), which keeps them finite.
@@ -48,7 +55,7 @@ def kos_message_passing(
     coo = mat.tocoo()
     t, w, a = coo.row, coo.col, coo.data
     n, m = mat.shape
-    y = rng.normal(1.0, 1.0, size=a.shape[0])
+    y = np.ones(a.shape[0]) if rng is None else rng.normal(1.0, 1.0, size=a.shape[0])
     for _ in range(int(max_iter)):
         x = np.bincount(t, weights=a * y, minlength=n)[t] - a * y
         x /= max(np.abs(x).max(initial=0.0), 1e-300)
@@ -77,25 +84,37 @@ class KOS(ThresholdReduction):
     max_iter : int
         Number of message-passing rounds (the algorithm has no stopping rule; it runs a
         fixed number of rounds).
+    start : {"ones", "gaussian"}
+        Initial edge messages. "ones" (default): every ``y_{j->i} = 1``, the mean of the
+        paper's N(1, 1) draw, so the first round is a leave-one-out majority vote and renaming
+        tasks or workers cannot change the result. "gaussian": the paper's ``y ~ N(1, 1)``,
+        drawn from ``random_state`` per (task, worker) edge in index order (renaming tasks or
+        workers changes the draw).
     random_state : None, int or numpy Generator
-        Seeds the Gaussian N(1, 1) initial edge messages. They are drawn per (task, worker)
-        edge in index order, so renaming tasks or workers changes the start; with enough
-        rounds on informative data the signs do not depend on it.
+        Seeds the "gaussian" start; unused with "ones".
     class_order : {"frequency", "given"}
         See :class:`~marketsim.aggregation._binary.ThresholdReduction`.
     """
 
     def __init__(
-        self, *, max_iter: int = 20, random_state: Any = None, class_order: str = "frequency"
+        self,
+        *,
+        max_iter: int = 20,
+        start: str = "ones",
+        random_state: Any = None,
+        class_order: str = "frequency",
     ) -> None:
         super().__init__(class_order=class_order)
         self.max_iter = max_iter
+        self.start = start
         self.random_state = random_state
 
     def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:
         if int(self.max_iter) < 1:
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
-        rng = as_generator(self.random_state)
+        if self.start not in KOS_STARTS:
+            raise ValueError(f"start must be one of {', '.join(KOS_STARTS)}; got {self.start!r}")
+        rng = as_generator(self.random_state) if self.start == "gaussian" else None
         return lambda mat: kos_message_passing(mat, rng=rng, max_iter=self.max_iter)
 
     def _rounds(self) -> int:

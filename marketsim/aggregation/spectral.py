@@ -31,6 +31,11 @@ MAX_PAIR_CELLS = 10_000_000
 
 _FALLBACK = "spectral initialiser fell back to majority vote: "
 
+#: Opt-D&S stage-1 variants: "equivariant" (default; results do not depend on how workers,
+#: tasks or classes are numbered) or "authors" (Zhang et al.'s released code: groups by worker
+#: index mod 3, random power-method starts, first free class on a collision).
+SPECTRAL_RULES = ("equivariant", "authors")
+
 
 class SpectralFallbackWarning(RuntimeWarning):
     """The spectral initialiser could not run and EM starts from majority vote instead."""
@@ -74,23 +79,34 @@ def _symmetrise3(t: np.ndarray) -> np.ndarray:
 
 
 def robust_tensor_power(
-    tensor: np.ndarray, *, rng: np.random.Generator, n_starts: int = 100, n_iter: int = 100
+    tensor: np.ndarray,
+    *,
+    rng: np.random.Generator | None = None,
+    n_starts: int = 100,
+    n_iter: int = 100,
+    starts: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Eigenpairs of a (K, K, K) tensor by the robust tensor power method.
 
-    For each of K components, ``n_starts`` random unit vectors are iterated (as one batch)
+    For each of K components, the columns of ``starts`` (a (K, S) array; by default
+    ``n_starts`` random unit vectors drawn from ``rng``) are iterated (as one batch)
     ``v <- T(I, v, v) / ||T(I, v, v)||`` for ``n_iter`` steps; the start with the largest
-    ``lambda = T(v, v, v)`` wins and is deflated, ``T <- T - lambda v⊗v⊗v``. The last two axes
-    are contracted, as in the authors' ``RobustPowerMethod``: the whitened empirical M3 is only
-    approximately symmetric.
+    ``lambda = T(v, v, v)`` wins (the first such start on an exact tie) and is deflated,
+    ``T <- T - lambda v⊗v⊗v``. The last two axes are contracted, as in the authors'
+    ``RobustPowerMethod``: the whitened empirical M3 is only approximately symmetric.
     Returns eigenvalues (K,) and eigenvectors as columns (K, K).
     """
     k = tensor.shape[0]
     t = tensor.copy()
     lams = np.zeros(k)
     vecs = np.zeros((k, k))
+    if starts is None and rng is None:
+        raise ValueError("robust_tensor_power needs starts or an rng to draw them")
     for h in range(k):
-        v = rng.standard_normal((k, max(int(n_starts), 1)))
+        if starts is None:
+            v = rng.standard_normal((k, max(int(n_starts), 1)))
+        else:
+            v = np.array(starts, dtype=np.float64)
         v /= np.linalg.norm(v, axis=0, keepdims=True)
         for _ in range(max(int(n_iter), 0)):
             w = np.einsum("ijk,js,ks->is", t, v, v)
@@ -112,8 +128,15 @@ def _group_confusion(
     n_starts: int,
     n_iter: int,
     symmetrise: bool = False,
+    rule: str = "equivariant",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Averaged (column = true class) confusion of group c and class weights, from three views.
+
+    ``rule="equivariant"``: the power method starts from the whitened class directions
+    ``W^T e_c`` (no randomness; they move with the classes when classes are renamed), and
+    components, taken in the order found (largest eigenvalue first), each claim the free class
+    with their largest entry. ``rule="authors"``: ``n_starts`` random starts and, on a
+    collision, the first free class by index (the authors' code).
 
     M2 and M3 are the empirical moments of Zhang et al. eqs. (2c)-(2d), used as they are, as the
     authors' ``SolveCFG`` does. ``symmetrise=True`` (an ablation only) replaces them by
@@ -136,24 +159,58 @@ def _group_confusion(
         raise _Degenerate("second moment M2 is singular")
     w = u / np.sqrt(s)[None, :]
     t = np.einsum("abc,ai,bj,ck->ijk", m3, w, w, w)
-    lams, vecs = robust_tensor_power(t, rng=rng, n_starts=n_starts, n_iter=n_iter)
+    starts = w.T if rule == "equivariant" else None  # column c: W^T e_c
+    lams, vecs = robust_tensor_power(t, rng=rng, n_starts=n_starts, n_iter=n_iter, starts=starts)
     _check_finite(lams, vecs, what="tensor eigenpairs")
     if np.any(lams <= 0):
         raise _Degenerate("non-positive tensor eigenvalue")
     mus = np.linalg.pinv(w.T) @ vecs * lams[None, :]  # columns mu_h = lambda_h (W^T)^+ v_h
     weights = 1.0 / lams**2
-    # Column-to-class assignment: largest entry, first empty slot on a collision.
+    # Column-to-class assignment: largest entry; on a collision, the largest free entry
+    # (equivariant) or the first free class by index (authors). Identical for K = 2.
     conf = np.zeros((k, k))
     prior = np.zeros(k)
     taken = np.zeros(k, dtype=bool)
     for h in range(k):
         c = int(np.argmax(mus[:, h]))
         if taken[c]:
-            c = int(np.flatnonzero(~taken)[0])
+            free = np.flatnonzero(~taken)
+            c = int(free[np.argmax(mus[free, h])] if rule == "equivariant" else free[0])
         taken[c] = True
         conf[:, c] = mus[:, h]
         prior[c] = weights[h]
     return conf, prior
+
+
+def canonical_worker_order(data: LabelSet) -> np.ndarray:
+    """Workers in an order that renaming tasks, workers or classes does not change.
+
+    Sorted by counts that do not depend on names: most labels first, then most agreements with
+    co-workers (sum over their labels of the other workers giving the same label to the same
+    task), then most co-worker overlaps, then the sum of squared agreement counts. Workers equal
+    on all four are ordered by their labels, ``(task index, class index)`` pairs in order (so
+    identical workers, whose order cannot matter, are the only ones left to the index).
+    """
+    m = data.n_workers
+    same = data.vote_counts()[data.tasks, data.labels] - 1.0  # co-workers agreeing per label
+    others = data.task_degree[data.tasks] - 1.0
+    keys = [np.bincount(data.workers, weights=x, minlength=m) for x in (same**2, others, same)]
+    keys.append(data.worker_degree.astype(np.float64))
+    order = np.lexsort([-key for key in keys])  # last key is the primary one
+    sorted_keys = np.stack([key[order] for key in keys], axis=1)
+    new_run = np.r_[True, np.any(sorted_keys[1:] != sorted_keys[:-1], axis=1)]
+    starts = np.flatnonzero(new_run)
+    ends = np.r_[starts[1:], m]
+    tied = [(a, b) for a, b in zip(starts, ends, strict=True) if b - a > 1]
+    if tied:
+        by_worker = np.argsort(data.workers, kind="stable")
+        pairs = (data.tasks * data.n_classes + data.labels)[by_worker]
+        bounds = np.searchsorted(data.workers[by_worker], np.arange(m + 1))
+        for a, b in tied:
+            members = order[a:b]
+            content = [tuple(np.sort(pairs[bounds[j]:bounds[j + 1]]).tolist()) for j in members]
+            order[a:b] = members[sorted(range(b - a), key=lambda i: (content[i], members[i]))]
+    return order
 
 
 def spectral_confusion(
@@ -164,13 +221,18 @@ def spectral_confusion(
     n_starts: int = 100,
     n_power_iter: int = 100,
     symmetrise: bool = False,
+    rule: str = "equivariant",
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Opt-D&S stage 1 (Zhang et al. 2014, Algorithm 1): spectral confusion matrices.
 
-    Workers are split into three groups by index mod 3. Returns ``(confusion, prior)`` with
-    ``confusion[j, c, l] = P(worker j says l | true class c)`` (rows sum to 1 after flooring at
-    ``delta``) and the class prior, or ``None`` (with a RuntimeWarning) when the moments are
-    singular or degenerate, in which case the caller should start from majority vote.
+    Workers are split into three groups by position mod 3, in the order of
+    :func:`canonical_worker_order` (``rule="equivariant"``: renaming workers, tasks or classes
+    does not change the groups) or of their indices (``rule="authors"``, the authors' code,
+    which also draws random power-method starts; see :func:`_group_confusion`). Returns
+    ``(confusion, prior)`` with ``confusion[j, c, l] = P(worker j says l | true class c)``
+    (rows sum to 1 after flooring at ``delta``) and the class prior, or ``None`` (with a
+    RuntimeWarning) when the moments are singular or degenerate, in which case the caller
+    should start from majority vote.
     The moments are used unsymmetrised, as in the paper and the authors' code; ``symmetrise``
     is an ablation switch (see :func:`_group_confusion`).
     """
@@ -178,7 +240,11 @@ def spectral_confusion(
     if k < 2 or n == 0 or data.n_labels == 0:
         _warn(f"nothing to estimate (K={k}, {n} tasks, {data.n_labels} labels)")
         return None
-    groups = np.arange(m) % 3
+    if rule not in SPECTRAL_RULES:
+        raise ValueError(f"rule must be one of {', '.join(SPECTRAL_RULES)}; got {rule!r}")
+    groups = np.empty(m, dtype=np.int64)
+    order = canonical_worker_order(data) if rule == "equivariant" else np.arange(m)
+    groups[order] = np.arange(m) % 3
     present = np.bincount(groups[np.unique(data.workers)], minlength=3)
     if np.any(present == 0):
         _warn("needs labels from workers in each of the three groups (at least 3 workers)")
@@ -192,7 +258,7 @@ def spectral_confusion(
                 a, b = (c + 1) % 3, (c + 2) % 3
                 confs[c], weights[c] = _group_confusion(
                     z[a], z[b], z[c], rng=rng, n_starts=n_starts, n_iter=n_power_iter,
-                    symmetrise=symmetrise,
+                    symmetrise=symmetrise, rule=rule,
                 )
             # Per-worker confusion via the other two groups (Zhang et al. eq. 5).
             z_total = z.sum(axis=0)
@@ -246,9 +312,14 @@ def one_coin_spectral_skill(data: LabelSet) -> np.ndarray | None:
 
     ``N_ab = (K agree_ab - 1)/(K - 1)`` estimates ``c_a c_b`` with centred skill
     ``c = (K nu - 1)/(K - 1)``. For worker i, the pair (a, b) (both != i, both overlapping i) with
-    the largest ``|N_ab|`` gives ``c_i = sign(N_ia) sqrt(N_ia N_ib / N_ab)``. Returns accuracies in
-    (0, 1), or ``None`` with a RuntimeWarning when no worker is estimable, or when there are so
-    many workers that the (m, m) statistics would pass :data:`MAX_PAIR_CELLS`.
+    the largest ``|N_ab|`` gives ``c_i = sign(N_ia + N_ib) sqrt(N_ia N_ib / N_ab)`` (the sign
+    of the reference worker that agrees more, whichever is named first); when several pairs
+    are equally strong, ``c_i`` is the mean of their estimates, so the result does not depend
+    on how workers are numbered. Returns accuracies in (0, 1), or ``None`` with a
+    RuntimeWarning when no worker is estimable, when every estimate is exactly ``1/K`` (no
+    information: EM would keep uniform posteriors and the labels would come from the argmax tie
+    rule), or when there are so many workers that the (m, m) statistics would pass
+    :data:`MAX_PAIR_CELLS`.
     """
     m, k = data.n_workers, data.n_classes
     if k < 2 or m < 3 or data.n_labels == 0:
@@ -269,22 +340,28 @@ def one_coin_spectral_skill(data: LabelSet) -> np.ndarray | None:
         return None
     strength = np.abs(nstat[pa, pb])
     centred = np.full(m, np.nan)
-    chunk = max(1, int(2e7 // max(pa.size, 1)))
+    chunk = max(1, int(5e6 // max(pa.size, 1)))
+    n_ab = nstat[pa, pb]
     for start in range(0, m, chunk):  # chunks bound the (workers x pairs) memory
         rows = np.arange(start, min(start + chunk, m))
         ok = defined[rows][:, pa] & defined[rows][:, pb]
         ok &= (pa[None, :] != rows[:, None]) & (pb[None, :] != rows[:, None])
         score = np.where(ok, strength[None, :], -1.0)
-        best = np.argmax(score, axis=1)
-        has = score[np.arange(rows.size), best] > 0
-        a, b = pa[best], pb[best]
-        n_ia, n_ib, n_ab = nstat[rows, a], nstat[rows, b], nstat[a, b]
+        best = score.max(axis=1, initial=-1.0)
+        tied = ok & (score == best[:, None])  # every pair as strong as the strongest
+        n_ia, n_ib = nstat[rows][:, pa], nstat[rows][:, pb]
         with np.errstate(divide="ignore", invalid="ignore"):
-            val = np.sign(n_ia) * np.sqrt(np.maximum(n_ia * n_ib / n_ab, 0.0))
-        centred[rows] = np.where(has, val, np.nan)
+            val = np.sign(n_ia + n_ib) * np.sqrt(np.maximum(n_ia * n_ib / n_ab, 0.0))
+            mean = np.where(tied, val, 0.0).sum(axis=1) / tied.sum(axis=1)
+        centred[rows] = np.where(best > 0, mean, np.nan)
     estimable = np.isfinite(centred)
     if not estimable.any():
         _warn("no worker has an estimable pair")
+        return None
+    if np.all(np.abs(centred[estimable]) <= 1e-12):
+        # Every accuracy would be exactly 1/K: EM would stay at uniform posteriors, and the
+        # labels would come from the argmax tie rule (lowest class index), not from the data.
+        _warn("every estimated accuracy is 1/K (no information)")
         return None
     nu = 1.0 / k + (k - 1) * centred / k
     nu = np.where(estimable, nu, np.median(nu[estimable]))

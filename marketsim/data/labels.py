@@ -6,11 +6,15 @@ original ids. Estimators only ever see integer codes; ids are translated once, a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from marketsim.data.frames import as_object_column, check_no_missing, encode, frame_columns
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,6 +96,50 @@ class LabelSet:
             size(workers, n_workers),
             max(size(labels, n_classes), 1),
         )
+
+    @classmethod
+    def from_records(cls, records: Iterable[tuple[Any, Any, Any]]) -> LabelSet:
+        """Build from ``(task, worker, label)`` triples with ids and labels of any hashable type.
+
+        Tasks and workers are numbered in order of first appearance, classes in sorted order of
+        their values (first appearance when they cannot be sorted); ``task_ids``,
+        ``worker_ids`` and ``class_values`` map the codes back. Needs no pandas.
+        """
+        rows = list(records)
+        if any(len(r) != 3 for r in rows):
+            bad = next(i for i, r in enumerate(rows) if len(r) != 3)
+            raise ValueError(f"record {bad} is not a (task, worker, label) triple: {rows[bad]!r}")
+        columns = zip(*rows, strict=True) if rows else ((), (), ())
+        t, w, lab = (as_object_column(values) for values in columns)
+        return cls._from_values(t, w, lab, names=("task", "worker", "label"))
+
+    @classmethod
+    def from_frame(
+        cls, frame: Any, *, task: str = "task", worker: str = "worker", label: str = "label"
+    ) -> LabelSet:
+        """Build from a pandas DataFrame with one row per label (column names configurable).
+
+        Codes are assigned as in :meth:`from_records`. Needs pandas (``marketsim[pandas]``).
+        """
+        t, w, lab = frame_columns(frame, task, worker, label)
+        return cls._from_values(t, w, lab, names=(task, worker, label))
+
+    @classmethod
+    def _from_values(
+        cls, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+        *, names: tuple[str, str, str],
+    ) -> LabelSet:
+        check_no_missing(dict(zip(names, (tasks, workers, labels), strict=True)))
+        t, task_ids = encode(tasks, sort=False)
+        w, worker_ids = encode(workers, sort=False)
+        c, class_values = encode(labels, sort=True)
+        return cls(t, w, c, task_ids.shape[0], worker_ids.shape[0], max(class_values.shape[0], 1),
+                   task_ids, worker_ids, class_values if class_values.size else None)
+
+    @property
+    def class_values(self) -> np.ndarray:
+        """The label value of each class index (the same array as ``class_ids``)."""
+        return self.class_ids
 
     @property
     def n_labels(self) -> int:
