@@ -94,6 +94,7 @@ class BaseAggregator(BaseEstimator):
     """Class estimators: ``fit(data)`` then read ``proba_`` (posteriors) and ``labels_``."""
 
     def fit(self, data: LabelSet, **fit_params: Any) -> BaseAggregator:  # pragma: no cover
+        """Estimate from ``data``; set ``proba_`` and ``labels_``; return ``self``."""
         raise NotImplementedError
 
     def fit_predict_proba(
@@ -138,6 +139,7 @@ class ScoreAggregator(BaseEstimator):
     """
 
     def fit(self, data: LabelSet, **fit_params: Any) -> ScoreAggregator:  # pragma: no cover
+        """Estimate from ``data``'s scores; set ``means_``; return ``self``."""
         raise NotImplementedError
 
     def fit_predict(self, data: LabelSet, **fit_params: Any) -> np.ndarray:

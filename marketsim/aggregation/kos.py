@@ -43,12 +43,12 @@ KOS_STARTS = ("ones", "gaussian")
 def kos_message_passing(
     mat: sp.csr_matrix, *, rng: np.random.Generator | None, max_iter: int
 ) -> np.ndarray:
-    """Karger–Oh–Shah iterative inference on the ±1 task–worker matrix ``A``.
+    r"""Karger–Oh–Shah iterative inference on the ±1 task–worker matrix ``A``.
 
     Edge messages, initialised ``y_{j->i} ~ N(1, 1)`` drawn from ``rng`` (or all 1 when
     ``rng`` is None, which no renaming of tasks or workers can change), are updated
     ``max_iter`` times:
-    ``x_{i->j} = sum_{j' in di \\ j} A_ij' y_{j'->i}``, ``y_{j->i} = sum_{i' in dj \\ i} A_i'j
+    ``x_{i->j} = sum_{j' in di \ j} A_ij' y_{j'->i}``, ``y_{j->i} = sum_{i' in dj \ i} A_i'j
     x_{i'->j}``; the decision is ``sign(sum_{j in di} A_ij y_{j->i})``. Messages are rescaled
     each round (signs are scale-free), which keeps them finite.
     """
