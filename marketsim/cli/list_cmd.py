@@ -50,7 +50,8 @@ def execute(args: argparse.Namespace) -> int:
         ("policies", [(n, describe(n).split(". ")[0] + ".") for n in POLICIES]),
         ("inference methods", [(n, s.description) for n, s in METHODS.items()]),
         ("worker models", [(n, WORKER_MODEL_TEXT[n]) for n in WORKER_MODELS]),
-        ("reference data sets (infer --dataset; files from --data-dir or MARKETSIM_DATA)",
+        ("reference data sets (infer --dataset; files from --data-dir, $MARKETSIM_DATA or "
+         "../shared/data)",
          list(DATASETS.items())),
     ):
         table = Table(title=title, title_justify="left", show_header=False)
