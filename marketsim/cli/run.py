@@ -25,14 +25,11 @@ from marketsim.study.resources import capped_jobs, check_memory
 from marketsim.study.run_folder import (
     check_same_study,
     default_run_dir,
-    load_units,
     resume_scenario,
     run_record,
-    save_unit,
     start_run,
-    write_run,
 )
-from marketsim.study.runner import UnitResult, run_study
+from marketsim.study.session import run_observed
 
 #: Bounds of the command-line overrides: those of ``scenario.replicates`` and ``scenario.seed``.
 MAX_REPLICATES = 100_000
@@ -203,44 +200,15 @@ def _execute_locked(
 def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> dict:
     """One study into ``run_dir``, resuming from its checkpoints; write the folder on Ctrl-C
     (then re-raise) and at the end; return the summary."""
-    started = time.perf_counter()
-    record = run_record(scenario)
-    check_same_study(run_dir, record)
-    done = load_units(run_dir, scenario, _warn_damaged)
-    start_run(run_dir, scenario, record)
-    results: list[UnitResult] = list(done)
-    observer = _observer(args)
-    observer.start(scenario, run_dir)
-    for count, unit in enumerate(done, start=1):
-        observer.unit_done(unit, count, scenario.replicates * len(scenario.arms))
-
-    def finished(unit: UnitResult, count: int, total: int) -> None:
-        save_unit(run_dir, scenario, unit)
-        results.append(unit)
-        observer.unit_done(unit, count, total)
-
     try:
-        run_study(
-            scenario,
-            jobs=max(1, min(args.jobs, scenario.replicates * len(scenario.arms) - len(done))),
-            backend=args.backend,
-            scheduler=args.scheduler,
-            allow_imports=args.allow_imports,
-            done=done,
-            on_unit=finished,
-            on_refresh=observer.refresh,
-            graph_dir=str(run_dir),
+        summary, _ = run_observed(
+            scenario, run_dir, _observer(args), jobs=args.jobs, backend=args.backend,
+            scheduler=args.scheduler, allow_imports=args.allow_imports,
+            on_damaged=_warn_damaged,
         )
     except KeyboardInterrupt:
-        observer.stop(interrupted=True)
-        write_run(run_dir, scenario, results, started, complete=False)
         _render(run_dir)
         raise
-    except SimulationError:  # a policy failed: finished units stay checkpointed
-        observer.stop(interrupted=False)
-        raise
-    observer.stop(interrupted=False)
-    summary = write_run(run_dir, scenario, results, started, complete=True)
     _render(run_dir)
     return summary
 

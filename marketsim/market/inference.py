@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import numpy as np
@@ -15,8 +16,17 @@ def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], B
 
     Settings the estimator does not have (e.g. ``max_iter`` for majority vote) are skipped;
     prior parameters default to the scenario's ability distribution, and
-    ``class_prior = "true"`` gives the estimator the scenario's class prior.
+    ``class_prior = "true"`` gives the estimator the scenario's class prior. An estimator
+    object given in Python (``spec.estimator``) is used as it is: every call returns a fresh
+    deep copy of this unit's own copy of it, unfitted.
     """
+    if spec.estimator is not None:
+        template = copy.deepcopy(spec.estimator)
+
+        def copy_of_object() -> BaseAggregator:
+            return copy.deepcopy(template)
+
+        return copy_of_object
     ability = scenario.workers.ability
     wanted: dict[str, object] = {
         "max_iter": spec.max_iter,

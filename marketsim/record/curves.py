@@ -81,16 +81,14 @@ def _fmt(x: float) -> str:
     return repr(float(x))
 
 
+def csv_records(rows: list[CurveRow]) -> list[tuple[Any, ...]]:
+    """The ``curves.csv`` records of ``rows`` (after the header), as written."""
+    return [(r.arm, r.replicate, r.edges, *(_fmt(x) for x in r.metrics())) for r in rows]
+
+
 def write_curves(path: str | Path, rows: list[CurveRow]) -> None:
     """Write rows in a canonical order (arms as given, then replicate, then edges)."""
-    write_csv_atomic(
-        path,
-        CURVE_COLUMNS + EXTRA_COLUMNS,
-        (
-            (r.arm, r.replicate, r.edges, *(_fmt(x) for x in r.metrics()))
-            for r in rows
-        ),
-    )
+    write_csv_atomic(path, CURVE_COLUMNS + EXTRA_COLUMNS, csv_records(rows))
 
 
 def read_curves(path: str | Path) -> list[CurveRow]:

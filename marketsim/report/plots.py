@@ -102,13 +102,33 @@ def plot_error_vs_budget(
     ``plain_rmse`` list) is drawn as a thin dotted line of the arm's colour, and the floor is
     half the smallest positive mean (one task's share is not a meaningful RMSE unit).
     """
+    fig, floor, clipped, plotted = draw_error_vs_budget(
+        arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric)
+    out_dir = Path(out_dir)
+    png, svg = out_dir / PNG_NAME, out_dir / SVG_NAME
+    for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, metadata=meta)
+        write_bytes_atomic(path, buf.getvalue())
+    return PlotInfo(png, svg, floor, clipped, plotted)
+
+
+def draw_error_vs_budget(
+    arms: Mapping[str, Mapping[str, Any]],
+    *,
+    scenario_name: str,
+    n_tasks: int | None = None,
+    partial: bool = False,
+    metric: Metric = ERROR_RATE,
+) -> tuple[Any, float, int, int]:
+    """The figure :func:`plot_error_vs_budget` writes, not written: (matplotlib ``Figure``,
+    floor, means clipped to it, arms plotted)."""
     if not metric.percent:
         n_tasks = None
     # matplotlib is slow to import: only the processes that draw a plot load it.
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 
-    out_dir = Path(out_dir)
     floor = error_floor(n_tasks, arms)
     fig = Figure(figsize=(7.5, 4.8), dpi=150, layout="constrained")
     ax = fig.add_subplot()
@@ -176,9 +196,4 @@ def plot_error_vs_budget(
     engine = fig.get_layout_engine()
     if engine is not None:  # the constrained layout set above: leave room for the note
         engine.set(rect=(0, 0.035, 1, 0.965))  # type: ignore[call-arg]
-    png, svg = out_dir / PNG_NAME, out_dir / SVG_NAME
-    for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, metadata=meta)
-        write_bytes_atomic(path, buf.getvalue())
-    return PlotInfo(png, svg, floor, clipped, plotted)
+    return fig, floor, clipped, plotted

@@ -6,6 +6,7 @@ instance has passed validation; the market and the study read them and never re-
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -157,6 +158,9 @@ class InferenceSpec:
     #: from it (``market.inference.estimator_factory``) without looking the name up again.
     entry: MethodSpec | None = field(default=None, compare=False, repr=False,
                                      metadata=_RESOLVED)
+    #: An estimator object given in Python (``marketsim.scenario_from_dict``): the market
+    #: fits fresh copies of it instead of a registry method (``method`` is then its class name).
+    estimator: Any = field(default=None, compare=False, repr=False, metadata=_RESOLVED)
 
     def __post_init__(self) -> None:
         if self.entry is None and self.method in METHODS:
@@ -165,8 +169,8 @@ class InferenceSpec:
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Registry entries hold lambdas (not picklable): send the settings and resolve the
         # entry again on arrival in the worker process.
-        return (InferenceSpec, tuple(getattr(self, f.name) for f in fields(self)
-                                     if f.name != "entry"))
+        return (InferenceSpec, tuple(None if f.name == "entry" else getattr(self, f.name)
+                                     for f in fields(self)))
 
 
 @dataclass(frozen=True)
@@ -175,11 +179,14 @@ class PolicySpec:
 
     ``cls`` is the class that runs, resolved once when the spec is made: the registry's class
     for a built-in name, the imported class for an import path parsed with imports allowed,
-    ``None`` for an import path parsed without (``validate`` checks only its shape)."""
+    ``None`` for an import path parsed without (``validate`` checks only its shape). ``obj``
+    is a policy object given in Python (``name`` is then its class name): every unit runs a
+    fresh deep copy of it, so units stay independent whatever the number of jobs."""
 
     name: str
     options: tuple[tuple[str, Any], ...] = ()
     cls: type | None = field(default=None, compare=False, repr=False, metadata=_RESOLVED)
+    obj: Any = field(default=None, compare=False, repr=False, metadata=_RESOLVED)
 
     def __post_init__(self) -> None:
         if self.cls is None and self.name in POLICIES:
@@ -188,7 +195,9 @@ class PolicySpec:
     def build(self, *, allow_imports: bool = False, source: str | None = None
               ) -> AssignmentPolicy:
         """A fresh policy object with this spec's options (an import path not resolved yet
-        is imported now, if allowed)."""
+        is imported now, if allowed; a policy object is deep-copied)."""
+        if self.obj is not None:
+            return copy.deepcopy(self.obj)
         cls = self.cls
         if cls is None:
             cls = policy_class(self.name, allow_imports=allow_imports, source=source)

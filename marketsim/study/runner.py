@@ -7,6 +7,7 @@ Units are independent and seeded by their (replicate, arm) key, so the results d
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -107,6 +108,22 @@ def units_of(scenario: Scenario) -> list[tuple[int, int]]:
     return [(r, a) for r in range(scenario.replicates) for a in range(len(scenario.arms))]
 
 
+def require_picklable(scenario: Scenario, jobs: int) -> None:
+    """Refuse in one line, before anything runs, an arm whose policy or estimator object
+    cannot be sent to worker processes (objects come from Python: ``marketsim.run``)."""
+    for arm in scenario.arms:
+        for what, obj in (("policy", arm.policy.obj), ("estimator", arm.inference.estimator)):
+            if obj is None:
+                continue
+            try:
+                pickle.dumps(obj)
+            except Exception:  # noqa: BLE001 - pickling may fail in many ways
+                raise InputError(
+                    f"arm {arm.name!r}: {what} object of class {type(obj).__qualname__} cannot "
+                    f"be pickled, so it cannot run with jobs={jobs}; use jobs=1 or define the "
+                    "class at module level") from None
+
+
 def iter_units(
     scenario: Scenario,
     keys: list[tuple[int, int]],
@@ -119,7 +136,10 @@ def iter_units(
     graph_dir: str | None = None,
 ) -> Iterator[UnitResult]:
     """Yield unit results as they finish (in any order when they run in parallel). Live
-    refresh callbacks only reach the caller when units run in this process (``jobs == 1``)."""
+    refresh callbacks only reach the caller when units run in this process (``jobs == 1``).
+    Policy and estimator objects must pickle to run in other processes."""
+    if backend == "dask" or (jobs > 1 and len(keys) > 1):
+        require_picklable(scenario, jobs)
     run = partial(run_unit, scenario)
     common = {"allow_imports": allow_imports, "on_refresh": on_refresh, "graph_dir": graph_dir}
     if backend == "dask":

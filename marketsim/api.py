@@ -1,0 +1,208 @@
+"""The Python API: load or build a scenario, run a study, read its results (``docs/api.md``).
+
+>>> import marketsim                                                     # doctest: +SKIP
+>>> sc = marketsim.load_scenario("scenarios/30_workers.toml")           # doctest: +SKIP
+>>> result = marketsim.run(sc, replicates=2, jobs=2)                    # doctest: +SKIP
+>>> result.curves.head()                                                # doctest: +SKIP
+
+``run`` writes nothing unless ``out`` names a run folder; then the folder is exactly the one
+``python -m marketsim run --out`` writes (the same code writes both, in
+:mod:`marketsim.study.session`). pandas is optional (``pip install "marketsim[pandas]"``):
+without it the DataFrame properties raise a one-line error and :meth:`StudyResult.records`
+still gives the rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from marketsim.errors import InputError
+from marketsim.record.curves import CURVE_COLUMNS, EXTRA_COLUMNS, CurveRow, csv_records
+from marketsim.record.metric import metric_of
+from marketsim.record.units import UnitResult, canonical_rows
+from marketsim.report.plots import draw_error_vs_budget
+from marketsim.report.progress import QuietProgress, make_observer
+from marketsim.report.render import render_report
+from marketsim.scenario.build import Scenario, editable, load_scenario, scenario_from_dict
+from marketsim.scenario.parser import resolve_imports
+from marketsim.scenario.specs import Scenario as ScenarioSpec
+from marketsim.study.lock import folder_lock
+from marketsim.study.resources import capped_jobs, check_memory
+from marketsim.study.session import run_observed
+
+__all__ = ["Scenario", "StudyResult", "load_scenario", "run", "scenario_from_dict"]
+
+#: ``progress`` callables are called as ``progress(unit, finished, total)``.
+ProgressCallback = Callable[[UnitResult, int, int], Any]
+PANDAS_HINT = 'pip install "marketsim[pandas]"'
+
+
+class _CallbackProgress(QuietProgress):
+    """A run observer that hands every finished unit to the caller's function."""
+
+    def __init__(self, callback: ProgressCallback) -> None:
+        self.callback = callback
+
+    def unit_done(self, unit: UnitResult, finished: int, total: int) -> None:
+        """Call the caller's function."""
+        self.callback(unit, finished, total)
+
+
+def _observer(progress: bool | ProgressCallback) -> Any:
+    if callable(progress):
+        return _CallbackProgress(progress)
+    return make_observer(quiet=not progress)
+
+
+def run(
+    scenario: ScenarioSpec,
+    *,
+    replicates: int | None = None,
+    seed: int | None = None,
+    jobs: int = 1,
+    out: str | Path | None = None,
+    progress: bool | ProgressCallback = True,
+) -> StudyResult:
+    """Simulate every arm of ``scenario`` on ``replicates`` worlds (default: the scenario's)
+    with ``jobs`` worker processes and return the :class:`StudyResult`.
+
+    Nothing is written unless ``out`` names a run folder, which then gets exactly what
+    ``python -m marketsim run --out`` writes (and a folder holding some of this study's
+    units is resumed). ``progress``: ``False`` for silence, ``True`` for the command line's
+    display on stderr (a live dashboard in a terminal, plain lines otherwise), or a function
+    called as ``progress(unit, finished, total)`` after each (replicate, arm) unit."""
+    if not isinstance(scenario, ScenarioSpec):
+        raise InputError(f"run() needs a scenario from marketsim.load_scenario or "
+                         f"marketsim.scenario_from_dict, got {type(scenario).__name__}")
+    for key, value, low in (("replicates", replicates, 1), ("seed", seed, 0), ("jobs", jobs, 1)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < low):
+            raise InputError(f"{key} must be an integer >= {low}, got {value!r}")
+    if scenario.sweep:
+        raise InputError("has a [sweep]: marketsim.run runs one study; run each point with "
+                         "scenario.replace(...), or the whole sweep with 'python -m marketsim "
+                         "run'", source=scenario.source)
+    scenario = resolve_imports(scenario.with_overrides(replicates=replicates, seed=seed),
+                               scenario.allow_imports)
+    jobs, note = capped_jobs(jobs, scenario.replicates * len(scenario.arms))
+    if note and progress is True:
+        print(f"marketsim: note: {note}", file=sys.stderr)
+    check_memory(scenario, jobs)
+    observer = _observer(progress)
+    if out is None:
+        summary, units = run_observed(scenario, None, observer, jobs=jobs)
+        return StudyResult(editable(scenario), summary, tuple(units), None)
+    run_dir = Path(out)
+    with folder_lock(run_dir):
+        try:
+            summary, units = run_observed(scenario, run_dir, observer, jobs=jobs,
+                                          on_damaged=_warn_damaged)
+        except KeyboardInterrupt:  # as the command line: the partial report, then stop
+            render_report(run_dir)
+            raise
+        render_report(run_dir)
+    return StudyResult(editable(scenario), summary, tuple(units), run_dir)
+
+
+def _warn_damaged(path: Path, reason: str) -> None:
+    print(f"marketsim: warning: {path}: damaged checkpoint ({reason}); the unit is simulated "
+          "again", file=sys.stderr)
+
+
+def _pandas() -> Any:
+    """pandas, imported here only: it is an optional extra, not a dependency of marketsim."""
+    try:
+        import pandas  # optional third-party package (the "pandas" extra)
+    except ImportError:
+        raise ModuleNotFoundError(f"this needs pandas: {PANDAS_HINT}") from None
+    return pandas
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    """A finished study: the scenario it ran, ``summary.json``'s dict, every (replicate, arm)
+    unit, and the run folder (``None`` when nothing was written)."""
+
+    scenario: Scenario
+    summary: dict[str, Any]
+    units: tuple[UnitResult, ...] = field(repr=False)
+    run_dir: Path | None = None
+
+    def records(self, *, as_dicts: bool = False) -> list[CurveRow] | list[dict[str, Any]]:
+        """The rows of ``curves.csv`` in its order, as ``CurveRow`` objects or (``as_dicts``)
+        dicts keyed by its columns; no pandas needed."""
+        rows = canonical_rows(list(self.units))
+        if not as_dicts:
+            return rows
+        return [{"arm": r.arm, "replicate": r.replicate, "edges": r.edges,
+                 **dict(zip(CURVE_COLUMNS[3:] + EXTRA_COLUMNS, r.metrics(), strict=True))}
+                for r in rows]
+
+    @property
+    def curves(self) -> Any:
+        """``curves.csv`` as a pandas DataFrame: one row per arm, replicate and checkpoint,
+        the same columns, order, values and dtypes as ``pandas.read_csv`` of the file."""
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(CURVE_COLUMNS + EXTRA_COLUMNS)
+        writer.writerows(csv_records(self.records()))  # type: ignore[arg-type]
+        buf.seek(0)
+        return _pandas().read_csv(buf)
+
+    @property
+    def labels_to_target(self) -> Any:
+        """DataFrame of each replicate's labels-to-target: ``arm, replicate, target, labels``
+        (``<NA>`` when the replicate never reached the target error), with the arm's interval
+        over replicates (``summary["arms"][arm]["edges_to_reach_ci95"]``): ``mean, low, high,
+        reached, of``."""
+        records = []
+        for name, arm in self.summary["arms"].items():
+            for target, values in arm.get("edges_to_reach_replicates", {}).items():
+                ci = arm.get("edges_to_reach_ci95", {}).get(target, {})
+                for rep, labels in zip(arm["replicate_ids"], values, strict=True):
+                    records.append({"arm": name, "replicate": rep, "target": float(target),
+                                    "labels": labels, "mean": ci.get("mean"),
+                                    "low": ci.get("low"), "high": ci.get("high"),
+                                    "reached": ci.get("reached"), "of": ci.get("of")})
+        pd = _pandas()
+        frame = pd.DataFrame.from_records(records, columns=[
+            "arm", "replicate", "target", "labels", "mean", "low", "high", "reached", "of"])
+        frame["labels"] = frame["labels"].astype("Int64")
+        return frame.astype({"mean": float, "low": float, "high": float})
+
+    @property
+    def comparisons(self) -> Any:
+        """DataFrame of ``summary["comparisons"]``: every arm against the reference arm (the
+        first), paired by replicate, at each checkpoint (``edges``) and on labels-to-target
+        (``target``): ``arm, reference, edges, target, difference, low, high, p_value,
+        replicates, detected, replicates_needed, verdict``. Empty with one arm."""
+        cmp = self.summary.get("comparisons") or {}
+        records = []
+        for name, arm in cmp.get("arms", {}).items():
+            for point in arm.get("checkpoints", []):
+                records.append({"arm": name, "reference": cmp["reference"], **point,
+                                "target": None})
+            for target, entry in arm.get("edges_to_reach", {}).items():
+                records.append({"arm": name, "reference": cmp["reference"], "edges": None,
+                                "target": float(target), **entry})
+        columns = ["arm", "reference", "edges", "target", "difference", "low", "high",
+                   "p_value", "replicates", "detected", "replicates_needed", "verdict"]
+        frame = _pandas().DataFrame.from_records(records, columns=columns)
+        frame["edges"] = frame["edges"].astype("Int64")
+        return frame.astype({"target": float, "difference": float, "low": float,
+                             "high": float, "p_value": float})
+
+    def plot(self) -> Any:
+        """The report's error-vs-labels plot (mean and 95 % band per arm, log scale) as a
+        matplotlib ``Axes`` of a new figure (``.figure`` to save or show it); no file."""
+        fig, *_ = draw_error_vs_budget(
+            self.summary["arms"], scenario_name=self.scenario.name,
+            n_tasks=self.scenario.tasks.count, partial=not self.summary.get("complete", True),
+            metric=metric_of(self.summary))
+        return fig.axes[0]
