@@ -117,7 +117,8 @@ def top_singular(
     if n == 0 or m == 0:
         return np.zeros(n), 0.0, np.zeros(m)
     if n * m <= DENSE_LIMIT or min(n, m) < 3:
-        dense = mat.toarray() if sp.issparse(mat) else np.asarray(mat, dtype=np.float64)
+        dense = (mat.toarray() if sp.issparse(mat)  # type: ignore[union-attr]
+                 else np.asarray(mat, dtype=np.float64))
         if center_columns:
             dense = dense - dense.mean(axis=0, keepdims=True)
         u, s, vt = np.linalg.svd(dense, full_matrices=False)

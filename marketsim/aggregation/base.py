@@ -253,7 +253,7 @@ class EMAggregator(BaseAggregator):
         log_joint += log_prior(params["prior"])[None, :]
         return normalise_log(log_joint, out=log_joint)
 
-    def fit(
+    def fit(  # type: ignore[override]  # the fit parameters EM estimators take
         self,
         data: LabelSet,
         *,

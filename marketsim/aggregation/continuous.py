@@ -250,7 +250,7 @@ class GaussianBadAnnotatorEM(ScoreAggregator):
         sigma = max(float(np.sqrt(np.mean(resid * resid))) if scores.size else 1.0,
                     float(self.min_sigma))
         pi = float(self.init_pi)
-        w, _ = self._e_step(tasks, workers, scores, n_workers, mu, sigma, pi)
+        w, _loglik = self._e_step(tasks, workers, scores, n_workers, mu, sigma, pi)
 
         def m_step(w: np.ndarray, params: tuple) -> tuple:
             weights = np.where(w >= 0.5, 1.0, 0.0) if self.hard else w

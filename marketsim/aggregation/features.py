@@ -158,7 +158,7 @@ class DawidSkeneWithFeatures(ConfusionEM):
         self.feature_proba_ = params["feature_proba"]
 
     # --- public ----------------------------------------------------------------------------
-    def fit(
+    def fit(  # type: ignore[override]  # features: this model's extra input
         self,
         data: LabelSet,
         features: Any = None,

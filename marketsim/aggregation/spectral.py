@@ -75,7 +75,10 @@ def _group_sums(data: LabelSet, groups: np.ndarray) -> np.ndarray:
 
 def _symmetrise3(t: np.ndarray) -> np.ndarray:
     """Average of a third-order tensor over the 6 permutations of its axes."""
-    return sum(t.transpose(p) for p in itertools.permutations(range(3))) / 6.0
+    total = np.zeros_like(t)
+    for p in itertools.permutations(range(3)):
+        total = total + t.transpose(p)
+    return total / 6.0
 
 
 def robust_tensor_power(
@@ -104,6 +107,7 @@ def robust_tensor_power(
         raise ValueError("robust_tensor_power needs starts or an rng to draw them")
     for h in range(k):
         if starts is None:
+            assert rng is not None  # checked above
             v = rng.standard_normal((k, max(int(n_starts), 1)))
         else:
             v = np.array(starts, dtype=np.float64)

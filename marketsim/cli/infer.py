@@ -372,7 +372,7 @@ def execute(args: argparse.Namespace) -> int:
     result["load_seconds"] = round(load_seconds, 6)
     if coverage is not None:
         result["truth_coverage"] = coverage.as_dict()
-        warning = coverage.warning(truth_file, "RMSE" if args.scores else "error rate",
+        warning = coverage.warning(str(truth_file), "RMSE" if args.scores else "error rate",
                                    result["n_tasks_with_truth"])
         if warning:
             print(f"marketsim: warning: {warning}", file=sys.stderr)

@@ -39,9 +39,10 @@ class LabelSet:
     n_tasks: int
     n_workers: int
     n_classes: int
-    task_ids: np.ndarray | None = None
-    worker_ids: np.ndarray | None = None
-    class_ids: np.ndarray | None = None
+    # Given as None, the id arrays are filled in by __post_init__: never None afterwards.
+    task_ids: np.ndarray = None  # type: ignore[assignment]
+    worker_ids: np.ndarray = None  # type: ignore[assignment]
+    class_ids: np.ndarray = None  # type: ignore[assignment]
     scores: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -134,7 +135,8 @@ class LabelSet:
         w, worker_ids = encode(workers, sort=False)
         c, class_values = encode(labels, sort=True)
         return cls(t, w, c, task_ids.shape[0], worker_ids.shape[0], max(class_values.shape[0], 1),
-                   task_ids, worker_ids, class_values if class_values.size else None)
+                   task_ids, worker_ids,
+                   class_values if class_values.size else None)  # type: ignore[arg-type]
 
     @property
     def class_values(self) -> np.ndarray:

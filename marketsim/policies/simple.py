@@ -20,7 +20,7 @@ def posterior_entropy(proba: np.ndarray) -> np.ndarray:
 
 def rank_by_score(score: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Task indices by descending score, ties broken uniformly at random."""
-    tiebreak = rng.random(score.shape[0])
+    tiebreak = rng.random((score.shape[0],))
     return np.lexsort((tiebreak, -score))
 
 

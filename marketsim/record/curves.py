@@ -51,7 +51,8 @@ class CurvePoint:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
+        assert isinstance(other, CurvePoint)
+        return self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash(self._key())
