@@ -61,7 +61,7 @@ def _reach_columns(t: float) -> list[str]:
 
 def columns(keys: list[str]) -> list[str]:
     """The header of ``sweep.csv``: the grid point, the swept keys, the arm, the results."""
-    return ["point", *keys, "arm", "replicates", "final_error_rate",
+    return ["point", *keys, "arm", "final_error_rate", "replicates",
             *(c for t in TARGETS for c in _reach_columns(t))]
 
 
