@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from marketsim.errors import InputError
 from marketsim.record.files import (
     write_bytes_atomic,
     write_csv_atomic,
@@ -20,7 +22,7 @@ from marketsim.record.files import (
 )
 from marketsim.record.metric import ERROR_RATE, Metric, metric_of
 from marketsim.record.summary import TARGETS
-from marketsim.report.formatting import fmt_error, num, table
+from marketsim.report.formatting import DASH, fmt_error, num, table
 from marketsim.report.plots import arm_style
 
 if TYPE_CHECKING:
@@ -49,17 +51,67 @@ def axis_label(key: str) -> str:
     return f"{key} ({unit})" if unit else key
 
 
-def sweep_rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (grid point, arm) from the points' summaries."""
+def _reach_columns(t: float) -> list[str]:
+    """The columns of target ``t``: the mean curve's labels-to-target, then the mean over
+    replicates of each replicate's own labels-to-target with its 95 % interval, and how many
+    replicates reached the target."""
+    base = f"edges_to_{t:g}"
+    return [base, f"{base}_mean", f"{base}_low", f"{base}_high", f"{base}_reached"]
+
+
+def columns(keys: list[str]) -> list[str]:
+    """The header of ``sweep.csv``: the grid point, the swept keys, the arm, the results."""
+    return ["point", *keys, "arm", "final_error_rate", "replicates",
+            *(c for t in TARGETS for c in _reach_columns(t))]
+
+
+def load_points(run_dir: Path) -> list[dict[str, Any]]:
+    """The finished grid points of a sweep run folder: folder, swept values, summary (read
+    from ``points/pNNN/run.json`` and ``summary.json``)."""
+    points = []
+    for folder in sorted(Path(run_dir).glob("points/p*")):
+        try:
+            meta = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+            summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        values = meta.get("resolved_scenario", {}).get("sweep_point") or {}
+        points.append({"folder": f"points/{folder.name}", "values": tuple(values.items()),
+                       "summary": summary})
+    if not points:
+        raise InputError("no finished sweep point (points/pNNN/summary.json) here",
+                         source=str(run_dir))
+    return points
+
+
+def sweep_rows(source: Path | str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (grid point, arm): the swept values, the final error and, per target, the
+    labels needed with their interval (:func:`columns`). ``source`` is a sweep run folder or
+    the points :func:`load_points` returns."""
+    points = load_points(Path(source)) if isinstance(source, str | Path) else source
     rows = []
     for pt in points:
         for arm, s in pt["summary"]["arms"].items():
             row: dict[str, Any] = {"point": pt["folder"], **dict(pt["values"]), "arm": arm,
+                                   "replicates": s.get("replicates"),
                                    "final_error_rate": s["final_error_rate"]}
             for t in TARGETS:
-                row[f"edges_to_{t:g}"] = s["edges_to_reach"][f"{t:g}"]
+                key = f"{t:g}"
+                base, iv = f"edges_to_{key}", s.get("edges_to_reach_ci95", {}).get(key, {})
+                row[base] = s["edges_to_reach"][key]
+                for end in ("mean", "low", "high"):
+                    row[f"{base}_{end}"] = iv.get(end)
+                row[f"{base}_reached"] = iv.get("reached")
             rows.append(row)
     return rows
+
+
+def sweep_frame(source: Path | str | list[dict[str, Any]]) -> Any:
+    """:func:`sweep_rows` as a pandas DataFrame (pandas is optional: ImportError without
+    it)."""
+    import pandas as pd  # optional dependency, only for callers who want a frame
+
+    return pd.DataFrame(sweep_rows(source))
 
 
 def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, Any]]) -> None:
@@ -67,10 +119,10 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
     available)."""
     rows = sweep_rows(points)
     metric = metric_of(points[0]["summary"]) if points else ERROR_RATE
-    header = ["point", *keys, "arm", "final_error_rate", *(f"edges_to_{t:g}" for t in TARGETS)]
+    header = columns(keys)
     write_csv_atomic(
         run_dir / "sweep.csv", header,
-        ([("" if r[h] is None else r[h]) for h in header] for r in rows),
+        ([("" if r.get(h) is None else r[h]) for h in header] for r in rows),
     )
     write_json_atomic(run_dir / "sweep.json", {"keys": keys, "metric": metric.key, "rows": rows})
     write_text_atomic(run_dir / "sweep.md", sweep_markdown(keys, rows, metric))
@@ -85,19 +137,43 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
         write_bytes_atomic(run_dir / f"{PLOT_NAME}.{ext}", buf.getvalue())
 
 
+def _count(x: float | None) -> str:
+    return num(None if x is None else round(x))
+
+
+def reach_cell(row: dict[str, Any], target: float) -> str:
+    """``1,240 [1,100, 1,380]``: the mean over replicates of the labels needed to reach
+    ``target`` and its 95 % interval; ``— (2/3 reached)`` when some replicate never reached
+    it (no mean then), ``—`` when none did; a row without interval columns shows the mean
+    curve's reading."""
+    base = f"edges_to_{target:g}"
+    if f"{base}_mean" not in row:
+        return num(row.get(base))
+    mean, low, high = (row.get(f"{base}_{end}") for end in ("mean", "low", "high"))
+    if mean is not None:
+        return _count(mean) + (f" [{_count(low)}, {_count(high)}]" if low is not None
+                               and high is not None else "")
+    reached, of = row.get(f"{base}_reached"), row.get("replicates")
+    return f"{DASH} ({reached}/{of} reached)" if reached else DASH
+
+
 def sweep_markdown(keys: list[str], rows: list[dict[str, Any]],
                    metric: Metric = ERROR_RATE) -> str:
-    """A readable table: per grid point and arm, the labels needed to reach each target
-    (targets and the final value are the run's headline error: error rate or RMSE)."""
+    """A readable table: per grid point and arm, the labels needed to reach each target with
+    its interval (targets and the final value are the run's headline error: error rate or
+    RMSE)."""
     head = [*keys, "arm", f"final {metric.short}",
             *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
     cells = [[*(str(r[k]) for k in keys), r["arm"], fmt_error(r["final_error_rate"]),
-              *(num(r[f"edges_to_{t:g}"]) for t in TARGETS)] for r in rows]
+              *(reach_cell(r, t) for t in TARGETS)] for r in rows]
     return "\n".join([
         f"# Sweep: labels needed to reach a target {metric.short}",
         "",
-        "Each grid point is a full study in `points/`; '—' means the target was not reached "
-        f"within the budget. The plot is `{PLOT_NAME}.png`.",
+        "Each grid point is a full study in `points/`. A cell is the mean over replicates of "
+        "the labels each replicate needed to stay at or below the target, with its 95 % "
+        "Student-t interval [low, high] (no interval with one replicate); "
+        f"'{DASH}' means some replicate did not reach the target within the budget. The plot "
+        f"is `{PLOT_NAME}.png`.",
         "",
         *table(head, cells, "l" * len(head)),
         "",
@@ -123,12 +199,26 @@ def _x_axis(ax: Any, positions: list[float], labels: list[str], log: bool) -> No
     ax.minorticks_off()
 
 
+def _reach_point(row: dict[str, Any], target: float,
+                 x: float) -> tuple[float, float, float, float] | None:
+    """(x, mean, low, high) of the labels needed to reach ``target``, or None when not every
+    replicate reached it; without an interval (one replicate) low = high = mean."""
+    base = f"edges_to_{target:g}"
+    mean = row.get(f"{base}_mean", row.get(base))
+    if mean is None:
+        return None
+    low, high = row.get(f"{base}_low"), row.get(f"{base}_high")
+    return (x, float(mean), float(mean if low is None else low),
+            float(mean if high is None else high))
+
+
 def sweep_figure(keys: list[str], rows: list[dict[str, Any]],
                  metric: Metric = ERROR_RATE) -> Figure:
     """The labels needed to reach each target against the first swept key: a column of panels
     per target, a row per combination of the other swept values; one line per arm, styled by
-    the arm's place in the scenario as in the error-versus-budget plot. Points where the target
-    was not reached are left out."""
+    the arm's place in the scenario as in the error-versus-budget plot. A point is the mean
+    over replicates of the labels needed, its error bar the 95 % interval; points where some
+    replicate did not reach the target are left out."""
     # matplotlib is optional and slow to import: only a run that draws a plot loads it.
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
@@ -145,6 +235,13 @@ def sweep_figure(keys: list[str], rows: list[dict[str, Any]],
             return float(x_values.index(v))
     positions = [where(v) for v in x_values]
     log_x = numeric and min(positions) > 0 and max(positions) / min(positions) >= 10
+    span = (max(positions) - min(positions)) or 1.0
+
+    def dodge(x: float, index: int) -> float:
+        """Arms side by side around each swept value, so their error bars do not overlap."""
+        step = index - (len(arms) - 1) / 2
+        return x * 1.03 ** step if log_x else x + 0.012 * span * step
+
     combos = list(dict.fromkeys(tuple(r[k] for k in other) for r in rows)) or [()]
     fig = Figure(figsize=(5.2 * len(TARGETS), 0.8 + 3.4 * len(combos)), dpi=120,
                  layout="constrained")
@@ -152,22 +249,29 @@ def sweep_figure(keys: list[str], rows: list[dict[str, Any]],
     for (row, combo), (col, target) in itertools.product(enumerate(combos),
                                                          enumerate(TARGETS)):
         ax = axes[row][col]
-        column = f"edges_to_{target:g}"
         drawn = 0
         for index, arm in enumerate(arms):
-            pts = sorted((where(r[x_key]), float(r[column])) for r in rows
-                         if r["arm"] == arm and r[column] is not None
-                         and tuple(r[k] for k in other) == combo)
+            pts = sorted(p for r in rows if r["arm"] == arm
+                         and tuple(r[k] for k in other) == combo
+                         and (p := _reach_point(r, target, dodge(where(r[x_key]), index)))
+                         is not None)
             drawn += len(pts)
+            style = arm_style(index)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], label=arm, linewidth=1.6,
-                    markersize=6, markerfacecolor="white", markeredgewidth=1.3,
-                    **arm_style(index))
+                    markersize=6, markerfacecolor="white", markeredgewidth=1.3, zorder=3,
+                    **style)
+            # The 95 % intervals as vertical bars in the arm's colour (no bar: one replicate).
+            bars = [p for p in pts if p[3] > p[2]]
+            if bars:
+                ax.vlines([p[0] for p in bars], [p[2] for p in bars], [p[3] for p in bars],
+                          colors=style["color"], linewidth=1.2, alpha=0.8, zorder=2,
+                          label="_interval")
         where_txt = ", ".join(f"{k} = {v}" for k, v in zip(other, combo, strict=True))
         ax.set_title(f"to reach {metric.target(target)}" + (f"\n{where_txt}" if where_txt
                                                            else ""), fontsize="medium")
         _x_axis(ax, positions, [str(v) for v in x_values], log_x)
         ax.set_xlabel(axis_label(x_key))
-        ax.set_ylabel("labels needed")
+        ax.set_ylabel("labels needed (mean, 95 % interval)")
         ax.grid(alpha=0.3)
         if drawn:
             ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: f"{y:,.0f}"))
@@ -175,8 +279,8 @@ def sweep_figure(keys: list[str], rows: list[dict[str, Any]],
             ax.set_yticks([])
             ax.text(0.5, 0.5, "no arm reached it within the budget", transform=ax.transAxes,
                     ha="center", va="center", color="0.4")
-    fig.suptitle(f"Labels needed to reach a target {metric.short} (missing point: not reached "
-                 "within the budget)", fontsize="medium")
+    fig.suptitle(f"Labels needed to reach a target {metric.short}: mean over replicates, 95 % "
+                 "interval (missing point: not reached within the budget)", fontsize="medium")
     if arms:
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, title="arm", loc="outside lower center",

@@ -49,12 +49,11 @@ from marketsim.scenario.specs import (
     TasksSpec,
     WorkersSpec,
 )
+from marketsim.scenario.sweep_keys import read_sweep
 from marketsim.scenario.validation import printable, suggest, validate
 
 #: Inference keys that only mean something for methods estimating classes.
 CLASS_ONLY_INFERENCE_KEYS = ("init", "class_prior", "alpha", "beta", "low", "warm_start")
-#: Most grid points a ``[sweep]`` may have: a bigger grid is refused at once.
-MAX_SWEEP_POINTS = 10_000
 
 
 def _fail(key: str, message: str, source: str) -> InputError:
@@ -293,7 +292,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
             raise _fail(f"{key}.initial", f"'one-per-task' needs budget.edges >= "
                         f"{tasks.count}", source)
         arms.append(ArmSpec(arm.name, policy, inference, arm.initial))
-    sweep = _read_sweep(data.get("sweep"), source)
+    sweep = read_sweep(data.get("sweep"), [arm.name for arm in arms], source)
     return Scenario(
         name, doc.scenario.seed, doc.scenario.replicates, tasks, workers, budget, tuple(arms),
         output, source, sweep, replay=replay, raw=data, allow_imports=allow_imports,
@@ -320,44 +319,6 @@ def _read_replay(doc: ScenarioDocument, source: str) -> tuple[Any, Any]:
     if spec.labels is not None and spec.truth is None:
         raise _fail("replay.truth", "is required with replay.labels", source)
     return spec, load_replay(spec)
-
-
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key, value in table.items():
-        dotted = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, Mapping):
-            out.extend(_flatten(value, dotted))
-        else:
-            out.append((dotted, value))
-    return out
-
-
-def _read_sweep(raw: Any, source: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:
-    """``[sweep]``: dotted scenario keys, each with a non-empty array of values; at most
-    ``MAX_SWEEP_POINTS`` grid points."""
-    if raw is None:
-        return ()
-    if not raw:
-        raise _fail("sweep", "must be a table of dotted keys with arrays of values, "
-                    "e.g. workers.count = [10, 30]", source)
-    grid = []
-    points = 1
-    for key, values in _flatten(raw):
-        if key.split(".")[0] not in ("tasks", "workers", "budget", "scenario"):
-            raise _fail(f"sweep.{key}", "must name a value under tasks, workers, budget or "
-                        "scenario", source)
-        if key in ("scenario.name", "scenario.replicates"):
-            raise _fail(f"sweep.{key}", "cannot be swept", source)
-        if not isinstance(values, list) or not values:
-            raise _fail(f"sweep.{key}", f"must be a non-empty array of values, got "
-                        f"{values!r}", source)
-        points *= len(values)
-        if points > MAX_SWEEP_POINTS:
-            raise _fail("sweep", f"has more than {MAX_SWEEP_POINTS:,} grid points (the product "
-                        "of the array lengths); split the study", source)
-        grid.append((key, tuple(values)))
-    return tuple(grid)
 
 
 def resolve_imports(scenario: Scenario, allow_imports: bool) -> Scenario:

@@ -258,6 +258,8 @@ class ScenarioDocument(Table):
     output: OutputTable = F(OutputTable(), "what is recorded", shown="see the table")
     arms: list[ArmTable] = F(..., "the arms, at least one", min_length=1)
     sweep: dict[str, Any] | None = F(
-        None, "dotted keys under tasks, workers, budget or scenario (not name, replicates), "
-        "each with a non-empty array of values; every grid point is validated before anything "
-        "runs, and a grid of more than 10,000 points is refused", shown="none")
+        None, "dotted keys of any scenario value (not scenario.name, scenario.replicates or "
+        "an arm's name), an arm's keys as `\"arms.<arm name>.<key>\"` or "
+        "`\"arms[<index>].<key>\"`, each with a non-empty array of values; every grid point "
+        "is validated before anything runs, and a grid of more than 10,000 points is refused",
+        shown="none")
