@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from marketsim.errors import (
     EXIT_INTERRUPTED,
@@ -149,7 +150,7 @@ def _execute_locked(
             check_same_study(run_dir, record)
             start_run(run_dir, scenario, record)
             started = time.perf_counter()
-            done_points = []
+            done_points: list[dict[str, Any]] = []
             for idx, point in enumerate(points):
                 folder = f"points/p{idx:03d}"
                 if not args.quiet:

@@ -43,7 +43,8 @@ def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], B
         wanted["class_prior"] = None
     else:
         wanted["class_prior"] = np.asarray(spec.class_prior)
-    factory = spec.entry.factory  # resolved once, when the scenario was parsed
+    assert spec.entry is not None  # resolved once, when the scenario was parsed
+    factory = spec.entry.factory
     accepted = set(factory().get_params())
     params = {k: v for k, v in wanted.items() if k in accepted}
 

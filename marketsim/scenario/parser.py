@@ -124,9 +124,9 @@ def _read_inference(arm: ArmTable, key: str, k: int, continuous: bool,
             if name in inf.model_fields_set:
                 raise _fail(f"{key}.{name}", f"does not apply to {method!r} (a "
                             "continuous-score method)", source)
-    prior = inf.class_prior
-    if isinstance(prior, list):
-        prior = _prior(prior, f"{key}.class_prior", k, prior, source)
+    prior: str | tuple[float, ...] = (
+        _prior(inf.class_prior, f"{key}.class_prior", k, inf.class_prior, source)
+        if isinstance(inf.class_prior, list) else inf.class_prior)
     return InferenceSpec(method, inf.init, inf.max_iter, inf.tol, prior, inf.alpha, inf.beta,
                          inf.low, inf.warm_start, METHODS[method])
 
@@ -269,6 +269,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
     doc = doc.model_copy(update={"tasks": doc.tasks or TasksTable(),
                                  "workers": doc.workers or WorkersTable(),
                                  "budget": doc.budget or BudgetTable()})
+    assert doc.tasks is not None and doc.workers is not None  # filled in just above
     continuous = doc.workers.model in SCORE_MODELS
     tasks = _read_tasks(doc.tasks, continuous, replay, replay_data, source)
     workers = _read_workers(doc.workers, replay_data, source)

@@ -147,6 +147,8 @@ def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
         raise InputError("no scenario.toml here: not a marketsim run folder", source=str(run_dir))
     else:
         scenario = load_scenario(src)
+    if meta is None:  # run.json gone: the copy's own seed and replicates
+        return scenario
     try:
         return scenario.with_overrides(replicates=int(meta["replicates"]), seed=int(meta["seed"]))
     except (TypeError, ValueError, KeyError):
