@@ -1,5 +1,5 @@
-"""Benchmark: seed 001's bad-annotator EM vs the plain mean on synthetic continuous markets,
-plus seed 004's features-EM vs Dawid–Skene on synthetic crowds with binary task features.
+"""Benchmark: Hoiem's bad-annotator EM vs the plain mean on synthetic continuous markets,
+plus Jin & Zhang's features-EM vs Dawid–Skene on synthetic crowds with binary task features.
 
 Continuous part (acceptance target: median RMSE of the EM task means at least 30 % below the
 plain mean's): 1,000 tasks, 20 annotators, 5 distinct annotators per task, 30 % of the

@@ -1,4 +1,4 @@
-"""Benchmark: seed 001's bad-annotator EM and seed 004's features EM *through the market*.
+"""Benchmark: Hoiem's bad-annotator EM and Jin & Zhang's features EM *through the market*.
 
 Part 1 runs ``scenarios/bad_annotators.toml`` (30 % bad annotators) and prints, at several
 budgets, the median over replicates of each arm's task-mean RMSE next to the RMSE of the plain

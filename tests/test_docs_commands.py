@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "reports" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
-def _code_lines(text: str) -> list[str]:
-    """Lines inside fenced blocks (continuations joined) and inline code spans."""
-    lines: list[str] = []
+def _code_lines(text: str) -> list[tuple[str, bool]]:
+    """Lines inside fenced blocks (continuations joined; True) and inline code spans (False)."""
+    lines: list[tuple[str, bool]] = []
     fenced = False
     pending = ""
     for raw in text.splitlines():
@@ -46,26 +46,27 @@ def _code_lines(text: str) -> list[str]:
                 pending = line[:-1] + " "
                 continue
             pending = ""
-            lines.append(line)
+            lines.append((line, True))
         else:
-            lines.extend(re.findall(r"`([^`]+)`", raw))
+            lines.extend((span, False) for span in re.findall(r"`([^`]+)`", raw))
     return lines
 
 
-def _commands(prefix: str) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
+def _commands(prefix: str) -> list[tuple[str, str, bool]]:
+    found: list[tuple[str, str, bool]] = []
     for doc in DOCS:
-        for line in _code_lines(doc.read_text(encoding="utf-8")):
+        for line, fenced in _code_lines(doc.read_text(encoding="utf-8")):
             line = line.removeprefix("$ ").strip()
             line = re.sub(r"\s+#\s.*$", "", line)  # trailing comment
             line = line.split("&&")[-1].strip()  # "install && run": the run
             line = re.sub(r"^(\w+=\S+\s+)+", "", line)  # VAR=value prefixes
             if line.startswith(prefix) and "[" not in line and "|" not in line:
-                found.append((doc.relative_to(ROOT).as_posix(), line))
+                found.append((doc.relative_to(ROOT).as_posix(), line, fenced))
     return found
 
 
-MARKETSIM = _commands("python -m marketsim")
+MARKETSIM = [c for c in _commands("python -m marketsim") if c[1].split()[2] == "marketsim"]
+MODULES = [c for c in _commands("python -m marketsim.")]
 BENCHMARKS = _commands("python benchmarks/")
 
 
@@ -73,21 +74,45 @@ def test_the_docs_show_commands() -> None:
     assert len(MARKETSIM) >= 20 and len(BENCHMARKS) >= 5
 
 
-@pytest.mark.parametrize(("doc", "command"), MARKETSIM, ids=[c for _, c in MARKETSIM])
-def test_documented_marketsim_command_parses(doc: str, command: str) -> None:
+@pytest.mark.parametrize(("doc", "command", "fenced"), MARKETSIM,
+                         ids=[c for _, c, _ in MARKETSIM])
+def test_documented_marketsim_command_parses(doc: str, command: str, fenced: bool) -> None:
+    """A command shown in a code block parses whole; one named in running text (e.g.
+    `python -m marketsim run --out`) must name a real subcommand and real options."""
     argv = shlex.split(command)[3:]
     if argv and argv[0].endswith(".toml"):
         argv.insert(0, "run")
     if argv in ([], ["--help"]) or "--help" in argv or "-h" in argv:
         return
+    parser = build_parser()
+    if not fenced:
+        sub = next(a for a in parser._actions if a.dest == "command")
+        assert argv[0] in sub.choices, f"{doc}: no subcommand {argv[0]!r}"  # type: ignore[attr-defined]
+        known = sub.choices[argv[0]]._option_string_actions  # type: ignore[attr-defined]
+        for opt in (a.split("=")[0] for a in argv[1:] if a.startswith("--")):
+            assert opt in known, f"{doc}: `{command}`: {argv[0]} has no option {opt}"
+        return
     try:
-        build_parser().parse_args(argv)
+        parser.parse_args(argv)
     except SystemExit as exc:  # pragma: no cover - the failure message is the point
         pytest.fail(f"{doc}: `{command}` is not accepted by the program (exit {exc.code})")
 
 
-@pytest.mark.parametrize(("doc", "command"), BENCHMARKS, ids=[c for _, c in BENCHMARKS])
-def test_documented_benchmark_exists_with_its_options(doc: str, command: str) -> None:
+@pytest.mark.parametrize(("doc", "command", "fenced"), MODULES, ids=[c for _, c, _ in MODULES])
+def test_documented_module_command_runs_its_help(doc: str, command: str, fenced: bool) -> None:
+    """`python -m marketsim.x ...` names a module whose --help lists the options used."""
+    argv = shlex.split(command)
+    proc = subprocess.run([sys.executable, "-m", argv[2], "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"{doc}: `{command}`: {proc.stderr}"
+    for opt in (a.split("=")[0] for a in argv[3:] if a.startswith("--")):
+        assert opt in proc.stdout, f"{doc}: {argv[2]} has no option {opt}"
+
+
+@pytest.mark.parametrize(("doc", "command", "fenced"), BENCHMARKS,
+                         ids=[c for _, c, _ in BENCHMARKS])
+def test_documented_benchmark_exists_with_its_options(doc: str, command: str,
+                                                      fenced: bool) -> None:
     argv = shlex.split(command)
     script = ROOT / argv[1]
     assert script.is_file(), f"{doc}: `{command}` names a missing script"
@@ -126,7 +151,7 @@ def test_readme_main_command_runs_on_a_fresh_checkout(tmp_path: Path) -> None:
     """The README's main command, from the checkout, with one replicate (CI installs the
     package as the README's test command says, so the install half is exercised there)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    main = next(c for d, c in MARKETSIM if d == "README.md" and ".toml" in c)
+    main = next(c for d, c, _ in MARKETSIM if d == "README.md" and ".toml" in c)
     argv = shlex.split(main)[3:]
     out = tmp_path / "run"
     proc = subprocess.run(

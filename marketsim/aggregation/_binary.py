@@ -1,4 +1,4 @@
-"""Binary reduction shared by the Table 3 baselines of Zhang et al. (2014), ALGORITHMS.md §5.
+"""Binary reduction shared by the Table 3 baselines of Zhang et al. (2014).
 
 A K-class problem becomes K-1 binary ones: for threshold l = 1..K-1 the (n_tasks, n_workers)
 matrix ``O[i, j] = +1`` if worker j's (1-based) label on task i exceeds l, ``-1`` if not, and 0

@@ -77,5 +77,6 @@ def majority_posterior(data: LabelSet, prior: np.ndarray | None = None) -> np.nd
 
 
 def random_posterior(data: LabelSet, rng: np.random.Generator) -> np.ndarray:
-    """Uniformly random posteriors (a flat Dirichlet per task), as seed 000's code started EM."""
+    """Uniformly random posteriors (a flat Dirichlet per task), as Maginnis & Gupta's code
+    started EM."""
     return rng.dirichlet(np.ones(data.n_classes), size=data.n_tasks)

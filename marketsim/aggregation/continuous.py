@@ -1,6 +1,6 @@
-"""Continuous scores with "bad" annotators: seed 001's EM (Hoiem, *Applied ML*, EM lecture).
+"""Continuous scores with "bad" annotators: the EM of Hoiem's *Applied ML* lecture on EM.
 
-Model (ALGORITHMS.md §7). Scores ``s_ia`` lie in ``[0, 1]``; annotator ``a`` is good
+Model. Scores ``s_ia`` lie in ``[0, 1]``; annotator ``a`` is good
 (``z_a = 1``) with probability ``pi``. A good annotator scores task ``i`` as
 ``s_ia ~ N(mu_i, sigma^2)``; a bad one uniformly on ``[0, 1]`` (density 1). The marginal
 log-likelihood is
@@ -51,7 +51,7 @@ def simulate_bad_annotators(
     sigma: float = 0.05,
     random_state: Any = None,
 ) -> tuple[LabelSet, np.ndarray, np.ndarray]:
-    """Synthetic market under seed 001's model, for tests and benchmarks.
+    """Synthetic market under Hoiem's bad-annotator model, for tests and benchmarks.
 
     Each task gets ``per_task`` distinct annotators drawn uniformly; ``round(bad_fraction *
     n_workers)`` annotators are bad (uniform scores); good scores are ``N(mu_i, sigma^2)``
@@ -115,7 +115,7 @@ def _valid_scores(data: LabelSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 class GaussianBadAnnotatorEM(ScoreAggregator):
-    """EM (or hard EM) for seed 001's good-Gaussian / bad-uniform annotator model.
+    """EM (or hard EM) for Hoiem's bad-annotator good-Gaussian / bad-uniform annotator model.
 
     Not a classifier: it estimates a continuous mean per task, so it exposes ``means_``
     instead of ``proba_``/``labels_``; ``fit_predict`` returns ``means_``.
@@ -245,7 +245,8 @@ class GaussianBadAnnotatorEM(ScoreAggregator):
         fallback = plain_means(data)
         fallback_mu = np.nan_to_num(fallback, nan=0.5)  # unscored tasks: no likelihood term
         mu = fallback_mu
-        # start: everybody good (seed 001), sigma from the residuals around the plain means
+        # start: everybody good (as Hoiem's lecture does), sigma from the residuals around the
+        # plain means
         resid = scores - mu[tasks]
         sigma = max(float(np.sqrt(np.mean(resid * resid))) if scores.size else 1.0,
                     float(self.min_sigma))

@@ -2,7 +2,7 @@
 
 E-step ``log q_i(c) = log pi_c + sum_j log C_j[c, z_ij]`` and M-step
 ``C_j[c, l] ∝ sum_i q_i(c) [z_ij = l] + smoothing`` are both one sparse product with the
-task–(worker, class) incidence matrix (ALGORITHMS.md §2). ``init="spectral"`` is Opt-D&S
+task–(worker, class) incidence matrix. ``init="spectral"`` is Opt-D&S
 (Zhang, Chen, Zhou & Jordan 2014): spectral confusion matrices, then EM.
 """
 
@@ -68,7 +68,7 @@ class DawidSkene(ConfusionEM):
     Parameters
     ----------
     smoothing : float
-        Pseudo-count added to every confusion cell in the M-step (seed 004 uses 1, i.e.
+        Pseudo-count added to every confusion cell in the M-step (Jin & Zhang (2010) uses 1, i.e.
         Laplace +1/+K); 0 gives maximum likelihood.
     init : {"majority", "random", "spectral"}
         "majority" is MV-D&S, "spectral" is Opt-D&S (falls back to majority, with a warning,

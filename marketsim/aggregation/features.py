@@ -1,5 +1,5 @@
-"""Dawid–Skene with binary task features: seed 004 (Jin & Zhang, "Multiple Experts with Binary
-Features", 2010), ALGORITHMS.md §8.
+"""Dawid–Skene with binary task features: Jin & Zhang ("Multiple Experts with Binary
+Features", 2010).
 
 Each task ``i`` has a true class ``t_i`` (prior ``pi``), binary features ``x_i in {0,1}^k`` that
 are conditionally independent given ``t_i`` (naive Bayes, ``phi[c, f] = P(x_f = 1 | t = c)``),
@@ -9,7 +9,7 @@ and labels from workers with confusion matrices ``C_j[c, l] = P(z = l | t = c)``
   + sum_f [x_if log phi[c, f] + (1 - x_if) log(1 - phi[c, f])]``, normalised in log space; a
   missing label or a missing (NaN) feature simply contributes no term, so an unlabelled task's
   posterior comes from its features and the prior.
-- M-step (seed 004 §4.4, Laplace smoothing ``a = smoothing``, ``b = feature_smoothing``):
+- M-step (Jin & Zhang §4.4, Laplace smoothing ``a = smoothing``, ``b = feature_smoothing``):
   ``C_j[c, l] = (sum_i q_i(c) [z_ij = l] + a) / (sum_i q_i(c) [j labelled i] + K a)``,
   ``pi_c = sum_i q_i(c) / n``,
   ``phi[c, f] = (sum_i q_i(c) x_if + b) / (sum_i q_i(c) [x_if observed] + 2 b)``.
@@ -49,14 +49,15 @@ def check_features(features: Any, n_tasks: int) -> np.ndarray:
 def simulate_features(
     truth: np.ndarray, phi: np.ndarray, random_state: Any = None
 ) -> np.ndarray:
-    """Draw binary features ``x_if ~ Bernoulli(phi[truth_i, f])`` (naive Bayes, seed 004)."""
+    """Draw binary features ``x_if ~ Bernoulli(phi[truth_i, f])`` (naive Bayes, Jin & Zhang
+    2010)."""
     rng = np.random.default_rng(random_state)
     phi = np.asarray(phi, dtype=np.float64)
     return (rng.random((truth.shape[0], phi.shape[1])) < phi[truth]).astype(np.float64)
 
 
 class DawidSkeneWithFeatures(ConfusionEM):
-    """Dawid–Skene EM whose task posteriors also use naive-Bayes binary features (seed 004).
+    """Dawid–Skene EM whose task posteriors also use naive-Bayes binary features (Jin & Zhang 2010).
 
     Features are data, not hyperparameters: pass them to ``fit(data, features=X)`` with ``X``
     an ``(n_tasks, k)`` array of 0/1 (NaN = missing feature). Without features it is plain
@@ -66,11 +67,11 @@ class DawidSkeneWithFeatures(ConfusionEM):
     Parameters
     ----------
     smoothing : float
-        Pseudo-count per confusion cell (seed 004: 1, i.e. +1/+K); 0 is maximum likelihood.
+        Pseudo-count per confusion cell (Jin & Zhang: 1, i.e. +1/+K); 0 is maximum likelihood.
     feature_smoothing : float
-        Pseudo-count for ``phi`` (seed 004: +1/+2); 0 is maximum likelihood.
+        Pseudo-count for ``phi`` (Jin & Zhang: +1/+2); 0 is maximum likelihood.
     init : {"majority", "random"}
-        First posterior: per-task vote shares (seed 004 §4.2.1) or random.
+        First posterior: per-task vote shares (Jin & Zhang §4.2.1) or random.
     Other parameters: see :class:`~marketsim.aggregation.base.EMAggregator`.
 
     Attributes

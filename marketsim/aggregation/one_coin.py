@@ -1,6 +1,6 @@
 """One-coin EM: each worker is right with probability ``p_j``, else picks a wrong class uniformly.
 
-Three M-steps (ALGORITHMS.md §1; seed 000, Maginnis & Gupta 2015):
+Three M-steps (Maginnis & Gupta 2015):
 
 - ``prior=None``: maximum likelihood, ``p_j = lambda_j``;
 - ``prior="beta"``: MAP with ``p ~ Beta(alpha, beta)``;
@@ -33,7 +33,8 @@ def shifted_beta_map(
 ) -> np.ndarray:
     """MAP ability under ``p = low + (1-low) Beta(alpha, beta)``: larger root of
     ``a p^2 + b p + c = 0`` with ``a = -(N+alpha+beta-2)``, ``b = N(lam+low) + (alpha-1) +
-    low(beta-1)``, ``c = -low N lam`` (the derivation of seed 000, sign of ``c`` corrected)."""
+    low(beta-1)``, ``c = -low N lam`` (the derivation of Maginnis & Gupta (2015), sign of ``c``
+    corrected)."""
     n = np.asarray(n_labels, dtype=np.float64)
     a = -(n + alpha + beta - 2.0)
     b = n * (lam + low) + (alpha - 1.0) + low * (beta - 1.0)

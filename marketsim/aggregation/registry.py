@@ -44,7 +44,8 @@ _spec("one-coin", "one-coin EM, maximum likelihood", lambda **kw: OneCoinEM(prio
 _spec("one-coin-beta", "one-coin EM, MAP with a Beta(alpha, beta) ability prior",
       lambda **kw: OneCoinEM(prior="beta", **kw))
 _spec("one-coin-shifted-beta",
-      "one-coin EM, MAP with seed 000's shifted Beta prior p = low + (1-low) Beta(alpha, beta)",
+      "one-coin EM, MAP with Maginnis & Gupta's shifted Beta prior "
+      "p = low + (1-low) Beta(alpha, beta)",
       lambda **kw: OneCoinEM(prior="shifted-beta", **kw))
 _spec("one-coin-spectral", "one-coin spectral initialisation (Zhang et al. Alg. 2) + one-coin EM",
       lambda **kw: OneCoinEM(**{"init": "spectral", **kw}))
@@ -58,16 +59,17 @@ _spec("kos-svd", "'KOS' as run in Zhang et al.'s code: SVD of the column-centred
 _spec("ghosh-svd", "Ghosh-Kale-McAfee SVD (K>2 by threshold reduction)", GhoshSVD)
 _spec("eigen-ratio", "Dalvi et al.'s EigenRatio (K>2 by threshold reduction)", EigenRatio)
 _spec("ds-features",
-      "Dawid-Skene EM with naive-Bayes binary task features (seed 004); features are passed "
-      "to fit(data, features=X), without them it is D&S with Laplace smoothing",
+      "Dawid-Skene EM with naive-Bayes binary task features (Jin & Zhang 2010); features are "
+      "passed to fit(data, features=X), without them it is D&S with Laplace smoothing",
       DawidSkeneWithFeatures)
 
 
 _spec("gaussian-em",
-      "seed 001's EM for continuous scores in [0, 1]: good annotators N(mu_i, sigma^2), bad "
-      "ones uniform; estimates task means and P(good) per annotator", GaussianBadAnnotatorEM,
-      output="scores")
-_spec("gaussian-hard-em", "hard EM for seed 001's model (P(good) rounded to 0/1 each step)",
+      "Hoiem's bad-annotator EM for continuous scores in [0, 1]: good annotators "
+      "N(mu_i, sigma^2), bad ones uniform; estimates task means and P(good) per annotator",
+      GaussianBadAnnotatorEM, output="scores")
+_spec("gaussian-hard-em",
+      "hard EM for Hoiem's bad-annotator model (P(good) rounded to 0/1 each step)",
       lambda **kw: GaussianBadAnnotatorEM(**{"hard": True, **kw}), output="scores")
 
 #: Methods that estimate classes from class labels (everything a discrete market can use).

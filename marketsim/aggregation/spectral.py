@@ -2,9 +2,9 @@
 
 - :func:`spectral_confusion` — Algorithm 1 (Opt-D&S stage 1): per-worker confusion matrices from
   the second and third moments of three worker groups, by whitening and the robust tensor power
-  method (Anandkumar et al. 2014). ALGORITHMS.md §3.
+  method (Anandkumar et al. 2014)..
 - :func:`one_coin_spectral_skill` — the one-coin variant (Section 6 / Algorithm 2): worker
-  accuracies from pairwise agreement rates. ALGORITHMS.md §4.
+  accuracies from pairwise agreement rates..
 
 Both return ``None`` with a :class:`RuntimeWarning` when the moments do not determine the
 parameters (too few workers, singular moment matrices, non-finite values); callers then start EM

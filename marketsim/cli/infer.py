@@ -50,7 +50,7 @@ from marketsim.record.predictions import (
 
 #: Method used when ``--method`` is not given: Dawid-Skene EM from majority vote (MV-D&S).
 DEFAULT_METHOD = "ds"
-#: Method used with ``--scores`` when ``--method`` is not given: seed 001's soft EM.
+#: Method used with ``--scores`` when ``--method`` is not given: Hoiem's bad-annotator soft EM.
 DEFAULT_SCORE_METHOD = "gaussian-em"
 
 

@@ -22,8 +22,8 @@ WORKER_MODEL_TEXT = {
     ),
     "spammer-hammer": "a fraction of perfect workers, the rest answer uniformly at random",
     "gaussian-scores": (
-        "continuous scores in [0, 1] (seed 001): a fraction good_fraction of annotators score "
-        "N(mu_i, sigma^2) clipped to [0, 1], the rest uniformly at random"
+        "continuous scores in [0, 1] (Hoiem's bad-annotator model): a fraction good_fraction "
+        "of annotators score N(mu_i, sigma^2) clipped to [0, 1], the rest uniformly at random"
     ),
 }
 DATASETS = {

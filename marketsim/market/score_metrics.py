@@ -1,5 +1,5 @@
-"""What the recorder measures in a continuous-score market (seed 001): the RMSE of the
-estimated task means and the accuracy of the good/bad annotator call.
+"""What the recorder measures in a continuous-score market (Hoiem's bad-annotator model):
+the RMSE of the estimated task means and the accuracy of the good/bad annotator call.
 
 Tasks without any score have no estimate (NaN); they count with ``fill``, the mean of the
 task-mean distribution (what a requester who knows that distribution would guess), so the

@@ -1,4 +1,4 @@
-"""Binary task features for the market (seed 004, ALGORITHMS.md §8): naive Bayes,
+"""Binary task features for the market (Jin & Zhang 2010): naive Bayes,
 ``x_if ~ Bernoulli(phi[t_i, f])`` given the task's true class ``t_i``."""
 
 from __future__ import annotations

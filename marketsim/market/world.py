@@ -138,7 +138,8 @@ def draw_score_world(
     initial: str | None = None,
     initial_rng: np.random.Generator | None = None,
 ) -> World:
-    """A continuous-score world (seed 001): task means, annotator types, scored initial graph.
+    """A continuous-score world (Hoiem's bad-annotator model): task means, annotator types,
+    scored initial graph.
 
     ``truth`` is all 0 and ``confusion`` a (n_workers, 1, 1) array of ones (one "class"), so
     class-based bookkeeping stays well defined; ``ability`` is 1 for good annotators, else 0."""

@@ -2,7 +2,7 @@
 tasks; arriving workers then get the highest-ranked task of the round they have not labelled.
 
 A round hands out ``batch`` labels to distinct tasks, so a policy that ranks tasks is exactly
-seed 000's "assign one new worker to each of the top B tasks" (ALGORITHMS.md §9), and the
+Maginnis & Gupta's "assign one new worker to each of the top B tasks", and the
 uniform policy's random permutation is its "B distinct tasks uniformly" baseline.
 """
 
@@ -45,7 +45,8 @@ class MarketState:
     stale by up to one batch, as in a real market. ``skill`` is the one-coin accuracy, or the
     accuracy implied by the confusion matrices and class prior for Dawid–Skene estimators.
 
-    In a continuous-score market (seed 001) ``proba`` is a column of ones (one "class"),
+    In a continuous-score market (Hoiem's bad-annotator model) ``proba`` is a column of ones
+    (one "class"),
     ``skill`` and ``good_proba`` are each annotator's ``P(good)``, ``means`` the estimated task
     means (NaN for unscored tasks) and ``sigma`` the fitted noise of good annotators; these three
     are ``None`` in class markets.

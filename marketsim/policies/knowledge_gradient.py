@@ -6,7 +6,7 @@ Allocation in Crowdsourcing". ICML 2013, PMLR 28(3): 64-72.
 Model (the paper's basic setting: binary tasks, identical workers)
 ------------------------------------------------------------------
 Task ``i`` has an unknown ``theta_i = P(a worker answers "positive" on task i)``; here
-"positive" is class index 0 (class 1 of the scenario, seed 000's ``t = +1``). With a
+"positive" is class index 0 (class 1 of the scenario, Maginnis & Gupta's ``t = +1``). With a
 ``Beta(a0, b0)`` prior and ``a_i - a0`` positive, ``b_i - b0`` negative labels observed, the
 posterior is ``Beta(a_i, b_i)``. Task ``i`` is finally labelled positive iff
 ``I(a_i, b_i) = P(theta_i >= 1/2 | a_i, b_i) >= 1/2``, which is correct with posterior

@@ -1,4 +1,4 @@
-"""Seed 000's adaptive policy (Maginnis & Gupta 2015; ALGORITHMS.md §9): a random forest,
+"""Maginnis & Gupta's (2015) adaptive policy: a random forest,
 trained on simulated copies of the current graph, predicts which tasks EM currently gets wrong.
 
 At every refresh the policy

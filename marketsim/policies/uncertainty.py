@@ -1,5 +1,5 @@
-"""Uncertainty sampling for continuous tasks (seed 001): label next the task whose mean is
-least certain.
+"""Uncertainty sampling for continuous tasks (Hoiem's bad-annotator model): label next the task
+whose mean is least certain.
 
 With the annotator types fixed at their fitted ``P(good) = w_a`` and the good annotators' noise
 at the fitted ``sigma``, task ``i``'s mean is a precision-weighted average of its scores, and

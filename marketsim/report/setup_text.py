@@ -11,7 +11,7 @@ from marketsim.report.formatting import num
 
 
 def score_setup(setup: Mapping[str, Any]) -> str:
-    """The continuous-score world (seed 001) in words."""
+    """The continuous-score world (Hoiem's bad-annotator model) in words."""
     tasks = setup.get("tasks") or {}
     workers = setup.get("workers") or {}
     gs = workers.get("gaussian_scores") or {}
@@ -27,7 +27,8 @@ def score_setup(setup: Mapping[str, Any]) -> str:
                 else "good annotators score near the true mean, bad ones at random")
     return (f"Each replicate draws a fresh world of **{num(tasks.get('count'))} tasks**, each "
             f"with a true mean score drawn from {mu_txt} on [0, 1], and "
-            f"**{num(workers.get('count'))} annotators** (seed 001's gaussian-scores model): "
+            f"**{num(workers.get('count'))} annotators** (the gaussian-scores model of Hoiem's "
+            "bad-annotator problem): "
             f"{type_txt}. Nobody is told who is good.")
 
 
@@ -73,7 +74,8 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -
                f"class-conditional probabilities drawn per replicate uniformly within "
                f"±{features.get('informativeness', 0) / 2:g} of 1/2")
         world_txt += (f" Every task also carries {features.get('count')} binary features with "
-                      f"{how} (seed 004); estimators that take features (ds-features) get them.")
+                      f"{how} (Jin & Zhang 2010); estimators that take features (ds-features) "
+                      "get them.")
     refit_txt = ("re-estimates every task's mean and every annotator's probability of being "
                  "good" if continuous else "re-estimates every task's class and every worker's "
                  "accuracy")

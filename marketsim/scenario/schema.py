@@ -65,7 +65,7 @@ class MeansTable(Table):
 class FeaturesTable(Table):
     """``[tasks.features]`` (class markets without `[replay]`)"""
 
-    count: int = F(..., "k binary features per task (seed 004), x_if ~ Bernoulli(φ[tᵢ, f]) "
+    count: int = F(..., "k binary features per task (Jin & Zhang 2010), x_if ~ Bernoulli(φ[tᵢ, f]) "
                    "given the true class tᵢ", ge=1, le=1000)
     informativeness: float = F(0.5, "each replicate draws φ[c, f] ~ U[½ − informativeness/2, "
                                "½ + informativeness/2] per class and feature: 0 = pure noise, "
@@ -82,7 +82,7 @@ class TasksTable(Table):
                           shown="required", ge=1, le=50_000_000)
     classes: int = F(2, "K (not with `gaussian-scores` or `[replay]`)", ge=2, le=100)
     prior: list[float] | None = F(None, "class prior, K numbers ≥ 0 summing to 1; class 1 "
-                                  "(first entry) is seed 000's t = +1 (not with "
+                                  "(first entry) is Maginnis & Gupta's t = +1 (not with "
                                   "`gaussian-scores`)", shown="uniform (replay: the truth's)")
     means: MeansTable | None = F(None, "`gaussian-scores` only: distribution of the true task "
                                  "means", shown="uniform")
@@ -152,7 +152,7 @@ class WorkersTable(Table):
     model: Literal[WORKER_MODELS] = F(  # type: ignore[valid-type]
         "one-coin", "answer model: right with probability p, else a uniformly chosen wrong "
         "class; per-worker K×K confusion matrices; perfect or random workers; continuous "
-        "scores (seed 001)")
+        "scores (Hoiem's bad-annotator model)")
     ability: AbilityTable = F(AbilityTable(), "worker abilities", shown="see the table")
     arrivals: ArrivalsTable = F(ArrivalsTable(), "worker arrivals", shown="see the table")
     service: ServiceTable = F(ServiceTable(), "labelling time", shown="see the table")
@@ -195,14 +195,14 @@ class InferenceTable(Table):
                            "`gaussian-scores` (`gaussian-em`, `gaussian-hard-em`)",
                            shown='"one-coin-shifted-beta" ("gaussian-em")')
     init: Literal[INIT_METHODS] | None = F(  # type: ignore[valid-type]
-        None, "EM start: majority vote, seed 000's uniformly random start, or spectral",
+        None, "EM start: majority vote, Maginnis & Gupta's uniformly random start, or spectral",
         shown="the method's own (spectral for opt-ds, one-coin-spectral)")
     max_iter: int = F(100, "EM iterations at most", ge=1, le=100_000)
     tol: float = F(1e-7, "stop when the objective changes by less than tol per label; 0 runs "
                    "max_iter iterations (stopping early only at an exact fixed point)", ge=0)
     class_prior: Literal["true", "estimate"] | list[float] = F(
-        "true", "the scenario's prior (known to the requester, as in seed 000), re-estimated "
-        "by EM, or K probabilities (class methods only)")
+        "true", "the scenario's prior (known to the requester, as in Maginnis & Gupta 2015), "
+        "re-estimated by EM, or K probabilities (class methods only)")
     alpha: float | None = F(None, "Beta / shifted-Beta ability prior (class methods only)",
                             shown="workers.ability.alpha", gt=0)
     beta: float | None = F(None, "see alpha", shown="workers.ability.beta", gt=0)

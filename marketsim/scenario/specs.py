@@ -81,7 +81,7 @@ class TaskMeansSpec:
 
 @dataclass(frozen=True)
 class FeaturesSpec:
-    """``count`` binary features per task, ``x_if ~ Bernoulli(phi[t_i, f])`` (seed 004).
+    """``count`` binary features per task, ``x_if ~ Bernoulli(phi[t_i, f])`` (Jin & Zhang 2010).
 
     ``probabilities`` (K rows of ``count`` numbers) fixes ``phi``; otherwise every replicate
     draws ``phi[c, f] ~ U[1/2 - informativeness/2, 1/2 + informativeness/2]`` independently
@@ -139,7 +139,8 @@ class BudgetSpec:
 class InferenceSpec:
     """The arm's inference service: method name and its settings.
 
-    ``class_prior`` is ``"true"`` (the scenario's prior, known to the requester as in seed 000),
+    ``class_prior`` is ``"true"`` (the scenario's prior, known to the requester as in Maginnis &
+    Gupta 2015),
     ``"estimate"`` (re-estimated by EM) or explicit probabilities. Prior parameters
     ``alpha``, ``beta``, ``low`` default to the scenario's ability distribution.
     """
@@ -265,7 +266,8 @@ class Scenario:
 
     @property
     def continuous(self) -> bool:
-        """A continuous-score market (seed 001): score methods, RMSE as the headline error."""
+        """A continuous-score market (Hoiem's bad-annotator model): score methods, RMSE as the
+        headline error."""
         return self.workers.continuous
 
     @property

@@ -1,5 +1,5 @@
-"""Continuous-score workers (``workers.model = "gaussian-scores"``), seed 001's crowd: true
-task means, annotator types and their scores (ALGORITHMS.md §7).
+"""Continuous-score workers (``workers.model = "gaussian-scores"``), Hoiem's bad-annotator
+crowd: true task means, annotator types and their scores.
 
 A fraction ``good_fraction`` of the annotators is good and scores task ``i`` as
 ``N(mu_i, sigma^2)`` clipped to [0, 1] (the market's scores, like the estimator's, live in
