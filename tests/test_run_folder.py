@@ -117,6 +117,21 @@ def test_same_study_again_and_resume_continue_the_folder(finished, tmp_path: Pat
     assert (out / "curves.csv").read_bytes() == before
 
 
+def test_resume_a_study_named_after_its_file(tmp_path: Path) -> None:
+    """A scenario without [scenario] name is named after its file; resuming from the folder
+    (whose copy is called scenario.toml) is still the same study."""
+    scenario = tmp_path / "unnamed_study.toml"
+    scenario.write_text(TINY.format(workers=5, extra="").replace('name = "tiny"\n', "", 1))
+    out = tmp_path / "run"
+    assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 0
+    before = (out / "curves.csv").read_bytes()
+    (out / "units" / "r000001_a000.json").unlink()
+    (out / "curves.csv").unlink()
+    assert main(["run", "--resume", str(out), "--quiet"]) == 0
+    assert (out / "curves.csv").read_bytes() == before
+    assert json.loads((out / "summary.json").read_text())["scenario"] == "unnamed_study"
+
+
 def test_resume_refuses_an_edited_scenario_copy(finished, tmp_path: Path, capsys) -> None:
     out = copy_run(finished, tmp_path)
     (out / "units" / "r000001_a001.json").unlink()

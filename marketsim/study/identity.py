@@ -38,8 +38,12 @@ def plain(obj: Any) -> Any:
 
 def absolute_document(scenario: Scenario) -> dict[str, Any]:
     """The scenario's decoded TOML with replay paths absolute (relative ones are relative to
-    the scenario file)."""
+    the scenario file) and its resolved name (a file without ``[scenario] name`` is named after
+    the file, which the run folder's ``scenario.toml`` copy is not)."""
     doc = plain(copy.deepcopy(dict(scenario.raw)))
+    table = doc.setdefault("scenario", {})
+    if isinstance(table, dict):
+        table.setdefault("name", scenario.name)
     replay = doc.get("replay")
     if isinstance(replay, dict):
         base = Path(scenario.source).parent
