@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from marketsim.scenario.parser import load_scenario
+from marketsim.study.resources import available_cpus, default_jobs
 from tests.conftest import SMALL_SCENARIO
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +45,20 @@ def test_jobs_1_and_2_give_identical_curves(small_scenario_path: Path, tmp_path:
     assert r2.returncode == 0, r2.stderr
     assert (a / "curves.csv").read_bytes() == (b / "curves.csv").read_bytes()
     assert len((a / "curves.csv").read_text().splitlines()) > 10
+
+
+@pytest.mark.skipif(available_cpus() < 2, reason="one CPU: the default is --jobs 1 itself")
+def test_default_jobs_gives_the_curves_of_jobs_1(small_scenario_path: Path,
+                                                 tmp_path: Path) -> None:
+    """Without --jobs a run uses every CPU (2 units at once or more here) and writes the same
+    bytes as ``--jobs 1``."""
+    assert default_jobs(load_scenario(small_scenario_path)) >= 2
+    a, b = tmp_path / "a", tmp_path / "b"
+    r1 = marketsim("run", str(small_scenario_path), "--out", str(a), "--quiet", "--jobs", "1")
+    r2 = marketsim("run", str(small_scenario_path), "--out", str(b), "--quiet")
+    assert r1.returncode == 0, r1.stderr
+    assert r2.returncode == 0, r2.stderr
+    assert (a / "curves.csv").read_bytes() == (b / "curves.csv").read_bytes()
 
 
 def _wait_for_units(run_dir: Path, n: int, proc: subprocess.Popen, limit: float = 120) -> None:
