@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from marketsim.record.units import canonical_rows
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.resources import available_cpus, default_jobs
+from marketsim.study.runner import run_study
 from tests.conftest import SMALL_SCENARIO
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,6 +117,19 @@ def test_sigint_keeps_finished_units_and_exits_130(tmp_path: Path) -> None:
     assert len(lines) > 1
 
 
+def test_dask_backend_matches_serial_run_in_process(small_scenario_path: Path) -> None:
+    """The Dask path (every unit submitted to a scheduler, results collected as they complete)
+    on an in-process cluster: the default loop's cheap twin of the LocalCluster test below."""
+    distributed = pytest.importorskip("distributed",
+                                      reason="the 'cluster' extra (distributed) is not installed")
+    scenario = load_scenario(small_scenario_path)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        via_dask = run_study(scenario, backend="dask", scheduler=cluster.scheduler_address)
+    assert canonical_rows(via_dask) == canonical_rows(run_study(scenario, jobs=1))
+
+
+@pytest.mark.slow  # worker processes start for seconds; the in-process twin above is quick
 def test_dask_local_cluster_matches_local_run(small_scenario_path: Path, tmp_path: Path) -> None:
     pytest.importorskip("distributed", reason="the 'cluster' extra (distributed) is not installed")
     local, dask = tmp_path / "local", tmp_path / "dask"
