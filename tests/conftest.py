@@ -1,4 +1,5 @@
-"""Shared fixtures: small scenarios and the location of the reference data."""
+"""Shared fixtures: small scenarios and the location of the reference data; the
+``--reverse-order`` option (no test may depend on another's output or order)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,19 @@ import pytest
 from marketsim.data.datasets import data_root
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--reverse-order", action="store_true",
+        help="run the selected tests in reverse order: a test that passes only after another "
+        "one (its output, its state) then fails",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--reverse-order"):
+        items.reverse()
 
 
 def shared_data() -> Path:

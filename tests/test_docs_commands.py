@@ -147,9 +147,12 @@ def test_docs_name_papers_not_private_seed_files() -> None:
         assert not re.search(r"\bseeds? 00\d\b", text), f"{doc} names a private seed file"
 
 
+@pytest.mark.slow  # five arms of 30,000 labels, the random forest's among them
 def test_readme_main_command_runs_on_a_fresh_checkout(tmp_path: Path) -> None:
     """The README's main command, from the checkout, with one replicate (CI installs the
-    package as the README's test command says, so the install half is exercised there)."""
+    package as the README's test command says, so the install half is exercised there). The
+    default loop checks that the command parses and its scenario validates (above and
+    tests/test_scenario_cli.py) and runs small studies end to end (tests/test_report.py)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     main = next(c for d, c, _ in MARKETSIM if d == "README.md" and ".toml" in c)
     argv = shlex.split(main)[3:]

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from marketsim.cli import main
+from marketsim.scenario.parser import load_scenario
 from marketsim.study.lock import folder_lock
-from marketsim.study.resources import capped_jobs
+from marketsim.study.resources import GIB, capped_jobs, default_jobs, estimate_run_memory
 
 TINY = """
 [scenario]
@@ -287,6 +288,16 @@ def test_capped_jobs() -> None:
     assert capped_jobs(4, units=10, cpus=8) == (4, None)
     assert capped_jobs(64, units=3, cpus=8) == (3, "--jobs 64 capped to 3 (the 3 units to run)")
     assert capped_jobs(64, units=30, cpus=2) == (2, "--jobs 64 capped to 2 (the 2 CPUs available)")
+
+
+def test_default_jobs_every_cpu_as_far_as_units_and_memory_go(tmp_path: Path) -> None:
+    scenario = load_scenario(tiny(tmp_path))  # 2 replicates x 2 arms = 4 units
+    assert default_jobs(scenario, cpus=2, available=10 * GIB) == 2
+    assert default_jobs(scenario, cpus=64, available=10 * GIB) == 4
+    assert default_jobs(scenario, cpus=1, available=10 * GIB) == 1
+    # memory for 3 processes but not 4: 3; for none at all: still 1 (check_memory refuses it)
+    assert default_jobs(scenario, cpus=64, available=estimate_run_memory(scenario, 3)) == 3
+    assert default_jobs(scenario, cpus=64, available=1) == 1
 
 
 # --- item 19: Dask missing --------------------------------------------------------------------

@@ -13,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from marketsim.record.units import canonical_rows
+from marketsim.scenario.parser import load_scenario
+from marketsim.study.resources import available_cpus, default_jobs
+from marketsim.study.runner import run_study
 from tests.conftest import SMALL_SCENARIO
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +47,20 @@ def test_jobs_1_and_2_give_identical_curves(small_scenario_path: Path, tmp_path:
     assert r2.returncode == 0, r2.stderr
     assert (a / "curves.csv").read_bytes() == (b / "curves.csv").read_bytes()
     assert len((a / "curves.csv").read_text().splitlines()) > 10
+
+
+@pytest.mark.skipif(available_cpus() < 2, reason="one CPU: the default is --jobs 1 itself")
+def test_default_jobs_gives_the_curves_of_jobs_1(small_scenario_path: Path,
+                                                 tmp_path: Path) -> None:
+    """Without --jobs a run uses every CPU (2 units at once or more here) and writes the same
+    bytes as ``--jobs 1``."""
+    assert default_jobs(load_scenario(small_scenario_path)) >= 2
+    a, b = tmp_path / "a", tmp_path / "b"
+    r1 = marketsim("run", str(small_scenario_path), "--out", str(a), "--quiet", "--jobs", "1")
+    r2 = marketsim("run", str(small_scenario_path), "--out", str(b), "--quiet")
+    assert r1.returncode == 0, r1.stderr
+    assert r2.returncode == 0, r2.stderr
+    assert (a / "curves.csv").read_bytes() == (b / "curves.csv").read_bytes()
 
 
 def _wait_for_units(run_dir: Path, n: int, proc: subprocess.Popen, limit: float = 120) -> None:
@@ -99,6 +117,19 @@ def test_sigint_keeps_finished_units_and_exits_130(tmp_path: Path) -> None:
     assert len(lines) > 1
 
 
+def test_dask_backend_matches_serial_run_in_process(small_scenario_path: Path) -> None:
+    """The Dask path (every unit submitted to a scheduler, results collected as they complete)
+    on an in-process cluster: the default loop's cheap twin of the LocalCluster test below."""
+    distributed = pytest.importorskip("distributed",
+                                      reason="the 'cluster' extra (distributed) is not installed")
+    scenario = load_scenario(small_scenario_path)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        via_dask = run_study(scenario, backend="dask", scheduler=cluster.scheduler_address)
+    assert canonical_rows(via_dask) == canonical_rows(run_study(scenario, jobs=1))
+
+
+@pytest.mark.slow  # worker processes start for seconds; the in-process twin above is quick
 def test_dask_local_cluster_matches_local_run(small_scenario_path: Path, tmp_path: Path) -> None:
     pytest.importorskip("distributed", reason="the 'cluster' extra (distributed) is not installed")
     local, dask = tmp_path / "local", tmp_path / "dask"

@@ -22,7 +22,7 @@ from marketsim.scenario.specs import Scenario
 from marketsim.scenario.sweep import expand, point_label
 from marketsim.study.backends import BACKENDS, require_distributed
 from marketsim.study.lock import folder_lock
-from marketsim.study.resources import capped_jobs, check_memory
+from marketsim.study.resources import available_cpus, capped_jobs, check_memory, default_jobs
 from marketsim.study.run_folder import (
     check_same_study,
     default_run_dir,
@@ -59,9 +59,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replicates", type=int, help="override scenario.replicates")
     p.add_argument("--seed", type=int, help="override scenario.seed")
     p.add_argument("--out", help="run folder (default reports/<scenario>/<timestamp>/)")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="parallel worker processes (default 1; capped to the units to run and "
-                   "the CPUs available)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="parallel worker processes (default: the CPUs this process may use, "
+                   f"{available_cpus()} here, as far as the units to run and the memory allow; "
+                   "a larger value is capped to the units and the CPUs). Results are the same "
+                   "for any value")
     p.add_argument("--data-dir", metavar="DIR",
                    help="folder of the replayed reference data set (replaces replay.data_dir; "
                    "with --resume: where the data moved to)")
@@ -85,7 +87,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
                          f"got {args.replicates}")
     if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
         raise InputError(f"--seed must be between 0 and 2**63 - 1, got {args.seed}")
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise InputError(f"--jobs must be >= 1, got {args.jobs}")
     if args.scheduler and args.backend != "dask":
         raise InputError("--scheduler only applies with --backend dask")
@@ -126,7 +128,9 @@ def execute(args: argparse.Namespace) -> int:
     scenario, run_dir = _resolve(args)
     scenario = resolve_imports(scenario, args.allow_imports)
     points = expand(scenario)
-    if not args.scheduler:  # a remote cluster's size is its own
+    if args.jobs is None:  # the default: every CPU, as far as the units and memory go
+        args.jobs = default_jobs(scenario)
+    elif not args.scheduler:  # a remote cluster's size is its own
         args.jobs, note = capped_jobs(args.jobs, max(p.replicates * len(p.arms) for p in points))
         if note and not args.quiet:
             print(f"marketsim: note: {note}", file=sys.stderr)

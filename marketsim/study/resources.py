@@ -85,6 +85,19 @@ def capped_jobs(requested: int, units: int, cpus: int | None = None) -> tuple[in
     return jobs, f"--jobs {requested} capped to {jobs} ({why})"
 
 
+def default_jobs(scenario: Scenario, cpus: int | None = None,
+                 available: int | None = None) -> int:
+    """``--jobs`` when not given: the CPUs available, capped to the units of the largest study
+    (sweep point) and to the processes that fit in ``available`` bytes of memory (default: what
+    the machine has now); at least 1. Results do not depend on it (see ``study/backends.py``)."""
+    units = max(p.replicates * len(p.arms) for p in expand(scenario))
+    jobs = max(1, min(available_cpus() if cpus is None else cpus, units))
+    have = available_memory() if available is None else available
+    while jobs > 1 and have is not None and estimate_run_memory(scenario, jobs) > have:
+        jobs -= 1
+    return jobs
+
+
 def available_memory() -> int | None:
     """Bytes of memory available to a new process (``MemAvailable`` of /proc/meminfo, else
     the free physical pages), or None when the platform does not say."""

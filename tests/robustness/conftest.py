@@ -4,7 +4,8 @@ Every fuzz test records each generated case as ``(input class, outcome)`` throug
 session-scoped ``tally`` fixture. At the end of the session the tally is printed as a table
 (the one ``docs/robustness.md`` shows) and written to ``reports/robustness_counts.json``
 (``reports/`` is git-ignored). The fuzz tests are derandomised, so a run reproduces the same
-figures; set ``MARKETSIM_FUZZ_RANDOM=1`` to explore new examples instead.
+figures; set ``MARKETSIM_FUZZ_RANDOM=1`` to explore new examples instead. Each fuzz test runs a
+tenth of its cases in the default test loop and all of them under ``-m slow`` (``fuzz_cases``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,23 @@ class Tally:
 
     def record(self, loader: str, input_class: str, outcome: str) -> None:
         _TALLY[loader][input_class][outcome] += 1
+
+
+#: ``MARKETSIM_FUZZ_SCALE`` multiplies every fuzz test's cases (e.g. 10 for a deeper search).
+SCALE = float(os.environ.get("MARKETSIM_FUZZ_SCALE", "1"))
+#: Share of the cases the default test loop runs; the full run is marked ``slow``.
+QUICK = 0.1
+
+
+@pytest.fixture(params=[pytest.param(QUICK, id="quick"),
+                        pytest.param(1.0, id="full", marks=pytest.mark.slow)])
+def fuzz_cases(request: pytest.FixtureRequest) -> Callable[[int], int]:
+    """Examples a fuzz test of ``n`` cases runs: every fuzz test runs twice, a tenth of its
+    cases in the default loop (``quick``) and all of them in the slow step (``full``), both
+    times ``MARKETSIM_FUZZ_SCALE``; derandomised, the quick run's cases come from the same
+    sequence as the full run's."""
+    share = request.param * SCALE
+    return lambda n: max(1, round(n * share))
 
 
 @pytest.fixture(scope="session")

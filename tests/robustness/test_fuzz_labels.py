@@ -35,8 +35,8 @@ from hypothesis import strategies as st
 
 from marketsim.cli import main
 
-SCALE = float(os.environ.get("MARKETSIM_FUZZ_SCALE", "1"))
-#: Generated cases per input class: 2,000 per format.
+#: Generated cases per input class at full scale: 2,000 per format (``fuzz_cases`` in
+#: conftest.py: a tenth of them in the default test loop, all of them under ``-m slow``).
 CASES = {"wellformed": 500, "hostile": 1000, "junk": 500}
 FUZZ = settings(
     deadline=None,
@@ -151,17 +151,20 @@ def wellformed_csv(draw: st.DrawFn) -> tuple[bytes, int, int, int]:
     return data, len(pairs), n_tasks, n_workers
 
 
-@settings(FUZZ, max_examples=int(SCALE * CASES["wellformed"]))
-@given(case=wellformed_csv(), method=st.sampled_from(METHODS))
-def test_csv_wellformed_is_accepted(case, method, folder: Path, capsys, tally) -> None:
-    data, n_labels, n_tasks, n_workers = case
-    path = folder / "labels.csv"
-    path.write_bytes(data)
-    outcome, result = run_infer(capsys, path, None, method)
-    assert outcome == "accepted", "a valid file (line endings, BOM, quoting) was rejected"
-    assert (result["n_labels"], result["n_tasks"], result["n_workers"]) == (
-        n_labels, n_tasks, n_workers)
-    tally.record("labels, CSV (infer)", "well-formed, reformatted (must be accepted)", outcome)
+def test_csv_wellformed_is_accepted(fuzz_cases, folder: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(CASES["wellformed"]))
+    @given(case=wellformed_csv(), method=st.sampled_from(METHODS))
+    def check(case, method) -> None:
+        data, n_labels, n_tasks, n_workers = case
+        path = folder / "labels.csv"
+        path.write_bytes(data)
+        outcome, result = run_infer(capsys, path, None, method)
+        assert outcome == "accepted", "a valid file (line endings, BOM, quoting) was rejected"
+        assert (result["n_labels"], result["n_tasks"], result["n_workers"]) == (
+            n_labels, n_tasks, n_workers)
+        tally.record("labels, CSV (infer)", "well-formed, reformatted (must be accepted)", outcome)
+
+    check()
 
 
 @st.composite
@@ -190,27 +193,29 @@ def delimited(rows: list[list[str]], sep: str, quote_all: bool, newline: str) ->
     return buf.getvalue().encode("utf-8")
 
 
-@settings(FUZZ, max_examples=int(SCALE * 150))
-@given(case=delimited_tables(), sep=st.sampled_from(["\t", ";", "|"]),
-       name=st.sampled_from(["labels.csv", "labels.tsv"]))
-def test_csv_other_delimiters_parse_like_commas(case, sep: str, name: str, folder: Path,
-                                                capsys, tally) -> None:
+def test_csv_other_delimiters_parse_like_commas(fuzz_cases, folder: Path, capsys, tally) -> None:
     """A well-formed tab-, semicolon- or pipe-separated file gives the same result and the same
     posteriors file as its comma-separated version (delimiter detected from the header)."""
-    rows, quote_all, newline = case
-    results = []
-    for label, delim in (("comma", ","), ("other", sep)):
-        path = folder / (f"comma-{name}" if delim == "," else f"other-{name}")
-        path.write_bytes(delimited(rows, delim, quote_all, newline))
-        out = folder / f"post-{label}.csv"
-        outcome, result = run_infer(capsys, path, None, "mv", extra=("--output", str(out)))
-        assert outcome == "accepted", f"a valid {label}-separated file was rejected"
-        for key in ("labels_file", "seconds", "load_seconds", "output"):
-            result.pop(key)
-        results.append((result, out.read_bytes()))
-    assert results[0] == results[1]
-    tally.record("labels, CSV (infer)", "well-formed, tab/semicolon/pipe (same as commas)",
-                 "accepted")
+    @settings(FUZZ, max_examples=fuzz_cases(150))
+    @given(case=delimited_tables(), sep=st.sampled_from(["\t", ";", "|"]),
+           name=st.sampled_from(["labels.csv", "labels.tsv"]))
+    def check(case, sep: str, name: str) -> None:
+        rows, quote_all, newline = case
+        results = []
+        for label, delim in (("comma", ","), ("other", sep)):
+            path = folder / (f"comma-{name}" if delim == "," else f"other-{name}")
+            path.write_bytes(delimited(rows, delim, quote_all, newline))
+            out = folder / f"post-{label}.csv"
+            outcome, result = run_infer(capsys, path, None, "mv", extra=("--output", str(out)))
+            assert outcome == "accepted", f"a valid {label}-separated file was rejected"
+            for key in ("labels_file", "seconds", "load_seconds", "output"):
+                result.pop(key)
+            results.append((result, out.read_bytes()))
+        assert results[0] == results[1]
+        tally.record("labels, CSV (infer)", "well-formed, tab/semicolon/pipe (same as commas)",
+                     "accepted")
+
+    check()
 
 
 @st.composite
@@ -253,26 +258,32 @@ def corrupt(draw: st.DrawFn, data: bytes) -> bytes:
     return data
 
 
-@settings(FUZZ, max_examples=int(SCALE * CASES["hostile"]))
-@given(case=hostile_csv(), method=st.sampled_from(METHODS))
-def test_csv_hostile(case, method, folder: Path, capsys, tally) -> None:
-    data, truth_data = case
-    path, truth = folder / "labels.csv", None
-    path.write_bytes(data)
-    if truth_data is not None:
-        truth = folder / "truth.csv"
-        truth.write_bytes(truth_data)
-    outcome, _ = run_infer(capsys, path, truth, method)
-    tally.record("labels, CSV (infer)", "hostile table (+ truth file half the time)", outcome)
+def test_csv_hostile(fuzz_cases, folder: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(CASES["hostile"]))
+    @given(case=hostile_csv(), method=st.sampled_from(METHODS))
+    def check(case, method) -> None:
+        data, truth_data = case
+        path, truth = folder / "labels.csv", None
+        path.write_bytes(data)
+        if truth_data is not None:
+            truth = folder / "truth.csv"
+            truth.write_bytes(truth_data)
+        outcome, _ = run_infer(capsys, path, truth, method)
+        tally.record("labels, CSV (infer)", "hostile table (+ truth file half the time)", outcome)
+
+    check()
 
 
-@settings(FUZZ, max_examples=int(SCALE * CASES["junk"]))
-@given(data=st.one_of(st.binary(max_size=120), st.text(max_size=120).map(str.encode)))
-def test_csv_junk(data: bytes, folder: Path, capsys, tally) -> None:
-    path = folder / "labels.csv"
-    path.write_bytes(data)
-    outcome, _ = run_infer(capsys, path, None, "mv")
-    tally.record("labels, CSV (infer)", "random bytes/text", outcome)
+def test_csv_junk(fuzz_cases, folder: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(CASES["junk"]))
+    @given(data=st.one_of(st.binary(max_size=120), st.text(max_size=120).map(str.encode)))
+    def check(data: bytes) -> None:
+        path = folder / "labels.csv"
+        path.write_bytes(data)
+        outcome, _ = run_infer(capsys, path, None, "mv")
+        tally.record("labels, CSV (infer)", "random bytes/text", outcome)
+
+    check()
 
 
 # --- Zhang format ------------------------------------------------------------------------------
@@ -291,17 +302,21 @@ def wellformed_zhang(draw: st.DrawFn) -> tuple[bytes, int, int, int]:
     return data, len(pairs), len({t for t, _ in pairs}), len({w for _, w in pairs})
 
 
-@settings(FUZZ, max_examples=int(SCALE * CASES["wellformed"]))
-@given(case=wellformed_zhang(), method=st.sampled_from(METHODS))
-def test_zhang_wellformed_is_accepted(case, method, folder: Path, capsys, tally) -> None:
-    data, n_labels, n_tasks, n_workers = case
-    path = folder / "crowd.txt"
-    path.write_bytes(data)
-    outcome, result = run_infer(capsys, path, None, method)
-    assert outcome == "accepted", "a valid file (line endings, BOM, spacing) was rejected"
-    assert (result["n_labels"], result["n_tasks"], result["n_workers"]) == (
-        n_labels, n_tasks, n_workers)
-    tally.record("labels, Zhang (infer)", "well-formed, reformatted (must be accepted)", outcome)
+def test_zhang_wellformed_is_accepted(fuzz_cases, folder: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(CASES["wellformed"]))
+    @given(case=wellformed_zhang(), method=st.sampled_from(METHODS))
+    def check(case, method) -> None:
+        data, n_labels, n_tasks, n_workers = case
+        path = folder / "crowd.txt"
+        path.write_bytes(data)
+        outcome, result = run_infer(capsys, path, None, method)
+        assert outcome == "accepted", "a valid file (line endings, BOM, spacing) was rejected"
+        assert (result["n_labels"], result["n_tasks"], result["n_workers"]) == (
+            n_labels, n_tasks, n_workers)
+        tally.record("labels, Zhang (infer)", "well-formed, reformatted (must be accepted)",
+                     outcome)
+
+    check()
 
 
 NUMBERS = st.one_of(
@@ -331,28 +346,34 @@ def hostile_zhang(draw: st.DrawFn) -> tuple[bytes, bytes | None]:
     return data, truth
 
 
-@settings(FUZZ, max_examples=int(SCALE * CASES["hostile"]))
-@given(case=hostile_zhang(), method=st.sampled_from(METHODS))
-# Found by this test: one label value of 2**62 made the loader allocate 2**62 classes.
-@example(case=(b"1 1 4611686018427387904\n", None), method="mv")
-def test_zhang_hostile(case, method, folder: Path, capsys, tally) -> None:
-    data, truth_data = case
-    path, truth = folder / "crowd.txt", None
-    path.write_bytes(data)
-    if truth_data is not None:
-        truth = folder / "truth.txt"
-        truth.write_bytes(truth_data)
-    outcome, _ = run_infer(capsys, path, truth, method)
-    tally.record("labels, Zhang (infer)", "hostile table (+ truth file half the time)", outcome)
+def test_zhang_hostile(fuzz_cases, folder: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(CASES["hostile"]))
+    @given(case=hostile_zhang(), method=st.sampled_from(METHODS))
+    # Found by this test: one label value of 2**62 made the loader allocate 2**62 classes.
+    @example(case=(b"1 1 4611686018427387904\n", None), method="mv")
+    def check(case, method) -> None:
+        data, truth_data = case
+        path, truth = folder / "crowd.txt", None
+        path.write_bytes(data)
+        if truth_data is not None:
+            truth = folder / "truth.txt"
+            truth.write_bytes(truth_data)
+        outcome, _ = run_infer(capsys, path, truth, method)
+        tally.record("labels, Zhang (infer)", "hostile table (+ truth file half the time)", outcome)
+
+    check()
 
 
-@settings(FUZZ, max_examples=int(SCALE * CASES["junk"]))
-@given(data=st.one_of(st.binary(max_size=120), st.text(max_size=120).map(str.encode)))
-def test_zhang_junk(data: bytes, folder: Path, capsys, tally) -> None:
-    path = folder / "crowd.txt"
-    path.write_bytes(data)
-    outcome, _ = run_infer(capsys, path, None, "mv")
-    tally.record("labels, Zhang (infer)", "random bytes/text", outcome)
+def test_zhang_junk(fuzz_cases, folder: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(CASES["junk"]))
+    @given(data=st.one_of(st.binary(max_size=120), st.text(max_size=120).map(str.encode)))
+    def check(data: bytes) -> None:
+        path = folder / "crowd.txt"
+        path.write_bytes(data)
+        outcome, _ = run_infer(capsys, path, None, "mv")
+        tally.record("labels, Zhang (infer)", "random bytes/text", outcome)
+
+    check()
 
 
 # --- score CSV (infer --scores) ----------------------------------------------------------------
@@ -391,19 +412,22 @@ def wellformed_scores(draw: st.DrawFn) -> tuple[bytes, int, int, int, int]:
             len({w.strip() for _, w in pairs}), n_scores)
 
 
-@settings(FUZZ, max_examples=int(SCALE * SCORE_CASES["wellformed"]))
-@given(case=wellformed_scores(), method=st.sampled_from(SCORE_METHODS))
-def test_scores_wellformed_is_accepted(case, method, folder: Path, capsys, tally) -> None:
-    data, n_labels, n_tasks, n_workers, n_scores = case
-    path = folder / "scores.csv"
-    path.write_bytes(data)
-    outcome, result = run_infer(capsys, path, None, method, extra=("--scores",))
-    assert outcome == "accepted", "a valid score file was rejected"
-    assert (result["n_labels"], result["n_tasks"], result["n_workers"], result["n_scores"]) == (
-        n_labels, n_tasks, n_workers, n_scores)
-    assert 0 <= result["n_good"] <= n_workers
-    tally.record("scores, CSV (infer --scores)", "well-formed, reformatted (must be accepted)",
-                 outcome)
+def test_scores_wellformed_is_accepted(fuzz_cases, folder: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(SCORE_CASES["wellformed"]))
+    @given(case=wellformed_scores(), method=st.sampled_from(SCORE_METHODS))
+    def check(case, method) -> None:
+        data, n_labels, n_tasks, n_workers, n_scores = case
+        path = folder / "scores.csv"
+        path.write_bytes(data)
+        outcome, result = run_infer(capsys, path, None, method, extra=("--scores",))
+        assert outcome == "accepted", "a valid score file was rejected"
+        assert (result["n_labels"], result["n_tasks"], result["n_workers"], result["n_scores"]) == (
+            n_labels, n_tasks, n_workers, n_scores)
+        assert 0 <= result["n_good"] <= n_workers
+        tally.record("scores, CSV (infer --scores)", "well-formed, reformatted (must be accepted)",
+                     outcome)
+
+    check()
 
 
 def mostly(draw: st.DrawFn, good: st.SearchStrategy, bad: st.SearchStrategy,
@@ -456,21 +480,24 @@ def hostile_scores(draw: st.DrawFn) -> tuple[bytes, bytes | None]:
     return data, truth
 
 
-@settings(FUZZ, max_examples=int(SCALE * SCORE_CASES["hostile"]))
-@given(case=hostile_scores(), method=st.sampled_from(SCORE_METHODS))
-def test_scores_hostile(case, method, folder: Path, capsys, tally) -> None:
-    data, truth_data = case
-    path, truth = folder / "scores.csv", None
-    path.write_bytes(data)
-    if truth_data is not None:
-        truth = folder / "means.csv"
-        truth.write_bytes(truth_data)
-    outcome, result = run_infer(capsys, path, truth, method, extra=("--scores",))
-    if result is not None and truth is not None:
-        for key in ("rmse", "rmse_plain_mean"):
-            assert result[key] is None or 0.0 <= result[key] <= 1.0
-    tally.record("scores, CSV (infer --scores)", "hostile table (+ true means half the time)",
-                 outcome)
+def test_scores_hostile(fuzz_cases, folder: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(SCORE_CASES["hostile"]))
+    @given(case=hostile_scores(), method=st.sampled_from(SCORE_METHODS))
+    def check(case, method) -> None:
+        data, truth_data = case
+        path, truth = folder / "scores.csv", None
+        path.write_bytes(data)
+        if truth_data is not None:
+            truth = folder / "means.csv"
+            truth.write_bytes(truth_data)
+        outcome, result = run_infer(capsys, path, truth, method, extra=("--scores",))
+        if result is not None and truth is not None:
+            for key in ("rmse", "rmse_plain_mean"):
+                assert result[key] is None or 0.0 <= result[key] <= 1.0
+        tally.record("scores, CSV (infer --scores)", "hostile table (+ true means half the time)",
+                     outcome)
+
+    check()
 
 
 # --- feature CSV (infer --features) ------------------------------------------------------------
@@ -502,17 +529,20 @@ def hostile_features(draw: st.DrawFn) -> bytes:
     return mostly(draw, st.just(data), st.builds(lambda d: corrupt(draw, d), st.just(data)), 0.2)
 
 
-@settings(FUZZ, max_examples=int(SCALE * FEATURE_CASES))
-@given(data=hostile_features())
-def test_features_hostile(data: bytes, folder: Path, capsys, tally) -> None:
-    labels, features = folder / "flabels.csv", folder / "features.csv"
-    labels.write_text(FEATURE_LABELS)
-    features.write_bytes(data)
-    outcome, result = run_infer(capsys, labels, None, "ds-features",
-                                extra=("--features", str(features)), other=features)
-    if result is not None:
-        assert result["n_tasks"] == 4 and 1 <= result["n_tasks_with_features"] <= 4
-    else:
-        assert "labels file" not in outcome, "the valid labels file was blamed"
-    tally.record("features, CSV (infer --features)", "hostile table beside valid labels",
-                 outcome)
+def test_features_hostile(fuzz_cases, folder: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(FEATURE_CASES))
+    @given(data=hostile_features())
+    def check(data: bytes) -> None:
+        labels, features = folder / "flabels.csv", folder / "features.csv"
+        labels.write_text(FEATURE_LABELS)
+        features.write_bytes(data)
+        outcome, result = run_infer(capsys, labels, None, "ds-features",
+                                    extra=("--features", str(features)), other=features)
+        if result is not None:
+            assert result["n_tasks"] == 4 and 1 <= result["n_tasks_with_features"] <= 4
+        else:
+            assert "labels file" not in outcome, "the valid labels file was blamed"
+        tally.record("features, CSV (infer --features)", "hostile table beside valid labels",
+                     outcome)
+
+    check()

@@ -31,9 +31,8 @@ from hypothesis import strategies as st
 from marketsim.cli import main
 from marketsim.scenario.toml_out import dumps
 
-#: Generated cases per input class (2,500 in all for this loader); scale with
-#: ``MARKETSIM_FUZZ_SCALE`` (e.g. 10 for a deeper search).
-SCALE = float(os.environ.get("MARKETSIM_FUZZ_SCALE", "1"))
+#: Generated cases per input class at full scale (2,500 in all for this loader; ``fuzz_cases``
+#: in conftest.py: a tenth of them in the default test loop, all of them under ``-m slow``).
 CASES = {"mutated": 1000, "random": 500, "raw": 1000}
 FUZZ = settings(
     deadline=None,
@@ -255,27 +254,33 @@ def run_case(path: Path, capsys: pytest.CaptureFixture[str], doc: Any = None) ->
     return category
 
 
-@settings(FUZZ, max_examples=int(SCALE * CASES["mutated"]))
-@given(doc=mutated())
-# Found by this test: an integer too large for a float crashed the validator (OverflowError),
-# and an unknown key holding a line break broke the one-line error.
-@example(doc={**BASE, "tasks": {"count": 10**400}})
-@example(doc={**BASE, "arms": [{"name": "a", "policy": "uniform",
-                                 "inference": {"method": "ds", "tol": 10**400}}]})
-@example(doc={**BASE, "tasks": {**BASE["tasks"], "prior": [10**400, 0]}})
-@example(doc={**BASE, "tasks": {**BASE["tasks"], "a\nb": 1}})
-def test_mutated_scenarios(doc: dict, scenario_file: Path, capsys, tally) -> None:
-    scenario_file.write_text(dumps(doc), encoding="utf-8")
-    tally.record("scenario (validate)", "mutated valid scenario", run_case(scenario_file, capsys,
-                                                                           doc))
+def test_mutated_scenarios(fuzz_cases, scenario_file: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(CASES["mutated"]))
+    @given(doc=mutated())
+    # Found by this test: an integer too large for a float crashed the validator (OverflowError),
+    # and an unknown key holding a line break broke the one-line error.
+    @example(doc={**BASE, "tasks": {"count": 10**400}})
+    @example(doc={**BASE, "arms": [{"name": "a", "policy": "uniform",
+                                     "inference": {"method": "ds", "tol": 10**400}}]})
+    @example(doc={**BASE, "tasks": {**BASE["tasks"], "prior": [10**400, 0]}})
+    @example(doc={**BASE, "tasks": {**BASE["tasks"], "a\nb": 1}})
+    def check(doc: dict) -> None:
+        scenario_file.write_text(dumps(doc), encoding="utf-8")
+        tally.record("scenario (validate)", "mutated valid scenario",
+                     run_case(scenario_file, capsys, doc))
+
+    check()
 
 
-@settings(FUZZ, max_examples=int(SCALE * CASES["random"]))
-@given(doc=RANDOM_DOCS)
-def test_random_documents(doc: dict, scenario_file: Path, capsys, tally) -> None:
-    scenario_file.write_text(dumps(doc), encoding="utf-8")
-    tally.record("scenario (validate)", "random TOML document", run_case(scenario_file, capsys,
-                                                                         doc))
+def test_random_documents(fuzz_cases, scenario_file: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(CASES["random"]))
+    @given(doc=RANDOM_DOCS)
+    def check(doc: dict) -> None:
+        scenario_file.write_text(dumps(doc), encoding="utf-8")
+        tally.record("scenario (validate)", "random TOML document", run_case(scenario_file, capsys,
+                                                                             doc))
+
+    check()
 
 
 VALID_TEXT = dumps(BASE)
@@ -295,12 +300,15 @@ def raw_inputs(draw: st.DrawFn) -> bytes:
     return data[:at] + draw(st.binary(min_size=1, max_size=8)) + data[at:]
 
 
-@settings(FUZZ, max_examples=int(SCALE * CASES["raw"]))
-@given(data=raw_inputs())
-def test_raw_bytes_and_text(data: bytes, scenario_file: Path, capsys, tally) -> None:
-    scenario_file.write_bytes(data)
-    tally.record("scenario (validate)", "raw bytes/text, cut or spliced file",
-                 run_case(scenario_file, capsys))
+def test_raw_bytes_and_text(fuzz_cases, scenario_file: Path, capsys, tally) -> None:
+    @settings(FUZZ, max_examples=fuzz_cases(CASES["raw"]))
+    @given(data=raw_inputs())
+    def check(data: bytes) -> None:
+        scenario_file.write_bytes(data)
+        tally.record("scenario (validate)", "raw bytes/text, cut or spliced file",
+                     run_case(scenario_file, capsys))
+
+    check()
 
 
 def test_base_scenario_is_valid(scenario_file: Path, capsys) -> None:

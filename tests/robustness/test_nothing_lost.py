@@ -68,10 +68,14 @@ def check_folder(run_dir: Path) -> None:
         assert all(r["arm"] and float(r["error_rate"]) >= 0 for r in rows)
 
 
-IDS = [f"{s.name}-{d}s" if d >= 0 else f"{s.name}-startup" for s, d in KILLS]
+#: The kills at a random moment each run, stop, report and resume a study in subprocesses
+#: (minutes on a loaded 2-core machine): the slow step runs them; the default loop keeps the
+#: start-up SIGINT here and tests/test_study.py's SIGKILL-then-resume and SIGINT-keeps-units.
+CASES = [pytest.param(s, d, id=f"{s.name}-{d}s", marks=pytest.mark.slow) if d >= 0
+         else pytest.param(s, d, id=f"{s.name}-startup") for s, d in KILLS]
 
 
-@pytest.mark.parametrize(("sig", "delay"), KILLS, ids=IDS)
+@pytest.mark.parametrize(("sig", "delay"), CASES)
 def test_kill_at_random_moment(sig: signal.Signals, delay: float, scenario: Path,
                                reference: bytes, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
