@@ -5,7 +5,7 @@ Commands are read from fenced code blocks and inline code spans of README.md, do
 reports/README.md. ``python -m marketsim ...`` lines are parsed by the real argument parser
 (placeholders such as SCENARIO or RUN_DIR are just strings to it; lines with ``[optional]``
 syntax are skipped); ``python benchmarks/X.py ...`` lines must name a script that defines each
-option used.
+option used (before a ``--``: what follows it goes to the command the script benchmarks).
 """
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ def test_documented_benchmark_exists_with_its_options(doc: str, command: str,
     script = ROOT / argv[1]
     assert script.is_file(), f"{doc}: `{command}` names a missing script"
     source = script.read_text(encoding="utf-8")
-    for opt in (a.split("=")[0] for a in argv[2:] if a.startswith("--")):
+    own = argv[2:argv.index("--")] if "--" in argv else argv[2:]  # after --: the benchmarked
+    for opt in (a.split("=")[0] for a in own if a.startswith("--")):
         assert f'"{opt}"' in source, f"{doc}: {script.name} has no option {opt}"
 
 

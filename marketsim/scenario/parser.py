@@ -307,7 +307,7 @@ def _read_replay(doc: ScenarioDocument, source: str) -> tuple[Any, Any]:
     rp = doc.replay
     if rp is None:
         return None, None
-    base = Path(source).parent
+    base = Path(source).absolute().parent  # worker processes may run in another directory
 
     def path(value: str | None) -> str | None:
         return None if value is None else str(base / value)
