@@ -37,8 +37,10 @@ LAYERS: dict[str, int] = {
     "__main__": 10,
     "__init__": 10,
 }
-#: Packages whose functions may import other marketsim modules lazily (start-up time).
-LAZY_ALLOWED = {"cli", "__main__"}
+#: Packages whose functions may import other marketsim modules lazily (start-up time): the
+#: command line, and the package's own ``__init__`` (its public API is loaded on first use, so
+#: ``python -m marketsim`` starts under the CLI's Ctrl-C guard).
+LAZY_ALLOWED = {"cli", "__main__", "marketsim"}
 MAX_LINES = 400
 
 

@@ -28,6 +28,10 @@ MAX_COND = 1e10
 #: worker overlaps and agreements, about 80 bytes per cell in all); beyond, it falls back to
 #: majority vote with a RuntimeWarning, so memory stays bounded.
 MAX_PAIR_CELLS = 10_000_000
+#: Most (worker, reference pair) combinations the one-coin spectral start searches: the search
+#: is O(workers x informative pairs); past this (e.g. 2,000 workers who all labelled one task,
+#: 2 million pairs) it would take minutes, so the start falls back to majority vote.
+MAX_REFERENCE_WORK = 300_000_000
 
 _FALLBACK = "spectral initialiser fell back to majority vote: "
 
@@ -323,7 +327,7 @@ def one_coin_spectral_skill(data: LabelSet) -> np.ndarray | None:
     RuntimeWarning when no worker is estimable, when every estimate is exactly ``1/K`` (no
     information: EM would keep uniform posteriors and the labels would come from the argmax tie
     rule), or when there are so many workers that the (m, m) statistics would pass
-    :data:`MAX_PAIR_CELLS`.
+    :data:`MAX_PAIR_CELLS` or the reference-pair search :data:`MAX_REFERENCE_WORK`.
     """
     m, k = data.n_workers, data.n_classes
     if k < 2 or m < 3 or data.n_labels == 0:
@@ -341,6 +345,10 @@ def one_coin_spectral_skill(data: LabelSet) -> np.ndarray | None:
     pa, pb = np.nonzero(np.triu(defined & (np.abs(nstat) > 1e-12), k=1))
     if pa.size == 0:
         _warn("no pair of workers with an informative overlap")
+        return None
+    if m * pa.size > MAX_REFERENCE_WORK:
+        _warn(f"{m} workers x {pa.size:,} informative worker pairs: the reference-pair search "
+              f"would exceed {MAX_REFERENCE_WORK:,} combinations")
         return None
     strength = np.abs(nstat[pa, pb])
     centred = np.full(m, np.nan)
