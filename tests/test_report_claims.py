@@ -87,3 +87,18 @@ def test_report_shows_paired_differences_and_labels_to_target(run_dir: Path) -> 
     section = report.split("## Paired comparisons against *first*")[1]
     assert "| adaptive |" in section and "labels to 5%" in section
     assert re.search(r"\| adaptive \| [^|]*\[[-+]\d", section)
+
+
+def test_labels_to_target_have_intervals(run_dir: Path) -> None:
+    """Each labels-to-target cell carries the replicates' mean and interval, or says how many
+    replicates reached the target (then no interval can be given)."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    report = (run_dir / "report.md").read_text()
+    table = report.split("## Labels needed to reach")[1].split("## ")[0]
+    for name, arm in summary["arms"].items():
+        ci = arm["edges_to_reach_ci95"]["0.05"]
+        row = next(line for line in table.splitlines() if line.startswith(f"| {name} |"))
+        if ci["reached"] == ci["of"]:
+            assert f"(mean {ci['mean']:,.0f} [" in row, row
+        else:
+            assert f"({ci['reached']}/{ci['of']} replicates reached it)" in row, row

@@ -153,6 +153,19 @@ def checkpoints_section(arms: Arms, names: Sequence[str], metric: Metric) -> lis
     return lines + table(["arm \\ labels spent", *(num(e) for e in cps)], rows) + [""]
 
 
+def _reach_interval(arm: Mapping[str, Any], key: str) -> str:
+    """`` (mean 9,600 [8,900, 10,300], 5/5)``: each replicate's own labels-to-target, their mean
+    and 95 % interval when every replicate reached the target, else how many did."""
+    ci = (arm.get("edges_to_reach_ci95") or {}).get(key)
+    if not ci or not ci.get("of"):
+        return ""
+    if ci.get("reached") != ci.get("of") or ci.get("mean") is None:
+        return f" ({ci.get('reached')}/{ci.get('of')} replicates reached it)"
+    if ci.get("low") is None:
+        return f" (mean {num(ci['mean'])}, one replicate)"
+    return f" (mean {num(ci['mean'])} [{num(ci['low'])}, {num(ci['high'])}])"
+
+
 def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
                     metric: Metric) -> list[str]:
     """Labels each arm needed to reach each target, and the saving against its baseline."""
@@ -161,7 +174,9 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
     lines = [f"## Labels needed to reach {goal}", ""]
     lines += [
         "The fewest labels after which the mean error stays at or below the target for the rest "
-        "of the run ('—' = not reached within the budget). The saving is measured against the "
+        "of the run ('—' = not reached within the budget); in brackets, the mean of each "
+        "replicate's own labels-to-target with its 95 % Student-t interval. The saving is "
+        "measured against the "
         "uniform-policy arm with the same inference method (else the first uniform arm): a "
         "positive number is labels saved.", "",
     ]
@@ -179,7 +194,7 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
         row: list[Any] = [name]
         for t in TARGETS:
             key = f"{t:g}"
-            row.append(num(a["edges_to_reach"].get(key)))
+            row.append(num(a["edges_to_reach"].get(key)) + _reach_interval(a, key))
             if has_uniform:
                 row.append("(baseline)" if base == name else
                            saving(a, arms[base], key) if base else "—")
