@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from marketsim.aggregation._numeric import check_choice
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.data.labels import LabelSet
@@ -42,8 +43,7 @@ def class_order(data: LabelSet, how: str) -> np.ndarray:
     ``"frequency"``: by label count, rarest first, equal counts in index order; ``"given"``
     (and any K <= 2): index order.
     """
-    if how not in CLASS_ORDERS:
-        raise ValueError(f"class_order must be one of {', '.join(CLASS_ORDERS)}; got {how!r}")
+    check_choice("class_order", how, CLASS_ORDERS)
     k = data.n_classes
     if how == "given" or k <= 2:
         return np.arange(k)

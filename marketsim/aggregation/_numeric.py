@@ -4,6 +4,7 @@ deterministic argmax, starting posteriors and seeding. No estimator logic lives 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -80,3 +81,16 @@ def random_posterior(data: LabelSet, rng: np.random.Generator) -> np.ndarray:
     """Uniformly random posteriors (a flat Dirichlet per task), as Maginnis & Gupta's code
     started EM."""
     return rng.dirichlet(np.ones(data.n_classes), size=data.n_tasks)
+
+
+def check_choice(name: str, value: Any, allowed: Sequence[Any]) -> None:
+    """Raise the one-line ``ValueError`` of an option outside ``allowed``.
+
+    >>> check_choice("init", "spectral", ("majority", "spectral"))
+    >>> check_choice("init", "best", ("majority", "spectral"))
+    Traceback (most recent call last):
+    ValueError: init must be one of majority, spectral; got 'best'
+    """
+    if value not in allowed:
+        shown = ", ".join(a if isinstance(a, str) else repr(a) for a in allowed)
+        raise ValueError(f"{name} must be one of {shown}; got {value!r}")

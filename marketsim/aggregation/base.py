@@ -27,6 +27,7 @@ from marketsim.aggregation._numeric import (
     PROB_FLOOR,
     argmax_labels,
     as_generator,
+    check_choice,
     log_prior,
     majority_posterior,
     normalise_log,
@@ -211,10 +212,7 @@ class EMAggregator(BaseAggregator):
 
     # --- shared machinery ------------------------------------------------------------------
     def _check(self, data: LabelSet) -> None:
-        if self.init not in self.init_methods:
-            raise ValueError(
-                f"init must be one of {', '.join(self.init_methods)}; got {self.init!r}"
-            )
+        check_choice("init", self.init, self.init_methods)
         if int(self.max_iter) < 1:
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
         check_non_negative(tol=self.tol)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation._numeric import safe_log
+from marketsim.aggregation._numeric import check_choice, safe_log
 from marketsim.aggregation.base import EMAggregator, check_non_negative
 from marketsim.aggregation.spectral import SPECTRAL_RULES, spectral_confusion
 from marketsim.data.labels import LabelSet
@@ -119,11 +119,7 @@ class DawidSkene(ConfusionEM):
 
     def _check(self, data: LabelSet) -> None:
         super()._check(data)
-        if self.spectral_rule not in SPECTRAL_RULES:
-            raise ValueError(
-                f"spectral_rule must be one of {', '.join(SPECTRAL_RULES)}; "
-                f"got {self.spectral_rule!r}"
-            )
+        check_choice("spectral_rule", self.spectral_rule, SPECTRAL_RULES)
 
     def _init_params(
         self, data: LabelSet, rng: np.random.Generator

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from marketsim.aggregation._binary import ThresholdReduction, tie_sign, top_singular
-from marketsim.aggregation._numeric import as_generator
+from marketsim.aggregation._numeric import as_generator, check_choice
 
 
 def kos_svd_signs(mat: sp.csr_matrix) -> np.ndarray:
@@ -112,8 +112,7 @@ class KOS(ThresholdReduction):
     def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:
         if int(self.max_iter) < 1:
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
-        if self.start not in KOS_STARTS:
-            raise ValueError(f"start must be one of {', '.join(KOS_STARTS)}; got {self.start!r}")
+        check_choice("start", self.start, KOS_STARTS)
         rng = as_generator(self.random_state) if self.start == "gaussian" else None
         return lambda mat: kos_message_passing(mat, rng=rng, max_iter=self.max_iter)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation._numeric import safe_log
+from marketsim.aggregation._numeric import check_choice, safe_log
 from marketsim.aggregation.base import EMAggregator
 from marketsim.aggregation.metrics import expected_correct
 from marketsim.aggregation.spectral import one_coin_spectral_skill
@@ -120,10 +120,7 @@ class OneCoinEM(EMAggregator):
 
     def _check(self, data: LabelSet) -> None:
         super()._check(data)
-        if self.prior not in PRIORS:
-            raise ValueError(
-                f"prior must be one of None, 'beta', 'shifted-beta'; got {self.prior!r}"
-            )
+        check_choice("prior", self.prior, PRIORS)
         if self.prior is not None:
             if not (self.alpha > 0 and self.beta > 0):
                 raise ValueError(f"alpha and beta must be > 0, got {self.alpha}, {self.beta}")

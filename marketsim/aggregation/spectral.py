@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from marketsim.aggregation._numeric import check_choice
 from marketsim.data.labels import LabelSet
 
 #: Condition-number limit beyond which a moment matrix is treated as singular.
@@ -248,8 +249,7 @@ def spectral_confusion(
     if k < 2 or n == 0 or data.n_labels == 0:
         _warn(f"nothing to estimate (K={k}, {n} tasks, {data.n_labels} labels)")
         return None
-    if rule not in SPECTRAL_RULES:
-        raise ValueError(f"rule must be one of {', '.join(SPECTRAL_RULES)}; got {rule!r}")
+    check_choice("rule", rule, SPECTRAL_RULES)
     groups = np.empty(m, dtype=np.int64)
     order = canonical_worker_order(data) if rule == "equivariant" else np.arange(m)
     groups[order] = np.arange(m) % 3
