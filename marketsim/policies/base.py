@@ -1,5 +1,11 @@
-"""The assignment-policy protocol: at every refresh of the inference service a policy ranks the
-tasks; arriving workers then get the highest-ranked task of the round they have not labelled.
+"""The assignment-policy protocols.
+
+A *ranking* policy (:class:`AssignmentPolicy`) ranks the tasks at every refresh of the inference
+service; arriving workers then get the highest-ranked task of the round they have not labelled.
+A *worker-aware* policy (:class:`WorkerAwarePolicy`) also has ``assign``: the market calls it
+for every arriving worker, and it returns the task for that worker, :data:`GOLD` (give them a
+control question) or ``None`` (decline them: no label, no cost, they leave until their next
+arrival). Ranking-only policies keep working unchanged.
 
 A round hands out ``batch`` labels to distinct tasks, so a policy that ranks tasks is exactly
 Maginnis & Gupta's "assign one new worker to each of the top B tasks", and the
@@ -9,11 +15,37 @@ uniform policy's random permutation is its "B distinct tasks uniformly" baseline
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
 from marketsim.data.labels import LabelSet
+
+#: What ``assign`` returns to give the arriving worker a gold (control) question instead of a task.
+GOLD: Final[int] = -1
+
+
+@dataclass(frozen=True)
+class WorkerStats:
+    """The requester's live record of every worker (arrays of length ``n_workers``, read-only).
+
+    Unlike the estimates of :class:`MarketState`, these are exact and up to date at every
+    arrival: they are what a requester on a real platform sees.
+    """
+
+    #: Task labels given so far (gold answers not included).
+    labels: np.ndarray
+    #: Gold (control) questions answered so far, and how many of them correctly.
+    gold_answered: np.ndarray
+    gold_correct: np.ndarray
+    #: Workers the market's blocking rule has blocked: they never receive another task.
+    blocked: np.ndarray
+    #: The price of one label from each worker (1.0 everywhere when prices are flat).
+    price: np.ndarray
+    #: Each worker's observable qualification tier (0 everywhere without tiers).
+    tier: np.ndarray
+    #: Labels (gold included) each worker may still give; -1 when capacity is unlimited.
+    capacity_left: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -60,6 +92,18 @@ class MarketState:
     means: np.ndarray | None = None
     good_proba: np.ndarray | None = None
     sigma: float | None = None
+    #: Estimated confusion matrices (n_workers, K, K), rows = true class (class markets).
+    confusion: np.ndarray | None = None
+    #: Each worker's skill as evidence (n_workers, 2): the expected numbers of correct and wrong
+    #: task labels under the current posterior (a Beta posterior's counts, prior not included).
+    skill_counts: np.ndarray | None = None
+    #: The following are filled in only for ``assign`` (worker-aware policies), at each arrival:
+    #: the live worker record, the tasks the arriving worker holds or has labelled (bool,
+    #: n_tasks: never assign those), and the labels handed out per task since the last refresh
+    #: (what ``proba`` does not know yet).
+    workers: WorkerStats | None = None
+    held: np.ndarray | None = None
+    handed_since_refresh: np.ndarray | None = None
 
 
 @runtime_checkable
@@ -74,3 +118,23 @@ class AssignmentPolicy(Protocol):
 
     def rank(self, state: MarketState, rng: np.random.Generator) -> np.ndarray:
         """Return task indices, most wanted first (a permutation of, or a prefix of, all tasks)."""
+
+
+@runtime_checkable
+class WorkerAwarePolicy(Protocol):
+    """A policy that chooses per arriving worker (``rank`` is then optional and unused)."""
+
+    name: str
+    needs_truth: bool
+
+    def bind(self, info: MarketInfo) -> None:
+        """Receive the market's fixed description once, before the first arrival."""
+
+    def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
+        """The task index for the arriving ``worker`` (one they do not hold, see
+        ``state.held``), :data:`GOLD` for a control question, or ``None`` to decline them."""
+
+
+def is_worker_aware(policy: object) -> bool:
+    """Whether the market should call ``policy.assign`` at each arrival."""
+    return callable(getattr(policy, "assign", None))

@@ -15,7 +15,11 @@ CURVE_COLUMNS = ("arm", "replicate", "edges", "error_rate", "ability_error", "si
 #: Optional columns after the required ones (older files may lack them). In a continuous-score
 #: market ``error_rate`` is the task-mean RMSE and equals ``rmse``; ``rmse``, ``plain_rmse`` and
 #: ``good_accuracy`` are empty (NaN) in class markets.
-EXTRA_COLUMNS = ("confusion_error", "rmse", "plain_rmse", "good_accuracy")
+#: ``money`` is the amount spent (gold included; equal to ``edges`` when every label costs 1),
+#: ``gold_labels`` the gold (control) answers bought, ``blocked_workers`` the workers blocked so
+#: far.
+EXTRA_COLUMNS = ("confusion_error", "rmse", "plain_rmse", "good_accuracy",
+                 "money", "gold_labels", "blocked_workers")
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +47,12 @@ class CurvePoint:
     rmse: float = float("nan")
     plain_rmse: float = float("nan")
     good_accuracy: float = float("nan")
+    #: Money spent so far, gold included (= ``edges`` at flat price 1).
+    money: float = float("nan")
+    #: Gold answers bought so far (counted in ``edges`` and ``money``, never in the results).
+    gold_labels: float = 0.0
+    #: Workers blocked so far by the market's blocking rule.
+    blocked_workers: float = 0.0
 
     def _key(self) -> tuple[Any, ...]:
         return tuple(None if isinstance(v, float) and math.isnan(v) else v

@@ -19,7 +19,7 @@ from marketsim.record.units import UnitResult
 from marketsim.scenario.specs import Scenario
 
 #: Numbers in a checkpoint row: edges, then the metrics (older checkpoints have fewer).
-ROW_LENGTHS = range(4, 9)
+ROW_LENGTHS = range(4, 12)
 
 #: ``on_damaged(path, reason)``: told about every checkpoint that is not used.
 Damaged = Callable[[Path, str], None]
@@ -112,7 +112,7 @@ def _read_unit(path: Path, scenario: Scenario) -> UnitResult | str | None:
     seconds = data.get("seconds", 0.0)
     rows = tuple(
         CurveRow(r[0], float(r[1]), float(r[2]), float(r[3]),
-                 *(float("nan") if x is None else float(x) for x in r[4:8]),
+                 *(float("nan") if x is None else float(x) for x in r[4:]),
                  arm=name, replicate=rep)
         for r in data["rows"]
     )
