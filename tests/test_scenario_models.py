@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from marketsim.errors import InputError
+from marketsim.market.inference import estimator_factory
 from marketsim.scenario.parser import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,6 +110,10 @@ def test_feature_defaults_and_explicit_probabilities() -> None:
          "tasks.means only applies with workers.model = 'gaussian-scores'"),
         (CLASSES, "arms.0.inference", "gaussian-em",
          "arms[0].inference.method 'gaussian-em' estimates continuous scores"),
+        (CLASSES, "arms.0.inference", {"method": "ds", "spectral_rule": "authors"},
+         "arms[0].inference.spectral_rule applies only to method 'opt-ds', not 'ds'"),
+        (CLASSES, "arms.0.inference", {"method": "opt-ds", "spectral_rule": "paper"},
+         "arms[0].inference.spectral_rule"),
         (CLASSES, "arms.0.policy", "uncertainty",
          "arms[0].policy 'uncertainty' ranks by the variance of continuous task means"),
         (changed(CLASSES, "tasks.classes", 3), "arms.0.policy", "knowledge-gradient",
@@ -167,3 +172,13 @@ def test_cli_exit_2_one_line_for_a_bad_continuous_key(tmp_path: Path) -> None:
     assert len(lines) == 1 and "Traceback" not in proc.stderr
     assert "workers.gaussian_scores.good_fraction must be >= 0" in lines[0]
     assert str(bad) in lines[0]
+
+
+def test_spectral_rule_reaches_the_estimator() -> None:
+    """``spectral_rule`` picks opt-ds's spectral start; unset, the estimator's default
+    (the numbering-independent "equivariant") is used."""
+    for rule, expected in ((None, "equivariant"), ("authors", "authors")):
+        inference = {"method": "opt-ds"} | ({} if rule is None else {"spectral_rule": rule})
+        sc = parse_scenario(changed(CLASSES, "arms.0.inference", inference), "x.toml")
+        est = estimator_factory(sc, sc.arms[0].inference)()
+        assert est.get_params()["spectral_rule"] == expected

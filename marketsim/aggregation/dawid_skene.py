@@ -75,13 +75,13 @@ class DawidSkene(ConfusionEM):
         when the moment matrices are singular).
     spectral_delta : float
         Floor on spectral confusion entries before EM (paper default 1e-6).
-    spectral_rule : {"authors", "equivariant"}
-        "authors" (default): Zhang et al.'s released code (groups by worker index mod 3,
-        random starts from ``random_state``, first free class on a collision), which the
-        published tables and every existing study were computed with; its start can depend on
-        how workers and classes are numbered. "equivariant": a spectral start that does not
-        (worker groups in a canonical order, power-method starts from the whitened class
-        directions, collisions resolved by the largest entry).
+    spectral_rule : {"equivariant", "authors"}
+        "equivariant" (default): a spectral start that does not depend on how workers, tasks or
+        classes are numbered (worker groups in a canonical order, power-method starts from the
+        whitened class directions, collisions resolved by the largest entry). "authors": Zhang
+        et al.'s released code (groups by worker index mod 3, random starts from
+        ``random_state``, first free class on a collision), with which the published tables
+        were computed; its start can depend on how workers and classes are numbered.
     Other parameters: see :class:`~marketsim.aggregation.base.EMAggregator`.
 
     Examples
@@ -103,7 +103,7 @@ class DawidSkene(ConfusionEM):
         tol: float = 1e-7,
         class_prior: Any = None,
         spectral_delta: float = 1e-6,
-        spectral_rule: str = "authors",
+        spectral_rule: str = "equivariant",
         random_state: Any = None,
     ) -> None:
         super().__init__(

@@ -24,6 +24,9 @@ from marketsim.data.labels import LabelSet
 
 #: Condition-number limit beyond which a moment matrix is treated as singular.
 MAX_COND = 1e10
+#: How far one more power step may still move a unit eigenvector for the equivariant rule to
+#: accept it as converged.
+CONVERGE_TOL = 1e-6
 
 #: Most worker-pair cells (``n_workers**2``) the one-coin spectral start forms (dense worker by
 #: worker overlaps and agreements, about 80 bytes per cell in all); beyond, it falls back to
@@ -93,6 +96,7 @@ def robust_tensor_power(
     n_starts: int = 100,
     n_iter: int = 100,
     starts: np.ndarray | None = None,
+    converge_tol: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Eigenpairs of a (K, K, K) tensor by the robust tensor power method.
 
@@ -102,7 +106,9 @@ def robust_tensor_power(
     ``lambda = T(v, v, v)`` wins (the first such start on an exact tie) and is deflated,
     ``T <- T - lambda v⊗v⊗v``. The last two axes are contracted, as in the authors'
     ``RobustPowerMethod``: the whitened empirical M3 is only approximately symmetric.
-    Returns eigenvalues (K,) and eigenvectors as columns (K, K).
+    Returns eigenvalues (K,) and eigenvectors as columns (K, K). With ``converge_tol``, a winning
+    vector that one more step still moves by more than ``converge_tol`` (the iteration has not
+    converged, so rounding alone could pick another end point) is an error (``_Degenerate``).
     """
     k = tensor.shape[0]
     t = tensor.copy()
@@ -123,6 +129,12 @@ def robust_tensor_power(
             v = np.where(norm > 0, w / np.where(norm > 0, norm, 1.0), v)
         lam = np.einsum("ijk,is,js,ks->s", t, v, v, v)
         best = int(np.argmax(lam))
+        if converge_tol is not None:
+            step = t @ v[:, best] @ v[:, best]  # T(I, v, v) for the winner
+            moved = np.linalg.norm(step / max(np.linalg.norm(step), 1e-300) - v[:, best])
+            if not moved <= converge_tol:
+                raise _Degenerate(f"the tensor power method did not converge (component {h}, "
+                                  f"last step moved {moved:.1e})")
         lams[h], vecs[:, h] = lam[best], v[:, best]
         t = t - lams[h] * np.einsum("i,j,k->ijk", vecs[:, h], vecs[:, h], vecs[:, h])
     return lams, vecs
@@ -169,7 +181,10 @@ def _group_confusion(
     w = u / np.sqrt(s)[None, :]
     t = np.einsum("abc,ai,bj,ck->ijk", m3, w, w, w)
     starts = w.T if rule == "equivariant" else None  # column c: W^T e_c
-    lams, vecs = robust_tensor_power(t, rng=rng, n_starts=n_starts, n_iter=n_iter, starts=starts)
+    # The equivariant rule must not let rounding choose: a power iteration that has not
+    # converged falls back to the majority-vote start (the authors' code takes it as it is).
+    lams, vecs = robust_tensor_power(t, rng=rng, n_starts=n_starts, n_iter=n_iter, starts=starts,
+                                     converge_tol=CONVERGE_TOL if rule == "equivariant" else None)
     _check_finite(lams, vecs, what="tensor eigenpairs")
     if np.any(lams <= 0):
         raise _Degenerate("non-positive tensor eigenvalue")

@@ -37,6 +37,8 @@ def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], B
     }
     if spec.init is not None:
         wanted["init"] = spec.init
+    if spec.spectral_rule is not None:
+        wanted["spectral_rule"] = spec.spectral_rule
     if spec.class_prior == "true":
         wanted["class_prior"] = np.asarray(scenario.tasks.prior)
     elif spec.class_prior == "estimate":

@@ -95,6 +95,8 @@ def inference_settings(spec: ArmSpec | None) -> str:
     parts = [cp_txt, f"EM starts from {init_txt}" if init else ""]
     if inf.get("warm_start"):
         parts.append("each refresh starts from the previous estimate (warm start)")
+    if inf.get("spectral_rule") == "authors":
+        parts.append("the spectral start is the authors' released code's (numbering-dependent)")
     return "Settings: " + "; ".join(p for p in parts if p) + ". "
 
 

@@ -127,8 +127,11 @@ def _read_inference(arm: ArmTable, key: str, k: int, continuous: bool,
     prior: str | tuple[float, ...] = (
         _prior(inf.class_prior, f"{key}.class_prior", k, inf.class_prior, source)
         if isinstance(inf.class_prior, list) else inf.class_prior)
+    if inf.spectral_rule is not None and method != "opt-ds":
+        raise _fail(f"{key}.spectral_rule", f"applies only to method 'opt-ds', not {method!r}",
+                    source)
     return InferenceSpec(method, inf.init, inf.max_iter, inf.tol, prior, inf.alpha, inf.beta,
-                         inf.low, inf.warm_start, METHODS[method])
+                         inf.low, inf.warm_start, inf.spectral_rule, METHODS[method])
 
 
 def _read_features(ft: FeaturesTable | None, k: int, continuous: bool, replay: bool,

@@ -210,6 +210,10 @@ class InferenceTable(Table):
                           lt=1)
     warm_start: bool = F(False, "start each refresh's EM from the previous posterior (class "
                          "methods only)")
+    spectral_rule: Literal["equivariant", "authors"] | None = F(
+        None, "`opt-ds`'s spectral start: one that does not depend on how workers and classes "
+        "are numbered, or Zhang et al.'s released code (groups by worker index mod 3)",
+        shown='"equivariant"')
 
 
 class PolicyTable(BaseModel):

@@ -155,6 +155,8 @@ class InferenceSpec:
     beta: float | None = None
     low: float | None = None
     warm_start: bool = False
+    #: ``opt-ds``'s spectral start (``None``: the estimator's default, ``"equivariant"``).
+    spectral_rule: str | None = None
     #: The registry entry of ``method``, looked up once here; the market builds estimators
     #: from it (``market.inference.estimator_factory``) without looking the name up again.
     entry: MethodSpec | None = field(default=None, compare=False, repr=False,

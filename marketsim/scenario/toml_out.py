@@ -98,6 +98,8 @@ def _arm(arm: ArmSpec, continuous: bool) -> dict[str, Any]:
             if getattr(inf, key) is not None:
                 inference[key] = getattr(inf, key)
         inference["warm_start"] = inf.warm_start
+        if inf.spectral_rule is not None:
+            inference["spectral_rule"] = inf.spectral_rule
     pol = arm.policy
     out: dict[str, Any] = {
         "name": arm.name,
