@@ -131,7 +131,8 @@ def robust_tensor_power(
         best = int(np.argmax(lam))
         if converge_tol is not None:
             step = t @ v[:, best] @ v[:, best]  # T(I, v, v) for the winner
-            moved = np.linalg.norm(step / max(np.linalg.norm(step), 1e-300) - v[:, best])
+            size = max(float(np.linalg.norm(step)), 1e-300)
+            moved = float(np.linalg.norm(step / size - v[:, best]))
             if not moved <= converge_tol:
                 raise _Degenerate(f"the tensor power method did not converge (component {h}, "
                                   f"last step moved {moved:.1e})")
