@@ -19,7 +19,7 @@ from marketsim.market.workforce import draw_tiers
 from marketsim.policies.simple import UniformPolicy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import TiersSpec
-from tests.test_market_worker_aware import N_TASKS, LeastLabelled, market, run, scenario
+from tests.test_market_worker_aware import LeastLabelled, market, run, scenario
 
 
 class Recording(Market):
