@@ -230,3 +230,22 @@ def test_no_mechanics_means_money_is_edges_and_no_gold() -> None:
     m = run(market(UniformPolicy()))
     for p in m.curve:
         assert p.money == p.edges and p.gold_labels == 0 and p.blocked_workers == 0
+
+
+def test_em_clamps_tasks_of_known_class() -> None:
+    from marketsim.aggregation.registry import METHODS
+    from marketsim.data.labels import LabelSet
+    rng = np.random.default_rng(1)
+    tasks = np.repeat(np.arange(20), 3)
+    workers = np.tile(np.arange(3), 20)
+    labels = rng.integers(0, 2, size=tasks.size)
+    data = LabelSet(tasks, workers, labels, 20, 3, 2)
+    known = np.full(20, -1)
+    known[:5] = [1, 0, 1, 1, 0]
+    from marketsim.aggregation.identifiability import identifiability_checks
+    with identifiability_checks(False):  # random labels: not identifiable, on purpose
+        est = METHODS["ds"].factory().fit(data, known=known)
+    assert np.array_equal(est.proba_[:5], np.eye(2)[known[:5]])
+    assert np.array_equal(est.labels_[:5], known[:5])
+    with pytest.raises(ValueError, match="known must be 20 class indices"):
+        METHODS["ds"].factory().fit(data, known=np.full(19, -1))
