@@ -77,7 +77,9 @@ def _row_problem(rows: Any, scenario: Scenario) -> str | None:
     # The market refreshes every ``batch`` labels and once more when the budget is spent.
     if any(s != batch for s in steps[:-1]) or (steps and not 0 < steps[-1] <= batch):
         return f"{len(rows)} rows that do not step by budget.batch = {batch}"
-    if edges[-1] < budget or (len(edges) > 1 and edges[-1] != budget):
+    # A money budget (budget.money) may end a curve before budget.edges, never after it.
+    early = scenario.budget.money is not None and edges[-1] <= budget
+    if not early and (edges[-1] < budget or (len(edges) > 1 and edges[-1] != budget)):
         return f"{len(rows)} rows ending at {edges[-1]} labels, not budget.edges = {budget}"
     return None
 
