@@ -24,6 +24,9 @@ Arms = Mapping[str, Mapping[str, Any]]
 #: The axes of ``summary.json``'s ``cost_axes`` and how they are worded.
 REACHES = {"money": MONEY, "time": TIME}
 _NOUNS = {"edges": "labels", "money": "money", "time": "time"}
+#: Which arms a plot against money (time) tells apart.
+_WHY = {"money": "arms that pay different prices per label",
+        "time": "arms that wait longer for their labels (declined or blocked workers)"}
 #: A paired difference in money or simulated time as printed.
 DIFF_FORMATS = {"money": "{:+,.2f}".format, "time": "{:+,.1f}".format}
 
@@ -43,9 +46,9 @@ def cost_plot_section(plots: Mapping[str, PlotInfo], metric: Metric) -> list[str
             f"## {metric.heading} against {x.title}", "",
             f"![{metric.sentence} against {x.title}, one curve per arm]({plot.png.name})", "",
             f"*The same mean {metric.label} and 95 % band as above, drawn at each arm's mean "
-            f"{x.title} over replicates for every label count: arms that pay different prices "
-            "or wait for different workers separate here even where their curves against "
-            f"labels coincide. Vector version: [`{plot.svg.name}`]({plot.svg.name}).*", "",
+            f"{x.title} over replicates for every label count: {_WHY[axis]} separate here even "
+            "where their curves against labels coincide. Vector version: "
+            f"[`{plot.svg.name}`]({plot.svg.name}).*", "",
         ]
     return lines
 
