@@ -155,26 +155,46 @@ class StudyResult:
         buf.seek(0)
         return _pandas().read_csv(buf)
 
+    def _to_target(self, axis: str, column: str) -> Any:
+        """DataFrame of each replicate's ``axis`` value at its target (see
+        :attr:`labels_to_target`), with the arm's interval; ``column`` names the value."""
+        records = []
+        for name, arm in self.summary["arms"].items():
+            for target, values in arm.get(f"{axis}_to_reach_replicates", {}).items():
+                ci = arm.get(f"{axis}_to_reach_ci95", {}).get(target, {})
+                for rep, value in zip(arm["replicate_ids"], values, strict=True):
+                    records.append({"arm": name, "replicate": rep, "target": float(target),
+                                    column: value, "mean": ci.get("mean"),
+                                    "low": ci.get("low"), "high": ci.get("high"),
+                                    "reached": ci.get("reached"), "of": ci.get("of")})
+        pd = _pandas()
+        frame = pd.DataFrame.from_records(records, columns=[
+            "arm", "replicate", "target", column, "mean", "low", "high", "reached", "of"])
+        frame[column] = frame[column].astype("Int64" if axis == "edges" else float)
+        return frame.astype({"mean": float, "low": float, "high": float})
+
     @property
     def labels_to_target(self) -> Any:
         """DataFrame of each replicate's labels-to-target: ``arm, replicate, target, labels``
         (``<NA>`` when the replicate never reached the target error), with the arm's interval
         over replicates (``summary["arms"][arm]["edges_to_reach_ci95"]``): ``mean, low, high,
         reached, of``."""
-        records = []
-        for name, arm in self.summary["arms"].items():
-            for target, values in arm.get("edges_to_reach_replicates", {}).items():
-                ci = arm.get("edges_to_reach_ci95", {}).get(target, {})
-                for rep, labels in zip(arm["replicate_ids"], values, strict=True):
-                    records.append({"arm": name, "replicate": rep, "target": float(target),
-                                    "labels": labels, "mean": ci.get("mean"),
-                                    "low": ci.get("low"), "high": ci.get("high"),
-                                    "reached": ci.get("reached"), "of": ci.get("of")})
-        pd = _pandas()
-        frame = pd.DataFrame.from_records(records, columns=[
-            "arm", "replicate", "target", "labels", "mean", "low", "high", "reached", "of"])
-        frame["labels"] = frame["labels"].astype("Int64")
-        return frame.astype({"mean": float, "low": float, "high": float})
+        return self._to_target("edges", "labels")
+
+    @property
+    def money_to_target(self) -> Any:
+        """DataFrame of the money each replicate had spent (gold included) when it reached each
+        target: ``arm, replicate, target, money`` (NaN when not reached), with the arm's mean
+        and interval (``mean, low, high, reached, of``) as :attr:`labels_to_target`. Empty
+        when the market recorded no money (``curves.csv`` without a finite ``money``)."""
+        return self._to_target("money", "money")
+
+    @property
+    def time_to_target(self) -> Any:
+        """DataFrame of the simulated time at which each replicate reached each target:
+        ``arm, replicate, target, time`` (NaN when not reached), with the arm's mean and
+        interval (``mean, low, high, reached, of``) as :attr:`labels_to_target`."""
+        return self._to_target("time", "time")
 
     @property
     def comparisons(self) -> Any:

@@ -12,6 +12,7 @@ from rich.console import Console
 from marketsim.record.curves import CurvePoint, CurveRow
 from marketsim.record.units import UnitResult
 from marketsim.report.dashboard import LiveDashboard
+from marketsim.report.formatting import fmt_axis
 from marketsim.report.progress import PlainProgress, QuietProgress, make_observer
 from marketsim.report.text_chart import Series, chart_grid, render_chart
 from marketsim.scenario.parser import parse_scenario
@@ -207,3 +208,31 @@ def test_chart_floors_zero_and_skips_nan() -> None:
     text = render_chart([Series("z", edges, np.array([0.0, 0.0, 0.0]))], 30, 8).plain
     assert "labels (edges)" in text and "z" in text
     assert render_chart([], 30, 8).plain  # no series at all
+
+
+def test_dashboard_shows_money_and_time_only_when_they_differ_from_labels() -> None:
+    """Arm 0 pays 1 per label, arm 1 pays 2 and waits 3 time units per label: money and time
+    to target appear beside labels once arm 1 has finished, not before."""
+    sc = scenario(2, replicates=1)
+    console = recording_console(160)
+    dash = LiveDashboard(console)
+    dash.start(sc, None)
+
+    def priced(arm: int, price: float, step: float) -> UnitResult:
+        return UnitResult(0, arm, tuple(
+            CurveRow(e, x, 0.1, step * e, money=price * e, arm=f"arm-{arm}", replicate=0)
+            for e, x in zip(EDGES, errors(arm), strict=True)), 0.0)
+
+    dash.unit_done(priced(0, 1.0, 1.0), 1, 2)
+    console.print(dash.render())
+    assert "money→" not in console.export_text() and "time→" not in console.export_text()
+    dash.unit_done(priced(1, 2.0, 3.0), 2, 2)
+    dash.stop(interrupted=False)
+    console.print(dash.render())
+    text = console.export_text().split("labels done")[-1]
+    for header in ("money→5%", "money→1%", "time→5%", "time→1%"):
+        assert header in text
+    reach = next(e for e, x in zip(EDGES, errors(1), strict=True) if x <= 0.05)
+    row = next(line for line in text.splitlines() if "arm-1" in line)
+    cells = row.split()
+    assert fmt_axis(2 * reach) in cells and fmt_axis(3 * reach) in cells, row

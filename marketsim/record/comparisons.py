@@ -38,10 +38,34 @@ def _entry(cmp: PairedComparison, fmt: Callable[[float], str] = "{:.4g}".format
     }
 
 
+#: How a difference to target is printed, per axis (``summary.json`` key prefix).
+REACH_FORMATS: dict[str, Callable[[float], str]] = {
+    "edges": "{:,.0f} labels".format,
+    "money": "{:,.2f} in money".format,
+    "time": "{:,.1f} in simulated time".format,
+}
+
+
+def _reach(name: str, ref: str, arm: dict[str, Any], ref_arm: dict[str, Any], reps: list[int],
+           key: str, fmt: Callable[[float], str]) -> dict[str, Any]:
+    """Per target: ``name`` minus ``ref`` in the per-replicate values under ``key`` (e.g.
+    ``money_to_reach_replicates``), on the replicates where both reached the target."""
+    out = {}
+    for target, values in arm[key].items():
+        by_rep = dict(zip(arm["replicate_ids"], values, strict=True))
+        ref_rep = dict(zip(ref_arm["replicate_ids"], ref_arm[key][target], strict=True))
+        mine = [np.nan if by_rep.get(r) is None else by_rep[r] for r in reps]
+        theirs = [np.nan if ref_rep.get(r) is None else ref_rep[r] for r in reps]
+        out[target] = _entry(paired_comparison(name, ref, mine, theirs), fmt)
+    return out
+
+
 def compare_arms(rows: list[CurveRow], arms: dict[str, Any],
                  reference: str | None = None) -> dict[str, Any]:
     """``summary.json``'s ``comparisons``: each arm minus ``reference`` (default: the first
-    arm) at every shared checkpoint and on labels-to-target; empty with fewer than two arms.
+    arm) at every shared checkpoint and on labels-to-target (``edges_to_reach``), and on
+    money and simulated time to target (``money_to_reach``, ``time_to_reach``) where both arms
+    have them; empty with fewer than two arms.
 
     ``arms`` is :func:`marketsim.record.summary.summarise`'s output for the same rows."""
     names = list(arms)
@@ -63,14 +87,10 @@ def compare_arms(rows: list[CurveRow], arms: dict[str, Any],
             theirs = [errors[ref][e].get(r, np.nan) for r in reps]
             checkpoints.append({"edges": e, **_entry(paired_comparison(name, ref, mine,
                                                                        theirs))})
-        reach = {}
-        for key, values in arm["edges_to_reach_replicates"].items():
-            by_rep = dict(zip(arm["replicate_ids"], values, strict=True))
-            ref_rep = dict(zip(ref_arm["replicate_ids"], ref_arm["edges_to_reach_replicates"][key],
-                               strict=True))
-            mine = [np.nan if by_rep.get(r) is None else by_rep[r] for r in reps]
-            theirs = [np.nan if ref_rep.get(r) is None else ref_rep[r] for r in reps]
-            reach[key] = _entry(paired_comparison(name, ref, mine, theirs),
-                                "{:,.0f} labels".format)
-        out["arms"][name] = {"checkpoints": checkpoints, "edges_to_reach": reach}
+        out["arms"][name] = {"checkpoints": checkpoints}
+        for axis, fmt in REACH_FORMATS.items():
+            key = f"{axis}_to_reach_replicates"
+            if key in arm and key in ref_arm:
+                out["arms"][name][f"{axis}_to_reach"] = _reach(name, ref, arm, ref_arm, reps,
+                                                               key, fmt)
     return out

@@ -1,4 +1,5 @@
-"""Per-arm summaries of curve rows: mean error, its interval, edges to each target error."""
+"""Per-arm summaries of curve rows: mean error, its interval, labels (money, time) to each
+target error."""
 
 from __future__ import annotations
 
@@ -12,48 +13,26 @@ import numpy as np
 from marketsim.record.comparisons import compare_arms
 from marketsim.record.curves import CurveRow
 from marketsim.record.metric import metric_of_rows
-from marketsim.record.stats import Interval, mean_interval
+from marketsim.record.reach import (
+    TARGETS,
+    cost_axes,
+    edges_to_reach,
+    final_counts,
+    reach_summary,
+)
+from marketsim.record.stats import mean_interval
 from marketsim.record.units import UnitResult, canonical_rows
 
-#: Target errors whose edges-to-reach every summary reports.
-TARGETS = (0.05, 0.01)
+__all__ = ["TARGETS", "build_summary", "edges_to_reach", "summarise"]
+
 #: Per-edge means a continuous arm's summary adds.
 SCORE_COLUMNS = ("rmse", "plain_rmse", "good_accuracy")
-
-
-def edges_to_reach(edges: np.ndarray, error: np.ndarray, target: float) -> int | None:
-    """Fewest edges after which the mean error stays at or below ``target``."""
-    above = np.nonzero(error > target)[0]
-    if above.size == 0:
-        return int(edges[0]) if edges.size else None
-    last = above[-1]
-    return int(edges[last + 1]) if last + 1 < edges.size else None
 
 
 def _finite_mean(values: list[float]) -> float | None:
     """Mean of ``values``, or None when any is NaN (a metric this market does not have)."""
     v = np.asarray(values, dtype=np.float64)
     return float(v.mean()) if v.size and np.all(np.isfinite(v)) else None
-
-
-def _per_replicate_reach(rows: list[CurveRow], replicates: list[int]) -> dict[str, list[Any]]:
-    """Per target: each replicate's own labels-to-target (None when never reached)."""
-    curves: dict[int, list[tuple[int, float]]] = defaultdict(list)
-    for r in rows:
-        curves[r.replicate].append((r.edges, r.error_rate))
-    out: dict[str, list[Any]] = {}
-    for t in TARGETS:
-        reach = []
-        for rep in replicates:
-            pts = sorted(curves[rep])
-            reach.append(edges_to_reach(np.asarray([e for e, _ in pts]),
-                                        np.asarray([x for _, x in pts]), t))
-        out[f"{t:g}"] = reach
-    return out
-
-
-def _interval_dict(iv: Interval) -> dict[str, Any]:
-    return {"mean": _num(iv.mean), "low": _num(iv.low), "high": _num(iv.high), "n": iv.n}
 
 
 def _num(x: float) -> float | None:
@@ -70,7 +49,12 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[
     with one replicate); ``error_rate_low``/``error_rate_high`` are its ends, clipped to
     [0, 1] for an error rate and to >= 0 for an RMSE. ``edges_to_reach`` is read off the
     mean curve; ``edges_to_reach_replicates`` holds each replicate's own labels-to-target and
-    ``edges_to_reach_ci95`` their mean and interval (when every replicate reached it).
+    ``edges_to_reach_ci95`` their mean and interval (when every replicate reached it);
+    ``time_to_reach_*`` and (when every row has money) ``money_to_reach_*`` are the same for
+    the simulated time and the money spent (:mod:`marketsim.record.reach`). ``sim_time`` (and
+    ``money``) hold their mean per edge count, the x values of the error-against-time (money)
+    plots; ``gold_labels``, ``gold_money`` and ``blocked_workers`` the replicates' final counts
+    as mean and interval, when ``curves.csv`` has those columns.
 
     Arms of a continuous-score market (finite ``rmse`` everywhere) also get the mean
     ``rmse``, ``plain_rmse`` and ``good_accuracy`` per edge count, and ``metric = "rmse"``
@@ -83,7 +67,11 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[
     )
     reps: dict[str, set[int]] = defaultdict(set)
     arm_rows: dict[str, list[CurveRow]] = defaultdict(list)
+    x_values: dict[str, dict[str, dict[int, list[float]]]] = defaultdict(
+        lambda: {"money": defaultdict(list), "sim_time": defaultdict(list)})
     for r in rows:
+        x_values[r.arm]["money"][r.edges].append(r.money)
+        x_values[r.arm]["sim_time"][r.edges].append(r.sim_time)
         by_arm[r.arm][r.edges].append(r.error_rate)
         ability[r.arm][r.edges].append(r.ability_error)
         confusion[r.arm][r.edges].append(r.confusion_error)
@@ -97,6 +85,7 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[
         if arm not in by_arm:
             continue
         n_rep = len(reps[arm])
+        axis_values = x_values[arm]
         metric = metric_of_rows(arm_rows[arm])
         bounds = (0.0, 1.0) if metric == "error_rate" else (0.0, math.inf)
         edges = sorted(e for e, v in by_arm[arm].items() if len(v) == n_rep)
@@ -112,7 +101,7 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[
             conf.append(float(cells.mean()) if np.all(np.isfinite(cells)) else None)
         e_arr, m_arr = np.asarray(edges), np.asarray(means)
         replicates = sorted(reps[arm])
-        per_rep = _per_replicate_reach(arm_rows[arm], replicates)
+        reach = reach_summary(arm_rows[arm], replicates)
         arms[arm] = {
             "metric": metric,
             "replicates": n_rep,
@@ -128,15 +117,12 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[
             "edges_to_reach": {
                 f"{t:g}": edges_to_reach(e_arr, m_arr, t) for t in TARGETS
             },
-            "edges_to_reach_replicates": per_rep,
-            "edges_to_reach_ci95": {
-                key: {**_interval_dict(mean_interval(
-                    [v for v in values if v is not None] if None not in values else [],
-                    bounds=(0.0, math.inf))),
-                      "reached": sum(v is not None for v in values), "of": len(values)}
-                for key, values in per_rep.items()
-            },
+            **reach,
+            "sim_time": [float(np.mean(axis_values["sim_time"][e])) for e in edges],
+            **final_counts(arm_rows[arm], replicates),
         }
+        if "money_to_reach_ci95" in reach:
+            arms[arm]["money"] = [float(np.mean(axis_values["money"][e])) for e in edges]
         if metric == "rmse":
             for c in SCORE_COLUMNS:
                 arms[arm][c] = [_finite_mean(scores[arm][c][e]) for e in edges]
@@ -166,4 +152,5 @@ def build_summary(
         "seconds": round(seconds, 3),
         "arms": (arms := summarise(rows, list(arm_names))),
         "comparisons": compare_arms(rows, arms),
+        "cost_axes": cost_axes(rows),
     }

@@ -6,7 +6,8 @@ the replicates run, and roughly how many would be needed."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,10 +32,56 @@ def baseline(name: str, specs: Mapping[str, ArmSpec], arms: Sequence[str]) -> st
     return (same or uniform)[0]
 
 
-def reach_comparison(arms: Arms, name: str, other: str, key: str) -> PairedComparison:
-    """``name`` minus ``other`` in labels-to-target ``key``, paired by replicate."""
+@dataclass(frozen=True)
+class Reach:
+    """One axis of "to reach a target" as ``report.md`` reads and words it."""
+
+    #: ``summary.json`` key prefix: ``edges``, ``money`` or ``time``.
+    axis: str
+    #: e.g. "fewer labels" / "less money"
+    fewer: str
+    #: e.g. "the fewest labels" / "the least money"
+    fewest: str
+    #: a value as printed in a sentence
+    fmt: Callable[[float | None], str]
+    #: a value with its unit: "9,600 labels"
+    amount: Callable[[float], str]
+    #: after "No arm reached 1 % error": where it was not reached
+    missing: str
+
+    def value(self, arm: Mapping[str, Any], key: str) -> float | None:
+        """The arm's figure for target ``key``: labels read off the mean curve, money and time
+        as the mean of the replicates' own (None unless every replicate reached it)."""
+        if self.axis == "edges":
+            return arm.get("edges_to_reach", {}).get(key)
+        mean = (arm.get(f"{self.axis}_to_reach_ci95") or {}).get(key, {}).get("mean")
+        return float(mean) if mean is not None else None
+
+
+def money(x: float | None) -> str:
+    """An amount of money: ``1,234.50`` (``—`` when unknown)."""
+    return "—" if x is None or not np.isfinite(x) else f"{x:,.2f}"
+
+
+def sim_time(x: float | None) -> str:
+    """A simulated duration: ``1,234.5`` (``—`` when unknown)."""
+    return "—" if x is None or not np.isfinite(x) else f"{x:,.1f}"
+
+
+LABELS = Reach("edges", "fewer labels", "the fewest labels", num, lambda x: f"{x:,.0f} labels",
+               "within the budget")
+MONEY = Reach("money", "less money", "the least money", money, lambda x: f"{money(x)} in money",
+              "in every replicate")
+TIME = Reach("time", "less simulated time", "the least simulated time", sim_time,
+             lambda x: f"{sim_time(x)} in simulated time", "in every replicate")
+
+
+def reach_comparison(arms: Arms, name: str, other: str, key: str,
+                     reach: Reach = LABELS) -> PairedComparison:
+    """``name`` minus ``other`` in labels (money, time) to target ``key``, paired by
+    replicate."""
     def by_rep(arm: Mapping[str, Any]) -> dict[int, float]:
-        values = arm.get("edges_to_reach_replicates", {}).get(key, [])
+        values = arm.get(f"{reach.axis}_to_reach_replicates", {}).get(key, [])
         return {r: (np.nan if v is None else float(v))
                 for r, v in zip(arm.get("replicate_ids", []), values, strict=False)}
 
@@ -43,44 +90,52 @@ def reach_comparison(arms: Arms, name: str, other: str, key: str) -> PairedCompa
     return paired_comparison(name, other, [mine[r] for r in reps], [theirs[r] for r in reps])
 
 
-def _labels(x: float) -> str:
-    return f"{x:,.0f} labels"
+def _fewest(arms: Arms, names: Sequence[str], key: str, reach: Reach
+            ) -> tuple[str, str, list[str]] | None:
+    """The sentence naming the arms with the fewest labels (least money, time) to target
+    ``key``, a winner only when it needs detectably less than every other arm; with the best
+    arm and the arms tied with it. None when no arm has a figure."""
+    reached = sorted((v, n) for n in names if (v := reach.value(arms[n], key)) is not None)
+    if not reached:
+        return None
+    best_value, best = reached[0]
+    ties = [n for v, n in reached if v == best_value]
+    others = [n for n in names if n not in ties]
+    cmps = [reach_comparison(arms, best, o, key, reach) for o in others]
+    undetected = [c for c in cmps if not (c.detected and c.difference.mean < 0)]
+    if len(ties) > 1:
+        text = (f"{', '.join(f'*{n}*' for n in ties)} tie with {reach.amount(best_value)} "
+                "on average")
+    elif not undetected:
+        text = (f"*{best}* needs detectably {reach.fewer} than every other arm: "
+                f"{reach.fmt(best_value)} on average")
+    else:
+        close = ", ".join(f"*{c.reference}* ({reach.fmt(reach.value(arms[c.reference], key))})"
+                          for c in undetected)
+        needed = [c.replicates_needed for c in undetected if c.replicates_needed]
+        text = (f"*{best}* needs {reach.fewest} on average ({reach.fmt(best_value)}), but no "
+                f"difference from {close} is detectable with "
+                f"{undetected[0].difference.n} replicates")
+        if needed:
+            text += f" (about {max(needed)} would be needed)"
+    return text, best, ties
 
 
 def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
-                metric: Metric) -> list[str]:
-    """One sentence per target: the arms needing the fewest labels, a winner named only when
-    it needs detectably fewer than every other arm, and the comparison with the baseline."""
+                metric: Metric, reach: Reach = LABELS) -> list[str]:
+    """One sentence per target: the arms needing the fewest labels (least money, time), a
+    winner named only when it needs detectably less than every other arm, and (labels) the
+    comparison with the baseline."""
     out = []
     for t in TARGETS:
         key = f"{t:g}"
-        reached = sorted((arms[n]["edges_to_reach"][key], n) for n in names
-                         if arms[n].get("edges_to_reach", {}).get(key) is not None)
-        if not reached:
-            out.append(f"- No arm reached {metric.target(t)} within the budget.")
+        found = _fewest(arms, names, key, reach)
+        if found is None:
+            out.append(f"- No arm reached {metric.target(t)} {reach.missing}.")
             continue
-        best_edges, best = reached[0]
-        ties = [n for e, n in reached if e == best_edges]
-        others = [n for n in names if n not in ties]
-        cmps = [reach_comparison(arms, best, o, key) for o in others]
-        undetected = [c for c in cmps if not (c.detected and c.difference.mean < 0)]
-        text = f"- **{metric.target(t)}**: "
-        if len(ties) > 1:
-            text += (f"{', '.join(f'*{n}*' for n in ties)} tie with {num(best_edges)} labels "
-                     "on average")
-        elif not undetected:
-            text += (f"*{best}* needs detectably fewer labels than every other arm: "
-                     f"{num(best_edges)} on average")
-        else:
-            close = ", ".join(f"*{c.reference}* ({num(arms[c.reference]['edges_to_reach'][key])})"
-                              for c in undetected)
-            needed = [c.replicates_needed for c in undetected if c.replicates_needed]
-            text += (f"*{best}* needs the fewest labels on average ({num(best_edges)}), but no "
-                     f"difference from {close} is detectable with "
-                     f"{undetected[0].difference.n} replicates")
-            if needed:
-                text += f" (about {max(needed)} would be needed)"
-        base = baseline(best, specs, names)
+        text, best, ties = found
+        text = f"- **{metric.target(t)}**: {text}"
+        base = baseline(best, specs, names) if reach is LABELS else None
         if base and base not in ties:
             if arms[base]["edges_to_reach"].get(key) is None:
                 text += f"; *{base}* did not reach it within the budget"
@@ -93,15 +148,16 @@ def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
 def _against(cmp: PairedComparison) -> str:
     d = cmp.difference
     if d.n < 2:
-        return f"{_labels(abs(d.mean))} {'fewer' if d.mean < 0 else 'more'} (one replicate)"
+        return f"{LABELS.amount(abs(d.mean))} {'fewer' if d.mean < 0 else 'more'} (one replicate)"
     if not cmp.detected:
         return f"no difference detectable with {d.n} replicates"
     word = "fewer" if d.mean < 0 else "more"
-    return (f"{_labels(abs(d.mean))} {word} (paired 95 % interval {d.low:+,.0f} to "
+    return (f"{LABELS.amount(abs(d.mean))} {word} (paired 95 % interval {d.low:+,.0f} to "
             f"{d.high:+,.0f})")
 
 
-def _cell(entry: Mapping[str, Any] | None, fmt: Any) -> str:
+def diff_cell(entry: Mapping[str, Any] | None, fmt: Any) -> str:
+    """A paired difference as a table cell: ``+120 [+40, +200]``, bold when detected."""
     if not entry or entry.get("difference") is None:
         return "—"
     text = fmt(entry["difference"])
@@ -135,14 +191,14 @@ def comparisons_section(summary: Mapping[str, Any], names: Sequence[str], metric
         if entry is None:
             continue
         at = {c["edges"]: c for c in entry["checkpoints"]}
-        rows.append([name, *(_cell(at.get(e), diff) for e in checkpoints)])
+        rows.append([name, *(diff_cell(at.get(e), diff) for e in checkpoints)])
     lines += table(["arm \\ labels spent", *(num(e) for e in checkpoints)], rows) + [""]
     rows = []
     for name in names:
         entry = comp["arms"].get(name)
         if entry is None:
             continue
-        rows.append([name, *(_cell(entry["edges_to_reach"].get(f"{t:g}"),
+        rows.append([name, *(diff_cell(entry["edges_to_reach"].get(f"{t:g}"),
                                    lambda x: f"{x:+,.0f}") for t in TARGETS)])
     head = ["arm", *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
     lines += ["Difference in labels needed to reach each target (replicates where both arms "

@@ -194,11 +194,17 @@ class LiveDashboard:
             for t in TARGETS:
                 table.add_column(f"edges→{st.metric.target_short(t)}", justify="right",
                                  no_wrap=True)
+        costs = st.cost_axes if wide else []  # money, time beside labels when they differ
+        for axis in costs:
+            for t in TARGETS:
+                table.add_column(f"{axis}→{st.metric.target_short(t)}", justify="right",
+                                 no_wrap=True)
         for i, view in enumerate(st.arms):
             marker, colour = terminal_style(i)
             name = Text(marker + " ", style=colour)
             name.append(view.name)
             reach = [DASH] * len(TARGETS)
+            cost = [DASH] * (len(TARGETS) * len(costs))
             error: Text | str = DASH
             at = DASH
             s = view.summary
@@ -210,6 +216,7 @@ class LiveDashboard:
                 error = fmt_error(mean) + (ci if fmt_error(mean) != DASH else "")
                 at = num(s["edges"][-1])
                 reach = [num(s["edges_to_reach"].get(f"{t:g}")) for t in TARGETS]
+                cost = [_mean_to_reach(s, axis, t) for axis in costs for t in TARGETS]
             elif view.live:
                 last = max(view.live.values(), key=lambda p: p[-1].edges if p else -1)
                 if last:
@@ -223,6 +230,7 @@ class LiveDashboard:
                 cells.append(at)
             if medium:
                 cells += reach
+            cells += cost
             table.add_row(*cells)
         return table
 
@@ -280,6 +288,13 @@ class LiveDashboard:
                 self._table(),
                 self._chart(rows_left),
             )
+
+
+def _mean_to_reach(summary: dict[str, Any], axis: str, target: float) -> str:
+    """An arm's mean money (time) to ``target`` over its finished replicates, compact
+    (``12k``); :data:`DASH` unless every one reached it."""
+    mean = (summary.get(f"{axis}_to_reach_ci95") or {}).get(f"{target:g}", {}).get("mean")
+    return DASH if mean is None else fmt_axis(mean)
 
 
 def _live_series(view: ArmView, index: int) -> Series:

@@ -16,6 +16,7 @@ from typing import Any
 from marketsim.record.metric import metric_of
 from marketsim.report.arm_text import arm_specs, methods_section, policies_section, policy_name
 from marketsim.report.comparison_text import comparisons_section, key_results
+from marketsim.report.cost_text import cost_plot_section, costs_section, gold_section
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 from marketsim.report.results_text import (
     arms_section,
@@ -37,8 +38,10 @@ def report_markdown(
     *,
     run_dir: Path | None = None,
     versions: Mapping[str, str] | None = None,
+    cost_plots: Mapping[str, PlotInfo] | None = None,
 ) -> str:
-    """The text of ``report.md``."""
+    """The text of ``report.md``; ``cost_plots`` are the error plots against money and
+    simulated time (by axis), drawn when those tell more than the labels."""
     arms: Mapping[str, Mapping[str, Any]] = summary.get("arms") or {}
     names = list(arms)
     specs = arm_specs(setup)
@@ -59,12 +62,15 @@ def report_markdown(
     lines += arms_section(arms, names, specs, metric)
     lines += score_section(arms, names, metric)
     lines += plot_section(plot, metric)
+    lines += cost_plot_section(cost_plots or {}, metric)
     lines += checkpoints_section(arms, names, metric)
     lines += targets_section(arms, names, specs, metric)
+    lines += costs_section(summary, names, specs, metric)
+    lines += gold_section(arms, names)
     lines += comparisons_section(summary, names, metric, checkpoints(arms))
     lines += policies_section(names, specs)
     lines += methods_section(names, specs, metric)
-    lines += files_section(summary, setup, run_dir, versions)
+    lines += files_section(summary, setup, run_dir, versions, cost_plots)
     return "\n".join(lines)
 
 
@@ -73,6 +79,7 @@ def files_section(
     setup: Mapping[str, Any] | None,
     run_dir: Path | None,
     versions: Mapping[str, str] | None,
+    cost_plots: Mapping[str, PlotInfo] | None = None,
 ) -> list[str]:
     """"Files and reproduction": what the folder holds, run time, how to re-run and re-render."""
     lines = ["## Files and reproduction", ""]
@@ -92,8 +99,10 @@ def files_section(
                  f"{' --allow-imports' if plugin else ''}`"
                  + (" (the policy modules must be importable: on `PYTHONPATH`)" if plugin
                     else ""))
+    extra = "".join(f"`{p.png.name}`, `{p.svg.name}`, " for p in (cost_plots or {}).values())
     lines += [
-        f"- `curves.csv`, `summary.json`, `{PNG_NAME}`, `{SVG_NAME}`, `scenario.toml`, `run.json`"
+        f"- `curves.csv`, `summary.json`, `{PNG_NAME}`, `{SVG_NAME}`, {extra}`scenario.toml`, "
+        "`run.json`"
         f" in this folder; see `reports/README.md` for what they hold.",
         "- run time: " + (f"{seconds:.1f} s" if isinstance(seconds, int | float) else "unknown"),
         rerun,

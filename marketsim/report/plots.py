@@ -22,6 +22,27 @@ from marketsim.record.metric import ERROR_RATE, Metric
 PNG_NAME = "error_vs_budget.png"
 SVG_NAME = "error_vs_budget.svg"
 
+
+@dataclass(frozen=True)
+class XAxis:
+    """An x axis of the error plot: the ``summary.json`` arm key holding its values, the axis
+    label, the words after "vs." in the title, and the files' stem."""
+
+    key: str
+    label: str
+    title: str
+    stem: str
+
+
+#: The error plot's x axes by ``summary.json`` axis name (``cost_axes`` lists the extra ones).
+X_AXES = {
+    "edges": XAxis("edges", "labels spent (edges)", "labels spent", "error_vs_budget"),
+    "money": XAxis("money", "money spent (mean over replicates)", "money spent",
+                   "error_vs_money"),
+    "time": XAxis("sim_time", "simulated time (mean over replicates)", "simulated time",
+                  "error_vs_time"),
+}
+
 #: Okabe & Ito (2008) colour-blind-safe palette (black last: it is the default text colour).
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
            "#000000")
@@ -92,6 +113,7 @@ def plot_error_vs_budget(
     n_tasks: int | None = None,
     partial: bool = False,
     metric: Metric = ERROR_RATE,
+    x: str = "edges",
 ) -> PlotInfo:
     """Draw the mean headline error (log scale) against labels spent, with a shaded 95 % band
     per arm, and write the PNG and SVG atomically into ``out_dir``.
@@ -101,11 +123,14 @@ def plot_error_vs_budget(
     For the RMSE of a continuous market (``metric``), each arm's plain-mean RMSE (the
     ``plain_rmse`` list) is drawn as a thin dotted line of the arm's colour, and the floor is
     half the smallest positive mean (one task's share is not a meaningful RMSE unit).
+    ``x`` picks the x axis (:data:`X_AXES`): labels (``error_vs_budget.*``), money
+    (``error_vs_money.*``) or simulated time (``error_vs_time.*``), each arm's mean per label
+    count.
     """
     fig, floor, clipped, plotted = draw_error_vs_budget(
-        arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric)
-    out_dir = Path(out_dir)
-    png, svg = out_dir / PNG_NAME, out_dir / SVG_NAME
+        arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric, x=x)
+    out_dir, stem = Path(out_dir), X_AXES[x].stem
+    png, svg = out_dir / f"{stem}.png", out_dir / f"{stem}.svg"
     for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, metadata=meta)
@@ -120,6 +145,7 @@ def draw_error_vs_budget(
     n_tasks: int | None = None,
     partial: bool = False,
     metric: Metric = ERROR_RATE,
+    x: str = "edges",
 ) -> tuple[Any, float, int, int]:
     """The figure :func:`plot_error_vs_budget` writes, not written: (matplotlib ``Figure``,
     floor, means clipped to it, arms plotted)."""
@@ -136,8 +162,9 @@ def draw_error_vs_budget(
     plotted = 0
     n_arms = len(arms)
     top = floor
+    axis = X_AXES[x]
     for idx, (name, arm) in enumerate(arms.items()):
-        edges = np.asarray(arm.get("edges", []), dtype=float)
+        edges = np.asarray(arm.get(axis.key) or [], dtype=float)
         mean = np.asarray(arm.get("error_rate", []), dtype=float)
         if edges.size == 0:
             continue
@@ -175,9 +202,9 @@ def draw_error_vs_budget(
         ax.yaxis.set_minor_formatter(FuncFormatter(tick))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
     ax.set_ylim(bottom=floor * 0.8, top=max(top * 1.25, floor * 10))
-    ax.set_xlabel("labels spent (edges)")
+    ax.set_xlabel(axis.label)
     ax.set_ylabel(f"{metric.label} (log scale)")
-    title = f"{scenario_name}: {'task error' if metric.percent else metric.label} vs. labels spent"
+    title = f"{scenario_name}: {'task error' if metric.percent else metric.label} vs. {axis.title}"
     if partial:
         title += " (partial run)"
     ax.set_title(title)

@@ -120,7 +120,9 @@ def render_report(
     run_dir: str | Path, fallback: SetupFallback | None = None
 ) -> dict[str, Any]:
     """Rewrite ``summary.json`` and write ``error_vs_budget.png``/``.svg`` and ``report.md`` in
-    ``run_dir`` from its ``curves.csv``; return the summary.
+    ``run_dir`` from its ``curves.csv``; return the summary. When money or simulated time tell
+    more than the labels (``summary["cost_axes"]``), ``error_vs_money.*`` and
+    ``error_vs_time.*`` too.
 
     A missing folder or ``curves.csv``, or a malformed ``curves.csv``, raises
     :class:`~marketsim.errors.InputError`. Every file is written atomically.
@@ -142,13 +144,16 @@ def render_report(
     n_tasks = None
     if setup and isinstance(setup.get("tasks"), dict):
         n_tasks = setup["tasks"].get("count")
-    plot = plot_error_vs_budget(
-        run_dir, summary["arms"], scenario_name=str(summary["scenario"]),
-        n_tasks=n_tasks if isinstance(n_tasks, int) else None,
-        partial=not summary["complete"], metric=metric_of(summary),
-    )
+    plots = {
+        x: plot_error_vs_budget(
+            run_dir, summary["arms"], scenario_name=str(summary["scenario"]),
+            n_tasks=n_tasks if isinstance(n_tasks, int) else None,
+            partial=not summary["complete"], metric=metric_of(summary), x=x,
+        )
+        for x in ("edges", *summary.get("cost_axes", ()))
+    }
     run_meta = _read_json(run_dir / "run.json")
-    text = report_markdown(summary, setup, plot, run_dir=run_dir,
-                           versions=(run_meta or {}).get("versions"))
+    text = report_markdown(summary, setup, plots.pop("edges"), run_dir=run_dir,
+                           versions=(run_meta or {}).get("versions"), cost_plots=plots)
     write_text_atomic(run_dir / REPORT_NAME, text)
     return summary

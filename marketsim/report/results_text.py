@@ -4,7 +4,7 @@ checkpoints and the labels needed to reach each target (the claims are
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -153,17 +153,19 @@ def checkpoints_section(arms: Arms, names: Sequence[str], metric: Metric) -> lis
     return lines + table(["arm \\ labels spent", *(num(e) for e in cps)], rows) + [""]
 
 
-def _reach_interval(arm: Mapping[str, Any], key: str) -> str:
-    """`` (mean 9,600 [8,900, 10,300], 5/5)``: each replicate's own labels-to-target, their mean
-    and 95 % interval when every replicate reached the target, else how many did."""
-    ci = (arm.get("edges_to_reach_ci95") or {}).get(key)
+def reach_interval(arm: Mapping[str, Any], key: str, axis: str = "edges",
+                   fmt: Callable[[float | None], str] = num) -> str:
+    """`` (mean 9,600 [8,900, 10,300])``: each replicate's own labels (``axis`` ``money``,
+    ``time``: money, simulated time) to target, their mean and 95 % interval when every
+    replicate reached the target, else how many did."""
+    ci = (arm.get(f"{axis}_to_reach_ci95") or {}).get(key)
     if not ci or not ci.get("of"):
         return ""
     if ci.get("reached") != ci.get("of") or ci.get("mean") is None:
         return f" ({ci.get('reached')}/{ci.get('of')} replicates reached it)"
     if ci.get("low") is None:
-        return f" (mean {num(ci['mean'])}, one replicate)"
-    return f" (mean {num(ci['mean'])} [{num(ci['low'])}, {num(ci['high'])}])"
+        return f" (mean {fmt(ci['mean'])}, one replicate)"
+    return f" (mean {fmt(ci['mean'])} [{fmt(ci['low'])}, {fmt(ci['high'])}])"
 
 
 def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
@@ -194,7 +196,7 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
         row: list[Any] = [name]
         for t in TARGETS:
             key = f"{t:g}"
-            row.append(num(a["edges_to_reach"].get(key)) + _reach_interval(a, key))
+            row.append(num(a["edges_to_reach"].get(key)) + reach_interval(a, key))
             if has_uniform:
                 row.append("(baseline)" if base == name else
                            saving(a, arms[base], key) if base else "—")

@@ -9,6 +9,7 @@ from typing import Any
 
 from marketsim.record.curves import CurvePoint
 from marketsim.record.metric import ERROR_RATE, RMSE, Metric
+from marketsim.record.reach import cost_axes
 from marketsim.record.summary import summarise
 from marketsim.record.units import UnitResult
 from marketsim.report.formatting import clean_name
@@ -45,6 +46,8 @@ class StudyState:
         self.resumed_units = 0
         self.started = time.monotonic()
         self.ended: float | None = None
+        #: ``money``/``time`` when the finished units show them to differ from labels.
+        self.cost_axes: list[str] = []
 
     def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None:
         """Add a running unit's latest point (ignored for unknown or finished units)."""
@@ -73,6 +76,8 @@ class StudyState:
             view.resumed_labels += self.budget
         rows = [r for u in view.finished.values() for r in u.rows]
         view.summary = summarise(rows).get(rows[0].arm) if rows else None
+        self.cost_axes = cost_axes([r for v in self.arms for u in v.finished.values()
+                                    for r in u.rows])
 
     def elapsed(self) -> float:
         """Seconds since the study started (until it ended)."""

@@ -1,0 +1,136 @@
+"""The worker-aware sections of ``report.md``: labels, money and simulated time to each target,
+the error plotted against money and time, and the gold spend and blocked workers.
+
+Each appears only when it has something to show: money when some label did not cost 1, time
+when the arms took different times for the same labels (a policy declined workers, or blocked
+workers' arrivals were skipped) — ``summary.json``'s ``cost_axes`` — and the gold and blocking
+table when an arm bought gold answers or blocked a worker. A market without these mechanics
+gets the report it always had."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from marketsim.record.metric import Metric
+from marketsim.record.summary import TARGETS
+from marketsim.report.arm_text import ArmSpec
+from marketsim.report.comparison_text import LABELS, MONEY, TIME, Reach, diff_cell, key_results
+from marketsim.report.formatting import table
+from marketsim.report.plots import X_AXES, PlotInfo
+from marketsim.report.results_text import reach_interval
+
+Arms = Mapping[str, Mapping[str, Any]]
+#: The axes of ``summary.json``'s ``cost_axes`` and how they are worded.
+REACHES = {"money": MONEY, "time": TIME}
+_NOUNS = {"edges": "labels", "money": "money", "time": "time"}
+#: Which arms a plot against money (time) tells apart.
+_WHY = {"money": "arms that pay different prices per label",
+        "time": "arms that wait longer for their labels (declined or blocked workers)"}
+#: A paired difference in money or simulated time as printed.
+DIFF_FORMATS = {"money": "{:+,.2f}".format, "time": "{:+,.1f}".format}
+
+
+def cost_axes(summary: Mapping[str, Any]) -> list[str]:
+    """The axes the run's report shows beside labels (``money``, ``time``), in that order."""
+    found = summary.get("cost_axes") or []
+    return [a for a in REACHES if a in found]
+
+
+def cost_plot_section(plots: Mapping[str, PlotInfo], metric: Metric) -> list[str]:
+    """The error plotted against money spent and against simulated time, when drawn."""
+    lines: list[str] = []
+    for axis, plot in plots.items():
+        x = X_AXES[axis]
+        lines += [
+            f"## {metric.heading} against {x.title}", "",
+            f"![{metric.sentence} against {x.title}, one curve per arm]({plot.png.name})", "",
+            f"*The same mean {metric.label} and 95 % band as above, drawn at each arm's mean "
+            f"{x.title} over replicates for every label count: {_WHY[axis]} separate here even "
+            "where their curves against labels coincide. Vector version: "
+            f"[`{plot.svg.name}`]({plot.svg.name}).*", "",
+        ]
+    return lines
+
+
+def _cells(arm: Mapping[str, Any], key: str, axes: Sequence[str]) -> list[str]:
+    reaches: dict[str, Reach] = {"edges": LABELS, **REACHES}
+    out = []
+    for axis in axes:
+        cell = reach_interval(arm, key, axis, reaches[axis].fmt).strip()
+        out.append(cell.removeprefix("(").removesuffix(")") or "—")
+    return out
+
+
+def costs_section(summary: Mapping[str, Any], names: Sequence[str],
+                  specs: Mapping[str, ArmSpec], metric: Metric) -> list[str]:
+    """"Labels, money and time to reach each target": per arm the mean of the replicates' own
+    figures with its 95 % interval, which arm needs the least (named only when its paired
+    interval against every other arm excludes zero), and the paired differences against the
+    reference arm."""
+    axes = cost_axes(summary)
+    if not axes:
+        return []
+    arms: Arms = summary.get("arms") or {}
+    shown = ["edges", *axes]
+    words = " and ".join([", ".join(_NOUNS[a] for a in shown[:-1]), _NOUNS[shown[-1]]])
+    lines = [f"## {words[:1].upper() + words[1:]} to reach each target", "",
+             "Each replicate's own labels, money spent and simulated time at the point its "
+             "curve reaches the target and stays there; the mean over replicates with its 95 % "
+             "Student-t interval in brackets, or how many replicates reached it.", ""]
+    head = ["arm"]
+    for t in TARGETS:
+        head += [f"{_NOUNS[a]} to {metric.target_short(t)}" for a in shown]
+    rows = [[name, *(c for t in TARGETS for c in _cells(arms[name], f"{t:g}", shown))]
+            for name in names]
+    lines += table(head, rows) + [""]
+    for axis in axes:
+        reach = REACHES[axis]
+        lines += [f"Least {'money' if axis == 'money' else 'simulated time'} to each target "
+                  "(a difference is claimed only when its paired 95 % interval excludes "
+                  "zero):", "", *key_results(arms, specs, names, metric, reach), ""]
+    comp = summary.get("comparisons") or {}
+    if comp.get("arms"):
+        rows = []
+        for name in names:
+            entry = comp["arms"].get(name)
+            if entry is None:
+                continue
+            rows.append([name, *(diff_cell((entry.get(f"{a}_to_reach") or {}).get(f"{t:g}"),
+                                           DIFF_FORMATS[a])
+                                 for t in TARGETS for a in axes)])
+        head = ["arm", *(f"{_NOUNS[a]} to {metric.target_short(t)}" for t in TARGETS
+                         for a in axes)]
+        lines += [f"Paired differences against *{comp.get('reference')}* (arm minus reference, "
+                  "replicates where both reached the target; **bold**: the interval excludes "
+                  "zero):", "", *table(head, rows), ""]
+    return lines
+
+
+def gold_section(arms: Arms, names: Sequence[str]) -> list[str]:
+    """"Gold questions and blocked workers": each arm's gold answers bought, their money and the
+    workers blocked by the end of the run, when any arm had gold answers or blocked a worker."""
+    def mean(arm: Mapping[str, Any], key: str) -> float:
+        value = (arm.get(key) or {}).get("mean")
+        return float(value) if value is not None else 0.0
+
+    if not any(mean(arms[n], k) > 0 for n in names for k in ("gold_labels", "blocked_workers")):
+        return []
+
+    def cell(arm: Mapping[str, Any], key: str, digits: int) -> str:
+        iv = arm.get(key) or {}
+        if iv.get("mean") is None:
+            return "—"
+        text = f"{iv['mean']:,.{digits}f}"
+        return text + (f" [{iv['low']:,.{digits}f}, {iv['high']:,.{digits}f}]"
+                       if iv.get("low") is not None else "")
+
+    rows = [[name, cell(arms[name], "gold_labels", 1), cell(arms[name], "gold_money", 2),
+             cell(arms[name], "blocked_workers", 1)] for name in names]
+    return ["## Gold questions and blocked workers", "",
+            "At the end of the run, mean over replicates with its 95 % Student-t interval: the "
+            "gold (control) answers bought — counted in the labels and the money spent, never "
+            "in the results —, their money (the gold answers at the replicate's average price "
+            "per label: exact when every label costs the same) and the workers the blocking "
+            "rule had blocked.", "",
+            *table(["arm", "gold answers", "gold money", "blocked workers"], rows), ""]
