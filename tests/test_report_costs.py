@@ -28,11 +28,13 @@ def curve(arm: str, rep: int, *, price: float = float("nan"), time_step: float =
           gold: float = 0.0, blocked: float = 0.0, errors: tuple[float, ...] | None = None
           ) -> list[CurveRow]:
     """One unit's rows: money = price x edges, sim_time = time_step x edges, gold answers
-    and blocked workers growing linearly to ``gold`` and ``blocked`` at the end."""
+    (each at ``price``) and blocked workers growing linearly to ``gold`` and ``blocked`` at
+    the end."""
     errs = errors or ERRORS[rep]
     n = len(EDGES)
     return [CurveRow(e, err, 0.1, time_step * e, money=price * e,
                      gold_labels=gold * (i + 1) / n, blocked_workers=blocked * (i + 1) / n,
+                     gold_money=price * gold * (i + 1) / n,
                      arm=arm, replicate=rep)
             for i, (e, err) in enumerate(zip(EDGES, errs, strict=True))]
 
@@ -97,7 +99,7 @@ def test_gold_spend_and_blocked_workers_at_the_end() -> None:
             + curve("a", 1, price=1.0, gold=20, blocked=1))
     arm = summarise(rows)["a"]
     assert arm["gold_labels"]["mean"] == 30.0
-    # gold answers at the replicate's average price: 40 x 2 and 20 x 1
+    # the money paid for the gold answers: 40 x 2 and 20 x 1
     assert arm["gold_money"]["mean"] == pytest.approx(50.0)
     assert arm["blocked_workers"]["mean"] == 2.0
     assert arm["blocked_workers"]["low"] == pytest.approx(

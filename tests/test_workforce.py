@@ -113,6 +113,8 @@ def test_money_spent_is_the_sum_of_the_prices_of_the_labels_bought(extra: dict) 
     expected = price[labels.workers].sum() + (price * m.workforce.gold_answered).sum()
     assert m.curve[-1].money == pytest.approx(expected, rel=1e-12)
     assert m.curve[-1].gold_labels == m.workforce.gold_answered.sum() > 0
+    gold_paid = (price * m.workforce.gold_answered).sum()
+    assert m.curve[-1].gold_money == pytest.approx(gold_paid, rel=1e-12)
 
 
 def test_tiers_follow_the_noisy_ability() -> None:

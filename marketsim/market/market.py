@@ -255,6 +255,7 @@ class Market:
         self.inference_seconds += time.perf_counter() - started
         point, state = self.recorder.sample(est, labels, float(self.env.now))
         point = replace(point, edges=self.bought, money=self.workforce.spent,
+                        gold_money=self.workforce.gold_spent,
                         gold_labels=float(self.bought - self.log.size),
                         blocked_workers=float(self.workforce.blocked.sum()))
         if not self.world.continuous:

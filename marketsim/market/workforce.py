@@ -54,6 +54,8 @@ class Workforce:
         #: Money of the labels handed out (in flight included), and of those received.
         self.committed = 0.0
         self.spent = 0.0
+        #: Money paid for gold answers (part of ``spent``).
+        self.gold_spent = 0.0
         #: Whether any rule may ever stop a worker (else ``may_work`` is always true).
         self.ruled = (self.capacity is not None or self.leave_p is not None
                       or self.blocking is not None or self.money is not None)
@@ -129,6 +131,8 @@ class Workforce:
     def received(self, worker: int, *, gold: bool = False, correct: bool = False) -> None:
         """A label from ``worker`` came back: pay it, count it, apply the blocking rule."""
         self.spent += float(self.price[worker])
+        if gold:
+            self.gold_spent += float(self.price[worker])
         if not gold:
             self.labels[worker] += 1
             return

@@ -17,9 +17,9 @@ CURVE_COLUMNS = ("arm", "replicate", "edges", "error_rate", "ability_error", "si
 #: ``good_accuracy`` are empty (NaN) in class markets.
 #: ``money`` is the amount spent (gold included; equal to ``edges`` when every label costs 1),
 #: ``gold_labels`` the gold (control) answers bought, ``blocked_workers`` the workers blocked so
-#: far.
+#: far, ``gold_money`` the money paid for the gold answers.
 EXTRA_COLUMNS = ("confusion_error", "rmse", "plain_rmse", "good_accuracy",
-                 "money", "gold_labels", "blocked_workers")
+                 "money", "gold_labels", "blocked_workers", "gold_money")
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +53,8 @@ class CurvePoint:
     gold_labels: float = 0.0
     #: Workers blocked so far by the market's blocking rule.
     blocked_workers: float = 0.0
+    #: Money paid for the gold answers (part of ``money``).
+    gold_money: float = 0.0
 
     def _key(self) -> tuple[Any, ...]:
         return tuple(None if isinstance(v, float) and math.isnan(v) else v

@@ -99,9 +99,8 @@ def reach_summary(rows: Sequence[CurveRow], replicates: Sequence[int]) -> dict[s
 
 def final_counts(rows: Sequence[CurveRow], replicates: Sequence[int]) -> dict[str, Any]:
     """Gold spend and blocked workers at the end of each replicate, as mean and interval:
-    ``gold_labels``, ``gold_money`` (the gold labels at the replicate's average price per
-    label: exact when every label costs the same) and ``blocked_workers``; a key only when
-    its column is finite in every row."""
+    ``gold_labels``, ``gold_money`` (the money paid for them) and ``blocked_workers``; a key
+    only when its column is finite in every row."""
     last: dict[int, CurveRow] = {}
     for r in rows:
         if r.replicate not in last or r.edges > last[r.replicate].edges:
@@ -109,10 +108,10 @@ def final_counts(rows: Sequence[CurveRow], replicates: Sequence[int]) -> dict[st
     ends = [last[rep] for rep in replicates if rep in last]
     columns = {
         "gold_labels": [r.gold_labels for r in ends],
-        "gold_money": [r.gold_labels * r.money / r.edges if r.edges else 0.0 for r in ends],
+        "gold_money": [r.gold_money for r in ends],
         "blocked_workers": [r.blocked_workers for r in ends],
     }
-    needs = {"gold_labels": ("gold_labels",), "gold_money": ("gold_labels", "money"),
+    needs = {"gold_labels": ("gold_labels",), "gold_money": ("gold_money",),
              "blocked_workers": ("blocked_workers",)}
     return {key: interval_dict(mean_interval(values, bounds=(0.0, math.inf)))
             for key, values in columns.items()

@@ -130,7 +130,6 @@ def gold_section(arms: Arms, names: Sequence[str]) -> list[str]:
     return ["## Gold questions and blocked workers", "",
             "At the end of the run, mean over replicates with its 95 % Student-t interval: the "
             "gold (control) answers bought — counted in the labels and the money spent, never "
-            "in the results —, their money (the gold answers at the replicate's average price "
-            "per label: exact when every label costs the same) and the workers the blocking "
-            "rule had blocked.", "",
+            "in the results —, the money paid for them and the workers the blocking rule had "
+            "blocked.", "",
             *table(["arm", "gold answers", "gold money", "blocked workers"], rows), ""]

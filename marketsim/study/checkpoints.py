@@ -19,7 +19,7 @@ from marketsim.record.units import UnitResult
 from marketsim.scenario.specs import Scenario
 
 #: Numbers in a checkpoint row: edges, then the metrics (older checkpoints have fewer).
-ROW_LENGTHS = range(4, 12)
+ROW_LENGTHS = range(4, 13)
 
 #: ``on_damaged(path, reason)``: told about every checkpoint that is not used.
 Damaged = Callable[[Path, str], None]
