@@ -17,6 +17,7 @@ from marketsim.aggregation import OneCoinEM
 from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.metrics import estimated_skill
 from marketsim.data.labels import LabelSet
+from marketsim.market.label_log import LabelLog
 from marketsim.policies.base import MarketInfo, MarketState
 from marketsim.policies.random_forest import (
     BIN_EDGES,
@@ -171,3 +172,41 @@ def test_policy_ranking_equals_the_plain_computation(seed: int) -> None:
     ranked = pol.rank(state, np.random.default_rng(50 + seed))
     assert not pol.fallback_
     assert np.array_equal(ranked, plain_rank(pol, state, np.random.default_rng(50 + seed)))
+
+
+# --- the market's incidence kept in step with its label log -----------------------------------
+
+def test_label_log_incidence_is_the_fresh_build_at_every_refresh() -> None:
+    """Labels arriving in batches, distinct (task, worker) pairs: after every batch the log's
+    incidence has the index arrays of a fresh build from all labels so far."""
+    rng = np.random.default_rng(3)
+    n, m, k = 60, 9, 3
+    tasks, workers = random_graph(rng, n, m)
+    labels = rng.integers(k, size=tasks.size)
+    log = LabelLog(n, m, k, 16)
+    for cut in np.array_split(np.arange(tasks.size), 7):
+        log.extend(tasks[cut], workers[cut], labels[cut])
+        fresh = log.view()
+        kept = log.incidence()
+        assert kept is not None
+        fresh.preset_incidence(kept)
+        plain = LabelSet(fresh.tasks, fresh.workers, fresh.labels, n, m, k).incidence
+        assert np.array_equal(kept.indptr, plain.indptr)
+        assert np.array_equal(kept.indices, plain.indices)
+        assert np.array_equal(kept.data, plain.data)
+
+
+def test_label_log_incidence_gives_way_to_the_usual_build_on_a_repeated_label() -> None:
+    log = LabelLog(3, 2, 2, 4)
+    log.extend(np.array([0, 1]), np.array([0, 1]), np.array([1, 0]))
+    assert log.incidence() is not None
+    log.append(0, 0, 1)  # the same label again: the usual build adds it up (entry 2.0)
+    assert log.incidence() is None
+    assert log.view().incidence[0, 1] == 2.0
+
+
+def test_preset_incidence_must_fit_the_labels() -> None:
+    data = LabelSet([0, 1], [0, 0], [0, 1], 2, 1, 2)
+    other = LabelSet([0], [0], [0], 2, 1, 2).incidence
+    with pytest.raises(ValueError, match="does not fit 2 labels"):
+        data.preset_incidence(other)

@@ -165,9 +165,20 @@ class LabelSet:
         np.cumsum(np.tile(self.task_degree, e_count), out=indptr[1:])
         mat = sp.csr_matrix((np.ones(cols.size), cols.ravel(), indptr),
                             shape=(e_count * n, e_count * m * k))
-        mat.has_canonical_format = True  # sorted, no duplicates: by construction
-        union.__dict__["incidence"] = mat  # fills the cached property
+        union.preset_incidence(mat)
         return union
+
+    def preset_incidence(self, mat: sp.csr_matrix) -> None:
+        """Fill the cached :attr:`incidence` with ``mat``, built elsewhere from these labels
+        (sorted column indices per row, no duplicates: exactly what :attr:`incidence` would
+        build), so that it is not built again."""
+        if mat.shape != (self.n_tasks, self.n_workers * self.n_classes) or mat.nnz != (
+            self.n_labels
+        ):
+            raise ValueError(f"preset incidence of shape {mat.shape} with {mat.nnz} entries does "
+                             f"not fit {self.n_labels} labels of this set")
+        mat.has_canonical_format = True  # sorted, no duplicates: the caller's promise
+        self.__dict__["incidence"] = mat  # the cached property's slot
 
     @property
     def class_values(self) -> np.ndarray:
