@@ -4,7 +4,8 @@ The policy fits one EM over ``ensemble_size`` simulated instances stacked on the
 (``LabelSet.stack``) and its forest skips scikit-learn's per-tree input checks. These tests pin
 both to plain references kept here: separate EM fits per instance, and the policy's ranking as
 computed by a plain implementation (fresh sparse build of the union, a histogram bin per label,
-trees fitted and queried with all of scikit-learn's checks).
+trees fitted and queried with all of scikit-learn's checks). The market's label log keeps the
+incidence matrix in step with arriving labels; it must equal a fresh build at every refresh.
 """
 
 from __future__ import annotations
