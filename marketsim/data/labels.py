@@ -138,6 +138,48 @@ class LabelSet:
                    task_ids, worker_ids,
                    class_values if class_values.size else None)  # type: ignore[arg-type]
 
+    def stack(self, answers: np.ndarray) -> LabelSet:
+        """``E`` instances on this graph as one disjoint union: instance ``e`` answers
+        ``answers[e]`` on the same (task, worker) pairs, its tasks and workers offset by
+        ``e * n_tasks`` and ``e * n_workers``.
+
+        The union's :attr:`incidence` is laid out from this graph's order once, without the
+        per-call sort of a fresh build; it has the same index arrays as that build, so every
+        EM kernel gives each instance bit for bit what a separate fit gives it. (With a
+        repeated (task, worker) pair the generic build is used.)
+        """
+        answers = np.asarray(answers, dtype=np.int64)
+        e_count, n, m, k = answers.shape[0], self.n_tasks, self.n_workers, self.n_classes
+        if answers.ndim != 2 or answers.shape[1] != self.n_labels:
+            raise ValueError(f"answers must have shape (E, {self.n_labels}), got {answers.shape}")
+        offsets = np.arange(e_count, dtype=np.int64)[:, None]
+        union = LabelSet((self.tasks[None, :] + offsets * n).ravel(),
+                         (self.workers[None, :] + offsets * m).ravel(), answers.ravel(),
+                         e_count * n, e_count * m, k)
+        order = np.lexsort((self.workers, self.tasks))
+        pairs = self.tasks[order] * m + self.workers[order]
+        if pairs.size > 1 and np.any(pairs[1:] == pairs[:-1]):
+            return union  # repeated pairs: let sum_duplicates merge them as usual
+        cols = (self.workers[order][None, :] + offsets * m) * k + answers[:, order]
+        indptr = np.zeros(e_count * n + 1, dtype=np.int64)
+        np.cumsum(np.tile(self.task_degree, e_count), out=indptr[1:])
+        mat = sp.csr_matrix((np.ones(cols.size), cols.ravel(), indptr),
+                            shape=(e_count * n, e_count * m * k))
+        union.preset_incidence(mat)
+        return union
+
+    def preset_incidence(self, mat: sp.csr_matrix) -> None:
+        """Fill the cached :attr:`incidence` with ``mat``, built elsewhere from these labels
+        (sorted column indices per row, no duplicates: exactly what :attr:`incidence` would
+        build), so that it is not built again."""
+        if mat.shape != (self.n_tasks, self.n_workers * self.n_classes) or mat.nnz != (
+            self.n_labels
+        ):
+            raise ValueError(f"preset incidence of shape {mat.shape} with {mat.nnz} entries does "
+                             f"not fit {self.n_labels} labels of this set")
+        mat.has_canonical_format = True  # sorted, no duplicates: the caller's promise
+        self.__dict__["incidence"] = mat  # the cached property's slot
+
     @property
     def class_values(self) -> np.ndarray:
         """The label value of each class index (the same array as ``class_ids``)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from marketsim.data.labels import LabelSet
 
@@ -26,6 +27,11 @@ class LabelLog:
         self._workers = np.empty(cap, dtype=np.int64)
         self._labels = np.empty(cap, dtype=np.int64)
         self._scores: np.ndarray | None = np.empty(cap, dtype=np.float64) if scores else None
+        #: Sorted ``task * n_workers * n_classes + incidence column`` keys of the first
+        #: ``_keyed`` labels: the incidence matrix kept in step with the log (see
+        #: :meth:`incidence`); ``None`` once a label repeats, when the usual build is needed.
+        self._keys: np.ndarray | None = np.empty(0, dtype=np.int64)
+        self._keyed = 0
 
     @property
     def has_scores(self) -> bool:
@@ -77,6 +83,26 @@ class LabelLog:
         if self._scores is not None:
             self._scores[s] = scores
         self.size += n
+
+    def incidence(self) -> sp.csr_matrix | None:
+        """The incidence matrix of the labels so far (what ``LabelSet.incidence`` builds), kept
+        up to date by merging the labels received since the last call into sorted keys: a
+        linear pass instead of a fresh sort of every label at every refresh. ``None`` when a
+        (task, worker, label) triple repeats (the usual build then adds the repeats up)."""
+        if self._keys is None:
+            return None
+        cols = self.n_workers * self.n_classes
+        s = slice(self._keyed, self.size)
+        new = np.sort(self._tasks[s] * cols + self._workers[s] * self.n_classes
+                      + self._labels[s])
+        keys = np.insert(self._keys, np.searchsorted(self._keys, new), new)
+        if keys.size > 1 and np.any(keys[1:] == keys[:-1]):
+            self._keys = None
+            return None
+        self._keys, self._keyed = keys, self.size
+        indptr = np.searchsorted(keys, np.arange(self.n_tasks + 1, dtype=np.int64) * cols)
+        return sp.csr_matrix((np.ones(keys.size), keys % cols, indptr),
+                             shape=(self.n_tasks, cols))
 
     def view(self) -> LabelSet:
         """A LabelSet over the labels received so far (shares memory, no copy)."""

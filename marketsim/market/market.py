@@ -250,6 +250,10 @@ class Market:
         started = time.perf_counter()
         # A read-only copy: neither the estimator nor the policy can change the market's labels.
         labels = frozen_arrays(self.log.view())
+        if not self.world.continuous:  # score models do not use the incidence matrix
+            mat = self.log.incidence()
+            if mat is not None:
+                labels.preset_incidence(mat)
         est = self._fit(labels)
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started

@@ -13,6 +13,7 @@ split; repeated rows of a bootstrap sample weigh like sklearn's counts.
 from __future__ import annotations
 
 import numpy as np
+from sklearn import config_context
 from sklearn.tree import DecisionTreeClassifier
 
 
@@ -62,6 +63,10 @@ class BootstrapForest:
         """Fit ``n_trees`` trees, each on ``round(sample_fraction * n)`` rows drawn with
         replacement (at least one)."""
         x = np.ascontiguousarray(x, dtype=np.float32)
+        # The rows are checked once here, so each tree may skip scikit-learn's own checks
+        # (parameters, array validation, missing-value scan: about a third of a small tree's
+        # fit). They change nothing: finite float32 rows build the same tree either way.
+        checked = bool(np.isfinite(x).all())
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
         n = x.shape[0]
         size = max(1, int(round(self.sample_fraction * n)))
@@ -69,22 +74,24 @@ class BootstrapForest:
         rng = np.random.default_rng(self.random_state)
         seeds = rng.integers(2**31 - 1, size=self.n_trees)
         self.estimators_ = []
-        for seed in seeds:  # one tree per iteration; each fit is vectorised inside sklearn
-            rows = rng.integers(n, size=size)
-            tree = DecisionTreeClassifier(
-                criterion=self.criterion,
-                max_depth=self.max_depth,
-                max_features=self.max_features_,
-                random_state=int(seed),
-            )
-            self.estimators_.append(tree.fit(x[rows], codes[rows]))
+        with config_context(skip_parameter_validation=checked):
+            for seed in seeds:  # one tree per iteration; each fit is vectorised inside sklearn
+                rows = rng.integers(n, size=size)
+                tree = DecisionTreeClassifier(
+                    criterion=self.criterion,
+                    max_depth=self.max_depth,
+                    max_features=self.max_features_,
+                    random_state=int(seed),
+                )
+                self.estimators_.append(tree.fit(x[rows], codes[rows], check_input=not checked))
         return self
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
         """Mean of the trees' class probabilities, columns in the order of ``classes_`` (a tree
         whose sample lacked a class gives it probability 0)."""
         x = np.ascontiguousarray(x, dtype=np.float32)
+        checked = bool(np.isfinite(x).all())  # then the per-tree checks can be skipped
         out = np.zeros((x.shape[0], self.classes_.size))
         for tree in self.estimators_:
-            out[:, tree.classes_] += tree.predict_proba(x)
+            out[:, tree.classes_] += tree.predict_proba(x, check_input=not checked)
         return out / len(self.estimators_)

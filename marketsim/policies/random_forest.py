@@ -88,7 +88,7 @@ def task_features(
     degree = np.bincount(tasks, minlength=n_tasks).astype(np.float64)
     entropy = posterior_entropy(proba)
     entropy = np.where(degree > 0, entropy, 1.0)
-    bins = ability_bins(np.asarray(skill)[workers])
+    bins = ability_bins(skill)[workers]  # bin each worker once, not each label
     hist = np.bincount(tasks * N_BINS + bins, minlength=n_tasks * N_BINS)
     out = np.empty((n_tasks, 2 + N_BINS), dtype=np.float64)
     out[:, 0] = entropy
@@ -293,12 +293,7 @@ class RandomForestPolicy:
         """All instances as one disjoint union (task and worker ids offset per instance) fitted
         by a single EM: the instances share no task, worker or estimated parameter, so this is
         the same computation as separate fits, with ``ensemble_size`` times fewer calls."""
-        e_count, n, m = self.ensemble_size, labels.n_tasks, labels.n_workers
-        offsets = np.arange(e_count)[:, None]
-        tasks = (labels.tasks[None, :] + offsets * n).ravel()
-        workers = (labels.workers[None, :] + offsets * m).ravel()
-        data = LabelSet(tasks, workers, answers.ravel(), e_count * n, e_count * m,
-                        labels.n_classes)
+        data = labels.stack(answers)
         est.fit(data)
         skill = estimated_skill(est, data)
         x = task_features(data.tasks, data.workers, data.n_tasks, est.proba_, skill)
