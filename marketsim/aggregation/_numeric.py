@@ -58,6 +58,30 @@ def normalise_log(
     return proba, float(shift.sum() + np.log(total).sum())
 
 
+def column_products(mat: Any, x: np.ndarray) -> np.ndarray:
+    """``mat @ x`` for a sparse ``mat`` and a dense ``(n, K)`` ``x``, one sparse mat-vec per
+    column, returned as an ``(rows, K)`` view of a class-major ``(K, rows)`` array.
+
+    Bitwise the same numbers as ``mat @ x`` (each column is summed in the same order), but a
+    single-vector product streams the matrix once per class without scipy's multi-vector inner
+    loop, about twice as fast for K = 2; and the columns of the result are contiguous, which is
+    what the next product and the row normalisation want.
+    """
+    k = x.shape[1]
+    out = np.empty((k, mat.shape[0]))
+    for c in range(k):
+        out[c] = mat @ np.ascontiguousarray(x[:, c])
+    return out.T
+
+
+def column_sums(x: np.ndarray) -> np.ndarray:
+    """Column sums of an ``(n, K)`` array, added row after row whatever its memory layout
+    (the order ``x.sum(axis=0)`` uses for a C-ordered array, so the same bits)."""
+    if x.shape[0] == 0:
+        return np.zeros(x.shape[1])
+    return np.array([np.add.accumulate(x[:, c])[-1] for c in range(x.shape[1])])
+
+
 def argmax_labels(proba: np.ndarray) -> np.ndarray:
     """Most probable class per task (lowest index on exact ties, deterministic)."""
     if proba.shape[0] == 0:
@@ -68,7 +92,7 @@ def argmax_labels(proba: np.ndarray) -> np.ndarray:
 def majority_posterior(data: LabelSet, prior: np.ndarray | None = None) -> np.ndarray:
     """Soft majority vote: per-task vote shares; unlabelled tasks get the prior (or uniform)."""
     counts = data.vote_counts()
-    totals = counts.sum(axis=1, keepdims=True)
+    totals = data.task_degree.astype(np.float64)[:, None]  # = counts.sum(axis=1), exactly
     fallback = (
         np.full(data.n_classes, 1.0 / data.n_classes) if prior is None else np.asarray(prior)
     )
