@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation._numeric import column_products
 from marketsim.data.labels import LabelSet
 
 
@@ -26,8 +25,7 @@ def expected_correct(data: LabelSet, proba: np.ndarray) -> tuple[np.ndarray, np.
     The one-coin M-step and :func:`estimated_skill` both divide the first by the second.
     """
     k = data.n_classes
-    counts = np.ascontiguousarray(column_products(data.incidence.T, proba))
-    counts = counts.reshape(data.n_workers, k, k)  # [j, l, c]
+    counts = (data.incidence.T @ proba).reshape(data.n_workers, k, k)  # [j, l, c]
     correct = np.einsum("jcc->j", counts)
     return correct, data.worker_degree.astype(np.float64)
 

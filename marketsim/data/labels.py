@@ -166,54 +166,55 @@ class LabelSet:
         Every EM kernel is a product with this matrix or its transpose: the E-step is
         ``incidence @ R`` with ``R[(j, l), c] = log P(label l | true class c, worker j)`` and the
         M-step counts are ``incidence.T @ posterior``. Repeated (task, worker) pairs add up.
-
-        Built in canonical form (rows in task order, columns sorted within a row, repeated
-        entries summed) from one sort of the integer keys ``task * (n_workers * K) + column``
-        (none when the labels already come in that order), the same matrix scipy's COO
-        conversion gives at a fraction of its cost.
+        In canonical form: rows in task order, columns sorted within a row, repeats summed.
         """
-        n_cols = self.n_workers * self.n_classes
-        key_dtype = np.int32 if self.n_tasks * n_cols < 2**31 else np.int64
-        keys = self.tasks * n_cols + (self.workers * self.n_classes + self.labels)
-        keys = keys.astype(key_dtype, copy=False)
-        if keys.size and not bool(np.all(keys[1:] > keys[:-1])):
-            keys = np.sort(keys)
-        fresh = np.ones(keys.size, dtype=bool)
-        np.not_equal(keys[1:], keys[:-1], out=fresh[1:])
-        starts = np.flatnonzero(fresh)
-        if starts.size == keys.size:
-            entries = keys
-            data = np.ones(keys.size, dtype=np.float64)
-        else:
-            entries = keys[starts]
-            data = np.diff(np.append(starts, keys.size)).astype(np.float64)
-        rows = entries // n_cols
-        index_dtype = np.int32 if max(n_cols, self.n_tasks, keys.size) < 2**31 else np.int64
-        indices = (entries - rows * n_cols).astype(index_dtype, copy=False)
-        indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
-        np.cumsum(np.bincount(rows, minlength=self.n_tasks), out=indptr[1:])
-        mat = sp.csr_matrix((data, indices, indptr), shape=(self.n_tasks, n_cols), copy=False)
-        mat.has_sorted_indices = True
-        mat.has_canonical_format = True
-        return mat
+        return self._canonical_incidence[0]
 
     @cached_property
     def incidence_t(self) -> sp.csr_matrix:
         """Transpose of :attr:`incidence`, stored as CSR for fast M-step products."""
         return self.incidence.T.tocsr()
 
-    @cached_property
+    @property
     def has_repeated_pairs(self) -> bool:
         """Whether some worker labelled some task more than once."""
-        inc = self.incidence
-        if inc.nnz < 2:
-            return False
-        if inc.data.max() > 1.0:
-            return True
-        worker = inc.indices // self.n_classes
-        row_start = np.zeros(inc.nnz, dtype=bool)
-        row_start[inc.indptr[:-1][np.diff(inc.indptr) > 0]] = True
-        return bool(np.any((worker[1:] == worker[:-1]) & ~row_start[1:]))
+        return self._canonical_incidence[1]
+
+    @cached_property
+    def _canonical_incidence(self) -> tuple[sp.csr_matrix, bool]:
+        """:attr:`incidence` and :attr:`has_repeated_pairs` from one sort of the integer keys
+        ``task * (n_workers * K) + worker * K + label`` (no sort when the labels already come
+        in that order): the matrix scipy's COO conversion builds, at a fraction of its cost."""
+        n_cols = self.n_workers * self.n_classes
+        small = self.n_tasks * n_cols < 2**31
+        codes = [a.astype(np.int32) if small else a for a in (self.tasks, self.workers,
+                                                                self.labels)]
+        keys = codes[0] * n_cols
+        keys += codes[1] * self.n_classes
+        keys += codes[2]
+        if keys.size and not bool(np.all(keys[1:] > keys[:-1])):
+            keys = np.sort(keys)
+        fresh = np.not_equal(keys[1:], keys[:-1])
+        index_dtype = np.int32 if max(n_cols, self.n_tasks, keys.size) < 2**31 else np.int64
+        if bool(fresh.all()):  # no (task, worker, label) triple twice: one entry per label
+            entries = keys
+            data = np.ones(keys.size, dtype=np.float64)
+            indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
+            np.cumsum(self.task_degree, out=indptr[1:])
+        else:
+            starts = np.flatnonzero(np.concatenate([[True], fresh]))
+            entries = keys[starts]
+            data = np.diff(np.append(starts, keys.size)).astype(np.float64)
+            indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
+            np.cumsum(np.bincount(entries // n_cols, minlength=self.n_tasks), out=indptr[1:])
+        rows = entries // n_cols
+        rows *= n_cols
+        indices = np.subtract(entries, rows, dtype=index_dtype)
+        mat = sp.csr_matrix((data, indices, indptr), shape=(self.n_tasks, n_cols), copy=False)
+        mat.has_sorted_indices = True
+        mat.has_canonical_format = True
+        pairs = keys // self.n_classes  # task * n_workers + worker
+        return mat, bool(np.any(pairs[1:] == pairs[:-1]))
 
     @cached_property
     def class_counts(self) -> np.ndarray:
