@@ -97,8 +97,9 @@ def _normalise_log_two(log_joint: np.ndarray, out: np.ndarray) -> tuple[np.ndarr
     total = 1.0 + small
     big = np.divide(1.0, total)
     np.divide(small, total, out=small)
-    np.copyto(out[:, 0], np.where(first_wins, big, small))
-    np.copyto(out[:, 1], np.where(first_wins, small, big))
+    for c, wins in enumerate((first_wins, ~first_wins)):
+        np.copyto(out[:, c], small)
+        np.copyto(out[:, c], big, where=wins)
     return out, float(shift.sum() + np.log(total).sum())
 
 
