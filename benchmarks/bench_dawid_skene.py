@@ -9,6 +9,10 @@ tasks × 10 labels, 2,000 workers), then
 - when ``crowdkit`` is importable, times ``crowdkit.aggregation.DawidSkene(n_iter=20,
   tol=-inf)`` on the same labels as a pandas DataFrame, in the same process, interleaved with
   our runs (median over ``--ck-repeats``), and compares the predictions task by task;
+- times the whole fit as ``marketsim infer`` runs it once the file is parsed (a LabelSet built
+  from the coded arrays, incidence, majority start, 20 iterations, identifiability diagnostic),
+  20 iterations and 1 iteration, giving per-iteration and set-up time, and the diagnostic alone;
+  crowd-kit's fit over this whole fit is the headline ratio (issue #17);
 - measures the peak RSS of ``python -m marketsim infer FILE --method ds --json`` on the written
   1M-label CSV in a fresh subprocess (or, while the ``infer`` command does not exist, of a
   subprocess doing the equivalent library calls: load the CSV, build the LabelSet, fit).
@@ -21,6 +25,10 @@ iterations (checked via ``len(loss_history_)``). Per-iteration time is total fit
 both (each includes its own majority-vote start and final bookkeeping).
 
 Run: ``python benchmarks/bench_dawid_skene.py`` (about 2–3 minutes on 2 cores) or ``--quick``.
+Side by side with another commit (this script, that commit's marketsim; see compare_commits.py)::
+
+    python benchmarks/compare_commits.py BASE HEAD --bench cmd --metric whole --repeats 5 -- \
+        $PWD/benchmarks/bench_dawid_skene.py --classes 2 --no-memory --no-crowdkit --metric whole
 """
 
 from __future__ import annotations
