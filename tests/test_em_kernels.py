@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from marketsim.aggregation import DawidSkene
-from marketsim.aggregation._numeric import column_products, column_sums
+from marketsim.aggregation._numeric import column_products, column_sums, normalise_log
 from marketsim.aggregation.identifiability import _presence, excess_agreement_z
 from marketsim.data.labels import LabelSet
 
@@ -161,3 +161,22 @@ def test_column_kernels_give_the_bits_of_the_plain_expressions() -> None:
     assert np.array_equal(column_sums(big), big.sum(axis=0))
     assert np.array_equal(column_sums(np.asfortranarray(big)), big.sum(axis=0))
     assert np.array_equal(column_sums(np.zeros((0, 3))), np.zeros(3))
+
+
+def test_two_class_normalisation_is_the_general_log_sum_exp_bit_for_bit() -> None:
+    rng = np.random.default_rng(1)
+    log_joint = rng.normal(-20.0, 30.0, size=(10_000, 2))
+    log_joint[::7, 1] = log_joint[::7, 0]  # exact ties
+    log_joint[::11, 0] = -np.inf  # a class with prior 0
+    shift = np.maximum(log_joint[:, 0], log_joint[:, 1])
+    want = np.exp(log_joint - shift[:, None])
+    total = want[:, 0] + want[:, 1]
+    want /= total[:, None]
+    want_ll = float(shift.sum() + np.log(total).sum())
+    before = log_joint.copy()
+    got, ll = normalise_log(log_joint)
+    assert np.array_equal(log_joint, before)  # without ``out`` the input is left alone
+    assert np.array_equal(got, want) and ll == want_ll
+    class_major = np.asfortranarray(log_joint)
+    got, ll = normalise_log(class_major, out=class_major)
+    assert got is class_major and np.array_equal(got, want) and ll == want_ll

@@ -46,7 +46,7 @@ def normalise_log(
     if log_joint.shape[0] == 0:
         return np.zeros_like(log_joint), 0.0
     if log_joint.shape[1] == 2:
-        return _normalise_log_two(log_joint, log_joint if out is None else out)
+        return _normalise_log_two(log_joint, np.empty_like(log_joint) if out is None else out)
     # Hand-rolled log-sum-exp. Reductions along a short last axis (K = 2..5) are slow in
     # numpy, so the row max and the row sum fold over the K columns; this runs once per EM
     # iteration, thousands of times per simulated market.
@@ -93,14 +93,16 @@ def _normalise_log_two(log_joint: np.ndarray, out: np.ndarray) -> tuple[np.ndarr
     shift = np.maximum(first, second)
     small = np.minimum(first, second)
     small -= shift
+    shift_sum = shift.sum()
     np.exp(small, out=small)
-    total = 1.0 + small
-    big = np.divide(1.0, total)
+    total = np.add(small, 1.0, out=shift)  # the buffers are reused: fewer fresh pages
     np.divide(small, total, out=small)
-    for c, wins in enumerate((first_wins, ~first_wins)):
-        np.copyto(out[:, c], small)
-        np.copyto(out[:, c], big, where=wins)
-    return out, float(shift.sum() + np.log(total).sum())
+    np.divide(1.0, total, out=out[:, 0])
+    np.copyto(out[:, 1], out[:, 0])
+    np.copyto(out[:, 0], small, where=~first_wins)
+    np.copyto(out[:, 1], small, where=first_wins)
+    np.log(total, out=total)
+    return out, float(shift_sum + total.sum())
 
 
 def argmax_labels(proba: np.ndarray) -> np.ndarray:
