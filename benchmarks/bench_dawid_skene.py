@@ -9,6 +9,10 @@ tasks × 10 labels, 2,000 workers), then
 - when ``crowdkit`` is importable, times ``crowdkit.aggregation.DawidSkene(n_iter=20,
   tol=-inf)`` on the same labels as a pandas DataFrame, in the same process, interleaved with
   our runs (median over ``--ck-repeats``), and compares the predictions task by task;
+- times the whole fit as ``marketsim infer`` runs it once the file is parsed (a LabelSet built
+  from the coded arrays, incidence, majority start, 20 iterations, identifiability diagnostic),
+  20 iterations and 1 iteration, giving per-iteration and set-up time, and the diagnostic alone;
+  crowd-kit's fit over this whole fit is the headline ratio (issue #17);
 - measures the peak RSS of ``python -m marketsim infer FILE --method ds --json`` on the written
   1M-label CSV in a fresh subprocess (or, while the ``infer`` command does not exist, of a
   subprocess doing the equivalent library calls: load the CSV, build the LabelSet, fit).
@@ -21,6 +25,10 @@ iterations (checked via ``len(loss_history_)``). Per-iteration time is total fit
 both (each includes its own majority-vote start and final bookkeeping).
 
 Run: ``python benchmarks/bench_dawid_skene.py`` (about 2–3 minutes on 2 cores) or ``--quick``.
+Side by side with another commit (this script, that commit's marketsim; see compare_commits.py)::
+
+    python benchmarks/compare_commits.py BASE HEAD --bench cmd --metric whole --repeats 5 -- \
+        $PWD/benchmarks/bench_dawid_skene.py --classes 2 --no-memory --no-crowdkit --metric whole
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,13 +52,22 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# With PYTHONPATH set (as benchmarks/compare_commits.py sets it for each checkout), the
+# marketsim found there is measured; otherwise this checkout's. marketsim is imported before
+# make_synthetic_labels, which puts this checkout first on sys.path.
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_synthetic_labels import SyntheticCrowd, make_crowd  # noqa: E402
-
+import marketsim  # noqa: E402
 from marketsim.aggregation import DawidSkene  # noqa: E402
+from marketsim.aggregation.identifiability import warn_if_not_identifiable  # noqa: E402
+from marketsim.aggregation.metrics import mean_accuracy  # noqa: E402
 from marketsim.data.labels import LabelSet  # noqa: E402
+
+MEASURED = Path(marketsim.__file__).parent  # the marketsim under test, printed with the report
+
+from make_synthetic_labels import SyntheticCrowd, make_crowd  # noqa: E402
 
 N_ITER = 20
 
@@ -69,6 +87,18 @@ class Result:
     acc_ours: float = float("nan")
     acc_ck: float | None = None
     notes: list[str] = field(default_factory=list)
+    whole: list[float] = field(default_factory=list)
+    whole_one: list[float] = field(default_factory=list)
+    diagnostic: list[float] = field(default_factory=list)
+
+    def per_iter(self) -> float:
+        """Seconds per EM iteration of the whole fit: (20-iteration fit - 1-iteration fit) / 19."""
+        return (med(self.whole) - med(self.whole_one)) / (N_ITER - 1)
+
+    def setup(self) -> float:
+        """Seconds of the whole fit that are not EM iterations (LabelSet, incidence, start,
+        diagnostic, bookkeeping): the 1-iteration fit minus one iteration."""
+        return med(self.whole_one) - self.per_iter()
 
 
 def machine() -> str:
@@ -98,6 +128,33 @@ def fresh_labelset(crowd: SyntheticCrowd) -> LabelSet:
     )
 
 
+def whole_fit(crowd: SyntheticCrowd, max_iter: int = N_ITER) -> DawidSkene:
+    """The fit as ``marketsim infer`` runs it after parsing: a LabelSet built from the coded
+    arrays with its id maps (``data/assembly.py``), then ``DawidSkene.fit`` with every warning
+    recorded (``cli/infer.py``) — incidence, majority start, EM, identifiability diagnostic."""
+    data = LabelSet(
+        crowd.tasks, crowd.workers, crowd.labels, crowd.n_tasks, crowd.n_workers,
+        crowd.n_classes, task_ids=np.arange(crowd.n_tasks),
+        worker_ids=np.arange(crowd.n_workers), class_ids=np.arange(crowd.n_classes),
+    )
+    est = DawidSkene(init="majority", max_iter=max_iter, tol=0.0, smoothing=0.0)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        est.fit(data)
+    return est
+
+
+def diagnostic_seconds(crowd: SyntheticCrowd) -> float:
+    """Wall time of the identifiability diagnostic alone, as ``fit`` calls it at the end (on
+    a fitted LabelSet, so the structures the fit built are there)."""
+    data = crowd.labelset
+    est = DawidSkene(init="majority", max_iter=1, tol=0.0).fit(data)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        t, _ = timed(lambda: warn_if_not_identifiable(data, mean_accuracy(est, data)))
+    return t
+
+
 def build_incidence(data: LabelSet) -> None:
     """Force the one-off sparse matrices the EM kernels use."""
     _ = data.incidence
@@ -122,6 +179,7 @@ def bench_k(
     df = crowd.to_dataframe() if use_ck else None
     if use_ck:
         from crowdkit.aggregation import DawidSkene as CKDawidSkene
+    whole_fit(crowd)  # warm-up
     for r in range(max(repeats, ck_repeats)):
         if r < repeats:
             t, _ = timed(lambda: build_incidence(fresh_labelset(crowd)))
@@ -129,6 +187,11 @@ def bench_k(
             est = DawidSkene(init="majority", max_iter=N_ITER, tol=0.0, smoothing=0.0)
             t, ours = timed(lambda est=est: est.fit(data))
             res.ours.append(t)
+            t, whole = timed(lambda: whole_fit(crowd))
+            res.whole.append(t)
+            res.whole_one.append(timed(lambda: whole_fit(crowd, 1))[0])
+            res.diagnostic.append(diagnostic_seconds(crowd))
+            assert np.array_equal(whole.proba_, ours.proba_)
         if use_ck and r < ck_repeats:
             ck_est = CKDawidSkene(n_iter=N_ITER, tol=-np.inf)
             t, ck_model = timed(lambda ck_est=ck_est: ck_est.fit(df))
@@ -254,6 +317,26 @@ def report(results: list[Result], memory: list[dict[str, Any]], args: argparse.N
             f"{ours_it:.1f} | {ck_tot} | {ck_iter} | {ratio} | {agree} | {dproba} | "
             f"{r.acc_ours:.4f} / {acc_ck} | {len(r.ours)} / {len(r.ck)} | {paired(r)} |"
         )
+    lines += [
+        "",
+        "Whole fit as `infer` runs it (LabelSet from the coded arrays, incidence, majority start, "
+        f"{N_ITER} iterations, identifiability diagnostic); ratio = median crowd-kit fit / median "
+        "whole fit; per iteration = (20-iteration fit - 1-iteration fit) / 19; set-up = "
+        "1-iteration fit - one iteration; diagnostic timed alone on a fitted LabelSet",
+        "",
+        "| K | whole fit (s) | range (s) | crowd-kit (s) | ratio | paired ratios | set-up (ms) | "
+        "per iteration (ms) | diagnostic (ms) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        ratio = f"{med(r.ck) / med(r.whole):.1f}×" if r.ck else "–"
+        pairs = [c / o for c, o in zip(r.ck, r.whole, strict=False)]
+        lines.append(
+            f"| {r.k} | {med(r.whole):.3f} | {min(r.whole):.3f}–{max(r.whole):.3f} | "
+            f"{f'{med(r.ck):.2f}' if r.ck else '–'} | {ratio} | "
+            f"{', '.join(f'{x:.1f}×' for x in pairs) or '–'} | {1e3 * r.setup():.1f} | "
+            f"{1e3 * r.per_iter():.2f} | {1e3 * med(r.diagnostic):.1f} |"
+        )
     for r in results:
         if r.ck_iters is not None and r.ck_iters != N_ITER:
             lines.append(f"\nwarning: crowd-kit ran {r.ck_iters} iterations for K={r.k}")
@@ -284,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-crowdkit", action="store_true")
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the raw timings here")
+    parser.add_argument("--metric", choices=("whole", "whole_one", "ours", "diagnostic"),
+                        help="also print the median of these timings as a JSON line "
+                        "{\"metric\": ..., \"seconds\": ...} (for compare_commits.py --metric)")
     args = parser.parse_args(argv)
     if args.quick:
         args.tasks, args.workers = 10_000, 200
@@ -305,6 +391,11 @@ def main(argv: list[str] | None = None) -> int:
                 memory.append(measure_memory(crowd, Path(tmp)))
     text = report(results, memory, args)
     print(text)
+    print(f"marketsim imported from {MEASURED}")
+    if args.metric is not None:
+        # the figure benchmarks/compare_commits.py --metric reads (one JSON object per line)
+        print(json.dumps({"metric": args.metric, "seconds": med(
+            [t for r in results for t in getattr(r, args.metric)])}))
     if args.json is not None:
         args.json.write_text(json.dumps(
             {"machine": machine(), "results": [r.__dict__ for r in results], "memory": memory},

@@ -23,6 +23,16 @@ Example (the main command at one replicate, before and after a change)::
 
     python benchmarks/compare_commits.py c3d041e HEAD --repeats 5 -- --replicates 1 --jobs 1
 
+With ``--metric NAME`` the timed figure is not the run's wall time but the seconds it prints
+on a stdout line ``{"metric": NAME, "seconds": S}``: for a benchmark that times one step
+inside the process (e.g. ``bench_dawid_skene.py --metric whole``, the Dawid–Skene fit as
+``infer`` runs it), without interpreter start-up and data generation. Give the benchmark
+script by an absolute path to run this checkout's copy of it against both commits' code (it
+imports ``marketsim`` from ``PYTHONPATH``)::
+
+    python benchmarks/compare_commits.py BASE HEAD --bench cmd --metric whole --repeats 5 -- \
+        $PWD/benchmarks/bench_dawid_skene.py --classes 2 --no-memory --no-crowdkit --metric whole
+
 Printed: each side's median wall time (with min and max) and CPU time (the child's user + system
 time, its reaped worker processes included), the ratio of the medians old/new, the per-pair
 ratios' median, min–max and interquartile range, and a bootstrap 95 % interval of the median
@@ -136,11 +146,14 @@ def run_once(args: argparse.Namespace, side: Side, scratch: Path) -> tuple[float
     shutil.rmtree(out, ignore_errors=True)
     argv = command(args, side, out)
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=side.tree, env=side_env(side), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+    with tempfile.TemporaryFile() as stdout:
+        proc = subprocess.Popen(argv, cwd=side.tree, env=side_env(side), stdout=stdout,
+                                stderr=subprocess.PIPE)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        stdout.seek(0)
+        printed = stdout.read().decode(errors="replace")
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     proc.stderr.close()
@@ -151,7 +164,22 @@ def run_once(args: argparse.Namespace, side: Side, scratch: Path) -> tuple[float
     curves = out / "curves.csv"
     if curves.is_file():
         side.outputs.add(hashlib.sha256(curves.read_bytes()).hexdigest())
+    if args.metric:
+        wall = printed_metric(printed, args.metric, side)
     return wall, usage.ru_utime + usage.ru_stime
+
+
+def printed_metric(printed: str, metric: str, side: Side) -> float:
+    """The ``seconds`` of the last stdout line ``{"metric": METRIC, "seconds": S}``."""
+    for line in reversed(printed.splitlines()):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("metric") == metric:
+            return float(record["seconds"])
+    raise SystemExit(f"compare_commits: {side.label} ({side.commit[:10]}) printed no "
+                     f'{{"metric": "{metric}", "seconds": ...}} line')
 
 
 def quartiles(values: list[float]) -> tuple[float, float]:
@@ -203,17 +231,21 @@ def summarise(old: Side, new: Side) -> dict:
 def report(args: argparse.Namespace, old: Side, new: Side, res: dict) -> None:
     """Print the comparison as a few aligned lines."""
     print(f"benchmark: {args.bench}  args: {' '.join(args.bench_args) or '-'}  "
+          f"{f'metric: {args.metric}  ' if args.metric else ''}"
           f"pairs: {args.repeats}  machine: {os.cpu_count()} CPUs, "
           f"load average at end {os.getloadavg()[0]:.2f}")
+    timed = f"{args.metric} (printed)" if args.metric else "wall"
+    digits = 4 if args.metric else 2
     for side in (old, new):
         r = res[side.label]
-        print(f"  {side.label} {side.commit[:10]}  wall median {r['wall_median_s']:8.2f} s "
-              f"[{min(side.wall):.2f}, {max(side.wall):.2f}]   CPU median "
-              f"{r['cpu_median_s']:8.2f} s   runs: {', '.join(f'{w:.2f}' for w in side.wall)}")
+        print(f"  {side.label} {side.commit[:10]}  {timed} median "
+              f"{r['wall_median_s']:8.{digits}f} s [{min(side.wall):.{digits}f}, "
+              f"{max(side.wall):.{digits}f}]   CPU median {r['cpu_median_s']:8.2f} s   runs: "
+              f"{', '.join(f'{w:.{digits}f}' for w in side.wall)}")
     lo, hi = res["pair_ratio_min_max"]
     q1, q3 = res["pair_ratio_iqr"]
     c_lo, c_hi = res["pair_ratio_median_ci95"]
-    print(f"  old/new wall: ratio of medians {res['ratio_of_medians']:.3f}x; per pair median "
+    print(f"  old/new {timed}: ratio of medians {res['ratio_of_medians']:.3f}x; per pair median "
           f"{res['pair_ratio_median']:.3f}x, min-max {lo:.3f}-{hi:.3f}, IQR {q1:.3f}-{q3:.3f}, "
           f"bootstrap 95% {c_lo:.3f}-{c_hi:.3f}")
     print(f"  old/new CPU: ratio of medians {res['cpu_ratio_of_medians']:.3f}x")
@@ -239,6 +271,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--labels", type=Path, help="infer: the labels file")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs per side (default 1)")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    p.add_argument("--metric", metavar="NAME",
+                   help="compare the seconds the benchmark prints on a stdout line "
+                   '{"metric": NAME, "seconds": S} instead of its wall time (e.g. '
+                   "bench_dawid_skene.py --metric whole: the fit alone, without start-up)")
     args = p.parse_args(argv)
     args.bench_args = bench_args
     if args.repeats < 1:

@@ -45,6 +45,8 @@ def normalise_log(
     """
     if log_joint.shape[0] == 0:
         return np.zeros_like(log_joint), 0.0
+    if log_joint.shape[1] == 2:
+        return _normalise_log_two(log_joint, np.empty_like(log_joint) if out is None else out)
     # Hand-rolled log-sum-exp. Reductions along a short last axis (K = 2..5) are slow in
     # numpy, so the row max and the row sum fold over the K columns; this runs once per EM
     # iteration, thousands of times per simulated market.
@@ -58,6 +60,51 @@ def normalise_log(
     return proba, float(shift.sum() + np.log(total).sum())
 
 
+def column_products(mat: Any, x: np.ndarray) -> np.ndarray:
+    """``mat @ x`` for a sparse ``mat`` and a dense ``(n, K)`` ``x``, one sparse mat-vec per
+    column, returned as an ``(rows, K)`` view of a class-major ``(K, rows)`` array.
+
+    Bitwise the same numbers as ``mat @ x`` (each column is summed in the same order), but a
+    single-vector product streams the matrix once per class without scipy's multi-vector inner
+    loop, about twice as fast for K = 2; and the columns of the result are contiguous, which is
+    what the next product and the row normalisation want.
+    """
+    k = x.shape[1]
+    out = np.empty((k, mat.shape[0]))
+    for c in range(k):
+        out[c] = mat @ np.ascontiguousarray(x[:, c])
+    return out.T
+
+
+def column_sums(x: np.ndarray) -> np.ndarray:
+    """Column sums of an ``(n, K)`` array, added row after row whatever its memory layout
+    (the order ``x.sum(axis=0)`` uses for a C-ordered array, so the same bits)."""
+    if x.shape[0] == 0:
+        return np.zeros(x.shape[1])
+    return np.array([np.add.accumulate(x[:, c])[-1] for c in range(x.shape[1])])
+
+
+def _normalise_log_two(log_joint: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, float]:
+    """:func:`normalise_log` for K = 2, bit for bit: the larger entry of a row minus the row
+    maximum is 0 and its exponential exactly 1, so only the smaller one needs ``exp`` (half
+    the exponentials, the costliest step of a K = 2 iteration)."""
+    first, second = log_joint[:, 0], log_joint[:, 1]
+    first_wins = first >= second
+    shift = np.maximum(first, second)
+    small = np.minimum(first, second)
+    small -= shift
+    shift_sum = shift.sum()
+    np.exp(small, out=small)
+    total = np.add(small, 1.0, out=shift)  # the buffers are reused: fewer fresh pages
+    np.divide(small, total, out=small)
+    np.divide(1.0, total, out=out[:, 0])
+    np.copyto(out[:, 1], out[:, 0])
+    np.copyto(out[:, 0], small, where=~first_wins)
+    np.copyto(out[:, 1], small, where=first_wins)
+    np.log(total, out=total)
+    return out, float(shift_sum + total.sum())
+
+
 def argmax_labels(proba: np.ndarray) -> np.ndarray:
     """Most probable class per task (lowest index on exact ties, deterministic)."""
     if proba.shape[0] == 0:
@@ -68,7 +115,7 @@ def argmax_labels(proba: np.ndarray) -> np.ndarray:
 def majority_posterior(data: LabelSet, prior: np.ndarray | None = None) -> np.ndarray:
     """Soft majority vote: per-task vote shares; unlabelled tasks get the prior (or uniform)."""
     counts = data.vote_counts()
-    totals = counts.sum(axis=1, keepdims=True)
+    totals = data.task_degree.astype(np.float64)[:, None]  # = counts.sum(axis=1), exactly
     fallback = (
         np.full(data.n_classes, 1.0 / data.n_classes) if prior is None else np.asarray(prior)
     )

@@ -28,6 +28,8 @@ from marketsim.aggregation._numeric import (
     argmax_labels,
     as_generator,
     check_choice,
+    column_products,
+    column_sums,
     log_prior,
     majority_posterior,
     normalise_log,
@@ -260,7 +262,7 @@ class EMAggregator(BaseAggregator):
             return fixed
         if data.n_tasks == 0:
             return np.full(data.n_classes, 1.0 / data.n_classes)
-        prior = proba.sum(axis=0) / data.n_tasks
+        prior = column_sums(proba) / data.n_tasks
         # A class with no posterior mass at all (e.g. one nobody ever chose, from a majority
         # start) keeps prior 0: floored, its uniform confusion rows would let it "explain"
         # ambiguous tasks better than the real classes (docs/robustness.md).
@@ -268,7 +270,8 @@ class EMAggregator(BaseAggregator):
         return prior / prior.sum()
 
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
-        log_joint = data.incidence @ self._log_emission(data, params)
+        # (n_tasks, K), class-major in memory: the M-step reads its columns
+        log_joint = column_products(data.incidence, self._log_emission(data, params))
         log_joint += log_prior(params["prior"])[None, :]
         return normalise_log(log_joint, out=log_joint)
 
@@ -333,7 +336,7 @@ class EMAggregator(BaseAggregator):
             max_iter=self.max_iter, tol=self.tol, scale=max(data.n_labels, 1),
             name=type(self).__name__, clamp=clamp,
         )
-        self.proba_ = proba
+        self.proba_ = np.ascontiguousarray(proba)
         self.labels_ = argmax_labels(proba)
         self.prior_ = params["prior"]
         self.params_ = params

@@ -31,7 +31,9 @@ def confusion_from_counts(counts: np.ndarray, smoothing: float) -> np.ndarray:
 def confusion_counts(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     """``counts[j, c, l] = sum_i q_i(c) [worker j said l on task i]``."""
     k = data.n_classes
-    return (data.incidence.T @ proba).reshape(data.n_workers, k, k).transpose(0, 2, 1)
+    # one multi-vector pass beats one pass per class here (scatters into a small array)
+    counts = data.incidence.T @ np.ascontiguousarray(proba)
+    return counts.reshape(data.n_workers, k, k).transpose(0, 2, 1)
 
 
 class ConfusionEM(EMAggregator):

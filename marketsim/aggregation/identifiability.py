@@ -72,15 +72,21 @@ def excess_agreement_z(data: LabelSet) -> tuple[float, float]:
     Summed over worker pairs, the overlaps are ``sum_i C(d_i, 2)`` (``d_i`` distinct workers on
     task i) and the agreements ``sum_(i,l) C(n_il, 2)`` (``n_il`` distinct workers giving class l
     to task i), so ``z`` costs one pass over the labels instead of a worker-by-worker product.
+    Without repeated (task, worker) pairs these are the label set's cached per-task counts,
+    which the EM start computes anyway; with repeats, two 0/1 sparse matrices count them.
     """
     if data.n_labels == 0 or data.n_workers < 2:
         return 0.0, 0.0
-    g, b = _presence(data)
-    d = np.diff(g.indptr).astype(np.float64)
-    r = np.diff(b.indptr).astype(np.float64)
+    if data.has_repeated_pairs:
+        g, b = _presence(data)
+        d = np.diff(g.indptr).astype(np.float64)
+        r = np.diff(b.indptr).astype(np.float64)
+    else:  # every label is its own (task, worker) pair: the counts the EM start uses anyway
+        d = data.task_degree.astype(np.float64)
+        r = data.class_counts.astype(np.float64).ravel()
     overlap = float((d * (d - 1.0)).sum() / 2.0)
     agree = float((r * (r - 1.0)).sum() / 2.0)
-    freq = np.bincount(data.labels, minlength=data.n_classes) / data.n_labels
+    freq = data.class_counts.sum(axis=0) / data.n_labels
     c = float((freq**2).sum())
     if overlap == 0.0 or c >= 1.0:
         return 0.0, overlap

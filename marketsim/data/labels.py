@@ -208,26 +208,69 @@ class LabelSet:
         Every EM kernel is a product with this matrix or its transpose: the E-step is
         ``incidence @ R`` with ``R[(j, l), c] = log P(label l | true class c, worker j)`` and the
         M-step counts are ``incidence.T @ posterior``. Repeated (task, worker) pairs add up.
+        In canonical form: rows in task order, columns sorted within a row, repeats summed.
         """
-        cols = self.workers * self.n_classes + self.labels
-        data = np.ones(self.n_labels, dtype=np.float64)
-        mat = sp.csr_matrix(
-            (data, (self.tasks, cols)), shape=(self.n_tasks, self.n_workers * self.n_classes)
-        )
-        mat.sum_duplicates()
-        return mat
+        return self._canonical_incidence[0]
 
     @cached_property
     def incidence_t(self) -> sp.csr_matrix:
         """Transpose of :attr:`incidence`, stored as CSR for fast M-step products."""
         return self.incidence.T.tocsr()
 
-    def vote_counts(self) -> np.ndarray:
-        """``(n_tasks, n_classes)`` matrix of label counts per task and class."""
+    @property
+    def has_repeated_pairs(self) -> bool:
+        """Whether some worker labelled some task more than once."""
+        return self._canonical_incidence[1]
+
+    @cached_property
+    def _canonical_incidence(self) -> tuple[sp.csr_matrix, bool]:
+        """:attr:`incidence` and :attr:`has_repeated_pairs` from one sort of the integer keys
+        ``task * (n_workers * K) + worker * K + label`` (no sort when the labels already come
+        in that order): the matrix scipy's COO conversion builds, at a fraction of its cost."""
+        n_cols = self.n_workers * self.n_classes
+        small = self.n_tasks * n_cols < 2**31
+        codes = [a.astype(np.int32) if small else a for a in (self.tasks, self.workers,
+                                                                self.labels)]
+        keys = codes[0] * n_cols
+        keys += codes[1] * self.n_classes
+        keys += codes[2]
+        if keys.size and not bool(np.all(keys[1:] > keys[:-1])):
+            keys = np.sort(keys)
+        fresh = np.not_equal(keys[1:], keys[:-1])
+        index_dtype = np.int32 if max(n_cols, self.n_tasks, keys.size) < 2**31 else np.int64
+        if bool(fresh.all()):  # no (task, worker, label) triple twice: one entry per label
+            entries = keys
+            data = np.ones(keys.size, dtype=np.float64)
+            indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
+            np.cumsum(self.task_degree, out=indptr[1:])
+        else:
+            starts = np.flatnonzero(np.concatenate([[True], fresh]))
+            entries = keys[starts]
+            data = np.diff(np.append(starts, keys.size)).astype(np.float64)
+            indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
+            np.cumsum(np.bincount(entries // n_cols, minlength=self.n_tasks), out=indptr[1:])
+        rows = entries // n_cols
+        rows *= n_cols
+        indices = np.subtract(entries, rows, dtype=index_dtype)
+        mat = sp.csr_matrix((data, indices, indptr), shape=(self.n_tasks, n_cols), copy=False)
+        mat.has_sorted_indices = True
+        mat.has_canonical_format = True
+        pairs = keys // self.n_classes  # task * n_workers + worker
+        return mat, bool(np.any(pairs[1:] == pairs[:-1]))
+
+    @cached_property
+    def class_counts(self) -> np.ndarray:
+        """``(n_tasks, n_classes)`` int64 label counts per task and class (cached; read-only)."""
         counts = np.bincount(
             self.tasks * self.n_classes + self.labels, minlength=self.n_tasks * self.n_classes
-        )
-        return counts.reshape(self.n_tasks, self.n_classes).astype(np.float64)
+        ).reshape(self.n_tasks, self.n_classes)
+        counts.flags.writeable = False
+        return counts
+
+    def vote_counts(self) -> np.ndarray:
+        """``(n_tasks, n_classes)`` matrix of label counts per task and class (a fresh float
+        array)."""
+        return self.class_counts.astype(np.float64)
 
     def subset(self, mask: np.ndarray) -> LabelSet:
         """Labels selected by a boolean mask; sizes and id maps are kept."""

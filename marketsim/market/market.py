@@ -36,11 +36,7 @@ import simpy
 
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.errors import InputError, MarketStuckError
-from marketsim.market.answers import AnswerModel
-from marketsim.market.answers.confusion import ConfusionAnswers
-from marketsim.market.answers.gaussian_scores import ScoreAnswers
-from marketsim.market.answers.one_coin import OneCoinAnswers
-from marketsim.market.answers.replay import ReplayAnswers
+from marketsim.market.answers.choose import answer_model
 from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions, draw_gold_truth
 from marketsim.market.inference import fit_counted, takes
@@ -61,20 +57,6 @@ from marketsim.policies.base import GOLD, AssignmentPolicy, MarketInfo, is_worke
 from marketsim.record.curves import CurvePoint
 from marketsim.scenario.replay import ReplayData
 from marketsim.scenario.specs import Scenario
-
-
-def answer_model(
-    world: World, n_classes: int, rng: np.random.Generator, replay: ReplayData | None
-) -> AnswerModel:
-    """The per-label answers of the world's worker model (the file's answers in a replay)."""
-    if replay is not None:
-        return ReplayAnswers(replay)
-    if world.continuous:
-        assert world.means is not None and world.good is not None
-        return ScoreAnswers(world.means, world.good, world.sigma, rng)
-    if world.one_coin:
-        return OneCoinAnswers(world.truth, world.confusion, n_classes, rng)
-    return ConfusionAnswers(world.truth, world.confusion, rng)
 
 
 class Market:

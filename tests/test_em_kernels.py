@@ -1,0 +1,182 @@
+"""The optimised EM kernels (issue #17) against straightforward references.
+
+Dawid–Skene's posteriors must match a plain implementation kept here (one scatter-add per
+label, dense confusion arrays) to 1e-12; the sparse structures and column products the fast
+path uses must be the very numbers of the obvious scipy/numpy expressions they replace.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from marketsim.aggregation import DawidSkene
+from marketsim.aggregation._numeric import column_products, column_sums, normalise_log
+from marketsim.aggregation.identifiability import _presence, excess_agreement_z
+from marketsim.data.labels import LabelSet
+
+FLOOR = 1e-12
+
+
+def reference_dawid_skene(
+    data: LabelSet, n_iter: int, smoothing: float, class_prior: np.ndarray | None
+) -> tuple[np.ndarray, list[float]]:
+    """Dawid–Skene EM written out plainly: majority start, then ``n_iter`` times M-step
+    (smoothed confusion counts, class prior) and E-step (per-label log-likelihood sums)."""
+    n, m, k = data.n_tasks, data.n_workers, data.n_classes
+    t, w, lab = data.tasks, data.workers, data.labels
+    votes = np.zeros((n, k))
+    np.add.at(votes, (t, lab), 1.0)
+    deg = votes.sum(axis=1, keepdims=True)
+    start = np.full(k, 1.0 / k) if class_prior is None else class_prior
+    q = np.where(deg > 0, votes / np.maximum(deg, 1.0), start)
+    history = []
+    for _ in range(n_iter):
+        counts = np.zeros((m, k, k))  # [worker, true class, given label]
+        for c in range(k):
+            np.add.at(counts[:, c, :], (w, lab), q[t, c])
+        counts += smoothing
+        totals = counts.sum(axis=2, keepdims=True)
+        conf = np.where(totals > 0, counts / np.where(totals > 0, totals, 1.0), 1.0 / k)
+        if class_prior is None:
+            prior = q.sum(axis=0) / n
+            prior = np.where(prior > 0, np.maximum(prior, FLOOR), 0.0)
+            prior = prior / prior.sum()
+        else:
+            prior = class_prior
+        log_conf = np.log(np.maximum(conf, FLOOR))
+        joint = np.zeros((n, k))
+        for c in range(k):
+            np.add.at(joint[:, c], t, log_conf[w, c, lab])
+        with np.errstate(divide="ignore"):
+            joint += np.where(prior > 0, np.log(np.maximum(prior, FLOOR)), -np.inf)
+        top = joint.max(axis=1, keepdims=True)
+        e = np.exp(joint - top)
+        q = e / e.sum(axis=1, keepdims=True)
+        objective = float((top[:, 0] + np.log(e.sum(axis=1))).sum())
+        if smoothing > 0:
+            objective += smoothing * float(log_conf.sum())
+        history.append(objective)
+    return q, history
+
+
+def random_crowd(k: int, seed: int, repeats: bool = False) -> LabelSet:
+    """A few hundred tasks of uneven degree from workers of mixed quality, in shuffled order;
+    with ``repeats``, some (task, worker) pairs labelled twice."""
+    rng = np.random.default_rng(seed)
+    n, m = 300, 25
+    truth = rng.integers(0, k, n)
+    acc = rng.uniform(0.6, 0.95, m)
+    deg = rng.integers(1, 9, n)
+    t = np.repeat(np.arange(n), deg)
+    w = np.concatenate([rng.choice(m, d, replace=False) for d in deg])
+    if repeats:
+        again = rng.choice(t.size, 40, replace=False)
+        t, w = np.concatenate([t, t[again]]), np.concatenate([w, w[again]])
+    right = rng.random(t.size) < acc[w]
+    lab = np.where(right, truth[t], (truth[t] + rng.integers(1, k, t.size)) % k)
+    order = rng.permutation(t.size)
+    return LabelSet(t[order], w[order], lab[order], n, m, k)
+
+
+@pytest.mark.parametrize("k", [2, 5])
+@pytest.mark.parametrize("smoothing", [0.0, 1.0])
+@pytest.mark.parametrize("fixed_prior", [False, True])
+def test_dawid_skene_posteriors_match_the_plain_implementation(
+    k: int, smoothing: float, fixed_prior: bool
+) -> None:
+    data = random_crowd(k, seed=10 * k + int(smoothing) + 3 * fixed_prior)
+    prior = np.linspace(1.0, 2.0, k) / np.linspace(1.0, 2.0, k).sum() if fixed_prior else None
+    est = DawidSkene(max_iter=15, tol=0.0, smoothing=smoothing, class_prior=prior).fit(data)
+    q, history = reference_dawid_skene(data, 15, smoothing, prior)
+    assert est.n_iter_ == 15
+    np.testing.assert_allclose(est.proba_, q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(est.log_likelihood_, history, rtol=1e-12)
+    assert est.proba_.flags.c_contiguous
+
+
+def test_repeated_labels_count_twice_as_in_the_plain_implementation() -> None:
+    data = random_crowd(3, seed=7, repeats=True)
+    est = DawidSkene(max_iter=10, tol=0.0).fit(data)
+    q, _ = reference_dawid_skene(data, 10, 0.0, None)
+    np.testing.assert_allclose(est.proba_, q, rtol=0, atol=1e-12)
+
+
+def scipy_incidence(data: LabelSet) -> sp.csr_matrix:
+    """The incidence matrix as scipy's COO conversion builds it (the previous code)."""
+    cols = data.workers * data.n_classes + data.labels
+    mat = sp.csr_matrix((np.ones(data.n_labels), (data.tasks, cols)),
+                        shape=(data.n_tasks, data.n_workers * data.n_classes))
+    mat.sum_duplicates()
+    return mat
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_incidence_is_scipys_canonical_matrix(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, m, k = int(rng.integers(1, 30)), int(rng.integers(1, 8)), int(rng.integers(1, 5))
+    size = int(rng.integers(0, 90))
+    t, w, lab = rng.integers(0, n, size), rng.integers(0, m, size), rng.integers(0, k, size)
+    if seed % 4 == 0:  # already in (task, worker, label) order: the no-sort path
+        keep = np.unique(t * m * k + w * k + lab)
+        t, w, lab = keep // (m * k), keep // k % m, keep % k
+    data = LabelSet(t, w, lab, n, m, k)
+    ours, theirs = data.incidence, scipy_incidence(data)
+    for name in ("indptr", "indices", "data"):
+        got, want = getattr(ours, name), getattr(theirs, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    pairs = list(zip(t.tolist(), w.tolist(), strict=True))
+    assert data.has_repeated_pairs == (len(set(pairs)) < len(pairs))
+
+
+def test_empty_label_set_has_an_empty_incidence() -> None:
+    data = LabelSet.from_arrays([], [], [], n_tasks=3, n_workers=2, n_classes=2)
+    assert data.incidence.shape == (3, 4) and data.incidence.nnz == 0
+    assert not data.has_repeated_pairs
+
+
+@pytest.mark.parametrize("repeats", [False, True])
+def test_agreement_z_from_cached_counts_equals_the_sparse_count(repeats: bool) -> None:
+    data = random_crowd(3, seed=4, repeats=repeats)
+    assert data.has_repeated_pairs == repeats
+    g, b = _presence(data)
+    d = np.diff(g.indptr).astype(np.float64)
+    r = np.diff(b.indptr).astype(np.float64)
+    overlap = (d * (d - 1.0)).sum() / 2.0
+    agree = (r * (r - 1.0)).sum() / 2.0
+    c = float(((np.bincount(data.labels, minlength=3) / data.n_labels) ** 2).sum())
+    z = (agree - c * overlap) / np.sqrt(overlap * c * (1.0 - c))
+    assert excess_agreement_z(data) == (z, overlap)
+
+
+def test_column_kernels_give_the_bits_of_the_plain_expressions() -> None:
+    data = random_crowd(4, seed=2)
+    rng = np.random.default_rng(0)
+    x = rng.random((data.n_workers * 4, 4))
+    q = rng.random((data.n_tasks, 4))
+    assert np.array_equal(column_products(data.incidence, x), data.incidence @ x)
+    assert np.array_equal(column_products(data.incidence.T, q), data.incidence.T @ q)
+    big = rng.random((100_001, 3))
+    assert np.array_equal(column_sums(big), big.sum(axis=0))
+    assert np.array_equal(column_sums(np.asfortranarray(big)), big.sum(axis=0))
+    assert np.array_equal(column_sums(np.zeros((0, 3))), np.zeros(3))
+
+
+def test_two_class_normalisation_is_the_general_log_sum_exp_bit_for_bit() -> None:
+    rng = np.random.default_rng(1)
+    log_joint = rng.normal(-20.0, 30.0, size=(10_000, 2))
+    log_joint[::7, 1] = log_joint[::7, 0]  # exact ties
+    log_joint[::11, 0] = -np.inf  # a class with prior 0
+    shift = np.maximum(log_joint[:, 0], log_joint[:, 1])
+    want = np.exp(log_joint - shift[:, None])
+    total = want[:, 0] + want[:, 1]
+    want /= total[:, None]
+    want_ll = float(shift.sum() + np.log(total).sum())
+    before = log_joint.copy()
+    got, ll = normalise_log(log_joint)
+    assert np.array_equal(log_joint, before)  # without ``out`` the input is left alone
+    assert np.array_equal(got, want) and ll == want_ll
+    class_major = np.asfortranarray(log_joint)
+    got, ll = normalise_log(class_major, out=class_major)
+    assert got is class_major and np.array_equal(got, want) and ll == want_ll
