@@ -25,11 +25,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from sklearn.exceptions import ConvergenceWarning
 
 from marketsim.aggregation._numeric import majority_posterior
 from marketsim.aggregation.base import BaseAggregator, EMAggregator
 from marketsim.aggregation.dawid_skene import DawidSkene
+from marketsim.aggregation.estimator import ConvergenceWarning
 from marketsim.aggregation.identifiability import NotIdentifiableWarning
 from marketsim.aggregation.majority_vote import MajorityVote
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, make_estimator

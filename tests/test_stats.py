@@ -7,10 +7,17 @@ import math
 
 import numpy as np
 import pytest
+import scipy.stats as scipy_stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from marketsim.record.stats import mean_interval, paired_comparison, t_multiplier
+from marketsim.record.stats import (
+    mean_interval,
+    paired_comparison,
+    t_multiplier,
+    t_quantile,
+    t_test_pvalue,
+)
 
 
 @pytest.mark.parametrize("n", [2, 5, 20])
@@ -80,3 +87,16 @@ def test_undetected_difference_estimates_replicates_needed() -> None:
 def test_unfinished_replicates_are_left_out_of_the_pairs() -> None:
     cmp = paired_comparison("b", "a", [0.1, math.nan, 0.2], [0.2, 0.3, 0.3])
     assert cmp.difference.n == 2
+
+
+def test_light_kernels_give_scipy_stats_bits() -> None:
+    """The CLI avoids importing scipy.stats (0.7 s per command); its t quantiles and paired
+    t-test p-values must stay exactly scipy.stats' numbers."""
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n = int(rng.integers(2, 60))
+        x = rng.normal(rng.normal(), rng.uniform(0.01, 5), n) * 10 ** rng.uniform(-3, 4)
+        assert t_test_pvalue(x) == float(scipy_stats.ttest_1samp(x, 0.0).pvalue)
+    for df in (1, 2, 4, 19, 99, 1999):
+        for q in (0.5, 0.8, 0.975, 0.995):
+            assert t_quantile(q, df) == float(scipy_stats.t.ppf(q, df))

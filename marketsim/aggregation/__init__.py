@@ -4,6 +4,7 @@ from marketsim.aggregation.base import BaseAggregator, EMAggregator
 from marketsim.aggregation.continuous import GaussianBadAnnotatorEM
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.eigen_ratio import EigenRatio
+from marketsim.aggregation.estimator import ConvergenceWarning
 from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
 from marketsim.aggregation.kos import KOS, KOSSVD
@@ -15,6 +16,7 @@ from marketsim.aggregation.registry import METHODS, make_estimator
 __all__ = [
     "METHODS",
     "BaseAggregator",
+    "ConvergenceWarning",
     "DawidSkene",
     "DawidSkeneWithFeatures",
     "EMAggregator",

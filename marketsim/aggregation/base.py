@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
 
 from marketsim.aggregation._numeric import (
     PROB_FLOOR,
@@ -35,6 +33,7 @@ from marketsim.aggregation._numeric import (
     normalise_log,
     random_posterior,
 )
+from marketsim.aggregation.estimator import ConvergenceWarning, Estimator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.aggregation.metrics import mean_accuracy
 from marketsim.data.frames import labels_series, proba_frame
@@ -114,7 +113,7 @@ def clamp_known(proba: np.ndarray, known: np.ndarray) -> np.ndarray:
     return out
 
 
-class BaseAggregator(BaseEstimator):
+class BaseAggregator(Estimator):
     """Class estimators: ``fit(data)`` then read ``proba_`` (posteriors) and ``labels_``."""
 
     def fit(self, data: LabelSet, **fit_params: Any) -> BaseAggregator:  # pragma: no cover
@@ -155,7 +154,7 @@ class BaseAggregator(BaseEstimator):
         return labels_series(coded.task_ids, coded.class_values[labels])
 
 
-class ScoreAggregator(BaseEstimator):
+class ScoreAggregator(Estimator):
     """Score estimators: ``fit(data)`` estimates a continuous mean per task, ``means_``.
 
     They have no class posteriors, so (unlike :class:`BaseAggregator`) there is no

@@ -9,9 +9,9 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.estimator import ConvergenceWarning
 from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.spectral import SpectralFallbackWarning
 from marketsim.scenario.specs import InferenceSpec, Scenario

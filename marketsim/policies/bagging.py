@@ -13,8 +13,6 @@ split; repeated rows of a bootstrap sample weigh like sklearn's counts.
 from __future__ import annotations
 
 import numpy as np
-from sklearn import config_context
-from sklearn.tree import DecisionTreeClassifier
 
 
 class BootstrapForest:
@@ -62,6 +60,11 @@ class BootstrapForest:
     def fit(self, x: np.ndarray, y: np.ndarray) -> BootstrapForest:
         """Fit ``n_trees`` trees, each on ``round(sample_fraction * n)`` rows drawn with
         replacement (at least one)."""
+        # scikit-learn is imported here, when a forest is fitted: importing it costs 1.5 s,
+        # which every other command and arm would pay for nothing.
+        from sklearn import config_context
+        from sklearn.tree import DecisionTreeClassifier
+
         x = np.ascontiguousarray(x, dtype=np.float32)
         # The rows are checked once here, so each tree may skip scikit-learn's own checks
         # (parameters, array validation, missing-value scan: about a third of a small tree's

@@ -1,0 +1,39 @@
+"""The estimator convention without scikit-learn's base class: parameters, clone, repr, and a
+command start-up that does not import scikit-learn (1.5 s)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from sklearn.base import clone
+
+from marketsim.aggregation import METHODS, DawidSkene, make_estimator
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_method_round_trips_its_parameters_and_clones(name: str) -> None:
+    est = make_estimator(name)
+    params = est.get_params()
+    copy = clone(est)
+    assert type(copy) is type(est) and copy.get_params().keys() == params.keys()
+    assert type(est)(**est.get_params(deep=False)).get_params().keys() == params.keys()
+
+
+def test_set_params_changes_and_names_the_valid_ones() -> None:
+    est = DawidSkene()
+    assert est.set_params(max_iter=7, init="spectral") is est
+    assert est.get_params()["max_iter"] == 7
+    assert repr(est) == "DawidSkene(init='spectral', max_iter=7)"
+    with pytest.raises(ValueError, match="invalid parameter 'iters' for DawidSkene; valid"):
+        est.set_params(iters=3)
+
+
+def test_a_command_starts_without_scikit_learn() -> None:
+    """Parsing a scenario and reporting need no scikit-learn; only a random-forest fit does."""
+    code = ("import sys, marketsim.cli.run, marketsim.scenario.parser, marketsim.report.render;"
+            "print('sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
