@@ -157,6 +157,7 @@ class Market:
                 ability_low=ab.low,
                 inference=make_estimator,
                 truth=world.truth if getattr(policy, "needs_truth", False) else None,
+                true_confusion=world.confusion if getattr(policy, "needs_truth", False) else None,
             )
         )
         call_policy(policy, "bind", lambda: policy.bind(info))
