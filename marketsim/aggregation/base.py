@@ -65,8 +65,13 @@ def run_em(
     tol: float,
     scale: float,
     name: str,
+    clamp: Callable[[Any], Any] | None = None,
 ) -> tuple[Any, Any, EMTrace]:
     """The one EM loop: ``params <- M(state, params); state, objective <- E(params)``.
+
+    ``clamp`` (optional) is applied to the initial ``state`` and after every E-step: e.g.
+    :func:`clamp_known`, which fixes the posteriors of tasks whose class is known (gold
+    questions).
 
     ``state`` is what the E-step infers (task posteriors, annotator weights), ``params`` the
     model parameters (the M-step also sees the previous ones). Stops after ``max_iter``
@@ -77,9 +82,13 @@ def run_em(
     history: list[float] = []
     converged = False
     n_iter = 0
+    if clamp is not None:
+        state = clamp(state)
     for n_iter in range(1, int(max_iter) + 1):  # noqa: B007 - n_iter read after loop
         params = m_step(state, params)
         state, objective = e_step(params)
+        if clamp is not None:
+            state = clamp(state)
         history.append(objective)
         if len(history) > 1 and abs(history[-1] - history[-2]) <= tol * scale:
             converged = True
@@ -89,6 +98,18 @@ def run_em(
             f"{name} did not converge in {max_iter} iterations", ConvergenceWarning, stacklevel=3
         )
     return state, params, EMTrace(history, n_iter, converged)
+
+
+def clamp_known(proba: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """``proba`` (n_tasks, K) with the rows of tasks of known class (``known >= 0``; -1 =
+    unknown) set to that class's indicator: gold questions in an EM fit. Vectorised."""
+    rows = np.flatnonzero(known >= 0)
+    if rows.size == 0:
+        return proba
+    out = np.array(proba, dtype=np.float64)
+    out[rows] = 0.0
+    out[rows, known[rows]] = 1.0
+    return out
 
 
 class BaseAggregator(BaseEstimator):
@@ -257,11 +278,15 @@ class EMAggregator(BaseAggregator):
         *,
         init_proba: np.ndarray | None = None,
         init_params: dict[str, np.ndarray] | None = None,
+        known: np.ndarray | None = None,
     ) -> EMAggregator:
         """Run EM on ``data``.
 
         ``init_proba`` (n_tasks, K) warm-starts from a previous posterior and ``init_params``
         from previous parameters (as returned in ``params_``); both override ``init``.
+        ``known`` (n_tasks,) gives the class of tasks whose answer is known (gold questions)
+        and -1 elsewhere: their posteriors are clamped to that class from the start and after
+        every E-step (:func:`clamp_known`), so they calibrate the workers who answered them.
         """
         self._check(data)
         rng = as_generator(self.random_state)
@@ -297,10 +322,16 @@ class EMAggregator(BaseAggregator):
             proba, loglik = self._e_step(data, params)
             return proba, loglik + self._log_param_prior(params)
 
+        clamp = None
+        if known is not None:
+            gold = np.asarray(known, dtype=np.int64)
+            if gold.shape != (data.n_tasks,) or np.any(gold >= data.n_classes):
+                raise ValueError(f"known must be {data.n_tasks} class indices or -1")
+            clamp = lambda proba: clamp_known(proba, gold)  # noqa: E731 - one-line closure
         proba, params, trace = run_em(
             proba, params, lambda proba, _: self._m_step(data, proba), e_step,
             max_iter=self.max_iter, tol=self.tol, scale=max(data.n_labels, 1),
-            name=type(self).__name__,
+            name=type(self).__name__, clamp=clamp,
         )
         self.proba_ = proba
         self.labels_ = argmax_labels(proba)

@@ -1,13 +1,19 @@
-"""Turn an arm's inference settings into an estimator factory for the market's service."""
+"""Turn an arm's inference settings into an estimator factory for the market's service, and
+fit estimators the way the market's inference service does."""
 
 from __future__ import annotations
 
 import copy
+import inspect
+import warnings
 from collections.abc import Callable
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.identifiability import identifiability_checks
+from marketsim.aggregation.spectral import SpectralFallbackWarning
 from marketsim.scenario.specs import InferenceSpec, Scenario
 
 
@@ -52,3 +58,33 @@ def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], B
         return factory(**params)
 
     return build
+
+
+def takes(estimator: BaseAggregator, name: str) -> bool:
+    """Whether ``estimator.fit`` has the parameter ``name`` (named, not swallowed by
+    ``**kwargs``): ``features`` (task features), ``known`` (gold questions)."""
+    params = inspect.signature(type(estimator).fit).parameters
+    return name in params and params[name].kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
+    )
+
+
+def fit_counted(fit: Callable[[], object]) -> tuple[int, int]:
+    """Run ``fit`` (one refit of the market's estimator); return how many convergence
+    warnings and spectral-initialiser fallbacks it raised. Other warnings are passed on.
+
+    A market refits every batch, from a sparse graph at first: non-convergence and the
+    spectral initialiser's fallback to majority vote are expected, so counted, not shouted;
+    the error curve is the market's verdict, so the (costly) identifiability diagnostic is not
+    even computed."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        warnings.simplefilter("always", SpectralFallbackWarning)
+        with identifiability_checks(False):
+            fit()
+    counted = (ConvergenceWarning, SpectralFallbackWarning)
+    for w in caught:
+        if not issubclass(w.category, counted):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return (sum(issubclass(w.category, ConvergenceWarning) for w in caught),
+            sum(issubclass(w.category, SpectralFallbackWarning) for w in caught))

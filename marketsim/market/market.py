@@ -7,7 +7,12 @@ Processes (small generators, state on the model; see SimPy's own examples):
   exponential service time, and submits the answer;
 - ``inference_service``: every ``batch`` received labels it refits the arm's estimator, lets the
   recorder sample the error, and asks the policy for a new ranking (the requester hands out
-  tasks from the latest, possibly stale, ranking in the meantime).
+  tasks from the latest, possibly stale, ranking in the meantime). A worker-aware policy is
+  asked per arriving worker instead (:mod:`marketsim.market.assign`).
+
+Gold questions (:mod:`marketsim.market.gold`) and the worker rules — capacity, drop-out,
+blocking, prices, a money budget (:mod:`marketsim.market.workforce`) — are off unless the
+scenario asks for them.
 
 The record of who labelled what is a networkx bipartite graph; inference runs on the
 :class:`~marketsim.market.label_log.LabelLog` arrays kept in step with it. The parts live next
@@ -20,56 +25,42 @@ label carries a score and the service fits a score method.
 
 from __future__ import annotations
 
-import inspect
 import time
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import networkx as nx
 import numpy as np
 import simpy
-from sklearn.exceptions import ConvergenceWarning
 
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.aggregation.identifiability import identifiability_checks
-from marketsim.aggregation.spectral import SpectralFallbackWarning
-from marketsim.errors import MarketStuckError
+from marketsim.errors import InputError, MarketStuckError
 from marketsim.market.answers import AnswerModel
 from marketsim.market.answers.confusion import ConfusionAnswers
 from marketsim.market.answers.gaussian_scores import ScoreAnswers
 from marketsim.market.answers.one_coin import OneCoinAnswers
 from marketsim.market.answers.replay import ReplayAnswers
+from marketsim.market.assign import WorkerAwareRequester
+from marketsim.market.gold import GoldQuestions, draw_gold_truth
+from marketsim.market.inference import fit_counted, takes
 from marketsim.market.label_log import LabelLog
-from marketsim.market.policy_guard import call_policy, checked_ranking, frozen_arrays
+from marketsim.market.policy_guard import (
+    call_policy,
+    checked_ranking,
+    frozen_arrays,
+    policy_label,
+)
 from marketsim.market.recorder import Recorder
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import Requester, TaskRequester
+from marketsim.market.streams import Streams
+from marketsim.market.workforce import Workforce
 from marketsim.market.world import World
-from marketsim.policies.base import AssignmentPolicy, MarketInfo
+from marketsim.policies.base import GOLD, AssignmentPolicy, MarketInfo, is_worker_aware
 from marketsim.record.curves import CurvePoint
 from marketsim.scenario.replay import ReplayData
 from marketsim.scenario.specs import Scenario
-
-
-@dataclass(frozen=True)
-class Streams:
-    """The independent random streams of one unit."""
-
-    arrivals: np.random.Generator
-    answers: np.random.Generator
-    policy: np.random.Generator
-    inference: np.random.Generator
-
-
-def _takes_features(estimator: BaseAggregator) -> bool:
-    """Whether ``estimator.fit`` has a ``features`` parameter (named, not swallowed by
-    ``**kwargs``)."""
-    params = inspect.signature(type(estimator).fit).parameters
-    return "features" in params and params["features"].kind in (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
-    )
 
 
 def answer_model(
@@ -115,10 +106,25 @@ class Market:
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
         self.log = LabelLog(n, m, k, self.budget, scores=world.continuous)
-        self.requester: TaskRequester = (
-            Requester(n, m) if replay is None else ReplayRequester(replay)
-        )
         self.answers = answer_model(world, k, streams.answers, replay)
+        self.workforce = Workforce(scenario, world.ability, streams.tiers, streams.workforce)
+        self.gold: GoldQuestions | None = None
+        if scenario.gold is not None:
+            truth = draw_gold_truth(scenario.gold, np.asarray(scenario.tasks.prior),
+                                    streams.gold_world)
+            self.gold = GoldQuestions(
+                scenario.gold, truth, answer_model(replace(world, truth=truth), k, streams.gold,
+                                                   None), m, streams.gold)
+        self.worker_aware = is_worker_aware(policy)
+        self.requester: TaskRequester | WorkerAwareRequester
+        if self.worker_aware:
+            if replay is not None:
+                raise InputError(f"policy {getattr(policy, 'name', policy)!r} chooses per "
+                                 "worker (assign) and needs a simulated crowd, not [replay]")
+            self.requester = WorkerAwareRequester(policy, n, m, streams.policy,
+                                                  self.workforce.stats, self._gold_left)
+        else:
+            self.requester = Requester(n, m) if replay is None else ReplayRequester(replay)
         self.recorder = Recorder(scenario, world)
         self.graph: nx.Graph | None = nx.Graph() if keep_graph else None
         if self.graph is not None:
@@ -143,8 +149,11 @@ class Market:
         self._refresh_due = self.env.event()
         #: Task features are passed to estimators whose ``fit`` takes them (``ds-features``).
         self._fit_kwargs: dict[str, Any] = {}
-        if world.features is not None and _takes_features(make_estimator()):
+        if world.features is not None and takes(make_estimator(), "features"):
             self._fit_kwargs["features"] = world.features
+        #: Gold answers enter the fit (classes clamped) when asked and the estimator can.
+        self._gold_fit = (self.gold is not None and self.gold.spec.in_inference
+                          and takes(make_estimator(), "known"))
         ab = scenario.workers.ability
         info = frozen_arrays(  # read-only copies: the world is shared by every arm
             MarketInfo(
@@ -163,6 +172,14 @@ class Market:
         call_policy(policy, "bind", lambda: policy.bind(info))
 
     # --- label bookkeeping -------------------------------------------------------------------
+    @property
+    def bought(self) -> int:
+        """Labels received so far, gold answers included (what the budget counts)."""
+        return self.log.size + (0 if self.gold is None else self.gold.n_answered)
+
+    def _gold_left(self, worker: int) -> bool:
+        return self.gold is not None and self.gold.has_left(worker)
+
     def _record(
         self,
         tasks: np.ndarray,
@@ -179,7 +196,11 @@ class Market:
                  | ({} if scores is None else {"score": x}))
                 for i, j, z, x in zip(tasks, workers, labels, extra, strict=True)
             )
-        if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
+        self._due()
+
+    def _due(self) -> None:
+        """Trigger the inference service when the next refresh's labels are in."""
+        if self.bought >= self._next_refresh and not self._refresh_due.triggered:
             self._refresh_due.succeed()
 
     def receive(self, task: int, worker: int) -> None:
@@ -193,34 +214,36 @@ class Market:
                 self.graph.add_edge(f"t{task}", f"w{worker}", label=label, time=now)
             else:
                 self.graph.add_edge(f"t{task}", f"w{worker}", label=label, score=score, time=now)
-        if self.log.size >= self._next_refresh and not self._refresh_due.triggered:
-            self._refresh_due.succeed()
+        self.workforce.received(worker)
+        self._due()
+
+    def receive_gold(self, question: int, worker: int) -> None:
+        """A worker submits their answer to gold ``question``: paid, scored, never a result."""
+        assert self.gold is not None
+        self.workforce.received(worker, gold=True, correct=self.gold.answer(question, worker))
+        self._due()
 
     # --- inference ---------------------------------------------------------------------------
     def _fit(self, labels: Any) -> BaseAggregator:
-        """A fresh estimator fitted on ``labels`` (with the task features when it takes them);
-        convergence warnings are counted, others passed on."""
+        """A fresh estimator fitted on ``labels`` (with the task features when it takes them,
+        the gold answers when they enter inference); convergence warnings are counted."""
         est = self.make_estimator()
         if hasattr(est, "random_state"):
             est.set_params(random_state=self.streams.inference)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            warnings.simplefilter("always", SpectralFallbackWarning)
-            # Early refits see few labels per task; the error curve is the market's verdict,
-            # so the (costly) identifiability diagnostic is not even computed.
-            with identifiability_checks(False):
-                if self.warm_start and self.proba is not None and hasattr(est, "max_iter"):
-                    est.fit(labels, init_proba=self.proba, **self._fit_kwargs)
-                else:
-                    est.fit(labels, **self._fit_kwargs)
-        # A market refits every batch, from a sparse graph at first: non-convergence and the
-        # spectral initialiser's fallback to majority vote are counted, not shouted.
-        counted = (ConvergenceWarning, SpectralFallbackWarning)
-        self.not_converged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
-        self.init_fallbacks += sum(issubclass(w.category, SpectralFallbackWarning) for w in caught)
-        for w in caught:
-            if not issubclass(w.category, counted):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        init, kwargs = self.proba, dict(self._fit_kwargs)
+        if self._gold_fit and self.gold is not None and self.gold.n_answered:
+            labels, kwargs["known"] = self.gold.with_tasks(labels)
+            if init is not None:  # gold rows start at their known class
+                init = np.vstack([init, np.eye(self.n_classes)[self.gold.truth]])
+        warm = self.warm_start and init is not None and hasattr(est, "max_iter")
+        if warm:
+            kwargs["init_proba"] = init
+        not_converged, fallbacks = fit_counted(lambda: est.fit(labels, **kwargs))
+        self.not_converged += not_converged
+        self.init_fallbacks += fallbacks
+        if "known" in kwargs:  # results are the real tasks only
+            n = self.scenario.tasks.count
+            est.proba_, est.labels_ = est.proba_[:n], est.labels_[:n]
         return est
 
     def refresh(self) -> None:
@@ -232,14 +255,21 @@ class Market:
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started
         point, state = self.recorder.sample(est, labels, float(self.env.now))
+        point = replace(point, edges=self.bought, money=self.workforce.spent,
+                        gold_labels=float(self.bought - self.log.size),
+                        blocked_workers=float(self.workforce.blocked.sum()))
         if not self.world.continuous:
             self.proba = est.proba_
         self.curve.append(point)
         if self.on_refresh is not None:
             self.on_refresh(point)
-        if labels.n_labels < self.budget:
+        if self.bought < self.budget:
             ranked = time.perf_counter()
-            self.requester.new_round(self._rank(frozen_arrays(state)))
+            if isinstance(self.requester, WorkerAwareRequester):
+                self._refused.clear()
+                self.requester.refreshed(state)
+            else:
+                self.requester.new_round(self._rank(frozen_arrays(state)))
             self.policy_seconds += time.perf_counter() - ranked
 
     def _rank(self, state: Any) -> np.ndarray:
@@ -255,19 +285,52 @@ class Market:
             yield self._refresh_due
             self._refresh_due = self.env.event()
             self.refresh()
-            if self.log.size >= self.budget:
+            if self.bought >= self.budget:
                 self.finished.succeed()
                 return
-            self._next_refresh = min(self.log.size + self.batch, self.budget)
-            if self.log.size >= self._next_refresh:
+            self._next_refresh = min(self.bought + self.batch, self.budget)
+            if self.bought >= self._next_refresh:
                 self._refresh_due.succeed()
 
-    def worker_visit(self, worker: int, task: int, service: float) -> Any:
-        """A worker labels ``task`` for ``service`` time units, then submits."""
+    def _deliver(self, worker: int, task: int, question: int | None) -> None:
+        if question is None:
+            self.receive(task, worker)
+        else:
+            self.receive_gold(question, worker)
+
+    def worker_visit(self, worker: int, task: int, question: int | None, service: float) -> Any:
+        """A worker labels ``task`` (or answers gold ``question``) for ``service`` time units,
+        then submits."""
         self.busy[worker] = True
         yield self.env.timeout(service)
         self.busy[worker] = False
-        self.receive(task, worker)
+        self._deliver(worker, task, question)
+
+    def _choose(self, worker: int) -> tuple[int | None, int | None]:
+        """(task, gold question) for an arriving idle worker: a gold question by
+        ``gold.rate`` or when the policy asks for one, else the requester's task (``None``:
+        nothing for them)."""
+        if self.gold is not None and self.gold.wants(worker):
+            return GOLD, self.gold.pick(worker)
+        task = self.requester.assign(worker)
+        if task == GOLD and self.gold is not None:
+            return GOLD, self.gold.pick(worker)
+        return task, None
+
+    def _unable(self) -> None:
+        """An arriving worker may not work: end the run if the money is spent, stop if no
+        worker can ever work again."""
+        wf = self.workforce
+        if wf.out_of_money():
+            self.budget = self.assigned  # the money budget ends the run (the curve early)
+            self._next_refresh = min(self._next_refresh, self.budget)
+            self._due()
+            return
+        reason = wf.exhausted()
+        if reason is not None:
+            raise MarketStuckError(f"the market is stuck: {reason}; "
+                                   f"{self.budget - self.assigned} of {self.budget} labels "
+                                   "of budget left")
 
     def worker_arrivals(self) -> Any:
         """Poisson arrivals of uniformly chosen workers; stops when the budget is handed out."""
@@ -281,25 +344,35 @@ class Market:
             yield self.env.timeout(gap)
             if self.busy[worker]:
                 continue
-            task = self.requester.assign(worker)
+            if not self.workforce.may_work(worker):
+                self._unable()
+                continue
+            task, question = self._choose(worker)
             if task is None:
                 self._refused.add(worker)
-                if len(self._refused) == m:
+                if len(self._refused) >= self.workforce.n_available():
                     self._stuck()
                 continue
             self._refused.clear()
             self.assigned += 1
+            self.workforce.hand_out(worker)
             if service > 0:
-                self.env.process(self.worker_visit(worker, task, service))
+                self.env.process(self.worker_visit(worker, task, question, service))
             else:
-                self.receive(task, worker)
+                self._deliver(worker, task, question)
 
     def _stuck(self) -> None:
-        """Every worker, idle, was offered nothing since the last hand-out: stop, don't spin."""
+        """Every worker who may work, idle, was offered nothing since the last hand-out: stop,
+        don't spin."""
+        n = self.workforce.n_available()
+        who = (f"all {n} workers who may still work" if self.workforce.ruled
+               else f"all {self.scenario.workers.count} workers")
+        why = (f"{policy_label(self.policy)} declined them all (assign returned None)"
+               if self.worker_aware
+               else f"{type(self.requester).__name__} has no task any worker may take")
         raise MarketStuckError(
-            f"the market is stuck: all {self.scenario.workers.count} workers arrived idle and "
-            f"were offered no task, with {self.budget - self.assigned} of {self.budget} labels "
-            f"of budget left ({type(self.requester).__name__} has no task any worker may take)"
+            f"the market is stuck: {who} arrived idle and were offered no task, with "
+            f"{self.budget - self.assigned} of {self.budget} labels of budget left ({why})"
         )
 
     def write_graphml(self, path: Any) -> None:
@@ -314,6 +387,7 @@ class Market:
         for i, j in zip(w.initial_tasks.tolist(), w.initial_workers.tolist(), strict=True):
             self.requester.mark(i, j)
         self.assigned = len(w.initial_tasks)
+        self.workforce.initial(w.initial_workers)
         self._next_refresh = self.assigned
         self._record(w.initial_tasks, w.initial_workers, w.initial_labels, w.initial_scores)
         if self.assigned == 0 and not self._refresh_due.triggered:  # empty start

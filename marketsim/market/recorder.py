@@ -34,6 +34,14 @@ def estimated_confusion(estimator: BaseAggregator, skill: np.ndarray, k: int) ->
     return one_coin_confusion(np.asarray(skill, dtype=np.float64), k)
 
 
+def skill_counts(proba: np.ndarray, labels: LabelSet) -> np.ndarray:
+    """(n_workers, 2): each worker's expected numbers of correct and wrong task labels under
+    the posterior ``proba`` (vectorised with ``np.bincount``)."""
+    right = np.asarray(proba)[labels.tasks, labels.labels]
+    correct = np.bincount(labels.workers, weights=right, minlength=labels.n_workers)
+    return np.stack([correct, labels.worker_degree - correct], axis=1)
+
+
 class Recorder:
     """Measures a market's estimates against its world."""
 
@@ -97,4 +105,6 @@ class Recorder:
             confusion_error=confusion_error,
             sim_time=now,
         )
-        return point, MarketState(labels, est.proba_, skill, labels.n_labels, self.budget)
+        counts = skill_counts(est.proba_, labels)
+        return point, MarketState(labels, est.proba_, skill, labels.n_labels, self.budget,
+                                  confusion=confusion, skill_counts=counts)

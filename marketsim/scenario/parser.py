@@ -21,6 +21,7 @@ import numpy as np
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS
 from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
+from marketsim.scenario.mechanics import read_mechanics
 from marketsim.scenario.options import check_builtin_options, check_class_options
 from marketsim.scenario.replay import ReplaySpec, load_replay
 from marketsim.scenario.schema import (
@@ -274,6 +275,8 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
     tasks = _read_tasks(doc.tasks, continuous, replay, replay_data, source)
     workers = _read_workers(doc.workers, replay_data, source)
     budget = _read_budget(doc, tasks, workers, replay_data, source)
+    workers, budget, gold, blocking = read_mechanics(doc, workers, budget, replay is not None,
+                                                     source)
     output = OutputSpec(doc.output.graph, doc.output.graphml)
     if output.graphml and not output.graph:
         raise _fail("output.graphml", "needs output.graph = true (the graph is what gets "
@@ -297,6 +300,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
     return Scenario(
         name, doc.scenario.seed, doc.scenario.replicates, tasks, workers, budget, tuple(arms),
         output, source, sweep, replay=replay, raw=data, allow_imports=allow_imports,
+        gold=gold, blocking=blocking,
     )
 
 

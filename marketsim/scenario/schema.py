@@ -144,6 +144,17 @@ class GaussianScoresTable(Table):
                      "a bad one uniformly on [0, 1]", gt=0, le=10)
 
 
+class TiersTable(Table):
+    """``[workers.tiers]``: qualification tiers with their prices (instead of `price`)"""
+
+    cuts: list[float] = F(..., "increasing accuracies cutting the observed ability into "
+                          "len(cuts) + 1 tiers; tier = number of cuts ≤ ability + N(0, noise²), "
+                          "drawn once per replicate and shared by every arm", min_length=1)
+    noise: float = F(0.0, "standard deviation of the observation noise", ge=0, le=10)
+    prices: list[float] = F(..., "price of one label per tier, len(cuts) + 1 numbers > 0",
+                            min_length=2)
+
+
 class WorkersTable(Table):
     """``[workers]`` (required unless `[replay]`)"""
 
@@ -161,6 +172,14 @@ class WorkersTable(Table):
                                            shown="see the table")
     gaussian_scores: GaussianScoresTable = F(GaussianScoresTable(), "continuous scores",
                                              shown="see the table")
+    capacity: int | None = F(None, "labels (gold included) a worker gives at most; later "
+                             "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000)
+    session_mean: float | None = F(None, "mean labels (gold included) before a worker leaves "
+                                   "for good: after each hand-out they leave with probability "
+                                   "1 / session_mean", shown="never", ge=1, le=1e12)
+    price: float = F(1.0, "price of one label (gold included), the same for every worker; "
+                     "or `[workers.tiers]`", gt=0, le=1e9)
+    tiers: TiersTable | None = F(None, "prices by qualification tier", shown="none")
 
 
 class BudgetTable(Table):
@@ -175,6 +194,32 @@ class BudgetTable(Table):
     batch: int = F(100, "labels between two refreshes of the inference service (the paper: "
                    "280)", ge=1, le=10_000_000_000)
     initial_probability: float = F(0.2, "the pair probability of `\"bernoulli\"`", ge=0, le=1)
+    money: float | None = F(None, "money to spend at most, gold included: a worker whose "
+                            "price exceeds the money left gets no work, and the run ends "
+                            "(its curve early) when no worker can be paid", shown="no limit",
+                            gt=0, le=1e15)
+
+
+class GoldTable(Table):
+    """``[gold]``: gold (control) questions with known answers (class markets, no `[replay]`)"""
+
+    count: int = F(..., "gold questions, classes drawn from tasks.prior once per replicate, "
+                   "answered by the world's worker model; a worker answers each at most once",
+                   ge=1, le=10_000_000)
+    rate: float = F(0.0, "probability that an arriving worker gets a gold question instead of "
+                    "a task (any policy; a worker-aware policy may also ask for gold)",
+                    ge=0, le=1)
+    in_inference: bool = F(True, "gold answers enter the EM fit with their classes known "
+                           "(EM methods only; others ignore gold)")
+
+
+class BlockingTable(Table):
+    """``[blocking]``: block workers by their gold accuracy (needs `[gold]`)"""
+
+    after: int = F(..., "gold answers a worker must have given before the rule applies",
+                   ge=1, le=10_000_000)
+    min_accuracy: float = F(..., "a worker whose fraction of correct gold answers is below "
+                            "this is blocked: they never receive another task", ge=0, le=1)
 
 
 class OutputTable(Table):
@@ -255,6 +300,8 @@ class ScenarioDocument(Table):
     tasks: TasksTable | None = F(None, "the tasks", shown="required unless [replay]")
     workers: WorkersTable | None = F(None, "the worker pool", shown="required unless [replay]")
     budget: BudgetTable | None = F(None, "labels to buy", shown="required unless [replay]")
+    gold: GoldTable | None = F(None, "gold (control) questions", shown="none")
+    blocking: BlockingTable | None = F(None, "the blocking rule", shown="none")
     output: OutputTable = F(OutputTable(), "what is recorded", shown="see the table")
     arms: list[ArmTable] = F(..., "the arms, at least one", min_length=1)
     sweep: dict[str, Any] | None = F(

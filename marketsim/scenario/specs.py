@@ -29,6 +29,9 @@ INIT_METHODS = ("majority", "random", "spectral")
 MAX_SLUG = 60
 #: Field metadata of resolved objects: not parameters, so not in ``to_dict()``.
 _RESOLVED = {"resolved": True}
+#: Field metadata of optional market mechanics (issue #16): left out of ``to_dict()`` while
+#: at their default ("off"), so a scenario without them keeps its identity (run fingerprints).
+_OPTIONAL = {"omit_if_default": True}
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,37 @@ class FeaturesSpec:
 
 
 @dataclass(frozen=True)
+class TiersSpec:
+    """Qualification tiers: a worker's tier is the number of ``cuts`` at or below a noisy
+    observation ``ability + N(0, noise²)`` of their hidden accuracy; each label costs
+    ``prices[tier]``."""
+
+    cuts: tuple[float, ...]
+    noise: float
+    prices: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class GoldSpec:
+    """Gold (control) questions: ``count`` questions with known classes, drawn from the class
+    prior; an arriving worker gets one with probability ``rate``; their answers enter the EM
+    fit with the classes clamped when ``in_inference``."""
+
+    count: int
+    rate: float = 0.0
+    in_inference: bool = True
+
+
+@dataclass(frozen=True)
+class BlockingSpec:
+    """Block a worker whose gold accuracy is below ``min_accuracy`` after ``after`` or more
+    gold answers."""
+
+    after: int
+    min_accuracy: float
+
+
+@dataclass(frozen=True)
 class WorkersSpec:
     """The worker pool: size, answer model, abilities, arrivals and labelling time."""
 
@@ -104,6 +138,13 @@ class WorkersSpec:
     confusion: ConfusionSpec = field(default_factory=ConfusionSpec)
     hammer_fraction: float = 0.3
     gaussian_scores: GaussianScoresSpec = field(default_factory=GaussianScoresSpec)
+    #: Labels (gold included) a worker gives at most; ``None`` = unlimited.
+    capacity: int | None = field(default=None, metadata=_OPTIONAL)
+    #: Mean labels (gold included) before a worker leaves for good (geometric); ``None`` = never.
+    session_mean: float | None = field(default=None, metadata=_OPTIONAL)
+    #: Flat price of a label, or per-tier prices (``tiers``).
+    price: float = field(default=1.0, metadata=_OPTIONAL)
+    tiers: TiersSpec | None = field(default=None, metadata=_OPTIONAL)
 
     @property
     def continuous(self) -> bool:
@@ -133,6 +174,8 @@ class BudgetSpec:
     initial: str = "one-per-task"
     batch: int = 100
     initial_probability: float = 0.2
+    #: Money to spend at most (gold included); ``None`` = only ``edges`` limits the run.
+    money: float | None = field(default=None, metadata=_OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -263,6 +306,9 @@ class Scenario:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     #: Import-path policies were imported at parse (``--allow-imports``); sweep points too.
     allow_imports: bool = field(default=False, compare=False, repr=False, metadata=_RESOLVED)
+    #: Gold (control) questions and the blocking rule (``None``: off).
+    gold: GoldSpec | None = field(default=None, metadata=_OPTIONAL)
+    blocking: BlockingSpec | None = field(default=None, metadata=_OPTIONAL)
 
     @property
     def continuous(self) -> bool:
@@ -292,7 +338,9 @@ class Scenario:
 def _as_dict(obj: Any) -> Any:
     if hasattr(obj, "__dataclass_fields__"):
         return {f.name: _as_dict(getattr(obj, f.name)) for f in fields(obj)
-                if not f.metadata.get("resolved")}
+                if not f.metadata.get("resolved")
+                and not (f.metadata.get("omit_if_default")
+                         and getattr(obj, f.name) == f.default)}
     if isinstance(obj, tuple):
         if obj and all(isinstance(x, tuple) and len(x) == 2 for x in obj):
             return {k: _as_dict(v) for k, v in obj}

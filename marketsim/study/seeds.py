@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.market.market import Streams
+from marketsim.market.streams import Streams
 from marketsim.scenario.specs import INITIAL_GRAPHS
 
 WORLD, ARRIVALS, ANSWERS, POLICY, INFERENCE, INITIAL = range(6)
+#: Streams of the worker-aware mechanics (issue #16), new keys so the streams above are unchanged.
+GOLD_WORLD, TIERS, GOLD, WORKFORCE = range(6, 10)
 
 
 def generator(seed: int, *key: int) -> np.random.Generator:
@@ -26,12 +28,19 @@ def world_rng(seed: int, replicate: int) -> np.random.Generator:
 
 def unit_streams(seed: int, replicate: int, arm: int) -> Streams:
     """Streams of one (replicate, arm) unit. Arrivals and answers are shared by all arms of a
-    replicate (common random numbers); policy and inference randomness are the arm's own."""
+    replicate (common random numbers); policy and inference randomness are the arm's own.
+    The gold questions' classes and the workers' tiers are keyed by replicate only, so every
+    arm sees the same ones (like the world); gold hand-outs, gold answers and drop-outs are
+    shared streams too, so they differ between arms only where the arms' choices do."""
     return Streams(
         arrivals=generator(seed, replicate, ARRIVALS),
         answers=generator(seed, replicate, ANSWERS),
         policy=generator(seed, replicate, POLICY, arm),
         inference=generator(seed, replicate, INFERENCE, arm),
+        gold_world=generator(seed, replicate, GOLD_WORLD),
+        tiers=generator(seed, replicate, TIERS),
+        gold=generator(seed, replicate, GOLD),
+        workforce=generator(seed, replicate, WORKFORCE),
     )
 
 

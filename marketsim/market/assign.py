@@ -1,0 +1,92 @@
+"""Task hand-out for worker-aware policies: the policy's ``assign`` chooses per arriving worker.
+
+The market calls :meth:`WorkerAwareRequester.assign` for every arriving idle worker instead of
+the ranking requester. The policy sees the last refresh's :class:`MarketState` with the live
+fields filled in (the worker record, the tasks this worker holds or labelled, the labels handed
+out per task since the refresh), all read-only, and its answer is checked like a ranking
+(:func:`checked_choice`): a task index in range the worker does not hold, :data:`GOLD`, or
+``None`` (decline: no label, no cost). Anything else is a ``PolicyError`` naming the policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from marketsim.errors import PolicyError
+from marketsim.market.policy_guard import call_policy, frozen_arrays, policy_label, read_only
+from marketsim.policies.base import GOLD, MarketState, WorkerStats
+
+
+def _choice_problem(raw: Any, n_tasks: int, held: np.ndarray) -> str:
+    """What is wrong with ``assign``'s answer (``""`` when it is a task the worker may take)."""
+    if isinstance(raw, (bool, np.bool_)) or not isinstance(raw, (int, np.integer)):
+        return f"returned {raw!r} (a {type(raw).__name__})"
+    if not 0 <= raw < n_tasks:
+        return f"returned task index {int(raw)}, outside [0, {n_tasks})"
+    if held[int(raw)]:
+        return f"returned task {int(raw)}, which this worker already holds or labelled"
+    return ""
+
+
+def checked_choice(policy: object, raw: Any, n_tasks: int, held: np.ndarray,
+                   gold_ok: bool) -> int | None:
+    """``assign``'s answer as a task index, :data:`GOLD` or ``None``; a ``PolicyError``
+    saying what was wrong otherwise (``GOLD`` is wrong when no gold question is left)."""
+    if raw is None:
+        return None
+    if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)) \
+            and int(raw) == GOLD:
+        if gold_ok:
+            return GOLD
+        raise PolicyError(f"{policy_label(policy)}: assign() returned GOLD, but the scenario "
+                          "has no [gold] questions or this worker answered all of them")
+    problem = _choice_problem(raw, n_tasks, held)
+    if problem:
+        raise PolicyError(
+            f"{policy_label(policy)}: assign() {problem}; expected a task index in "
+            f"[0, {n_tasks}) the worker does not hold (see state.held), GOLD or None")
+    return int(raw)
+
+
+class WorkerAwareRequester:
+    """Asks a worker-aware policy for the arriving worker's task; remembers who holds what."""
+
+    def __init__(self, policy: Any, n_tasks: int, n_workers: int, rng: np.random.Generator,
+                 workers: Callable[[], WorkerStats], gold_ok: Callable[[int], bool]) -> None:
+        self.policy = policy
+        self.n_tasks = n_tasks
+        self.rng = rng
+        self.workers = workers
+        self.gold_ok = gold_ok
+        self.held: list[list[int]] = [[] for _ in range(n_workers)]
+        self.handed = np.zeros(n_tasks, dtype=np.int64)
+        self.state: MarketState | None = None
+
+    def refreshed(self, state: MarketState) -> None:
+        """A refresh's view (read-only); hand-outs since then are counted from zero."""
+        self.state = frozen_arrays(state)
+        self.handed[:] = 0
+
+    def mark(self, task: int, worker: int) -> None:
+        """``worker`` holds or labelled ``task``: never hand them that task again."""
+        self.held[worker].append(task)
+
+    def assign(self, worker: int) -> int | None:
+        """The policy's answer for ``worker``, checked: a task (marked as held), ``GOLD`` or
+        ``None``."""
+        assert self.state is not None, "the market refreshes before the first arrival"
+        held = np.zeros(self.n_tasks, dtype=bool)
+        held[self.held[worker]] = True
+        state = replace(self.state, workers=frozen_arrays(self.workers()), held=read_only(held),
+                        handed_since_refresh=read_only(self.handed))
+        raw = call_policy(self.policy, "assign",
+                          lambda: self.policy.assign(worker, state, self.rng))
+        choice = checked_choice(self.policy, raw, self.n_tasks, held, self.gold_ok(worker))
+        if choice is not None and choice != GOLD:
+            self.mark(choice, worker)
+            self.handed[choice] += 1
+        return choice

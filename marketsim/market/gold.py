@@ -1,0 +1,84 @@
+"""Gold (control) questions: questions whose class the requester knows (issue #16).
+
+Their classes are drawn once per replicate from the task class prior (a stream of their own,
+shared by every arm), and workers answer them with the world's worker model. Gold answers cost
+budget like any label but are kept apart from the task labels: they are never results (the
+error rate is over the real tasks only). With ``gold.in_inference`` they enter the EM fit as
+extra tasks whose posteriors are clamped to their known class
+(:func:`marketsim.aggregation.base.clamp_known`), so they calibrate the workers who answered
+them; estimators without EM ignore them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.data.labels import LabelSet
+from marketsim.market.answers import AnswerModel
+from marketsim.scenario.specs import GoldSpec
+
+
+def draw_gold_truth(spec: GoldSpec, prior: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The classes of the ``spec.count`` gold questions, drawn from the class prior."""
+    return rng.choice(len(prior), size=spec.count, p=prior).astype(np.int64)
+
+
+class GoldQuestions:
+    """The gold questions of one market, who answered which, and the answers."""
+
+    def __init__(self, spec: GoldSpec, truth: np.ndarray, answers: AnswerModel,
+                 n_workers: int, rng: np.random.Generator) -> None:
+        self.spec = spec
+        self.truth = truth
+        self.answers = answers
+        self.rng = rng
+        #: Questions each worker answered or holds (a worker answers each at most once).
+        self.taken: list[set[int]] = [set() for _ in range(n_workers)]
+        self._questions: list[int] = []
+        self._workers: list[int] = []
+        self._labels: list[int] = []
+
+    @property
+    def n_answered(self) -> int:
+        """Gold answers received so far."""
+        return len(self._labels)
+
+    def has_left(self, worker: int) -> bool:
+        """Whether ``worker`` has a gold question they have not answered."""
+        return len(self.taken[worker]) < self.spec.count
+
+    def wants(self, worker: int) -> bool:
+        """Whether this arrival of ``worker`` gets a gold question by ``gold.rate`` (one draw
+        of the gold stream when the rate is positive and the worker has a question left)."""
+        return (self.spec.rate > 0 and self.has_left(worker)
+                and bool(self.rng.random() < self.spec.rate))
+
+    def pick(self, worker: int) -> int:
+        """A question ``worker`` has not answered, uniformly; it is then theirs."""
+        taken = self.taken[worker]
+        free = np.setdiff1d(np.arange(self.spec.count), np.fromiter(taken, np.int64, len(taken)),
+                            assume_unique=True)
+        question = int(free[self.rng.integers(free.size)])
+        taken.add(question)
+        return question
+
+    def answer(self, question: int, worker: int) -> bool:
+        """``worker`` answers ``question`` (the world's worker model); whether they were right."""
+        label, _ = self.answers.answer(question, worker)
+        self._questions.append(question)
+        self._workers.append(worker)
+        self._labels.append(label)
+        return label == int(self.truth[question])
+
+    def with_tasks(self, labels: LabelSet) -> tuple[LabelSet, np.ndarray]:
+        """``labels`` followed by the gold answers as extra tasks ``n_tasks + question``, and
+        the known classes (-1 for the real tasks): the input of a gold-aware EM fit."""
+        n = labels.n_tasks
+        known = np.concatenate([np.full(n, -1, dtype=np.int64), self.truth])
+        combined = LabelSet(
+            np.concatenate([labels.tasks, n + np.asarray(self._questions, dtype=np.int64)]),
+            np.concatenate([labels.workers, np.asarray(self._workers, dtype=np.int64)]),
+            np.concatenate([labels.labels, np.asarray(self._labels, dtype=np.int64)]),
+            n + self.spec.count, labels.n_workers, labels.n_classes,
+        )
+        return combined, known

@@ -1,0 +1,92 @@
+"""The worker-aware market mechanics of a scenario (issue #16): gold questions, blocking,
+capacity, drop-out, prices and a money budget — every check that spans several keys.
+
+Each mechanic is off unless the scenario asks for it. They need a simulated crowd of class
+labels: a replayed crowd has no worker model to answer gold questions or to leave, and a
+continuous-score market has no classes to check gold answers against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from marketsim.errors import InputError
+from marketsim.scenario.schema import ScenarioDocument
+from marketsim.scenario.specs import (
+    BlockingSpec,
+    BudgetSpec,
+    GoldSpec,
+    TiersSpec,
+    WorkersSpec,
+)
+from marketsim.scenario.validation import printable
+
+#: The worker keys of the mechanics (checked against a replay or a score market).
+WORKER_KEYS = ("capacity", "session_mean", "price", "tiers")
+
+
+def _fail(key: str, message: str, source: str) -> InputError:
+    return InputError(f"{printable(key)} {message}", source=source)
+
+
+def _given(doc: ScenarioDocument) -> list[str]:
+    """Dotted keys of the mechanics the document sets."""
+    keys = [name for name in ("gold", "blocking") if getattr(doc, name) is not None]
+    if doc.workers is not None:
+        keys += [f"workers.{k}" for k in WORKER_KEYS if k in doc.workers.model_fields_set]
+    if doc.budget is not None and doc.budget.money is not None:
+        keys.append("budget.money")
+    return keys
+
+
+def _tiers(doc: ScenarioDocument, source: str) -> TiersSpec | None:
+    assert doc.workers is not None
+    tiers = doc.workers.tiers
+    if tiers is None:
+        return None
+    if "price" in doc.workers.model_fields_set:
+        raise _fail("workers.price", "give either workers.price or [workers.tiers], not both",
+                    source)
+    cuts, prices = tiers.cuts, tiers.prices
+    if any(b <= a for a, b in zip(cuts, cuts[1:], strict=False)):
+        raise _fail("workers.tiers.cuts", f"must be strictly increasing, got {cuts}", source)
+    if len(prices) != len(cuts) + 1:
+        raise _fail("workers.tiers.prices", f"must have len(cuts) + 1 = {len(cuts) + 1} "
+                    f"entries (one per tier), got {len(prices)}", source)
+    if any(not p > 0 for p in prices):
+        raise _fail("workers.tiers.prices", f"entries must be > 0, got {prices}", source)
+    return TiersSpec(tuple(cuts), tiers.noise, tuple(prices))
+
+
+def read_mechanics(
+    doc: ScenarioDocument, workers: WorkersSpec, budget: BudgetSpec, replay: bool, source: str
+) -> tuple[WorkersSpec, BudgetSpec, GoldSpec | None, BlockingSpec | None]:
+    """The workers and budget specs with the mechanics filled in, and the gold and blocking
+    specs (``None`` when off)."""
+    given = _given(doc)
+    if given and replay:
+        raise _fail(given[0], "is not available with [replay] (a replayed crowd has no worker "
+                    "model to answer gold questions, leave or be priced)", source)
+    if given and workers.continuous:
+        raise _fail(given[0], "needs class labels; it does not apply with workers.model = "
+                    "'gaussian-scores'", source)
+    if doc.blocking is not None and doc.gold is None:
+        raise _fail("blocking", "needs [gold]: the rule judges workers by their gold answers",
+                    source)
+    gold = None
+    if doc.gold is not None:
+        gold = GoldSpec(doc.gold.count, doc.gold.rate, doc.gold.in_inference)
+    blocking = None
+    if doc.blocking is not None:
+        blocking = BlockingSpec(doc.blocking.after, doc.blocking.min_accuracy)
+        assert gold is not None
+        if blocking.after > gold.count:
+            raise _fail("blocking.after", f"must be <= gold.count ({gold.count}): a worker "
+                        "answers each gold question at most once", source)
+    if doc.workers is not None:
+        wk = doc.workers
+        workers = replace(workers, capacity=wk.capacity, session_mean=wk.session_mean,
+                          price=wk.price, tiers=_tiers(doc, source))
+    if doc.budget is not None and doc.budget.money is not None:
+        budget = replace(budget, money=doc.budget.money)
+    return workers, budget, gold, blocking
