@@ -202,3 +202,53 @@ def test_worker_aware_options_are_checked() -> None:
     with pytest.raises(InputError, match="not an option"):
         check_builtin_options("qasca", {"explore": 2}, "arms[0].policy", "s.toml")
     check_builtin_options("oracle-workers", {"ability_cut": 0.85}, "arms[0].policy", "s.toml")
+
+
+def small_market(policy_name: str, options: dict[str, object], extra: dict[str, object]):
+    from marketsim.market.inference import estimator_factory
+    from marketsim.market.market import Market
+    from marketsim.market.world import draw_world
+    from marketsim.scenario.parser import parse_scenario
+    from marketsim.study.seeds import unit_streams, world_rng
+
+    doc: dict[str, object] = {
+        "scenario": {"seed": 3, "replicates": 1},
+        "tasks": {"count": 40, "classes": 2, "prior": [0.75, 0.25]},
+        "workers": {"count": 6, "ability": {"distribution": "shifted-beta", "alpha": 6,
+                                            "beta": 2, "low": 0.1}},
+        "budget": {"edges": 160, "batch": 20, "initial": "one-per-task"},
+        "arms": [{"name": "a", "policy": {"name": policy_name, **options},
+                  "inference": "one-coin-shifted-beta"}],
+        **extra,
+    }
+    sc = parse_scenario(doc, "wa.toml")
+    world = draw_world(sc, world_rng(sc.seed, 0))
+    market = Market(sc, world, make_policy(policy_name, dict(options)),
+                    estimator_factory(sc, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
+    return market, world, market.run()
+
+
+def test_explore_exploit_in_a_market_tests_each_worker_on_gold_then_spends_the_budget() -> None:
+    market, _, curve = small_market("explore-exploit", {"explore": 2},
+                                    {"gold": {"count": 5, "rate": 0.0}})
+    stats = market.workforce.stats()
+    assert curve[-1].edges == 160 and 0 < curve[-1].gold_labels <= 6 * 2
+    assert curve[-1].gold_labels == int(stats.gold_answered.sum())
+    # A worker who labelled tasks beyond the initial graph answered their 2 gold questions
+    # first (the initial graph gives each worker 40 / 6 ≈ 7 labels).
+    new_labels = stats.labels - np.bincount(market.world.initial_workers, minlength=6)
+    assert np.all(stats.gold_answered[new_labels > 0] == 2)
+
+
+@pytest.mark.parametrize("name", ["qasca", "oracle-workers"])
+def test_worker_aware_policies_spend_a_market_budget(name: str) -> None:
+    market, world, curve = small_market(name, {}, {})
+    assert curve[-1].edges == 160 and curve[-1].error_rate <= curve[0].error_rate
+    if name == "oracle-workers":
+        # Workers below the cut get tasks only once every worker above it has labelled all
+        # 40 tasks (declining everyone left would stall the market).
+        labels = market.workforce.stats().labels
+        poor = world.ability < 0.8
+        assert poor.any() and (~poor).any()
+        assert np.all(labels[~poor] == 40)
+        assert labels.sum() == 160
