@@ -183,6 +183,34 @@ def test_explore_exploit_declines_poor_value_per_cost_but_never_the_whole_crowd(
         label_information(np.array([0.9]), 2)[0] / 3)
 
 
+def test_explore_exploit_bound_uses_the_credible_interval_of_the_accuracy() -> None:
+    # Worker 0: 4 right, 1 wrong -> Beta(5, 2): mean .714 (information .137), 90 % interval
+    # [.418, .937] holds chance, so its lower information is 0 and its upper 1 - H(.937) = .661.
+    # Worker 1: 49 right, 9 wrong -> Beta(50, 10): mean .833 (.350), interval [.749, .905]:
+    # lower 1 - H(.749) = .187, upper 1 - H(.905) = .547.
+    counts = np.array([[4.0, 1.0], [49.0, 9.0]])
+    state = state_of(PROBA2, np.array([0.7, 0.83]), counts=counts)
+    rng = np.random.default_rng(0)
+
+    def policy(**options: object):
+        return bound("explore-exploit", info_of(4, 2), explore=0, **options)
+
+    np.testing.assert_allclose(policy(bound="upper").information(state), [0.661, 0.547],
+                               atol=2e-3)
+    np.testing.assert_allclose(policy(bound="lower").information(state), [0.0, 0.187],
+                               atol=2e-3)
+    # The mean declines the little-known worker 0; the upper bound explores them; the lower
+    # bound, at a cut only worker 1 proves, declines worker 0 and keeps worker 1.
+    assert policy(threshold=0.3).assign(0, state, rng) is None
+    assert policy(threshold=0.3, bound="upper").assign(0, state, rng) in range(4)
+    assert policy(threshold=0.15, bound="lower").assign(0, state, rng) is None
+    assert policy(threshold=0.15, bound="lower").assign(1, state, rng) in range(4)
+    # A wider interval (confidence .99) lowers the lower bound of worker 1 below the cut:
+    # nobody proves it, so nobody is declined.
+    assert policy(threshold=0.15, bound="lower", confidence=0.99).assign(0, state, rng) \
+        in range(4)
+
+
 def test_oracle_workers_declines_below_the_cut_and_fixes_the_least_believed_task() -> None:
     truth = np.array([0, 1, 0, 0])
     true_conf = one_coin_matrices(np.array([0.6, 0.95]), 2)
@@ -199,6 +227,8 @@ def test_oracle_workers_declines_below_the_cut_and_fixes_the_least_believed_task
 def test_worker_aware_options_are_checked() -> None:
     with pytest.raises(InputError, match="threshold"):
         check_builtin_options("explore-exploit", {"threshold": -1}, "arms[0].policy", "s.toml")
+    with pytest.raises(InputError, match="bound"):
+        check_builtin_options("explore-exploit", {"bound": "median"}, "arms[0].policy", "s.toml")
     with pytest.raises(InputError, match="not an option"):
         check_builtin_options("qasca", {"explore": 2}, "arms[0].policy", "s.toml")
     check_builtin_options("oracle-workers", {"ability_cut": 0.85}, "arms[0].policy", "s.toml")

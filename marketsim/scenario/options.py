@@ -68,6 +68,12 @@ class ExploreExploitOptions(Table):
                          "is below this (0: never decline)", ge=0)
     prior_correct: float = F(1.0, "Beta prior of each worker's accuracy: correct answers", gt=0)
     prior_wrong: float = F(1.0, "Beta prior: wrong answers", gt=0)
+    bound: Literal["mean", "upper", "lower"] = F(
+        "mean", "the information judged against threshold: at the posterior-mean accuracy, "
+        "or its largest (upper: decline only proven poor workers) or smallest (lower: accept "
+        "only proven good ones) value over the central `confidence` credible interval")
+    confidence: float = F(0.9, "credible level of the interval used by bound = upper or lower",
+                          gt=0, lt=1)
 
 
 class OracleWorkersOptions(Table):
