@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.policies.base import GOLD, MarketInfo, MarketState, WorkerStats
-from marketsim.policies.explore_exploit import label_information
+from marketsim.policies.explore_exploit import label_information, leave_one_out_evidence
 from marketsim.policies.registry import make_policy
 from marketsim.policies.worker_aware import expected_accuracy_gain, one_coin_matrices
 from marketsim.scenario.options import check_builtin_options
@@ -209,6 +211,28 @@ def test_explore_exploit_bound_uses_the_credible_interval_of_the_accuracy() -> N
     # nobody proves it, so nobody is declined.
     assert policy(threshold=0.15, bound="lower", confidence=0.99).assign(0, state, rng) \
         in range(4)
+
+
+def test_leave_one_out_evidence_judges_each_label_without_itself() -> None:
+    # Prior (.75, .25), workers of accuracy .9 and .8. Task 0: both say class 0, posterior
+    # ∝ (.75 · .9 · .8, .25 · .1 · .2). Without worker 0's label it is the prior and worker 1's:
+    # .75 · .8 / (.75 · .8 + .25 · .2) = .923; without worker 1's: .675 / .7 = .964. Task 1 has
+    # worker 0's label only: no evidence (its posterior without it is the prior).
+    joint = np.array([[0.75 * 0.9 * 0.8, 0.25 * 0.1 * 0.2], [0.75 * 0.1, 0.25 * 0.9]])
+    proba = joint / joint.sum(axis=1, keepdims=True)
+    labels = LabelSet.from_arrays(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([0, 0, 1]),
+                                  n_tasks=2, n_workers=2, n_classes=2)
+    confusion = one_coin_matrices(np.array([0.9, 0.8]), 2)
+    state = MarketState(labels, proba, np.array([0.9, 0.8]), 3, 30, confusion=confusion,
+                        skill_counts=np.array([[1.9, 0.1], [1.0, 0.0]]), workers=stats(2))
+    expected = [[0.6 / 0.65, 0.05 / 0.65], [0.675 / 0.7, 0.025 / 0.7]]
+    np.testing.assert_allclose(leave_one_out_evidence(state), expected)
+    policy = bound("explore-exploit", info_of(2, 2), explore=0, evidence="leave-one-out")
+    np.testing.assert_allclose(policy.accuracy(state),
+                               [(1 + 0.6 / 0.65) / 3, (1 + 0.675 / 0.7) / 3])
+    # Without confusion matrices the posterior's counts are used.
+    plain = replace(state, confusion=None)
+    np.testing.assert_allclose(policy.accuracy(plain), [2.9 / 4, 2 / 3])
 
 
 def test_oracle_workers_declines_below_the_cut_and_fixes_the_least_believed_task() -> None:

@@ -72,6 +72,10 @@ class ExploreExploitOptions(Table):
         "mean", "the information judged against threshold: at the posterior-mean accuracy, "
         "or its largest (upper: decline only proven poor workers) or smallest (lower: accept "
         "only proven good ones) value over the central `confidence` credible interval")
+    evidence: Literal["posterior", "leave-one-out"] = F(
+        "posterior", "task-label evidence of a worker's accuracy: expected correct labels under "
+        "the current posterior, or under each task's posterior without the worker's own label "
+        "(tasks with two labels or more)")
     confidence: float = F(0.9, "credible level of the interval used by bound = upper or lower",
                           gt=0, lt=1)
 
