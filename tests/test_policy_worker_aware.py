@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from scipy.integrate import quad
 
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
@@ -213,11 +214,22 @@ def test_explore_exploit_bound_uses_the_credible_interval_of_the_accuracy() -> N
         in range(4)
 
 
+def matched_beta_counts(likelihood) -> tuple[float, float]:
+    """Pseudo-counts (a - 1, b - 1) of the Beta matching the mean and variance of a flat-prior
+    posterior proportional to ``likelihood(q)``, by numerical integration."""
+    z = quad(likelihood, 0, 1)[0]
+    mean = quad(lambda q: q * likelihood(q), 0, 1)[0] / z
+    var = quad(lambda q: q * q * likelihood(q), 0, 1)[0] / z - mean**2
+    size = mean * (1 - mean) / var - 1
+    return mean * size - 1, (1 - mean) * size - 1
+
+
 def test_leave_one_out_evidence_judges_each_label_without_itself() -> None:
     # Prior (.75, .25), workers of accuracy .9 and .8. Task 0: both say class 0, posterior
     # ∝ (.75 · .9 · .8, .25 · .1 · .2). Without worker 0's label it is the prior and worker 1's:
-    # .75 · .8 / (.75 · .8 + .25 · .2) = .923; without worker 1's: .675 / .7 = .964. Task 1 has
-    # worker 0's label only: no evidence (its posterior without it is the prior).
+    # P(class 0) = .75 · .8 / (.75 · .8 + .25 · .2) = .923; without worker 1's: .675 / .7 =
+    # .964. Task 1 has worker 0's "1" only: judged against the prior, P(class 1) = .25.
+    # A label judged against m has likelihood m q + (1 - m)(1 - q).
     joint = np.array([[0.75 * 0.9 * 0.8, 0.25 * 0.1 * 0.2], [0.75 * 0.1, 0.25 * 0.9]])
     proba = joint / joint.sum(axis=1, keepdims=True)
     labels = LabelSet.from_arrays(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([0, 0, 1]),
@@ -225,11 +237,20 @@ def test_leave_one_out_evidence_judges_each_label_without_itself() -> None:
     confusion = one_coin_matrices(np.array([0.9, 0.8]), 2)
     state = MarketState(labels, proba, np.array([0.9, 0.8]), 3, 30, confusion=confusion,
                         skill_counts=np.array([[1.9, 0.1], [1.0, 0.0]]), workers=stats(2))
-    expected = [[0.6 / 0.65, 0.05 / 0.65], [0.675 / 0.7, 0.025 / 0.7]]
-    np.testing.assert_allclose(leave_one_out_evidence(state), expected)
+    m0, m1 = 0.6 / 0.65, 0.675 / 0.7
+
+    def w0(q: float) -> float:
+        return (m0 * q + (1 - m0) * (1 - q)) * (0.25 * q + 0.75 * (1 - q))
+
+    def w1(q: float) -> float:
+        return m1 * q + (1 - m1) * (1 - q)
+
+    expected = [matched_beta_counts(w0), matched_beta_counts(w1)]
+    np.testing.assert_allclose(leave_one_out_evidence(state), expected, atol=2e-3)
+    # Worker 0's "1" against a .25 prior weighs against them: less than worker 1's evidence.
     policy = bound("explore-exploit", info_of(2, 2), explore=0, evidence="leave-one-out")
-    np.testing.assert_allclose(policy.accuracy(state),
-                               [(1 + 0.6 / 0.65) / 3, (1 + 0.675 / 0.7) / 3])
+    acc = policy.accuracy(state)
+    assert acc[0] < acc[1]
     # Without confusion matrices the posterior's counts are used.
     plain = replace(state, confusion=None)
     np.testing.assert_allclose(policy.accuracy(plain), [2.9 / 4, 2 / 3])

@@ -74,8 +74,8 @@ class ExploreExploitOptions(Table):
         "only proven good ones) value over the central `confidence` credible interval")
     evidence: Literal["posterior", "leave-one-out"] = F(
         "posterior", "task-label evidence of a worker's accuracy: expected correct labels under "
-        "the current posterior, or under each task's posterior without the worker's own label "
-        "(tasks with two labels or more)")
+        "the current posterior, or the likelihood of each label under its task's posterior "
+        "without that label (leave-one-out, matched to a Beta)")
     confidence: float = F(0.9, "credible level of the interval used by bound = upper or lower",
                           gt=0, lt=1)
 
