@@ -64,7 +64,7 @@ class ExploreExploitOptions(Table):
 
     explore: int = F(3, "gold questions for each new worker (label evidence without [gold])",
                      ge=0)
-    threshold: float = F(0.3, "decline workers whose information per label per unit of price "
+    threshold: float = F(0.45, "decline workers whose information per label per unit of price "
                          "is below this (0: never decline)", ge=0)
     prior_correct: float = F(1.0, "Beta prior of each worker's accuracy: correct answers", gt=0)
     prior_wrong: float = F(1.0, "Beta prior: wrong answers", gt=0)
