@@ -274,6 +274,10 @@ def test_worker_aware_options_are_checked() -> None:
         check_builtin_options("explore-exploit", {"threshold": -1}, "arms[0].policy", "s.toml")
     with pytest.raises(InputError, match="bound"):
         check_builtin_options("explore-exploit", {"bound": "median"}, "arms[0].policy", "s.toml")
+    with pytest.raises(InputError, match="evidence"):
+        check_builtin_options("explore-exploit", {"evidence": "gold"}, "arms[0].policy", "s.toml")
+    with pytest.raises(InputError, match="confidence"):
+        check_builtin_options("explore-exploit", {"confidence": 1.0}, "arms[0].policy", "s.toml")
     with pytest.raises(InputError, match="not an option"):
         check_builtin_options("qasca", {"explore": 2}, "arms[0].policy", "s.toml")
     check_builtin_options("oracle-workers", {"ability_cut": 0.85}, "arms[0].policy", "s.toml")
