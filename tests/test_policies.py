@@ -9,8 +9,12 @@ from marketsim.aggregation.one_coin import OneCoinEM
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.market.answers.one_coin import draw_answers
-from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.policies.base import GOLD, MarketInfo, MarketState, is_worker_aware
 from marketsim.policies.registry import POLICIES, make_policy
+
+#: Ranking policies (``rank`` at each refresh) and worker-aware ones (``assign`` per arrival).
+RANKING = [name for name in POLICIES if not is_worker_aware(POLICIES[name])]
+WORKER_AWARE = [name for name in POLICIES if is_worker_aware(POLICIES[name])]
 
 
 def market_state(seed: int = 0, n: int = 300, m: int = 15, per_task: int = 3):
@@ -44,7 +48,7 @@ def continuous_state(seed: int = 0, n: int = 300, m: int = 15, per_task: int = 3
     return info, state
 
 
-@pytest.mark.parametrize("name", list(POLICIES))
+@pytest.mark.parametrize("name", RANKING)
 def test_rank_is_reproducible_list_of_distinct_tasks(name: str) -> None:
     from marketsim.policies.registry import SCORE_ONLY_POLICIES
 
@@ -59,6 +63,29 @@ def test_rank_is_reproducible_list_of_distinct_tasks(name: str) -> None:
     assert np.unique(r).size == r.size
     assert r.min() >= 0 and r.max() < info.n_tasks
     assert np.array_equal(ranks[0], ranks[1])
+
+
+@pytest.mark.parametrize("name", WORKER_AWARE)
+def test_assign_is_reproducible_and_never_gives_a_held_task(name: str) -> None:
+    import dataclasses
+
+    info, state, truth = market_state()
+    m = info.n_workers
+    info = dataclasses.replace(info, true_confusion=np.tile(np.eye(2), (m, 1, 1)))
+    held = np.zeros(info.n_tasks, dtype=bool)
+    held[::2] = True
+    state = dataclasses.replace(state, held=held,
+                                handed_since_refresh=np.zeros(info.n_tasks, dtype=np.int64))
+    for worker in range(m):
+        picks = []
+        for _ in range(2):
+            policy = make_policy(name, {})
+            policy.bind(info)
+            picks.append(policy.assign(worker, state, np.random.default_rng(worker)))
+        assert picks[0] == picks[1]
+        assert picks[0] is None or picks[0] == GOLD or (0 <= picks[0] < info.n_tasks
+                                                         and not held[picks[0]])
+        assert picks[0] != GOLD  # info.gold_count is 0: no policy may ask for gold
 
 
 def test_uniform_is_a_permutation_that_changes_with_the_seed() -> None:

@@ -148,6 +148,8 @@ class Market:
                 ability_low=ab.low,
                 inference=make_estimator,
                 truth=world.truth if getattr(policy, "needs_truth", False) else None,
+                true_confusion=world.confusion if getattr(policy, "needs_truth", False) else None,
+                gold_count=0 if scenario.gold is None else scenario.gold.count,
             )
         )
         call_policy(policy, "bind", lambda: policy.bind(info))

@@ -52,7 +52,10 @@ class WorkerStats:
 class MarketInfo:
     """What a policy may know about the market before it starts (fixed for the whole run).
 
-    ``truth`` is only filled in for policies that declare ``needs_truth = True`` (the oracle).
+    ``truth`` and ``true_confusion`` (the workers' true confusion matrices, (n_workers, K, K),
+    rows = true class) are only filled in for policies that declare ``needs_truth = True`` (the
+    oracles). ``gold_count`` is the number of gold (control) questions of the scenario (0: the
+    policy must never return :data:`GOLD`).
     ``inference`` is the arm's estimator factory: calling it returns a fresh, unfitted estimator
     configured exactly like the market's inference service (used by simulation-based policies).
     """
@@ -67,6 +70,8 @@ class MarketInfo:
     inference: Any
     truth: np.ndarray | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    true_confusion: np.ndarray | None = None
+    gold_count: int = 0
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,11 @@ import importlib
 from typing import Any
 
 from marketsim.errors import InputError
-from marketsim.policies.base import AssignmentPolicy
+from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy
+from marketsim.policies.explore_exploit import ExploreExploitPolicy
 from marketsim.policies.knowledge_gradient import KnowledgeGradientPolicy
+from marketsim.policies.oracle_workers import OracleWorkersPolicy
+from marketsim.policies.qasca import QascaPolicy
 from marketsim.policies.random_forest import RandomForestPolicy
 from marketsim.policies.simple import EntropyGreedyPolicy, OraclePolicy, UniformPolicy
 from marketsim.policies.uncertainty import UncertaintyPolicy
@@ -20,6 +23,9 @@ POLICIES: dict[str, type] = {
     "oracle": OraclePolicy,
     "knowledge-gradient": KnowledgeGradientPolicy,
     "uncertainty": UncertaintyPolicy,
+    "qasca": QascaPolicy,
+    "explore-exploit": ExploreExploitPolicy,
+    "oracle-workers": OracleWorkersPolicy,
 }
 
 #: Built-in policies that work in a continuous-score market (they need no class posterior).
@@ -97,11 +103,12 @@ def instantiate(
         policy = cls(**options)
     except TypeError as exc:
         raise InputError(f"bad options for policy {name!r}: {exc}", source=source) from None
-    if not isinstance(policy, AssignmentPolicy):
+    if not isinstance(policy, AssignmentPolicy | WorkerAwarePolicy):
         raise InputError(
-            f"policy {name!r} does not implement bind(info) and rank(state, rng)", source=source
+            f"policy {name!r} does not implement bind(info) and rank(state, rng) "
+            "(or assign(worker, state, rng))", source=source
         )
-    return policy
+    return policy  # type: ignore[return-value]
 
 
 def describe(name: str) -> str:

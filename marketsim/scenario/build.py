@@ -18,7 +18,7 @@ from typing import Any
 
 from marketsim.aggregation.base import BaseAggregator, ScoreAggregator
 from marketsim.errors import InputError
-from marketsim.policies.base import AssignmentPolicy
+from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy
 from marketsim.scenario import specs
 from marketsim.scenario.parser import load_scenario as load_file
 from marketsim.scenario.parser import parse_scenario
@@ -51,9 +51,10 @@ def _check_policy(obj: Any, key: str, source: str) -> None:
     if isinstance(obj, type):
         raise InputError(f"{key} must be a policy object, got the class {obj.__name__}; "
                          f"write {obj.__name__}(...)", source=source)
-    if not isinstance(obj, AssignmentPolicy):
+    if not isinstance(obj, AssignmentPolicy | WorkerAwarePolicy):
         raise InputError(f"{key}: policy object of class {type(obj).__name__} does not "
-                         "implement bind(info) and rank(state, rng) (and name, needs_truth)",
+                         "implement bind(info) and rank(state, rng) or assign(worker, state, "
+                         "rng) (and name, needs_truth)",
                          source=source)
 
 

@@ -18,7 +18,13 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from marketsim.scenario import schema as s
-from marketsim.scenario.options import KnowledgeGradientOptions, RandomForestOptions
+from marketsim.scenario.options import (
+    ExploreExploitOptions,
+    KnowledgeGradientOptions,
+    OracleWorkersOptions,
+    QascaOptions,
+    RandomForestOptions,
+)
 from marketsim.scenario.toml_out import value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +55,9 @@ TABLES: list[tuple[str, type[BaseModel]]] = [
     ("arms.inference", s.InferenceTable),
     ("random-forest policy options", RandomForestOptions),
     ("knowledge-gradient policy options", KnowledgeGradientOptions),
+    ("qasca policy options", QascaOptions),
+    ("explore-exploit policy options", ExploreExploitOptions),
+    ("oracle-workers policy options", OracleWorkersOptions),
 ]
 
 

@@ -52,6 +52,41 @@ class KnowledgeGradientOptions(Table):
     optimistic: bool = F(True, "optimistic KG (max of the two outcomes) rather than expected")
 
 
+class QascaOptions(Table):
+    """``qasca`` (Zheng et al.'s quality-aware assignment)."""
+
+    min_gain: float = F(0.0, "decline a worker whose best expected accuracy gain is below this "
+                        "(0: never decline)", ge=0, le=1)
+
+
+class ExploreExploitOptions(Table):
+    """``explore-exploit`` (after Ho, Jabbari & Vaughan)."""
+
+    explore: int = F(3, "gold questions for each new worker (label evidence without [gold])",
+                     ge=0)
+    threshold: float = F(0.45, "decline workers whose information per label per unit of price "
+                         "is below this (0: never decline)", ge=0)
+    prior_correct: float = F(1.0, "Beta prior of each worker's accuracy: correct answers", gt=0)
+    prior_wrong: float = F(1.0, "Beta prior: wrong answers", gt=0)
+    bound: Literal["mean", "upper", "lower"] = F(
+        "mean", "the information judged against threshold: at the posterior-mean accuracy, "
+        "or its largest (upper: decline only proven poor workers) or smallest (lower: accept "
+        "only proven good ones) value over the central `confidence` credible interval")
+    evidence: Literal["posterior", "leave-one-out"] = F(
+        "posterior", "task-label evidence of a worker's accuracy: expected correct labels under "
+        "the current posterior, or the likelihood of each label under its task's posterior "
+        "without that label (leave-one-out, matched to a Beta)")
+    confidence: float = F(0.9, "credible level of the interval used by bound = upper or lower",
+                          gt=0, lt=1)
+
+
+class OracleWorkersOptions(Table):
+    """``oracle-workers`` (teaching bound)."""
+
+    ability_cut: float = F(0.8, "decline workers whose true accuracy is below this", ge=0,
+                           le=1)
+
+
 #: Built-in policy name -> its option schema.
 POLICY_OPTIONS: dict[str, type[Table]] = {
     "uniform": NoOptions,
@@ -60,6 +95,9 @@ POLICY_OPTIONS: dict[str, type[Table]] = {
     "oracle": NoOptions,
     "knowledge-gradient": KnowledgeGradientOptions,
     "uncertainty": NoOptions,
+    "qasca": QascaOptions,
+    "explore-exploit": ExploreExploitOptions,
+    "oracle-workers": OracleWorkersOptions,
 }
 
 

@@ -1,0 +1,35 @@
+"""QASCA (Zheng et al., SIGMOD 2015): give the arriving worker the task whose answer would raise
+the expected accuracy most, given that worker's estimated confusion matrix."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.policies.worker_aware import best_gain_task, worker_confusion
+
+
+class QascaPolicy:
+    """Quality-aware assignment: the task whose answer by this worker gains most accuracy."""
+
+    name = "qasca"
+    needs_truth = False
+    DESCRIPTION = (
+        "QASCA (Zheng et al. 2015) gives each arriving worker the task whose answer, under that "
+        "worker's estimated confusion matrix, would raise the expected accuracy of the current "
+        "estimate most. Worker-aware; with `min_gain` > 0 it declines workers whose best gain is "
+        "below it."
+    )
+
+    def __init__(self, *, min_gain: float = 0.0) -> None:
+        self.min_gain = float(min_gain)
+
+    def bind(self, info: MarketInfo) -> None:
+        """Nothing to prepare."""
+        self.n_classes = info.n_classes
+
+    def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
+        """The best-gain task for ``worker``, or ``None`` when their best gain is below
+        ``min_gain`` (or no task is left for them)."""
+        task, gain = best_gain_task(state, worker_confusion(state, worker), rng)
+        return None if task is None or gain < self.min_gain else task

@@ -1,0 +1,102 @@
+"""Building blocks of the worker-aware policies (``qasca``, ``explore-exploit``,
+``oracle-workers``): QASCA's expected-gain kernel (Zheng et al., SIGMOD 2015), the arriving
+worker's confusion matrix, the task pick with the stale-posterior rule, and the decline rule
+that never turns the whole crowd away."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.policies.base import MarketState
+from marketsim.policies.simple import posterior_entropy
+
+#: Gains below this are rounding noise of an exact zero (the answer cannot change the decision).
+GAIN_TOL = 1e-12
+
+
+def one_coin_matrices(accuracy: np.ndarray, k: int) -> np.ndarray:
+    """(n, K, K) symmetric matrices: ``accuracy`` on the diagonal, the rest spread evenly."""
+    accuracy = np.asarray(accuracy, dtype=np.float64)
+    eye = np.eye(k)
+    wrong = (1.0 - accuracy) / max(k - 1, 1)
+    return accuracy[:, None, None] * eye + wrong[:, None, None] * (1.0 - eye)
+
+
+def worker_confusion(state: MarketState, worker: int) -> np.ndarray:
+    """The arriving worker's estimated (K, K) confusion matrix, rows = true class: the state's
+    ``confusion`` when the market gives one, else the one-coin matrix of its ``skill``."""
+    if state.confusion is not None:
+        return np.asarray(state.confusion[worker], dtype=np.float64)
+    k = state.proba.shape[1]
+    return one_coin_matrices(np.asarray(state.skill[worker : worker + 1]), k)[0]
+
+
+def expected_accuracy_gain(proba: np.ndarray, confusion: np.ndarray) -> np.ndarray:
+    """Expected gain in accuracy of each task (n,) from one answer by a worker with ``confusion``.
+
+    With ``P(a) = Σ_k p_k C[k, a]`` and ``p'(k | a) = p_k C[k, a] / P(a)`` the gain is
+    ``Σ_a P(a) max_k p'(k | a) − max_k p_k = Σ_a max_k p_k C[k, a] − max_k p_k``: zero when no
+    answer can change the task's decision. Vectorised over tasks; never negative.
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    joint = proba[:, :, None] * np.asarray(confusion, dtype=np.float64)[None, :, :]
+    gain = joint.max(axis=1).sum(axis=1) - proba.max(axis=1)
+    return np.where(gain > GAIN_TOL, gain, 0.0)
+
+
+def fresh_tasks(state: MarketState) -> np.ndarray:
+    """Tasks the arriving worker may get (bool, n_tasks): not held by them, and among those the
+    ones handed out the fewest times since the last refresh — so none while an untouched task is
+    left. ``proba`` does not know about those labels yet; without this rule every worker between
+    two refreshes would be sent to the same top task."""
+    n = state.proba.shape[0]
+    ok = np.ones(n, dtype=bool) if state.held is None else ~np.asarray(state.held, dtype=bool)
+    if state.handed_since_refresh is not None and ok.any():
+        handed = np.asarray(state.handed_since_refresh)
+        ok &= handed == handed[ok].min()
+    return ok
+
+
+def pick_task(
+    score: np.ndarray, secondary: np.ndarray, allowed: np.ndarray, rng: np.random.Generator
+) -> int | None:
+    """The allowed task with the largest ``score``; ties by the largest ``secondary``, then
+    uniformly at random (one draw from ``rng``). ``None`` when no task is allowed."""
+    if not allowed.any():
+        return None
+    s = np.where(allowed, score, -np.inf)
+    top = s == s.max()
+    sec = np.where(top, secondary, -np.inf)
+    top &= sec == sec.max()
+    best = np.flatnonzero(top)
+    return int(best[rng.integers(best.size)])
+
+
+def best_gain_task(
+    state: MarketState, confusion: np.ndarray, rng: np.random.Generator
+) -> tuple[int | None, float]:
+    """QASCA's pick for a worker with ``confusion`` and its gain: the largest expected accuracy
+    gain among :func:`fresh_tasks`, ties (often zero gains) by posterior entropy, then at
+    random; ``(None, 0.0)`` when no task is left for the worker."""
+    gain = expected_accuracy_gain(state.proba, confusion)
+    task = pick_task(gain, posterior_entropy(state.proba), fresh_tasks(state), rng)
+    return task, (0.0 if task is None else float(gain[task]))
+
+
+def open_workers(state: MarketState, n_workers: int) -> np.ndarray:
+    """Workers who may still work (bool): not blocked, with capacity left, and with a task they
+    have not labelled yet (fewer task labels than tasks)."""
+    w = state.workers
+    if w is None:
+        return np.ones(n_workers, dtype=bool)
+    return (~np.asarray(w.blocked, dtype=bool) & (np.asarray(w.capacity_left) != 0)
+            & (np.asarray(w.labels) < state.proba.shape[0]))
+
+
+def declines(worker: int, value: np.ndarray, cut: float, state: MarketState) -> bool:
+    """Whether to decline ``worker``: their ``value`` is below ``cut`` while some worker who may
+    still work reaches it. A crowd where nobody reaches the cut is not turned away (the market
+    would be stuck), so the cut then admits everyone."""
+    if value[worker] >= cut:
+        return False
+    return bool((value[open_workers(state, value.shape[0])] >= cut).any())
