@@ -146,6 +146,18 @@ def test_qasca_min_gain_declines_a_worker_with_nothing_to_add() -> None:
                                                                np.random.default_rng(0)) is None
 
 
+def test_qasca_min_tier_declines_unqualified_workers_while_a_qualified_one_may_work() -> None:
+    rng = np.random.default_rng(0)
+    policy = bound("qasca", info_of(4, 2), min_tier=1)
+    tiered = state_of(PROBA2, np.array([0.8, 0.8]), workers=stats(2, tier=np.array([0, 1])))
+    assert policy.assign(0, tiered, rng) is None  # tier 0 while worker 1 qualifies
+    assert policy.assign(1, tiered, rng) in range(4)
+    # The qualified worker is blocked: nobody qualifies, so the market is not stalled.
+    gone = state_of(PROBA2, np.array([0.8, 0.8]),
+                    workers=stats(2, tier=np.array([0, 1]), blocked=np.array([False, True])))
+    assert policy.assign(0, gone, rng) in range(4)
+
+
 def test_explore_exploit_gives_new_workers_gold_only_when_the_scenario_has_gold() -> None:
     state = state_of(PROBA2, np.array([0.8, 0.8]))
     rng = np.random.default_rng(0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from marketsim.market.workforce import draw_tiers
 from marketsim.policies.simple import UniformPolicy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import TiersSpec
+from marketsim.scenario.toml_out import dumps, to_document
+from marketsim.study.runner import run_unit
 from tests.test_market_worker_aware import LeastLabelled, market, run, scenario
 
 
@@ -184,3 +187,34 @@ def test_invalid_worker_keys_name_the_key(extra: dict, message: str) -> None:
             doc["arms"] = [{"name": "a", "policy": "uniform", "inference": "gaussian-em"}]
         parse_scenario(doc, "x.toml")
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+ARM_RULES = {"gold": {"count": 8, "rate": 0.3}, "blocking": {"after": 2, "min_accuracy": 0.9}}
+
+
+def test_an_arm_has_its_own_gold_and_blocking_and_shares_the_world() -> None:
+    """A rule-based requester as one arm: only its market buys gold and blocks; both arms run
+    on the same world and arrivals (the first labels bought are the same)."""
+    sc = scenario({"workers": {"count": 8, "ability": {"alpha": 1, "beta": 1, "low": 0.1}},
+                   "budget": {"edges": 120, "batch": 10},
+                   "arms": [{"name": "pay everyone", "policy": "uniform"},
+                            {"name": "rules", "policy": "uniform", **ARM_RULES}]})
+    assert sc.gold is None and sc.arms[0].gold is None and sc.arms[1].gold is not None
+    assert sc.arms[1].market_scenario(sc).blocking == sc.arms[1].blocking
+    plain, rules = (run_unit(sc, 0, arm) for arm in (0, 1))
+    assert plain.rows[-1].gold_labels == 0 and plain.rows[-1].blocked_workers == 0
+    assert rules.rows[-1].gold_labels > 0 and rules.rows[-1].blocked_workers > 0
+    assert plain.rows[0].error_rate == rules.rows[0].error_rate  # same initial labels
+
+
+def test_arm_rules_are_checked_and_written_back() -> None:
+    with pytest.raises(InputError, match=r"arms\[0\]\.blocking needs \[gold\]"):
+        scenario({"arms": [{"name": "a", "policy": "uniform",
+                            "blocking": {"after": 1, "min_accuracy": 0.5}}]})
+    with pytest.raises(InputError, match=r"arms\[0\]\.blocking\.after must be <= gold\.count"):
+        scenario({"arms": [{"name": "a", "policy": "uniform", "gold": {"count": 2},
+                            "blocking": {"after": 3, "min_accuracy": 0.5}}]})
+    sc = scenario({"arms": [{"name": "a", "policy": "uniform", **ARM_RULES}]})
+    again = parse_scenario(tomllib.loads(dumps(to_document(sc))), "again.toml")
+    assert again.arms[0].gold == sc.arms[0].gold
+    assert again.arms[0].blocking == sc.arms[0].blocking

@@ -8,7 +8,7 @@ import json
 
 from marketsim.errors import EXIT_OK
 from marketsim.scenario.parser import load_scenario
-from marketsim.scenario.specs import Scenario
+from marketsim.scenario.specs import BlockingSpec, GoldSpec, Scenario
 from marketsim.scenario.sweep import expand
 from marketsim.scenario.toml_out import dumps, to_document
 
@@ -34,6 +34,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also import plugin policies and check their options")
 
 
+def _mechanics_text(gold: GoldSpec | None, blocking: BlockingSpec | None) -> str:
+    """``gold: 10 questions at rate 0.1; blocking: after 3 gold answers below 0.7``."""
+    parts = []
+    if gold is not None:
+        parts.append(f"gold: {gold.count} questions at rate {gold.rate:g}")
+    if blocking is not None:
+        parts.append(f"blocking: after {blocking.after} gold answers below "
+                     f"{blocking.min_accuracy:g}")
+    return "; ".join(parts)
+
+
 def summary(scenario: Scenario, points: int) -> list[str]:
     """A few lines: name, seed, sizes, one line per arm, sweep size."""
     tk, wk, bg = scenario.tasks, scenario.workers, scenario.budget
@@ -45,12 +56,16 @@ def summary(scenario: Scenario, points: int) -> list[str]:
     ]
     if scenario.replay is not None:
         lines.append(f"replay: {scenario.replay.dataset or scenario.replay.labels}")
+    rules = _mechanics_text(scenario.gold, scenario.blocking)
+    if rules:
+        lines.append(rules)
     for arm in scenario.arms:
         options = ", ".join(f"{k}={v!r}" for k, v in arm.policy.options)
         policy = f"{arm.policy.name}({options})" if options else arm.policy.name
         initial = f", initial {arm.initial}" if arm.initial else ""
+        own = _mechanics_text(arm.gold, arm.blocking)
         lines.append(f"arm {arm.name}: policy {policy}, inference {arm.inference.method}"
-                     f"{initial}")
+                     f"{initial}{f'; {own}' if own else ''}")
     if scenario.sweep:
         keys = ", ".join(f"{k} ({len(v)})" for k, v in scenario.sweep)
         lines.append(f"sweep: {points} points over {keys}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from marketsim.errors import InputError
-from marketsim.scenario.schema import ScenarioDocument
+from marketsim.scenario.schema import ArmTable, BlockingTable, GoldTable, ScenarioDocument
 from marketsim.scenario.specs import (
     BlockingSpec,
     BudgetSpec,
@@ -58,6 +58,45 @@ def _tiers(doc: ScenarioDocument, source: str) -> TiersSpec | None:
     return TiersSpec(tuple(cuts), tiers.noise, tuple(prices))
 
 
+def gold_and_blocking(
+    gold_table: GoldTable | None, blocking_table: BlockingTable | None,
+    inherited: GoldSpec | None, prefix: str, source: str,
+) -> tuple[GoldSpec | None, BlockingSpec | None]:
+    """Gold questions and blocking rule of the scenario (``prefix`` "") or of an arm
+    (``prefix`` "arms[i]."; ``inherited``: the scenario's gold, which the arm's rule may
+    judge by)."""
+    gold = None
+    if gold_table is not None:
+        gold = GoldSpec(gold_table.count, gold_table.rate, gold_table.in_inference)
+    judged_by = gold or inherited
+    blocking = None
+    if blocking_table is not None:
+        if judged_by is None:
+            raise _fail(f"{prefix}blocking", "needs [gold]: the rule judges workers by their "
+                        "gold answers", source)
+        blocking = BlockingSpec(blocking_table.after, blocking_table.min_accuracy)
+        if blocking.after > judged_by.count:
+            raise _fail(f"{prefix}blocking.after", f"must be <= gold.count "
+                        f"({judged_by.count}): a worker answers each gold question at most "
+                        "once", source)
+    return gold, blocking
+
+
+def arm_mechanics(
+    arm: ArmTable, key: str, scenario_gold: GoldSpec | None, replay: bool, continuous: bool,
+    source: str,
+) -> tuple[GoldSpec | None, BlockingSpec | None]:
+    """An arm's own gold questions and blocking rule (``None``: the scenario's)."""
+    given = [name for name in ("gold", "blocking") if getattr(arm, name) is not None]
+    if given and replay:
+        raise _fail(f"{key}.{given[0]}", "is not available with [replay] (a replayed crowd "
+                    "has no worker model to answer gold questions)", source)
+    if given and continuous:
+        raise _fail(f"{key}.{given[0]}", "needs class labels; it does not apply with "
+                    "workers.model = 'gaussian-scores'", source)
+    return gold_and_blocking(arm.gold, arm.blocking, scenario_gold, f"{key}.", source)
+
+
 def read_mechanics(
     doc: ScenarioDocument, workers: WorkersSpec, budget: BudgetSpec, replay: bool, source: str
 ) -> tuple[WorkersSpec, BudgetSpec, GoldSpec | None, BlockingSpec | None]:
@@ -70,19 +109,7 @@ def read_mechanics(
     if given and workers.continuous:
         raise _fail(given[0], "needs class labels; it does not apply with workers.model = "
                     "'gaussian-scores'", source)
-    if doc.blocking is not None and doc.gold is None:
-        raise _fail("blocking", "needs [gold]: the rule judges workers by their gold answers",
-                    source)
-    gold = None
-    if doc.gold is not None:
-        gold = GoldSpec(doc.gold.count, doc.gold.rate, doc.gold.in_inference)
-    blocking = None
-    if doc.blocking is not None:
-        blocking = BlockingSpec(doc.blocking.after, doc.blocking.min_accuracy)
-        assert gold is not None
-        if blocking.after > gold.count:
-            raise _fail("blocking.after", f"must be <= gold.count ({gold.count}): a worker "
-                        "answers each gold question at most once", source)
+    gold, blocking = gold_and_blocking(doc.gold, doc.blocking, None, "", source)
     if doc.workers is not None:
         wk = doc.workers
         workers = replace(workers, capacity=wk.capacity, session_mean=wk.session_mean,

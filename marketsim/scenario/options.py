@@ -57,6 +57,9 @@ class QascaOptions(Table):
 
     min_gain: float = F(0.0, "decline a worker whose best expected accuracy gain is below this "
                         "(0: never decline)", ge=0, le=1)
+    min_tier: int = F(0, "decline workers whose qualification tier ([workers.tiers]) is below "
+                      "this, as a platform's qualification requirement does, unless no "
+                      "qualified worker may still work (0: everyone)", ge=0, le=100)
 
 
 class ExploreExploitOptions(Table):

@@ -281,6 +281,12 @@ class ArmTable(Table):
                                                shown="the market's default method")
     initial: Literal[INITIAL_GRAPHS] | None = F(  # type: ignore[valid-type]
         None, "this arm's own initial graph", shown="budget.initial")
+    gold: GoldTable | None = F(None, "this arm's own gold questions (a table like `[gold]`), "
+                               "instead of the scenario's: e.g. a rule-based requester arm",
+                               shown="[gold]")
+    blocking: BlockingTable | None = F(None, "this arm's own blocking rule (a table like "
+                                       "`[blocking]`; needs gold questions, the arm's or the "
+                                       "scenario's)", shown="[blocking]")
 
 
 class ReplayTable(Table):

@@ -271,10 +271,21 @@ class ArmSpec:
     inference: InferenceSpec
     #: Initial graph of this arm (``None``: the scenario's ``budget.initial``).
     initial: str | None = None
+    #: This arm's own gold questions and blocking rule (``None``: the scenario's).
+    gold: GoldSpec | None = field(default=None, metadata=_OPTIONAL)
+    blocking: BlockingSpec | None = field(default=None, metadata=_OPTIONAL)
 
     def initial_graph(self, budget: BudgetSpec) -> str:
         """The initial graph this arm starts from."""
         return budget.initial if self.initial is None else self.initial
+
+    def market_scenario(self, scenario: Scenario) -> Scenario:
+        """The scenario as this arm's market runs it: with the arm's own gold questions and
+        blocking rule in place of the scenario's, when it has them."""
+        if self.gold is None and self.blocking is None:
+            return scenario
+        return replace(scenario, gold=self.gold or scenario.gold,
+                       blocking=self.blocking or scenario.blocking)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from marketsim.scenario.specs import ArmSpec, Scenario
+from marketsim.scenario.specs import ArmSpec, BlockingSpec, GoldSpec, Scenario
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -64,9 +64,21 @@ def to_document(sc: Scenario) -> dict[str, Any]:
     if wk.model == "gaussian-scores":
         gs = wk.gaussian_scores
         workers["gaussian_scores"] = {"good_fraction": gs.good_fraction, "sigma": gs.sigma}
+    if wk.capacity is not None:
+        workers["capacity"] = wk.capacity
+    if wk.session_mean is not None:
+        workers["session_mean"] = wk.session_mean
+    if wk.tiers is not None:
+        workers["tiers"] = {"cuts": list(wk.tiers.cuts), "noise": wk.tiers.noise,
+                            "prices": list(wk.tiers.prices)}
+    elif wk.price != 1.0:
+        workers["price"] = wk.price
     doc["workers"] = workers
     doc["budget"] = {"edges": bg.edges, "initial": bg.initial, "batch": bg.batch,
                      "initial_probability": bg.initial_probability}
+    if bg.money is not None:
+        doc["budget"]["money"] = bg.money
+    doc.update(_mechanics(sc.gold, sc.blocking))
     doc["output"] = {"graph": sc.output.graph, "graphml": sc.output.graphml}
     doc["arms"] = [_arm(arm, sc.continuous) for arm in sc.arms]
     if sc.sweep:
@@ -108,6 +120,17 @@ def _arm(arm: ArmSpec, continuous: bool) -> dict[str, Any]:
     }
     if arm.initial is not None:
         out["initial"] = arm.initial
+    out.update(_mechanics(arm.gold, arm.blocking))
+    return out
+
+
+def _mechanics(gold: GoldSpec | None, blocking: BlockingSpec | None) -> dict[str, Any]:
+    """``gold`` and ``blocking`` tables, for those that are on."""
+    out: dict[str, Any] = {}
+    if gold is not None:
+        out["gold"] = {"count": gold.count, "rate": gold.rate, "in_inference": gold.in_inference}
+    if blocking is not None:
+        out["blocking"] = {"after": blocking.after, "min_accuracy": blocking.min_accuracy}
     return out
 
 

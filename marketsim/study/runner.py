@@ -67,7 +67,7 @@ def run_unit(
         )
     try:
         market = Market(
-            scenario,
+            spec.market_scenario(scenario),
             world,
             _guarded_policy(scenario, arm, allow_imports),
             estimator_factory(scenario, spec.inference),
