@@ -92,6 +92,37 @@ def test_no_worker_exceeds_capacity(capacity: int, workers: int, gold: bool,
     assert np.all(m.workforce.handed <= capacity)
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workers=st.integers(4, 8), gold_count=st.integers(3, 12), rate=st.floats(0.05, 0.6),
+       after=st.integers(1, 3), bar=st.floats(0.3, 0.95), low=st.floats(0.0, 0.6),
+       seed=st.integers(0, 10_000), aware=st.booleans())
+def test_gold_is_never_a_result_and_blocked_workers_never_get_work(
+    workers: int, gold_count: int, rate: float, after: int, bar: float, low: float, seed: int,
+    aware: bool,
+) -> None:
+    """Over random crowds, gold mixes and blocking rules: every label bought is a task label or
+    a gold answer, only task labels are results, and no hand-out goes to a blocked worker."""
+    sc = scenario({"workers": {"count": workers, "ability": {"alpha": 1, "beta": 1, "low": low}},
+                   "gold": {"count": gold_count, "rate": rate},
+                   "blocking": {"after": min(after, gold_count), "min_accuracy": bar},
+                   "budget": {"edges": 60, "batch": 10}, "scenario": {"seed": seed}})
+    m = recording(sc, LeastLabelled() if aware else None)
+    try:
+        run(m)
+        finished = True
+    except MarketStuckError as exc:  # the blocked crowd cannot spend the budget: named
+        assert "the market is stuck" in str(exc)
+        finished = False
+    assert not any(blocked for _, blocked in m.handouts)
+    labels = m.log.view()
+    assert labels.n_tasks == sc.tasks.count  # gold questions are not among the tasks
+    if finished:
+        last = m.curve[-1]
+        assert last.gold_labels == m.workforce.gold_answered.sum()
+        assert last.edges == labels.n_labels + last.gold_labels
+        assert last.blocked_workers == m.workforce.blocked.sum()
+
+
 def test_a_crowd_exhausted_by_capacity_is_a_one_line_stuck_error() -> None:
     sc = scenario({"workers": {"count": 4, "capacity": 12}, "budget": {"edges": 80}})
     with pytest.raises(MarketStuckError, match=r"4 at workers.capacity = 12 \(raise it\)"):
