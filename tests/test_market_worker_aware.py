@@ -4,9 +4,6 @@ but never results."""
 
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -20,24 +17,11 @@ from marketsim.policies.base import GOLD, MarketState, is_worker_aware
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.study.seeds import unit_streams, world_rng
+from tests.test_policy_guard import deadline
 
 N_TASKS, N_WORKERS, BUDGET = 30, 4, 90
 
 
-@contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Fail (TimeoutError) instead of hanging if the block runs longer than ``seconds``."""
-
-    def expire(_signum: int, _frame: Any) -> None:
-        raise TimeoutError(f"still running after {seconds}s: the market spins")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def scenario(extra: dict[str, Any] | None = None, method: str = "one-coin") -> Scenario:
