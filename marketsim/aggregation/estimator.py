@@ -30,10 +30,9 @@ class Estimator(_Dynamic):
 
     @classmethod
     def _param_defaults(cls) -> dict[str, Any]:
-        """The keyword parameters of ``__init__`` and their defaults."""
-        signature = inspect.signature(cls.__init__)
-        return {name: p.default for name, p in signature.parameters.items()
-                if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        """The keyword parameters of ``__init__`` and their defaults (read once per class:
+        the market sets ``random_state`` at every refresh)."""
+        return _init_defaults(cls)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The estimator's parameters (with ``deep``, nested estimators' as ``name__key``)."""
@@ -69,3 +68,15 @@ class Estimator(_Dynamic):
             if not same:
                 changed.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"
+
+
+_DEFAULTS: dict[type, dict[str, Any]] = {}
+
+
+def _init_defaults(cls: type) -> dict[str, Any]:
+    """``cls.__init__``'s keyword parameters and their defaults, read once per class."""
+    if cls not in _DEFAULTS:
+        signature = inspect.signature(cls.__init__)  # type: ignore[misc]
+        _DEFAULTS[cls] = {name: p.default for name, p in signature.parameters.items()
+                          if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    return _DEFAULTS[cls]

@@ -258,16 +258,23 @@ def corrupt(draw: st.DrawFn, data: bytes) -> bytes:
     return data
 
 
+def write_case(folder: Path, case: tuple[bytes, bytes | None], labels: str,
+               truth: str) -> tuple[Path, Path | None]:
+    """Write a hostile case's labels file (and its truth file, when it has one)."""
+    data, truth_data = case
+    path = folder / labels
+    path.write_bytes(data)
+    if truth_data is None:
+        return path, None
+    (folder / truth).write_bytes(truth_data)
+    return path, folder / truth
+
+
 def test_csv_hostile(fuzz_cases, folder: Path, capsys, tally) -> None:
     @settings(FUZZ, max_examples=fuzz_cases(CASES["hostile"]))
     @given(case=hostile_csv(), method=st.sampled_from(METHODS))
     def check(case, method) -> None:
-        data, truth_data = case
-        path, truth = folder / "labels.csv", None
-        path.write_bytes(data)
-        if truth_data is not None:
-            truth = folder / "truth.csv"
-            truth.write_bytes(truth_data)
+        path, truth = write_case(folder, case, "labels.csv", "truth.csv")
         outcome, _ = run_infer(capsys, path, truth, method)
         tally.record("labels, CSV (infer)", "hostile table (+ truth file half the time)", outcome)
 
@@ -352,12 +359,7 @@ def test_zhang_hostile(fuzz_cases, folder: Path, capsys, tally) -> None:
     # Found by this test: one label value of 2**62 made the loader allocate 2**62 classes.
     @example(case=(b"1 1 4611686018427387904\n", None), method="mv")
     def check(case, method) -> None:
-        data, truth_data = case
-        path, truth = folder / "crowd.txt", None
-        path.write_bytes(data)
-        if truth_data is not None:
-            truth = folder / "truth.txt"
-            truth.write_bytes(truth_data)
+        path, truth = write_case(folder, case, "crowd.txt", "truth.txt")
         outcome, _ = run_infer(capsys, path, truth, method)
         tally.record("labels, Zhang (infer)", "hostile table (+ truth file half the time)", outcome)
 
