@@ -16,7 +16,7 @@ import pytest
 from marketsim.record.units import canonical_rows
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.resources import available_cpus, default_jobs
-from marketsim.study.runner import run_study
+from marketsim.study.runner import costly_first, run_study, units_of
 from tests.conftest import SMALL_SCENARIO
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,6 +61,20 @@ def test_default_jobs_gives_the_curves_of_jobs_1(small_scenario_path: Path,
     assert r1.returncode == 0, r1.stderr
     assert r2.returncode == 0, r2.stderr
     assert (a / "curves.csv").read_bytes() == (b / "curves.csv").read_bytes()
+
+
+def test_parallel_runs_start_the_costly_units_first(tmp_path: Path) -> None:
+    """Random-forest units (``UNIT_COST`` 12) are handed out before the uniform ones, so the
+    last unit to start is a short one; among equals the order stays replicate-major, and no
+    unit is lost or repeated."""
+    path = tmp_path / "mixed.toml"
+    path.write_text(SMALL_SCENARIO.format(service=0.0).replace(
+        'policy = "entropy-greedy"', 'policy = "random-forest"'))
+    scenario = load_scenario(path)
+    keys = units_of(scenario)
+    order = costly_first(scenario, keys)
+    assert sorted(order) == sorted(keys)
+    assert order == [(0, 1), (1, 1), (0, 0), (1, 0)]
 
 
 def _wait_for_units(run_dir: Path, n: int, proc: subprocess.Popen, limit: float = 120) -> None:

@@ -140,6 +140,18 @@ class WorkerAwarePolicy(Protocol):
         ``state.held``), :data:`GOLD` for a control question, or ``None`` to decline them."""
 
 
+#: Rough CPU cost of one (replicate, arm) unit of a policy relative to the uniform policy's, read
+#: from the class attribute ``UNIT_COST`` (default 1). Parallel studies start the costly units
+#: first so that the worker processes finish together; results never depend on it.
+DEFAULT_UNIT_COST: Final[float] = 1.0
+
+
+def unit_cost(policy_class: type | None) -> float:
+    """The class's ``UNIT_COST`` hint (see :data:`DEFAULT_UNIT_COST`), 1 when it has none."""
+    cost = getattr(policy_class, "UNIT_COST", DEFAULT_UNIT_COST)
+    return float(cost) if isinstance(cost, int | float) and cost > 0 else DEFAULT_UNIT_COST
+
+
 def is_worker_aware(policy: object) -> bool:
     """Whether the market should call ``policy.assign`` at each arrival."""
     return callable(getattr(policy, "assign", None))

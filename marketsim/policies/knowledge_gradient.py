@@ -156,6 +156,7 @@ class KnowledgeGradientPolicy:
 
     name = "knowledge-gradient"
     needs_truth = False
+    UNIT_COST = 1.5  # see marketsim.policies.base.unit_cost
     DESCRIPTION = DESCRIPTION
 
     def __init__(self, *, a0: float = 1.0, b0: float = 1.0, optimistic: bool = True) -> None:

@@ -16,6 +16,7 @@ class OracleWorkersPolicy:
 
     name = "oracle-workers"
     needs_truth = True
+    UNIT_COST = 9.0  # a choice per arrival over every task; see policies.base.unit_cost
     DESCRIPTION = (
         "Oracle-workers (not realisable) knows the true classes and each worker's true accuracy: "
         "it declines workers below `ability_cut` and gives the others the task whose true class "

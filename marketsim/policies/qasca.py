@@ -14,6 +14,7 @@ class QascaPolicy:
 
     name = "qasca"
     needs_truth = False
+    UNIT_COST = 15.0  # a choice per arrival over every task; see policies.base.unit_cost
     DESCRIPTION = (
         "QASCA (Zheng et al. 2015) gives each arriving worker the task whose answer, under that "
         "worker's estimated confusion matrix, would raise the expected accuracy of the current "

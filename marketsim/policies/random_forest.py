@@ -175,6 +175,8 @@ class RandomForestPolicy:
 
     name = "random-forest"
     needs_truth = False
+    #: About 12 times a uniform unit (1,000 tree fits and 1,000 simulated EMs per 100 refreshes).
+    UNIT_COST = 12.0
     DESCRIPTION = DESCRIPTION
 
     def __init__(

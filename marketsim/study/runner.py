@@ -22,7 +22,7 @@ from marketsim.market.market import Market
 from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
 from marketsim.market.world import draw_world
-from marketsim.policies.base import AssignmentPolicy
+from marketsim.policies.base import AssignmentPolicy, unit_cost
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import UnitResult
 from marketsim.scenario.replay import load_replay
@@ -108,6 +108,14 @@ def units_of(scenario: Scenario) -> list[tuple[int, int]]:
     return [(r, a) for r in range(scenario.replicates) for a in range(len(scenario.arms))]
 
 
+def costly_first(scenario: Scenario, keys: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``keys`` with the units of costly policies first (each policy class's ``UNIT_COST``
+    hint), replicate-major among equals: parallel workers that take the longest units first
+    finish together instead of leaving one process alone with a late costly unit."""
+    cost = [unit_cost(arm.policy.cls or type(arm.policy.obj)) for arm in scenario.arms]
+    return sorted(keys, key=lambda key: -cost[key[1]])
+
+
 def require_picklable(scenario: Scenario, jobs: int) -> None:
     """Refuse in one line, before anything runs, an arm whose policy or estimator object
     cannot be sent to worker processes (objects come from Python: ``marketsim.run``)."""
@@ -140,6 +148,7 @@ def iter_units(
     Policy and estimator objects must pickle to run in other processes."""
     if backend == "dask" or (jobs > 1 and len(keys) > 1):
         require_picklable(scenario, jobs)
+        keys = costly_first(scenario, keys)
     run = partial(run_unit, scenario)
     common = {"allow_imports": allow_imports, "on_refresh": on_refresh, "graph_dir": graph_dir}
     if backend == "dask":
