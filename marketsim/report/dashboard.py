@@ -1,5 +1,7 @@
 """The live terminal dashboard of ``marketsim run``: overall and per-arm progress bars with
-ETAs, a table of mean errors with confidence intervals, and the error-versus-budget chart.
+ETAs, a table of mean errors with confidence intervals, and the error-versus-budget chart
+(with error against money and simulated time beside it when they differ from labels:
+:mod:`marketsim.report.dashboard_charts`).
 
 It is one of the run observers of :mod:`marketsim.report.progress` (chosen on a terminal)."""
 
@@ -7,10 +9,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -22,6 +24,7 @@ from rich.text import Text
 from marketsim.record.curves import CurvePoint
 from marketsim.record.summary import TARGETS
 from marketsim.record.units import UnitResult
+from marketsim.report.dashboard_charts import ROTATE_SECONDS, render_charts, terminal_style
 from marketsim.report.formatting import (
     DASH,
     clean_name,
@@ -31,21 +34,8 @@ from marketsim.report.formatting import (
     num,
     short,
 )
-from marketsim.report.study_state import ArmView, StudyState
-from marketsim.report.text_chart import Series, render_chart
+from marketsim.report.study_state import StudyState
 from marketsim.scenario.specs import Scenario
-
-#: Marker and colour of each arm in the bars, the table and the chart (they cycle).
-MARKERS = ("●", "■", "▲", "◆", "✚", "○", "□", "△", "▼", "◇")
-COLOURS = (
-    "cyan", "magenta", "yellow", "green", "red", "bright_blue", "orange3", "bright_white",
-    "purple", "turquoise2",
-)
-
-
-def terminal_style(index: int) -> tuple[str, str]:
-    """Marker and rich colour of the ``index``-th arm."""
-    return MARKERS[index % len(MARKERS)], COLOURS[index % len(COLOURS)]
 
 
 class _EtaColumn(ProgressColumn):
@@ -61,10 +51,15 @@ class _EtaColumn(ProgressColumn):
 class LiveDashboard:
     """A rich ``Live`` dashboard: overall and per-arm progress bars with ETAs, a table of
     mean errors with 95 % confidence intervals and edges to reach 5 % / 1 % error, and a
-    log-scale error-versus-budget chart of the mean curves (plus live points)."""
+    log-scale error-versus-budget chart of the mean curves (plus live points), and charts
+    of error against money and simulated time when the study has cost axes."""
 
-    def __init__(self, console: Console | None = None, refresh_per_second: float = 4) -> None:
+    def __init__(self, console: Console | None = None, refresh_per_second: float = 4,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.console = console if console is not None else Console(stderr=True)
+        #: Wall clock of the charts' axis rotation (a test passes its own).
+        self.clock = clock
+        self._shown_at = clock()
         self.refresh_per_second = refresh_per_second
         self.state: StudyState | None = None
         self.run_dir: str | None = None
@@ -81,6 +76,7 @@ class LiveDashboard:
         """Set up the bars and start the live display."""
         with self._lock:
             self.state = StudyState(scenario)
+            self._shown_at = self.clock()
             self.run_dir = None if run_dir is None else clean_name(str(run_dir))
             self._progress = Progress(
                 TextColumn("{task.description}"),
@@ -234,44 +230,12 @@ class LiveDashboard:
             table.add_row(*cells)
         return table
 
-    def _series(self) -> list[Series]:
-        st = self.state
-        assert st is not None
-        out = []
-        for i, view in enumerate(st.arms):
-            marker, colour = terminal_style(i)
-            s = view.summary
-            if s and s.get("edges"):
-                out.append(Series(view.name, np.asarray(s["edges"]), np.asarray(s["error_rate"]),
-                                  marker, colour))
-            elif view.live:
-                out.append(_live_series(view, i))
-            else:
-                out.append(Series(view.name, np.empty(0), np.empty(0), marker, colour))
-        # Points of running units of arms that already have a mean curve, drawn under it.
-        out += [_live_series(view, i) for i, view in enumerate(st.arms)
-                if view.summary and view.live]
-        return out
-
-    def _chart(self, rows_left: int) -> RenderableType:
-        st = self.state
-        assert st is not None
-        width = self.console.width
-        if width < 28:
-            return Text("(terminal too narrow for the chart)", style="dim")
-        series = self._series()
-        if not any(len(s.edges) for s in series):
-            return Text("chart: waiting for the first refresh…", style="dim")
-        legend_series = series[: len(st.arms)]
-        legend_len = sum(len(s.name) + 11 for s in legend_series)
-        chart_w = max(16, min(60, width - 10))
-        legend_lines = 1 + legend_len // max(1, width - 10)
-        height = max(4, min(12, rows_left - 5 - legend_lines))
-        x_lo = float(min((s.edges.min() for s in series if len(s.edges)), default=0.0))
-        chart = render_chart(series, chart_w, height, x_range=(min(x_lo, st.budget), st.budget),
-                             legend=legend_series, line_width=width,
-                             title=f"{st.metric.short} (log scale) vs labels spent")
-        return chart
+    def _phase(self) -> int:
+        """Step of the charts' axis rotation: one per :data:`ROTATE_SECONDS` shown, and the
+        first axes on the last frame (the one left on screen)."""
+        if self.stopped:
+            return 0
+        return int((self.clock() - self._shown_at) // ROTATE_SECONDS)
 
     def render(self) -> RenderableType:
         """The current frame (also used by the tests and to save a snapshot)."""
@@ -286,7 +250,7 @@ class LiveDashboard:
                 self._progress.make_tasks_table(self._progress.tasks),
                 Text(""),
                 self._table(),
-                self._chart(rows_left),
+                render_charts(self.state, self.console.width, rows_left, self._phase()),
             )
 
 
@@ -296,9 +260,3 @@ def _mean_to_reach(summary: dict[str, Any], axis: str, target: float) -> str:
     mean = (summary.get(f"{axis}_to_reach_ci95") or {}).get(f"{target:g}", {}).get("mean")
     return DASH if mean is None else fmt_axis(mean)
 
-
-def _live_series(view: ArmView, index: int) -> Series:
-    """The longest running unit of an arm, as a live chart series."""
-    pts = max(view.live.values(), key=len)
-    return Series(view.name, np.array([p.edges for p in pts]),
-                  np.array([p.error_rate for p in pts]), *terminal_style(index), live=True)

@@ -1,5 +1,6 @@
-"""The terminal error-versus-budget chart: curves rasterised on a character grid with a
-log-scale error axis, drawn as rich Text (used by the live dashboard)."""
+"""The terminal error chart: curves rasterised on a character grid with a log-scale error axis
+against labels spent (or money, or simulated time), drawn as rich Text (used by the live
+dashboard)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ ERROR_FLOOR = 1e-4
 
 @dataclass(frozen=True)
 class Series:
-    """One curve of the chart: an arm's error against the labels spent."""
+    """One curve of the chart: an arm's error against the labels spent (``edges``; on the
+    money and time charts, ``edges`` holds the money spent or the simulated time)."""
 
     name: str
     edges: np.ndarray
@@ -125,10 +127,27 @@ def render_chart(
     title: str = "error (log scale) vs labels spent",
     legend: list[Series] | None = None,
     line_width: int | None = None,
+    xlabel: str = "labels (edges)",
 ) -> Text:
     """The error-versus-budget chart as rich Text: y tick labels on decades, an x axis with
-    three tick labels and its title, and a legend (one marker and colour per series of
-    ``legend``, by default all of ``series``; legend lines wrap at ``line_width``)."""
+    three tick labels and its title ``xlabel``, and a legend (one marker and colour per series
+    of ``legend``, by default all of ``series``; legend lines wrap at ``line_width``)."""
+    out, indent = chart_text(series, width, height, x_range, title, xlabel)
+    out.append("\n")
+    out.append_text(legend_text(series if legend is None else legend, indent, line_width))
+    return out
+
+
+def chart_text(
+    series: list[Series],
+    width: int = 60,
+    height: int = 12,
+    x_range: tuple[float, float] | None = None,
+    title: str = "error (log scale) vs labels spent",
+    xlabel: str = "labels (edges)",
+) -> tuple[Text, int]:
+    """The chart of :func:`render_chart` without its legend (charts side by side share one),
+    and the column where its plotting area starts (where a legend under it is indented to)."""
     grid = chart_grid(series, width, height, x_range)
     width, height = len(grid.cells[0]), len(grid.cells)
     l_lo, l_hi = math.log10(grid.y_lo), math.log10(grid.y_hi)
@@ -161,16 +180,21 @@ def render_chart(
         at = max(0, min(at, width + 2 - len(text)))
         axis[at:at + len(text)] = list(text)
     out.append(" " * pad + "".join(axis)[: width + 2] + "\n", style="dim")
-    xlabel = "labels (edges)"
-    out.append(" " * (pad + 2 + max(0, (width - len(xlabel)) // 2)) + xlabel + "\n", style="dim")
-    indent = " " * (pad + 2)
-    room = max(1, (line_width or 10**9) - len(indent))
+    out.append(" " * (pad + 2 + max(0, (width - len(xlabel)) // 2)) + xlabel, style="dim")
+    return out, pad + 2
+
+
+def legend_text(series: list[Series], indent: int, line_width: int | None = None) -> Text:
+    """One marker and name per series, indented by ``indent`` columns, lines wrapped at
+    ``line_width``; running units' series are marked ``(live)``."""
+    pad = " " * indent
+    room = max(1, (line_width or 10**9) - indent)
     used = 0
-    out.append(indent)
-    for s in series if legend is None else legend:
+    out = Text(pad, no_wrap=True, overflow="crop")
+    for s in series:
         item = s.marker + " " + clean_name(s.name) + (" (live)" if s.live else "")
         if used and used + 2 + len(item) > room:
-            out.append("\n" + indent)
+            out.append("\n" + pad)
             used = 0
         elif used:
             out.append("  ")
