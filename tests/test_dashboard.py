@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -236,3 +237,132 @@ def test_dashboard_shows_money_and_time_only_when_they_differ_from_labels() -> N
     row = next(line for line in text.splitlines() if "arm-1" in line)
     cells = row.split()
     assert fmt_axis(2 * reach) in cells and fmt_axis(3 * reach) in cells, row
+
+
+def still_frame(dash: LiveDashboard, console: Console, last: bool = False) -> str:
+    """The dashboard's frame as text (the ``last`` one, left on screen, or one while it
+    runs), with the elapsed time and ETAs of a study that took no time (so the frame is the
+    same on every machine)."""
+    assert dash.state is not None
+    dash.stop(interrupted=False)
+    dash.stopped = last
+    dash.state.started = dash.state.ended = 0.0
+    dash._update_bars()
+    console.export_text(clear=True)
+    console.print(dash.render())
+    return console.export_text(clear=True)
+
+
+def test_frame_without_cost_axes_is_the_one_before_money_and_time_charts() -> None:
+    """The frame of a market whose money is its labels and whose arms take the same time, as
+    the dashboard drew it before it had money and time charts (the snapshot was rendered by
+    that code), whatever the rotation step and however wide the terminal."""
+    snapshot = (Path(__file__).parent / "snapshots" / "dashboard_no_cost_axes.txt").read_text(
+        encoding="utf-8")
+    clock = [0.0]
+    for width in (120, 200):
+        sc = scenario(2)
+        console = Console(record=True, width=width, height=40, force_terminal=True,
+                          file=io.StringIO())
+        dash = LiveDashboard(console, clock=lambda: clock[0])
+        dash.start(sc, "reports/dash-test/run")
+        feed(dash, sc)
+        frames = set()
+        for clock[0] in (0.0, 6.0, 11.0):
+            frames.add(still_frame(dash, console))
+        assert len(frames) == 1
+        frame = frames.pop()
+        assert "vs money" not in frame and "vs simulated time" not in frame
+        if width == 120:
+            assert frame == snapshot
+
+
+def priced_study(width: int, clock: list[float]) -> tuple[LiveDashboard, Console]:
+    """Two arms: arm 0 pays 1 per label and takes 1 time unit per label, arm 1 pays 2 and
+    waits 3 (it declines workers); one replicate of each has finished, and a unit of arm 0 is
+    running at 1.5 time units per label."""
+    sc = scenario(2, replicates=2)
+    console = Console(record=True, width=width, height=40, force_terminal=True,
+                      file=io.StringIO())
+    dash = LiveDashboard(console, clock=lambda: clock[0])
+    dash.start(sc, None)
+    for arm, price, step in ((0, 1.0, 1.0), (1, 2.0, 3.0)):
+        dash.unit_done(UnitResult(0, arm, tuple(
+            CurveRow(e, x, 0.1, step * e, money=price * e, arm=f"arm-{arm}", replicate=0)
+            for e, x in zip(EDGES, errors(arm), strict=True)), 0.0), arm + 1, 4)
+    for e, x in zip(EDGES[:5], errors(0, 9)[:5], strict=True):
+        dash.refresh(1, 0, CurvePoint(e, x, 0.1, 1.5 * e, money=float(e)))
+    return dash, console
+
+
+def x_ticks(frame: str, title: str) -> list[str]:
+    """The x tick labels under the chart titled ``… vs <title>`` (charts may stand side by
+    side): the axis corner ``└`` sits under the title's first character."""
+    lines = frame.splitlines()
+    top = next(i for i, line in enumerate(lines) if title in line)
+    col = lines[top].index("error (log scale) " + title)
+    axis = next(i for i in range(top, len(lines)) if lines[i][col:col + 1] == "└")
+    end = lines[axis].find("└", col + 1)
+    return lines[axis + 1][col - 1:end - 1 if end > 0 else None].split()
+
+
+def test_wide_dashboard_draws_error_against_money_and_time_beside_labels() -> None:
+    """At 160 columns the three charts stand side by side; the time axis runs from 0 to the
+    slowest arm's simulated time (3 per label × 600 labels) and the money axis to its money."""
+    dash, console = priced_study(160, [0.0])
+    frame = still_frame(dash, console)
+    for title in ("vs labels spent", "vs money spent", "vs simulated time"):
+        assert frame.count(title) == 1, title
+    assert x_ticks(frame, "vs simulated time") == ["0", "900", fmt_axis(3.0 * BUDGET)]
+    assert x_ticks(frame, "vs money spent") == ["0", "600", fmt_axis(2.0 * BUDGET)]
+    assert x_ticks(frame, "vs labels spent") == ["120", "360", "600"]
+    assert "simulated time" in frame.split("vs simulated time")[1]  # the x axis title
+    assert frame.count("● arm-0  ■ arm-1") == 1  # one legend for all charts
+
+
+def test_time_axis_shows_a_running_unit_before_any_finished() -> None:
+    """Before a unit finishes, the time chart draws the running unit's own simulated times."""
+    sc = scenario(2, replicates=1)
+    console = recording_console(160)
+    dash = LiveDashboard(console)
+    dash.start(sc, None)
+    dash.unit_done(UnitResult(0, 0, tuple(
+        CurveRow(e, x, 0.1, float(e), arm="arm-0", replicate=0)
+        for e, x in zip(EDGES, errors(0), strict=True)), 0.0), 1, 2)
+    dash.unit_done(UnitResult(0, 1, tuple(
+        CurveRow(e, x, 0.1, 2.0 * e, arm="arm-1", replicate=0)
+        for e, x in zip(EDGES, errors(1), strict=True)), 0.0), 2, 2)
+    dash.refresh(0, 1, CurvePoint(120, 0.3, 0.1, 5000.0))  # a finished unit: ignored
+    frame = still_frame(dash, console)
+    assert "vs money spent" not in frame  # money = labels here
+    assert x_ticks(frame, "vs simulated time") == ["0", "600", fmt_axis(2.0 * BUDGET)]
+
+
+def test_charts_rotate_where_they_do_not_fit_side_by_side() -> None:
+    """120 columns: labels on the left, money then time on the right, 5 s each. 80 columns:
+    one chart rotating through labels, money and time. 60 columns: labels alone. The last
+    frame shows the first step of the rotation."""
+    clock = [0.0]
+    dash, console = priced_study(120, clock)
+    seen = []
+    for clock[0] in (1.0, 6.0, 11.0):
+        dash.stopped = False
+        console.export_text(clear=True)
+        console.print(dash.render())
+        frame = console.export_text(clear=True)
+        seen.append(("vs labels spent" in frame, "vs money spent" in frame,
+                     "vs simulated time" in frame))
+    assert seen == [(True, True, False), (True, False, True), (True, True, False)]
+    for width, expected in ((80, [(True, False, False), (False, True, False),
+                                  (False, False, True)]), (60, [(True, False, False)] * 3)):
+        clock[0] = 0.0
+        dash, console = priced_study(width, clock)
+        seen = []
+        for clock[0] in (1.0, 6.0, 11.0):
+            console.print(dash.render())
+            frame = console.export_text(clear=True)
+            seen.append(("vs labels spent" in frame, "vs money spent" in frame,
+                         "vs simulated time" in frame))
+        assert seen == expected, width
+        clock[0] = 6.0
+        assert "vs labels spent" in still_frame(dash, console, last=True)
