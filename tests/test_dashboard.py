@@ -320,22 +320,26 @@ def test_wide_dashboard_draws_error_against_money_and_time_beside_labels() -> No
     assert frame.count("● arm-0  ■ arm-1") == 1  # one legend for all charts
 
 
-def test_time_axis_shows_a_running_unit_before_any_finished() -> None:
-    """Before a unit finishes, the time chart draws the running unit's own simulated times."""
-    sc = scenario(2, replicates=1)
+def test_time_chart_draws_running_units_simulated_times() -> None:
+    """Arm 1 waits 2 time units per label (time is a cost axis, money is not); its running
+    second replicate waits 5 per label, so the time axis reaches that unit's latest time."""
+    sc = scenario(2, replicates=2)
     console = recording_console(160)
     dash = LiveDashboard(console)
     dash.start(sc, None)
-    dash.unit_done(UnitResult(0, 0, tuple(
-        CurveRow(e, x, 0.1, float(e), arm="arm-0", replicate=0)
-        for e, x in zip(EDGES, errors(0), strict=True)), 0.0), 1, 2)
-    dash.unit_done(UnitResult(0, 1, tuple(
-        CurveRow(e, x, 0.1, 2.0 * e, arm="arm-1", replicate=0)
-        for e, x in zip(EDGES, errors(1), strict=True)), 0.0), 2, 2)
-    dash.refresh(0, 1, CurvePoint(120, 0.3, 0.1, 5000.0))  # a finished unit: ignored
+    for arm, step in ((0, 1.0), (1, 2.0)):
+        dash.unit_done(UnitResult(0, arm, tuple(
+            CurveRow(e, x, 0.1, step * e, money=float(e), arm=f"arm-{arm}", replicate=0)
+            for e, x in zip(EDGES, errors(arm), strict=True)), 0.0), arm + 1, 4)
     frame = still_frame(dash, console)
     assert "vs money spent" not in frame  # money = labels here
     assert x_ticks(frame, "vs simulated time") == ["0", "600", fmt_axis(2.0 * BUDGET)]
+    running = EDGES[:5]
+    for e, x in zip(running, errors(1, 1)[:5], strict=True):
+        dash.refresh(1, 1, CurvePoint(e, x, 0.1, 5.0 * e, money=float(e)))
+    frame = still_frame(dash, console)
+    assert "■ arm-1 (live)" not in frame  # live points are drawn, the legend is per arm
+    assert x_ticks(frame, "vs simulated time")[-1] == fmt_axis(5.0 * running[-1])
 
 
 def test_charts_rotate_where_they_do_not_fit_side_by_side() -> None:
