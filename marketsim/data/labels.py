@@ -217,6 +217,28 @@ class LabelSet:
         """Transpose of :attr:`incidence`, stored as CSR for fast M-step products."""
         return self.incidence.T.tocsr()
 
+    @cached_property
+    def own_class_incidence(self) -> sp.csr_matrix:
+        """Sparse ``(n_workers * n_classes, n_classes * n_tasks)`` matrix: row ``j*K + l`` holds
+        worker j's labels of class l, at column ``l * n_tasks + task`` (tasks in increasing
+        order, repeats summed as in :attr:`incidence`).
+
+        Times the class-major posteriors ``proba.T.ravel()`` it gives, in one mat-vec,
+        ``sum_i proba[i, l]`` over the tasks to which worker j gave class l: the diagonal
+        ``(incidence.T @ proba)[j*K + l, l]`` that the one-coin M-step reads, added in the same
+        order (task by task from 0), without the off-diagonal half of that product.
+        """
+        by_worker = self.incidence_t
+        k = self.n_classes
+        own = np.repeat(np.arange(by_worker.shape[0]) % k, np.diff(by_worker.indptr))
+        index_dtype = np.int32 if k * self.n_tasks < 2**31 else np.int64
+        indices = np.add(by_worker.indices, own * self.n_tasks, dtype=index_dtype)
+        mat = sp.csr_matrix((by_worker.data, indices, by_worker.indptr),
+                            shape=(by_worker.shape[0], k * self.n_tasks), copy=False)
+        mat.has_sorted_indices = True
+        mat.has_canonical_format = True
+        return mat
+
     @property
     def has_repeated_pairs(self) -> bool:
         """Whether some worker labelled some task more than once."""
