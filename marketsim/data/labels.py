@@ -156,8 +156,10 @@ class LabelSet:
         union = LabelSet((self.tasks[None, :] + offsets * n).ravel(),
                          (self.workers[None, :] + offsets * m).ravel(), answers.ravel(),
                          e_count * n, e_count * m, k)
-        order = np.lexsort((self.workers, self.tasks))
-        pairs = self.tasks[order] * m + self.workers[order]
+        # (task, worker) order: a stable sort of one integer key is lexsort's permutation
+        pairs = self.tasks * m + self.workers
+        order = np.argsort(pairs, kind="stable")
+        pairs = pairs[order]
         if pairs.size > 1 and np.any(pairs[1:] == pairs[:-1]):
             return union  # repeated pairs: let sum_duplicates merge them as usual
         cols = (self.workers[order][None, :] + offsets * m) * k + answers[:, order]
