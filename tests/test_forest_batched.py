@@ -134,7 +134,7 @@ def test_simulated_instances_are_the_plain_draws(classes: int) -> None:
     fast_rng, plain_rng = np.random.default_rng(9), np.random.default_rng(9)
     truth, answers = simulate_instances(tasks, workers, info, 6, fast_rng)
     want_truth, want_answers = plain_simulation(tasks, workers, info, 6, plain_rng)
-    assert truth.dtype == answers.dtype == np.int64
+    assert truth.dtype == answers.dtype == np.int64 and answers.flags.c_contiguous
     assert np.array_equal(truth, want_truth) and np.array_equal(answers, want_answers)
     assert fast_rng.random() == plain_rng.random()  # the same number of draws
 

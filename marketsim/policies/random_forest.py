@@ -128,8 +128,9 @@ def simulate_instances(
     ability = low + (1.0 - low) * rng.beta(
         info.ability_alpha, info.ability_beta, size=(size, info.n_workers)
     )
-    t = truth[:, tasks]  # a fresh array: it becomes the answers
-    correct = rng.random(t.shape) < ability[:, workers]
+    # np.take: truth[:, tasks] in C order (the stacked union reads it row by row), and faster
+    t = np.take(truth, tasks, axis=1)  # a fresh array: it becomes the answers
+    correct = rng.random(t.shape) < np.take(ability, workers, axis=1)
     if k == 2:  # a wrong answer is the other class: flip t where not correct, in place
         t ^= np.logical_not(correct, out=correct)
         return truth, t
