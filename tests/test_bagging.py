@@ -39,6 +39,18 @@ def test_same_seed_same_forest_other_seed_differs() -> None:
     assert not np.array_equal(a, c)
 
 
+def test_boolean_target_grows_the_trees_of_its_integer_codes() -> None:
+    """A two-class boolean target (the policy's) skips np.unique: same trees as 0/1 targets."""
+    x, y = noisy_threshold(1000, 4)
+    a = BootstrapForest(random_state=3).fit(x, y)
+    b = BootstrapForest(random_state=3).fit(x, y.astype(np.int64))
+    assert list(a.classes_) == [False, True] and a.classes_.dtype == np.bool_
+    for left, right in zip(a.estimators_, b.estimators_, strict=True):
+        assert np.array_equal(left.tree_.threshold, right.tree_.threshold)
+        assert np.array_equal(left.tree_.value, right.tree_.value)
+    np.testing.assert_array_equal(a.predict_proba(x), b.predict_proba(x))
+
+
 def test_tree_whose_sample_misses_a_class_gives_it_zero() -> None:
     # One positive row among 1,000: with 1 % samples most trees never see it.
     x = np.arange(1000, dtype=float)[:, None]

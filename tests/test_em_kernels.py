@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from marketsim.aggregation import DawidSkene
 from marketsim.aggregation._numeric import column_products, column_sums, normalise_log
 from marketsim.aggregation.identifiability import _presence, excess_agreement_z
+from marketsim.aggregation.metrics import expected_correct
 from marketsim.data.labels import LabelSet
 
 FLOOR = 1e-12
@@ -161,6 +162,22 @@ def test_column_kernels_give_the_bits_of_the_plain_expressions() -> None:
     assert np.array_equal(column_sums(big), big.sum(axis=0))
     assert np.array_equal(column_sums(np.asfortranarray(big)), big.sum(axis=0))
     assert np.array_equal(column_sums(np.zeros((0, 3))), np.zeros(3))
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 8])
+@pytest.mark.parametrize("repeats", [False, True])
+def test_one_coin_counts_are_the_diagonal_of_the_full_product(k: int, repeats: bool) -> None:
+    """The one-coin M-step's expected correct labels per worker: the same bits as the diagonal
+    of ``incidence.T @ proba`` summed by einsum (the former computation), whatever the
+    posteriors' memory layout."""
+    data = random_crowd(k, seed=20 + k, repeats=repeats)
+    proba = np.random.default_rng(k).dirichlet(np.ones(k), size=data.n_tasks)
+    counts = (data.incidence.T @ proba).reshape(data.n_workers, k, k)
+    want = np.einsum("jcc->j", counts)
+    for layout in (proba, np.asfortranarray(proba)):
+        correct, n = expected_correct(data, layout)
+        assert np.array_equal(correct, want)
+        assert np.array_equal(n, np.bincount(data.workers, minlength=data.n_workers))
 
 
 def test_two_class_normalisation_is_the_general_log_sum_exp_bit_for_bit() -> None:

@@ -107,6 +107,38 @@ def test_batched_em_equals_each_instance_em(seed: int, prior: str) -> None:
             assert np.array_equal(alone.skill_[seen], pooled.skill_[e * m:(e + 1) * m][seen])
 
 
+def plain_simulation(tasks: np.ndarray, workers: np.ndarray, info: MarketInfo, size: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The simulated instances written out: the same draws in the same order."""
+    prior = np.asarray(info.class_prior, dtype=np.float64)
+    truth = rng.choice(info.n_classes, size=(size, info.n_tasks), p=prior / prior.sum())
+    low = info.ability_low
+    ability = low + (1.0 - low) * rng.beta(info.ability_alpha, info.ability_beta,
+                                           size=(size, info.n_workers))
+    t = truth[:, tasks]
+    correct = rng.random(t.shape) < ability[:, workers]
+    if info.n_classes == 2:
+        wrong = 1 - t
+    else:
+        wrong = (t + rng.integers(1, info.n_classes, size=t.shape)) % info.n_classes
+    return truth, np.where(correct, t, wrong)
+
+
+@pytest.mark.parametrize("classes", [2, 3, 4])
+def test_simulated_instances_are_the_plain_draws(classes: int) -> None:
+    rng = np.random.default_rng(classes)
+    tasks, workers = random_graph(rng, 300, 12)
+    prior = np.arange(1.0, classes + 1) / np.arange(1.0, classes + 1).sum()
+    info = MarketInfo(n_tasks=300, n_workers=12, n_classes=classes, class_prior=prior,
+                      ability_alpha=6.0, ability_beta=2.0, ability_low=0.1, inference=OneCoinEM)
+    fast_rng, plain_rng = np.random.default_rng(9), np.random.default_rng(9)
+    truth, answers = simulate_instances(tasks, workers, info, 6, fast_rng)
+    want_truth, want_answers = plain_simulation(tasks, workers, info, 6, plain_rng)
+    assert truth.dtype == answers.dtype == np.int64 and answers.flags.c_contiguous
+    assert np.array_equal(truth, want_truth) and np.array_equal(answers, want_answers)
+    assert fast_rng.random() == plain_rng.random()  # the same number of draws
+
+
 # --- the policy's ranking against a plain implementation ------------------------------------
 
 def plain_features(data: LabelSet, proba: np.ndarray, skill: np.ndarray) -> np.ndarray:

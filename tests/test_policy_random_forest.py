@@ -112,6 +112,8 @@ def test_features_on_hand_built_graph() -> None:
     hist[2, [2, 20]] = 1
     np.testing.assert_array_equal(x[:, 2:], hist)
     np.testing.assert_array_equal(x[:, 2:].sum(axis=1), x[:, 1])
+    x32 = task_features(tasks, workers, 4, proba, skill, np.float32)
+    assert x32.dtype == np.float32 and np.array_equal(x32, x.astype(np.float32))
 
 
 def test_ability_bins_edges() -> None:
@@ -122,6 +124,19 @@ def test_ability_bins_edges() -> None:
 def test_entropy_normalised() -> None:
     e = posterior_entropy(np.array([[1 / 3] * 3, [1.0, 0.0, 0.0]]))
     np.testing.assert_allclose(e, [1.0, 0.0], atol=1e-12)
+
+
+@pytest.mark.parametrize("k", range(2, 10))
+def test_entropy_is_the_plain_row_sum_bit_for_bit(k: int) -> None:
+    proba = np.random.default_rng(k).dirichlet(np.full(k, 0.3), size=2000)
+    proba[::7] = 0.0
+    proba[::7, 0] = 1.0  # certain rows: -1 * log(1) is -0.0
+    proba[::11] = 1.0  # not a distribution, but every term -0.0
+    proba[5, 1] = np.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(proba > 0, -proba * np.log(proba), 0.0)
+    want = terms.sum(axis=1) / np.log(k)
+    assert np.array_equal(posterior_entropy(proba).view(np.int64), want.view(np.int64))
 
 
 def test_simulated_instances_follow_the_priors() -> None:

@@ -97,12 +97,21 @@ def _normalise_log_two(log_joint: np.ndarray, out: np.ndarray) -> tuple[np.ndarr
     np.exp(small, out=small)
     total = np.add(small, 1.0, out=shift)  # the buffers are reused: fewer fresh pages
     np.divide(small, total, out=small)
-    np.divide(1.0, total, out=out[:, 0])
-    np.copyto(out[:, 1], out[:, 0])
-    np.copyto(out[:, 0], small, where=~first_wins)
-    np.copyto(out[:, 1], small, where=first_wins)
+    larger = np.divide(1.0, total, out=out[:, 1])  # the input columns have been read
     np.log(total, out=total)
-    return out, float(shift_sum + total.sum())
+    loglik = float(shift_sum + total.sum())
+    # Each row takes ``larger`` in its winning column and ``small`` in the other, picked
+    # through the bits with no fresh array (a masked copyto or np.where takes several times
+    # longer on a data-dependent mask): with x = larger ^ small and m all ones where the
+    # first column wins, column 0 is larger ^ (x & ~m) and column 1 is larger ^ (x & m).
+    x, chosen = small.view(np.int64), total.view(np.int64)
+    np.bitwise_xor(x, larger.view(np.int64), out=x)
+    np.negative(first_wins.view(np.int8), dtype=np.int64, out=chosen)  # m: -1 = all ones
+    np.bitwise_and(x, chosen, out=chosen)  # x & m
+    np.bitwise_xor(x, chosen, out=x)  # x & ~m
+    np.bitwise_xor(larger.view(np.int64), x, out=out[:, 0].view(np.int64))
+    np.bitwise_xor(larger.view(np.int64), chosen, out=larger.view(np.int64))
+    return out, loglik
 
 
 def argmax_labels(proba: np.ndarray) -> np.ndarray:

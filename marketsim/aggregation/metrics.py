@@ -3,6 +3,7 @@ and the benchmarks. Worker accuracy is computed here and nowhere else."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,11 @@ def expected_correct(data: LabelSet, proba: np.ndarray) -> tuple[np.ndarray, np.
     The one-coin M-step and :func:`estimated_skill` both divide the first by the second.
     """
     k = data.n_classes
-    counts = (data.incidence.T @ proba).reshape(data.n_workers, k, k)  # [j, l, c]
-    correct = np.einsum("jcc->j", counts)
+    # own[j, l] = sum of proba[i, l] over worker j's labels l, i.e. the diagonal of
+    # (incidence.T @ proba)[j, l, c]; summed over l from the left as einsum("jcc->j") does.
+    class_major = np.ascontiguousarray(np.asarray(proba, dtype=np.float64).T).ravel()
+    own = (data.own_class_incidence @ class_major).reshape(data.n_workers, k)
+    correct = functools.reduce(np.add, own.T[1:], own[:, 0].copy())
     return correct, data.worker_degree.astype(np.float64)
 
 

@@ -156,8 +156,10 @@ class LabelSet:
         union = LabelSet((self.tasks[None, :] + offsets * n).ravel(),
                          (self.workers[None, :] + offsets * m).ravel(), answers.ravel(),
                          e_count * n, e_count * m, k)
-        order = np.lexsort((self.workers, self.tasks))
-        pairs = self.tasks[order] * m + self.workers[order]
+        # (task, worker) order: a stable sort of one integer key is lexsort's permutation
+        pairs = self.tasks * m + self.workers
+        order = np.argsort(pairs, kind="stable")
+        pairs = pairs[order]
         if pairs.size > 1 and np.any(pairs[1:] == pairs[:-1]):
             return union  # repeated pairs: let sum_duplicates merge them as usual
         cols = (self.workers[order][None, :] + offsets * m) * k + answers[:, order]
@@ -216,6 +218,28 @@ class LabelSet:
     def incidence_t(self) -> sp.csr_matrix:
         """Transpose of :attr:`incidence`, stored as CSR for fast M-step products."""
         return self.incidence.T.tocsr()
+
+    @cached_property
+    def own_class_incidence(self) -> sp.csr_matrix:
+        """Sparse ``(n_workers * n_classes, n_classes * n_tasks)`` matrix: row ``j*K + l`` holds
+        worker j's labels of class l, at column ``l * n_tasks + task`` (tasks in increasing
+        order, repeats summed as in :attr:`incidence`).
+
+        Times the class-major posteriors ``proba.T.ravel()`` it gives, in one mat-vec,
+        ``sum_i proba[i, l]`` over the tasks to which worker j gave class l: the diagonal
+        ``(incidence.T @ proba)[j*K + l, l]`` that the one-coin M-step reads, added in the same
+        order (task by task from 0), without the off-diagonal half of that product.
+        """
+        by_worker = self.incidence_t
+        k = self.n_classes
+        own = np.repeat(np.arange(by_worker.shape[0]) % k, np.diff(by_worker.indptr))
+        index_dtype = np.int32 if k * self.n_tasks < 2**31 else np.int64
+        indices = np.add(by_worker.indices, own * self.n_tasks, dtype=index_dtype)
+        mat = sp.csr_matrix((by_worker.data, indices, by_worker.indptr),
+                            shape=(by_worker.shape[0], k * self.n_tasks), copy=False)
+        mat.has_sorted_indices = True
+        mat.has_canonical_format = True
+        return mat
 
     @property
     def has_repeated_pairs(self) -> bool:

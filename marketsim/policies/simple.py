@@ -14,8 +14,22 @@ def posterior_entropy(proba: np.ndarray) -> np.ndarray:
     if k < 2:
         return np.zeros(proba.shape[0])
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(proba > 0, -proba * np.log(proba), 0.0)
-    return terms.sum(axis=1) / np.log(k)
+        if k >= 8:
+            terms = np.where(proba > 0, -proba * np.log(proba), 0.0)
+            return terms.sum(axis=1) / np.log(k)
+        # Column by column, fewer temporaries; the same bits as the row sum above, which
+        # adds fewer than 8 numbers one after another starting from 0 (the ``+ 0.0`` makes
+        # a -0.0 term, from p = 1, the +0.0 that sum gives).
+        total = None
+        for c in range(k):
+            col = proba[:, c]
+            term = np.log(col)
+            term *= col
+            np.negative(term, out=term)
+            term = np.where(col > 0, term, 0.0)
+            total = np.add(term, 0.0, out=term) if total is None else np.add(total, term,
+                                                                              out=total)
+    return total / np.log(k)
 
 
 def rank_by_score(score: np.ndarray, rng: np.random.Generator) -> np.ndarray:
