@@ -14,7 +14,12 @@ from marketsim.errors import InputError
 from marketsim.policies.base import GOLD, MarketInfo, MarketState, WorkerStats
 from marketsim.policies.explore_exploit import label_information, leave_one_out_evidence
 from marketsim.policies.registry import make_policy
-from marketsim.policies.worker_aware import expected_accuracy_gain, one_coin_matrices
+from marketsim.policies.worker_aware import (
+    GainMemo,
+    best_gain_task,
+    expected_accuracy_gain,
+    one_coin_matrices,
+)
 from marketsim.scenario.options import check_builtin_options
 
 #: A binary worker who is right 80 % of the time on class 0 and 70 % on class 1.
@@ -138,6 +143,35 @@ def test_qasca_breaks_exact_ties_at_random_reproducibly() -> None:
     picks = [policy.assign(0, state, np.random.default_rng(s)) for s in range(20)]
     assert len(set(picks)) > 5
     assert picks == [policy.assign(0, state, np.random.default_rng(s)) for s in range(20)]
+
+
+def test_gain_memo_picks_as_computing_afresh_and_follows_a_refresh() -> None:
+    rng_data = np.random.default_rng(3)
+    first = rng_data.dirichlet([1.0, 1.0], size=40)
+    second = rng_data.dirichlet([1.0, 1.0], size=40)
+    conf = one_coin_matrices(np.array([0.9, 0.7, 0.9]), 2)
+    memo = GainMemo()
+    for proba in (first, first, second, first.copy()):
+        for worker in range(3):
+            handed = rng_data.integers(0, 2, size=40)
+            state = state_of(proba, np.array([0.9, 0.7, 0.9]), confusion=conf, handed=handed)
+            fresh = best_gain_task(state, conf[worker], np.random.default_rng(worker))
+            kept = best_gain_task(state, conf[worker], np.random.default_rng(worker), memo)
+            assert kept == fresh
+            gain, _ = memo.get(proba, conf[worker])
+            np.testing.assert_array_equal(gain, expected_accuracy_gain(proba, conf[worker]))
+
+
+def test_explore_exploit_value_follows_a_gold_answer_between_refreshes() -> None:
+    counts = np.array([[10.0, 10.0], [90.0, 10.0]])
+    state = state_of(PROBA2, np.array([0.5, 0.9]), counts=counts)
+    policy = bound("explore-exploit", info_of(4, 2, gold_count=20), explore=0, threshold=0.2)
+    before = policy.value(state)[0]
+    # Same refresh (same estimate objects), one more gold answer right: (1+10+1)/(2+20+1).
+    after = policy.value(replace(state, workers=stats(2, gold_answered=np.array([1, 0]),
+                                                        gold_correct=np.array([1, 0]))))[0]
+    assert before == pytest.approx(label_information(np.array([11 / 22]), 2)[0])
+    assert after == pytest.approx(label_information(np.array([12 / 23]), 2)[0])
 
 
 def test_qasca_min_gain_declines_a_worker_with_nothing_to_add() -> None:
