@@ -81,6 +81,13 @@ class ExploreExploitOptions(Table):
         "without that label (leave-one-out, matched to a Beta)")
     confidence: float = F(0.9, "credible level of the interval used by bound = upper or lower",
                           gt=0, lt=1)
+    prior: Literal["beta", "scenario"] = F(
+        "beta", "prior of each worker's accuracy: Beta(prior_correct, prior_wrong), or the "
+        "scenario's ability distribution low + (1 - low) Beta(alpha, beta) ([workers.ability]; "
+        "posterior on a grid of 1,000 accuracies)")
+    exhausted: bool = F(
+        False, "give a worker below the threshold a task that every open worker above it has "
+        "already labelled, when their answer can change the task's decision (else decline)")
 
 
 class OracleWorkersOptions(Table):
