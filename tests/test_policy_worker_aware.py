@@ -173,7 +173,8 @@ def test_gain_memo_picks_as_computing_afresh_and_follows_a_refresh() -> None:
 def test_explore_exploit_value_follows_a_gold_answer_between_refreshes() -> None:
     counts = np.array([[10.0, 10.0], [90.0, 10.0]])
     state = state_of(PROBA2, np.array([0.5, 0.9]), counts=counts)
-    policy = bound("explore-exploit", info_of(4, 2, gold_count=20), explore=0, threshold=0.2)
+    policy = bound("explore-exploit", info_of(4, 2, gold_count=20), explore=0, threshold=0.2,
+                   prior="beta")
     before = policy.value(state)[0]
     # Same refresh (same estimate objects), one more gold answer right: (1+10+1)/(2+20+1).
     after = policy.value(replace(state, workers=stats(2, gold_answered=np.array([1, 0]),
@@ -210,7 +211,8 @@ def test_explore_exploit_scenario_prior_is_the_shifted_beta_posterior() -> None:
     assert acc[0] == pytest.approx(0.1 + 0.9 * mean_x, abs=1e-5)
     # No evidence at all: the prior mean .1 + .9 * 6/8 = .775, not the flat prior's .5.
     assert acc[1] == pytest.approx(0.775, abs=1e-5)
-    assert bound("explore-exploit", info_of(4, 2)).accuracy(state)[1] == pytest.approx(0.5)
+    flat = bound("explore-exploit", info_of(4, 2), prior="beta")
+    assert flat.accuracy(state)[1] == pytest.approx(0.5)
 
 
 def test_explore_exploit_exhausted_sends_a_declined_worker_where_no_good_one_may_go() -> None:
@@ -226,8 +228,9 @@ def test_explore_exploit_exhausted_sends_a_declined_worker_where_no_good_one_may
                            skill_counts=counts, workers=stats(3, blocked=np.array(blocked)),
                            held=np.array(held), handed_since_refresh=np.zeros(4, int))
 
-    plain = bound("explore-exploit", info_of(4, 3), explore=0)
-    rescue = bound("explore-exploit", info_of(4, 3), explore=0, exhausted=True)
+    options = dict(explore=0, threshold=0.45, prior="beta")
+    plain = bound("explore-exploit", info_of(4, 3), exhausted=False, **options)
+    rescue = bound("explore-exploit", info_of(4, 3), exhausted=True, **options)
     rng = np.random.default_rng(0)
     free = state([False] * 3, [False] * 4)
     assert plain.assign(2, free, rng) is None
@@ -280,7 +283,8 @@ def test_explore_exploit_declines_poor_value_per_cost_but_never_the_whole_crowd(
     counts = np.array([[60.0, 40.0], [90.0, 10.0]])
     workers = stats(2, gold_answered=np.array([8, 8]), gold_correct=np.array([6, 8]))
     state = state_of(PROBA2, np.array([0.6, 0.9]), counts=counts, workers=workers)
-    policy = bound("explore-exploit", info_of(4, 2, gold_count=20), explore=8, threshold=0.2)
+    policy = bound("explore-exploit", info_of(4, 2, gold_count=20), explore=8, threshold=0.2,
+                    prior="beta", exhausted=False)
     np.testing.assert_allclose(policy.accuracy(state), [67 / 110, 99 / 110])
     rng = np.random.default_rng(0)
     assert policy.assign(0, state, rng) is None
@@ -308,7 +312,8 @@ def test_explore_exploit_bound_uses_the_credible_interval_of_the_accuracy() -> N
     rng = np.random.default_rng(0)
 
     def policy(**options: object):
-        return bound("explore-exploit", info_of(4, 2), explore=0, **options)
+        return bound("explore-exploit", info_of(4, 2), explore=0, prior="beta", exhausted=False,
+                     **options)
 
     np.testing.assert_allclose(policy(bound="upper").information(state), [0.661, 0.547],
                                atol=2e-3)
@@ -360,7 +365,8 @@ def test_leave_one_out_evidence_judges_each_label_without_itself() -> None:
     expected = [matched_beta_counts(w0), matched_beta_counts(w1)]
     np.testing.assert_allclose(leave_one_out_evidence(state), expected, atol=2e-3)
     # Worker 0's "1" against a .25 prior weighs against them: less than worker 1's evidence.
-    policy = bound("explore-exploit", info_of(2, 2), explore=0, evidence="leave-one-out")
+    policy = bound("explore-exploit", info_of(2, 2), explore=0, evidence="leave-one-out",
+                    prior="beta")
     acc = policy.accuracy(state)
     assert acc[0] < acc[1]
     # Without confusion matrices the posterior's counts are used.
