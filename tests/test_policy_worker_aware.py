@@ -8,13 +8,26 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from scipy.integrate import quad
+from scipy.special import betaincinv
 
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.policies.base import GOLD, MarketInfo, MarketState, WorkerStats
-from marketsim.policies.explore_exploit import label_information, leave_one_out_evidence
+from marketsim.policies.explore_exploit import (
+    ACCURACY_GRID,
+    grid_posterior,
+    grid_quantiles,
+    label_information,
+    leave_one_out_evidence,
+    shifted_beta_log_prior,
+)
 from marketsim.policies.registry import make_policy
-from marketsim.policies.worker_aware import expected_accuracy_gain, one_coin_matrices
+from marketsim.policies.worker_aware import (
+    GainMemo,
+    best_gain_task,
+    expected_accuracy_gain,
+    one_coin_matrices,
+)
 from marketsim.scenario.options import check_builtin_options
 
 #: A binary worker who is right 80 % of the time on class 0 and 70 % on class 1.
@@ -140,6 +153,96 @@ def test_qasca_breaks_exact_ties_at_random_reproducibly() -> None:
     assert picks == [policy.assign(0, state, np.random.default_rng(s)) for s in range(20)]
 
 
+def test_gain_memo_picks_as_computing_afresh_and_follows_a_refresh() -> None:
+    rng_data = np.random.default_rng(3)
+    first = rng_data.dirichlet([1.0, 1.0], size=40)
+    second = rng_data.dirichlet([1.0, 1.0], size=40)
+    conf = one_coin_matrices(np.array([0.9, 0.7, 0.9]), 2)
+    memo = GainMemo()
+    for proba in (first, first, second, first.copy()):
+        for worker in range(3):
+            handed = rng_data.integers(0, 2, size=40)
+            state = state_of(proba, np.array([0.9, 0.7, 0.9]), confusion=conf, handed=handed)
+            fresh = best_gain_task(state, conf[worker], np.random.default_rng(worker))
+            kept = best_gain_task(state, conf[worker], np.random.default_rng(worker), memo)
+            assert kept == fresh
+            gain, _ = memo.get(proba, conf[worker])
+            np.testing.assert_array_equal(gain, expected_accuracy_gain(proba, conf[worker]))
+
+
+def test_explore_exploit_value_follows_a_gold_answer_between_refreshes() -> None:
+    counts = np.array([[10.0, 10.0], [90.0, 10.0]])
+    state = state_of(PROBA2, np.array([0.5, 0.9]), counts=counts)
+    policy = bound("explore-exploit", info_of(4, 2, gold_count=20), explore=0, threshold=0.2,
+                   prior="beta")
+    before = policy.value(state)[0]
+    # Same refresh (same estimate objects), one more gold answer right: (1+10+1)/(2+20+1).
+    after = policy.value(replace(state, workers=stats(2, gold_answered=np.array([1, 0]),
+                                                        gold_correct=np.array([1, 0]))))[0]
+    assert before == pytest.approx(label_information(np.array([11 / 22]), 2)[0])
+    assert after == pytest.approx(label_information(np.array([12 / 23]), 2)[0])
+
+
+def test_grid_posterior_of_three_gold_answers_right_under_a_beta_prior() -> None:
+    # low = 0: the prior is Beta(6, 2); 3 right of 3 gives Beta(9, 2), mean 9/11.
+    post = grid_posterior(np.array([3.0]), np.array([0.0]),
+                          shifted_beta_log_prior(ACCURACY_GRID, 6.0, 2.0, 0.0), ACCURACY_GRID)
+    assert (post @ ACCURACY_GRID)[0] == pytest.approx(9 / 11, abs=1e-5)
+    lo, hi = grid_quantiles(post, ACCURACY_GRID, np.array([0.05, 0.95]))[:, 0]
+    assert lo == pytest.approx(betaincinv(9, 2, 0.05), abs=2e-3)
+    assert hi == pytest.approx(betaincinv(9, 2, 0.95), abs=2e-3)
+    # Nothing below low = 0.1 is possible: the prior there is zero.
+    shifted = shifted_beta_log_prior(ACCURACY_GRID, 6.0, 2.0, 0.1)
+    below = ACCURACY_GRID <= 0.1
+    assert np.isneginf(shifted[below]).all() and np.isfinite(shifted[~below]).all()
+
+
+def test_explore_exploit_scenario_prior_is_the_shifted_beta_posterior() -> None:
+    # Worker 0: 3 gold right of 3 and no task labels; q = .1 + .9 x, x ~ Beta(6, 2), so the
+    # posterior density of x is proportional to x^5 (1 - x) (.1 + .9 x)^3.
+    def dens(x: float) -> float:
+        return float(x**5 * (1 - x) * (0.1 + 0.9 * x) ** 3)
+
+    mean_x = quad(lambda x: x * dens(x), 0, 1)[0] / quad(dens, 0, 1)[0]
+    workers = stats(2, gold_answered=np.array([3, 0]), gold_correct=np.array([3, 0]))
+    state = state_of(PROBA2, np.array([0.9, 0.9]), counts=np.zeros((2, 2)), workers=workers)
+    policy = bound("explore-exploit", info_of(4, 2, gold_count=20), prior="scenario")
+    acc = policy.accuracy(state)
+    assert acc[0] == pytest.approx(0.1 + 0.9 * mean_x, abs=1e-5)
+    # No evidence at all: the prior mean .1 + .9 * 6/8 = .775, not the flat prior's .5.
+    assert acc[1] == pytest.approx(0.775, abs=1e-5)
+    flat = bound("explore-exploit", info_of(4, 2), prior="beta")
+    assert flat.accuracy(state)[1] == pytest.approx(0.5)
+
+
+def test_explore_exploit_exhausted_sends_a_declined_worker_where_no_good_one_may_go() -> None:
+    # Workers 0 and 1: (1+90)/102 = .89 (information .51 >= .45); worker 2: 66/102 = .65
+    # (information .07). Task 2 (50/50) was labelled by both good workers, task 0 (60/40) by
+    # worker 0 only. Worker 2 (one-coin skill .75) gains .25 on task 2, .15 on task 0.
+    lab = LabelSet.from_arrays(np.array([2, 2, 0, 1, 3]), np.array([0, 1, 0, 1, 2]),
+                               np.zeros(5, int), n_tasks=4, n_workers=3, n_classes=2)
+    counts = np.array([[90.0, 10.0], [90.0, 10.0], [65.0, 35.0]])
+
+    def state(blocked: list[bool], held: list[bool]) -> MarketState:
+        return MarketState(lab, PROBA2, np.array([0.9, 0.9, 0.75]), 5, 50,
+                           skill_counts=counts, workers=stats(3, blocked=np.array(blocked)),
+                           held=np.array(held), handed_since_refresh=np.zeros(4, int))
+
+    options = dict(explore=0, threshold=0.45, prior="beta")
+    plain = bound("explore-exploit", info_of(4, 3), exhausted=False, **options)
+    rescue = bound("explore-exploit", info_of(4, 3), exhausted=True, **options)
+    rng = np.random.default_rng(0)
+    free = state([False] * 3, [False] * 4)
+    assert plain.assign(2, free, rng) is None
+    assert rescue.assign(2, free, rng) == 2
+    # A good worker is not restricted to those tasks (0 and 2 are theirs; gains 0: entropy).
+    assert rescue.assign(0, state([False] * 3, [True, False, True, False]), rng) == 1
+    # Worker 2 holds task 2; with worker 1 blocked, worker 0 alone is the good crowd and task 0
+    # (labelled by worker 0) is exhausted too.
+    assert rescue.assign(2, state([False] * 3, [False, False, True, False]), rng) is None
+    assert rescue.assign(2, state([False, True, False], [False, False, True, False]), rng) == 0
+
+
 def test_qasca_min_gain_declines_a_worker_with_nothing_to_add() -> None:
     state = state_of(np.array([[0.95, 0.05]]), np.array([0.6]))
     assert bound("qasca", info_of(1, 1), min_gain=0.01).assign(0, state,
@@ -180,7 +283,8 @@ def test_explore_exploit_declines_poor_value_per_cost_but_never_the_whole_crowd(
     counts = np.array([[60.0, 40.0], [90.0, 10.0]])
     workers = stats(2, gold_answered=np.array([8, 8]), gold_correct=np.array([6, 8]))
     state = state_of(PROBA2, np.array([0.6, 0.9]), counts=counts, workers=workers)
-    policy = bound("explore-exploit", info_of(4, 2, gold_count=20), explore=8, threshold=0.2)
+    policy = bound("explore-exploit", info_of(4, 2, gold_count=20), explore=8, threshold=0.2,
+                    prior="beta", exhausted=False)
     np.testing.assert_allclose(policy.accuracy(state), [67 / 110, 99 / 110])
     rng = np.random.default_rng(0)
     assert policy.assign(0, state, rng) is None
@@ -208,7 +312,8 @@ def test_explore_exploit_bound_uses_the_credible_interval_of_the_accuracy() -> N
     rng = np.random.default_rng(0)
 
     def policy(**options: object):
-        return bound("explore-exploit", info_of(4, 2), explore=0, **options)
+        return bound("explore-exploit", info_of(4, 2), explore=0, prior="beta", exhausted=False,
+                     **options)
 
     np.testing.assert_allclose(policy(bound="upper").information(state), [0.661, 0.547],
                                atol=2e-3)
@@ -260,7 +365,8 @@ def test_leave_one_out_evidence_judges_each_label_without_itself() -> None:
     expected = [matched_beta_counts(w0), matched_beta_counts(w1)]
     np.testing.assert_allclose(leave_one_out_evidence(state), expected, atol=2e-3)
     # Worker 0's "1" against a .25 prior weighs against them: less than worker 1's evidence.
-    policy = bound("explore-exploit", info_of(2, 2), explore=0, evidence="leave-one-out")
+    policy = bound("explore-exploit", info_of(2, 2), explore=0, evidence="leave-one-out",
+                    prior="beta")
     acc = policy.accuracy(state)
     assert acc[0] < acc[1]
     # Without confusion matrices the posterior's counts are used.

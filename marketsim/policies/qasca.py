@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.policies.base import MarketInfo, MarketState
-from marketsim.policies.worker_aware import best_gain_task, declines, worker_confusion
+from marketsim.policies.worker_aware import (
+    GainMemo,
+    best_gain_task,
+    declines,
+    worker_confusion,
+)
 
 
 class QascaPolicy:
@@ -26,6 +31,7 @@ class QascaPolicy:
     def __init__(self, *, min_gain: float = 0.0, min_tier: int = 0) -> None:
         self.min_gain = float(min_gain)
         self.min_tier = int(min_tier)
+        self._memo = GainMemo()
 
     def bind(self, info: MarketInfo) -> None:
         """Nothing to prepare."""
@@ -40,5 +46,6 @@ class QascaPolicy:
             tier = np.asarray(state.workers.tier, dtype=np.float64)
             if declines(worker, tier, float(self.min_tier), state):
                 return None
-        task, gain = best_gain_task(state, worker_confusion(state, worker), rng)
+        task, gain = best_gain_task(state, worker_confusion(state, worker), rng,
+                                    self._memo)
         return None if task is None or gain < self.min_gain else task

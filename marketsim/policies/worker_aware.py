@@ -72,14 +72,43 @@ def pick_task(
     return int(best[rng.integers(best.size)])
 
 
+class GainMemo:
+    """The parts of :func:`best_gain_task` that depend only on the refresh's posterior, kept
+    between the arrivals of one refresh: the posterior entropy, and the gain array of each
+    distinct confusion matrix (a refresh serves hundreds of arrivals from a few dozen workers).
+    The same arrays as computed afresh, so the picks do not change."""
+
+    def __init__(self) -> None:
+        self._proba: np.ndarray | None = None
+        self._entropy = np.zeros(0)
+        self._gains: dict[bytes, np.ndarray] = {}
+
+    def get(self, proba: np.ndarray, confusion: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(gain, entropy) for ``proba`` and ``confusion``; recomputed when ``proba`` is a new
+        object (a refresh; the old one is held here, so its identity is not reused)."""
+        if proba is not self._proba:
+            self._proba, self._entropy, self._gains = proba, posterior_entropy(proba), {}
+        key = np.asarray(confusion, dtype=np.float64).tobytes()
+        gain = self._gains.get(key)
+        if gain is None:
+            gain = self._gains[key] = expected_accuracy_gain(proba, confusion)
+        return gain, self._entropy
+
+
 def best_gain_task(
-    state: MarketState, confusion: np.ndarray, rng: np.random.Generator
+    state: MarketState, confusion: np.ndarray, rng: np.random.Generator,
+    memo: GainMemo | None = None,
 ) -> tuple[int | None, float]:
     """QASCA's pick for a worker with ``confusion`` and its gain: the largest expected accuracy
     gain among :func:`fresh_tasks`, ties (often zero gains) by posterior entropy, then at
-    random; ``(None, 0.0)`` when no task is left for the worker."""
-    gain = expected_accuracy_gain(state.proba, confusion)
-    task = pick_task(gain, posterior_entropy(state.proba), fresh_tasks(state), rng)
+    random; ``(None, 0.0)`` when no task is left for the worker. ``memo`` reuses the gains and
+    entropy between arrivals of one refresh."""
+    if memo is None:
+        gain, entropy = expected_accuracy_gain(state.proba, confusion), posterior_entropy(
+            state.proba)
+    else:
+        gain, entropy = memo.get(state.proba, confusion)
+    task = pick_task(gain, entropy, fresh_tasks(state), rng)
     return task, (0.0 if task is None else float(gain[task]))
 
 

@@ -67,7 +67,7 @@ class ExploreExploitOptions(Table):
 
     explore: int = F(3, "gold questions for each new worker (label evidence without [gold])",
                      ge=0)
-    threshold: float = F(0.45, "decline workers whose information per label per unit of price "
+    threshold: float = F(0.55, "decline workers whose information per label per unit of price "
                          "is below this (0: never decline)", ge=0)
     prior_correct: float = F(1.0, "Beta prior of each worker's accuracy: correct answers", gt=0)
     prior_wrong: float = F(1.0, "Beta prior: wrong answers", gt=0)
@@ -81,6 +81,13 @@ class ExploreExploitOptions(Table):
         "without that label (leave-one-out, matched to a Beta)")
     confidence: float = F(0.9, "credible level of the interval used by bound = upper or lower",
                           gt=0, lt=1)
+    prior: Literal["beta", "scenario"] = F(
+        "scenario", "prior of each worker's accuracy: Beta(prior_correct, prior_wrong), or the "
+        "scenario's ability distribution low + (1 - low) Beta(alpha, beta) ([workers.ability]; "
+        "posterior on a grid of 1,000 accuracies)")
+    exhausted: bool = F(
+        True, "give a worker below the threshold a task that every open worker above it has "
+        "already labelled, when their answer can change the task's decision (else decline)")
 
 
 class OracleWorkersOptions(Table):
