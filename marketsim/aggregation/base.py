@@ -33,6 +33,7 @@ from marketsim.aggregation._numeric import (
     normalise_log,
     random_posterior,
 )
+from marketsim.aggregation._threads import threads_for
 from marketsim.aggregation.estimator import ConvergenceWarning, Estimator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.aggregation.metrics import mean_accuracy
@@ -261,7 +262,7 @@ class EMAggregator(BaseAggregator):
             return fixed
         if data.n_tasks == 0:
             return np.full(data.n_classes, 1.0 / data.n_classes)
-        prior = column_sums(proba) / data.n_tasks
+        prior = column_sums(proba, threads_for(data.n_labels)) / data.n_tasks
         # A class with no posterior mass at all (e.g. one nobody ever chose, from a majority
         # start) keeps prior 0: floored, its uniform confusion rows would let it "explain"
         # ambiguous tasks better than the real classes (docs/robustness.md).
@@ -270,9 +271,10 @@ class EMAggregator(BaseAggregator):
 
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
         # (n_tasks, K), class-major in memory: the M-step reads its columns
-        log_joint = column_products(data.incidence, self._log_emission(data, params))
+        n_threads = threads_for(data.n_labels)
+        log_joint = column_products(data.incidence, self._log_emission(data, params), n_threads)
         log_joint += log_prior(params["prior"])[None, :]
-        return normalise_log(log_joint, out=log_joint)
+        return normalise_log(log_joint, out=log_joint, n_threads=n_threads)
 
     def fit(  # type: ignore[override]  # the fit parameters EM estimators take
         self,

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation._numeric import transposed_products
+from marketsim.aggregation._threads import threads_for
 from marketsim.data.labels import LabelSet
 
 
@@ -25,7 +27,8 @@ def expected_correct(data: LabelSet, proba: np.ndarray) -> tuple[np.ndarray, np.
     The one-coin M-step and :func:`estimated_skill` both divide the first by the second.
     """
     k = data.n_classes
-    counts = (data.incidence.T @ proba).reshape(data.n_workers, k, k)  # [j, l, c]
+    counts = transposed_products(data.incidence, proba, threads_for(data.n_labels))
+    counts = counts.reshape(data.n_workers, k, k)  # [j, l, c]
     correct = np.einsum("jcc->j", counts)
     return correct, data.worker_degree.astype(np.float64)
 
