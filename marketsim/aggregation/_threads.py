@@ -78,14 +78,14 @@ def _get_pool(size: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_parallel(tasks: list[Callable[[], None]]) -> None:
+def run_parallel(tasks: list[Callable[[], object]]) -> None:
     """Run ``tasks`` at once: all but the last on the pool, the last on this thread; return
     when all are done (re-raising the first error)."""
     if len(tasks) == 1:
         tasks[0]()
         return
     pool = _get_pool(len(tasks) - 1)
-    futures: list[Future[None]] = [pool.submit(task) for task in tasks[:-1]]
+    futures: list[Future[object]] = [pool.submit(task) for task in tasks[:-1]]
     try:
         tasks[-1]()
     finally:
