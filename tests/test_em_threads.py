@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ def low_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every fit above 1,000 labels uses the threads (the real threshold is far higher)."""
     monkeypatch.setattr(_threads, "MIN_LABELS", 1000)
     monkeypatch.setattr(_threads, "available_cores", lambda: 3)
+    monkeypatch.setattr(_threads, "MIN_BLOCK_ROWS", 200)  # up to 12 blocks on 3,000 tasks
 
 
 def fit(name: str, data: LabelSet, n: int) -> Any:
@@ -112,6 +114,15 @@ def test_a_failing_block_raises_in_the_caller() -> None:
         _threads.run_parallel([boom, lambda: None])
     assert _threads.blocks(5, 2) == [(0, 2), (2, 5)]
     assert _threads.blocks(2, 4) == [(0, 1), (1, 2)]
+    assert _threads.row_blocks(100_000, 1) == [(0, 100_000)]
+    assert len(_threads.row_blocks(100_000, 2)) == 8  # up to four per thread
+    assert len(_threads.row_blocks(10_000, 2)) == 2  # but not below MIN_BLOCK_ROWS rows
+
+
+def test_every_task_runs_once_whichever_thread_takes_it() -> None:
+    done: list[int] = []
+    _threads.run_parallel([functools.partial(done.append, i) for i in range(50)], 3)
+    assert sorted(done) == list(range(50))
 
 
 def report_threads(rep: int, arm: int) -> tuple[int, int, int]:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from scipy.sparse import _sparsetools  # the compiled mat-vecs scipy itself calls
 
-from marketsim.aggregation._threads import blocks, run_parallel
+from marketsim.aggregation._threads import row_blocks, run_parallel
 from marketsim.data.labels import LabelSet
 
 #: Floor applied to probabilities before taking logs, so that no kernel ever produces -inf.
@@ -70,7 +70,8 @@ def normalise_log(
         block /= total[a:b, None]
         np.log(total[a:b], out=total[a:b])
 
-    run_parallel([functools.partial(rows, a, b) for a, b in blocks(n, n_threads)])
+    run_parallel([functools.partial(rows, a, b) for a, b in row_blocks(n, n_threads)],
+                 n_threads)
     return proba, float(shift.sum() + total.sum())
 
 
@@ -99,7 +100,8 @@ def column_products(mat: Any, x: np.ndarray, n_threads: int = 1) -> np.ndarray:
             _sparsetools.csr_matvec(b - a, mat.shape[1], mat.indptr[a:b + 1], mat.indices,
                                     mat.data, columns[c], out[c, a:b])
 
-    run_parallel([functools.partial(rows, a, b) for a, b in blocks(mat.shape[0], n_threads)])
+    run_parallel([functools.partial(rows, a, b) for a, b in row_blocks(mat.shape[0], n_threads)],
+                 n_threads)
     return out.T
 
 
@@ -118,12 +120,11 @@ def transposed_products(mat: Any, x: np.ndarray, n_threads: int = 1) -> np.ndarr
     out = np.zeros((k, n_cols))
     columns = [np.ascontiguousarray(x[:, c]) for c in range(k)]
 
-    def classes(a: int, b: int) -> None:
-        for c in range(a, b):
-            _sparsetools.csc_matvec(n_cols, n_rows, mat.indptr, mat.indices, mat.data,
-                                    columns[c], out[c])
+    def one_class(c: int) -> None:
+        _sparsetools.csc_matvec(n_cols, n_rows, mat.indptr, mat.indices, mat.data, columns[c],
+                                out[c])
 
-    run_parallel([functools.partial(classes, a, b) for a, b in blocks(k, n_threads)])
+    run_parallel([functools.partial(one_class, c) for c in range(k)], n_threads)
     return np.ascontiguousarray(out.T)
 
 
@@ -143,11 +144,10 @@ def column_sums(x: np.ndarray, n_threads: int = 1) -> np.ndarray:
         return np.zeros(k)
     sums = np.empty(k)
 
-    def columns(a: int, b: int) -> None:
-        for c in range(a, b):
-            sums[c] = np.add.accumulate(x[:, c])[-1]
+    def one_column(c: int) -> None:
+        sums[c] = np.add.accumulate(x[:, c])[-1]
 
-    run_parallel([functools.partial(columns, a, b) for a, b in blocks(k, n_threads)])
+    run_parallel([functools.partial(one_column, c) for c in range(k)], n_threads)
     return sums
 
 
@@ -162,7 +162,7 @@ def _normalise_log_two(
     first, second = log_joint[:, 0], log_joint[:, 1]
     first_wins = np.empty(n, dtype=bool)
     shift, small = np.empty(n), np.empty(n)
-    parts = blocks(n, n_threads)
+    parts = row_blocks(n, n_threads)
 
     def shifts(a: int, b: int) -> None:
         np.greater_equal(first[a:b], second[a:b], out=first_wins[a:b])
@@ -181,9 +181,9 @@ def _normalise_log_two(
         np.copyto(out[a:b, 1], sm, where=first_wins[a:b])
         np.log(total, out=total)
 
-    run_parallel([functools.partial(shifts, a, b) for a, b in parts])
+    run_parallel([functools.partial(shifts, a, b) for a, b in parts], n_threads)
     shift_sum = shift.sum()
-    run_parallel([functools.partial(shares, a, b) for a, b in parts])
+    run_parallel([functools.partial(shares, a, b) for a, b in parts], n_threads)
     return out, float(shift_sum + shift.sum())
 
 
