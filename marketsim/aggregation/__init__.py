@@ -1,5 +1,6 @@
 """Label aggregation: majority vote, one-coin EM, Dawid–Skene, spectral methods, baselines."""
 
+from marketsim.aggregation._threads import max_threads, set_max_threads
 from marketsim.aggregation.base import BaseAggregator, EMAggregator
 from marketsim.aggregation.continuous import GaussianBadAnnotatorEM
 from marketsim.aggregation.dawid_skene import DawidSkene
@@ -30,4 +31,6 @@ __all__ = [
     "error_rate",
     "fractional_tie_error",
     "make_estimator",
+    "max_threads",
+    "set_max_threads",
 ]

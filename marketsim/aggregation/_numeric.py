@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy.sparse import _sparsetools  # the compiled mat-vecs scipy itself calls
 
+from marketsim.aggregation._threads import row_blocks, run_parallel
 from marketsim.data.labels import LabelSet
 
 #: Floor applied to probabilities before taking logs, so that no kernel ever produces -inf.
@@ -36,81 +38,167 @@ def log_prior(prior: np.ndarray) -> np.ndarray:
 
 
 def normalise_log(
-    log_joint: np.ndarray, out: np.ndarray | None = None
+    log_joint: np.ndarray, out: np.ndarray | None = None, n_threads: int = 1
 ) -> tuple[np.ndarray, float]:
     """Row-normalise an (n, K) log joint in log space; return posteriors and the log-likelihood.
 
     ``out`` (may be ``log_joint`` itself) receives the posteriors, saving two allocations per EM
-    iteration.
+    iteration. ``n_threads`` > 1 splits the rows into that many blocks run at once; each row's
+    arithmetic is the same and the log-likelihood is one sum over all rows after the blocks,
+    so the result is bit for bit the single-threaded one.
     """
     if log_joint.shape[0] == 0:
         return np.zeros_like(log_joint), 0.0
+    proba = np.empty_like(log_joint) if out is None else out
     if log_joint.shape[1] == 2:
-        return _normalise_log_two(log_joint, np.empty_like(log_joint) if out is None else out)
+        return _normalise_log_two(log_joint, proba, n_threads)
     # Hand-rolled log-sum-exp. Reductions along a short last axis (K = 2..5) are slow in
     # numpy, so the row max and the row sum fold over the K columns; this runs once per EM
     # iteration, thousands of times per simulated market.
-    shift = functools.reduce(np.maximum, log_joint.T)
-    proba = np.subtract(log_joint, shift[:, None], out=out)
-    np.exp(proba, out=proba)
-    total = proba[:, 0].copy()
-    for c in range(1, proba.shape[1]):
-        total += proba[:, c]
-    proba /= total[:, None]
-    return proba, float(shift.sum() + np.log(total).sum())
+    n, k = log_joint.shape
+    shift, total = np.empty(n), np.empty(n)
+
+    def rows(a: int, b: int) -> None:
+        np.copyto(shift[a:b], log_joint[a:b, 0])
+        for c in range(1, k):
+            np.maximum(shift[a:b], log_joint[a:b, c], out=shift[a:b])
+        block = np.subtract(log_joint[a:b], shift[a:b, None], out=proba[a:b])
+        np.exp(block, out=block)
+        np.copyto(total[a:b], block[:, 0])
+        for c in range(1, k):
+            total[a:b] += block[:, c]
+        block /= total[a:b, None]
+        np.log(total[a:b], out=total[a:b])
+
+    run_parallel([functools.partial(rows, a, b) for a, b in row_blocks(n, n_threads)],
+                 n_threads)
+    return proba, float(shift.sum() + total.sum())
 
 
-def column_products(mat: Any, x: np.ndarray) -> np.ndarray:
+def column_products(mat: Any, x: np.ndarray, n_threads: int = 1) -> np.ndarray:
     """``mat @ x`` for a sparse ``mat`` and a dense ``(n, K)`` ``x``, one sparse mat-vec per
     column, returned as an ``(rows, K)`` view of a class-major ``(K, rows)`` array.
 
     Bitwise the same numbers as ``mat @ x`` (each column is summed in the same order), but a
     single-vector product streams the matrix once per class without scipy's multi-vector inner
     loop, about twice as fast for K = 2; and the columns of the result are contiguous, which is
-    what the next product and the row normalisation want.
+    what the next product and the row normalisation want. ``n_threads`` > 1 (CSR ``mat``)
+    splits the rows into blocks, each summed by scipy's own kernel on its row pointers: every
+    row's sum is untouched.
     """
     k = x.shape[1]
-    out = np.empty((k, mat.shape[0]))
-    for c in range(k):
-        out[c] = mat @ np.ascontiguousarray(x[:, c])
+    if n_threads <= 1 or not _plain_csr(mat, x):
+        out = np.empty((k, mat.shape[0]))
+        for c in range(k):
+            out[c] = mat @ np.ascontiguousarray(x[:, c])
+        return out.T
+    out = np.zeros((k, mat.shape[0]))  # scipy's kernel adds each row's sum to what is there
+    columns = [np.ascontiguousarray(x[:, c]) for c in range(k)]
+
+    def rows(a: int, b: int) -> None:
+        for c in range(k):
+            _sparsetools.csr_matvec(b - a, mat.shape[1], mat.indptr[a:b + 1], mat.indices,
+                                    mat.data, columns[c], out[c, a:b])
+
+    run_parallel([functools.partial(rows, a, b) for a, b in row_blocks(mat.shape[0], n_threads)],
+                 n_threads)
     return out.T
 
 
-def column_sums(x: np.ndarray) -> np.ndarray:
+def transposed_products(mat: Any, x: np.ndarray, n_threads: int = 1) -> np.ndarray:
+    """``mat.T @ x`` as a C-ordered ``(mat columns, K)`` array (the M-step's counts).
+
+    One multi-vector product on one thread (faster there than one product per class, which
+    scatters K times). ``n_threads`` > 1 (CSR ``mat``) runs one single-vector product per
+    class, the classes shared among the threads: every entry still adds its terms in task
+    order from zero, so the numbers are bit for bit those of the multi-vector product.
+    """
+    k = x.shape[1]
+    if n_threads <= 1 or not _plain_csr(mat, x):
+        return mat.T @ np.ascontiguousarray(x)
+    n_rows, n_cols = mat.shape
+    out = np.zeros((k, n_cols))
+    columns = [np.ascontiguousarray(x[:, c]) for c in range(k)]
+
+    def one_class(c: int) -> None:
+        _sparsetools.csc_matvec(n_cols, n_rows, mat.indptr, mat.indices, mat.data, columns[c],
+                                out[c])
+
+    run_parallel([functools.partial(one_class, c) for c in range(k)], n_threads)
+    return np.ascontiguousarray(out.T)
+
+
+def _plain_csr(mat: Any, x: np.ndarray) -> bool:
+    """Whether ``mat`` is a float64 CSR matrix and ``x`` float64: what the threaded kernels
+    hand to scipy's compiled mat-vecs directly."""
+    return bool(getattr(mat, "format", None) == "csr" and mat.data.dtype == np.float64
+                and x.dtype == np.float64)
+
+
+def column_sums(x: np.ndarray, n_threads: int = 1) -> np.ndarray:
     """Column sums of an ``(n, K)`` array, added row after row whatever its memory layout
-    (the order ``x.sum(axis=0)`` uses for a C-ordered array, so the same bits)."""
+    (the order ``x.sum(axis=0)`` uses for a C-ordered array, so the same bits); with
+    ``n_threads`` > 1 the columns are shared among the threads."""
+    k = x.shape[1]
     if x.shape[0] == 0:
-        return np.zeros(x.shape[1])
-    return np.array([np.add.accumulate(x[:, c])[-1] for c in range(x.shape[1])])
+        return np.zeros(k)
+    sums = np.empty(k)
+
+    def one_column(c: int) -> None:
+        sums[c] = np.add.accumulate(x[:, c])[-1]
+
+    run_parallel([functools.partial(one_column, c) for c in range(k)], n_threads)
+    return sums
 
 
-def _normalise_log_two(log_joint: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, float]:
+def _normalise_log_two(
+    log_joint: np.ndarray, out: np.ndarray, n_threads: int
+) -> tuple[np.ndarray, float]:
     """:func:`normalise_log` for K = 2, bit for bit: the larger entry of a row minus the row
     maximum is 0 and its exponential exactly 1, so only the smaller one needs ``exp`` (half
-    the exponentials, the costliest step of a K = 2 iteration)."""
+    the exponentials, the costliest step of a K = 2 iteration). Three passes over row blocks:
+    the sums of the row maxima and of the log totals are taken between them, before their
+    buffers are reused."""
+    n = log_joint.shape[0]
     first, second = log_joint[:, 0], log_joint[:, 1]
-    first_wins = first >= second
-    shift = np.maximum(first, second)
-    small = np.minimum(first, second)
-    small -= shift
+    first_wins = np.empty(n, dtype=bool)
+    shift, small = np.empty(n), np.empty(n)
+    parts = row_blocks(n, n_threads)
+
+    def shifts(a: int, b: int) -> None:
+        np.greater_equal(first[a:b], second[a:b], out=first_wins[a:b])
+        np.maximum(first[a:b], second[a:b], out=shift[a:b])
+        np.minimum(first[a:b], second[a:b], out=small[a:b])
+        small[a:b] -= shift[a:b]
+
+    def shares(a: int, b: int) -> None:
+        sm = small[a:b]
+        np.exp(sm, out=sm)
+        total = np.add(sm, 1.0, out=shift[a:b])  # the buffers are reused: fewer fresh pages
+        np.divide(sm, total, out=sm)
+        np.divide(1.0, total, out=out[a:b, 1])  # the larger share; the input has been read
+        np.log(total, out=total)
+
+    def pick(a: int, b: int) -> None:
+        # Each row takes the larger share (in column 1 now) in its winning column and
+        # ``small`` in the other, picked through the bits with no fresh array (a masked
+        # copyto or np.where takes several times longer on a data-dependent mask): with
+        # x = larger ^ small and m all ones where the first column wins, column 0 is
+        # larger ^ (x & ~m) and column 1 is larger ^ (x & m).
+        larger = out[a:b, 1]
+        x, chosen = small[a:b].view(np.int64), shift[a:b].view(np.int64)
+        np.bitwise_xor(x, larger.view(np.int64), out=x)
+        np.negative(first_wins[a:b].view(np.int8), dtype=np.int64, out=chosen)  # m
+        np.bitwise_and(x, chosen, out=chosen)  # x & m
+        np.bitwise_xor(x, chosen, out=x)  # x & ~m
+        np.bitwise_xor(larger.view(np.int64), x, out=out[a:b, 0].view(np.int64))
+        np.bitwise_xor(larger.view(np.int64), chosen, out=larger.view(np.int64))
+
+    run_parallel([functools.partial(shifts, a, b) for a, b in parts], n_threads)
     shift_sum = shift.sum()
-    np.exp(small, out=small)
-    total = np.add(small, 1.0, out=shift)  # the buffers are reused: fewer fresh pages
-    np.divide(small, total, out=small)
-    larger = np.divide(1.0, total, out=out[:, 1])  # the input columns have been read
-    np.log(total, out=total)
-    loglik = float(shift_sum + total.sum())
-    # Each row takes ``larger`` in its winning column and ``small`` in the other, picked
-    # through the bits with no fresh array (a masked copyto or np.where takes several times
-    # longer on a data-dependent mask): with x = larger ^ small and m all ones where the
-    # first column wins, column 0 is larger ^ (x & ~m) and column 1 is larger ^ (x & m).
-    x, chosen = small.view(np.int64), total.view(np.int64)
-    np.bitwise_xor(x, larger.view(np.int64), out=x)
-    np.negative(first_wins.view(np.int8), dtype=np.int64, out=chosen)  # m: -1 = all ones
-    np.bitwise_and(x, chosen, out=chosen)  # x & m
-    np.bitwise_xor(x, chosen, out=x)  # x & ~m
-    np.bitwise_xor(larger.view(np.int64), x, out=out[:, 0].view(np.int64))
-    np.bitwise_xor(larger.view(np.int64), chosen, out=larger.view(np.int64))
+    run_parallel([functools.partial(shares, a, b) for a, b in parts], n_threads)
+    loglik = float(shift_sum + shift.sum())  # before ``pick`` reuses ``shift`` as scratch
+    run_parallel([functools.partial(pick, a, b) for a, b in parts], n_threads)
     return out, loglik
 
 

@@ -33,6 +33,7 @@ from marketsim.aggregation._numeric import (
     normalise_log,
     random_posterior,
 )
+from marketsim.aggregation._threads import run_parallel, threads_for
 from marketsim.aggregation.estimator import ConvergenceWarning, Estimator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.aggregation.metrics import mean_accuracy
@@ -261,18 +262,39 @@ class EMAggregator(BaseAggregator):
             return fixed
         if data.n_tasks == 0:
             return np.full(data.n_classes, 1.0 / data.n_classes)
-        prior = column_sums(proba) / data.n_tasks
+        prior = column_sums(proba, threads_for(data.n_labels)) / data.n_tasks
         # A class with no posterior mass at all (e.g. one nobody ever chose, from a majority
         # start) keeps prior 0: floored, its uniform confusion rows would let it "explain"
         # ambiguous tasks better than the real classes (docs/robustness.md).
         prior = np.where(prior > 0, np.maximum(prior, PROB_FLOOR), 0.0)
         return prior / prior.sum()
 
+    def _majority_start(self, data: LabelSet) -> np.ndarray:
+        """The majority start; on a fit big enough for threads, the incidence matrix the EM
+        loop needs is built meanwhile on a pool thread (and this one also counts the worker
+        degrees the diagnostic reads at the end)."""
+        _ = data.task_degree  # read by both sides: computed once, before they split
+        start: list[np.ndarray] = []
+
+        def votes() -> None:
+            start.append(majority_posterior(data, self._fixed_prior()))
+
+        def votes_and_degrees() -> None:
+            votes()
+            _ = data.worker_degree
+
+        if threads_for(data.n_labels) > 1:
+            run_parallel([lambda: data.incidence, votes_and_degrees])
+        else:
+            votes()
+        return start[0]
+
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
         # (n_tasks, K), class-major in memory: the M-step reads its columns
-        log_joint = column_products(data.incidence, self._log_emission(data, params))
+        n_threads = threads_for(data.n_labels)
+        log_joint = column_products(data.incidence, self._log_emission(data, params), n_threads)
         log_joint += log_prior(params["prior"])[None, :]
-        return normalise_log(log_joint, out=log_joint)
+        return normalise_log(log_joint, out=log_joint, n_threads=n_threads)
 
     def fit(  # type: ignore[override]  # the fit parameters EM estimators take
         self,
@@ -311,7 +333,7 @@ class EMAggregator(BaseAggregator):
         elif self.init == "random":
             proba = random_posterior(data, rng)
         elif self.init == "majority":
-            proba = majority_posterior(data, self._fixed_prior())
+            proba = self._majority_start(data)
         else:
             params = self._init_params(data, rng)
             if params is None:

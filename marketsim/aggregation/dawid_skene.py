@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation._numeric import check_choice, safe_log
+from marketsim.aggregation._numeric import check_choice, safe_log, transposed_products
+from marketsim.aggregation._threads import threads_for
 from marketsim.aggregation.base import EMAggregator, check_non_negative
 from marketsim.aggregation.spectral import SPECTRAL_RULES, spectral_confusion
 from marketsim.data.labels import LabelSet
@@ -31,8 +32,7 @@ def confusion_from_counts(counts: np.ndarray, smoothing: float) -> np.ndarray:
 def confusion_counts(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     """``counts[j, c, l] = sum_i q_i(c) [worker j said l on task i]``."""
     k = data.n_classes
-    # one multi-vector pass beats one pass per class here (scatters into a small array)
-    counts = data.incidence.T @ np.ascontiguousarray(proba)
+    counts = transposed_products(data.incidence, proba, threads_for(data.n_labels))
     return counts.reshape(data.n_workers, k, k).transpose(0, 2, 1)
 
 

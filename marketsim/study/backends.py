@@ -7,9 +7,11 @@ not depend on the backend, the number of jobs or the completion order.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from marketsim.aggregation import max_threads
 from marketsim.errors import InputError
 
 BACKENDS = ("local", "dask")
@@ -26,6 +28,13 @@ def require_distributed() -> None:
         ) from None
 
 
+def single_threaded(run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``run(*args, **kwargs)`` with the aggregation kernels on one thread: a worker process
+    shares the cores with the other workers, so extra threads would only oversubscribe them."""
+    with max_threads(1):
+        return run(*args, **kwargs)
+
+
 def local_units(
     run: Callable[..., Any], keys: list[tuple[int, int]], jobs: int, **kwargs: Any
 ) -> Iterator[Any]:
@@ -38,7 +47,8 @@ def local_units(
 
     kwargs.pop("on_refresh", None)  # callbacks cannot cross process boundaries
     parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-    yield from parallel(delayed(run)(rep, arm, **kwargs) for rep, arm in keys)
+    capped = functools.partial(single_threaded, run)
+    yield from parallel(delayed(capped)(rep, arm, **kwargs) for rep, arm in keys)
 
 
 def dask_units(
@@ -65,7 +75,8 @@ def dask_units(
     except OSError as exc:
         raise InputError(f"cannot reach Dask scheduler {scheduler!r}: {exc}") from None
     try:
-        futures = [client.submit(run, rep, arm, pure=False, **kwargs) for rep, arm in keys]
+        capped = functools.partial(single_threaded, run)
+        futures = [client.submit(capped, rep, arm, pure=False, **kwargs) for rep, arm in keys]
         for future in as_completed(futures):
             yield future.result()
     finally:
