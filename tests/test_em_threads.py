@@ -11,7 +11,7 @@ import pytest
 from marketsim.aggregation import DawidSkene, OneCoinEM, _threads, max_threads, set_max_threads
 from marketsim.aggregation._numeric import (
     column_products,
-    column_sums,
+    log_posterior,
     normalise_log,
     transposed_products,
 )
@@ -85,7 +85,10 @@ def test_kernels_split_over_threads_give_the_same_bits(k: int) -> None:
         assert np.array_equal(transposed_products(data.incidence, proba, n),
                               data.incidence.T @ proba)
         assert transposed_products(data.incidence, proba, n).flags.c_contiguous
-        assert column_sums(proba, n).tobytes() == proba.sum(axis=0).tobytes()
+        prior = np.log(rng.dirichlet(np.ones(k)))
+        want_q, want_ll = normalise_log(data.incidence @ emission + prior[None, :])
+        got_q, got_ll = log_posterior(data.incidence, emission, prior, n)
+        assert got_q.tobytes("C") == want_q.tobytes("C") and got_ll == want_ll
         joint = rng.normal(scale=30.0, size=(data.n_tasks, k))
         want, want_ll = normalise_log(joint.copy())
         got, got_ll = normalise_log(np.asfortranarray(joint), n_threads=n)

@@ -26,11 +26,10 @@ from marketsim.aggregation._numeric import (
     argmax_labels,
     as_generator,
     check_choice,
-    column_products,
     column_sums,
+    log_posterior,
     log_prior,
     majority_posterior,
-    normalise_log,
     random_posterior,
 )
 from marketsim.aggregation._threads import run_parallel, threads_for
@@ -262,7 +261,7 @@ class EMAggregator(BaseAggregator):
             return fixed
         if data.n_tasks == 0:
             return np.full(data.n_classes, 1.0 / data.n_classes)
-        prior = column_sums(proba, threads_for(data.n_labels)) / data.n_tasks
+        prior = column_sums(proba) / data.n_tasks
         # A class with no posterior mass at all (e.g. one nobody ever chose, from a majority
         # start) keeps prior 0: floored, its uniform confusion rows would let it "explain"
         # ambiguous tasks better than the real classes (docs/robustness.md).
@@ -291,10 +290,8 @@ class EMAggregator(BaseAggregator):
 
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
         # (n_tasks, K), class-major in memory: the M-step reads its columns
-        n_threads = threads_for(data.n_labels)
-        log_joint = column_products(data.incidence, self._log_emission(data, params), n_threads)
-        log_joint += log_prior(params["prior"])[None, :]
-        return normalise_log(log_joint, out=log_joint, n_threads=n_threads)
+        return log_posterior(data.incidence, self._log_emission(data, params),
+                             log_prior(params["prior"]), threads_for(data.n_labels))
 
     def fit(  # type: ignore[override]  # the fit parameters EM estimators take
         self,
