@@ -81,6 +81,8 @@ def _get_pool(size: int) -> ThreadPoolExecutor:
     global _pool, _pool_pid, _pool_size
     with _lock:
         if _pool is None or _pool_pid != os.getpid() or _pool_size < size:
+            if _pool is not None and _pool_pid == os.getpid():
+                _pool.shutdown(wait=False)  # outgrown: its idle threads exit, none leaks
             _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="marketsim-em")
             _pool_pid, _pool_size = os.getpid(), size
         return _pool
