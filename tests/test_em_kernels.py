@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from marketsim.aggregation import DawidSkene
 from marketsim.aggregation._numeric import column_products, column_sums, normalise_log
+from marketsim.aggregation.dawid_skene import binary_confusion_counts, confusion_counts
 from marketsim.aggregation.identifiability import _presence, excess_agreement_z
 from marketsim.aggregation.metrics import expected_correct
 from marketsim.data.labels import LabelSet
@@ -97,11 +98,47 @@ def test_dawid_skene_posteriors_match_the_plain_implementation(
     assert est.proba_.flags.c_contiguous
 
 
-def test_repeated_labels_count_twice_as_in_the_plain_implementation() -> None:
-    data = random_crowd(3, seed=7, repeats=True)
+@pytest.mark.parametrize("k", [2, 3])
+def test_repeated_labels_count_twice_as_in_the_plain_implementation(k: int) -> None:
+    data = random_crowd(k, seed=7, repeats=True)
     est = DawidSkene(max_iter=10, tol=0.0).fit(data)
-    q, _ = reference_dawid_skene(data, 10, 0.0, None)
+    q, history = reference_dawid_skene(data, 10, 0.0, None)
     np.testing.assert_allclose(est.proba_, q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(est.log_likelihood_, history, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::marketsim.aggregation.identifiability.NotIdentifiableWarning")
+@pytest.mark.parametrize("prior", [[0.0, 1.0], [1.0, 0.0], [0.999999, 1e-6]])
+def test_two_classes_with_a_degenerate_prior_match_the_plain_implementation(
+    prior: list[float],
+) -> None:
+    """A class of prior 0 gets posterior 0 (the log-odds form would meet inf - inf), and a
+    lopsided prior keeps every posterior and the log-likelihood to 1e-12."""
+    full = random_crowd(2, seed=11)
+    # a task nobody labelled: its posterior is the prior
+    data = LabelSet(full.tasks, full.workers, full.labels, full.n_tasks + 1, full.n_workers, 2)
+    fixed = np.array(prior)
+    est = DawidSkene(max_iter=8, tol=0.0, smoothing=0.5, class_prior=fixed).fit(data)
+    q, history = reference_dawid_skene(data, 8, 0.5, fixed)
+    np.testing.assert_allclose(est.proba_, q, rtol=0, atol=1e-12)
+    # (tol = 0 stops early at an exact fixed point, where the objective repeats)
+    np.testing.assert_allclose(est.log_likelihood_, history[: est.n_iter_], rtol=1e-12)
+    np.testing.assert_allclose(est.proba_[-1], fixed, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("repeats", [False, True])
+def test_two_class_confusion_counts_from_one_product_match_the_two_products(
+    repeats: bool,
+) -> None:
+    """Class-0 counts as (labels per cell) - (class-1 counts): the generic two-product counts
+    to rounding, and never negative (a float sum of values <= 1 never exceeds the count)."""
+    data = random_crowd(2, seed=5, repeats=repeats)
+    proba = np.random.default_rng(2).dirichlet([0.3, 0.3], size=data.n_tasks)
+    proba[:5] = [[0.0, 1.0]] * 5
+    fast = binary_confusion_counts(data, proba)
+    np.testing.assert_allclose(fast, confusion_counts(data, proba), rtol=0, atol=1e-12)
+    assert fast.min() >= 0
+    assert fast.sum() == pytest.approx(data.n_labels)
 
 
 def scipy_incidence(data: LabelSet) -> sp.csr_matrix:

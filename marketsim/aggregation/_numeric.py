@@ -137,6 +137,59 @@ def log_posterior(
     return normalise_log(out.T, out=out.T, n_threads=n_threads, fill=fill)
 
 
+def log_odds_posterior(
+    mat: Any, log_odds: np.ndarray, offset: float, n_threads: int = 1
+) -> tuple[np.ndarray, float]:
+    """The two-class E-step in log-odds form: posteriors ``[1 - sigma(s), sigma(s)]`` of
+    ``s = mat @ log_odds + offset`` (the log-odds of class 1 against class 0), and
+    ``sum_i log(1 + exp(s_i))``, the log-likelihood of the joint ``[L0, L0 + s]`` less
+    ``sum(L0)`` (which the caller knows without a pass over the rows).
+
+    One sparse mat-vec instead of one per class, and one ``exp`` per row, of ``-|s|`` (stable
+    for any ``s``): the larger share is ``1 / (1 + e)``, the smaller ``e / (1 + e)``. The
+    ``log(1 + e)`` terms are summed as logs of products of 1,000 rows (each factor is in
+    [1, 2], so a block's product stays below 2**1000): 1,000 times fewer logs, the costliest
+    call here, for a relative error of about 1e-13 per block. The rows are split into blocks
+    on ``n_threads`` threads, each summed by scipy's own kernel; the sums are taken over the
+    whole arrays afterwards, so the bits do not depend on ``n_threads``. ``mat`` is a
+    float64 CSR matrix.
+    """
+    n = mat.shape[0]
+    odds = np.ascontiguousarray(log_odds, dtype=np.float64)
+    out = np.zeros((2, n))  # class-major: the M-step reads column 1 contiguously
+    small, total, positive = np.empty(n), np.empty(n), np.empty(n)
+
+    def rows(a: int, b: int) -> None:
+        s = out[1, a:b]
+        _sparsetools.csr_matvec(b - a, mat.shape[1], mat.indptr[a:b + 1], mat.indices,
+                                mat.data, odds, s)
+        s += offset
+        np.maximum(s, 0.0, out=positive[a:b])
+        e = np.abs(s, out=small[a:b])
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        np.add(e, 1.0, out=total[a:b])
+        # class 1 wins where s >= 0 (a tie gives both 1/2): swap the two shares through the
+        # bits where s < 0, without a data-dependent masked copy (several times slower)
+        larger, smaller = out[0, a:b], out[1, a:b]
+        sign = np.right_shift(s.view(np.int64), 63)  # all ones where s < 0, read before s goes
+        np.divide(1.0, total[a:b], out=larger)
+        np.multiply(e, larger, out=smaller)
+        swap = np.bitwise_xor(larger.view(np.int64), smaller.view(np.int64))
+        np.bitwise_and(swap, np.bitwise_not(sign, out=sign), out=swap)
+        np.bitwise_xor(larger.view(np.int64), swap, out=larger.view(np.int64))
+        np.bitwise_xor(smaller.view(np.int64), swap, out=smaller.view(np.int64))
+
+    if n == 0:
+        return out.T, 0.0
+    run_parallel([functools.partial(rows, a, b) for a, b in row_blocks(n, n_threads)],
+                 n_threads)
+    whole = n - n % 1000
+    logs = np.log(total[:whole].reshape(-1, 1000).prod(axis=1)).sum()
+    logs += np.log(total[whole:].prod())
+    return out.T, float(positive.sum() + logs)
+
+
 def transposed_products(mat: Any, x: np.ndarray, n_threads: int = 1) -> np.ndarray:
     """``mat.T @ x`` as a C-ordered ``(mat columns, K)`` array (the M-step's counts).
 

@@ -2,7 +2,9 @@
 
 E-step ``log q_i(c) = log pi_c + sum_j log C_j[c, z_ij]`` and M-step
 ``C_j[c, l] ∝ sum_i q_i(c) [z_ij = l] + smoothing`` are both one sparse product with the
-task–(worker, class) incidence matrix. ``init="spectral"`` is Opt-D&S
+task–(worker, class) incidence matrix. Two classes take the log-odds form: the E-step sums
+``log C_j[1, z_ij] - log C_j[0, z_ij]`` (one product, not one per class) and the M-step
+counts class 0 as each cell's labels minus class 1's (``q(0) = 1 - q(1)``). ``init="spectral"`` is Opt-D&S
 (Zhang, Chen, Zhou & Jordan 2014): spectral confusion matrices, then EM.
 """
 
@@ -12,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation._numeric import check_choice, safe_log, transposed_products
+from marketsim.aggregation._numeric import (
+    check_choice,
+    log_odds_posterior,
+    log_prior,
+    safe_log,
+    transposed_products,
+)
 from marketsim.aggregation._threads import threads_for
 from marketsim.aggregation.base import EMAggregator, check_non_negative
 from marketsim.aggregation.spectral import SPECTRAL_RULES, spectral_confusion
@@ -34,6 +42,17 @@ def confusion_counts(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     k = data.n_classes
     counts = transposed_products(data.incidence, proba, threads_for(data.n_labels))
     return counts.reshape(data.n_workers, k, k).transpose(0, 2, 1)
+
+
+def binary_confusion_counts(data: LabelSet, proba: np.ndarray) -> np.ndarray:
+    """:func:`confusion_counts` for two classes from one sparse product: the class-1 counts
+    ``incidence.T @ q(1)``, and the class-0 counts as each (worker, label) cell's number of
+    labels minus those (``q(0) = 1 - q(1)``), where the generic form makes a second product."""
+    one = data.incidence.T @ np.ascontiguousarray(proba[:, 1])
+    counts = np.empty((one.size, 2))
+    np.subtract(data.worker_class_counts, one, out=counts[:, 0])
+    counts[:, 1] = one
+    return counts.reshape(data.n_workers, 2, 2).transpose(0, 2, 1)
 
 
 class ConfusionEM(EMAggregator):
@@ -122,6 +141,31 @@ class DawidSkene(ConfusionEM):
     def _check(self, data: LabelSet) -> None:
         super()._check(data)
         check_choice("spectral_rule", self.spectral_rule, SPECTRAL_RULES)
+
+    def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
+        if data.n_classes != 2:
+            return super()._m_step(data, proba)
+        conf = confusion_from_counts(binary_confusion_counts(data, proba), self.smoothing)
+        return {"confusion": conf, "prior": self._estimate_prior(data, proba)}
+
+    def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
+        """Two classes in log-odds form (one sparse product per iteration, not two); a class
+        of prior 0 takes the generic path, which gives it posterior 0."""
+        log_class_prior = log_prior(params["prior"])
+        if data.n_classes != 2 or not np.all(np.isfinite(log_class_prior)):
+            return super()._e_step(data, params)
+        log_conf = safe_log(params["confusion"])  # [j, c, l]
+        log_odds = log_conf[:, 1, :] - log_conf[:, 0, :]  # per (worker, label), j * 2 + l
+        proba, softplus_sum = log_odds_posterior(
+            data.incidence, log_odds.ravel(), float(log_class_prior[1] - log_class_prior[0]),
+            threads_for(data.n_labels),
+        )
+        # log-likelihood: sum_i log(e^{L0_i} + e^{L1_i}) = sum_i L0_i + sum_i log(1 + e^{s_i}),
+        # and sum_i L0_i needs no pass over the tasks
+        class_zero = data.n_tasks * log_class_prior[0] + float(
+            data.worker_class_counts @ log_conf[:, 0, :].ravel()
+        )
+        return proba, float(class_zero + softplus_sum)
 
     def _init_params(
         self, data: LabelSet, rng: np.random.Generator

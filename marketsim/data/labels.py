@@ -291,6 +291,15 @@ class LabelSet:
         counts.flags.writeable = False
         return counts
 
+    @cached_property
+    def worker_class_counts(self) -> np.ndarray:
+        """``(n_workers * n_classes,)`` float number of labels of class ``l`` given by worker
+        ``j``, at ``j * n_classes + l`` (the column sums of :attr:`incidence`; cached)."""
+        counts = np.bincount(self.workers * self.n_classes + self.labels,
+                             minlength=self.n_workers * self.n_classes).astype(np.float64)
+        counts.flags.writeable = False
+        return counts
+
     def vote_counts(self) -> np.ndarray:
         """``(n_tasks, n_classes)`` matrix of label counts per task and class (a fresh float
         array)."""
