@@ -156,9 +156,12 @@ def test_incidence_is_scipys_canonical_matrix(seed: int) -> None:
     n, m, k = int(rng.integers(1, 30)), int(rng.integers(1, 8)), int(rng.integers(1, 5))
     size = int(rng.integers(0, 90))
     t, w, lab = rng.integers(0, n, size), rng.integers(0, m, size), rng.integers(0, k, size)
-    if seed % 4 == 0:  # already in (task, worker, label) order: the no-sort path
+    if seed % 4 in (0, 1):  # no triple twice, in (task, worker, label) order: no sort
         keep = np.unique(t * m * k + w * k + lab)
         t, w, lab = keep // (m * k), keep // k % m, keep % k
+    if seed % 4 in (1, 2):  # grouped by task, shuffled within each task (as files often are)
+        order = np.argsort(t + rng.random(t.size) / 2, kind="stable")
+        t, w, lab = t[order], w[order], lab[order]
     data = LabelSet(t, w, lab, n, m, k)
     ours, theirs = data.incidence, scipy_incidence(data)
     for name in ("indptr", "indices", "data"):
@@ -166,6 +169,26 @@ def test_incidence_is_scipys_canonical_matrix(seed: int) -> None:
         assert got.dtype == want.dtype and np.array_equal(got, want), name
     pairs = list(zip(t.tolist(), w.tolist(), strict=True))
     assert data.has_repeated_pairs == (len(set(pairs)) < len(pairs))
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_incidence_with_keys_beyond_32_bits_is_scipys(grouped: bool) -> None:
+    """100,000 tasks x 20,000 workers x 2 classes: keys past 2**31 take the int64 path."""
+    rng = np.random.default_rng(3)
+    t = rng.integers(0, 100_000, 500)
+    w, lab = rng.integers(0, 20_000, 500), rng.integers(0, 2, 500)
+    if grouped:
+        t = np.sort(t)
+    data = LabelSet(t, w, lab, 100_000, 20_000, 2)
+    ours, theirs = data.incidence, scipy_incidence(data)
+    for name in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(ours, name), getattr(theirs, name)), name
+
+
+def test_a_single_label_has_a_one_entry_incidence() -> None:
+    data = LabelSet.from_arrays([1], [0], [1], n_tasks=2, n_workers=1, n_classes=2)
+    assert data.incidence.toarray().tolist() == [[0.0, 0.0], [0.0, 1.0]]
+    assert not data.has_repeated_pairs
 
 
 def test_empty_label_set_has_an_empty_incidence() -> None:

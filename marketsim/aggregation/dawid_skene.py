@@ -4,8 +4,9 @@ E-step ``log q_i(c) = log pi_c + sum_j log C_j[c, z_ij]`` and M-step
 ``C_j[c, l] ∝ sum_i q_i(c) [z_ij = l] + smoothing`` are both one sparse product with the
 task–(worker, class) incidence matrix. Two classes take the log-odds form: the E-step sums
 ``log C_j[1, z_ij] - log C_j[0, z_ij]`` (one product, not one per class) and the M-step
-counts class 0 as each cell's labels minus class 1's (``q(0) = 1 - q(1)``). ``init="spectral"`` is Opt-D&S
-(Zhang, Chen, Zhou & Jordan 2014): spectral confusion matrices, then EM.
+counts class 0 as each cell's labels minus class 1's (``q(0) = 1 - q(1)``).
+``init="spectral"`` is Opt-D&S (Zhang, Chen, Zhou & Jordan 2014): spectral confusion
+matrices, then EM.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def binary_confusion_counts(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     labels minus those (``q(0) = 1 - q(1)``), where the generic form makes a second product."""
     one = data.incidence.T @ np.ascontiguousarray(proba[:, 1])
     counts = np.empty((one.size, 2))
-    np.subtract(data.worker_class_counts, one, out=counts[:, 0])
+    np.subtract(data.worker_label_counts.ravel(), one, out=counts[:, 0])
     counts[:, 1] = one
     return counts.reshape(data.n_workers, 2, 2).transpose(0, 2, 1)
 
@@ -163,7 +164,7 @@ class DawidSkene(ConfusionEM):
         # log-likelihood: sum_i log(e^{L0_i} + e^{L1_i}) = sum_i L0_i + sum_i log(1 + e^{s_i}),
         # and sum_i L0_i needs no pass over the tasks
         class_zero = data.n_tasks * log_class_prior[0] + float(
-            data.worker_class_counts @ log_conf[:, 0, :].ravel()
+            data.worker_label_counts.ravel() @ log_conf[:, 0, :].ravel()
         )
         return proba, float(class_zero + softplus_sum)
 

@@ -54,13 +54,13 @@ class LabelSet:
             raise ValueError("tasks, workers and labels must have the same length")
         if self.n_classes < 1:
             raise ValueError(f"n_classes must be >= 1, got {self.n_classes}")
-        if n:
-            if self.tasks.min() < 0 or self.tasks.max() >= self.n_tasks:
-                raise ValueError("task index out of range [0, n_tasks)")
-            if self.workers.min() < 0 or self.workers.max() >= self.n_workers:
-                raise ValueError("worker index out of range [0, n_workers)")
-            if self.labels.min() < 0 or self.labels.max() >= self.n_classes:
-                raise ValueError("class index out of range [0, n_classes)")
+        checks = ((self.tasks, self.n_tasks, "task index out of range [0, n_tasks)"),
+                  (self.workers, self.n_workers, "worker index out of range [0, n_workers)"),
+                  (self.labels, self.n_classes, "class index out of range [0, n_classes)"))
+        for codes, size, message in checks:
+            # one pass per array: seen as unsigned, a negative code is a huge one
+            if n and np.count_nonzero(codes.view(np.uint64) >= np.uint64(max(size, 0))):
+                raise ValueError(message)
         if self.task_ids is None:
             object.__setattr__(self, "task_ids", np.arange(self.n_tasks))
         if self.worker_ids is None:
@@ -200,7 +200,17 @@ class LabelSet:
     @cached_property
     def worker_degree(self) -> np.ndarray:
         """Number of labels per worker."""
-        return np.bincount(self.workers, minlength=self.n_workers)
+        return self.worker_label_counts.sum(axis=1)
+
+    @cached_property
+    def worker_label_counts(self) -> np.ndarray:
+        """``(n_workers, n_classes)`` int64 number of labels of each class given by each
+        worker (the column sums of :attr:`incidence`, as a matrix; cached, read-only)."""
+        k = self.n_classes
+        counts = np.bincount(self.workers * k + self.labels, minlength=self.n_workers * k)
+        counts = counts.reshape(self.n_workers, k)
+        counts.flags.writeable = False
+        return counts
 
     @cached_property
     def incidence(self) -> sp.csr_matrix:
@@ -251,36 +261,44 @@ class LabelSet:
         """:attr:`incidence` and :attr:`has_repeated_pairs` from one sort of the integer keys
         ``task * (n_workers * K) + worker * K + label`` (no sort when the labels already come
         in that order): the matrix scipy's COO conversion builds, at a fraction of its cost."""
-        n_cols = self.n_workers * self.n_classes
-        small = self.n_tasks * n_cols < 2**31
-        codes = [a.astype(np.int32) if small else a for a in (self.tasks, self.workers,
-                                                                self.labels)]
-        keys = codes[0] * n_cols
-        keys += codes[1] * self.n_classes
-        keys += codes[2]
-        if keys.size and not bool(np.all(keys[1:] > keys[:-1])):
-            keys = np.sort(keys)
-        fresh = np.not_equal(keys[1:], keys[:-1])
+        n_cols, k = self.n_workers * self.n_classes, self.n_classes
+        key_dtype = np.int32 if self.n_tasks * n_cols < 2**31 else np.int64
+        # keys built in their final dtype, the int64 codes cast on the fly (no int32 copies)
+        base = np.multiply(self.tasks, n_cols, dtype=key_dtype, casting="same_kind")
+        keys = np.multiply(self.workers, k, dtype=key_dtype, casting="same_kind")
+        np.add(keys, self.labels, out=keys, casting="same_kind")
+        keys += base
+        step = np.subtract(keys[1:], keys[:-1])
+        if keys.size > 1 and not bool(step.min() > 0):
+            keys.sort()
+            np.subtract(keys[1:], keys[:-1], out=step)
         index_dtype = np.int32 if max(n_cols, self.n_tasks, keys.size) < 2**31 else np.int64
-        if bool(fresh.all()):  # no (task, worker, label) triple twice: one entry per label
+        indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
+        if bool(step.all()):  # no (task, worker, label) triple twice: one entry per label
             entries = keys
             data = np.ones(keys.size, dtype=np.float64)
-            indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
             np.cumsum(self.task_degree, out=indptr[1:])
+            grouped = keys.size < 2 or bool((self.tasks[1:] >= self.tasks[:-1]).all())
         else:
-            starts = np.flatnonzero(np.concatenate([[True], fresh]))
+            starts = np.flatnonzero(np.concatenate([[True], step != 0]))
             entries = keys[starts]
             data = np.diff(np.append(starts, keys.size)).astype(np.float64)
-            indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
             np.cumsum(np.bincount(entries // n_cols, minlength=self.n_tasks), out=indptr[1:])
-        rows = entries // n_cols
-        rows *= n_cols
-        indices = np.subtract(entries, rows, dtype=index_dtype)
+            grouped = False
+        if grouped:  # labels in task order: the sort kept every label's task, so its row
+            indices = np.subtract(entries, base, dtype=index_dtype)
+        else:
+            rows = entries // n_cols
+            rows *= n_cols
+            indices = np.subtract(entries, rows, dtype=index_dtype)
         mat = sp.csr_matrix((data, indices, indptr), shape=(self.n_tasks, n_cols), copy=False)
         mat.has_sorted_indices = True
         mat.has_canonical_format = True
-        pairs = keys // self.n_classes  # task * n_workers + worker
-        return mat, bool(np.any(pairs[1:] == pairs[:-1]))
+        # Two sorted keys share a (task, worker) pair only if they differ by less than K:
+        # only those few are divided.
+        near = np.flatnonzero(step < k)
+        repeated = bool(np.any(keys[near] // k == keys[near + 1] // k))
+        return mat, repeated
 
     @cached_property
     def class_counts(self) -> np.ndarray:
@@ -288,15 +306,6 @@ class LabelSet:
         counts = np.bincount(
             self.tasks * self.n_classes + self.labels, minlength=self.n_tasks * self.n_classes
         ).reshape(self.n_tasks, self.n_classes)
-        counts.flags.writeable = False
-        return counts
-
-    @cached_property
-    def worker_class_counts(self) -> np.ndarray:
-        """``(n_workers * n_classes,)`` float number of labels of class ``l`` given by worker
-        ``j``, at ``j * n_classes + l`` (the column sums of :attr:`incidence`; cached)."""
-        counts = np.bincount(self.workers * self.n_classes + self.labels,
-                             minlength=self.n_workers * self.n_classes).astype(np.float64)
         counts.flags.writeable = False
         return counts
 
