@@ -47,3 +47,26 @@ def test_unknown_subcommand_is_exit_2() -> None:
     result = marketsim("frobnicate")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
+
+
+def test_a_subcommand_imports_only_its_own_module() -> None:
+    """``infer`` starts without the simulator (SimPy, networkx, the scenario schema): its
+    start-up is half of the full parser's."""
+    code = ("import sys; from marketsim.cli import build_parser; "
+            "build_parser('infer').parse_args(['infer', 'x.csv']); "
+            "print(sorted(m for m in ('simpy', 'networkx', 'marketsim.market', "
+            "'marketsim.scenario.schema') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_version_is_printed_without_building_the_parser() -> None:
+    out = subprocess.run([sys.executable, "-m", "marketsim", "--version"], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.startswith("marketsim ")
+    code = ("import sys; from marketsim.cli import main; main(['--version']); "
+            "print('marketsim.cli.run' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.splitlines()[-1] == "False"

@@ -42,8 +42,10 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every subcommand registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered, or with subcommand ``only``
+    alone: a command then imports its own module and not the others' (``infer`` need not
+    load the simulator), and ``--help`` of a subcommand is the same either way."""
     parser = _Parser(
         prog="marketsim",
         description="Simulate a crowdsourcing marketplace and aggregate crowd labels.",
@@ -52,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"marketsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (COMMAND_MODULES[only],):
         importlib.import_module(f"marketsim.cli.{name}").add_parser(sub)
     return parser
 
@@ -90,11 +92,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0].endswith(".toml"):
         args_list.insert(0, "run")
+    if args_list == ["--version"]:  # answered before anything heavy is imported
+        print(f"marketsim {__version__}")
+        return 0
     try:
         # Building the parser imports numpy, scipy...: Ctrl-C there is an interrupt too,
         # raised once the imports are done.
         with interrupts_deferred():
-            parser = build_parser()
+            named = args_list[0] if args_list and args_list[0] in COMMAND_MODULES else None
+            parser = build_parser(named)
             args = parser.parse_args(args_list)
             if getattr(args, "command", None):
                 module = importlib.import_module(
