@@ -255,13 +255,17 @@ class EMAggregator(BaseAggregator):
         prior = np.asarray(self.class_prior, dtype=np.float64).ravel()
         return prior
 
-    def _estimate_prior(self, data: LabelSet, proba: np.ndarray) -> np.ndarray:
+    def _estimate_prior(
+        self, data: LabelSet, proba: np.ndarray, totals: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The fixed class prior, or the posterior's column means (``totals``: its column
+        sums, if the caller has them), floored; a class without any mass keeps 0."""
         fixed = self._fixed_prior()
         if fixed is not None:
             return fixed
         if data.n_tasks == 0:
             return np.full(data.n_classes, 1.0 / data.n_classes)
-        prior = column_sums(proba) / data.n_tasks
+        prior = (column_sums(proba) if totals is None else totals) / data.n_tasks
         # A class with no posterior mass at all (e.g. one nobody ever chose, from a majority
         # start) keeps prior 0: floored, its uniform confusion rows would let it "explain"
         # ambiguous tasks better than the real classes (docs/robustness.md).
