@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sklearn.metrics import roc_auc_score
 
-from marketsim.policies.bagging import BootstrapForest
+from marketsim.policies import bagging
+from marketsim.policies.bagging import (
+    BootstrapForest,
+    _direct_grower,
+    _public_grower,
+    _same_trees,
+    tree_grower,
+)
 
 
 def noisy_threshold(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -68,3 +76,51 @@ def test_max_features_capped_at_columns() -> None:
     x, y = noisy_threshold(200, 3)
     forest = BootstrapForest(max_features=50).fit(x, y)
     assert forest.max_features_ == 5 and forest.max_features == 50
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "gini"])
+@pytest.mark.parametrize("max_depth", [10, 3, None])
+def test_direct_grower_grows_the_trees_of_fit(criterion: str, max_depth: int | None) -> None:
+    """scikit-learn's builder driven directly gives DecisionTreeClassifier.fit's trees, node
+    for node, and the same predicted probabilities: two classes, one class (a bootstrap
+    sample may miss the rare one), three classes and codes with a gap, duplicated rows."""
+    rng = np.random.default_rng(11)
+    x, y = noisy_threshold(600, 12)
+    x = np.vstack([x, x[:100]]).astype(np.float32)  # duplicated rows
+    y = np.concatenate([y, y[:100]]).astype(np.intp)
+    direct = _direct_grower(criterion, max_depth, 3)
+    public = _public_grower(criterion, max_depth, 3)
+    targets = [y, np.zeros_like(y), np.ones_like(y), rng.integers(0, 3, y.size),
+               2 * y.astype(np.intp)]
+    for k, codes in enumerate(targets):
+        for seed in (0, 1, 2**31 - 2):
+            rows = rng.integers(0, y.size, 400)
+            sample = np.take(x, rows, axis=0)
+            a = direct(sample, codes[rows], seed)
+            b = public(sample, codes[rows], seed)
+            assert _same_trees(a, b), (k, seed)
+            np.testing.assert_array_equal(a.predict_proba(x, check_input=False),
+                                          b.predict_proba(x, check_input=False))
+
+
+def test_a_grower_that_does_not_match_fit_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """If scikit-learn's private API moves (an error) or its trees differ, the forest falls
+    back to fit: same forest either way."""
+    x, y = noisy_threshold(800, 13)
+    expected = BootstrapForest(random_state=4).fit(x, y).predict_proba(x)
+
+    def broken(*_: object) -> object:
+        raise TypeError("__init__() takes 5 positional arguments but 6 were given")
+
+    def wrong(criterion: str, max_depth: int | None, max_features: int) -> object:
+        return _public_grower("gini" if criterion == "entropy" else "entropy", max_depth,
+                              max_features)
+
+    for fake in (broken, wrong):
+        tree_grower.cache_clear()
+        monkeypatch.setattr(bagging, "_direct_grower", fake)
+        grow = tree_grower("entropy", 10, 5)
+        assert grow.__qualname__.startswith("_public_grower")
+        np.testing.assert_array_equal(
+            BootstrapForest(random_state=4).fit(x, y).predict_proba(x), expected)
+    tree_grower.cache_clear()
