@@ -14,8 +14,8 @@ Each tree is grown by scikit-learn's own Cython builder, driven directly
 tree in its Python layer (target checks, ``np.unique``, parameter handling), which the
 forest does once for all its trees. The trees are the ones ``fit`` grows, node for node: the
 grower checks that on a small problem when first used and falls back to ``fit`` if they
-differ or the private API has moved (tested with scikit-learn 1.4-1.9;
-``tests/test_bagging.py`` compares both paths).
+differ or the private API has moved (written against scikit-learn 1.9;
+``tests/test_bagging.py`` compares both paths on the installed version).
 """
 
 from __future__ import annotations
