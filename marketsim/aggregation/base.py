@@ -27,6 +27,7 @@ from marketsim.aggregation._numeric import (
     as_generator,
     check_choice,
     column_sums,
+    log_odds_posterior,
     log_posterior,
     log_prior,
     majority_posterior,
@@ -296,6 +297,29 @@ class EMAggregator(BaseAggregator):
         # (n_tasks, K), class-major in memory: the M-step reads its columns
         return log_posterior(data.incidence, self._log_emission(data, params),
                              log_prior(params["prior"]), threads_for(data.n_labels))
+
+    def _binary_e_step(
+        self, data: LabelSet, params: dict[str, np.ndarray]
+    ) -> tuple[np.ndarray, float]:
+        """The E-step of two classes in log-odds form, for models that opt in: one sparse
+        product per iteration (not one per class) and one ``exp`` per task
+        (:func:`log_odds_posterior`). Other class counts, and a class of prior 0 (which the
+        generic path gives posterior 0), take :meth:`_e_step`'s generic path."""
+        log_class_prior = log_prior(params["prior"])
+        if data.n_classes != 2 or not np.all(np.isfinite(log_class_prior)):
+            return EMAggregator._e_step(self, data, params)
+        emission = self._log_emission(data, params)  # R[(j, l), c] = log P(l | c, j)
+        class_zero_logs = np.ascontiguousarray(emission[:, 0])
+        proba, softplus_sum = log_odds_posterior(
+            data.incidence, emission[:, 1] - class_zero_logs,
+            float(log_class_prior[1] - log_class_prior[0]), threads_for(data.n_labels),
+        )
+        # log-likelihood: sum_i log(e^{L0_i} + e^{L1_i}) = sum_i L0_i + sum_i log(1 + e^{s_i}),
+        # and sum_i L0_i needs no pass over the tasks
+        class_zero = data.n_tasks * log_class_prior[0] + float(
+            data.worker_label_counts.ravel() @ class_zero_logs
+        )
+        return proba, float(class_zero + softplus_sum)
 
     def fit(  # type: ignore[override]  # the fit parameters EM estimators take
         self,

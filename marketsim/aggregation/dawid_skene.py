@@ -17,8 +17,6 @@ import numpy as np
 
 from marketsim.aggregation._numeric import (
     check_choice,
-    log_odds_posterior,
-    log_prior,
     safe_log,
     transposed_products,
 )
@@ -153,23 +151,8 @@ class DawidSkene(ConfusionEM):
         return {"confusion": conf, "prior": self._estimate_prior(data, proba, totals)}
 
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
-        """Two classes in log-odds form (one sparse product per iteration, not two); a class
-        of prior 0 takes the generic path, which gives it posterior 0."""
-        log_class_prior = log_prior(params["prior"])
-        if data.n_classes != 2 or not np.all(np.isfinite(log_class_prior)):
-            return super()._e_step(data, params)
-        log_conf = safe_log(params["confusion"])  # [j, c, l]
-        log_odds = log_conf[:, 1, :] - log_conf[:, 0, :]  # per (worker, label), j * 2 + l
-        proba, softplus_sum = log_odds_posterior(
-            data.incidence, log_odds.ravel(), float(log_class_prior[1] - log_class_prior[0]),
-            threads_for(data.n_labels),
-        )
-        # log-likelihood: sum_i log(e^{L0_i} + e^{L1_i}) = sum_i L0_i + sum_i log(1 + e^{s_i}),
-        # and sum_i L0_i needs no pass over the tasks
-        class_zero = data.n_tasks * log_class_prior[0] + float(
-            data.worker_label_counts.ravel() @ log_conf[:, 0, :].ravel()
-        )
-        return proba, float(class_zero + softplus_sum)
+        """Two classes in log-odds form (:meth:`EMAggregator._binary_e_step`)."""
+        return self._binary_e_step(data, params)
 
     def _init_params(
         self, data: LabelSet, rng: np.random.Generator

@@ -150,6 +150,10 @@ class OneCoinEM(EMAggregator):
     def _log_emission(self, data: LabelSet, params: dict[str, np.ndarray]) -> np.ndarray:
         return one_coin_log_emission(params["skill"], data.n_classes)
 
+    def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
+        """Two classes in log-odds form (:meth:`EMAggregator._binary_e_step`)."""
+        return self._binary_e_step(data, params)
+
     def _log_param_prior(self, params: dict[str, np.ndarray]) -> float:
         p = params["skill"]
         if self.prior == "beta":
