@@ -33,6 +33,8 @@ def log_prior(prior: np.ndarray) -> np.ndarray:
     """Log of a class prior: floored like :func:`safe_log`, but exactly 0 stays ``-inf`` (a
     class with prior 0 gets posterior 0)."""
     prior = np.asarray(prior, dtype=np.float64)
+    if (prior > 0).all():  # the usual case, without the masked form's overhead (every E-step)
+        return np.log(np.maximum(prior, PROB_FLOOR))
     with np.errstate(divide="ignore"):
         return np.where(prior > 0, np.log(np.maximum(prior, PROB_FLOOR)), -np.inf)
 
@@ -156,7 +158,8 @@ def log_odds_posterior(
     """
     n = mat.shape[0]
     odds = np.ascontiguousarray(log_odds, dtype=np.float64)
-    out = np.zeros((2, n))  # class-major: the M-step reads column 1 contiguously
+    out = np.empty((2, n))  # class-major: the M-step reads column 1 contiguously
+    out[1] = 0.0  # the mat-vec adds into it; row 0 is written whole
     small, total, positive = np.empty(n), np.empty(n), np.empty(n)
 
     def rows(a: int, b: int) -> None:

@@ -306,7 +306,7 @@ class EMAggregator(BaseAggregator):
         (:func:`log_odds_posterior`). Other class counts, and a class of prior 0 (which the
         generic path gives posterior 0), take :meth:`_e_step`'s generic path."""
         log_class_prior = log_prior(params["prior"])
-        if data.n_classes != 2 or not np.all(np.isfinite(log_class_prior)):
+        if data.n_classes != 2 or not np.isfinite(log_class_prior).all():
             return EMAggregator._e_step(self, data, params)
         emission = self._log_emission(data, params)  # R[(j, l), c] = log P(l | c, j)
         class_zero_logs = np.ascontiguousarray(emission[:, 0])

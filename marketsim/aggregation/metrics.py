@@ -34,6 +34,16 @@ def expected_correct(data: LabelSet, proba: np.ndarray) -> tuple[np.ndarray, np.
     return correct, data.worker_degree.astype(np.float64)
 
 
+def binary_expected_correct(data: LabelSet, proba: np.ndarray) -> np.ndarray:
+    """:func:`expected_correct`'s first result for two classes, from one sparse product with
+    the class-1 posteriors: a worker's class-1 labels are right with ``q(1)``, the others with
+    ``1 - q(1)``, so ``correct = n(0) - sum_{class 0} q(1) + sum_{class 1} q(1)`` (no
+    ``own_class_incidence`` to build, and half the values read)."""
+    one = data.incidence.T @ np.ascontiguousarray(proba[:, 1])  # per (worker, label) pair
+    counts = data.worker_label_counts
+    return (counts[:, 0] - one[0::2]) + one[1::2]
+
+
 def model_accuracy(estimator: Any) -> np.ndarray | None:
     """Per-worker accuracy the fitted model itself states: ``skill_``, else
     ``sum_c prior_c confusion_[j, c, c]``; ``None`` for models with no worker parameters."""

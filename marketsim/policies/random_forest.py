@@ -307,7 +307,7 @@ class RandomForestPolicy:
         est.fit(data)
         skill = estimated_skill(est, data)
         x = task_features(data.tasks, data.workers, data.n_tasks, est.proba_, skill, np.float32)
-        y = np.argmax(est.proba_, axis=1) != truth.ravel()
+        y = est.labels_ != truth.ravel()  # labels_: argmax of proba_, lowest class on ties
         return x, y
 
     def fit_forest(
