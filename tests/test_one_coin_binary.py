@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from marketsim.aggregation._numeric import PROB_FLOOR, log_prior
+from marketsim.aggregation._numeric import PROB_FLOOR, log_prior, transposed_product
 from marketsim.aggregation.metrics import binary_expected_correct, expected_correct
 from marketsim.aggregation.one_coin import (
     EPS,
@@ -136,3 +136,31 @@ def test_clip_and_log_prior_keep_the_bits_of_numpy_forms() -> None:
         with np.errstate(divide="ignore"):
             masked = np.where(p > 0, np.log(np.maximum(p, PROB_FLOOR)), -np.inf)
         np.testing.assert_array_equal(log_prior(p), masked)
+
+
+def test_transposed_product_is_scipys_bit_for_bit() -> None:
+    data = crowd(9, repeats=True)
+    x = np.random.default_rng(3).random(data.n_tasks)
+    assert np.array_equal(transposed_product(data.incidence, x), data.incidence.T @ x)
+    as_csc = data.incidence.tocsc()  # not a CSR matrix: scipy's product
+    np.testing.assert_allclose(transposed_product(as_csc, x), data.incidence.T @ x, rtol=1e-15)
+
+
+@pytest.mark.parametrize("alpha, beta", [(6.0, 2.0), (1.0, 1.0), (0.5, 0.5)])
+def test_shifted_beta_map_fast_path_keeps_the_masked_numbers(alpha: float, beta: float) -> None:
+    """alpha + beta = 2 makes the quadratic linear for workers without labels: the masked
+    path; otherwise the unmasked one, with the same numbers as the masks give."""
+    rng = np.random.default_rng(0)
+    n = rng.integers(0, 30, 200).astype(float)
+    lam = np.where(n > 0, rng.random(200), 0.0)
+    low = 0.1
+    a = -(n + alpha + beta - 2.0)
+    b = n * (lam + low) + (alpha - 1.0) + low * (beta - 1.0)
+    c = -low * n * lam
+    disc = np.maximum(b * b - 4.0 * a * c, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quad = (-b - np.sqrt(disc)) / (2.0 * a)
+        linear = np.where(b != 0, -c / b, lam)
+    p = np.where(np.abs(a) > 1e-12, quad, linear)
+    p = np.clip(np.where(np.isfinite(p), p, lam), low + EPS, 1.0 - EPS)
+    assert np.array_equal(shifted_beta_map(n, lam, alpha, beta, low), p)

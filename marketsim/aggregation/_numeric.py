@@ -216,6 +216,19 @@ def transposed_products(mat: Any, x: np.ndarray, n_threads: int = 1) -> np.ndarr
     return np.ascontiguousarray(out.T)
 
 
+def transposed_product(mat: Any, x: np.ndarray) -> np.ndarray:
+    """``mat.T @ x`` for one vector, by scipy's own kernel (so the same bits) called on the
+    CSR arrays directly: building the transposed matrix object costs more than the product on
+    a market refresh's few thousand labels, and this runs every M-step."""
+    x = np.ascontiguousarray(x)
+    if not _plain_csr(mat, x):
+        return np.asarray(mat.T @ x)
+    n_rows, n_cols = mat.shape
+    out = np.zeros(n_cols)
+    _sparsetools.csc_matvec(n_cols, n_rows, mat.indptr, mat.indices, mat.data, x, out)
+    return out
+
+
 def _plain_csr(mat: Any, x: np.ndarray) -> bool:
     """Whether ``mat`` is a float64 CSR matrix and ``x`` float64: what the threaded kernels
     hand to scipy's compiled mat-vecs directly."""

@@ -18,6 +18,7 @@ import numpy as np
 from marketsim.aggregation._numeric import (
     check_choice,
     safe_log,
+    transposed_product,
     transposed_products,
 )
 from marketsim.aggregation._threads import threads_for
@@ -47,7 +48,7 @@ def binary_confusion_counts(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     """:func:`confusion_counts` for two classes from one sparse product: the class-1 counts
     ``incidence.T @ q(1)``, and the class-0 counts as each (worker, label) cell's number of
     labels minus those (``q(0) = 1 - q(1)``), where the generic form makes a second product."""
-    one = data.incidence.T @ np.ascontiguousarray(proba[:, 1])
+    one = transposed_product(data.incidence, proba[:, 1])
     counts = np.empty((one.size, 2))
     np.subtract(data.worker_label_counts.ravel(), one, out=counts[:, 0])
     counts[:, 1] = one

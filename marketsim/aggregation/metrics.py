@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation._numeric import transposed_product
 from marketsim.data.labels import LabelSet
 
 
@@ -39,7 +40,7 @@ def binary_expected_correct(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     the class-1 posteriors: a worker's class-1 labels are right with ``q(1)``, the others with
     ``1 - q(1)``, so ``correct = n(0) - sum_{class 0} q(1) + sum_{class 1} q(1)`` (no
     ``own_class_incidence`` to build, and half the values read)."""
-    one = data.incidence.T @ np.ascontiguousarray(proba[:, 1])  # per (worker, label) pair
+    one = transposed_product(data.incidence, proba[:, 1])  # per (worker, label) pair
     counts = data.worker_label_counts
     return (counts[:, 0] - one[0::2]) + one[1::2]
 

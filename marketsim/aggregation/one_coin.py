@@ -46,10 +46,15 @@ def shifted_beta_map(
     b = n * (lam + low) + (alpha - 1.0) + low * (beta - 1.0)
     c = -low * n * lam
     disc = np.maximum(b * b - 4.0 * a * c, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    quadratic = np.abs(a) > 1e-12
+    if quadratic.all():  # the usual case (alpha + beta > 2): no masks, the same numbers
         quad = (-b - np.sqrt(disc)) / (2.0 * a)  # a < 0: this is the larger root
+        if np.isfinite(quad).all():
+            return clip(quad, low + EPS, 1.0 - EPS)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quad = (-b - np.sqrt(disc)) / (2.0 * a)
         linear = np.where(b != 0, -c / b, lam)
-    p = np.where(np.abs(a) > 1e-12, quad, linear)
+    p = np.where(quadratic, quad, linear)
     p = np.where(np.isfinite(p), p, lam)
     return clip(p, low + EPS, 1.0 - EPS)
 
