@@ -91,7 +91,7 @@ def task_features(
     tasks = np.asarray(tasks, dtype=np.int64)
     workers = np.asarray(workers, dtype=np.int64)
     degree = np.bincount(tasks, minlength=n_tasks)
-    bins = ability_bins(skill)[workers]  # bin each worker once, not each label
+    bins = np.take(ability_bins(skill), workers)  # each worker binned once, not each label
     keys = tasks * N_BINS
     keys += bins
     hist = np.bincount(keys, minlength=n_tasks * N_BINS)
