@@ -28,21 +28,24 @@ class TaskRequester(Protocol):
 
 class Requester:
     """Hands out tasks from the current ranking: each round gives distinct tasks, and a worker
-    never gets a task they already hold or labelled."""
+    never gets a task they already hold or labelled.
+
+    Scalar code, run once per label: the ranking is walked as a Python list and the round's
+    hand-outs kept in a ``bytearray`` (numpy scalar indexing would cost several times more).
+    """
 
     def __init__(self, n_tasks: int, n_workers: int) -> None:
         self.n_tasks = n_tasks
         self.done_pairs: set[int] = set()
         self.n_workers = n_workers
-        self.ranking = np.arange(n_tasks)
-        self.cursor = 0
-        self.given = np.zeros(n_tasks, dtype=bool)
+        self.new_round(np.arange(n_tasks))
 
     def new_round(self, ranking: np.ndarray) -> None:
         """Start a round from a fresh ranking."""
         self.ranking = np.asarray(ranking, dtype=np.int64)
+        self._order: list[int] = self.ranking.tolist()
         self.cursor = 0
-        self.given[:] = False
+        self.given = bytearray(self.n_tasks)  # 1 where handed out this round
 
     def mark(self, task: int, worker: int) -> None:
         """Remember that ``worker`` holds or labelled ``task``."""
@@ -50,17 +53,19 @@ class Requester:
 
     def assign(self, worker: int) -> int | None:
         """Next task for ``worker``, or ``None`` if none is left for them this round."""
+        order, pairs, m = self._order, self.done_pairs, self.n_workers
         for _ in range(2):
-            ranking, given, pairs, m = self.ranking, self.given, self.done_pairs, self.n_workers
-            while self.cursor < len(ranking) and given[ranking[self.cursor]]:
-                self.cursor += 1
-            for pos in range(self.cursor, len(ranking)):
-                task = int(ranking[pos])
+            given, cursor, end = self.given, self.cursor, len(order)
+            while cursor < end and given[order[cursor]]:
+                cursor += 1
+            self.cursor = cursor
+            for pos in range(cursor, end):
+                task = order[pos]
                 if not given[task] and task * m + worker not in pairs:
-                    given[task] = True
-                    self.mark(task, worker)
+                    given[task] = 1
+                    pairs.add(task * m + worker)  # mark(task, worker)
                     return task
             # The ranking is used up this round: start a new pass over it.
             self.cursor = 0
-            self.given[:] = False
+            self.given = bytearray(self.n_tasks)
         return None
