@@ -162,7 +162,8 @@ class LabelSet:
         pairs = pairs[order]
         if pairs.size > 1 and np.any(pairs[1:] == pairs[:-1]):
             return union  # repeated pairs: let sum_duplicates merge them as usual
-        cols = (self.workers[order][None, :] + offsets * m) * k + answers[:, order]
+        cols = np.take(answers, order, axis=1)  # answers[:, order], at a fraction of the time
+        cols += (np.take(self.workers, order)[None, :] + offsets * m) * k
         indptr = np.zeros(e_count * n + 1, dtype=np.int64)
         np.cumsum(np.tile(self.task_degree, e_count), out=indptr[1:])
         mat = sp.csr_matrix((np.ones(cols.size), cols.ravel(), indptr),
