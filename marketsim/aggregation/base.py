@@ -273,6 +273,12 @@ class EMAggregator(BaseAggregator):
         prior = np.where(prior > 0, np.maximum(prior, PROB_FLOOR), 0.0)
         return prior / prior.sum()
 
+    def _binary_prior(self, data: LabelSet, proba: np.ndarray) -> np.ndarray:
+        """:meth:`_estimate_prior` from numpy's pairwise column sums (the log-odds path's bits)."""
+        if self.class_prior is not None:
+            return self._estimate_prior(data, proba)
+        return self._estimate_prior(data, proba, np.array([np.sum(c) for c in proba.T]))
+
     def _majority_start(self, data: LabelSet) -> np.ndarray:
         """The majority start; on a fit big enough for threads, the incidence matrix the EM
         loop needs is built meanwhile on a pool thread (and this one also counts the worker

@@ -146,10 +146,7 @@ class DawidSkene(ConfusionEM):
         if data.n_classes != 2:
             return super()._m_step(data, proba)
         conf = confusion_from_counts(binary_confusion_counts(data, proba), self.smoothing)
-        # numpy's pairwise column sums: the log-odds path owns its bits, and these are cheaper
-        # than the row-by-row sums that keep the generic path's
-        totals = np.array([np.sum(proba[:, 0]), np.sum(proba[:, 1])])
-        return {"confusion": conf, "prior": self._estimate_prior(data, proba, totals)}
+        return {"confusion": conf, "prior": self._binary_prior(data, proba)}
 
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
         """Two classes in log-odds form (:meth:`EMAggregator._binary_e_step`)."""

@@ -156,13 +156,10 @@ class OneCoinEM(EMAggregator):
             correct, n = expected_correct(data, proba)
             return {"skill": self._skill_from_counts(correct, n),
                     "prior": self._estimate_prior(data, proba)}
-        # two classes: the log-odds path's M-step, which owns its bits (one product with the
-        # class-1 posteriors; numpy's pairwise column sums for the prior, as Dawid-Skene's)
+        # two classes: the log-odds path's M-step, one product with the class-1 posteriors
         correct = binary_expected_correct(data, proba)
-        totals = (None if self.class_prior is not None
-                  else np.array([np.sum(proba[:, 0]), np.sum(proba[:, 1])]))
         return {"skill": self._skill_from_counts(correct, data.worker_degree.astype(np.float64)),
-                "prior": self._estimate_prior(data, proba, totals)}
+                "prior": self._binary_prior(data, proba)}
 
     def _log_emission(self, data: LabelSet, params: dict[str, np.ndarray]) -> np.ndarray:
         return one_coin_log_emission(params["skill"], data.n_classes)

@@ -63,7 +63,7 @@ class Requester:
                 task = order[pos]
                 if not given[task] and task * m + worker not in pairs:
                     given[task] = 1
-                    pairs.add(task * m + worker)  # mark(task, worker)
+                    self.mark(task, worker)
                     return task
             # The ranking is used up this round: start a new pass over it.
             self.cursor = 0
