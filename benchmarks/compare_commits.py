@@ -8,6 +8,8 @@ first on ``PYTHONPATH`` and as its working directory, in interleaved pairs: old,
 old, and so on (the order flips every pair, so a load that drifts during the session weighs on
 both sides alike). One untimed warm-up run per side comes first (it also compiles the
 worktree's bytecode, which ``PYTHONDONTWRITEBYTECODE`` would otherwise redo on every run).
+A checkout whose ``pyproject.toml`` declares C extensions (``[[tool.setuptools.ext-modules]]``)
+has them compiled in its worktree first, as ``pip install -e`` would.
 
 Benchmarks (``--bench``; BENCH_ARGS are appended to the command):
 
@@ -128,6 +130,36 @@ def side_env(side: Side) -> dict[str, str]:
     )
     env.setdefault("MPLBACKEND", "Agg")
     return env
+
+
+BUILD_EXTENSIONS = """
+import sys, tomllib
+from setuptools import Distribution, Extension
+from setuptools.command.build_ext import build_ext
+declared = tomllib.load(open("pyproject.toml", "rb")).get("tool", {}).get("setuptools", {})
+modules = [Extension(e["name"], e["sources"], extra_compile_args=e.get("extra-compile-args", []))
+           for e in declared.get("ext-modules", [])]
+if modules:
+    cmd = build_ext(Distribution({"ext_modules": modules}))
+    cmd.inplace = True
+    cmd.ensure_finalized()
+    cmd.run()
+print(len(modules))
+"""
+
+
+def build_extensions(side: Side) -> None:
+    """Compile the C extensions ``side``'s pyproject.toml declares, in its worktree, as
+    ``pip install -e`` would (a checkout's runs would otherwise fall back to the pure-Python
+    paths and time those)."""
+    done = subprocess.run([sys.executable, "-c", BUILD_EXTENSIONS], cwd=side.tree,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"compare_commits: {side.label}'s C extensions do not build:\n"
+                         f"{done.stderr[-2000:]}")
+    if int(done.stdout.split()[-1]):
+        print(f"  {side.label}: built {done.stdout.split()[-1]} C extension(s) in its worktree",
+              flush=True)
 
 
 def check_import(side: Side) -> None:
@@ -313,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         for side in sides:
             git("worktree", "add", "--detach", str(side.tree), side.commit)
         for side in sides:
+            build_extensions(side)
             check_import(side)
             for _ in range(args.warmup):
                 run_once(args, side, scratch)

@@ -104,8 +104,8 @@ def test_direct_grower_grows_the_trees_of_fit(criterion: str, max_depth: int | N
 
 
 def test_a_grower_that_does_not_match_fit_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    """If scikit-learn's private API moves (an error) or its trees differ, the forest falls
-    back to fit: same forest either way."""
+    """If scikit-learn's private API moves or the extension is missing (an error), or the
+    trees differ, the forest falls back to fit: same forest either way."""
     x, y = noisy_threshold(800, 13)
     expected = BootstrapForest(random_state=4).fit(x, y).predict_proba(x)
 
@@ -118,6 +118,7 @@ def test_a_grower_that_does_not_match_fit_is_not_used(monkeypatch: pytest.Monkey
 
     for fake in (broken, wrong):
         tree_grower.cache_clear()
+        monkeypatch.setattr(bagging, "_compiled_grower", fake)
         monkeypatch.setattr(bagging, "_direct_grower", fake)
         grow = tree_grower("entropy", 10, 5)
         assert grow.__qualname__.startswith("_public_grower")
