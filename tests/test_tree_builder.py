@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from marketsim.policies._tree_builder import grow as grow_nodes
+from marketsim.policies._tree_builder import splitter_state
 
 from marketsim.policies import bagging
 from marketsim.policies.bagging import (
@@ -136,3 +137,15 @@ def test_grow_refuses_what_it_cannot_build() -> None:
         grow_nodes(x, y[:10], 2, 10, 3, 5, *_arrays(99, 2))
     count, depth = grow_nodes(x, y, 2, 10, 3, 5, *_arrays(99, 2))
     assert 1 <= count <= 99 and 0 <= depth <= 10
+
+
+def test_splitter_state_is_numpys_legacy_draw() -> None:
+    """The splitter's rand_r state: RandomState(seed).randint(0, 2**31 - 1), for any seed."""
+    seeds = [0, 1, 2, 5489, 2**31 - 2, 2**31 - 1, 2**31, 2**32 - 1]
+    seeds += np.random.default_rng(8).integers(0, 2**32, size=300).tolist()
+    for seed in seeds:
+        assert splitter_state(seed) == np.random.RandomState(seed).randint(0, 2**31 - 1), seed
+    with pytest.raises(ValueError, match="2\\*\\*32"):
+        splitter_state(2**32)
+    with pytest.raises(OverflowError):
+        splitter_state(-1)

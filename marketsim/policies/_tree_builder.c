@@ -681,8 +681,68 @@ done:
     return result;
 }
 
+/* numpy.random.RandomState(seed).randint(0, 2**31 - 1): the legacy generator is MT19937
+ * seeded by init_genrand, and the draw keeps the first 32-bit output masked to 31 bits that is
+ * at most 2**31 - 2 (numpy's masked rejection). What scikit-learn's Splitter.init draws. */
+static uint32_t splitter_state(uint32_t seed)
+{
+    enum { N = 624, M = 397 };
+    static const uint32_t mag01[2] = {0u, 0x9908b0dfu};
+    uint32_t mt[N];
+    mt[0] = seed;
+    for (int i = 1; i < N; i++) {
+        mt[i] = 1812433253u * (mt[i - 1] ^ (mt[i - 1] >> 30)) + (uint32_t)i;
+    }
+    for (int pos = N;; pos++) {
+        if (pos == N) {
+            int k;
+            uint32_t y;
+            for (k = 0; k < N - M; k++) {
+                y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+                mt[k] = mt[k + M] ^ (y >> 1) ^ mag01[y & 1u];
+            }
+            for (; k < N - 1; k++) {
+                y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+                mt[k] = mt[k + (M - N)] ^ (y >> 1) ^ mag01[y & 1u];
+            }
+            y = (mt[N - 1] & 0x80000000u) | (mt[0] & 0x7fffffffu);
+            mt[N - 1] = mt[M - 1] ^ (y >> 1) ^ mag01[y & 1u];
+            pos = 0;
+        }
+        uint32_t y = mt[pos];
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c5680u;
+        y ^= (y << 15) & 0xefc60000u;
+        y ^= y >> 18;
+        y &= 0x7fffffffu;
+        if (y <= RAND_R_MAX - 1u) {
+            return y;
+        }
+    }
+}
+
+PyDoc_STRVAR(state_doc,
+"splitter_state(seed) -> int\n\n"
+"numpy.random.RandomState(seed).randint(0, 2**31 - 1) for 0 <= seed < 2**32: the rand_r\n"
+"state scikit-learn's splitter starts from, without building a RandomState.");
+
+static PyObject *py_splitter_state(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    unsigned long long seed = PyLong_AsUnsignedLongLong(arg);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (seed > 0xffffffffull) {
+        PyErr_SetString(PyExc_ValueError, "splitter_state: seed must be below 2**32");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLong(splitter_state((uint32_t)seed));
+}
+
 static PyMethodDef methods[] = {
     {"grow", grow, METH_VARARGS, grow_doc},
+    {"splitter_state", py_splitter_state, METH_O, state_doc},
     {NULL, NULL, 0, NULL},
 };
 
