@@ -13,7 +13,12 @@ import scipy.sparse as sp
 
 from marketsim.aggregation import DawidSkene
 from marketsim.aggregation._numeric import column_products, column_sums, normalise_log
-from marketsim.aggregation.dawid_skene import binary_confusion_counts, confusion_counts
+from marketsim.aggregation.dawid_skene import (
+    binary_confusion,
+    binary_confusion_counts,
+    confusion_counts,
+    confusion_from_counts,
+)
 from marketsim.aggregation.identifiability import _presence, excess_agreement_z
 from marketsim.aggregation.metrics import expected_correct
 from marketsim.data.labels import LabelSet, sort_within_rows
@@ -139,6 +144,20 @@ def test_two_class_confusion_counts_from_one_product_match_the_two_products(
     np.testing.assert_allclose(fast, confusion_counts(data, proba), rtol=0, atol=1e-12)
     assert fast.min() >= 0
     assert fast.sum() == pytest.approx(data.n_labels)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.5])
+def test_two_class_confusion_is_the_generic_normalisation_bit_for_bit(smoothing: float) -> None:
+    """binary_confusion: the very numbers, and memory layout, of confusion_from_counts on the
+    two-class counts, with a worker whose cells have no mass (uniform rows at smoothing 0)."""
+    data = random_crowd(2, seed=7, repeats=True)
+    proba = np.random.default_rng(4).dirichlet([0.3, 0.3], size=data.n_tasks)
+    proba[:3] = [[1.0, 0.0]] * 3
+    data = LabelSet(data.tasks, data.workers, data.labels, data.n_tasks, data.n_workers + 1, 2)
+    want = confusion_from_counts(binary_confusion_counts(data, proba), smoothing)
+    got = binary_confusion(data, proba, smoothing)
+    assert np.array_equal(got, want) and got.strides == want.strides
+    assert smoothing > 0 or np.array_equal(got[-1], np.full((2, 2), 0.5))
 
 
 def scipy_incidence(data: LabelSet) -> sp.csr_matrix:

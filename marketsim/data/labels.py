@@ -87,7 +87,7 @@ class LabelSet:
                   (self.labels, self.n_classes, "class index out of range [0, n_classes)"))
         for codes, size, message in checks:
             # one pass per array: seen as unsigned, a negative code is a huge one
-            if n and np.count_nonzero(codes.view(np.uint64) >= np.uint64(max(size, 0))):
+            if n and int(codes.view(np.uint64).max()) >= max(size, 0):
                 raise ValueError(message)
         if self.task_ids is None:
             object.__setattr__(self, "task_ids", np.arange(self.n_tasks))
