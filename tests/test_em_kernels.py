@@ -21,7 +21,8 @@ from marketsim.aggregation.dawid_skene import (
 )
 from marketsim.aggregation.identifiability import _presence, excess_agreement_z
 from marketsim.aggregation.metrics import expected_correct
-from marketsim.data.labels import LabelSet, sort_within_rows
+from marketsim.data.incidence import sort_within_rows
+from marketsim.data.labels import LabelSet
 
 FLOOR = 1e-12
 
@@ -169,7 +170,16 @@ def scipy_incidence(data: LabelSet) -> sp.csr_matrix:
     return mat
 
 
+@pytest.fixture(params=["default", "row sort"])
+def row_sort(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run a test with the default threshold and again with every set of labels in task
+    order built by the row sort (ROW_SORT_MIN_LABELS = 0)."""
+    if request.param == "row sort":
+        monkeypatch.setattr("marketsim.data.labels.ROW_SORT_MIN_LABELS", 0)
+
+
 @pytest.mark.parametrize("seed", range(40))
+@pytest.mark.usefixtures("row_sort")
 def test_incidence_is_scipys_canonical_matrix(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n, m, k = int(rng.integers(1, 30)), int(rng.integers(1, 8)), int(rng.integers(1, 5))
@@ -191,6 +201,7 @@ def test_incidence_is_scipys_canonical_matrix(seed: int) -> None:
 
 
 @pytest.mark.parametrize("grouped", [False, True])
+@pytest.mark.usefixtures("row_sort")
 def test_incidence_with_keys_beyond_32_bits_is_scipys(grouped: bool) -> None:
     """100,000 tasks x 20,000 workers x 2 classes: keys past 2**31 take the int64 path."""
     rng = np.random.default_rng(3)
@@ -227,6 +238,7 @@ def test_sort_within_rows_is_a_whole_sort(degrees: list[int], dtype: type) -> No
 
 
 @pytest.mark.parametrize("shape", ["equal", "variable", "repeats", "long row", "shuffled"])
+@pytest.mark.usefixtures("row_sort")
 def test_grouped_labels_build_scipys_incidence(shape: str) -> None:
     """Labels in task order but not sorted within tasks (equal or variable numbers per task,
     repeated (task, worker) pairs, one task with most labels), or in no order at all: the
@@ -255,12 +267,14 @@ def test_grouped_labels_build_scipys_incidence(shape: str) -> None:
     assert data.has_repeated_pairs == (shape == "repeats")
 
 
+@pytest.mark.usefixtures("row_sort")
 def test_a_single_label_has_a_one_entry_incidence() -> None:
     data = LabelSet.from_arrays([1], [0], [1], n_tasks=2, n_workers=1, n_classes=2)
     assert data.incidence.toarray().tolist() == [[0.0, 0.0], [0.0, 1.0]]
     assert not data.has_repeated_pairs
 
 
+@pytest.mark.usefixtures("row_sort")
 def test_empty_label_set_has_an_empty_incidence() -> None:
     data = LabelSet.from_arrays([], [], [], n_tasks=3, n_workers=2, n_classes=2)
     assert data.incidence.shape == (3, 4) and data.incidence.nnz == 0

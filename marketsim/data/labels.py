@@ -15,34 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from marketsim.data.frames import as_object_column, check_no_missing, encode, frame_columns
-
-
-def sort_within_rows(keys: np.ndarray, degree: np.ndarray) -> None:
-    """Sort each row of ``keys`` in place: row ``i`` is the next ``degree[i]`` entries (keys
-    are non-negative). For labels in task order this is all the incidence build needs, at a
-    fraction of a whole sort's cost (1M keys in rows of 10: 2.5 ms against 31 ms here). Rows
-    of equal length sort as one 2-D array; others are padded to the longest row with the
-    dtype's largest value (which sorts last) while that at most doubles the array; otherwise
-    each key is offset by its row and a stable sort (timsort) merges the sorted runs."""
-    n, width = degree.size, int(degree.max()) if degree.size else 0
-    if n * width == keys.size:  # every row has ``width`` keys
-        keys.reshape(n, width).sort(axis=1)
-    elif n * width <= 2 * keys.size:
-        # flat slot of each key in the padded (n, width) array: its position + row * width
-        # - the row's first position
-        shift = np.arange(0, n * width, width, dtype=np.int64)
-        shift[1:] -= np.cumsum(degree[:-1])
-        slots = np.repeat(shift, degree)
-        slots += np.arange(keys.size)
-        padded = np.full(n * width, np.iinfo(keys.dtype).max, dtype=keys.dtype)
-        padded[slots] = keys
-        padded.reshape(n, width).sort(axis=1)
-        np.take(padded, slots, out=keys)
-    elif keys.size:
-        offsets = np.repeat(np.arange(n, dtype=np.int64) * (int(keys.max()) + 1), degree)
-        merged = np.add(keys, offsets, dtype=np.int64)
-        merged.sort(kind="stable")
-        np.subtract(merged, offsets, out=keys, casting="unsafe")  # back in range
+from marketsim.data.incidence import ROW_SORT_MIN_LABELS, grouped_incidence, has_repeated_pairs
 
 
 @dataclass(frozen=True, eq=False)
@@ -290,19 +263,27 @@ class LabelSet:
     @cached_property
     def _canonical_incidence(self) -> tuple[sp.csr_matrix, bool]:
         """:attr:`incidence` and :attr:`has_repeated_pairs`, the matrix scipy's COO conversion
-        builds at a fraction of its cost. Labels in task order (:meth:`_grouped_incidence`)
-        need only a sort within each task; others one sort of the integer keys
-        ``task * (n_workers * K) + worker * K + label``."""
+        builds at a fraction of its cost: from one sort of the integer keys
+        ``task * (n_workers * K) + worker * K + label`` (none when the labels come in that
+        order), or, for :data:`ROW_SORT_MIN_LABELS` labels or more in task order, from a sort
+        within each task (:func:`~marketsim.data.incidence.grouped_incidence`)."""
         n_cols, k = self.n_workers * self.n_classes, self.n_classes
         index_dtype = np.int32 if max(n_cols, self.n_tasks, self.n_labels) < 2**31 else np.int64
-        if self.n_labels < 2 or bool((self.tasks[1:] >= self.tasks[:-1]).all()):
-            return self._grouped_incidence(index_dtype)
+        grouped = self.n_labels < 2 or bool((self.tasks[1:] >= self.tasks[:-1]).all())
+        if grouped and self.n_labels >= ROW_SORT_MIN_LABELS:
+            data, indices, indptr, repeated = grouped_incidence(
+                self.tasks, self.workers, self.labels, k, self.task_degree, index_dtype)
+            return self._csr(data, indices, indptr), repeated
         key_dtype = np.int32 if self.n_tasks * n_cols < 2**31 else np.int64
         # keys built in their final dtype, the int64 codes cast on the fly (no int32 copies)
-        keys = np.multiply(self.tasks, n_cols, dtype=key_dtype, casting="same_kind")
-        np.add(keys, self.workers * k + self.labels, out=keys, casting="same_kind")
-        keys.sort()
+        base = np.multiply(self.tasks, n_cols, dtype=key_dtype, casting="same_kind")
+        keys = np.multiply(self.workers, k, dtype=key_dtype, casting="same_kind")
+        np.add(keys, self.labels, out=keys, casting="same_kind")
+        keys += base
         step = np.subtract(keys[1:], keys[:-1])
+        if keys.size > 1 and not bool(step.min() > 0):
+            keys.sort()
+            np.subtract(keys[1:], keys[:-1], out=step)
         indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
         if bool(step.all()):  # no (task, worker, label) triple twice: one entry per label
             entries, data = keys, np.ones(keys.size, dtype=np.float64)
@@ -312,39 +293,14 @@ class LabelSet:
             entries = keys[starts]
             data = np.diff(np.append(starts, keys.size)).astype(np.float64)
             np.cumsum(np.bincount(entries // n_cols, minlength=self.n_tasks), out=indptr[1:])
-        rows = entries // n_cols
-        rows *= n_cols
-        indices = np.subtract(entries, rows, dtype=index_dtype)
-        return self._csr(data, indices, indptr), self._repeats(keys, step)
-
-    def _grouped_incidence(self, index_dtype: type[np.integer]) -> tuple[sp.csr_matrix, bool]:
-        """:attr:`_canonical_incidence` of labels in task order: each task's row is already in
-        place, so only the column keys ``worker * K + label`` are sorted, within rows
-        (:func:`sort_within_rows`; not at all when they already are), and they are the
-        matrix's column indices as they stand."""
-        n, k = self.n_labels, self.n_classes
-        cols = self.workers * k  # in int64 and then cast: faster than a mixed-type add
-        cols += self.labels
-        cols = cols.astype(index_dtype)
-        indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
-        np.cumsum(self.task_degree, out=indptr[1:])
-        # the steps between rows are set to K: positive, and no repeated pair
-        between = indptr[1:-1]
-        between = between[(between > 0) & (between < n)] - 1
-        step = np.subtract(cols[1:], cols[:-1])
-        step[between] = k
-        if n > 1 and not bool(step.min() > 0):
-            sort_within_rows(cols, self.task_degree)
-            np.subtract(cols[1:], cols[:-1], out=step)
-            step[between] = k
-        if bool(step.all()):  # no (task, worker, label) triple twice: one entry per label
-            data, indices = np.ones(n, dtype=np.float64), cols
+            grouped = False
+        if grouped:  # labels in task order: the sort kept every label's task, so its row
+            indices = np.subtract(entries, base, dtype=index_dtype)
         else:
-            starts = np.flatnonzero(np.concatenate([[True], step != 0]))
-            indices = cols[starts]
-            data = np.diff(np.append(starts, n)).astype(np.float64)
-            np.cumsum(np.bincount(self.tasks[starts], minlength=self.n_tasks), out=indptr[1:])
-        return self._csr(data, indices, indptr), self._repeats(cols, step)
+            rows = entries // n_cols
+            rows *= n_cols
+            indices = np.subtract(entries, rows, dtype=index_dtype)
+        return self._csr(data, indices, indptr), has_repeated_pairs(keys, step, k)
 
     def _csr(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray) -> sp.csr_matrix:
         """The incidence matrix on its canonical arrays (sorted rows, no duplicates)."""
@@ -353,13 +309,6 @@ class LabelSet:
         mat.has_sorted_indices = True
         mat.has_canonical_format = True
         return mat
-
-    def _repeats(self, keys: np.ndarray, step: np.ndarray) -> bool:
-        """Whether sorted ``keys`` (``step``: their differences) hold a (task, worker) pair
-        twice: only keys less than K apart can, so only those few are divided."""
-        k = self.n_classes
-        near = np.flatnonzero(step < k)
-        return bool(np.any(keys[near] // k == keys[near + 1] // k))
 
     @cached_property
     def class_counts(self) -> np.ndarray:
