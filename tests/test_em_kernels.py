@@ -21,7 +21,7 @@ from marketsim.aggregation.dawid_skene import (
 )
 from marketsim.aggregation.identifiability import _presence, excess_agreement_z
 from marketsim.aggregation.metrics import expected_correct
-from marketsim.data.incidence import sort_within_rows
+from marketsim.data.incidence import sort_by_task, sort_within_rows
 from marketsim.data.labels import LabelSet
 
 FLOOR = 1e-12
@@ -221,6 +221,7 @@ def test_incidence_with_keys_beyond_32_bits_is_scipys(grouped: bool) -> None:
         ([10] * 50, np.int32),  # equal rows: one 2-D sort
         ([4, 0, 7, 1, 5, 6, 7, 2], np.int32),  # padded to the longest row (with empty rows)
         ([3, 40, 2, 0, 1], np.int64),  # one long row: the stable sort
+        ([2, 300, 1, 0, 5], np.int32),  # one row longer than 128: the default sort
         ([7] * 20, np.int64),
         ([1, 1, 1], np.int32),
     ],
@@ -235,6 +236,18 @@ def test_sort_within_rows_is_a_whole_sort(degrees: list[int], dtype: type) -> No
     want = np.sort(keys)
     sort_within_rows(keys, degree)
     assert keys.dtype == dtype and np.array_equal(keys, want)
+
+
+@pytest.mark.parametrize(("n_tasks", "dtype"),
+                         [(50, np.int32), (70_000, np.int32), (300_000, np.int64)])
+def test_sort_by_task_is_a_whole_sort(n_tasks: int, dtype: type) -> None:
+    """Keys task * columns + column of shuffled labels (uneven tasks, some empty, repeated
+    keys), sorted by blocks of tasks: ``np.sort``, for one task per block and for several."""
+    rng = np.random.default_rng(n_tasks)
+    tasks = rng.integers(0, n_tasks, 3 * n_tasks // 2 + 100)
+    keys = (tasks * 7 + rng.integers(0, 7, tasks.size)).astype(dtype)
+    got = sort_by_task(keys, tasks, np.bincount(tasks, minlength=n_tasks))
+    assert got.dtype == dtype and np.array_equal(got, np.sort(keys))
 
 
 @pytest.mark.parametrize("shape", ["equal", "variable", "repeats", "long row", "shuffled"])

@@ -15,7 +15,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from marketsim.data.frames import as_object_column, check_no_missing, encode, frame_columns
-from marketsim.data.incidence import ROW_SORT_MIN_LABELS, grouped_incidence, has_repeated_pairs
+from marketsim.data.incidence import (
+    ROW_SORT_MIN_LABELS,
+    grouped_incidence,
+    has_repeated_pairs,
+    rows_fit_padding,
+    sort_by_task,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -263,14 +269,17 @@ class LabelSet:
     @cached_property
     def _canonical_incidence(self) -> tuple[sp.csr_matrix, bool]:
         """:attr:`incidence` and :attr:`has_repeated_pairs`, the matrix scipy's COO conversion
-        builds at a fraction of its cost: from one sort of the integer keys
-        ``task * (n_workers * K) + worker * K + label`` (none when the labels come in that
-        order), or, for :data:`ROW_SORT_MIN_LABELS` labels or more in task order, from a sort
-        within each task (:func:`~marketsim.data.incidence.grouped_incidence`)."""
+        builds at a fraction of its cost, from the sorted integer keys
+        ``task * (n_workers * K) + worker * K + label`` (not sorted when they already are).
+        From :data:`ROW_SORT_MIN_LABELS` labels on, labels in task order are only sorted
+        within tasks (:func:`~marketsim.data.incidence.grouped_incidence`; unless a few tasks
+        have many times the mean number of labels), others by blocks of tasks
+        (:func:`~marketsim.data.incidence.sort_by_task`)."""
         n_cols, k = self.n_workers * self.n_classes, self.n_classes
         index_dtype = np.int32 if max(n_cols, self.n_tasks, self.n_labels) < 2**31 else np.int64
         grouped = self.n_labels < 2 or bool((self.tasks[1:] >= self.tasks[:-1]).all())
-        if grouped and self.n_labels >= ROW_SORT_MIN_LABELS:
+        if grouped and self.n_labels >= ROW_SORT_MIN_LABELS and rows_fit_padding(
+                self.task_degree, self.n_labels):
             data, indices, indptr, repeated = grouped_incidence(
                 self.tasks, self.workers, self.labels, k, self.task_degree, index_dtype)
             return self._csr(data, indices, indptr), repeated
@@ -282,7 +291,10 @@ class LabelSet:
         keys += base
         step = np.subtract(keys[1:], keys[:-1])
         if keys.size > 1 and not bool(step.min() > 0):
-            keys.sort()
+            if self.n_labels >= ROW_SORT_MIN_LABELS:
+                keys = sort_by_task(keys, self.tasks, self.task_degree)
+            else:
+                keys.sort()
             np.subtract(keys[1:], keys[:-1], out=step)
         indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
         if bool(step.all()):  # no (task, worker, label) triple twice: one entry per label
