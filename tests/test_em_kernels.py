@@ -172,10 +172,11 @@ def scipy_incidence(data: LabelSet) -> sp.csr_matrix:
 
 @pytest.fixture(params=["default", "row sort"])
 def row_sort(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run a test with the default threshold and again with every set of labels in task
-    order built by the row sort (ROW_SORT_MIN_LABELS = 0)."""
+    """Run a test with the default thresholds and again with every set of labels built by the
+    row sort or the sort by blocks of tasks (ROW_SORT_MIN_LABELS = BLOCK_SORT_MIN_LABELS = 0)."""
     if request.param == "row sort":
         monkeypatch.setattr("marketsim.data.labels.ROW_SORT_MIN_LABELS", 0)
+        monkeypatch.setattr("marketsim.data.labels.BLOCK_SORT_MIN_LABELS", 0)
 
 
 @pytest.mark.parametrize("seed", range(40))

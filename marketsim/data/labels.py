@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from marketsim.data.frames import as_object_column, check_no_missing, encode, frame_columns
 from marketsim.data.incidence import (
+    BLOCK_SORT_MIN_LABELS,
     ROW_SORT_MIN_LABELS,
     grouped_incidence,
     has_repeated_pairs,
@@ -273,8 +274,8 @@ class LabelSet:
         ``task * (n_workers * K) + worker * K + label`` (not sorted when they already are).
         From :data:`ROW_SORT_MIN_LABELS` labels on, labels in task order are only sorted
         within tasks (:func:`~marketsim.data.incidence.grouped_incidence`; unless a few tasks
-        have many times the mean number of labels), others by blocks of tasks
-        (:func:`~marketsim.data.incidence.sort_by_task`)."""
+        have many times the mean number of labels); from :data:`BLOCK_SORT_MIN_LABELS` on,
+        others by blocks of tasks (:func:`~marketsim.data.incidence.sort_by_task`)."""
         n_cols, k = self.n_workers * self.n_classes, self.n_classes
         index_dtype = np.int32 if max(n_cols, self.n_tasks, self.n_labels) < 2**31 else np.int64
         grouped = self.n_labels < 2 or bool((self.tasks[1:] >= self.tasks[:-1]).all())
@@ -291,7 +292,7 @@ class LabelSet:
         keys += base
         step = np.subtract(keys[1:], keys[:-1])
         if keys.size > 1 and not bool(step.min() > 0):
-            if self.n_labels >= ROW_SORT_MIN_LABELS:
+            if self.n_labels >= BLOCK_SORT_MIN_LABELS:
                 keys = sort_by_task(keys, self.tasks, self.task_degree)
             else:
                 keys.sort()
