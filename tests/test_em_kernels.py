@@ -13,9 +13,15 @@ import scipy.sparse as sp
 
 from marketsim.aggregation import DawidSkene
 from marketsim.aggregation._numeric import column_products, column_sums, normalise_log
-from marketsim.aggregation.dawid_skene import binary_confusion_counts, confusion_counts
+from marketsim.aggregation.dawid_skene import (
+    binary_confusion,
+    binary_confusion_counts,
+    confusion_counts,
+    confusion_from_counts,
+)
 from marketsim.aggregation.identifiability import _presence, excess_agreement_z
 from marketsim.aggregation.metrics import expected_correct
+from marketsim.data.incidence import sort_by_task, sort_within_rows
 from marketsim.data.labels import LabelSet
 
 FLOOR = 1e-12
@@ -141,6 +147,20 @@ def test_two_class_confusion_counts_from_one_product_match_the_two_products(
     assert fast.sum() == pytest.approx(data.n_labels)
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 0.5])
+def test_two_class_confusion_is_the_generic_normalisation_bit_for_bit(smoothing: float) -> None:
+    """binary_confusion: the very numbers, and memory layout, of confusion_from_counts on the
+    two-class counts, with a worker whose cells have no mass (uniform rows at smoothing 0)."""
+    data = random_crowd(2, seed=7, repeats=True)
+    proba = np.random.default_rng(4).dirichlet([0.3, 0.3], size=data.n_tasks)
+    proba[:3] = [[1.0, 0.0]] * 3
+    data = LabelSet(data.tasks, data.workers, data.labels, data.n_tasks, data.n_workers + 1, 2)
+    want = confusion_from_counts(binary_confusion_counts(data, proba), smoothing)
+    got = binary_confusion(data, proba, smoothing)
+    assert np.array_equal(got, want) and got.strides == want.strides
+    assert smoothing > 0 or np.array_equal(got[-1], np.full((2, 2), 0.5))
+
+
 def scipy_incidence(data: LabelSet) -> sp.csr_matrix:
     """The incidence matrix as scipy's COO conversion builds it (the previous code)."""
     cols = data.workers * data.n_classes + data.labels
@@ -150,7 +170,17 @@ def scipy_incidence(data: LabelSet) -> sp.csr_matrix:
     return mat
 
 
+@pytest.fixture(params=["default", "row sort"])
+def row_sort(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run a test with the default thresholds and again with every set of labels built by the
+    row sort or the sort by blocks of tasks (ROW_SORT_MIN_LABELS = BLOCK_SORT_MIN_LABELS = 0)."""
+    if request.param == "row sort":
+        monkeypatch.setattr("marketsim.data.labels.ROW_SORT_MIN_LABELS", 0)
+        monkeypatch.setattr("marketsim.data.labels.BLOCK_SORT_MIN_LABELS", 0)
+
+
 @pytest.mark.parametrize("seed", range(40))
+@pytest.mark.usefixtures("row_sort")
 def test_incidence_is_scipys_canonical_matrix(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n, m, k = int(rng.integers(1, 30)), int(rng.integers(1, 8)), int(rng.integers(1, 5))
@@ -172,6 +202,7 @@ def test_incidence_is_scipys_canonical_matrix(seed: int) -> None:
 
 
 @pytest.mark.parametrize("grouped", [False, True])
+@pytest.mark.usefixtures("row_sort")
 def test_incidence_with_keys_beyond_32_bits_is_scipys(grouped: bool) -> None:
     """100,000 tasks x 20,000 workers x 2 classes: keys past 2**31 take the int64 path."""
     rng = np.random.default_rng(3)
@@ -185,12 +216,79 @@ def test_incidence_with_keys_beyond_32_bits_is_scipys(grouped: bool) -> None:
         assert np.array_equal(getattr(ours, name), getattr(theirs, name)), name
 
 
+@pytest.mark.parametrize(
+    ("degrees", "dtype"),
+    [
+        ([10] * 50, np.int32),  # equal rows: one 2-D sort
+        ([4, 0, 7, 1, 5, 6, 7, 2], np.int32),  # padded to the longest row (with empty rows)
+        ([3, 40, 2, 0, 1], np.int64),  # one long row: the stable sort
+        ([2, 300, 1, 0, 5], np.int32),  # one row longer than 128: the default sort
+        ([7] * 20, np.int64),
+        ([1, 1, 1], np.int32),
+    ],
+)
+def test_sort_within_rows_is_a_whole_sort(degrees: list[int], dtype: type) -> None:
+    """Rows of increasing key ranges, shuffled within (and with repeated keys): the row sort,
+    whatever its path, gives ``np.sort``."""
+    rng = np.random.default_rng(len(degrees))
+    degree = np.array(degrees, dtype=np.int64)
+    rows = np.repeat(np.arange(degree.size), degree)
+    keys = (rows * 1000 + rng.integers(0, 30, rows.size)).astype(dtype)
+    want = np.sort(keys)
+    sort_within_rows(keys, degree)
+    assert keys.dtype == dtype and np.array_equal(keys, want)
+
+
+@pytest.mark.parametrize(("n_tasks", "dtype"),
+                         [(50, np.int32), (70_000, np.int32), (300_000, np.int64)])
+def test_sort_by_task_is_a_whole_sort(n_tasks: int, dtype: type) -> None:
+    """Keys task * columns + column of shuffled labels (uneven tasks, some empty, repeated
+    keys), sorted by blocks of tasks: ``np.sort``, for one task per block and for several."""
+    rng = np.random.default_rng(n_tasks)
+    tasks = rng.integers(0, n_tasks, 3 * n_tasks // 2 + 100)
+    keys = (tasks * 7 + rng.integers(0, 7, tasks.size)).astype(dtype)
+    got = sort_by_task(keys, tasks, np.bincount(tasks, minlength=n_tasks))
+    assert got.dtype == dtype and np.array_equal(got, np.sort(keys))
+
+
+@pytest.mark.parametrize("shape", ["equal", "variable", "repeats", "long row", "shuffled"])
+@pytest.mark.usefixtures("row_sort")
+def test_grouped_labels_build_scipys_incidence(shape: str) -> None:
+    """Labels in task order but not sorted within tasks (equal or variable numbers per task,
+    repeated (task, worker) pairs, one task with most labels), or in no order at all: the
+    incidence matrix is the one scipy's COO conversion builds, index dtypes included."""
+    rng = np.random.default_rng(11)
+    n, m, k = 400, 600, 3
+    degree = {"equal": np.full(n, 8), "variable": rng.integers(0, 12, n),
+              "repeats": rng.integers(1, 12, n), "long row": np.r_[500, np.ones(n - 1, int)],
+              "shuffled": rng.integers(0, 12, n)}[shape]
+    t = np.repeat(np.arange(n), degree)
+    w, lab = rng.integers(0, 20, t.size), rng.integers(0, k, t.size)
+    if shape != "repeats":  # distinct workers per task
+        w = (np.arange(t.size) - np.repeat(np.cumsum(degree) - degree, degree)) * 7 % m
+        order = np.argsort(t + rng.random(t.size) / 2, kind="stable")
+        w = w[order]
+    if shape == "shuffled":
+        order = rng.permutation(t.size)
+        t, w, lab = t[order], w[order], lab[order]
+    data = LabelSet(t, w, lab, n, m, k)
+    ours, theirs = data.incidence, scipy_incidence(data)
+    for name in ("indptr", "indices", "data"):
+        got, want = getattr(ours, name), getattr(theirs, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    pairs = set(zip(t.tolist(), w.tolist(), strict=True))
+    assert data.has_repeated_pairs == (len(pairs) < t.size)
+    assert data.has_repeated_pairs == (shape == "repeats")
+
+
+@pytest.mark.usefixtures("row_sort")
 def test_a_single_label_has_a_one_entry_incidence() -> None:
     data = LabelSet.from_arrays([1], [0], [1], n_tasks=2, n_workers=1, n_classes=2)
     assert data.incidence.toarray().tolist() == [[0.0, 0.0], [0.0, 1.0]]
     assert not data.has_repeated_pairs
 
 
+@pytest.mark.usefixtures("row_sort")
 def test_empty_label_set_has_an_empty_incidence() -> None:
     data = LabelSet.from_arrays([], [], [], n_tasks=3, n_workers=2, n_classes=2)
     assert data.incidence.shape == (3, 4) and data.incidence.nnz == 0

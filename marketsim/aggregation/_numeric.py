@@ -310,13 +310,16 @@ def argmax_labels(proba: np.ndarray) -> np.ndarray:
 
 def majority_posterior(data: LabelSet, prior: np.ndarray | None = None) -> np.ndarray:
     """Soft majority vote: per-task vote shares; unlabelled tasks get the prior (or uniform)."""
-    counts = data.vote_counts()
-    totals = data.task_degree.astype(np.float64)[:, None]  # = counts.sum(axis=1), exactly
-    fallback = (
-        np.full(data.n_classes, 1.0 / data.n_classes) if prior is None else np.asarray(prior)
-    )
-    with np.errstate(invalid="ignore", divide="ignore"):
-        proba = np.where(totals > 0, counts / np.maximum(totals, 1.0), fallback[None, :])
+    proba = data.vote_counts()
+    totals = np.maximum(data.task_degree.astype(np.float64), 1.0)  # = counts.sum(axis=1)
+    # one column at a time: a (n, K) / (n, 1) broadcast runs numpy's inner loop once per row
+    for column in proba.T:
+        column /= totals
+    empty = np.flatnonzero(data.task_degree == 0)
+    if empty.size:
+        proba[empty] = (
+            np.full(data.n_classes, 1.0 / data.n_classes) if prior is None else np.asarray(prior)
+        )
     return proba
 
 

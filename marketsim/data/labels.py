@@ -15,6 +15,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from marketsim.data.frames import as_object_column, check_no_missing, encode, frame_columns
+from marketsim.data.incidence import (
+    BLOCK_SORT_MIN_LABELS,
+    ROW_SORT_MIN_LABELS,
+    grouped_incidence,
+    has_repeated_pairs,
+    rows_fit_padding,
+    sort_by_task,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +67,7 @@ class LabelSet:
                   (self.labels, self.n_classes, "class index out of range [0, n_classes)"))
         for codes, size, message in checks:
             # one pass per array: seen as unsigned, a negative code is a huge one
-            if n and np.count_nonzero(codes.view(np.uint64) >= np.uint64(max(size, 0))):
+            if n and int(codes.view(np.uint64).max()) >= max(size, 0):
                 raise ValueError(message)
         if self.task_ids is None:
             object.__setattr__(self, "task_ids", np.arange(self.n_tasks))
@@ -208,7 +216,9 @@ class LabelSet:
         """``(n_workers, n_classes)`` int64 number of labels of each class given by each
         worker (the column sums of :attr:`incidence`, as a matrix; cached, read-only)."""
         k = self.n_classes
-        counts = np.bincount(self.workers * k + self.labels, minlength=self.n_workers * k)
+        keys = self.workers * k
+        keys += self.labels  # in place: one fresh array, not two
+        counts = np.bincount(keys, minlength=self.n_workers * k)
         counts = counts.reshape(self.n_workers, k)
         counts.flags.writeable = False
         return counts
@@ -259,10 +269,21 @@ class LabelSet:
 
     @cached_property
     def _canonical_incidence(self) -> tuple[sp.csr_matrix, bool]:
-        """:attr:`incidence` and :attr:`has_repeated_pairs` from one sort of the integer keys
-        ``task * (n_workers * K) + worker * K + label`` (no sort when the labels already come
-        in that order): the matrix scipy's COO conversion builds, at a fraction of its cost."""
+        """:attr:`incidence` and :attr:`has_repeated_pairs`, the matrix scipy's COO conversion
+        builds at a fraction of its cost, from the sorted integer keys
+        ``task * (n_workers * K) + worker * K + label`` (not sorted when they already are).
+        From :data:`ROW_SORT_MIN_LABELS` labels on, labels in task order are only sorted
+        within tasks (:func:`~marketsim.data.incidence.grouped_incidence`; unless a few tasks
+        have many times the mean number of labels); from :data:`BLOCK_SORT_MIN_LABELS` on,
+        others by blocks of tasks (:func:`~marketsim.data.incidence.sort_by_task`)."""
         n_cols, k = self.n_workers * self.n_classes, self.n_classes
+        index_dtype = np.int32 if max(n_cols, self.n_tasks, self.n_labels) < 2**31 else np.int64
+        grouped = self.n_labels < 2 or bool((self.tasks[1:] >= self.tasks[:-1]).all())
+        if grouped and self.n_labels >= ROW_SORT_MIN_LABELS and rows_fit_padding(
+                self.task_degree, self.n_labels):
+            data, indices, indptr, repeated = grouped_incidence(
+                self.tasks, self.workers, self.labels, k, self.task_degree, index_dtype)
+            return self._csr(data, indices, indptr), repeated
         key_dtype = np.int32 if self.n_tasks * n_cols < 2**31 else np.int64
         # keys built in their final dtype, the int64 codes cast on the fly (no int32 copies)
         base = np.multiply(self.tasks, n_cols, dtype=key_dtype, casting="same_kind")
@@ -271,15 +292,15 @@ class LabelSet:
         keys += base
         step = np.subtract(keys[1:], keys[:-1])
         if keys.size > 1 and not bool(step.min() > 0):
-            keys.sort()
+            if self.n_labels >= BLOCK_SORT_MIN_LABELS:
+                keys = sort_by_task(keys, self.tasks, self.task_degree)
+            else:
+                keys.sort()
             np.subtract(keys[1:], keys[:-1], out=step)
-        index_dtype = np.int32 if max(n_cols, self.n_tasks, keys.size) < 2**31 else np.int64
         indptr = np.zeros(self.n_tasks + 1, dtype=index_dtype)
         if bool(step.all()):  # no (task, worker, label) triple twice: one entry per label
-            entries = keys
-            data = np.ones(keys.size, dtype=np.float64)
+            entries, data = keys, np.ones(keys.size, dtype=np.float64)
             np.cumsum(self.task_degree, out=indptr[1:])
-            grouped = keys.size < 2 or bool((self.tasks[1:] >= self.tasks[:-1]).all())
         else:
             starts = np.flatnonzero(np.concatenate([[True], step != 0]))
             entries = keys[starts]
@@ -292,21 +313,23 @@ class LabelSet:
             rows = entries // n_cols
             rows *= n_cols
             indices = np.subtract(entries, rows, dtype=index_dtype)
-        mat = sp.csr_matrix((data, indices, indptr), shape=(self.n_tasks, n_cols), copy=False)
+        return self._csr(data, indices, indptr), has_repeated_pairs(keys, step, k)
+
+    def _csr(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray) -> sp.csr_matrix:
+        """The incidence matrix on its canonical arrays (sorted rows, no duplicates)."""
+        mat = sp.csr_matrix((data, indices, indptr),
+                            shape=(self.n_tasks, self.n_workers * self.n_classes), copy=False)
         mat.has_sorted_indices = True
         mat.has_canonical_format = True
-        # Two sorted keys share a (task, worker) pair only if they differ by less than K:
-        # only those few are divided.
-        near = np.flatnonzero(step < k)
-        repeated = bool(np.any(keys[near] // k == keys[near + 1] // k))
-        return mat, repeated
+        return mat
 
     @cached_property
     def class_counts(self) -> np.ndarray:
         """``(n_tasks, n_classes)`` int64 label counts per task and class (cached; read-only)."""
-        counts = np.bincount(
-            self.tasks * self.n_classes + self.labels, minlength=self.n_tasks * self.n_classes
-        ).reshape(self.n_tasks, self.n_classes)
+        keys = self.tasks * self.n_classes
+        keys += self.labels  # in place: one fresh array, not two
+        counts = np.bincount(keys, minlength=self.n_tasks * self.n_classes)
+        counts = counts.reshape(self.n_tasks, self.n_classes)
         counts.flags.writeable = False
         return counts
 
