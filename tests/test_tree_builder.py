@@ -149,3 +149,21 @@ def test_splitter_state_is_numpys_legacy_draw() -> None:
         splitter_state(2**32)
     with pytest.raises(OverflowError):
         splitter_state(-1)
+
+
+def test_without_the_extension_the_same_forest_comes_from_scikit_learn(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No C compiler at install: the policy's trees come from scikit-learn, the same ones."""
+    rng = np.random.default_rng(5)
+    x, y = problem("policy", 3000, 23, 2, rng)
+    built = BootstrapForest(random_state=2).fit(x, y).predict_proba(x)
+    monkeypatch.setattr(bagging, "COMPILED", False)
+    tree_grower.cache_clear()
+    try:
+        with pytest.raises(ImportError, match="not built"):
+            _compiled_grower("entropy", 10, 10)
+        assert tree_grower("entropy", 10, 10).__qualname__.startswith("_direct_grower")
+        np.testing.assert_array_equal(BootstrapForest(random_state=2).fit(x, y).predict_proba(x),
+                                      built)
+    finally:
+        tree_grower.cache_clear()

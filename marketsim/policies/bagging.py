@@ -32,6 +32,14 @@ from typing import Any
 
 import numpy as np
 
+try:  # the package's C extension, compiled by pip install; optional (see _compiled_grower)
+    from marketsim.policies._tree_builder import grow as grow_nodes
+    from marketsim.policies._tree_builder import splitter_state
+
+    COMPILED = True
+except ImportError:  # not built: scikit-learn's builder grows the same trees, slower
+    COMPILED = False
+
 #: ``grow(sample, codes, seed) -> DecisionTreeClassifier``: a fitted tree.
 Grower = Callable[[np.ndarray, np.ndarray, int], Any]
 
@@ -104,8 +112,8 @@ def _compiled_grower(criterion: str, max_depth: int | None, max_features: int) -
     from sklearn.tree import DecisionTreeClassifier
     from sklearn.tree._tree import NODE_DTYPE, Tree
 
-    from marketsim.policies._tree_builder import grow as grow_nodes
-    from marketsim.policies._tree_builder import splitter_state
+    if not COMPILED:
+        raise ImportError("marketsim.policies._tree_builder is not built (no C compiler?)")
 
     depth = np.iinfo(np.int32).max if max_depth is None else int(max_depth)
     node_fields = ("left_child", "right_child", "feature", "threshold", "impurity",
@@ -120,13 +128,15 @@ def _compiled_grower(criterion: str, max_depth: int | None, max_features: int) -
         n, n_features = sample.shape
         capacity = 2 * n - 1 if depth >= 30 else min(2 * n - 1, 2 ** (depth + 1) - 1)
         columns = [np.empty(capacity, dtype=t) for t in field_types]
+        left, right, feature, threshold, impurity, counts, weights, missing = columns
         value = np.empty((capacity, classes.size))
         # the splitter's rand_r state: RandomState(seed).randint(0, 2**31 - 1), as
         # scikit-learn's Splitter.init draws it, without building a RandomState (0.1 ms)
         state = splitter_state(seed)
         count, depth_seen = grow_nodes(
             np.ascontiguousarray(sample, dtype=np.float32), encoded.astype(np.uint8),
-            classes.size, depth, max_features, state, *columns, value)
+            classes.size, depth, max_features, state, left, right, feature, threshold, impurity,
+            counts, weights, missing, value)
         nodes = np.zeros(count, dtype=NODE_DTYPE)
         for name, column in zip(node_fields, columns, strict=True):
             nodes[name] = column[:count]
