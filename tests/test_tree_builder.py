@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from marketsim.policies._tree_builder import grow as grow_nodes
-from marketsim.policies._tree_builder import splitter_state
 
 from marketsim.policies import bagging
+from marketsim.policies._tree_builder import grow as grow_nodes
+from marketsim.policies._tree_builder import splitter_state
 from marketsim.policies.bagging import (
     BootstrapForest,
     _compiled_grower,
