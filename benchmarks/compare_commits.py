@@ -8,8 +8,8 @@ first on ``PYTHONPATH`` and as its working directory, in interleaved pairs: old,
 old, and so on (the order flips every pair, so a load that drifts during the session weighs on
 both sides alike). One untimed warm-up run per side comes first (it also compiles the
 worktree's bytecode, which ``PYTHONDONTWRITEBYTECODE`` would otherwise redo on every run).
-A checkout whose ``pyproject.toml`` declares C extensions (``[[tool.setuptools.ext-modules]]``)
-has them compiled in its worktree first, as ``pip install -e`` would.
+A checkout with a ``setup.py`` (C extensions) has them compiled in its worktree first
+(``setup.py build_ext --inplace``), as ``pip install -e`` would.
 
 Benchmarks (``--bench``; BENCH_ARGS are appended to the command):
 
@@ -132,34 +132,18 @@ def side_env(side: Side) -> dict[str, str]:
     return env
 
 
-BUILD_EXTENSIONS = """
-import sys, tomllib
-from setuptools import Distribution, Extension
-from setuptools.command.build_ext import build_ext
-declared = tomllib.load(open("pyproject.toml", "rb")).get("tool", {}).get("setuptools", {})
-modules = [Extension(e["name"], e["sources"], extra_compile_args=e.get("extra-compile-args", []))
-           for e in declared.get("ext-modules", [])]
-if modules:
-    cmd = build_ext(Distribution({"ext_modules": modules}))
-    cmd.inplace = True
-    cmd.ensure_finalized()
-    cmd.run()
-print(len(modules))
-"""
-
-
 def build_extensions(side: Side) -> None:
-    """Compile the C extensions ``side``'s pyproject.toml declares, in its worktree, as
+    """Compile the C extensions of ``side``'s ``setup.py``, if it has one, in its worktree, as
     ``pip install -e`` would (a checkout's runs would otherwise fall back to the pure-Python
     paths and time those)."""
-    done = subprocess.run([sys.executable, "-c", BUILD_EXTENSIONS], cwd=side.tree,
+    if not (side.tree / "setup.py").exists():
+        return
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=side.tree,
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"compare_commits: {side.label}'s C extensions do not build:\n"
                          f"{done.stderr[-2000:]}")
-    if int(done.stdout.split()[-1]):
-        print(f"  {side.label}: built {done.stdout.split()[-1]} C extension(s) in its worktree",
-              flush=True)
+    print(f"  {side.label}: built its C extensions in its worktree", flush=True)
 
 
 def check_import(side: Side) -> None:
