@@ -170,6 +170,16 @@ def scipy_incidence(data: LabelSet) -> sp.csr_matrix:
     return mat
 
 
+def assert_scipy_incidence(data: LabelSet, t: np.ndarray, w: np.ndarray) -> None:
+    """``data.incidence`` has scipy's arrays and dtypes; ``has_repeated_pairs`` is right."""
+    ours, theirs = data.incidence, scipy_incidence(data)
+    for name in ("indptr", "indices", "data"):
+        got, want = getattr(ours, name), getattr(theirs, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    pairs = set(zip(t.tolist(), w.tolist(), strict=True))
+    assert data.has_repeated_pairs == (len(pairs) < t.size)
+
+
 @pytest.fixture(params=["default", "row sort"])
 def row_sort(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run a test with the default thresholds and again with every set of labels built by the
@@ -193,12 +203,7 @@ def test_incidence_is_scipys_canonical_matrix(seed: int) -> None:
         order = np.argsort(t + rng.random(t.size) / 2, kind="stable")
         t, w, lab = t[order], w[order], lab[order]
     data = LabelSet(t, w, lab, n, m, k)
-    ours, theirs = data.incidence, scipy_incidence(data)
-    for name in ("indptr", "indices", "data"):
-        got, want = getattr(ours, name), getattr(theirs, name)
-        assert got.dtype == want.dtype and np.array_equal(got, want), name
-    pairs = list(zip(t.tolist(), w.tolist(), strict=True))
-    assert data.has_repeated_pairs == (len(set(pairs)) < len(pairs))
+    assert_scipy_incidence(data, t, w)
 
 
 @pytest.mark.parametrize("grouped", [False, True])
@@ -272,12 +277,7 @@ def test_grouped_labels_build_scipys_incidence(shape: str) -> None:
         order = rng.permutation(t.size)
         t, w, lab = t[order], w[order], lab[order]
     data = LabelSet(t, w, lab, n, m, k)
-    ours, theirs = data.incidence, scipy_incidence(data)
-    for name in ("indptr", "indices", "data"):
-        got, want = getattr(ours, name), getattr(theirs, name)
-        assert got.dtype == want.dtype and np.array_equal(got, want), name
-    pairs = set(zip(t.tolist(), w.tolist(), strict=True))
-    assert data.has_repeated_pairs == (len(pairs) < t.size)
+    assert_scipy_incidence(data, t, w)
     assert data.has_repeated_pairs == (shape == "repeats")
 
 

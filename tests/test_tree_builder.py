@@ -98,6 +98,15 @@ def test_hostile_small_problems(values: list[float], n_features: int, n_classes:
                        _public_grower("entropy", None, max_features)(x, y, seed))
 
 
+def test_more_classes_than_the_builder_takes_go_to_scikit_learn() -> None:
+    """Past 255 classes (the builder's uint8 codes) the grower hands over to scikit-learn."""
+    rng = np.random.default_rng(9)
+    x = rng.random((900, 3)).astype(np.float32)
+    y = np.arange(900) % 300
+    assert _same_trees(_compiled_grower("entropy", 4, 2)(x, y, 3),
+                       _public_grower("entropy", 4, 2)(x, y, 3))
+
+
 def test_the_policy_uses_it_for_entropy_and_falls_back_for_gini() -> None:
     tree_grower.cache_clear()
     assert tree_grower("entropy", 10, 10).__qualname__.startswith("_compiled_grower")

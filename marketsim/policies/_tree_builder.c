@@ -551,6 +551,11 @@ static PyObject *grow(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_ssize_t n = v_rows.shape[0], n_features = v_rows.shape[1];
+    if (n > INT32_MAX / 2) {
+        PyErr_SetString(PyExc_ValueError, "grow: at most 2**30 rows (samples are int32)");
+        PyBuffer_Release(&v_rows);
+        return NULL;
+    }
     if (get_buffer(o_y, &v_y, 0, 1, n, "y") < 0) {
         PyBuffer_Release(&v_rows);
         return NULL;

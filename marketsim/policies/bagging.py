@@ -123,9 +123,9 @@ def _compiled_grower(criterion: str, max_depth: int | None, max_features: int) -
 
     def grow(sample: np.ndarray, codes: np.ndarray, seed: int) -> Any:
         classes, encoded = _split_codes(codes)
-        if classes.size > 255:
-            raise ValueError("the compiled tree builder takes at most 255 classes")
         n, n_features = sample.shape
+        if classes.size > 255 or n > 2**30:  # beyond the builder's uint8 classes, int32 rows
+            return _direct_grower(criterion, max_depth, max_features)(sample, codes, seed)
         capacity = 2 * n - 1 if depth >= 30 else min(2 * n - 1, 2 ** (depth + 1) - 1)
         columns = [np.empty(capacity, dtype=t) for t in field_types]
         left, right, feature, threshold, impurity, counts, weights, missing = columns
