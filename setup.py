@@ -1,9 +1,9 @@
 """The package's one C extension; everything else is declared in pyproject.toml.
 
-``marketsim.policies._tree_builder`` grows the random-forest policy's trees (scikit-learn's
-entropy trees, node for node; its forests fit about 2.5 times faster). It is optional: where
-it cannot be built (no C compiler) the install goes on and the policy grows the same trees
-through scikit-learn.
+``marketsim.policies._native.tree_builder`` grows the random-forest policy's trees
+(scikit-learn's entropy trees, node for node; its forests fit about 2.5 times faster). It is
+optional: where it cannot be built (no C compiler) the install goes on and the policy grows
+the same trees through scikit-learn.
 ``-ffp-contract=off``: no fused multiply-adds, every operation rounded as scikit-learn's are.
 """
 
@@ -12,8 +12,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "marketsim.policies._tree_builder",
-            ["marketsim/policies/_tree_builder.c"],
+            "marketsim.policies._native.tree_builder",
+            ["marketsim/policies/_native/tree_builder.c"],
             extra_compile_args=["-ffp-contract=off"],
             optional=True,
         )

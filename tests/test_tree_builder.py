@@ -1,7 +1,8 @@
 """The compiled tree builder grows scikit-learn's trees: node for node, bit for bit.
 
-``marketsim.policies._tree_builder`` is built by ``pip install``; these tests fail (they do not
-skip) when it is missing, since the random-forest policy would then run several times slower.
+``marketsim.policies._native.tree_builder`` is built by ``pip install``; these tests fail (they
+do not skip) when it is missing, since the random-forest policy's forests would then fit about
+2.5 times slower.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from marketsim.policies import bagging
-from marketsim.policies._tree_builder import grow as grow_nodes
-from marketsim.policies._tree_builder import splitter_state
+from marketsim.policies._native.tree_builder import grow as grow_nodes
+from marketsim.policies._native.tree_builder import splitter_state
 from marketsim.policies.bagging import (
     BootstrapForest,
     _compiled_grower,

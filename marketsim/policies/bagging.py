@@ -17,11 +17,12 @@ grower checks that on a small problem when first used and falls back to ``fit`` 
 differ or the private API has moved (written against scikit-learn 1.9;
 ``tests/test_bagging.py`` compares both paths on the installed version).
 
-Faster still, where the package's C extension ``_tree_builder`` is built (``pip install``
-compiles it): the same trees, grown from per-node class histograms of the small-integer
-feature columns instead of a sort per feature per node (:func:`_compiled_grower`; entropy
-criterion). It is checked against ``fit`` on first use like the direct grower, and
-``tests/test_tree_builder.py`` compares it node for node on many problems.
+Faster still, where the package's C extension ``_native.tree_builder`` is built (``pip
+install`` compiles it): the same trees, grown from per-node class histograms of the
+small-integer feature columns instead of a sort per feature per node
+(:func:`_compiled_grower`; entropy criterion). It is checked against ``fit`` on first use
+like the direct grower, and ``tests/test_tree_builder.py`` compares it node for node on many
+problems.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from typing import Any
 import numpy as np
 
 try:  # the package's C extension, compiled by pip install; optional (see _compiled_grower)
-    from marketsim.policies._tree_builder import grow as grow_nodes
-    from marketsim.policies._tree_builder import splitter_state
+    from marketsim.policies._native.tree_builder import grow as grow_nodes
+    from marketsim.policies._native.tree_builder import splitter_state
 
     COMPILED = True
 except ImportError:  # not built: scikit-learn's builder grows the same trees, slower
@@ -103,8 +104,8 @@ def _split_codes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _compiled_grower(criterion: str, max_depth: int | None, max_features: int) -> Grower:
-    """Trees grown by the C extension ``_tree_builder`` (entropy criterion only): the node
-    arrays it fills are loaded into a scikit-learn ``Tree`` (its pickling state), wrapped in
+    """Trees grown by the C extension ``_native.tree_builder`` (entropy criterion only): the
+    node arrays it fills are loaded into a scikit-learn ``Tree`` (its pickling state), wrapped in
     the fitted ``DecisionTreeClassifier`` that ``fit`` returns. Raises ImportError when the
     extension is not built, ValueError for another criterion."""
     if criterion not in ("entropy", "log_loss"):
@@ -113,7 +114,8 @@ def _compiled_grower(criterion: str, max_depth: int | None, max_features: int) -
     from sklearn.tree._tree import NODE_DTYPE, Tree
 
     if not COMPILED:
-        raise ImportError("marketsim.policies._tree_builder is not built (no C compiler?)")
+        raise ImportError(
+            "marketsim.policies._native.tree_builder is not built (no C compiler?)")
 
     depth = np.iinfo(np.int32).max if max_depth is None else int(max_depth)
     node_fields = ("left_child", "right_child", "feature", "threshold", "impurity",

@@ -752,13 +752,13 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_tree_builder",
+    PyModuleDef_HEAD_INIT, "tree_builder",
     "scikit-learn's entropy decision trees grown from per-node class histograms "
     "(see marketsim/policies/bagging.py).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__tree_builder(void)
+PyMODINIT_FUNC PyInit_tree_builder(void)
 {
     return PyModule_Create(&module);
 }

@@ -1,4 +1,4 @@
-"""Type stub of the C extension ``_tree_builder.c``: scikit-learn's entropy trees, grown faster."""
+"""Type stub of the C extension ``tree_builder.c``: scikit-learn's entropy trees, grown faster."""
 
 from typing import Any
 
