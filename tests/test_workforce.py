@@ -89,7 +89,7 @@ def test_no_worker_exceeds_capacity(capacity: int, workers: int, gold: bool,
     given_per_worker = np.bincount(m.log.view().workers, minlength=workers)
     gold_per_worker = m.workforce.gold_answered
     assert np.all(given_per_worker + gold_per_worker <= capacity)
-    assert np.all(m.workforce.handed <= capacity)
+    assert np.all(m.ledger.handed <= capacity)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

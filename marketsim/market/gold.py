@@ -54,11 +54,16 @@ class GoldQuestions:
                 and bool(self.rng.random() < self.spec.rate))
 
     def pick(self, worker: int) -> int:
-        """A question ``worker`` has not answered, uniformly; it is then theirs."""
+        """A question ``worker`` has not answered, uniformly; it is then theirs.
+
+        The ``r``-th free question (``r`` uniform) is found by stepping over the worker's taken
+        ones: time in what they answered, not in ``gold.count``."""
         taken = self.taken[worker]
-        free = np.setdiff1d(np.arange(self.spec.count), np.fromiter(taken, np.int64, len(taken)),
-                            assume_unique=True)
-        question = int(free[self.rng.integers(free.size)])
+        question = int(self.rng.integers(self.spec.count - len(taken)))
+        for held in sorted(taken):
+            if held > question:
+                break
+            question += 1
         taken.add(question)
         return question
 
@@ -71,14 +76,18 @@ class GoldQuestions:
         return label == int(self.truth[question])
 
     def with_tasks(self, labels: LabelSet) -> tuple[LabelSet, np.ndarray]:
-        """``labels`` followed by the gold answers as extra tasks ``n_tasks + question``, and
-        the known classes (-1 for the real tasks): the input of a gold-aware EM fit."""
+        """``labels`` followed by the gold answers as extra tasks, one per answered question
+        (``n_tasks + i`` for the ``i``-th answered question in question order), and the known
+        classes (-1 for the real tasks): the input of a gold-aware EM fit. Questions nobody
+        answered are left out: they carry no evidence, and their number may be large."""
         n = labels.n_tasks
-        known = np.concatenate([np.full(n, -1, dtype=np.int64), self.truth])
+        answered, row = np.unique(np.asarray(self._questions, dtype=np.int64),
+                                  return_inverse=True)
+        known = np.concatenate([np.full(n, -1, dtype=np.int64), self.truth[answered]])
         combined = LabelSet(
-            np.concatenate([labels.tasks, n + np.asarray(self._questions, dtype=np.int64)]),
+            np.concatenate([labels.tasks, n + row.astype(np.int64)]),
             np.concatenate([labels.workers, np.asarray(self._workers, dtype=np.int64)]),
             np.concatenate([labels.labels, np.asarray(self._labels, dtype=np.int64)]),
-            n + self.spec.count, labels.n_workers, labels.n_classes,
+            n + answered.size, labels.n_workers, labels.n_classes,
         )
         return combined, known

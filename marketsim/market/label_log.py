@@ -7,6 +7,9 @@ import scipy.sparse as sp
 
 from marketsim.data.labels import LabelSet
 
+#: Labels a log makes room for before any arrives (at most; it grows by doubling beyond).
+INITIAL_ROOM = 1 << 20
+
 
 class LabelLog:
     """Append-only (task, worker, label[, score]) arrays with amortised O(1) appends.
@@ -22,7 +25,9 @@ class LabelLog:
         self.n_workers = n_workers
         self.n_classes = n_classes
         self.size = 0
-        cap = max(int(capacity), 16)
+        # Room for the budget up front, up to a million labels; beyond, the arrays grow as
+        # labels come (a money budget may end the run long before budget.edges).
+        cap = min(max(int(capacity), 16), INITIAL_ROOM)
         self._tasks = np.empty(cap, dtype=np.int64)
         self._workers = np.empty(cap, dtype=np.int64)
         self._labels = np.empty(cap, dtype=np.int64)

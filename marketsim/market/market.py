@@ -41,6 +41,7 @@ from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions, draw_gold_truth
 from marketsim.market.inference import fit_counted, takes
 from marketsim.market.label_log import LabelLog
+from marketsim.market.ledger import Ledger, LedgerError
 from marketsim.market.policy_guard import (
     call_policy,
     checked_ranking,
@@ -51,7 +52,7 @@ from marketsim.market.recorder import Recorder
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import Requester, TaskRequester
 from marketsim.market.streams import Streams
-from marketsim.market.workforce import Workforce
+from marketsim.market.workforce import Workforce, worker_prices
 from marketsim.market.world import World
 from marketsim.policies.base import GOLD, AssignmentPolicy, MarketInfo, is_worker_aware
 from marketsim.record.curves import CurvePoint
@@ -89,7 +90,11 @@ class Market:
         self.env = simpy.Environment()
         self.log = LabelLog(n, m, k, self.budget, scores=world.continuous)
         self.answers = answer_model(world, k, streams.answers, replay)
-        self.workforce = Workforce(scenario, world.ability, streams.tiers, streams.workforce)
+        tier, price = worker_prices(scenario, world.ability, streams.tiers)
+        #: The market's books: every debit (initial graph, labels, gold) goes through it.
+        self.ledger = Ledger(price, scenario.budget.edges, scenario.budget.money,
+                             scenario.workers.capacity)
+        self.workforce = Workforce(scenario, self.ledger, tier, streams.workforce)
         self.gold: GoldQuestions | None = None
         if scenario.gold is not None:
             truth = draw_gold_truth(scenario.gold, np.asarray(scenario.tasks.prior),
@@ -113,7 +118,6 @@ class Market:
             self.graph.add_nodes_from((f"t{i}" for i in range(n)), bipartite=0)
             self.graph.add_nodes_from((f"w{j}" for j in range(m)), bipartite=1)
         self.busy = np.zeros(m, dtype=bool)
-        self.assigned = 0
         self.curve: list[CurvePoint] = []
         self.not_converged = 0
         #: Refits whose spectral initialiser fell back to majority vote (Opt-D&S on sparse
@@ -158,7 +162,12 @@ class Market:
     @property
     def bought(self) -> int:
         """Labels received so far, gold answers included (what the budget counts)."""
-        return self.log.size + (0 if self.gold is None else self.gold.n_answered)
+        return self.ledger.bought
+
+    @property
+    def assigned(self) -> int:
+        """Labels handed out so far (in flight included), gold included."""
+        return self.ledger.assigned
 
     def _gold_left(self, worker: int) -> bool:
         return self.gold is not None and self.gold.has_left(worker)
@@ -197,13 +206,14 @@ class Market:
                 self.graph.add_edge(f"t{task}", f"w{worker}", label=label, time=now)
             else:
                 self.graph.add_edge(f"t{task}", f"w{worker}", label=label, score=score, time=now)
-        self.workforce.received(worker)
+        self.workforce.received(worker, float(self.env.now))
         self._due()
 
     def receive_gold(self, question: int, worker: int) -> None:
         """A worker submits their answer to gold ``question``: paid, scored, never a result."""
         assert self.gold is not None
-        self.workforce.received(worker, gold=True, correct=self.gold.answer(question, worker))
+        self.workforce.received(worker, float(self.env.now), gold=True,
+                                correct=self.gold.answer(question, worker))
         self._due()
 
     # --- inference ---------------------------------------------------------------------------
@@ -217,7 +227,8 @@ class Market:
         if self._gold_fit and self.gold is not None and self.gold.n_answered:
             labels, kwargs["known"] = self.gold.with_tasks(labels)
             if init is not None:  # gold rows start at their known class
-                init = np.vstack([init, np.eye(self.n_classes)[self.gold.truth]])
+                gold_classes = kwargs["known"][self.scenario.tasks.count:]
+                init = np.vstack([init, np.eye(self.n_classes)[gold_classes]])
         warm = self.warm_start and init is not None and hasattr(est, "max_iter")
         if warm:
             kwargs["init_proba"] = init
@@ -248,6 +259,9 @@ class Market:
                         blocked_workers=float(self.workforce.blocked.sum()))
         if not self.world.continuous:
             self.proba = est.proba_
+        if self.curve and point.edges <= self.curve[-1].edges:
+            raise LedgerError(f"a curve point at {point.edges} labels follows one at "
+                              f"{self.curve[-1].edges}: labels must strictly increase")
         self.curve.append(point)
         if self.on_refresh is not None:
             self.on_refresh(point)
@@ -272,8 +286,11 @@ class Market:
         while True:
             yield self._refresh_due
             self._refresh_due = self.env.event()
-            self.refresh()
+            if not self.curve or self.curve[-1].edges != self.bought:
+                self.refresh()  # else no label came in since the last point (the money ended
+                # the run right at a refresh): the last point already is the final one
             if self.bought >= self.budget:
+                self._close_books()
                 self.finished.succeed()
                 return
             self._next_refresh = min(self.bought + self.batch, self.budget)
@@ -304,6 +321,16 @@ class Market:
         if task == GOLD and self.gold is not None:
             return GOLD, self.gold.pick(worker)
         return task, None
+
+    def _close_books(self) -> None:
+        """The run's end: the ledger's books close, and the last curve point is the final
+        spend."""
+        self.ledger.check_closed_books()
+        last = self.curve[-1]
+        if last.edges != self.bought or last.money != self.ledger.spent:
+            raise LedgerError(f"the last curve point ({last.edges} labels, money {last.money!r})"
+                              f" is not the final spend ({self.bought} labels, money "
+                              f"{self.ledger.spent!r})")
 
     def _unable(self) -> None:
         """An arriving worker may not work: end the run if the money is spent, stop if no
@@ -342,8 +369,7 @@ class Market:
                     self._stuck()
                 continue
             self._refused.clear()
-            self.assigned += 1
-            self.workforce.hand_out(worker)
+            self.workforce.hand_out(worker, float(self.env.now))
             if service > 0:
                 self.env.process(self.worker_visit(worker, task, question, service))
             else:
@@ -351,17 +377,35 @@ class Market:
 
     def _stuck(self) -> None:
         """Every worker who may work, idle, was offered nothing since the last hand-out: stop,
-        don't spin."""
+        don't spin, and say why."""
         n = self.workforce.n_available()
         who = (f"all {n} workers who may still work" if self.workforce.ruled
                else f"all {self.scenario.workers.count} workers")
-        why = (f"{policy_label(self.policy)} declined them all (assign returned None)"
-               if self.worker_aware
-               else f"{type(self.requester).__name__} has no task any worker may take")
         raise MarketStuckError(
             f"the market is stuck: {who} arrived idle and were offered no task, with "
-            f"{self.budget - self.assigned} of {self.budget} labels of budget left ({why})"
+            f"{self.budget - self.assigned} of {self.budget} labels of budget left "
+            f"({self._stuck_cause()})"
         )
+
+    def _stuck_cause(self) -> str:
+        """Why the refused workers got nothing: they labelled every task already (a worker
+        labels a task at most once), the replayed file has no answer left from them, or the
+        policy declined them."""
+        n_tasks = self.scenario.tasks.count
+        refused = np.fromiter(self._refused, dtype=np.int64, count=len(self._refused))
+        done = bool(refused.size) and bool((self.ledger.labels[refused] >= n_tasks).all())
+        gold_left = self.gold is not None and any(self.gold.has_left(int(w)) for w in refused)
+        if done and not gold_left:
+            rules = self.workforce.exhausted_rules()
+            return (f"each of them has already labelled all {n_tasks} tasks, and a worker "
+                    "labels a task at most once" + (f"; the others are stopped: {rules}"
+                                                    if rules else "")
+                    + "; lower budget.edges or add workers")
+        if isinstance(self.requester, ReplayRequester):
+            return "the replayed file has no answer left from any of them"
+        if self.worker_aware:
+            return f"{policy_label(self.policy)} declined them all (assign returned None)"
+        return f"{type(self.requester).__name__} has no task any of them may take"
 
     def write_graphml(self, path: Any) -> None:
         """Export who labelled what (task nodes ``t<i>``, worker nodes ``w<j>``) as GraphML."""
@@ -372,12 +416,16 @@ class Market:
     def run(self) -> list[CurvePoint]:
         """Seed the initial graph, start the processes, and run until the budget is spent."""
         w = self.world
-        for i, j in zip(w.initial_tasks.tolist(), w.initial_workers.tolist(), strict=True):
+        keep = self.workforce.initial(w.initial_workers)
+        tasks, workers, labels, scores = (w.initial_tasks, w.initial_workers, w.initial_labels,
+                                          w.initial_scores)
+        if not keep.all():  # capacity or money cut a random initial graph
+            tasks, workers, labels = tasks[keep], workers[keep], labels[keep]
+            scores = None if scores is None else scores[keep]
+        for i, j in zip(tasks.tolist(), workers.tolist(), strict=True):
             self.requester.mark(i, j)
-        self.assigned = len(w.initial_tasks)
-        self.workforce.initial(w.initial_workers)
         self._next_refresh = self.assigned
-        self._record(w.initial_tasks, w.initial_workers, w.initial_labels, w.initial_scores)
+        self._record(tasks, workers, labels, scores)
         if self.assigned == 0 and not self._refresh_due.triggered:  # empty start
             self._refresh_due.succeed()
         self.env.process(self.inference_service())

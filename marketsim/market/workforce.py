@@ -1,17 +1,22 @@
-"""The requester's record of every worker: who may still work, what they cost, their gold
-results (issue #16).
+"""The requester's rules for who may work: capacity, drop-out, blocking, prices and the money
+budget (issue #16), on top of the market's :class:`~marketsim.market.ledger.Ledger`.
 
-One :class:`Workforce` per market. It applies the scenario's worker rules at each hand-out —
-capacity (``workers.capacity``), drop-out (``workers.session_mean``), the blocking rule
-(``[blocking]``) and the money budget (``budget.money``) — and keeps the money spent. With none
-of these keys every worker may always work, no random number is drawn and the money spent is the
-number of labels (flat price 1), so existing scenarios run exactly as before.
+One :class:`Workforce` per market. It draws each worker's price (flat, or by qualification
+tier), decides at each arrival whether the worker may be handed a label, and applies the rules
+that close a worker's account — drop-out (``workers.session_mean``) and the blocking rule
+(``[blocking]``). The books (labels, money, capacity used) are the ledger's. With none of these
+keys every worker may always work, no random number is drawn and the money spent is the number
+of labels (flat price 1), so existing scenarios run exactly as before.
+
+Every per-arrival question is answered in constant time (counters per price level), so a pool of
+millions of workers costs nothing per label.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from marketsim.market.ledger import MONEY_SLACK, Ledger
 from marketsim.policies.base import WorkerStats
 from marketsim.scenario.specs import BlockingSpec, Scenario, TiersSpec
 
@@ -23,118 +28,133 @@ def draw_tiers(tiers: TiersSpec, ability: np.ndarray, rng: np.random.Generator) 
     return np.searchsorted(np.asarray(tiers.cuts), seen, side="right").astype(np.int64)
 
 
+def worker_prices(scenario: Scenario, ability: np.ndarray,
+                  tier_rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(tier, price) of every worker: tier 0 and the flat price without ``[workers.tiers]``."""
+    wk = scenario.workers
+    if wk.tiers is None:
+        return np.zeros(wk.count, dtype=np.int64), np.full(wk.count, wk.price)
+    tier = draw_tiers(wk.tiers, np.asarray(ability, dtype=np.float64), tier_rng)
+    return tier, np.asarray(wk.tiers.prices, dtype=np.float64)[tier]
+
+
 class Workforce:
-    """Per-worker counts (arrays of length ``n_workers``) and the rules that stop a worker.
+    """Who may be handed a label now, and the rules that stop a worker for good.
 
     ``hand_out`` is called when a label (task or gold) is handed out, ``received`` when it comes
-    back; capacity, drop-out and money are charged at hand-out (so labels in flight count),
-    the money *spent* at receipt (what the curve records)."""
+    back; both go through the ledger, which charges capacity and money at hand-out (so labels in
+    flight count) and pays at receipt (what the curve records)."""
 
-    def __init__(self, scenario: Scenario, ability: np.ndarray,
-                 tier_rng: np.random.Generator, rng: np.random.Generator) -> None:
+    def __init__(self, scenario: Scenario, ledger: Ledger, tier: np.ndarray,
+                 rng: np.random.Generator) -> None:
         wk = scenario.workers
-        m = wk.count
+        self.ledger = ledger
         self.capacity = wk.capacity
         self.leave_p = None if wk.session_mean is None else 1.0 / wk.session_mean
         self.blocking: BlockingSpec | None = scenario.blocking
         self.money = scenario.budget.money
         self.rng = rng
-        if wk.tiers is None:
-            self.tier = np.zeros(m, dtype=np.int64)
-            self.price = np.full(m, wk.price)
-        else:
-            self.tier = draw_tiers(wk.tiers, np.asarray(ability, dtype=np.float64), tier_rng)
-            self.price = np.asarray(wk.tiers.prices, dtype=np.float64)[self.tier]
-        self.labels = np.zeros(m, dtype=np.int64)
+        self.tier = tier
+        self.price = ledger.price
+        m = self.price.size
         self.gold_answered = np.zeros(m, dtype=np.int64)
         self.gold_correct = np.zeros(m, dtype=np.int64)
         self.blocked = np.zeros(m, dtype=bool)
         self.gone = np.zeros(m, dtype=bool)
-        self.handed = np.zeros(m, dtype=np.int64)
-        #: Money of the labels handed out (in flight included), and of those received.
-        self.committed = 0.0
-        self.spent = 0.0
-        #: Money paid for gold answers (part of ``spent``).
-        self.gold_spent = 0.0
+        #: Workers stopped for good (blocked, gone or full), and the active ones per price level.
+        self.stopped = np.zeros(m, dtype=bool)
+        self._levels, self._level_of = np.unique(self.price, return_inverse=True)
+        self._active = np.bincount(self._level_of, minlength=self._levels.size)
         #: Whether any rule may ever stop a worker (else ``may_work`` is always true).
         self.ruled = (self.capacity is not None or self.leave_p is not None
                       or self.blocking is not None or self.money is not None)
 
-    def _able(self) -> np.ndarray:
-        """Workers no rule has stopped for good (blocked, gone, full)."""
-        able = ~(self.blocked | self.gone)
-        if self.capacity is not None:
-            able &= self.handed < self.capacity
-        return able
+    @property
+    def spent(self) -> float:
+        """Money paid so far (gold included)."""
+        return self.ledger.spent
 
-    def _affordable(self) -> np.ndarray:
-        """Workers whose next label fits in the money left."""
-        if self.money is None:
-            return np.ones(self.price.shape, dtype=bool)
-        return self.committed + self.price <= self.money * (1 + 1e-12)
+    @property
+    def gold_spent(self) -> float:
+        """Money paid for gold answers (part of ``spent``)."""
+        return self.ledger.gold_spent
+
+    def _stop(self, worker: int) -> None:
+        """``worker`` will never work again (blocked, gone or full): one less active worker."""
+        if not self.stopped[worker]:
+            self.stopped[worker] = True
+            self._active[self._level_of[worker]] -= 1
 
     def may_work(self, worker: int) -> bool:
-        """Whether ``worker`` may be handed a label now."""
+        """Whether ``worker`` may be handed a label now (constant time)."""
         if not self.ruled:
             return True
-        if self.blocked[worker] or self.gone[worker]:
-            return False
-        if self.capacity is not None and self.handed[worker] >= self.capacity:
-            return False
-        return self.money is None or bool(self._affordable()[worker])
+        return not self.stopped[worker] and self.ledger.affordable(float(self.price[worker]))
 
     def n_available(self) -> int:
         """Workers who may be handed a label now (all of them without rules)."""
         if not self.ruled:
             return len(self.price)
-        return int(np.count_nonzero(self._able() & self._affordable()))
+        if self.money is None:
+            return int(self._active.sum())
+        fits = self.ledger.committed + self._levels <= self.money * (1 + MONEY_SLACK)
+        return int(self._active[fits].sum())
+
+    def n_active(self) -> int:
+        """Workers no rule has stopped for good, whether or not the money can pay them."""
+        return int(self._active.sum())
 
     def out_of_money(self) -> bool:
         """Some worker could still work, but none of them can be paid: the money budget is
         spent."""
-        able = self._able()
-        return self.money is not None and bool(able.any()) and not (able & self._affordable()).any()
+        return self.money is not None and self.n_active() > 0 and self.n_available() == 0
 
     def exhausted(self) -> str | None:
         """Which rule left no worker able to work (``None`` while some worker can)."""
-        if not self.ruled or self._able().any():
+        if not self.ruled or self.n_active():
             return None
+        return "every worker is stopped: " + self.exhausted_rules()
+
+    def exhausted_rules(self) -> str:
+        """The workers each rule has stopped for good, with what to change ("" when none)."""
         rules = []
         if self.blocking is not None and self.blocked.any():
             rules.append(f"{int(self.blocked.sum())} blocked by [blocking] (lower "
                          "blocking.min_accuracy or raise blocking.after)")
-        if self.capacity is not None and (self.handed >= self.capacity).any():
-            rules.append(f"{int((self.handed >= self.capacity).sum())} at workers.capacity = "
+        handed = self.ledger.handed
+        if self.capacity is not None and (handed >= self.capacity).any():
+            rules.append(f"{int((handed >= self.capacity).sum())} at workers.capacity = "
                          f"{self.capacity} (raise it)")
         if self.leave_p is not None and self.gone.any():
             rules.append(f"{int(self.gone.sum())} left after their session (raise "
                          "workers.session_mean)")
-        return "every worker is stopped: " + "; ".join(rules)
+        return "; ".join(rules)
 
-    def initial(self, workers: np.ndarray) -> None:
-        """The initial graph's labels (``workers``: who gave each): bought and paid like any."""
-        counts = np.bincount(workers, minlength=self.handed.size)
-        self.handed += counts
-        self.labels += counts
-        paid = float(self.price[workers].sum())
-        self.committed += paid
-        self.spent += paid
+    def initial(self, workers: np.ndarray) -> np.ndarray:
+        """Buy the initial graph's labels (``workers``: who gave each) like any label; the mask
+        of those the capacity and money allow (see :meth:`Ledger.buy_initial`)."""
+        keep = self.ledger.buy_initial(workers)
+        if self.capacity is not None:
+            for worker in np.flatnonzero(self.ledger.handed >= self.capacity).tolist():
+                self._stop(worker)
+        return keep
 
-    def hand_out(self, worker: int) -> None:
+    def hand_out(self, worker: int, now: float) -> None:
         """Charge a hand-out (task or gold) to ``worker``: capacity, committed money, and the
         drop-out draw (after this label they leave with probability 1 / session_mean)."""
-        self.handed[worker] += 1
-        self.committed += float(self.price[worker])
+        self.ledger.hand_out(worker, now)
+        if self.ledger.full(worker):
+            self._stop(worker)
         if self.leave_p is not None and self.rng.random() < self.leave_p:
             self.gone[worker] = True
+            self.ledger.close(worker)
+            self._stop(worker)
 
-    def received(self, worker: int, *, gold: bool = False, correct: bool = False) -> None:
+    def received(self, worker: int, now: float, *, gold: bool = False,
+                 correct: bool = False) -> None:
         """A label from ``worker`` came back: pay it, count it, apply the blocking rule."""
-        self.spent += float(self.price[worker])
-        if gold:
-            self.gold_spent += float(self.price[worker])
+        self.ledger.receive(worker, now, gold=gold)
         if not gold:
-            self.labels[worker] += 1
             return
         self.gold_answered[worker] += 1
         self.gold_correct[worker] += int(correct)
@@ -143,11 +163,14 @@ class Workforce:
             self.gold_correct[worker] < rule.min_accuracy * self.gold_answered[worker]
         ):
             self.blocked[worker] = True
+            self.ledger.close(worker)
+            self._stop(worker)
 
     def stats(self) -> WorkerStats:
         """The live record as policies see it (copies; the market makes them read-only)."""
-        left = (np.full(self.handed.shape, -1, dtype=np.int64) if self.capacity is None
-                else np.maximum(self.capacity - self.handed, 0))
-        return WorkerStats(self.labels.copy(), self.gold_answered.copy(),
+        handed = self.ledger.handed
+        left = (np.full(handed.shape, -1, dtype=np.int64) if self.capacity is None
+                else np.maximum(self.capacity - handed, 0))
+        return WorkerStats(self.ledger.labels.copy(), self.gold_answered.copy(),
                            self.gold_correct.copy(), self.blocked.copy(), self.price.copy(),
                            self.tier.copy(), left)

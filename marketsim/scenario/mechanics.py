@@ -58,6 +58,34 @@ def _tiers(doc: ScenarioDocument, source: str) -> TiersSpec | None:
     return TiersSpec(tuple(cuts), tiers.noise, tuple(prices))
 
 
+def check_initial_graph(kind: str, key: str, n_tasks: int, workers: WorkersSpec,
+                        budget: BudgetSpec, source: str) -> None:
+    """Refuse an initial graph that can never fit ``workers.capacity`` or ``budget.money``.
+
+    The initial graph is part of the market: its labels are bought like any other. A
+    ``one-per-task`` graph hands each worker ⌈tasks / workers⌉ labels at most (round-robin) and
+    costs tasks × price, so both are known here; a random graph (``bernoulli``) or one priced by
+    tiers that may or may not fit is cut to fit when it is drawn (the ledger keeps each worker's
+    first ``capacity`` labels and pays the graph in task order while the money lasts)."""
+    if kind != "one-per-task":
+        return
+    per_worker = -(-n_tasks // workers.count)
+    if workers.capacity is not None and per_worker > workers.capacity:
+        raise _fail("workers.capacity", f"= {workers.capacity} is below the {per_worker} labels "
+                    f"the initial graph gives a worker ({key} = 'one-per-task': {n_tasks} tasks "
+                    f"round-robin over {workers.count} workers); raise it to at least "
+                    f"{per_worker}, add workers, or set {key} = 'none'", source)
+    if budget.money is None:
+        return
+    price = min(workers.tiers.prices) if workers.tiers is not None else workers.price
+    cost = n_tasks * price
+    if cost > budget.money * (1 + 1e-12):
+        cheapest = "at least " if workers.tiers is not None else ""
+        raise _fail("budget.money", f"= {budget.money:g} cannot pay the initial graph: "
+                    f"{n_tasks} labels ({key} = 'one-per-task') cost {cheapest}{cost:g}; raise "
+                    f"budget.money above {cost:g} or set {key} = 'none'", source)
+
+
 def gold_and_blocking(
     gold_table: GoldTable | None, blocking_table: BlockingTable | None,
     inherited: GoldSpec | None, prefix: str, source: str,

@@ -21,7 +21,7 @@ import numpy as np
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS
 from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
-from marketsim.scenario.mechanics import arm_mechanics, read_mechanics
+from marketsim.scenario.mechanics import arm_mechanics, check_initial_graph, read_mechanics
 from marketsim.scenario.options import check_builtin_options, check_class_options
 from marketsim.scenario.replay import ReplaySpec, load_replay
 from marketsim.scenario.schema import (
@@ -298,6 +298,9 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
         if arm.initial == "one-per-task" and budget.edges < tasks.count:
             raise _fail(f"{key}.initial", f"'one-per-task' needs budget.edges >= "
                         f"{tasks.count}", source)
+        check_initial_graph(arm.initial or budget.initial,
+                            f"{key}.initial" if arm.initial else "budget.initial", tasks.count,
+                            workers, budget, source)
         arm_gold, arm_blocking = arm_mechanics(arm, key, gold, replay is not None, continuous,
                                                source)
         arms.append(ArmSpec(arm.name, policy, inference, arm.initial, arm_gold, arm_blocking))

@@ -1,0 +1,188 @@
+"""The market's books: every label handed out and received, the money it commits and pays, and
+the limits they must respect (issue #25).
+
+One :class:`Ledger` per market, and the only place that debits anything: the initial graph, task
+labels, gold answers. Every debit checks the invariants where they are kept — labels within
+``budget.edges``, money within ``budget.money``, no worker above ``workers.capacity``, no closed
+account (a blocked or departed worker) handed another label, simulated time never decreasing —
+so a broken rule elsewhere stops the run with a :class:`LedgerError` instead of writing a wrong
+number. The rules that decide who *may* work live in :mod:`marketsim.market.workforce`; the
+ledger only refuses what no rule may ever allow.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from marketsim.errors import SimulationError
+
+#: Relative slack on the money budget: prices summed one label at a time may round above a
+#: budget that is an exact multiple of them.
+MONEY_SLACK = 1e-12
+
+
+class LedgerError(SimulationError):
+    """An accounting invariant would break: a bug in marketsim (or a plug-in), never a result."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        text = message if "internal error" in message else \
+            f"internal error (please report it): {message}"
+        super().__init__(text, details)
+
+
+class Ledger:
+    """Labels and money of one market, per worker and in total.
+
+    ``handed`` counts hand-outs (labels in flight included: capacity and money are committed when
+    a label is handed out), ``received`` the answers that came back (task labels and gold
+    answers); ``spent`` is the money paid for received answers, what the curve records.
+    """
+
+    def __init__(self, price: np.ndarray, edges: int, money: float | None,
+                 capacity: int | None) -> None:
+        self.price = np.asarray(price, dtype=np.float64)
+        self.edges = int(edges)
+        self.money = money
+        self.capacity = capacity
+        m = self.price.size
+        self.handed = np.zeros(m, dtype=np.int64)
+        self.received = np.zeros(m, dtype=np.int64)
+        #: Task labels (not gold answers) received from each worker.
+        self.labels = np.zeros(m, dtype=np.int64)
+        #: Workers who may never be handed another label (blocked, departed), and why.
+        self.closed = np.zeros(m, dtype=bool)
+        self.assigned = 0
+        self.task_labels = 0
+        self.gold_labels = 0
+        self.committed = 0.0
+        self.spent = 0.0
+        self.gold_spent = 0.0
+        self.now = 0.0
+
+    # --- what the books say -------------------------------------------------------------------
+    @property
+    def bought(self) -> int:
+        """Answers received so far, gold included: what ``budget.edges`` counts."""
+        return self.task_labels + self.gold_labels
+
+    @property
+    def in_flight(self) -> int:
+        """Labels handed out and not yet received."""
+        return self.assigned - self.bought
+
+    def affordable(self, price: float) -> bool:
+        """Whether one more label at ``price`` fits in the money budget."""
+        return self.money is None or self.committed + price <= self.money * (1 + MONEY_SLACK)
+
+    def full(self, worker: int) -> bool:
+        """Whether ``worker`` has given (or holds) ``workers.capacity`` labels."""
+        return self.capacity is not None and int(self.handed[worker]) >= self.capacity
+
+    # --- debits -------------------------------------------------------------------------------
+    def buy_initial(self, workers: np.ndarray) -> np.ndarray:
+        """Buy the initial graph's labels (``workers``: who gave each, in the graph's order)
+        within capacity and money; the mask of the labels bought.
+
+        A worker keeps their first ``capacity`` labels of the graph, and the labels are paid in
+        order while the money lasts; the scenario check refuses initial graphs that can never
+        fit (:func:`marketsim.scenario.mechanics.check_initial_graph`), so only random graphs
+        (``bernoulli``, price tiers) are ever cut here."""
+        workers = np.asarray(workers, dtype=np.int64)
+        keep = np.ones(workers.size, dtype=bool)
+        if self.capacity is not None and workers.size:
+            order = np.argsort(workers, kind="stable")
+            sorted_w = workers[order]
+            starts = np.flatnonzero(np.r_[True, sorted_w[1:] != sorted_w[:-1]])
+            rank = np.arange(workers.size) - np.repeat(starts, np.diff(np.r_[starts,
+                                                                                workers.size]))
+            keep[order] = rank < self.capacity - self.handed[sorted_w]
+        if self.money is not None and keep.any():
+            cost = np.cumsum(np.where(keep, self.price[workers], 0.0))
+            keep &= cost <= (self.money - self.committed) * (1 + MONEY_SLACK)
+        bought = workers[keep]
+        counts = np.bincount(bought, minlength=self.handed.size)
+        paid = float(self.price[bought].sum())
+        self.handed += counts
+        self.received += counts
+        self.labels += counts
+        self.assigned += bought.size
+        self.task_labels += bought.size
+        self.committed += paid
+        self.spent += paid
+        self._check_totals("the initial graph")
+        return keep
+
+    def hand_out(self, worker: int, now: float) -> None:
+        """Commit one label to ``worker`` (task or gold): refused, as an internal error, when it
+        would break a limit or the worker's account is closed."""
+        self._tick(now)
+        price = float(self.price[worker])
+        if self.closed[worker]:
+            raise LedgerError(f"worker {worker} was handed a label after being blocked or "
+                              "leaving the market")
+        if self.full(worker):
+            raise LedgerError(f"worker {worker} was handed a label beyond workers.capacity = "
+                              f"{self.capacity}")
+        if self.assigned >= self.edges:
+            raise LedgerError(f"a label was handed out beyond budget.edges = {self.edges}")
+        if not self.affordable(price):
+            raise LedgerError(f"a label at price {price:g} was handed out with "
+                              f"{self.money_left():g} of budget.money left")
+        self.handed[worker] += 1
+        self.assigned += 1
+        self.committed += price
+
+    def receive(self, worker: int, now: float, *, gold: bool = False) -> None:
+        """Pay ``worker`` for an answer that came back (a task label, or a gold answer)."""
+        self._tick(now)
+        if self.received[worker] >= self.handed[worker]:
+            raise LedgerError(f"worker {worker} delivered an answer they were never handed")
+        price = float(self.price[worker])
+        self.received[worker] += 1
+        self.spent += price
+        if gold:
+            self.gold_labels += 1
+            self.gold_spent += price
+        else:
+            self.task_labels += 1
+            self.labels[worker] += 1
+
+    def close(self, worker: int) -> None:
+        """``worker`` may never be handed another label (blocked, or gone for good)."""
+        self.closed[worker] = True
+
+    # --- checks -------------------------------------------------------------------------------
+    def money_left(self) -> float:
+        """Money not yet committed (infinite without a money budget)."""
+        return math.inf if self.money is None else self.money - self.committed
+
+    def _tick(self, now: float) -> None:
+        if now < self.now:
+            raise LedgerError(f"simulated time went back from {self.now!r} to {now!r}")
+        self.now = now
+
+    def _check_totals(self, when: str) -> None:
+        if self.bought > self.edges:
+            raise LedgerError(f"{when}: {self.bought} labels bought, more than budget.edges = "
+                              f"{self.edges}")
+        if self.money is not None and self.committed > self.money * (1 + MONEY_SLACK):
+            raise LedgerError(f"{when}: {self.committed!r} money committed, more than "
+                              f"budget.money = {self.money!r}")
+        if self.capacity is not None and self.handed.size and \
+                int(self.handed.max()) > self.capacity:
+            raise LedgerError(f"{when}: a worker holds more than workers.capacity = "
+                              f"{self.capacity} labels")
+
+    def check_closed_books(self) -> None:
+        """The end of a run: nothing in flight, every limit kept, and the money spent equal to
+        the prices of the answers received (re-summed per worker, independently of the running
+        total)."""
+        if self.in_flight:
+            raise LedgerError(f"the run ended with {self.in_flight} labels still in flight")
+        self._check_totals("at the end of the run")
+        expected = float(np.dot(self.received, self.price))
+        if not math.isclose(self.spent, expected, rel_tol=1e-9, abs_tol=1e-9):
+            raise LedgerError(f"money spent {self.spent!r} differs from the prices of the "
+                              f"answers received {expected!r}")
