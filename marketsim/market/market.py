@@ -394,12 +394,14 @@ class Market:
         n_tasks = self.scenario.tasks.count
         refused = np.fromiter(self._refused, dtype=np.int64, count=len(self._refused))
         done = bool(refused.size) and bool((self.ledger.labels[refused] >= n_tasks).all())
-        gold_left = self.gold is not None and any(self.gold.has_left(int(w)) for w in refused)
-        if done and not gold_left:
+        if done:
             rules = self.workforce.exhausted_rules()
+            gold_left = self.gold is not None and any(self.gold.has_left(int(w))
+                                                      for w in refused)
             return (f"each of them has already labelled all {n_tasks} tasks, and a worker "
-                    "labels a task at most once" + (f"; the others are stopped: {rules}"
-                                                    if rules else "")
+                    "labels a task at most once"
+                    + ("; gold questions left for them buy no task labels" if gold_left else "")
+                    + (f"; the others are stopped: {rules}" if rules else "")
                     + "; lower budget.edges or add workers")
         if isinstance(self.requester, ReplayRequester):
             return "the replayed file has no answer left from any of them"

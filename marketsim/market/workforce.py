@@ -171,6 +171,9 @@ class Workforce:
         handed = self.ledger.handed
         left = (np.full(handed.shape, -1, dtype=np.int64) if self.capacity is None
                 else np.maximum(self.capacity - handed, 0))
+        available = ~self.stopped
+        if self.money is not None:
+            available &= self.ledger.committed + self.price <= self.money * (1 + MONEY_SLACK)
         return WorkerStats(self.ledger.labels.copy(), self.gold_answered.copy(),
                            self.gold_correct.copy(), self.blocked.copy(), self.price.copy(),
-                           self.tier.copy(), left)
+                           self.tier.copy(), left, available)

@@ -46,6 +46,10 @@ class WorkerStats:
     tier: np.ndarray
     #: Labels (gold included) each worker may still give; -1 when capacity is unlimited.
     capacity_left: np.ndarray
+    #: Workers the market may hand a label now (bool): not blocked, not departed, with
+    #: capacity left and a price the money left can pay — the market's own rule. ``None``
+    #: (records built by hand) means: not blocked and with capacity left.
+    available: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

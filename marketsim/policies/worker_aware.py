@@ -113,13 +113,15 @@ def best_gain_task(
 
 
 def open_workers(state: MarketState, n_workers: int) -> np.ndarray:
-    """Workers who may still work (bool): not blocked, with capacity left, and with a task they
+    """Workers who may still work (bool): those the market may hand a label now (not blocked,
+    not departed, with capacity left, affordable: ``WorkerStats.available``) with a task they
     have not labelled yet (fewer task labels than tasks)."""
     w = state.workers
     if w is None:
         return np.ones(n_workers, dtype=bool)
-    return (~np.asarray(w.blocked, dtype=bool) & (np.asarray(w.capacity_left) != 0)
-            & (np.asarray(w.labels) < state.proba.shape[0]))
+    may = (np.asarray(w.available, dtype=bool) if w.available is not None
+           else ~np.asarray(w.blocked, dtype=bool) & (np.asarray(w.capacity_left) != 0))
+    return may & (np.asarray(w.labels) < state.proba.shape[0])
 
 
 def declines(worker: int, value: np.ndarray, cut: float, state: MarketState) -> bool:

@@ -330,6 +330,17 @@ class Scenario:
         return self.workers.continuous
 
     @property
+    def max_labels(self) -> int:
+        """The most labels (gold included) a unit can buy: ``budget.edges``, or fewer when the
+        money budget pays for fewer at the cheapest price (what memory scales with)."""
+        edges = self.budget.edges
+        if self.budget.money is None:
+            return edges
+        wk = self.workers
+        cheapest = min(wk.tiers.prices) if wk.tiers is not None else wk.price
+        return min(edges, int(self.budget.money * (1 + 1e-12) // cheapest))
+
+    @property
     def slug(self) -> str:
         """File-system friendly name, at most ``MAX_SLUG`` characters."""
         slug = re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")

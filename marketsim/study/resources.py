@@ -8,7 +8,8 @@ replicate of one arm, the work one worker process holds at a time):
 
 - posteriors: ``tasks x classes x 8`` bytes, about four copies alive during an EM refresh
   (posterior, log joint, previous posterior, warm start);
-- label log: ``budget.edges x 3 int64`` (task, worker, label);
+- label log: ``labels x 3 int64`` (task, worker, label; labels = ``budget.edges``, or what
+  ``budget.money`` pays for when that is fewer);
 - incidence matrices: the (tasks, workers x classes) CSR matrix and its transpose, about
   ``2 x edges x 12`` bytes plus the row pointers;
 - worker parameters: ``workers x classes^2 x 8`` (confusion matrices) twice;
@@ -43,7 +44,7 @@ POSTERIOR_COPIES = 4
 def estimate_unit_memory(scenario: Scenario) -> int:
     """Bytes one simulated unit (replicate x arm) needs at its peak."""
     n, k = scenario.tasks.count, scenario.tasks.classes
-    m, edges = scenario.workers.count, scenario.budget.edges
+    m, edges = scenario.workers.count, scenario.max_labels
     posteriors = POSTERIOR_COPIES * n * k * 8
     log = edges * 3 * 8
     incidence = 2 * (edges * 12 + (n + m * k + 2) * 8)
@@ -119,7 +120,7 @@ def check_memory(scenario: Scenario, jobs: int = 1, available: int | None = None
     need = estimate_run_memory(scenario, jobs)
     have = available_memory() if available is None else available
     if have is not None and need > have:
-        hints = ["tasks.count or budget.edges"]
+        hints = ["tasks.count or budget.edges (or budget.money)"]
         if scenario.output.graph:
             hints.append("set output.graph = false (the graph costs ~500 bytes per label)")
         if jobs > 1:
