@@ -40,6 +40,7 @@ from marketsim.scenario.schema import (
     WorkersTable,
 )
 from marketsim.scenario.specs import (
+    CONFUSION_DESIGN_KEYS,
     SCORE_MODELS,
     AbilitySpec,
     ArmSpec,
@@ -58,9 +59,6 @@ from marketsim.scenario.specs import (
 from marketsim.scenario.sweep_keys import read_sweep
 from marketsim.scenario.validation import printable, suggest, validate
 
-#: Keys of ``[workers.confusion]`` that only one design reads.
-CONFUSION_DESIGN_KEYS = {"diagonal-uniform": ("low", "high"),
-                         "dirichlet": ("concentration", "diagonal_weight")}
 #: Inference keys that only mean something for methods estimating classes.
 CLASS_ONLY_INFERENCE_KEYS = ("init", "class_prior", "alpha", "beta", "low", "warm_start")
 

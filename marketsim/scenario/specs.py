@@ -23,6 +23,9 @@ WORKER_MODELS = ("one-coin", "confusion", "spammer-hammer", "gaussian-scores")
 SCORE_MODELS = ("gaussian-scores",)
 ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
+#: Keys of ``[workers.confusion]`` that only one design reads.
+CONFUSION_DESIGN_KEYS = {"diagonal-uniform": ("low", "high"),
+                         "dirichlet": ("concentration", "diagonal_weight")}
 INITIAL_GRAPHS = ("one-per-task", "bernoulli", "none")
 INIT_METHODS = ("majority", "random", "spectral")
 #: Longest ``Scenario.slug`` (the run folder's name): long names must not break paths.
