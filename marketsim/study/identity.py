@@ -98,7 +98,7 @@ def described(obj: Any) -> dict[str, Any]:
 def _parameters(obj: Any) -> dict[str, Any]:
     options = getattr(obj, "options", None)
     if isinstance(options, BaseModel):
-        return _canonical(options.model_dump(mode="json"))  # type: ignore[no-any-return]
+        return _canonical(options.model_dump(mode="json"))
     get_params = getattr(obj, "get_params", None)
     if not callable(get_params) or isinstance(obj, type):
         raise _Unknowable(type(obj).__name__)
