@@ -21,12 +21,15 @@ from marketsim.aggregation.one_coin import OneCoinEM
 class MethodSpec:
     """One inference method: its CLI/scenario name, a one-line description, a factory, and what
     it estimates: ``"classes"`` (posteriors ``proba_``/``labels_`` from class labels) or
-    ``"scores"`` (continuous task means ``means_`` from ``LabelSet.scores``)."""
+    ``"scores"`` (continuous task means ``means_`` from ``LabelSet.scores``). ``unused``: the
+    estimator's parameters that this method ignores (``alpha`` of maximum-likelihood
+    one-coin EM), so a scenario setting them is refused rather than silently dropped."""
 
     name: str
     description: str
     factory: Callable[..., BaseAggregator | ScoreAggregator]
     output: str = "classes"
+    unused: tuple[str, ...] = ()
 
 
 def _spec(
@@ -40,17 +43,18 @@ def _spec(
 
 METHODS: dict[str, MethodSpec] = {}
 _spec("mv", "majority vote (ties broken at random; tables use fractional ties)", MajorityVote)
-_spec("one-coin", "one-coin EM, maximum likelihood", lambda **kw: OneCoinEM(prior=None, **kw))
+_spec("one-coin", "one-coin EM, maximum likelihood", lambda **kw: OneCoinEM(prior=None, **kw),
+      unused=("alpha", "beta", "low"))
 _spec("one-coin-beta", "one-coin EM, MAP with a Beta(alpha, beta) ability prior",
-      lambda **kw: OneCoinEM(prior="beta", **kw))
+      lambda **kw: OneCoinEM(prior="beta", **kw), unused=("low",))
 _spec("one-coin-shifted-beta",
       "one-coin EM, MAP with Maginnis & Gupta's shifted Beta prior "
       "p = low + (1-low) Beta(alpha, beta)",
       lambda **kw: OneCoinEM(prior="shifted-beta", **kw))
 _spec("one-coin-spectral", "one-coin spectral initialisation (Zhang et al. Alg. 2) + one-coin EM",
-      lambda **kw: OneCoinEM(**{"init": "spectral", **kw}))
+      lambda **kw: OneCoinEM(**{"init": "spectral", **kw}), unused=("alpha", "beta", "low"))
 _spec("ds", "Dawid-Skene EM with full confusion matrices, majority-vote start (MV-D&S)",
-      DawidSkene)
+      DawidSkene, unused=("spectral_rule",))
 _spec("opt-ds", "Opt-D&S: spectral confusion matrices (Zhang et al. 2014) + Dawid-Skene EM",
       lambda **kw: DawidSkene(**{"init": "spectral", **kw}))
 _spec("kos", "Karger-Oh-Shah iterative message passing (K>2 by threshold reduction)", KOS)

@@ -15,8 +15,9 @@ from typing import Any, Literal
 from pydantic import model_validator
 
 from marketsim.errors import InputError
+from marketsim.policies.registry import instantiate
 from marketsim.scenario.schema import F, Table
-from marketsim.scenario.validation import dotted, suggest, validate
+from marketsim.scenario.validation import dotted, printable, suggest, validate
 
 
 class NoOptions(Table):
@@ -147,3 +148,18 @@ def check_class_options(cls: type, name: str, options: Mapping[str, Any], key: s
                and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in options]
     if missing:
         raise InputError(f"{key}.{missing[0]} is required by {name!r}", source=source)
+
+
+def check_builds(cls: type, name: str, options: Mapping[str, Any], key: str,
+                 source: str) -> None:
+    """Build the policy once with its options, so a value its constructor refuses is a
+    one-line error naming the policy table now, not a traceback once the run has started."""
+    try:
+        instantiate(cls, name, dict(options), source=source)
+    except InputError as exc:
+        if exc.source is not None:
+            raise
+        raise InputError(f"{key}: {exc.detail}", source=source) from None
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"{key}: policy {name!r} refuses its options: "
+                         f"{printable(str(exc))}", source=source) from None

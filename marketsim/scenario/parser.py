@@ -21,8 +21,13 @@ import numpy as np
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS
 from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
+from marketsim.scenario.inference_options import check_inference
 from marketsim.scenario.mechanics import arm_mechanics, check_initial_graph, read_mechanics
-from marketsim.scenario.options import check_builtin_options, check_class_options
+from marketsim.scenario.options import (
+    check_builds,
+    check_builtin_options,
+    check_class_options,
+)
 from marketsim.scenario.replay import ReplaySpec, load_replay
 from marketsim.scenario.schema import (
     ArmTable,
@@ -35,6 +40,7 @@ from marketsim.scenario.schema import (
     WorkersTable,
 )
 from marketsim.scenario.specs import (
+    CONFUSION_DESIGN_KEYS,
     SCORE_MODELS,
     AbilitySpec,
     ArmSpec,
@@ -92,9 +98,11 @@ def _read_policy(arm: ArmTable, key: str, continuous: bool, k: int, allow_import
         if problem:
             raise _fail(name_key, f"{name!r} {problem}", source)
         check_builtin_options(name, options, key, source)
+        check_builds(POLICIES[name], name, options, key, source)
     elif allow_imports:
         cls = policy_class(name, allow_imports=True, source=source)
         check_class_options(cls, name, options, key, source)
+        check_builds(cls, name, options, key, source)
     return PolicySpec(name, tuple(sorted(options.items())), cls)
 
 
@@ -115,8 +123,11 @@ def _read_method(inf: InferenceTable, key: str, continuous: bool, source: str) -
                 f"{suggest(method, allowed)}", source)
 
 
-def _read_inference(arm: ArmTable, key: str, k: int, continuous: bool,
+def _read_inference(arm: ArmTable, key: str, tasks: TasksSpec, workers: WorkersSpec,
                     source: str) -> InferenceSpec:
+    """The arm's method and settings: each setting one the method takes, with a value its
+    estimator accepts (see :mod:`marketsim.scenario.inference_options`)."""
+    k, continuous = tasks.classes, workers.continuous
     raw = arm.inference
     inf = InferenceTable(method=raw) if isinstance(raw, str) else raw or InferenceTable()
     method = _read_method(inf, f"{key}.method", continuous, source)
@@ -131,8 +142,11 @@ def _read_inference(arm: ArmTable, key: str, k: int, continuous: bool,
     if inf.spectral_rule is not None and method != "opt-ds":
         raise _fail(f"{key}.spectral_rule", f"applies only to method 'opt-ds', not {method!r}",
                     source)
-    return InferenceSpec(method, inf.init, inf.max_iter, inf.tol, prior, inf.alpha, inf.beta,
+    spec = InferenceSpec(method, inf.init, inf.max_iter, inf.tol, prior, inf.alpha, inf.beta,
                          inf.low, inf.warm_start, inf.spectral_rule, METHODS[method])
+    check_inference(spec, inf.model_fields_set - {"method"}, key, source, prior=tasks.prior,
+                    ability=workers.ability, classes=k)
+    return spec
 
 
 def _read_features(ft: FeaturesTable | None, k: int, continuous: bool, replay: bool,
@@ -215,6 +229,11 @@ def _read_workers(wk: WorkersTable, replay_data: Any, source: str) -> WorkersSpe
         raise _fail("workers.ability", "does not apply with workers.model = 'gaussian-scores' "
                     "(see workers.gaussian_scores)", source)
     cf = wk.confusion
+    for design, keys in CONFUSION_DESIGN_KEYS.items():
+        wrong = [k for k in keys if k in cf.model_fields_set and cf.design != design]
+        if wrong:
+            raise _fail(f"workers.confusion.{wrong[0]}", f"applies only to design "
+                        f"'{design}', not {cf.design!r}", source)
     if cf.high < cf.low:
         raise _fail("workers.confusion.high", f"must be >= workers.confusion.low ({cf.low:g})",
                     source)
@@ -294,7 +313,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
         seen.add(arm.name)
         policy = _read_policy(arm, f"{key}.policy", continuous, tasks.classes, allow_imports,
                               source)
-        inference = _read_inference(arm, f"{key}.inference", tasks.classes, continuous, source)
+        inference = _read_inference(arm, f"{key}.inference", tasks, workers, source)
         if arm.initial == "one-per-task" and budget.edges < tasks.count:
             raise _fail(f"{key}.initial", f"'one-per-task' needs budget.edges >= "
                         f"{tasks.count}", source)
@@ -350,6 +369,8 @@ def resolve_imports(scenario: Scenario, allow_imports: bool) -> Scenario:
             cls = policy_class(policy.name, allow_imports=True, source=scenario.source)
             check_class_options(cls, policy.name, dict(policy.options),
                                 f"arms[{idx}].policy", scenario.source)
+            check_builds(cls, policy.name, dict(policy.options), f"arms[{idx}].policy",
+                         scenario.source)
             policy = replace(policy, cls=cls)
         arms.append(replace(arm, policy=policy))
     return replace(scenario, arms=tuple(arms), allow_imports=True)

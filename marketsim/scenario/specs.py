@@ -23,6 +23,9 @@ WORKER_MODELS = ("one-coin", "confusion", "spammer-hammer", "gaussian-scores")
 SCORE_MODELS = ("gaussian-scores",)
 ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
+#: Keys of ``[workers.confusion]`` that only one design reads.
+CONFUSION_DESIGN_KEYS = {"diagonal-uniform": ("low", "high"),
+                         "dirichlet": ("concentration", "diagonal_weight")}
 INITIAL_GRAPHS = ("one-per-task", "bernoulli", "none")
 INIT_METHODS = ("majority", "random", "spectral")
 #: Longest ``Scenario.slug`` (the run folder's name): long names must not break paths.
@@ -32,6 +35,9 @@ _RESOLVED = {"resolved": True}
 #: Field metadata of optional market mechanics (issue #16): left out of ``to_dict()`` while
 #: at their default ("off"), so a scenario without them keeps its identity (run fingerprints).
 _OPTIONAL = {"omit_if_default": True}
+#: Field metadata of (key, value) pairs written as a mapping by ``to_dict()``; every other
+#: tuple is an array, whatever its entries look like (two features' probabilities are rows).
+_PAIRS = {"pairs": True}
 
 
 @dataclass(frozen=True)
@@ -230,7 +236,7 @@ class PolicySpec:
     fresh deep copy of it, so units stay independent whatever the number of jobs."""
 
     name: str
-    options: tuple[tuple[str, Any], ...] = ()
+    options: tuple[tuple[str, Any], ...] = field(default=(), metadata=_PAIRS)
     cls: type | None = field(default=None, compare=False, repr=False, metadata=_RESOLVED)
     obj: Any = field(default=None, compare=False, repr=False, metadata=_RESOLVED)
 
@@ -310,9 +316,9 @@ class Scenario:
     output: OutputSpec = field(default_factory=OutputSpec)
     source: str = "<scenario>"
     #: ``[sweep]`` grid: (dotted key, values) pairs; empty for a single study.
-    sweep: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    sweep: tuple[tuple[str, tuple[Any, ...]], ...] = field(default=(), metadata=_PAIRS)
     #: The grid point this scenario is, as (dotted key, value) pairs (empty if not a point).
-    sweep_point: tuple[tuple[str, Any], ...] = ()
+    sweep_point: tuple[tuple[str, Any], ...] = field(default=(), metadata=_PAIRS)
     #: Real-data replay (``[replay]``), or ``None`` for a simulated crowd.
     replay: ReplaySpec | None = None
     #: The decoded TOML document, kept so a sweep can expand it.
@@ -361,12 +367,17 @@ class Scenario:
 
 def _as_dict(obj: Any) -> Any:
     if hasattr(obj, "__dataclass_fields__"):
-        return {f.name: _as_dict(getattr(obj, f.name)) for f in fields(obj)
+        return {f.name: _pairs(getattr(obj, f.name)) if f.metadata.get("pairs")
+                else _as_dict(getattr(obj, f.name)) for f in fields(obj)
                 if not f.metadata.get("resolved")
                 and not (f.metadata.get("omit_if_default")
                          and getattr(obj, f.name) == f.default)}
     if isinstance(obj, tuple):
-        if obj and all(isinstance(x, tuple) and len(x) == 2 for x in obj):
-            return {k: _as_dict(v) for k, v in obj}
         return [_as_dict(x) for x in obj]
     return obj
+
+
+def _pairs(obj: tuple[tuple[str, Any], ...]) -> Any:
+    """(key, value) pairs as a mapping (none: an empty array, as ``to_dict`` always wrote it,
+    so run folders keep their fingerprints)."""
+    return {k: _as_dict(v) for k, v in obj} if obj else []

@@ -13,7 +13,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from marketsim.scenario.specs import ArmSpec, BlockingSpec, GoldSpec, Scenario
+from marketsim.aggregation.registry import METHODS
+from marketsim.scenario.inference_options import method_settings
+from marketsim.scenario.specs import (
+    CONFUSION_DESIGN_KEYS,
+    ArmSpec,
+    BlockingSpec,
+    GoldSpec,
+    Scenario,
+)
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -56,9 +64,8 @@ def to_document(sc: Scenario) -> dict[str, Any]:
     workers["service"] = {"mean": wk.service_mean}
     if wk.model == "confusion":
         cf = wk.confusion
-        workers["confusion"] = {"design": cf.design, "low": cf.low, "high": cf.high,
-                                "concentration": cf.concentration,
-                                "diagonal_weight": cf.diagonal_weight}
+        workers["confusion"] = {"design": cf.design, **{
+            k: getattr(cf, k) for k in CONFUSION_DESIGN_KEYS[cf.design]}}
     if wk.model == "spammer-hammer":
         workers["spammer_hammer"] = {"hammer_fraction": wk.hammer_fraction}
     if wk.model == "gaussian-scores":
@@ -80,7 +87,7 @@ def to_document(sc: Scenario) -> dict[str, Any]:
         doc["budget"]["money"] = bg.money
     doc.update(_mechanics(sc.gold, sc.blocking))
     doc["output"] = {"graph": sc.output.graph, "graphml": sc.output.graphml}
-    doc["arms"] = [_arm(arm, sc.continuous) for arm in sc.arms]
+    doc["arms"] = [_arm(arm) for arm in sc.arms]
     if sc.sweep:
         sweep: dict[str, Any] = {}
         for key, values in sc.sweep:
@@ -97,21 +104,14 @@ def _absolute(path: str | None) -> str | None:
     return None if path is None else str(Path(path).resolve())
 
 
-def _arm(arm: ArmSpec, continuous: bool) -> dict[str, Any]:
+def _arm(arm: ArmSpec) -> dict[str, Any]:
     inf = arm.inference
-    inference: dict[str, Any] = {"method": inf.method, "max_iter": inf.max_iter,
-                                 "tol": inf.tol}
-    if not continuous:
-        if inf.init is not None:
-            inference["init"] = inf.init
-        prior = inf.class_prior
-        inference["class_prior"] = prior if isinstance(prior, str) else list(prior)
-        for key in ("alpha", "beta", "low"):
-            if getattr(inf, key) is not None:
-                inference[key] = getattr(inf, key)
-        inference["warm_start"] = inf.warm_start
-        if inf.spectral_rule is not None:
-            inference["spectral_rule"] = inf.spectral_rule
+    inference: dict[str, Any] = {"method": inf.method}
+    taken = method_settings(inf.method) if inf.method in METHODS else ()
+    for name in taken:  # the settings the method takes (it refuses the others)
+        value = getattr(inf, name)
+        if value is not None:
+            inference[name] = list(value) if isinstance(value, tuple) else value
     pol = arm.policy
     out: dict[str, Any] = {
         "name": arm.name,

@@ -10,6 +10,12 @@ replay) the same data files. ``run.json`` records
 - ``data_files``: every replayed file's absolute path, size and SHA-256;
 - ``fingerprint``: the SHA-256 of the study's identity (resolved scenario without its file
   locations, plus the data files' hashes), compared before anything is written into a folder.
+
+An arm given a policy or estimator *object* in Python is identified by its class's full name
+and its parameters (``get_params()``, or a pydantic ``options`` model), recorded under the
+arm's ``policy.object`` / ``inference.object``; an object whose parameters cannot be known is
+recorded as such, and a folder holding it is never resumed or reused: nothing could tell
+whether its results are this object's.
 """
 
 from __future__ import annotations
@@ -17,10 +23,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
 
 from marketsim.errors import InputError
 from marketsim.scenario.specs import Scenario
@@ -54,13 +64,85 @@ def absolute_document(scenario: Scenario) -> dict[str, Any]:
 
 
 def resolved(scenario: Scenario) -> dict[str, Any]:
-    """The resolved scenario (defaults included) with replay paths made absolute."""
+    """The resolved scenario (defaults included) with replay paths made absolute, and each
+    policy or estimator object described by its class and parameters (:func:`described`)."""
     out = plain(scenario.to_dict())
     if isinstance(out.get("replay"), dict):
         for key in PATH_KEYS:
             if isinstance(out["replay"].get(key), str):
                 out["replay"][key] = os.path.abspath(out["replay"][key])
+    for arm, spec in zip(out["arms"], scenario.arms, strict=True):
+        if spec.policy.obj is not None:
+            arm["policy"]["object"] = described(spec.policy.obj)
+        if spec.inference.estimator is not None:
+            arm["inference"]["object"] = described(spec.inference.estimator)
     return out
+
+
+class _Unknowable(Exception):
+    """A value whose content cannot be written down (an object without parameters)."""
+
+
+def described(obj: Any) -> dict[str, Any]:
+    """``{"class": "module.Class", "params": {...}}`` of a policy or estimator object: what
+    determines its results. ``params`` is None when they cannot be known (no ``get_params()``
+    nor a pydantic ``options`` model, or a parameter that is such an object)."""
+    cls = type(obj)
+    try:
+        params = _parameters(obj)
+    except _Unknowable:
+        params = None
+    return {"class": f"{cls.__module__}.{cls.__qualname__}", "params": params}
+
+
+def _parameters(obj: Any) -> dict[str, Any]:
+    options = getattr(obj, "options", None)
+    if isinstance(options, BaseModel):
+        return _canonical(options.model_dump(mode="json"))
+    get_params = getattr(obj, "get_params", None)
+    if not callable(get_params) or isinstance(obj, type):
+        raise _Unknowable(type(obj).__name__)
+    try:
+        params = get_params(deep=False)
+    except TypeError:  # a get_params without scikit-learn's ``deep``
+        params = get_params()
+    if not isinstance(params, dict):
+        raise _Unknowable(type(obj).__name__)
+    return {str(k): _canonical(v) for k, v in sorted(params.items(), key=lambda kv: str(kv[0]))}
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` as JSON data that changes whenever the value does (arrays in full)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, np.generic):
+        return _canonical(value.item())
+    if isinstance(value, np.ndarray):
+        return {"array": _canonical(value.tolist()), "dtype": str(value.dtype)}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, np.random.Generator):
+        return {"generator": _canonical(value.bit_generator.state)}
+    if isinstance(value, type):
+        return {"class": f"{value.__module__}.{value.__qualname__}"}
+    return {"class": f"{type(value).__module__}.{type(value).__qualname__}",
+            "params": _parameters(value)}
+
+
+def unknowable(resolved_scenario: Any) -> str | None:
+    """The first arm object (``arms[i].policy``) whose parameters cannot be known, or None."""
+    arms = resolved_scenario.get("arms") if isinstance(resolved_scenario, dict) else None
+    for idx, arm in enumerate(arms if isinstance(arms, list) else []):
+        for part in ("policy", "inference"):
+            table = arm.get(part) if isinstance(arm, dict) else None
+            obj = table.get("object") if isinstance(table, dict) else None
+            if isinstance(obj, dict) and obj.get("params") is None:
+                return f"arms[{idx}].{part} (a {str(obj.get('class')).rsplit('.', 1)[-1]})"
+    return None
 
 
 @lru_cache(maxsize=32)
@@ -108,12 +190,23 @@ def fingerprint(resolved_scenario: dict[str, Any], files: list[dict[str, Any]]) 
 
 
 def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(obj, dict):
+    """Dotted key (``arms[0].policy.name``) -> leaf value."""
+    if isinstance(obj, dict) and obj:
         out: dict[str, Any] = {}
         for key, value in obj.items():
             out.update(_flat(value, f"{prefix}.{key}" if prefix else str(key)))
         return out
+    if isinstance(obj, list) and obj and any(isinstance(v, dict | list) for v in obj):
+        out = {}
+        for idx, value in enumerate(obj):
+            out.update(_flat(value, f"{prefix}[{idx}]"))
+        return out
     return {prefix: obj}
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
@@ -124,10 +217,15 @@ def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     if not isinstance(old.get("resolved_scenario"), dict):
         return "its run.json records no scenario"
     was, now = _flat(identity(old["resolved_scenario"])), _flat(identity(new["resolved_scenario"]))
-    for key in ("name", "seed", "replicates", *sorted(set(was) | set(now))):
-        if was.get(key, "(unset)") != now.get(key, "(unset)"):
-            label = "scenario name" if key == "name" else key
-            return f"{label} {was.get(key, '(unset)')!r} there, {now.get(key, '(unset)')!r} here"
+    keys = [k for k in dict.fromkeys(("name", "seed", "replicates", *sorted(set(was) | set(now))))
+            if was.get(k, "(unset)") != now.get(k, "(unset)")]
+    if keys:
+        key = keys[0]
+        label = "scenario name" if key == "name" else key
+        more = f"; also {', '.join(keys[1:4])}{', ...' if len(keys) > 4 else ''}" \
+            if len(keys) > 1 else ""
+        return (f"{label} {_shown(was.get(key, '(unset)'))} there, "
+                f"{_shown(now.get(key, '(unset)'))} here{more}")
     if "data_files" not in old:  # written by an older marketsim: no data hashes to compare
         return None
     for before, after in zip(old["data_files"], new["data_files"], strict=False):

@@ -39,6 +39,7 @@ from marketsim.study.identity import (
     fingerprint,
     require_unedited,
     resolved,
+    unknowable,
 )
 
 __all__ = [
@@ -108,6 +109,13 @@ def check_same_study(run_dir: Path, record: dict[str, Any]) -> None:
             raise InputError("run.json is unreadable: not a run folder this run can continue "
                              "(choose another --out folder)", source=str(run_dir))
         return
+    for recorded in (record, meta):
+        where = unknowable(recorded.get("resolved_scenario"))
+        if where is not None:
+            raise InputError(
+                f"{run_dir} already holds a run, and {where} has parameters that cannot be "
+                "known (no get_params() or options model), so its results cannot be matched: "
+                "choose another --out folder")
     what = difference(meta, record)
     if what is not None:
         raise InputError(
@@ -136,6 +144,10 @@ def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
         raise InputError("run folder not found", source=str(run_dir))
     src = run_dir / "scenario.toml"
     meta = _read_meta(run_dir)
+    objects = _objects(meta)
+    if objects is not None:
+        raise InputError(f"{run_dir} was run from Python with {objects}: resume it from "
+                         "Python, with marketsim.run(scenario, out=...)")
     if meta is not None and isinstance(meta.get("document"), dict):
         require_unedited(src, meta)
         document = dict(meta["document"])
@@ -153,6 +165,18 @@ def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
         return scenario.with_overrides(replicates=int(meta["replicates"]), seed=int(meta["seed"]))
     except (TypeError, ValueError, KeyError):
         return scenario
+
+
+def _objects(meta: dict[str, Any] | None) -> str | None:
+    """``arms[i].policy`` (or ``.inference``) of the first arm run with a Python object."""
+    setup = (meta or {}).get("resolved_scenario")
+    arms = setup.get("arms") if isinstance(setup, dict) else None
+    for idx, arm in enumerate(arms if isinstance(arms, list) else []):
+        for part in ("policy", "inference"):
+            table = arm.get(part) if isinstance(arm, dict) else None
+            if isinstance(table, dict) and "object" in table:
+                return f"an object as arms[{idx}].{part}"
+    return None
 
 
 def scenario_setup(run_dir: Path) -> dict[str, Any] | None:
