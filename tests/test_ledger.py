@@ -18,6 +18,7 @@ from marketsim.errors import InputError, MarketStuckError
 from marketsim.market.gold import GoldQuestions
 from marketsim.market.ledger import Ledger, LedgerError
 from marketsim.market.market import Market
+from marketsim.market.stuck import stuck_cause
 from marketsim.policies.worker_aware import declines
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import GoldSpec, Scenario
@@ -251,12 +252,12 @@ def test_stuck_cause_is_not_the_policy_when_no_task_is_left_for_anyone() -> None
     sc = parse(tasks={"count": 10}, workers={"count": 3},
                budget={"edges": 30, "batch": 5, "initial": "none"})
     m = market(LeastLabelled(), sc)
-    m._refused = {0, 1, 2}
     m.ledger.labels[:] = 10
-    cause = m._stuck_cause()
+    cause = stuck_cause(10, m.ledger, m.workforce, None, [0, 1, 2], "policy 'p'", True)
     assert "already labelled all 10 tasks" in cause and "declined" not in cause
     m.ledger.labels[1] = 3
-    assert "declined them all" in m._stuck_cause()
+    assert "policy 'p' declined them all" in stuck_cause(10, m.ledger, m.workforce, None,
+                                                         [0, 1, 2], "policy 'p'", True)
 
 
 def test_decline_rules_count_only_workers_the_market_may_still_use() -> None:

@@ -175,10 +175,22 @@ class Ledger:
             raise LedgerError(f"{when}: a worker holds more than workers.capacity = "
                               f"{self.capacity} labels")
 
-    def check_closed_books(self) -> None:
-        """The end of a run: nothing in flight, every limit kept, and the money spent equal to
-        the prices of the answers received (re-summed per worker, independently of the running
-        total)."""
+    def check_new_point(self, last_edges: int | None, edges: int) -> None:
+        """A curve point at ``edges`` labels may follow one at ``last_edges``: one row per
+        label count, labels strictly increasing."""
+        if last_edges is not None and edges <= last_edges:
+            raise LedgerError(f"a curve point at {edges} labels follows one at {last_edges}: "
+                              "labels must strictly increase")
+
+    def check_closed_books(self, last_edges: int | None = None,
+                           last_money: float | None = None) -> None:
+        """The end of a run: nothing in flight, every limit kept, the money spent equal to the
+        prices of the answers received (re-summed per worker, independently of the running
+        total), and the curve's last point (``last_edges``, ``last_money``) the final spend."""
+        if last_edges is not None and (last_edges != self.bought or last_money != self.spent):
+            raise LedgerError(f"the last curve point ({last_edges} labels, money "
+                              f"{last_money!r}) is not the final spend ({self.bought} labels, "
+                              f"money {self.spent!r})")
         if self.in_flight:
             raise LedgerError(f"the run ended with {self.in_flight} labels still in flight")
         self._check_totals("at the end of the run")

@@ -41,7 +41,7 @@ from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions, draw_gold_truth
 from marketsim.market.inference import fit_counted, takes
 from marketsim.market.label_log import LabelLog
-from marketsim.market.ledger import Ledger, LedgerError
+from marketsim.market.ledger import Ledger
 from marketsim.market.policy_guard import (
     call_policy,
     checked_ranking,
@@ -52,6 +52,7 @@ from marketsim.market.recorder import Recorder
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import Requester, TaskRequester
 from marketsim.market.streams import Streams
+from marketsim.market.stuck import stuck_error
 from marketsim.market.workforce import Workforce, worker_prices
 from marketsim.market.world import World
 from marketsim.policies.base import GOLD, AssignmentPolicy, MarketInfo, is_worker_aware
@@ -259,9 +260,7 @@ class Market:
                         blocked_workers=float(self.workforce.blocked.sum()))
         if not self.world.continuous:
             self.proba = est.proba_
-        if self.curve and point.edges <= self.curve[-1].edges:
-            raise LedgerError(f"a curve point at {point.edges} labels follows one at "
-                              f"{self.curve[-1].edges}: labels must strictly increase")
+        self.ledger.check_new_point(self.curve[-1].edges if self.curve else None, point.edges)
         self.curve.append(point)
         if self.on_refresh is not None:
             self.on_refresh(point)
@@ -290,7 +289,7 @@ class Market:
                 self.refresh()  # else no label came in since the last point (the money ended
                 # the run right at a refresh): the last point already is the final one
             if self.bought >= self.budget:
-                self._close_books()
+                self.ledger.check_closed_books(self.curve[-1].edges, self.curve[-1].money)
                 self.finished.succeed()
                 return
             self._next_refresh = min(self.bought + self.batch, self.budget)
@@ -321,16 +320,6 @@ class Market:
         if task == GOLD and self.gold is not None:
             return GOLD, self.gold.pick(worker)
         return task, None
-
-    def _close_books(self) -> None:
-        """The run's end: the ledger's books close, and the last curve point is the final
-        spend."""
-        self.ledger.check_closed_books()
-        last = self.curve[-1]
-        if last.edges != self.bought or last.money != self.ledger.spent:
-            raise LedgerError(f"the last curve point ({last.edges} labels, money {last.money!r})"
-                              f" is not the final spend ({self.bought} labels, money "
-                              f"{self.ledger.spent!r})")
 
     def _unable(self) -> None:
         """An arriving worker may not work: end the run if the money is spent, stop if no
@@ -377,37 +366,12 @@ class Market:
 
     def _stuck(self) -> None:
         """Every worker who may work, idle, was offered nothing since the last hand-out: stop,
-        don't spin, and say why."""
-        n = self.workforce.n_available()
-        who = (f"all {n} workers who may still work" if self.workforce.ruled
-               else f"all {self.scenario.workers.count} workers")
-        raise MarketStuckError(
-            f"the market is stuck: {who} arrived idle and were offered no task, with "
-            f"{self.budget - self.assigned} of {self.budget} labels of budget left "
-            f"({self._stuck_cause()})"
-        )
-
-    def _stuck_cause(self) -> str:
-        """Why the refused workers got nothing: they labelled every task already (a worker
-        labels a task at most once), the replayed file has no answer left from them, or the
-        policy declined them."""
-        n_tasks = self.scenario.tasks.count
-        refused = np.fromiter(self._refused, dtype=np.int64, count=len(self._refused))
-        done = bool(refused.size) and bool((self.ledger.labels[refused] >= n_tasks).all())
-        if done:
-            rules = self.workforce.exhausted_rules()
-            gold_left = self.gold is not None and any(self.gold.has_left(int(w))
-                                                      for w in refused)
-            return (f"each of them has already labelled all {n_tasks} tasks, and a worker "
-                    "labels a task at most once"
-                    + ("; gold questions left for them buy no task labels" if gold_left else "")
-                    + (f"; the others are stopped: {rules}" if rules else "")
-                    + "; lower budget.edges or add workers")
-        if isinstance(self.requester, ReplayRequester):
-            return "the replayed file has no answer left from any of them"
-        if self.worker_aware:
-            return f"{policy_label(self.policy)} declined them all (assign returned None)"
-        return f"{type(self.requester).__name__} has no task any of them may take"
+        don't spin, and say why (:func:`~marketsim.market.stuck.stuck_error`)."""
+        kind = ("replay" if isinstance(self.requester, ReplayRequester)
+                else policy_label(self.policy) if self.worker_aware
+                else type(self.requester).__name__)
+        raise stuck_error(self.scenario, self.ledger, self.workforce, self.gold,
+                          sorted(self._refused), kind, self.worker_aware, self.budget)
 
     def write_graphml(self, path: Any) -> None:
         """Export who labelled what (task nodes ``t<i>``, worker nodes ``w<j>``) as GraphML."""

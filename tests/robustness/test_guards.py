@@ -76,6 +76,8 @@ from pathlib import Path
 Path({marker!r}).write_text("imported")
 
 class Policy:
+    name = "evil"
+    needs_truth = False
     def bind(self, info): pass
     def rank(self, state, rng): return []
 """
