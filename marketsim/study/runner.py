@@ -132,6 +132,24 @@ def require_picklable(scenario: Scenario, jobs: int) -> None:
                     "class at module level") from None
 
 
+def plugin_modules(scenario: Scenario) -> dict[str, str]:
+    """The modules outside marketsim that the arms' policies and estimators come from (a
+    ``module:Class`` policy, or an object given in Python), each with what needs it: a
+    scheduler or worker that runs the units must be able to import them. Classes defined in
+    ``__main__`` travel by value, so they need no module."""
+    modules: dict[str, str] = {}
+    for arm in scenario.arms:
+        policy = arm.policy.cls or type(arm.policy.obj)
+        estimator = arm.inference.estimator
+        for what, cls in (("policy", policy), ("estimator", type(estimator))):
+            if cls is type(None):
+                continue
+            top = cls.__module__.partition(".")[0]
+            if top not in ("marketsim", "__main__", "builtins"):
+                modules.setdefault(cls.__module__, f"arm {arm.name!r}: {what}")
+    return modules
+
+
 def iter_units(
     scenario: Scenario,
     keys: list[tuple[int, int]],
@@ -152,7 +170,7 @@ def iter_units(
     run = partial(run_unit, scenario)
     common = {"allow_imports": allow_imports, "on_refresh": on_refresh, "graph_dir": graph_dir}
     if backend == "dask":
-        yield from dask_units(run, keys, jobs, scheduler, **common)
+        yield from dask_units(run, keys, jobs, scheduler, plugin_modules(scenario), **common)
     else:
         yield from local_units(run, keys, jobs, **common)
 
