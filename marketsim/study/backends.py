@@ -168,8 +168,11 @@ def cluster_fault(
         reason = getattr(exc, "reason", None) or " ".join(str(exc).split())
         return ClusterError(f"lost the connection to the {where} ({reason})")
     if isinstance(exc, KilledWorker):
-        return ClusterError(f"the {where} lost a unit with every worker that tried it "
-                            f"({' '.join(str(exc).split())})")
+        last = getattr(exc.last_worker, "address", exc.last_worker)
+        return ClusterError(
+            f"the {where} lost a unit with each of the {exc.allowed_failures + 1} workers "
+            f"that ran it (the last: {last}); Dask's distributed.scheduler.allowed-failures "
+            "sets how many it retries")
     return None
 
 
