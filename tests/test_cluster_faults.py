@@ -274,8 +274,12 @@ def test_plugin_modules_are_the_arms_modules_outside_marketsim(tmp_path: Path,
                                                                monkeypatch) -> None:  # noqa: ANN001
     (tmp_path / "my_policies.py").write_text(textwrap.dedent(PLUGIN))
     monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "none.toml").write_text(SMALL_SCENARIO.format(service=1.0))
     path = tmp_path / "plugin.toml"
     path.write_text(SMALL_SCENARIO.format(service=1.0).replace(
         'policy = "uniform"', 'policy = "my_policies:Mine"'))
-    scenario = load_scenario(path, allow_imports=True)
-    assert plugin_modules(scenario) == {"my_policies": "arm 'uniform': policy"}
+    imported = load_scenario(path, allow_imports=True)  # the class is resolved here
+    assert plugin_modules(imported) == {"my_policies": "arm 'uniform': policy"}
+    later = load_scenario(path)  # imported by each unit (marketsim.run with allow_imports)
+    assert plugin_modules(later) == {"my_policies": "arm 'uniform': policy"}
+    assert plugin_modules(load_scenario(path.with_name("none.toml"))) == {}

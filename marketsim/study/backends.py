@@ -163,7 +163,7 @@ def cluster_fault(
         if isinstance(cause, ImportError) and cause.name:
             return InputError(_cannot_import(cause.name, "the Dask scheduler or a worker",
                                              f"{type(cause).__name__}: {cause}", modules))
-        cause = cause.__cause__ or cause.__context__
+        cause = cause.__cause__  # raised *from* it, not merely while handling it
     if isinstance(exc, CancelledError | OSError):
         reason = getattr(exc, "reason", None) or " ".join(str(exc).split())
         return ClusterError(f"lost the connection to the {where} ({reason})")

@@ -23,6 +23,7 @@ from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
 from marketsim.market.world import draw_world
 from marketsim.policies.base import AssignmentPolicy, unit_cost
+from marketsim.policies.registry import is_import_path
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import UnitResult
 from marketsim.scenario.replay import load_replay
@@ -134,11 +135,13 @@ def require_picklable(scenario: Scenario, jobs: int) -> None:
 
 def plugin_modules(scenario: Scenario) -> dict[str, str]:
     """The modules outside marketsim that the arms' policies and estimators come from (a
-    ``module:Class`` policy, or an object given in Python), each with what needs it: a
-    scheduler or worker that runs the units must be able to import them. Classes defined in
-    ``__main__`` travel by value, so they need no module."""
+    ``module:Class`` policy, imported already or not, or an object given in Python), each
+    with what needs it: a scheduler or worker that runs the units must be able to import
+    them. Classes defined in ``__main__`` travel by value, so they need no module."""
     modules: dict[str, str] = {}
     for arm in scenario.arms:
+        if arm.policy.cls is None and is_import_path(arm.policy.name):  # imported by the unit
+            modules.setdefault(arm.policy.name.partition(":")[0], f"arm {arm.name!r}: policy")
         policy = arm.policy.cls or type(arm.policy.obj)
         estimator = arm.inference.estimator
         for what, cls in (("policy", policy), ("estimator", type(estimator))):
