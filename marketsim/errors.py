@@ -24,7 +24,8 @@ class InputError(ValueError):
             prefix += ": "
         super().__init__(prefix + message)
 #: A simulation could not finish: an assignment policy failed (raised, exited, returned an
-#: unusable ranking) or the market stopped handing out tasks. sysexits' EX_SOFTWARE.
+#: unusable ranking), the market stopped handing out tasks, or the Dask cluster running the
+#: units went away (``ClusterError``). sysexits' EX_SOFTWARE.
 EXIT_SIMULATION_ERROR = 70
 
 
@@ -53,3 +54,8 @@ class PolicyError(SimulationError):
 
 class MarketStuckError(SimulationError):
     """A full round of arrivals handed out no task while budget remained."""
+
+
+class ClusterError(SimulationError):
+    """The Dask cluster could not finish the study: the scheduler went away, or a unit was lost
+    with more workers than Dask retries. Units finished before stay checkpointed; exit 70."""

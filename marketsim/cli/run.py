@@ -13,6 +13,7 @@ from marketsim.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_SIMULATION_ERROR,
+    ClusterError,
     InputError,
     SimulationError,
 )
@@ -178,6 +179,12 @@ def _execute_locked(
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    except ClusterError as exc:  # the cluster went away: the finished units are kept
+        kept = sum(1 for _ in run_dir.rglob("units/*.json"))
+        print(f"marketsim: error: {' '.join(exc.message.split())}; {kept} of {total_units} "
+              f"units kept in {run_dir} (finish with: python -m marketsim run --resume "
+              f"{run_dir})", file=sys.stderr)
+        return EXIT_SIMULATION_ERROR
     except SimulationError as exc:
         # One line naming the arm, replicate and policy; a policy's own traceback below it.
         print(f"marketsim: error: {' '.join(exc.message.split())}", file=sys.stderr)

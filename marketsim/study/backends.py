@@ -3,16 +3,26 @@
 No home-made scheduling: joblib's loky processes on one machine, ``distributed`` beyond it.
 Results are yielded as units finish; the caller orders them canonically, so the output does
 not depend on the backend, the number of jobs or the completion order.
+
+On Dask, faults end in one line: a scheduler or worker that cannot import marketsim or a
+plug-in module is refused before any unit is submitted (``InputError``); a lost scheduler, or
+a unit lost with more workers than Dask retries, is a ``ClusterError`` (a lost worker alone
+is not: Dask runs its units again elsewhere, and a unit's result does not depend on where it
+ran).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import logging
 from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from typing import Any
 
 from marketsim.aggregation import max_threads
-from marketsim.errors import InputError
+from marketsim.errors import ClusterError, InputError, SimulationError
 
 BACKENDS = ("local", "dask")
 
@@ -56,14 +66,18 @@ def dask_units(
     keys: list[tuple[int, int]],
     jobs: int,
     scheduler: str | None = None,
+    modules: dict[str, str] | None = None,
     **kwargs: Any,
 ) -> Iterator[Any]:
     """Submit every unit to a Dask cluster (``scheduler`` address) or a LocalCluster of
-    ``jobs`` single-threaded worker processes; yield results as they complete."""
+    ``jobs`` single-threaded worker processes; yield results as they complete. ``modules``
+    (module name -> what needs it, e.g. ``"arm 'mine': policy"``) must be importable on the
+    scheduler and every worker besides marketsim; that is checked before anything runs."""
     require_distributed()
     from distributed import Client, LocalCluster, as_completed
     kwargs.pop("on_refresh", None)
     cluster = None
+    where = f"Dask scheduler {scheduler}" if scheduler else "Dask LocalCluster"
     try:
         if scheduler:
             client = Client(scheduler, timeout="30s")
@@ -74,12 +88,103 @@ def dask_units(
             client = Client(cluster)
     except OSError as exc:
         raise InputError(f"cannot reach Dask scheduler {scheduler!r}: {exc}") from None
+    lost = False
     try:
+        check_imports(client, modules or {})
         capped = functools.partial(single_threaded, run)
         futures = [client.submit(capped, rep, arm, pure=False, **kwargs) for rep, arm in keys]
         for future in as_completed(futures):
-            yield future.result()
+            try:
+                result = future.result()
+            except (SimulationError, InputError):
+                raise  # the unit's own one-line error, as on the local backend
+            except Exception as exc:  # noqa: BLE001 - Dask reports faults in many types
+                fault = cluster_fault(exc, where, modules or {})
+                if fault is None:
+                    raise  # not a fault of the cluster: a bug, with its traceback
+                lost = isinstance(exc, CancelledError | OSError)
+                raise fault from None
+            yield result
     finally:
-        client.close()
+        with _muted("distributed.client", lost):  # its reconnection attempt, cancelled
+            client.close()
         if cluster is not None:
             cluster.close()
+
+
+def missing_modules(names: list[str]) -> list[tuple[str, str]]:
+    """``(module, reason)`` for each of ``names`` that cannot be imported here: run on the
+    Dask scheduler and workers before any unit is sent there."""
+    missing = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - a plug-in module may fail in any way
+            missing.append((name, f"{type(exc).__name__}: {exc}"))
+    return missing
+
+
+def check_imports(client: Any, modules: dict[str, str]) -> None:
+    """Refuse in one line a scheduler or worker that cannot import marketsim or one of
+    ``modules``: Dask would fail unpickling the units there (a worker that cannot dies, and
+    the study then waits for workers forever)."""
+    names = ["marketsim", *modules]
+    answers: list[tuple[str, Any]] = []
+    try:
+        answers.append(("the Dask scheduler", client.run_on_scheduler(missing_modules, names)))
+    except Exception as exc:  # noqa: BLE001 - this very function may not unpickle there
+        answers.append(("the Dask scheduler", exc))
+    for address, got in client.run(missing_modules, names, on_error="return").items():
+        answers.append((f"the Dask worker {address}", got))
+    for place, got in answers:
+        if isinstance(got, BaseException):  # missing_modules itself: marketsim is missing
+            got = [("marketsim", str(got))]
+        for name, reason in got:
+            raise InputError(_cannot_import(name, place, reason, modules))
+
+
+def _cannot_import(name: str, place: str, reason: str, modules: dict[str, str]) -> str:
+    """The one-line message of a module that ``place`` cannot import."""
+    what = f"{modules[name]} module" if name in modules else "module"
+    return (f"{what} {name!r} cannot be imported on {place} ({reason}): install it there or "
+            "add its folder to the PYTHONPATH of the Dask scheduler and every worker")
+
+
+def cluster_fault(
+    exc: Exception, where: str, modules: dict[str, str]
+) -> InputError | ClusterError | None:
+    """The one-line error of a Dask fault met while collecting units: a module the scheduler
+    or a worker cannot import (an ``ImportError`` behind a deserialisation error), a lost
+    scheduler, a unit that lost too many workers; None for anything else."""
+    from distributed import KilledWorker
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ImportError) and cause.name:
+            return InputError(_cannot_import(cause.name, "the Dask scheduler or a worker",
+                                             f"{type(cause).__name__}: {cause}", modules))
+        cause = cause.__cause__  # raised *from* it, not merely while handling it
+    if isinstance(exc, CancelledError | OSError):
+        reason = getattr(exc, "reason", None) or " ".join(str(exc).split())
+        return ClusterError(f"lost the connection to the {where} ({reason})")
+    if isinstance(exc, KilledWorker):
+        last = getattr(exc.last_worker, "address", exc.last_worker)
+        return ClusterError(
+            f"the {where} lost a unit with each of the {exc.allowed_failures + 1} workers "
+            f"that ran it (the last: {last}); Dask's distributed.scheduler.allowed-failures "
+            "sets how many it retries")
+    return None
+
+
+@contextmanager
+def _muted(name: str, mute: bool) -> Iterator[None]:
+    """Logger ``name`` silenced inside the block when ``mute``: the fault it would log with a
+    traceback has been reported in one line already."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    if mute:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

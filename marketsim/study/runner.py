@@ -23,6 +23,7 @@ from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
 from marketsim.market.world import draw_world
 from marketsim.policies.base import AssignmentPolicy, unit_cost
+from marketsim.policies.registry import is_import_path
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import UnitResult
 from marketsim.scenario.replay import load_replay
@@ -132,6 +133,26 @@ def require_picklable(scenario: Scenario, jobs: int) -> None:
                     "class at module level") from None
 
 
+def plugin_modules(scenario: Scenario) -> dict[str, str]:
+    """The modules outside marketsim that the arms' policies and estimators come from (a
+    ``module:Class`` policy, imported already or not, or an object given in Python), each
+    with what needs it: a scheduler or worker that runs the units must be able to import
+    them. Classes defined in ``__main__`` travel by value, so they need no module."""
+    modules: dict[str, str] = {}
+    for arm in scenario.arms:
+        if arm.policy.cls is None and is_import_path(arm.policy.name):  # imported by the unit
+            modules.setdefault(arm.policy.name.partition(":")[0], f"arm {arm.name!r}: policy")
+        policy = arm.policy.cls or type(arm.policy.obj)
+        estimator = arm.inference.estimator
+        for what, cls in (("policy", policy), ("estimator", type(estimator))):
+            if cls is type(None):
+                continue
+            top = cls.__module__.partition(".")[0]
+            if top not in ("marketsim", "__main__", "builtins"):
+                modules.setdefault(cls.__module__, f"arm {arm.name!r}: {what}")
+    return modules
+
+
 def iter_units(
     scenario: Scenario,
     keys: list[tuple[int, int]],
@@ -152,7 +173,7 @@ def iter_units(
     run = partial(run_unit, scenario)
     common = {"allow_imports": allow_imports, "on_refresh": on_refresh, "graph_dir": graph_dir}
     if backend == "dask":
-        yield from dask_units(run, keys, jobs, scheduler, **common)
+        yield from dask_units(run, keys, jobs, scheduler, plugin_modules(scenario), **common)
     else:
         yield from local_units(run, keys, jobs, **common)
 
