@@ -132,18 +132,49 @@ def side_env(side: Side) -> dict[str, str]:
     return env
 
 
+#: Prints the files ``setup.py build_ext --inplace`` writes, one a line (run in a worktree).
+EXTENSION_OUTPUTS = (
+    "import setuptools\n"
+    "from distutils.core import run_setup\n"
+    "cmd = run_setup('setup.py', stop_after='init').get_command_obj('build_ext')\n"
+    "cmd.inplace = 1\n"
+    "cmd.ensure_finalized()\n"
+    "print('\\n'.join(cmd.get_ext_fullpath(ext.name) for ext in cmd.extensions))\n"
+)
+
+
+def extension_outputs(tree: Path) -> list[Path]:
+    """The compiled files ``tree``'s ``setup.py`` builds in place (absolute paths)."""
+    done = subprocess.run([sys.executable, "-c", EXTENSION_OUTPUTS], cwd=tree,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"compare_commits: cannot read the C extensions of {tree}/setup.py:\n"
+                         f"{done.stderr[-2000:]}")
+    return [tree / line for line in done.stdout.split("\n") if line.strip()]
+
+
 def build_extensions(side: Side) -> None:
     """Compile the C extensions of ``side``'s ``setup.py``, if it has one, in its worktree, as
     ``pip install -e`` would (a checkout's runs would otherwise fall back to the pure-Python
-    paths and time those)."""
+    paths and time those). An extension declared ``optional`` that fails to compile leaves
+    ``build_ext`` with exit code 0, so success is judged by the files: every extension's
+    compiled file must have been written by this build; otherwise the script stops and says
+    which are missing, with the compiler's output."""
     if not (side.tree / "setup.py").exists():
         return
+    expected = extension_outputs(side.tree)
+    for path in expected:  # no stale file from an earlier build may pass for this one
+        path.unlink(missing_ok=True)
     done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=side.tree,
                           capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"compare_commits: {side.label}'s C extensions do not build:\n"
-                         f"{done.stderr[-2000:]}")
-    print(f"  {side.label}: built its C extensions in its worktree", flush=True)
+    missing = [str(path.relative_to(side.tree)) for path in expected if not path.is_file()]
+    if done.returncode != 0 or missing:
+        why = (f"exit code {done.returncode}" if done.returncode != 0
+               else "not written: " + ", ".join(missing))
+        raise SystemExit(f"compare_commits: {side.label}'s C extensions do not build ({why}):\n"
+                         f"{(done.stderr + done.stdout)[-2000:]}")
+    names = ", ".join(path.name for path in expected)
+    print(f"  {side.label}: built its C extensions in its worktree ({names})", flush=True)
 
 
 def check_import(side: Side) -> None:

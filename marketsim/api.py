@@ -19,6 +19,7 @@ import io
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
@@ -81,9 +82,12 @@ def run(
         raise InputError(f"run() needs a scenario from marketsim.load_scenario or "
                          f"marketsim.scenario_from_dict, got {type(scenario).__name__}")
     for key, value, low in (("replicates", replicates, 1), ("seed", seed, 0), ("jobs", jobs, 1)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, Integral)
                                   or value < low):
             raise InputError(f"{key} must be an integer >= {low}, got {value!r}")
+    # numpy's integers are integers too; the study gets Python ints
+    replicates, seed = (None if v is None else int(v) for v in (replicates, seed))
+    jobs = int(jobs)
     if scenario.sweep:
         raise InputError("has a [sweep]: marketsim.run runs one study; run each point with "
                          "scenario.replace(...), or the whole sweep with 'python -m marketsim "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,48 @@ def test_list_names_policies_methods_models_and_datasets() -> None:
     for name in ("random-forest", "knowledge-gradient", "opt-ds", "one-coin-shifted-beta",
                  "confusion", "rte", "gaussian-scores", "uncertainty", "gaussian-em"):
         assert name in result.stdout
+
+
+def test_list_prints_each_entry_whole_or_its_first_whole_sentence() -> None:
+    """Every policy's first sentence (not cut at the period of 'et al.' or 'e.g.'), and every
+    method's, worker model's and data set's description whole: brackets are words, not
+    console markup, and no summary ends in '..'."""
+    from marketsim.aggregation.registry import METHODS
+    from marketsim.cli.list_cmd import DATASETS, WORKER_MODEL_TEXT
+    from marketsim.policies.registry import POLICIES, describe, first_sentence
+
+    result = subprocess.run([sys.executable, "-m", "marketsim", "list"], capture_output=True,
+                            text=True, cwd=ROOT, timeout=120,
+                            env={**os.environ, "COLUMNS": "5000"})
+    assert result.returncode == 0, result.stderr
+    cells = {parts[1].strip(): parts[2].strip() for line in result.stdout.splitlines()
+             if len(parts := line.split("│")) == 4 and parts[1].strip()}
+    expected = {n: first_sentence(describe(n)) for n in POLICIES}
+    expected |= {n: s.description for n, s in METHODS.items()}
+    expected |= WORKER_MODEL_TEXT | DATASETS
+    for name, text in expected.items():
+        assert cells[name] == " ".join(text.split()), name
+    for name in POLICIES:
+        text = cells[name]
+        assert text.endswith(".") and not text.endswith(".."), text
+        assert not text.endswith((" al.", "e.g.", "i.e.")), text
+        assert text.count("(") == text.count(")"), text
+        assert " ".join(describe(name).split()).startswith(text), name
+    assert cells["qasca"].startswith("QASCA (Zheng et al. 2015) gives each arriving worker")
+    assert "[low, high]" in cells["confusion"]
+
+
+def test_first_sentence_skips_abbreviations_and_initials() -> None:
+    from marketsim.policies.registry import first_sentence
+
+    assert first_sentence("QASCA (Zheng et al. 2015) ranks. Worker-aware.") == (
+        "QASCA (Zheng et al. 2015) ranks.")
+    assert first_sentence("Uses e.g. Gold and i.e. More. Then this.") == (
+        "Uses e.g. Gold and i.e. More.")
+    assert first_sentence("After J. Smith (2010). Second.") == "After J. Smith (2010)."
+    assert first_sentence("One sentence (as qasca).") == "One sentence (as qasca)."
+    assert first_sentence("Ends with a quote (see `x`). Next") == "Ends with a quote (see `x`)."
+    assert first_sentence("no period at all") == "no period at all"
 
 
 def test_unknown_subcommand_is_exit_2() -> None:

@@ -370,3 +370,41 @@ def test_charts_rotate_where_they_do_not_fit_side_by_side() -> None:
         assert seen == expected, width
         clock[0] = 6.0
         assert "vs labels spent" in still_frame(dash, console, last=True)
+
+
+@pytest.mark.parametrize("path", ["scenarios/prices.toml", "scenarios/gold_and_blocking.toml"])
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_money_and_time_columns_are_dropped_whole_never_cut(path: str, width: int) -> None:
+    """A priced study at 80, 100 and 120 columns (120 is the README's frame): no header, name
+    or value ends in an ellipsis; the table fits the terminal; every arm's full name, error
+    interval and edges to 5 % are there, and the columns shown carry their whole numbers
+    (money and time to 5 % from 100 columns on)."""
+    from marketsim.scenario.parser import load_scenario
+
+    sc = load_scenario(Path(__file__).parent.parent / path)
+    console = Console(record=True, width=width, height=40, force_terminal=True,
+                      file=io.StringIO())
+    dash = LiveDashboard(console, clock=lambda: 0.0)
+    dash.start(sc, None)
+    edges = list(range(100, 30001, 200))
+    for arm in range(len(sc.arms)):
+        for r in range(2):
+            dash.unit_done(UnitResult(r, arm, tuple(
+                CurveRow(e, 0.3 * math.exp(-e / 3000 / (arm + 1)), 0.1, 13.1 * (arm + 1) * e,
+                         money=0.37 * (arm + 1) * e, arm=sc.arms[arm].name, replicate=r)
+                for e in edges), 0.0), 1, 4)
+    frame = still_frame(dash, console, last=True)
+    assert "…" not in frame, frame
+    table = frame.split("\narm ")[1].split("error (log scale)")[0]
+    head = "arm " + table.splitlines()[0]
+    assert max(len(line) for line in table.splitlines()) <= width
+    assert "error [95% CI]" in head and "edges→5%" in head
+    if width >= 100:
+        assert "money→5%" in head and "time→5%" in head
+    for arm, view in enumerate(sc.arms):
+        row = next(line for line in table.splitlines() if view.name in line)
+        reach = next(e for e in edges if 0.3 * math.exp(-e / 3000 / (arm + 1)) <= 0.05)
+        assert f"{reach:,}" in row.split(), row
+        if width >= 100:
+            assert fmt_axis(0.37 * (arm + 1) * reach) in row.split(), row
+            assert fmt_axis(13.1 * (arm + 1) * reach) in row.split(), row

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from marketsim.data.datasets import data_root
 from marketsim.errors import InputError
 from marketsim.scenario.parser import load_scenario, parse_scenario
 
@@ -36,10 +37,8 @@ def with_change(path: str, value: object) -> dict:
 @pytest.mark.parametrize("path", sorted((ROOT / "scenarios").rglob("*.toml")), ids=str)
 def test_shipped_scenarios_load(path: Path) -> None:
     replay = tomllib.loads(path.read_text()).get("replay", {})
-    if "data_dir" in replay:  # data_dir wins over MARKETSIM_DATA when loading
-        folder = path.parent / replay["data_dir"]
-        if not folder.is_dir():
-            pytest.skip(f"{path.name} replays reference data not found in {folder}")
+    if "dataset" in replay and data_root() is None:
+        pytest.skip(f"{path.name} replays reference data, not found")
     scenario = load_scenario(path)
     assert scenario.arms
     assert scenario.budget.edges >= scenario.tasks.count or scenario.budget.initial == "none"

@@ -46,6 +46,51 @@ def test_docs_key_tables_match_the_schema() -> None:
         assert needle in current
 
 
+def _reachable_tables() -> set[type]:
+    """Every pydantic table reachable from the scenario document (through unions, arrays and
+    nested tables), found here independently of the generator, plus the policy options."""
+    import types
+    import typing
+
+    from pydantic import BaseModel
+
+    from marketsim.scenario.schema import ScenarioDocument
+
+    found: set[type] = set()
+
+    def visit(annotation: object) -> None:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if annotation not in found:
+                found.add(annotation)
+                for field in annotation.model_fields.values():
+                    visit(field.annotation)
+            return
+        if typing.get_origin(annotation) in (list, typing.Union, types.UnionType):
+            for arg in typing.get_args(annotation):
+                visit(arg)
+
+    visit(ScenarioDocument)
+    return found | {m for m in POLICY_OPTIONS.values() if m.model_fields}
+
+
+def test_docs_have_a_key_table_for_every_table_of_the_schema() -> None:
+    """docs/scenarios.md has a section whose key table lists exactly the keys of each table the
+    schema accepts, nested ones included ([gold], [blocking], [workers.tiers], an arm's)."""
+    text = docs.DOCS.read_text(encoding="utf-8")
+    sections: dict[str, set[str]] = {}
+    for block in text.split("\n### ")[1:]:
+        heading, _, body = block.partition("\n")
+        sections[heading.strip()] = {line.split("`")[1] for line in body.split("\n## ")[0]
+                                     .splitlines() if line.startswith("| `")}
+    for model in _reachable_tables():
+        keys = set(model.model_fields)
+        assert any(found == keys for found in sections.values()), (model.__name__, keys)
+    for heading in ("[gold]", "[blocking]", "[workers.tiers]", "[[arms]]", "arms.policy",
+                    "arms.inference"):
+        assert heading in sections, heading
+    assert "arms.gold" in text.split("### [gold]")[1].split("###")[0]
+
+
 def test_json_schema_file_is_current_and_accepts_every_shipped_scenario() -> None:
     assert docs.SCHEMA_FILE.read_text(encoding="utf-8") == docs.json_text()
     schema = json.loads(docs.SCHEMA_FILE.read_text(encoding="utf-8"))

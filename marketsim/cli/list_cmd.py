@@ -6,10 +6,11 @@ import argparse
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import EXIT_OK
-from marketsim.policies.registry import POLICIES, describe
+from marketsim.policies.registry import POLICIES, summary
 from marketsim.scenario.specs import WORKER_MODELS
 
 WORKER_MODEL_TEXT = {
@@ -44,10 +45,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Print the four tables."""
+    """Print the four tables: each policy's first sentence (it may contain ``et al.``), each
+    method's, worker model's and data set's one-line description, whole."""
     console = Console()
     for title, rows in (
-        ("policies", [(n, describe(n).split(". ")[0] + ".") for n in POLICIES]),
+        ("policies", [(n, summary(n)) for n in POLICIES]),
         ("inference methods", [(n, s.description) for n, s in METHODS.items()]),
         ("worker models", [(n, WORKER_MODEL_TEXT[n]) for n in WORKER_MODELS]),
         ("reference data sets (infer --dataset; files from --data-dir, $MARKETSIM_DATA or "
@@ -57,7 +59,7 @@ def execute(args: argparse.Namespace) -> int:
         table = Table(title=title, title_justify="left", show_header=False)
         table.add_column("name", style="bold cyan", no_wrap=True)
         table.add_column("description")
-        for name, text in rows:
-            table.add_row(name, text)
+        for name, text in rows:  # Text: '[low, high]' is words, not console markup
+            table.add_row(Text(name), Text(text))
         console.print(table)
     return EXIT_OK

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from marketsim.errors import EXIT_OK
+from marketsim.errors import EXIT_OK, InputError
 from marketsim.scenario.parser import load_scenario
 from marketsim.scenario.specs import BlockingSpec, GoldSpec, Scenario
 from marketsim.scenario.sweep import expand
@@ -32,6 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      "that run accepts")
     p.add_argument("--allow-imports", action="store_true",
                    help="also import plugin policies and check their options")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="folder of the replayed reference data set (as run --data-dir: it "
+                   "beats $MARKETSIM_DATA, which beats the scenario's replay.data_dir)")
 
 
 def _mechanics_text(gold: GoldSpec | None, blocking: BlockingSpec | None) -> str:
@@ -74,7 +77,11 @@ def summary(scenario: Scenario, points: int) -> list[str]:
 
 def execute(args: argparse.Namespace) -> int:
     """Validate (every sweep point too) and print."""
-    scenario = load_scenario(args.scenario, allow_imports=args.allow_imports)
+    scenario = load_scenario(args.scenario, allow_imports=args.allow_imports,
+                             data_dir=args.data_dir)
+    if args.data_dir is not None and (scenario.replay is None or scenario.replay.dataset is None):
+        raise InputError("--data-dir only applies to a replay of a reference data set "
+                         "(replay.dataset)", source=scenario.source)
     points = expand(scenario)
     if args.json:
         print(json.dumps(scenario.to_dict(), default=str))

@@ -4,12 +4,17 @@ The reference data (Zhang et al.'s ``zhang2014/NAME_crowd.txt``/``NAME_truth.txt
 published curves in ``maginnis_gupta2015/``) are not part of the project; they sit in a folder
 found in this order:
 
-1. the folder given explicitly (``infer --data-dir DIR``, a replay scenario's ``data_dir``);
-2. the ``MARKETSIM_DATA`` environment variable;
-3. ``../shared/data`` beside the project (relative to the folder holding the ``marketsim``
+1. the folder given on the command line (``--data-dir DIR`` of ``infer``, ``run`` and
+   ``validate``; ``data_dir=`` of ``marketsim.load_scenario``);
+2. the ``MARKETSIM_DATA`` environment variable: it describes this machine, so it also beats
+3. a replay scenario file's own ``replay.data_dir`` (relative to the file), which names where
+   the data were on the machine the file was written on;
+4. ``../shared/data`` beside the project (relative to the folder holding the ``marketsim``
    package), then ``../shared/data`` relative to the current folder.
 
-A folder given by 1 or 2 must exist (no silent fall-back to 3). The data sets' files may be in
+A folder given by 1, 2 or 3 must exist (no silent fall-back to 4). The scenario parser applies
+1 and 2 over 3 when it reads a replay file (:func:`replay_data_dir`), so a run folder records
+the folder actually used. The data sets' files may be in
 the folder itself or in its ``zhang2014/`` subfolder, so ``MARKETSIM_DATA`` may name either
 ``shared/data`` or ``shared/data/zhang2014``.
 """
@@ -54,6 +59,15 @@ def data_root(data_dir: str | os.PathLike[str] | None = None) -> Path | None:
         return find_data_dir(data_dir)
     except InputError:
         return None
+
+
+def replay_data_dir(given: str | os.PathLike[str] | None) -> str | None:
+    """The folder that overrides a replay scenario file's own ``replay.data_dir``: ``given``
+    (``--data-dir``), else ``$MARKETSIM_DATA``, else None (the file's folder, or the
+    defaults, apply)."""
+    if given is not None:
+        return str(given)
+    return os.environ.get(DATA_ENV) or None
 
 
 def find_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any
 
 from marketsim.errors import InputError
@@ -115,3 +116,29 @@ def describe(name: str) -> str:
     """The policy's one-paragraph description, for reports and ``list``."""
     cls = POLICIES[name]
     return getattr(cls, "DESCRIPTION", cls.__doc__ or "")
+
+
+#: Words that end in a period without ending a sentence (``Zheng et al. 2015``, ``e.g. a``).
+ABBREVIATIONS = ("al", "e.g", "i.e", "etc", "cf", "vs", "approx", "resp", "Alg", "Fig",
+                 "Eq", "Sec", "Ch", "No", "Dr", "Mr", "Ms", "St")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[)\]\"']*\s+(?=[A-Z0-9`\"'(\[])")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (whitespace collapsed): up to the first ``.``, ``!`` or
+    ``?`` followed by a space and a capital, a digit or an opening mark, unless the word
+    before the period is an abbreviation (:data:`ABBREVIATIONS`: ``et al.``, ``e.g.``) or
+    an initial (``J. Smith``); the whole text when it is one sentence."""
+    text = " ".join(text.split())
+    for match in _SENTENCE_END.finditer(text):
+        head = text[: match.start()].rstrip(")]\"'")
+        word = head[:-1].rsplit(" ", 1)[-1].lstrip("([\"'")
+        if head.endswith(".") and (word in ABBREVIATIONS or len(word) == 1 and word.isalpha()):
+            continue
+        return text[: match.start()]
+    return text
+
+
+def summary(name: str) -> str:
+    """The first sentence of the policy's description, for ``marketsim list``."""
+    return first_sentence(describe(name))

@@ -113,6 +113,9 @@ class PairedComparison:
         """One sentence a report can print; names a winner only when the interval allows.
         ``fmt`` formats a difference (e.g. ``"{:,.0f} labels".format``)."""
         d = self.difference
+        if d.n == 0:
+            return (f"{self.arm} vs {self.reference}: no replicate where both have a value, "
+                    "no comparison possible")
         if d.n < 2:
             return f"{self.arm} vs {self.reference}: one replicate, no comparison possible"
         if not self.detected:

@@ -100,25 +100,41 @@ def _fewest(arms: Arms, names: Sequence[str], key: str, reach: Reach
         return None
     best_value, best = reached[0]
     ties = [n for v, n in reached if v == best_value]
-    others = [n for n in names if n not in ties]
+    others = [n for n in names if n not in ties and reach.value(arms[n], key) is not None]
+    missed = [n for n in names if reach.value(arms[n], key) is None]
     cmps = [reach_comparison(arms, best, o, key, reach) for o in others]
     undetected = [c for c in cmps if not (c.detected and c.difference.mean < 0)]
     if len(ties) > 1:
         text = (f"{', '.join(f'*{n}*' for n in ties)} tie with {reach.amount(best_value)} "
                 "on average")
+    elif not others:
+        text = f"only *{best}* reached it: {reach.fmt(best_value)} on average"
     elif not undetected:
-        text = (f"*{best}* needs detectably {reach.fewer} than every other arm: "
-                f"{reach.fmt(best_value)} on average")
+        text = (f"*{best}* needs detectably {reach.fewer} than every other arm "
+                f"{'that reached it' if missed else ''}: {reach.fmt(best_value)} on average"
+                ).replace(" :", ":")
     else:
         close = ", ".join(f"*{c.reference}* ({reach.fmt(reach.value(arms[c.reference], key))})"
                           for c in undetected)
+        pairs = min(c.difference.n for c in undetected)
         needed = [c.replicates_needed for c in undetected if c.replicates_needed]
-        text = (f"*{best}* needs {reach.fewest} on average ({reach.fmt(best_value)}), but no "
-                f"difference from {close} is detectable with "
-                f"{undetected[0].difference.n} replicates")
-        if needed:
+        text = f"*{best}* needs {reach.fewest} on average ({reach.fmt(best_value)}), but no "
+        if pairs < 2:
+            text += (f"difference from {close} can be tested: a paired comparison needs two "
+                     f"replicates where both reached it, and there {_were(pairs)}")
+        else:
+            text += f"difference from {close} is detectable with {pairs} replicates"
+        if needed and pairs >= 2:
             text += f" (about {max(needed)} would be needed)"
+    if missed and len(ties) < len(names):
+        text += (f"; {', '.join(f'*{n}*' for n in missed)} did not reach it "
+                 f"{reach.missing}")
     return text, best, ties
+
+
+def _were(n: int) -> str:
+    """``were none`` / ``was one``."""
+    return "were none" if n == 0 else "was one" if n == 1 else f"were {n}"
 
 
 def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
@@ -147,8 +163,11 @@ def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
 
 def _against(cmp: PairedComparison) -> str:
     d = cmp.difference
+    if d.n == 0:
+        return "no replicate where both reached it, so no comparison"
     if d.n < 2:
-        return f"{LABELS.amount(abs(d.mean))} {'fewer' if d.mean < 0 else 'more'} (one replicate)"
+        return (f"{LABELS.amount(abs(d.mean))} {'fewer' if d.mean < 0 else 'more'} in the one "
+                "replicate where both reached it (no interval)")
     if not cmp.detected:
         return f"no difference detectable with {d.n} replicates"
     word = "fewer" if d.mean < 0 else "more"
@@ -167,8 +186,9 @@ def diff_cell(entry: Mapping[str, Any] | None, fmt: Any) -> str:
 
 
 def comparisons_section(summary: Mapping[str, Any], names: Sequence[str], metric: Metric,
-                        checkpoints: Sequence[int]) -> list[str]:
-    """"Paired comparisons": each arm minus the reference arm on the same worlds."""
+                        checkpoints: Sequence[int], replicates: int = 2) -> list[str]:
+    """"Paired comparisons": each arm minus the reference arm on the same worlds (with fewer
+    than two ``replicates`` there is no pair to compare, and the text says so)."""
     comp = summary.get("comparisons") or {}
     ref = comp.get("reference")
     if not ref or not comp.get("arms"):
@@ -177,14 +197,18 @@ def comparisons_section(summary: Mapping[str, Any], names: Sequence[str], metric
     def diff(x: float) -> str:
         return f"{100 * x:+.2f} pt" if metric.percent else f"{x:+.4f}"
 
-    lines = [
-        f"## Paired comparisons against *{ref}*", "",
+    intro = (
         f"Every arm runs on the same worlds as *{ref}* (same tasks, workers and arrivals per "
         "replicate), so each is compared on the per-replicate differences (arm minus "
         f"*{ref}*): their mean and 95 % paired t-interval in brackets. **Bold**: the interval "
         "excludes zero, a difference detected with these replicates; otherwise none can be "
-        "claimed. Negative is better (lower error, fewer labels).", "",
-    ]
+        "claimed. Negative is better (lower error, fewer labels)."
+        if replicates >= 2 else
+        f"Every arm runs on the same world as *{ref}*, but with one replicate there are no "
+        f"replicate pairs: the differences below (arm minus *{ref}*) are those of that one "
+        "world, with no interval, and no difference can be claimed (a paired comparison "
+        "needs at least two replicates). Negative is better (lower error, fewer labels).")
+    lines = [f"## Paired comparisons against *{ref}*", "", intro, ""]
     rows = []
     for name in names:
         entry = comp["arms"].get(name)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, Group, JustifyMethod, RenderableType
 from rich.live import Live
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskProgressColumn, TextColumn
@@ -94,7 +96,8 @@ class LiveDashboard:
             )
             self._arm_tasks = [
                 self._progress.add_task(
-                    "[{1}]{0}[/] ".format(*terminal_style(i)) + escape(short(view.name, 28)),
+                    "[{1}]{0}[/] ".format(*terminal_style(i))
+                    + escape(short(view.name, _bar_name_length(self.console.width))),
                     total=st.replicates * st.budget, count="", eta=None,
                 )
                 for i, view in enumerate(st.arms)
@@ -160,45 +163,71 @@ class LiveDashboard:
     def _header(self) -> Text:
         st = self.state
         assert st is not None
+        end = ("interrupted" if self.interrupted else "finished") if self.stopped else ""
+        long = (f"  {st.replicates} replicates × {len(st.arms)} arms · budget "
+                f"{st.budget:,} labels · elapsed {fmt_seconds(st.elapsed())}")
+        name = "marketsim " + clean_name(st.scenario.name)
+        if len(name) + len(long) + len(end) + 2 > self.console.width:  # the words that fit
+            long = (f"  {st.replicates} reps × {len(st.arms)} arms · {fmt_axis(st.budget)}"
+                    f" labels · {fmt_seconds(st.elapsed())}")
         head = Text(no_wrap=True, overflow="ellipsis")
         head.append("marketsim ", style="bold")
         head.append(clean_name(st.scenario.name), style="bold cyan")
-        head.append(
-            f"  {st.replicates} replicates × {len(st.arms)} arms · budget "
-            f"{st.budget:,} labels · elapsed {fmt_seconds(st.elapsed())}"
-        )
-        if self.stopped:
-            head.append("  interrupted" if self.interrupted else "  finished",
-                        style="bold red" if self.interrupted else "bold green")
+        head.append(long)
+        if end:
+            head.append("  " + end, style="bold red" if self.interrupted else "bold green")
         return head
 
     def _table(self) -> Table:
+        """The table of arms, with as many columns as the terminal shows in full: the arm,
+        its error and the edges to each target always; then money and time to each target,
+        the replicates finished, the labels spent and the edges of the last point, each while
+        it fits (a column is dropped, never cut to an ellipsis)."""
         st = self.state
         assert st is not None
-        # Narrow terminals keep the columns that matter most: arm, error, edges to targets.
-        wide, medium = self.console.width >= 100, self.console.width >= 64
+        columns = [_Column("arm", "left", [self._arm_name(i) for i in range(len(st.arms))])]
+        columns += [_Column(h, "right", c) for h, c in self._value_columns()]
+        room = self.console.width
+        keep = {0, 3} if room >= 24 else {0}
+        error = columns[3].width() + _COLUMN_GAP if 3 in keep else 0
+        used = columns[0].width() + error
+        if used > room:  # only a terminal too narrow for the arm and its error cuts names
+            columns[0].max_width = max(8, room - error)
+            used = columns[0].max_width + error
+        for index in _PRIORITY:
+            if index < len(columns) and used + _COLUMN_GAP + columns[index].width() <= room:
+                keep.add(index)
+                used += _COLUMN_GAP + columns[index].width()
         table = Table(box=box.SIMPLE_HEAD, expand=False, padding=(0, 1), pad_edge=False,
                       show_edge=False)
-        table.add_column("arm", no_wrap=True, overflow="ellipsis", max_width=32)
-        if wide:
-            table.add_column("reps", justify="right", no_wrap=True)
-            table.add_column("labels", justify="right", no_wrap=True)
-        table.add_column(f"{st.metric.short} [95% CI]", justify="right", no_wrap=True)
-        if wide:
-            table.add_column("at edges", justify="right", no_wrap=True)
-        if medium:
-            for t in TARGETS:
-                table.add_column(f"edges→{st.metric.target_short(t)}", justify="right",
-                                 no_wrap=True)
-        costs = st.cost_axes if wide else []  # money, time beside labels when they differ
-        for axis in costs:
-            for t in TARGETS:
-                table.add_column(f"{axis}→{st.metric.target_short(t)}", justify="right",
-                                 no_wrap=True)
+        shown = [c for i, c in enumerate(columns) if i in keep]
+        for column in shown:
+            table.add_column(column.header, justify=column.justify, no_wrap=True,
+                             overflow="ellipsis", max_width=column.max_width)
+        for row in range(len(st.arms)):
+            table.add_row(*(column.cells[row] for column in shown))
+        return table
+
+    def _arm_name(self, index: int) -> Text:
+        """The arm's marker and name, in its colour."""
+        assert self.state is not None
+        marker, colour = terminal_style(index)
+        name = Text(marker + " ", style=colour)
+        name.append(self.state.arms[index].name)
+        return name
+
+    def _value_columns(self) -> list[tuple[str, list[RenderableType]]]:
+        """Every column after the arm's, in display order, as (header, one cell per arm):
+        reps, labels, error with its interval, edges at the last point, edges to each
+        target, then money and time to each target when they differ from labels."""
+        st = self.state
+        assert st is not None
+        costs = st.cost_axes  # money, time beside labels when they differ
+        heads = ["reps", "labels", f"{st.metric.short} [95% CI]", "at edges"]
+        heads += [f"{axis}→{st.metric.target_short(t)}" for axis in ("edges", *costs)
+                  for t in TARGETS]
+        cells: list[list[RenderableType]] = [[] for _ in heads]
         for i, view in enumerate(st.arms):
-            marker, colour = terminal_style(i)
-            name = Text(marker + " ", style=colour)
-            name.append(view.name)
             reach = [DASH] * len(TARGETS)
             cost = [DASH] * (len(TARGETS) * len(costs))
             error: Text | str = DASH
@@ -218,17 +247,11 @@ class LiveDashboard:
                 if last:
                     error = Text(fmt_error(last[-1].error_rate) + " live", style="dim")
                     at = num(last[-1].edges)
-            cells: list[RenderableType] = [name]
-            if wide:
-                cells += [f"{len(view.finished)}/{st.replicates}", fmt_axis(st.arm_labels(i))]
-            cells.append(error)
-            if wide:
-                cells.append(at)
-            if medium:
-                cells += reach
-            cells += cost
-            table.add_row(*cells)
-        return table
+            row = [f"{len(view.finished)}/{st.replicates}", fmt_axis(st.arm_labels(i)),
+                   error, at, *reach, *cost]
+            for column, cell in zip(cells, row, strict=True):
+                column.append(cell)
+        return list(zip(heads, cells, strict=True))
 
     def _phase(self) -> int:
         """Step of the charts' axis rotation: one per :data:`ROTATE_SECONDS` shown, and the
@@ -252,6 +275,36 @@ class LiveDashboard:
                 self._table(),
                 render_charts(self.state, self.console.width, rows_left, self._phase()),
             )
+
+
+#: Columns between two of the table's: one space of padding each side and the divider.
+_COLUMN_GAP = 3
+#: The order in which the table's optional columns (indices into the arm, reps, labels,
+#: error, at edges, edges→targets, money→targets, time→targets list) get the room left
+#: after the arm and its error: edges, money and time to the first target, then to the
+#: second, then reps, labels and the edges of the last point (the bars above show those).
+_PRIORITY = (5, 7, 9, 6, 8, 10, 1, 2, 4)
+
+
+@dataclass
+class _Column:
+    """A column of the table: its header, alignment and one cell per arm."""
+
+    header: str
+    justify: JustifyMethod
+    cells: list[RenderableType]
+    max_width: int | None = None
+
+    def width(self) -> int:
+        """Terminal cells the widest of the header and the cells needs."""
+        return max([cell_len(self.header)] + [
+            c.cell_len if isinstance(c, Text) else cell_len(str(c)) for c in self.cells])
+
+
+def _bar_name_length(width: int) -> int:
+    """Characters of an arm's name beside its progress bar: at least 28, at most 40, and as
+    many as leave the bar, its percentage, count and ETA about 47 columns."""
+    return min(40, max(28, width - 47))
 
 
 def _mean_to_reach(summary: dict[str, Any], axis: str, target: float) -> str:

@@ -13,8 +13,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from marketsim.aggregation.registry import METHODS
+from marketsim.policies.registry import POLICIES
 from marketsim.record.metric import metric_of
-from marketsim.report.arm_text import arm_specs, methods_section, policies_section, policy_name
+from marketsim.report.arm_text import (
+    arm_specs,
+    method_name,
+    methods_section,
+    policies_section,
+    policy_name,
+)
 from marketsim.report.comparison_text import comparisons_section, key_results
 from marketsim.report.cost_text import cost_plot_section, costs_section, gold_section
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
@@ -61,13 +69,15 @@ def report_markdown(
     lines += setup_section(setup, summary)
     lines += arms_section(arms, names, specs, metric)
     lines += score_section(arms, names, metric)
-    lines += plot_section(plot, metric)
+    # the fewest replicates any arm finished: under two, no interval and no pair exists
+    fewest = min((int(a.get("replicates") or 0) for a in arms.values()), default=0)
+    lines += plot_section(plot, metric, fewest)
     lines += cost_plot_section(cost_plots or {}, metric)
-    lines += checkpoints_section(arms, names, metric)
-    lines += targets_section(arms, names, specs, metric)
+    lines += checkpoints_section(arms, names, metric, fewest)
+    lines += targets_section(arms, names, specs, metric, fewest)
     lines += costs_section(summary, names, specs, metric)
     lines += gold_section(arms, names)
-    lines += comparisons_section(summary, names, metric, checkpoints(arms))
+    lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest)
     lines += policies_section(names, specs)
     lines += methods_section(names, specs, metric)
     lines += files_section(summary, setup, run_dir, versions, cost_plots)
@@ -81,31 +91,20 @@ def files_section(
     versions: Mapping[str, str] | None,
     cost_plots: Mapping[str, PlotInfo] | None = None,
 ) -> list[str]:
-    """"Files and reproduction": what the folder holds, run time, how to re-run and re-render."""
+    """"Files and reproduction": what the folder holds, run time, how to re-run and re-render.
+    Only files the folder holds are named (a study built in Python has no ``scenario.toml``)."""
     lines = ["## Files and reproduction", ""]
     seconds = summary.get("seconds")
-    point = (setup or {}).get("sweep_point")
-    if point:
-        rerun = ("- this folder is one grid point of a sweep; re-run the sweep from its "
-                 "top-level folder's `scenario.toml`")
-    else:
-        # a policy given as 'module:Class' runs only with --allow-imports
-        plugin = any(":" in (policy_name(spec) or "") for spec in arm_specs(setup).values())
-        replay = (setup or {}).get("replay")
-        data = replay.get("data_dir") if isinstance(replay, Mapping) else None
-        rerun = (f"- re-run (from this folder): `python -m marketsim run scenario.toml --seed "
-                 f"{summary.get('seed')} --replicates {summary.get('replicates')}"
-                 f"{f' --data-dir {data}' if isinstance(data, str) else ''}"
-                 f"{' --allow-imports' if plugin else ''}`"
-                 + (" (the policy modules must be importable: on `PYTHONPATH`)" if plugin
-                    else ""))
-    extra = "".join(f"`{p.png.name}`, `{p.svg.name}`, " for p in (cost_plots or {}).values())
+    extra = [n for p in (cost_plots or {}).values() for n in (p.png.name, p.svg.name)]
+    files = ["curves.csv", "summary.json", PNG_NAME, SVG_NAME, *extra, "scenario.toml",
+             "run.json"]
+    if run_dir is not None:
+        files = [name for name in files if (run_dir / name).is_file()]
     lines += [
-        f"- `curves.csv`, `summary.json`, `{PNG_NAME}`, `{SVG_NAME}`, {extra}`scenario.toml`, "
-        "`run.json`"
-        f" in this folder; see `reports/README.md` for what they hold.",
+        "- " + ", ".join(f"`{name}`" for name in files)
+        + " in this folder; see `reports/README.md` for what they hold.",
         "- run time: " + (f"{seconds:.1f} s" if isinstance(seconds, int | float) else "unknown"),
-        rerun,
+        _rerun(summary, setup, run_dir is None or "scenario.toml" in files),
         "- re-render this report: `python -m marketsim report "
         f"{run_dir if run_dir is not None else 'RUN_DIR'}`",
     ]
@@ -115,3 +114,38 @@ def files_section(
                                                  if k in versions))
     lines.append("")
     return lines
+
+
+def _rerun(summary: Mapping[str, Any], setup: Mapping[str, Any] | None, has_copy: bool) -> str:
+    """How to run the study again: from the folder's ``scenario.toml`` copy; for a study built
+    in Python (no copy), from the document ``run.json`` records, or, when arms hold Python
+    objects no file can hold, by running the same scenario object again."""
+    seed, replicates = summary.get("seed"), summary.get("replicates")
+    if (setup or {}).get("sweep_point"):
+        return ("- this folder is one grid point of a sweep; re-run the sweep from its "
+                "top-level folder's `scenario.toml`")
+    specs = arm_specs(setup)
+    objects = sorted({name for spec in specs.values() for name in (
+        policy_name(spec), method_name(spec)) if name is not None and ":" not in name
+        and name not in POLICIES and name not in METHODS})
+    if objects:
+        return ("- re-run: this study was built in Python with arms holding Python objects "
+                f"({', '.join(objects)}), which no file can hold, so this folder has no "
+                "`scenario.toml`; run the same scenario again with `marketsim.run(scenario, "
+                f"seed={seed}, replicates={replicates})`")
+    # a policy given as 'module:Class' runs only with --allow-imports
+    plugin = any(":" in (policy_name(spec) or "") for spec in specs.values())
+    if not has_copy:
+        imports = ", allow_imports=True" if plugin else ""
+        return ("- re-run: this study was built in Python, so this folder has no "
+                "`scenario.toml`; `run.json` records the scenario it ran (in Python, from this "
+                "folder, with `json` and `pathlib.Path` imported): `marketsim.run(marketsim."
+                "scenario_from_dict(json.loads(Path('run.json').read_text())['document']"
+                f"{imports}), seed={seed}, replicates={replicates})`")
+    replay = (setup or {}).get("replay")
+    data = replay.get("data_dir") if isinstance(replay, Mapping) else None
+    return (f"- re-run (from this folder): `python -m marketsim run scenario.toml --seed "
+            f"{seed} --replicates {replicates}"
+            f"{f' --data-dir {data}' if isinstance(data, str) else ''}"
+            f"{' --allow-imports' if plugin else ''}`"
+            + (" (the policy modules must be importable: on `PYTHONPATH`)" if plugin else ""))

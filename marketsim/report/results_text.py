@@ -114,18 +114,24 @@ def arms_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
                                    f"final {metric.short}"], rows, "lllrrr"), ""]
 
 
-def plot_section(plot: PlotInfo, metric: Metric) -> list[str]:
-    """The plot with its caption (what the band is, and the log-scale floor)."""
+def plot_section(plot: PlotInfo, metric: Metric, replicates: int = 2) -> list[str]:
+    """The plot with its caption (what the band is, and the log-scale floor); with fewer than
+    two ``replicates`` (the fewest any arm finished) no band can be drawn, and it says so."""
+    band = (f"*Mean {metric.label} over replicates (line) with its 95 % confidence band "
+            "(shaded: Student-t interval with n - 1 degrees of freedom, clipped at 0)"
+            if replicates >= 2 else
+            f"*{metric.sentence} of the one replicate (line; a confidence band needs at "
+            "least two replicates, so none is drawn)")
     return [
         f"## {metric.heading} against labels spent", "",
         f"![{metric.sentence} against labels spent, one curve per arm]({PNG_NAME})",
         "",
-        f"*Mean {metric.label} over replicates (line) with its 95 % confidence band (shaded: "
-        f"Student-t interval with n - 1 degrees of freedom, clipped at 0), on a log scale"
+        f"{band}, on a log scale"
         + ("; thin dotted lines: the plain (unweighted) mean of the same arm's scores"
            if not metric.percent else "")
         + f". An error of exactly 0 cannot be drawn on "
-        f"a log axis, so means and band edges below {plot.floor:.2g} ("
+        f"a log axis, so {'means and band edges' if replicates >= 2 else 'values'} below "
+        f"{plot.floor:.2g} ("
         + ("half of one task's error, 0.5 / number of tasks" if metric.percent else
            "half the smallest positive mean")
         + ") are drawn at that floor (dotted line)"
@@ -135,15 +141,21 @@ def plot_section(plot: PlotInfo, metric: Metric) -> list[str]:
     ]
 
 
-def checkpoints_section(arms: Arms, names: Sequence[str], metric: Metric) -> list[str]:
-    """Mean error and its 95 % interval for each arm at the budget :func:`checkpoints`."""
+def checkpoints_section(arms: Arms, names: Sequence[str], metric: Metric,
+                        replicates: int = 2) -> list[str]:
+    """Mean error and its 95 % interval for each arm at the budget :func:`checkpoints` (no
+    interval with fewer than two ``replicates``, and the text says so)."""
     cps = checkpoints(arms)
     lines = [f"## {metric.heading} at budget checkpoints", ""]
     if not cps:
         return lines + ["No unit has finished yet.", ""]
-    lines += [f"Mean {metric.label} and its 95 % confidence interval (Student's t with n - 1 "
-              "degrees of freedom, clipped to the possible range) after the given number of "
-              "labels.", ""]
+    if replicates >= 2:
+        lines += [f"Mean {metric.label} and its 95 % confidence interval (Student's t with "
+                  "n - 1 degrees of freedom, clipped to the possible range) after the given "
+                  "number of labels.", ""]
+    else:
+        lines += [f"{metric.sentence} of the one replicate after the given number of labels; "
+                  "`[—]`: a confidence interval needs at least two replicates.", ""]
     rows = []
     for name in names:
         a = arms[name]
@@ -162,23 +174,30 @@ def reach_interval(arm: Mapping[str, Any], key: str, axis: str = "edges",
     if not ci or not ci.get("of"):
         return ""
     if ci.get("reached") != ci.get("of") or ci.get("mean") is None:
-        return f" ({ci.get('reached')}/{ci.get('of')} replicates reached it)"
+        if not ci.get("reached"):
+            return (" (not reached in its one replicate)" if ci.get("of") == 1 else
+                    f" (not reached in any of the {ci.get('of')} replicates)")
+        return f" (reached in {ci.get('reached')} of {ci.get('of')} replicates)"
     if ci.get("low") is None:
         return f" (mean {fmt(ci['mean'])}, one replicate)"
     return f" (mean {fmt(ci['mean'])} [{fmt(ci['low'])}, {fmt(ci['high'])}])"
 
 
 def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
-                    metric: Metric) -> list[str]:
-    """Labels each arm needed to reach each target, and the saving against its baseline."""
+                    metric: Metric, replicates: int = 2) -> list[str]:
+    """Labels each arm needed to reach each target, and the saving against its baseline (no
+    interval with fewer than two ``replicates``, and the text says so)."""
     goal = (" / ".join(f"{100 * t:g} %" for t in TARGETS) + " error" if metric.percent
             else "RMSE " + " / ".join(f"{t:g}" for t in TARGETS))
     lines = [f"## Labels needed to reach {goal}", ""]
     lines += [
         "The fewest labels after which the mean error stays at or below the target for the rest "
         "of the run ('—' = not reached within the budget); in brackets, the mean of each "
-        "replicate's own labels-to-target with its 95 % Student-t interval. The saving is "
-        "measured against the "
+        + ("replicate's own labels-to-target with its 95 % Student-t interval (when every "
+           "replicate reached it, else how many did)" if replicates >= 2 else
+           "replicate's own labels-to-target (one replicate: no interval), or that it was not "
+           "reached")
+        + ". The saving is measured against the "
         "uniform-policy arm with the same inference method (else the first uniform arm): a "
         "positive number is labels saved.", "",
     ]

@@ -102,7 +102,8 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -
         f"and the policy decides where the next batch goes. {error_txt}",
         "",
         f"Every arm (policy + inference method) is run on the same "
-        f"**{summary.get('replicates')} replicate worlds** (common random numbers, "
+        f"**{summary.get('replicates')} replicate "
+        f"world{'' if summary.get('replicates') == 1 else 's'}** (common random numbers, "
         f"**seed {summary.get('seed')}**), so differences between arms are not due to luck of "
         f"the draw of tasks and workers.",
         "",

@@ -135,9 +135,11 @@ def editable(scenario: specs.Scenario) -> Scenario:
 
 
 def load_scenario(path: str | Path, *, allow_imports: bool = False,
-                  data_dir: str | None = None) -> Scenario:
-    """Read and validate the scenario file at ``path`` (as ``marketsim run`` does)."""
-    return editable(load_file(path, allow_imports=allow_imports, data_dir=data_dir))
+                  data_dir: str | Path | None = None) -> Scenario:
+    """Read and validate the scenario file at ``path`` (as ``marketsim run`` does);
+    ``data_dir`` (a string or a path) replaces a replay's ``replay.data_dir``."""
+    return editable(load_file(path, allow_imports=allow_imports,
+                              data_dir=None if data_dir is None else str(data_dir)))
 
 
 def scenario_from_dict(data: Mapping[str, Any], source: str = "<python>", *,

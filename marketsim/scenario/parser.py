@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS
+from marketsim.data.datasets import replay_data_dir
 from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
 from marketsim.scenario.inference_options import check_inference
@@ -378,8 +379,8 @@ def resolve_imports(scenario: Scenario, allow_imports: bool) -> Scenario:
 
 def load_scenario(path: str | Path, *, allow_imports: bool = False,
                   data_dir: str | None = None) -> Scenario:
-    """Read and validate the scenario file at ``path``; ``data_dir`` (``run --data-dir``)
-    replaces a replay's ``replay.data_dir``."""
+    """Read and validate the scenario file at ``path``; ``data_dir`` (``--data-dir``), else
+    ``$MARKETSIM_DATA``, replaces a replay's ``replay.data_dir`` (``marketsim.data.datasets``)."""
     source = str(path)
     try:
         text = Path(path).read_bytes().decode("utf-8")
@@ -395,6 +396,9 @@ def load_scenario(path: str | Path, *, allow_imports: bool = False,
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", source=source) from None
+    if isinstance(data.get("replay"), dict) and (data_dir is not None
+                                                 or "dataset" in data["replay"]):
+        data_dir = replay_data_dir(data_dir)  # --data-dir, else $MARKETSIM_DATA, beat the file
     if data_dir is not None and isinstance(data.get("replay"), dict):
         data["replay"]["data_dir"] = str(Path(data_dir).absolute())
     return parse_scenario(data, source, allow_imports=allow_imports)

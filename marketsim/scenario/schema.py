@@ -297,7 +297,9 @@ class ReplayTable(Table):
     labels: str | None = F(None, "labels file (relative to the scenario file); give this with "
                            "`truth`, or `dataset`", shown="none")
     truth: str | None = F(None, "truth file, required with `labels`", shown="none")
-    data_dir: str | None = F(None, "folder of the reference data sets", shown="MARKETSIM_DATA")
+    data_dir: str | None = F(None, "folder of the reference data sets (relative to the "
+                             "scenario file); `--data-dir` and `$MARKETSIM_DATA` come first",
+                             shown="../shared/data")
     format: Literal["zhang", "csv"] | None = F(None, "labels file format",
                                                shown="from the file")
 

@@ -1,0 +1,84 @@
+"""Every sentence report.md writes about its own statistics holds in the edge cases: one
+replicate (no interval, no replicate pairs), an arm that never reaches a target, a target
+reached in some replicates only, no replicate where both arms reached it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import marketsim
+from marketsim.record.metric import ERROR_RATE
+from marketsim.report.comparison_text import key_results
+from marketsim.report.results_text import reach_interval
+
+TINY = {
+    "scenario": {"name": "edge", "seed": 1, "replicates": 1},
+    "tasks": {"count": 30},
+    "workers": {"count": 6, "ability": {"alpha": 2, "beta": 2}},
+    "budget": {"edges": 90, "batch": 30},
+    "arms": [{"name": "uniform", "policy": "uniform"},
+             {"name": "entropy", "policy": "entropy-greedy"}],
+}
+
+
+@pytest.fixture(scope="module")
+def one_replicate(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """report.md of a one-replicate study whose arms reach neither target."""
+    out = tmp_path_factory.mktemp("edge") / "run"
+    marketsim.run(marketsim.scenario_from_dict(TINY), out=out, progress=False)
+    return (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_one_replicate_claims_no_interval_band_or_comparison(one_replicate: str) -> None:
+    report = one_replicate
+    assert "95 % confidence band" not in report and "no confidence band" not in report
+    assert "a confidence band needs at least two replicates, so none is drawn" in report
+    assert "95 % confidence interval (Student" not in report
+    assert "a confidence interval needs at least two replicates" in report
+    assert "with its 95 % Student-t interval" not in report
+    assert "**1 replicate world**" in report
+    paired = report.split("## Paired comparisons")[1].split("\n## ")[0]
+    assert "with one replicate there are no replicate pairs" in paired
+    assert "paired t-interval in brackets" not in paired
+    assert "**" not in paired.split("\n", 3)[3]  # nothing in bold: nothing detected
+    assert not re.search(r"\[[-+]?\d", paired)  # no interval anywhere
+    table = report.split("## Labels needed to reach")[1].split("\n## ")[0]
+    assert table.count("not reached in its one replicate") == 4
+    assert "0/1" not in table
+
+
+def arm(reached: list[float | None], curve: float | None) -> dict:
+    """A summary arm whose replicates reached the 5 % target after ``reached`` labels (None:
+    never), its mean curve after ``curve``; 1 % is never reached."""
+    done = [v for v in reached if v is not None]
+    ci = {"mean": sum(done) / len(done) if done and len(done) == len(reached) else None,
+          "low": None, "high": None, "reached": len(done), "of": len(reached)}
+    return {"replicates": len(reached), "replicate_ids": list(range(len(reached))),
+            "edges_to_reach": {"0.05": curve, "0.01": None},
+            "edges_to_reach_replicates": {"0.05": reached, "0.01": [None] * len(reached)},
+            "edges_to_reach_ci95": {"0.05": ci, "0.01": {**ci, "mean": None, "reached": 0}}}
+
+
+def test_reached_in_some_replicates_and_in_none_are_said_so() -> None:
+    assert reach_interval(arm([100.0, None], 120.0), "0.05") == " (reached in 1 of 2 replicates)"
+    assert reach_interval(arm([None, None], None), "0.05") == (
+        " (not reached in any of the 2 replicates)")
+    assert reach_interval(arm([None], None), "0.05") == " (not reached in its one replicate)"
+
+
+def test_in_short_says_which_arms_never_reached_and_when_nothing_can_be_tested() -> None:
+    """An arm that never reached a target is named as such, not 'not detectably different';
+    no pair where both reached it means no test, not 'detectable with 0 replicates'."""
+    specs = {"a": {"policy": "entropy-greedy"}, "b": {"policy": "qasca"},
+             "c": {"policy": "oracle"}}
+    arms = {"a": arm([100.0, 140.0], 120.0), "b": arm([None, None], None)}
+    lines = key_results(arms, specs, ["a", "b"], ERROR_RATE)
+    assert lines[0] == ("- **5 % error**: only *a* reached it: 120 on average; *b* did not reach "
+                        "it within the budget.")
+    arms = {"a": arm([100.0, None], 120.0), "c": arm([None, 200.0], 200.0)}
+    text = key_results(arms, specs, ["a", "c"], ERROR_RATE)[0]
+    assert "detectable with 0 replicates" not in text
+    assert ("no difference from *c* (200) can be tested: a paired comparison needs two "
+            "replicates where both reached it, and there were none") in text
