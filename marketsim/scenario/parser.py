@@ -24,11 +24,7 @@ from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
 from marketsim.scenario.inference_options import check_inference
 from marketsim.scenario.mechanics import arm_mechanics, check_initial_graph, read_mechanics
-from marketsim.scenario.options import (
-    check_builds,
-    check_builtin_options,
-    check_class_options,
-)
+from marketsim.scenario.options import check_builds, check_builtin_options, check_class_options
 from marketsim.scenario.replay import ReplaySpec, load_replay
 from marketsim.scenario.schema import (
     ArmTable,
