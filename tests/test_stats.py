@@ -100,3 +100,17 @@ def test_light_kernels_give_scipy_stats_bits() -> None:
     for df in (1, 2, 4, 19, 99, 1999):
         for q in (0.5, 0.8, 0.975, 0.995):
             assert t_quantile(q, df) == float(scipy_stats.t.ppf(q, df))
+
+
+def test_pairs_without_spread_need_the_sign_test_not_a_zero_width_interval() -> None:
+    # Labels-to-target sits on the refresh grid: two replicates often differ by exactly the
+    # same amount, and the degenerate t-interval [+20, +20] is no evidence of a difference.
+    two = paired_comparison("a", "b", np.array([120.0, 140.0]), np.array([100.0, 120.0]))
+    assert two.no_spread and not two.detected
+    assert "no spread" in two.verdict() and "[" not in two.verdict()
+    six = paired_comparison("a", "b", np.full(6, 120.0), np.full(6, 100.0))
+    assert six.detected and "every one of 6 replicates" in six.verdict()
+    assert "sign test p = 0.031" in six.verdict()
+    spread = paired_comparison("a", "b", np.array([120.0, 125.0, 130.0]),
+                               np.array([100.0, 100, 100]))
+    assert not spread.no_spread and spread.detected

@@ -103,9 +103,21 @@ class PairedComparison:
     replicates_needed: int | None
 
     @property
-    def detected(self) -> bool:
-        """Whether the paired interval excludes zero."""
+    def no_spread(self) -> bool:
+        """Every replicate pair differs by the same amount: the t-interval has zero width,
+        which says nothing about the spread of the differences (labels-to-target sits on the
+        refresh grid, so two replicates often agree exactly)."""
         d = self.difference
+        return d.n >= 2 and d.half_width == 0 and d.mean != 0
+
+    @property
+    def detected(self) -> bool:
+        """Whether the paired interval excludes zero. With no spread the degenerate t-interval
+        is not trusted: the pairs must then pass the two-sided sign test at :data:`LEVEL`
+        (all ``n`` differences of one sign: p = 2 · 0.5ⁿ, so at least 6 pairs)."""
+        d = self.difference
+        if self.no_spread:
+            return 2 * 0.5 ** d.n < 1 - LEVEL
         return d.n >= 2 and (d.low > 0 or d.high < 0)
 
     def verdict(self, *, lower_is_better: bool = True,
@@ -121,8 +133,16 @@ class PairedComparison:
         if not self.detected:
             more = (f"; about {self.replicates_needed} would be needed for the observed "
                     f"difference" if self.replicates_needed else "")
+            if self.no_spread:
+                more = (f" (the {d.n} pairs all differ by {fmt(d.mean)}: no spread to build an "
+                        "interval from, and a sign test needs at least 6 pairs)")
             return (f"{self.arm} vs {self.reference}: no difference detectable with "
                     f"{d.n} replicates{more}")
+        if self.no_spread:
+            better = (d.mean < 0) == lower_is_better
+            return (f"{self.arm} is {'better' if better else 'worse'} than {self.reference} by "
+                    f"{fmt(abs(d.mean))} in every one of {d.n} replicates (sign test p = "
+                    f"{2 * 0.5 ** d.n:.2g})")
         better = (d.mean < 0) == lower_is_better
         word = "better" if better else "worse"
         return (f"{self.arm} is {word} than {self.reference} by {fmt(abs(d.mean))} "

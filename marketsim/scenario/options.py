@@ -163,3 +163,6 @@ def check_builds(cls: type, name: str, options: Mapping[str, Any], key: str,
     except (ValueError, TypeError) as exc:
         raise InputError(f"{key}: policy {name!r} refuses its options: "
                          f"{printable(str(exc))}", source=source) from None
+    except (Exception, SystemExit):  # a policy that fails otherwise (raises,
+        # calls sys.exit) is the market's policy guard's to report, with its traceback (exit 70)
+        return
