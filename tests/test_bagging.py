@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
 from marketsim.policies import bagging
 from marketsim.policies.bagging import (
+    TESTED_SKLEARN,
     BootstrapForest,
-    _direct_grower,
     _public_grower,
     _same_trees,
+    private_api_tested,
     tree_grower,
 )
 
@@ -80,15 +83,16 @@ def test_max_features_capped_at_columns() -> None:
 
 @pytest.mark.parametrize("criterion", ["entropy", "gini"])
 @pytest.mark.parametrize("max_depth", [10, 3, None])
-def test_direct_grower_grows_the_trees_of_fit(criterion: str, max_depth: int | None) -> None:
-    """scikit-learn's builder driven directly gives DecisionTreeClassifier.fit's trees, node
-    for node, and the same predicted probabilities: two classes, one class (a bootstrap
-    sample may miss the rare one), three classes and codes with a gap, duplicated rows."""
+def test_the_chosen_grower_grows_the_trees_of_fit(criterion: str, max_depth: int | None) -> None:
+    """Whichever grower the forest uses gives DecisionTreeClassifier.fit's trees, node for
+    node, and the same predicted probabilities: two classes, one class (a bootstrap sample may
+    miss the rare one), three classes and codes with a gap, duplicated rows."""
     rng = np.random.default_rng(11)
     x, y = noisy_threshold(600, 12)
     x = np.vstack([x, x[:100]]).astype(np.float32)  # duplicated rows
     y = np.concatenate([y, y[:100]]).astype(np.intp)
-    direct = _direct_grower(criterion, max_depth, 3)
+    tree_grower.cache_clear()
+    chosen = tree_grower(criterion, max_depth, 3)
     public = _public_grower(criterion, max_depth, 3)
     targets = [y, np.zeros_like(y), np.ones_like(y), rng.integers(0, 3, y.size),
                2 * y.astype(np.intp)]
@@ -96,11 +100,33 @@ def test_direct_grower_grows_the_trees_of_fit(criterion: str, max_depth: int | N
         for seed in (0, 1, 2**31 - 2):
             rows = rng.integers(0, y.size, 400)
             sample = np.take(x, rows, axis=0)
-            a = direct(sample, codes[rows], seed)
+            a = chosen(sample, codes[rows], seed)
             b = public(sample, codes[rows], seed)
             assert _same_trees(a, b), (k, seed)
             np.testing.assert_array_equal(a.predict_proba(x, check_input=False),
                                           b.predict_proba(x, check_input=False))
+
+
+def test_scikit_learn_private_state_is_used_only_for_tested_releases(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another scikit-learn release than those tested: the forest's trees come from fit, the
+    same forest; the tested range is the one pyproject.toml declares."""
+    import sklearn
+    assert private_api_tested("1.4.0") and private_api_tested("1.9.1")
+    assert not private_api_tested("1.10.0") and not private_api_tested("1.3.2")
+    assert not private_api_tested("2.0.dev0")
+    x, y = noisy_threshold(800, 13)
+    tree_grower.cache_clear()
+    expected = BootstrapForest(random_state=4).fit(x, y).predict_proba(x)
+    monkeypatch.setattr(sklearn, "__version__", "1.10.0")
+    tree_grower.cache_clear()
+    assert tree_grower("entropy", 10, 5).__qualname__.startswith("_public_grower")
+    np.testing.assert_array_equal(BootstrapForest(random_state=4).fit(x, y).predict_proba(x),
+                                  expected)
+    tree_grower.cache_clear()
+    (low_major, low_minor), (high_major, high_minor) = TESTED_SKLEARN
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    assert f'"scikit-learn>={low_major}.{low_minor},<{high_major}.{high_minor}"' in pyproject
 
 
 def test_a_grower_that_does_not_match_fit_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,7 +145,6 @@ def test_a_grower_that_does_not_match_fit_is_not_used(monkeypatch: pytest.Monkey
     for fake in (broken, wrong):
         tree_grower.cache_clear()
         monkeypatch.setattr(bagging, "_compiled_grower", fake)
-        monkeypatch.setattr(bagging, "_direct_grower", fake)
         grow = tree_grower("entropy", 10, 5)
         assert grow.__qualname__.startswith("_public_grower")
         np.testing.assert_array_equal(

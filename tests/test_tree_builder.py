@@ -18,7 +18,6 @@ from marketsim.policies._native.tree_builder import splitter_state
 from marketsim.policies.bagging import (
     BootstrapForest,
     _compiled_grower,
-    _direct_grower,
     _public_grower,
     _same_trees,
     tree_grower,
@@ -111,7 +110,7 @@ def test_more_classes_than_the_builder_takes_go_to_scikit_learn() -> None:
 def test_the_policy_uses_it_for_entropy_and_falls_back_for_gini() -> None:
     tree_grower.cache_clear()
     assert tree_grower("entropy", 10, 10).__qualname__.startswith("_compiled_grower")
-    assert tree_grower("gini", 10, 10).__qualname__.startswith("_direct_grower")
+    assert tree_grower("gini", 10, 10).__qualname__.startswith("_public_grower")
     with pytest.raises(ValueError, match="entropy"):
         _compiled_grower("gini", 10, 3)
 
@@ -123,7 +122,7 @@ def test_forest_predictions_are_those_of_scikit_learns_trees(
     x, y = problem("policy", 6000, 23, 2, rng)
     x_test, _ = problem("policy", 2000, 23, 2, rng)
     fast = BootstrapForest(random_state=4).fit(x, y.astype(bool)).predict_proba(x_test)
-    monkeypatch.setattr(bagging, "tree_grower", _direct_grower)
+    monkeypatch.setattr(bagging, "tree_grower", _public_grower)
     slow = BootstrapForest(random_state=4).fit(x, y.astype(bool)).predict_proba(x_test)
     np.testing.assert_array_equal(fast, slow)
 
@@ -172,7 +171,7 @@ def test_without_the_extension_the_same_forest_comes_from_scikit_learn(
     try:
         with pytest.raises(ImportError, match="not built"):
             _compiled_grower("entropy", 10, 10)
-        assert tree_grower("entropy", 10, 10).__qualname__.startswith("_direct_grower")
+        assert tree_grower("entropy", 10, 10).__qualname__.startswith("_public_grower")
         np.testing.assert_array_equal(BootstrapForest(random_state=2).fit(x, y).predict_proba(x),
                                       built)
     finally:

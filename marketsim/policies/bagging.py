@@ -9,20 +9,16 @@ that is slower than fitting each tree on its sample, with the same held-out accu
 are scikit-learn's ``DecisionTreeClassifier`` with the same criterion, depth and features per
 split; repeated rows of a bootstrap sample weigh like sklearn's counts.
 
-Each tree is grown by scikit-learn's own Cython builder, driven directly
-(:func:`tree_grower`): ``DecisionTreeClassifier.fit`` spends about a quarter of a 4,000-row
-tree in its Python layer (target checks, ``np.unique``, parameter handling), which the
-forest does once for all its trees. The trees are the ones ``fit`` grows, node for node: the
-grower checks that on a small problem when first used and falls back to ``fit`` if they
-differ or the private API has moved (written against scikit-learn 1.9;
-``tests/test_bagging.py`` compares both paths on the installed version).
-
-Faster still, where the package's C extension ``_native.tree_builder`` is built (``pip
-install`` compiles it): the same trees, grown from per-node class histograms of the
-small-integer feature columns instead of a sort per feature per node
-(:func:`_compiled_grower`; entropy criterion). It is checked against ``fit`` on first use
-like the direct grower, and ``tests/test_tree_builder.py`` compares it node for node on many
-problems.
+Each tree is grown by the package's C extension ``_native.tree_builder`` (``pip install``
+compiles it; entropy criterion): the trees ``DecisionTreeClassifier.fit`` grows, node for node,
+from per-node class histograms of the small-integer feature columns instead of a sort per
+feature per node (:func:`_compiled_grower`). Its node arrays are loaded into a scikit-learn
+``Tree`` through the tree's pickling state, the one scikit-learn class the package touches
+that is not public. That is done only for the scikit-learn releases it was tested with
+(:data:`TESTED_SKLEARN`, the range ``pyproject.toml`` declares) and checked against ``fit`` on
+first use; otherwise — another release, another criterion, no compiler — the trees come from
+``DecisionTreeClassifier.fit`` itself, the same trees, slower (``tests/test_tree_builder.py``
+and ``tests/test_bagging.py`` check both paths).
 """
 
 from __future__ import annotations
@@ -44,6 +40,23 @@ except ImportError:  # not built: scikit-learn's builder grows the same trees, s
 #: ``grow(sample, codes, seed) -> DecisionTreeClassifier``: a fitted tree.
 Grower = Callable[[np.ndarray, np.ndarray, int], Any]
 
+#: scikit-learn releases whose ``Tree`` pickling state the compiled grower was tested with:
+#: [low, high). ``pyproject.toml`` declares the same range; outside it, ``fit`` grows the trees.
+TESTED_SKLEARN = ((1, 4), (1, 10))
+
+
+def sklearn_release(version: str) -> tuple[int, int]:
+    """(major, minor) of a scikit-learn version string (``"1.9.1"``, ``"1.10.dev0"``)."""
+    major, minor = (version.split(".") + ["0"])[:2]
+    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+
+
+def private_api_tested(version: str) -> bool:
+    """Whether scikit-learn ``version`` is one the compiled grower's ``Tree`` state was
+    tested with (:data:`TESTED_SKLEARN`)."""
+    low, high = TESTED_SKLEARN
+    return low <= sklearn_release(version) < high
+
 
 def _public_grower(
     criterion: str, max_depth: int | None, max_features: int, check_input: bool = False
@@ -56,38 +69,6 @@ def _public_grower(
         tree = DecisionTreeClassifier(criterion=criterion, max_depth=max_depth,
                                       max_features=max_features, random_state=seed)
         return tree.fit(sample, codes, check_input=check_input)
-
-    return grow
-
-
-def _direct_grower(criterion: str, max_depth: int | None, max_features: int) -> Grower:
-    """Trees grown by scikit-learn's builder with the arguments ``fit`` would give it for
-    float32 rows, integer class codes, no weights and the other parameters at their
-    defaults; the result wrapped in the fitted ``DecisionTreeClassifier`` that ``fit``
-    returns (so ``predict_proba`` is scikit-learn's)."""
-    from sklearn.tree import DecisionTreeClassifier
-    from sklearn.tree._classes import CRITERIA_CLF, DENSE_SPLITTERS
-    from sklearn.tree._tree import DepthFirstTreeBuilder, Tree
-
-    depth = np.iinfo(np.int32).max if max_depth is None else int(max_depth)
-
-    def grow(sample: np.ndarray, codes: np.ndarray, seed: int) -> Any:
-        classes, encoded = _split_codes(codes)
-        n_classes = np.array([classes.size], dtype=np.intp)
-        target = np.ascontiguousarray(encoded.reshape(-1, 1), dtype=np.float64)
-        random_state = np.random.RandomState(seed)
-        splitter = DENSE_SPLITTERS["best"](
-            CRITERIA_CLF[criterion](1, n_classes), max_features, 1, 0.0, random_state, None
-        )
-        tree = Tree(sample.shape[1], n_classes, 1)
-        DepthFirstTreeBuilder(splitter, 2, 1, 0.0, depth, 0.0).build(
-            tree, sample, target, None, None
-        )
-        model = DecisionTreeClassifier(criterion=criterion, max_depth=max_depth,
-                                       max_features=max_features, random_state=seed)
-        model.tree_, model.n_outputs_, model.n_features_in_ = tree, 1, sample.shape[1]
-        model.classes_, model.n_classes_, model.max_features_ = classes, n_classes[0], max_features
-        return model
 
     return grow
 
@@ -107,10 +88,15 @@ def _compiled_grower(criterion: str, max_depth: int | None, max_features: int) -
     """Trees grown by the C extension ``_native.tree_builder`` (entropy criterion only): the
     node arrays it fills are loaded into a scikit-learn ``Tree`` (its pickling state), wrapped in
     the fitted ``DecisionTreeClassifier`` that ``fit`` returns. Raises ImportError when the
-    extension is not built, ValueError for another criterion."""
+    extension is not built, ValueError for another criterion or an untested scikit-learn."""
     if criterion not in ("entropy", "log_loss"):
         raise ValueError(f"the compiled tree builder grows entropy trees, not {criterion!r}")
+    import sklearn
     from sklearn.tree import DecisionTreeClassifier
+
+    if not private_api_tested(sklearn.__version__):
+        raise ValueError(f"scikit-learn {sklearn.__version__} is outside the releases the "
+                         f"compiled tree builder was tested with {TESTED_SKLEARN}")
     from sklearn.tree._tree import NODE_DTYPE, Tree
 
     if not COMPILED:
@@ -118,6 +104,7 @@ def _compiled_grower(criterion: str, max_depth: int | None, max_features: int) -
             "marketsim.policies._native.tree_builder is not built (no C compiler?)")
 
     depth = np.iinfo(np.int32).max if max_depth is None else int(max_depth)
+    public = _public_grower(criterion, max_depth, max_features)
     node_fields = ("left_child", "right_child", "feature", "threshold", "impurity",
                    "n_node_samples", "weighted_n_node_samples", "missing_go_to_left")
     field_types = (np.int64, np.int64, np.int64, np.float64, np.float64, np.int64, np.float64,
@@ -127,7 +114,7 @@ def _compiled_grower(criterion: str, max_depth: int | None, max_features: int) -
         classes, encoded = _split_codes(codes)
         n, n_features = sample.shape
         if classes.size > 255 or n > 2**30:  # beyond the builder's uint8 classes, int32 rows
-            return _direct_grower(criterion, max_depth, max_features)(sample, codes, seed)
+            return public(sample, codes, seed)
         capacity = 2 * n - 1 if depth >= 30 else min(2 * n - 1, 2 ** (depth + 1) - 1)
         columns = [np.empty(capacity, dtype=t) for t in field_types]
         left, right, feature, threshold, impurity, counts, weights, missing = columns
@@ -180,19 +167,17 @@ def _check_problem(max_features: int) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.cache
 def tree_grower(criterion: str, max_depth: int | None, max_features: int) -> Grower:
-    """The fastest grower that grows ``fit``'s trees on a small problem (two classes, and
-    one): the compiled one, else the direct one, else ``fit`` itself."""
+    """The compiled grower when it grows ``fit``'s trees on a small problem (two classes, and
+    one), else ``fit`` itself."""
     public = _public_grower(criterion, max_depth, max_features)
     x, codes = _check_problem(max_features)
-    for make in (_compiled_grower, _direct_grower):
-        try:
-            grow = make(criterion, max_depth, max_features)
-            if all(_same_trees(grow(x, target, 7), public(x, target, 7))
-                   for target in (codes, np.ones_like(codes))):
-                return grow
-        except Exception:  # noqa: BLE001 - no extension, another criterion or a moved
-            continue  # private API: the next grower (fit itself at last) is always right
-    return public
+    try:
+        grow = _compiled_grower(criterion, max_depth, max_features)
+        same = all(_same_trees(grow(x, target, 7), public(x, target, 7))
+                   for target in (codes, np.ones_like(codes)))
+    except Exception:  # noqa: BLE001 - no extension, another criterion, an untested
+        return public  # scikit-learn or a moved private API: fit itself is always right
+    return grow if same else public
 
 
 class BootstrapForest:
