@@ -2,7 +2,7 @@
 
 ``marketsim.policies._native.tree_builder`` is built by ``pip install``; these tests fail (they
 do not skip) when it is missing, since the random-forest policy's forests would then fit about
-2.5 times slower.
+5 times slower.
 """
 
 from __future__ import annotations

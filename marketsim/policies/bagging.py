@@ -34,7 +34,7 @@ try:  # the package's C extension, compiled by pip install; optional (see _compi
     from marketsim.policies._native.tree_builder import splitter_state
 
     COMPILED = True
-except ImportError:  # not built: scikit-learn's builder grows the same trees, slower
+except ImportError:  # not built: DecisionTreeClassifier.fit grows the same trees, slower
     COMPILED = False
 
 #: ``grow(sample, codes, seed) -> DecisionTreeClassifier``: a fitted tree.
