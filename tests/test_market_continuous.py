@@ -116,7 +116,7 @@ def test_recorder_measures_rmse_plain_rmse_and_good_calls() -> None:
 
 
 def test_metrics_match_a_direct_computation() -> None:
-    from marketsim.aggregation.continuous import plain_means
+    from marketsim.aggregation.bad_annotators import plain_means
 
     m = market(scenario())
     m.run()

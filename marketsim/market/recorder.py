@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.aggregation.continuous import plain_means
+from marketsim.aggregation.bad_annotators import plain_means
 from marketsim.aggregation.metrics import error_rate, estimated_skill
 from marketsim.data.labels import LabelSet
 from marketsim.market.answers.one_coin import one_coin_confusion
