@@ -12,7 +12,7 @@ from marketsim.aggregation.registry import make_estimator
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.replay import replay_world
-from marketsim.market.world import draw_world
+from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.replay import load_replay
