@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from marketsim.aggregation.continuous import (  # noqa: E402
+from marketsim.aggregation.bad_annotators import (  # noqa: E402
     GaussianBadAnnotatorEM,
     plain_means,
     simulate_bad_annotators,

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from marketsim.market.inference import estimator_factory  # noqa: E402
 from marketsim.market.market import Market  # noqa: E402
-from marketsim.market.world import draw_world  # noqa: E402
+from marketsim.market.worker_models import draw_world  # noqa: E402
 from marketsim.policies.registry import make_policy  # noqa: E402
 from marketsim.scenario.parser import load_scenario  # noqa: E402
 from marketsim.study.seeds import unit_streams, world_rng  # noqa: E402

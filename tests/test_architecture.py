@@ -175,3 +175,34 @@ def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
     assert ("marketsim.report.plots", 1, False) in found
     assert any(t.startswith("marketsim.record") and lazy for t, _, lazy in found)
     assert layer_of("marketsim.report.plots") > layer_of("marketsim.data.zhang")
+
+
+#: Most files of the package whose code names something ``continuous`` (issue #26: what kind
+#: of labels a market has is a fact of its worker model, not a flag through every layer).
+MAX_CONTINUOUS_FILES = 5
+
+
+def continuous_names(path: Path) -> set[str]:
+    """Identifiers in ``path``'s code (not comments, docstrings or strings) that contain
+    ``continuous``: names, attributes, functions, classes, parameters, imported modules."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        for attr in ("id", "attr", "name", "arg", "module", "asname"):
+            value = getattr(node, attr, None)
+            if isinstance(value, str) and "continuous" in value.lower():
+                names.add(value)
+    return names
+
+
+def test_worker_model_kinds_are_not_a_flag_through_the_layers() -> None:
+    hits = {str(p.relative_to(PACKAGE)): sorted(n) for p in sorted(PACKAGE.rglob("*.py"))
+            if (n := continuous_names(p))}
+    assert len(hits) <= MAX_CONTINUOUS_FILES, hits
+
+
+def test_the_continuous_counter_sees_names_not_strings(tmp_path: Path) -> None:
+    code = tmp_path / "x.py"
+    code.write_text('"""continuous docs."""\nx = "continuous"  # continuous\n')
+    assert continuous_names(code) == set()
+    code.write_text("def f(continuous: bool) -> bool:\n    return world.continuous\n")
+    assert continuous_names(code) == {"continuous"}

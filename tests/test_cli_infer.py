@@ -356,7 +356,7 @@ def test_scores_subprocess_json_and_means_file(cli: tuple[dict[str, Result], Pat
 
 def write_simulated(folder: Path, seed: int = 5) -> tuple[Path, Path, np.ndarray]:
     """``simulate_bad_annotators`` data as a score CSV with string ids (and true means)."""
-    from marketsim.aggregation.continuous import simulate_bad_annotators
+    from marketsim.aggregation.bad_annotators import simulate_bad_annotators
 
     data, mu, good = simulate_bad_annotators(400, 15, 5, bad_fraction=0.4, random_state=seed)
     scores = folder / "sim_scores.csv"

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from marketsim.aggregation.continuous import (
+from marketsim.aggregation.bad_annotators import (
     GaussianBadAnnotatorEM,
     plain_means,
     simulate_bad_annotators,

@@ -9,7 +9,7 @@ import numpy as np
 
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
-from marketsim.market.world import draw_world
+from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.record.units import canonical_rows
 from marketsim.scenario.parser import load_scenario

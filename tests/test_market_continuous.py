@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from marketsim.market.answers.gaussian_scores import ScoreParams
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
-from marketsim.market.world import draw_world
+from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
@@ -55,12 +56,13 @@ def market(sc: Scenario, arm: int = 0, replicate: int = 0, **kw: Any) -> Market:
 def test_world_draws_means_types_and_scored_initial_graph() -> None:
     sc = scenario()
     world = draw_world(sc, world_rng(sc.seed, 0))
-    assert world.continuous and world.means is not None and world.good is not None
-    assert world.means.shape == (150,) and np.all((world.means > 0) & (world.means < 1))
-    assert world.good.sum() == 14  # round(0.7 * 20): an exact count
+    assert world.model.facts.scores and isinstance(world.params, ScoreParams)
+    means = world.params.means
+    assert means.shape == (150,) and np.all((means > 0) & (means < 1))
+    assert world.params.good.sum() == 14  # round(0.7 * 20): an exact count
     assert world.initial_scores is not None and world.initial_scores.shape == (150,)
     # Beta(2, 2) means: mean 1/2, variance 1/20.
-    assert abs(world.means.mean() - 0.5) < 0.05 and abs(world.means.var() - 0.05) < 0.015
+    assert abs(means.mean() - 0.5) < 0.05 and abs(means.var() - 0.05) < 0.015
 
 
 def test_arms_share_means_and_types_even_with_another_initial_graph() -> None:
@@ -69,9 +71,9 @@ def test_arms_share_means_and_types_even_with_another_initial_graph() -> None:
     b = draw_world(sc, world_rng(sc.seed, 1), "bernoulli",
                    initial_graph_rng(sc.seed, 1, "bernoulli"))
     c = draw_world(sc, world_rng(sc.seed, 2))
-    assert a.means is not None and b.means is not None and c.means is not None
-    assert np.array_equal(a.means, b.means) and np.array_equal(a.good, b.good)
-    assert not np.array_equal(a.means, c.means)
+    assert np.array_equal(a.params.means, b.params.means)
+    assert np.array_equal(a.params.good, b.params.good)
+    assert not np.array_equal(a.params.means, c.params.means)
     assert a.initial_tasks.size != b.initial_tasks.size
 
 
@@ -87,13 +89,12 @@ def test_every_label_has_a_score_in_range_from_the_right_distribution() -> None:
     pairs = lab.tasks * lab.n_workers + lab.workers
     assert np.unique(pairs).size == pairs.size  # a worker scores a task at most once
     world = m.world
-    assert world.good is not None and world.means is not None
-    good = world.good[lab.workers]
-    resid = lab.scores[good] - world.means[lab.tasks[good]]
+    good = world.params.good[lab.workers]
+    resid = lab.scores[good] - world.params.means[lab.tasks[good]]
     assert abs(resid.mean()) < 0.01 and abs(resid.std() - 0.08) < 0.01
     bad = lab.scores[~good]  # uniform on [0, 1], whatever the task
     assert abs(bad.mean() - 0.5) < 0.05 and abs(bad.var() - 1 / 12) < 0.015
-    assert np.corrcoef(bad, world.means[lab.tasks[~good]])[0, 1] < 0.15
+    assert np.corrcoef(bad, world.params.means[lab.tasks[~good]])[0, 1] < 0.15
     # The graph records the same scores.
     assert m.graph is not None
     for k in (0, -1):  # an initial label and a bought one
@@ -116,19 +117,19 @@ def test_recorder_measures_rmse_plain_rmse_and_good_calls() -> None:
 
 
 def test_metrics_match_a_direct_computation() -> None:
-    from marketsim.aggregation.continuous import plain_means
+    from marketsim.aggregation.bad_annotators import plain_means
 
     m = market(scenario())
     m.run()
     lab, est, world = m.log.view(), m.estimator, m.world
-    assert est is not None and world.means is not None and world.good is not None
+    assert est is not None
     means = np.where(np.isnan(est.means_), 0.5, est.means_)
     plain = np.where(np.isnan(plain_means(lab)), 0.5, plain_means(lab))
     last = m.curve[-1]
-    assert last.rmse == pytest.approx(np.sqrt(np.mean((means - world.means) ** 2)))
-    assert last.plain_rmse == pytest.approx(np.sqrt(np.mean((plain - world.means) ** 2)))
+    assert last.rmse == pytest.approx(np.sqrt(np.mean((means - world.params.means) ** 2)))
+    assert last.plain_rmse == pytest.approx(np.sqrt(np.mean((plain - world.params.means) ** 2)))
     seen = np.bincount(lab.workers, minlength=lab.n_workers) > 0
-    calls = (est.good_proba_ > 0.5) == world.good
+    calls = (est.good_proba_ > 0.5) == world.params.good
     assert last.good_accuracy == pytest.approx(calls[seen].mean())
 
 
@@ -136,9 +137,8 @@ def test_unscored_tasks_count_with_the_prior_mean() -> None:
     sc = scenario(budget={"edges": 300, "initial": "none", "batch": 100})
     curve = market(sc).run()
     world = draw_world(sc, world_rng(sc.seed, 0))
-    assert world.means is not None
     assert curve[0].edges == 0
-    assert curve[0].rmse == pytest.approx(np.sqrt(np.mean((world.means - 0.5) ** 2)))
+    assert curve[0].rmse == pytest.approx(np.sqrt(np.mean((world.params.means - 0.5) ** 2)))
     assert curve[-1].edges == 300
 
 

@@ -127,7 +127,7 @@ def check_books(m: Audited, stuck: bool) -> None:
     assert times == sorted(times)
     # Gold answers are never results: the log holds real tasks only.
     assert (m.log.view().tasks < sc.tasks.count).all()
-    if m.estimator is not None and not sc.continuous:
+    if m.estimator is not None and not sc.worker_model.scores:
         assert len(m.estimator.labels_) == sc.tasks.count
     # The curve: strictly increasing labels, time never decreasing, ending on the final spend.
     edges = [p.edges for p in m.curve]

@@ -12,7 +12,7 @@ from marketsim.aggregation.registry import make_estimator
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.replay import replay_world
-from marketsim.market.world import draw_world
+from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.replay import load_replay
@@ -172,3 +172,29 @@ def test_an_empty_initial_graph_starts_with_one_refresh_at_zero_labels() -> None
     rows = run_unit(sc, 0, 0).rows
     assert [r.edges for r in rows] == [0, 400, 800]
     assert rows[-1].error_rate < rows[0].error_rate
+
+
+def test_every_worker_model_is_registered_with_its_facts() -> None:
+    """The market's worker models and the scenario's facts name the same models; each model
+    draws worlds that carry it, and the facts say what its labels and headline error are."""
+    from marketsim.market.worker_models import WORKER_MODELS
+    from marketsim.scenario.specs import WORKER_MODELS as NAMES
+    from marketsim.scenario.worker_models import WORKER_MODEL_FACTS
+
+    assert tuple(WORKER_MODELS) == NAMES == tuple(WORKER_MODEL_FACTS)
+    for name, model in WORKER_MODELS.items():
+        facts = WORKER_MODEL_FACTS[name]
+        assert model.facts is facts and facts.name == name
+        assert facts.default_method in facts.methods
+        assert (facts.labels, facts.metric) in {("classes", "error_rate"), ("scores", "rmse")}
+        doc = scenario(model=name)
+        if facts.scores:
+            doc["tasks"] = {"count": 400}
+            doc["arms"][0]["inference"] = "gaussian-em"
+        sc = parse_scenario(doc, "x")
+        assert sc.worker_model is facts
+        world = draw_world(sc, world_rng(sc.seed, 0))
+        assert world.model is model
+        assert (world.initial_scores is not None) == facts.scores
+        label, score = model.answers(world, sc.tasks.classes, np.random.default_rng(0)).answer(0, 0)
+        assert 0 <= label < sc.tasks.classes and (score is not None) == facts.scores

@@ -12,7 +12,7 @@ import pytest
 from marketsim.errors import MarketStuckError, PolicyError
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
-from marketsim.market.world import draw_world
+from marketsim.market.worker_models import draw_world
 from marketsim.policies.base import GOLD, MarketState, is_worker_aware
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario

@@ -37,7 +37,7 @@ def market_state(seed: int = 0, n: int = 300, m: int = 15, per_task: int = 3):
 
 def continuous_state(seed: int = 0, n: int = 300, m: int = 15, per_task: int = 3):
     """A seed 001 market state: scores, fitted task means and P(good)."""
-    from marketsim.aggregation.continuous import GaussianBadAnnotatorEM, simulate_bad_annotators
+    from marketsim.aggregation.bad_annotators import GaussianBadAnnotatorEM, simulate_bad_annotators
 
     data, _, _ = simulate_bad_annotators(n, m, per_task, random_state=seed)
     est = GaussianBadAnnotatorEM().fit(data)

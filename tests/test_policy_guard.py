@@ -26,7 +26,7 @@ from marketsim.errors import EXIT_SIMULATION_ERROR, MarketStuckError, PolicyErro
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.policy_guard import checked_ranking
-from marketsim.market.world import draw_world
+from marketsim.market.worker_models import draw_world
 from marketsim.policies.simple import UniformPolicy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario

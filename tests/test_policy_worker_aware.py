@@ -404,7 +404,7 @@ def test_worker_aware_options_are_checked() -> None:
 def small_market(policy_name: str, options: dict[str, object], extra: dict[str, object]):
     from marketsim.market.inference import estimator_factory
     from marketsim.market.market import Market
-    from marketsim.market.world import draw_world
+    from marketsim.market.worker_models import draw_world
     from marketsim.scenario.parser import parse_scenario
     from marketsim.study.seeds import unit_streams, world_rng
 

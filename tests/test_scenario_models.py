@@ -48,7 +48,7 @@ def changed(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 def test_score_defaults() -> None:
     sc = parse_scenario(SCORES, "s.toml")
-    assert sc.continuous and sc.tasks.classes == 1 and sc.tasks.prior == (1.0,)
+    assert sc.worker_model.scores and sc.tasks.classes == 1 and sc.tasks.prior == (1.0,)
     assert sc.tasks.means is not None and (sc.tasks.means.alpha, sc.tasks.means.beta) == (1, 1)
     assert sc.workers.gaussian_scores.good_fraction == 0.7
     assert sc.workers.gaussian_scores.sigma == 0.1
@@ -61,7 +61,7 @@ def test_score_defaults() -> None:
 
 def test_feature_defaults_and_explicit_probabilities() -> None:
     sc = parse_scenario(CLASSES, "f.toml")
-    assert not sc.continuous and sc.tasks.means is None
+    assert not sc.worker_model.scores and sc.tasks.means is None
     assert sc.tasks.features is not None
     assert sc.tasks.features.count == 3 and sc.tasks.features.informativeness == 0.5
     explicit = changed(CLASSES, "tasks.features.probabilities", [[0.9, 0.1, 0.5], [0.2, 0.8, 0.5]])

@@ -39,7 +39,7 @@ class Recording(Market):
 
 def recording(sc: Any, policy: Any = None) -> Recording:
     from marketsim.market.inference import estimator_factory
-    from marketsim.market.world import draw_world
+    from marketsim.market.worker_models import draw_world
     from marketsim.study.seeds import unit_streams, world_rng
     m = Recording(sc, draw_world(sc, world_rng(sc.seed, 0)), policy or UniformPolicy(),
                   estimator_factory(sc, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))

@@ -1,8 +1,8 @@
 """Label aggregation: majority vote, one-coin EM, Dawid–Skene, spectral methods, baselines."""
 
 from marketsim.aggregation._threads import max_threads, set_max_threads
+from marketsim.aggregation.bad_annotators import GaussianBadAnnotatorEM
 from marketsim.aggregation.base import BaseAggregator, EMAggregator
-from marketsim.aggregation.continuous import GaussianBadAnnotatorEM
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.eigen_ratio import EigenRatio
 from marketsim.aggregation.estimator import ConvergenceWarning

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from marketsim.aggregation.bad_annotators import GaussianBadAnnotatorEM
 from marketsim.aggregation.base import BaseAggregator, ScoreAggregator
-from marketsim.aggregation.continuous import GaussianBadAnnotatorEM
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.eigen_ratio import EigenRatio
 from marketsim.aggregation.features import DawidSkeneWithFeatures

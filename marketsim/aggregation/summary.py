@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation.bad_annotators import plain_means
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.aggregation.continuous import plain_means
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.metrics import error_rate
 from marketsim.data.labels import LabelSet

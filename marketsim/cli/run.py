@@ -195,7 +195,7 @@ def _execute_locked(
         out = {
             "scenario": scenario.name,
             # error_rate below is the headline error: the task-mean RMSE for gaussian-scores
-            "metric": "rmse" if scenario.continuous else "error_rate",
+            "metric": scenario.worker_model.metric,
             "seconds": seconds,
             "run_dir": str(run_dir),
             "arms": {

@@ -51,7 +51,7 @@ def _mechanics_text(gold: GoldSpec | None, blocking: BlockingSpec | None) -> str
 def summary(scenario: Scenario, points: int) -> list[str]:
     """A few lines: name, seed, sizes, one line per arm, sweep size."""
     tk, wk, bg = scenario.tasks, scenario.workers, scenario.budget
-    kind = "continuous scores" if scenario.continuous else f"{tk.classes} classes"
+    kind = "continuous scores" if scenario.worker_model.scores else f"{tk.classes} classes"
     lines = [
         f"name: {scenario.name}   seed: {scenario.seed}   replicates: {scenario.replicates}",
         f"tasks: {tk.count} ({kind})   workers: {wk.count} ({wk.model})   "

@@ -93,8 +93,9 @@ class LabelLog:
         """The incidence matrix of the labels so far (what ``LabelSet.incidence`` builds), kept
         up to date by merging the labels received since the last call into sorted keys: a
         linear pass instead of a fresh sort of every label at every refresh. ``None`` when a
-        (task, worker, label) triple repeats (the usual build then adds the repeats up)."""
-        if self._keys is None:
+        (task, worker, label) triple repeats (the usual build then adds the repeats up), and
+        in a log of scores (score methods do not use it)."""
+        if self._keys is None or self._scores is not None:
             return None
         cols = self.n_workers * self.n_classes
         s = slice(self._keyed, self.size)

@@ -16,11 +16,11 @@ scenario asks for them.
 
 The record of who labelled what is a networkx bipartite graph; inference runs on the
 :class:`~marketsim.market.label_log.LabelLog` arrays kept in step with it. The parts live next
-door: answers per worker model in :mod:`marketsim.market.answers`, task hand-out in
-:mod:`marketsim.market.requester` (and :mod:`marketsim.market.replay`), the measurements in
-:mod:`marketsim.market.recorder`, and the checks around every call into the policy in
-:mod:`marketsim.market.policy_guard`. In a continuous-score market (``gaussian-scores``) every
-label carries a score and the service fits a score method.
+door: the world's worker model (:mod:`marketsim.market.answers`, one module per model) answers
+tasks and measures each refit, task hand-out is in :mod:`marketsim.market.requester` (and
+:mod:`marketsim.market.replay`), and the checks around every call into the policy in
+:mod:`marketsim.market.policy_guard`. When the model's labels are scores (``gaussian-scores``)
+every label carries a score and the service fits a score method.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import simpy
 
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.errors import InputError, MarketStuckError
-from marketsim.market.answers.choose import answer_model
+from marketsim.market.answers.replay import ReplayAnswers
 from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions, draw_gold_truth
 from marketsim.market.inference import fit_counted, takes
@@ -48,7 +48,6 @@ from marketsim.market.policy_guard import (
     frozen_arrays,
     policy_label,
 )
-from marketsim.market.recorder import Recorder
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import Requester, TaskRequester
 from marketsim.market.streams import Streams
@@ -89,8 +88,9 @@ class Market:
         self.budget = scenario.budget.edges
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
-        self.log = LabelLog(n, m, k, self.budget, scores=world.continuous)
-        self.answers = answer_model(world, k, streams.answers, replay)
+        self.log = LabelLog(n, m, k, self.budget, scores=world.model.facts.scores)
+        self.answers = (world.model.answers(world, k, streams.answers) if replay is None
+                        else ReplayAnswers(replay))
         tier, price = worker_prices(scenario, world.ability, streams.tiers)
         #: The market's books: every debit (initial graph, labels, gold) goes through it.
         self.ledger = Ledger(price, scenario.budget.edges, scenario.budget.money,
@@ -101,8 +101,8 @@ class Market:
             truth = draw_gold_truth(scenario.gold, np.asarray(scenario.tasks.prior),
                                     streams.gold_world)
             self.gold = GoldQuestions(
-                scenario.gold, truth, answer_model(replace(world, truth=truth), k, streams.gold,
-                                                   None), m, streams.gold)
+                scenario.gold, truth, world.model.answers(replace(world, truth=truth), k,
+                                                          streams.gold), m, streams.gold)
         self.worker_aware = is_worker_aware(policy)
         self.requester: TaskRequester | WorkerAwareRequester
         if self.worker_aware:
@@ -113,7 +113,6 @@ class Market:
                                                   self.workforce.stats, self._gold_left)
         else:
             self.requester = Requester(n, m) if replay is None else ReplayRequester(replay)
-        self.recorder = Recorder(scenario, world)
         self.graph: nx.Graph | None = nx.Graph() if keep_graph else None
         if self.graph is not None:
             self.graph.add_nodes_from((f"t{i}" for i in range(n)), bipartite=0)
@@ -246,20 +245,19 @@ class Market:
         started = time.perf_counter()
         # A read-only copy: neither the estimator nor the policy can change the market's labels.
         labels = frozen_arrays(self.log.view())
-        if not self.world.continuous:  # score models do not use the incidence matrix
-            mat = self.log.incidence()
-            if mat is not None:
-                labels.preset_incidence(mat)
+        mat = self.log.incidence()
+        if mat is not None:
+            labels.preset_incidence(mat)
         est = self._fit(labels)
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started
-        point, state = self.recorder.sample(est, labels, float(self.env.now))
+        point, state = self.world.model.measure(self.scenario, self.world, est, labels,
+                                                float(self.env.now))
         point = replace(point, edges=self.bought, money=self.workforce.spent,
                         gold_money=self.workforce.gold_spent,
                         gold_labels=float(self.bought - self.log.size),
                         blocked_workers=float(self.workforce.blocked.sum()))
-        if not self.world.continuous:
-            self.proba = est.proba_
+        self.proba = getattr(est, "proba_", None)  # score estimators have no class posterior
         self.ledger.check_new_point(self.curve[-1].edges if self.curve else None, point.edges)
         self.curve.append(point)
         if self.on_refresh is not None:

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from marketsim.market.answers.confusion import ConfusionWorkers
 from marketsim.market.world import World, accuracy
 from marketsim.scenario.replay import ReplayData, empirical_confusion
+
+#: A replayed crowd's worker model: its measured confusion matrices answer gold questions (the
+#: file answers every task); it is measured like any class-label crowd.
+REPLAYED_CROWD = ConfusionWorkers("confusion")
 
 
 class ReplayRequester:
@@ -77,5 +82,5 @@ def replay_world(
         initial_tasks=lab.tasks[pick],
         initial_workers=lab.workers[pick],
         initial_labels=lab.labels[pick],
-        one_coin=False,
+        model=REPLAYED_CROWD,
     )

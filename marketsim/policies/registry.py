@@ -37,17 +37,17 @@ SCORE_ONLY_POLICIES = ("uncertainty",)
 BINARY_ONLY_POLICIES = ("knowledge-gradient",)
 
 
-def market_problem(name: str, continuous: bool, n_classes: int) -> str | None:
+def market_problem(name: str, scores: bool, n_classes: int) -> str | None:
     """Why built-in policy ``name`` cannot run in this market, or ``None`` if it can.
 
     Entropy-greedy, the oracle, random-forest and knowledge-gradient rank by class posteriors
     or class votes, which a continuous-score market does not have; ``uncertainty`` ranks by the
     posterior variance of continuous task means, which a class market does not have.
     """
-    if continuous and name not in SCORE_POLICIES:
+    if scores and name not in SCORE_POLICIES:
         return ("needs class labels; a workers.model = 'gaussian-scores' market can use "
                 f"{', '.join(SCORE_POLICIES)}")
-    if not continuous and name in SCORE_ONLY_POLICIES:
+    if not scores and name in SCORE_ONLY_POLICIES:
         return ("ranks by the variance of continuous task means and needs workers.model = "
                 "'gaussian-scores'")
     if name in BINARY_ONLY_POLICIES and n_classes != 2:

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from marketsim.aggregation.bad_annotators import plain_means
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.aggregation.continuous import plain_means
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.record.files import write_csv_atomic

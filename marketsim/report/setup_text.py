@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from marketsim.report.formatting import num
+from marketsim.scenario.worker_models import worker_model_facts
 
 
 def score_setup(setup: Mapping[str, Any]) -> str:
@@ -60,8 +61,8 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -
             f"p = {low:g} + {1 - low:g} · Beta({a:g}, {b:g}), so p lies between {low:g} and 1 "
             f"with mean {mean_p:.3f}"
         )
-    continuous = workers.get("model") == "gaussian-scores"
-    world_txt = score_setup(setup) if continuous else (
+    scores = worker_model_facts(workers.get("model")).scores
+    world_txt = score_setup(setup) if scores else (
         f"Each replicate draws a fresh world of **{num(n_tasks)} tasks** with **{k} classes** "
         f"(class prior: {prior_txt or 'uniform'}) and **{num(n_workers)} workers** who answer "
         f"under the {workers.get('model', 'one-coin')} model: {ability_txt}. A one-coin worker "
@@ -77,11 +78,11 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -
                       f"{how} (Jin & Zhang 2010); estimators that take features (ds-features) "
                       "get them.")
     refit_txt = ("re-estimates every task's mean and every annotator's probability of being "
-                 "good" if continuous else "re-estimates every task's class and every worker's "
+                 "good" if scores else "re-estimates every task's class and every worker's "
                  "accuracy")
     error_txt = ("The headline error is the root-mean-square error (RMSE) of the estimated task "
                  "means against the true ones; a task without any score counts with the mean "
-                 "of the task-mean distribution." if continuous else
+                 "of the task-mean distribution." if scores else
                  "The task error rate is the fraction of tasks whose estimated class is wrong.")
     service = workers.get("service_mean", 0.0)
     service_txt = ("answer at once" if not service else

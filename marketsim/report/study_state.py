@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from marketsim.record.curves import CurvePoint
-from marketsim.record.metric import ERROR_RATE, RMSE, Metric
+from marketsim.record.metric import METRICS, Metric
 from marketsim.record.reach import cost_axes
 from marketsim.record.summary import summarise
 from marketsim.record.units import UnitResult
@@ -28,8 +28,8 @@ class ArmView:
 
 
 def scenario_metric(scenario: Scenario) -> Metric:
-    """The headline error the dashboard shows: RMSE for continuous-score markets."""
-    return RMSE if getattr(scenario, "continuous", False) else ERROR_RATE
+    """The headline error the dashboard shows: the worker model's (RMSE for scores)."""
+    return METRICS[scenario.worker_model.metric]
 
 
 class StudyState:

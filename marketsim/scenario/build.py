@@ -58,15 +58,15 @@ def _check_policy(obj: Any, key: str, source: str) -> None:
                          source=source)
 
 
-def _check_estimator(obj: Any, key: str, continuous: bool, source: str) -> None:
+def _check_estimator(obj: Any, key: str, scores: bool, source: str) -> None:
     name = type(obj).__name__
     if isinstance(obj, type) or not callable(getattr(obj, "fit", None)):
         raise InputError(f"{key}: {name} is not an estimator object (one with fit(labels), "
                          "e.g. marketsim.aggregation.DawidSkene())", source=source)
-    if continuous and isinstance(obj, BaseAggregator):
+    if scores and isinstance(obj, BaseAggregator):
         raise InputError(f"{key}: {name} estimates classes, but workers.model = "
                          "'gaussian-scores' gives continuous scores", source=source)
-    if not continuous and isinstance(obj, ScoreAggregator):
+    if not scores and isinstance(obj, ScoreAggregator):
         raise InputError(f"{key}: {name} estimates continuous scores and needs workers.model "
                          "= 'gaussian-scores'", source=source)
 
@@ -174,7 +174,7 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<python>", *,
     parsed = parse_scenario(doc, source, allow_imports=allow_imports)
     arms_out = list(parsed.arms)
     for idx, (policy, estimator) in objects.items():
-        arms_out[idx] = _with_objects(arms_out[idx], policy, estimator, parsed.continuous,
+        arms_out[idx] = _with_objects(arms_out[idx], policy, estimator, parsed.worker_model.scores,
                                       f"arms[{idx}]", source)
     # ``raw`` keeps the objects (a later ``replace`` re-parses it); names fill in for them.
     raw = _copy_doc(data)
@@ -183,13 +183,13 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<python>", *,
     return editable(replace(parsed, arms=tuple(arms_out), raw=raw))
 
 
-def _with_objects(arm: ArmSpec, policy: Any, estimator: Any, continuous: bool, key: str,
+def _with_objects(arm: ArmSpec, policy: Any, estimator: Any, scores: bool, key: str,
                   source: str) -> ArmSpec:
     """``arm`` running the given policy and estimator objects (``None``: keep the parsed)."""
     if policy is not None:
         arm = replace(arm, policy=PolicySpec(type(policy).__name__, (), type(policy), policy))
     if estimator is not None:
-        _check_estimator(estimator, f"{key}.inference", continuous, source)
+        _check_estimator(estimator, f"{key}.inference", scores, source)
         arm = replace(arm, inference=InferenceSpec(type(estimator).__name__,
                                                    estimator=estimator))
     return arm

@@ -111,7 +111,7 @@ def gold_and_blocking(
 
 
 def arm_mechanics(
-    arm: ArmTable, key: str, scenario_gold: GoldSpec | None, replay: bool, continuous: bool,
+    arm: ArmTable, key: str, scenario_gold: GoldSpec | None, replay: bool, scores: bool,
     source: str,
 ) -> tuple[GoldSpec | None, BlockingSpec | None]:
     """An arm's own gold questions and blocking rule (``None``: the scenario's)."""
@@ -119,7 +119,7 @@ def arm_mechanics(
     if given and replay:
         raise _fail(f"{key}.{given[0]}", "is not available with [replay] (a replayed crowd "
                     "has no worker model to answer gold questions)", source)
-    if given and continuous:
+    if given and scores:
         raise _fail(f"{key}.{given[0]}", "needs class labels; it does not apply with "
                     "workers.model = 'gaussian-scores'", source)
     return gold_and_blocking(arm.gold, arm.blocking, scenario_gold, f"{key}.", source)
@@ -134,7 +134,7 @@ def read_mechanics(
     if given and replay:
         raise _fail(given[0], "is not available with [replay] (a replayed crowd has no worker "
                     "model to answer gold questions, leave or be priced)", source)
-    if given and workers.continuous:
+    if given and workers.facts.scores:
         raise _fail(given[0], "needs class labels; it does not apply with workers.model = "
                     "'gaussian-scores'", source)
     gold, blocking = gold_and_blocking(doc.gold, doc.blocking, None, "", source)

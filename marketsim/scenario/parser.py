@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS
+from marketsim.aggregation.registry import METHODS
 from marketsim.data.datasets import replay_data_dir
 from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
@@ -38,7 +38,7 @@ from marketsim.scenario.schema import (
 )
 from marketsim.scenario.specs import (
     CONFUSION_DESIGN_KEYS,
-    SCORE_MODELS,
+    WORKER_MODEL_FACTS,
     AbilitySpec,
     ArmSpec,
     BudgetSpec,
@@ -77,7 +77,7 @@ def _prior(value: list[float] | None, key: str, k: int, default: list[float],
     return tuple(float(v) for v in value)
 
 
-def _read_policy(arm: ArmTable, key: str, continuous: bool, k: int, allow_imports: bool,
+def _read_policy(arm: ArmTable, key: str, scores: bool, k: int, allow_imports: bool,
                  source: str) -> PolicySpec:
     """The arm's policy: a known name or an import path, options checked, fitting the market."""
     if isinstance(arm.policy, str):
@@ -91,7 +91,7 @@ def _read_policy(arm: ArmTable, key: str, continuous: bool, k: int, allow_import
                     source)
     cls = None
     if name in POLICIES:
-        problem = market_problem(name, continuous, k)
+        problem = market_problem(name, scores, k)
         if problem:
             raise _fail(name_key, f"{name!r} {problem}", source)
         check_builtin_options(name, options, key, source)
@@ -103,14 +103,14 @@ def _read_policy(arm: ArmTable, key: str, continuous: bool, k: int, allow_import
     return PolicySpec(name, tuple(sorted(options.items())), cls)
 
 
-def _read_method(inf: InferenceTable, key: str, continuous: bool, source: str) -> str:
-    """The method name, checked against the market kind: score methods (``gaussian-em``,
-    ``gaussian-hard-em``) for a continuous market, class methods for every other one."""
-    allowed = SCORE_METHODS if continuous else CLASS_METHODS
-    method = inf.method or ("gaussian-em" if continuous else "one-coin-shifted-beta")
+def _read_method(inf: InferenceTable, key: str, workers: WorkersSpec, source: str) -> str:
+    """The method name, checked against the worker model: score methods (``gaussian-em``,
+    ``gaussian-hard-em``) when its labels are scores, class methods for every other one."""
+    allowed = workers.facts.methods
+    method = inf.method or workers.facts.default_method
     if method in allowed:
         return method
-    if method in METHODS and continuous:
+    if method in METHODS and workers.facts.scores:
         raise _fail(key, f"{method!r} estimates classes, but workers.model = 'gaussian-scores' "
                     f"gives continuous scores; use one of {', '.join(allowed)}", source)
     if method in METHODS:
@@ -124,11 +124,11 @@ def _read_inference(arm: ArmTable, key: str, tasks: TasksSpec, workers: WorkersS
                     source: str) -> InferenceSpec:
     """The arm's method and settings: each setting one the method takes, with a value its
     estimator accepts (see :mod:`marketsim.scenario.inference_options`)."""
-    k, continuous = tasks.classes, workers.continuous
+    k = tasks.classes
     raw = arm.inference
     inf = InferenceTable(method=raw) if isinstance(raw, str) else raw or InferenceTable()
-    method = _read_method(inf, f"{key}.method", continuous, source)
-    if continuous:
+    method = _read_method(inf, f"{key}.method", workers, source)
+    if workers.facts.scores:
         for name in CLASS_ONLY_INFERENCE_KEYS:
             if name in inf.model_fields_set:
                 raise _fail(f"{key}.{name}", f"does not apply to {method!r} (a "
@@ -146,12 +146,12 @@ def _read_inference(arm: ArmTable, key: str, tasks: TasksSpec, workers: WorkersS
     return spec
 
 
-def _read_features(ft: FeaturesTable | None, k: int, continuous: bool, replay: bool,
+def _read_features(ft: FeaturesTable | None, k: int, scores: bool, replay: bool,
                    source: str) -> FeaturesSpec | None:
     """``[tasks.features]``: binary task features with class-conditional probabilities."""
     if ft is None:
         return None
-    if continuous:
+    if scores:
         raise _fail("tasks.features", "needs class labels; it does not apply with "
                     "workers.model = 'gaussian-scores'", source)
     if replay:
@@ -172,10 +172,10 @@ def _read_features(ft: FeaturesTable | None, k: int, continuous: bool, replay: b
     return FeaturesSpec(ft.count, ft.informativeness, tuple(tuple(r) for r in probs))
 
 
-def _read_tasks(tk: TasksTable, continuous: bool, replay: ReplaySpec | None, replay_data: Any,
+def _read_tasks(tk: TasksTable, scores: bool, replay: ReplaySpec | None, replay_data: Any,
                 source: str) -> TasksSpec:
     given = tk.model_fields_set
-    if continuous:
+    if scores:
         if replay is not None:
             raise _fail("workers.model", "'gaussian-scores' is not available with [replay]",
                         source)
@@ -190,7 +190,7 @@ def _read_tasks(tk: TasksTable, continuous: bool, replay: ReplaySpec | None, rep
     if replay_data is None:
         if tk.count is None:
             raise _fail("tasks.count", "is required", source)
-        count, classes = tk.count, 1 if continuous else tk.classes
+        count, classes = tk.count, 1 if scores else tk.classes
     else:
         count, classes = replay_data.labels.n_tasks, max(replay_data.labels.n_classes, 2)
         for key in ("count", "classes"):
@@ -204,10 +204,10 @@ def _read_tasks(tk: TasksTable, continuous: bool, replay: ReplaySpec | None, rep
         default_prior = [float(x) for x in freq] if known.size else default_prior
     prior = _prior(tk.prior, "tasks.prior", classes, default_prior, source)
     means = None
-    if continuous:
+    if scores:
         mn = tk.means or MeansTable()
         means = TaskMeansSpec(mn.alpha, mn.beta)
-    features = _read_features(tk.features, classes, continuous, replay is not None, source)
+    features = _read_features(tk.features, classes, scores, replay is not None, source)
     return TasksSpec(count, classes, prior, means, features)
 
 
@@ -222,7 +222,7 @@ def _read_workers(wk: WorkersTable, replay_data: Any, source: str) -> WorkersSpe
         if "count" in given:
             raise _fail("workers.count", "comes from the replayed data set; remove it", source)
     model = wk.model
-    if model in SCORE_MODELS and "ability" in given:
+    if WORKER_MODEL_FACTS[model].scores and "ability" in given:
         raise _fail("workers.ability", "does not apply with workers.model = 'gaussian-scores' "
                     "(see workers.gaussian_scores)", source)
     cf = wk.confusion
@@ -290,8 +290,8 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
                                  "workers": doc.workers or WorkersTable(),
                                  "budget": doc.budget or BudgetTable()})
     assert doc.tasks is not None and doc.workers is not None  # filled in just above
-    continuous = doc.workers.model in SCORE_MODELS
-    tasks = _read_tasks(doc.tasks, continuous, replay, replay_data, source)
+    scores = WORKER_MODEL_FACTS[doc.workers.model].scores
+    tasks = _read_tasks(doc.tasks, scores, replay, replay_data, source)
     workers = _read_workers(doc.workers, replay_data, source)
     budget = _read_budget(doc, tasks, workers, replay_data, source)
     workers, budget, gold, blocking = read_mechanics(doc, workers, budget, replay is not None,
@@ -308,7 +308,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
             raise _fail(f"{key}.name", f"must be a unique, non-empty string, got {arm.name!r}",
                         source)
         seen.add(arm.name)
-        policy = _read_policy(arm, f"{key}.policy", continuous, tasks.classes, allow_imports,
+        policy = _read_policy(arm, f"{key}.policy", scores, tasks.classes, allow_imports,
                               source)
         inference = _read_inference(arm, f"{key}.inference", tasks, workers, source)
         if arm.initial == "one-per-task" and budget.edges < tasks.count:
@@ -317,7 +317,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
         check_initial_graph(arm.initial or budget.initial,
                             f"{key}.initial" if arm.initial else "budget.initial", tasks.count,
                             workers, budget, source)
-        arm_gold, arm_blocking = arm_mechanics(arm, key, gold, replay is not None, continuous,
+        arm_gold, arm_blocking = arm_mechanics(arm, key, gold, replay is not None, scores,
                                                source)
         arms.append(ArmSpec(arm.name, policy, inference, arm.initial, arm_gold, arm_blocking))
     sweep = read_sweep(data.get("sweep"), [arm.name for arm in arms], source)

@@ -17,10 +17,9 @@ from marketsim.errors import InputError
 from marketsim.policies.base import AssignmentPolicy
 from marketsim.policies.registry import POLICIES, instantiate, policy_class
 from marketsim.scenario.replay import ReplaySpec
+from marketsim.scenario.worker_models import WORKER_MODEL_FACTS, WorkerModelFacts
 
-WORKER_MODELS = ("one-coin", "confusion", "spammer-hammer", "gaussian-scores")
-#: Worker models whose answers are continuous scores in [0, 1] rather than class labels.
-SCORE_MODELS = ("gaussian-scores",)
+WORKER_MODELS = tuple(WORKER_MODEL_FACTS)
 ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
 #: Keys of ``[workers.confusion]`` that only one design reads.
@@ -153,9 +152,9 @@ class WorkersSpec:
     tiers: TiersSpec | None = field(default=None, metadata=_OPTIONAL)
 
     @property
-    def continuous(self) -> bool:
-        """Workers give continuous scores in [0, 1] instead of class labels."""
-        return self.model in SCORE_MODELS
+    def facts(self) -> WorkerModelFacts:
+        """What the worker model is: class labels or scores, headline error, methods."""
+        return WORKER_MODEL_FACTS[self.model]
 
 
 @dataclass(frozen=True)
@@ -330,10 +329,10 @@ class Scenario:
     blocking: BlockingSpec | None = field(default=None, metadata=_OPTIONAL)
 
     @property
-    def continuous(self) -> bool:
-        """A continuous-score market (Hoiem's bad-annotator model): score methods, RMSE as the
-        headline error."""
-        return self.workers.continuous
+    def worker_model(self) -> WorkerModelFacts:
+        """The worker model's facts: whether labels are scores (Hoiem's bad-annotator model:
+        score methods, RMSE as the headline error) or classes."""
+        return self.workers.facts
 
     @property
     def max_labels(self) -> int:

@@ -39,7 +39,7 @@ def to_document(sc: Scenario) -> dict[str, Any]:
             ("format", rp.format)) if v is not None}
     tk, wk, bg = sc.tasks, sc.workers, sc.budget
     tasks: dict[str, Any] = {} if replayed else {"count": tk.count}
-    if sc.continuous:
+    if sc.worker_model.scores:
         assert tk.means is not None
         tasks["means"] = {"alpha": tk.means.alpha, "beta": tk.means.beta}
     else:
@@ -56,7 +56,7 @@ def to_document(sc: Scenario) -> dict[str, Any]:
     doc["tasks"] = tasks
     workers: dict[str, Any] = {} if replayed else {"count": wk.count}
     workers["model"] = wk.model
-    if not sc.continuous:
+    if not sc.worker_model.scores:
         ab = wk.ability
         workers["ability"] = {"distribution": ab.distribution, "alpha": ab.alpha,
                               "beta": ab.beta, "low": ab.low}

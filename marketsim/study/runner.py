@@ -21,7 +21,7 @@ from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
-from marketsim.market.world import draw_world
+from marketsim.market.worker_models import draw_world
 from marketsim.policies.base import AssignmentPolicy, unit_cost
 from marketsim.policies.registry import is_import_path
 from marketsim.record.curves import CurvePoint

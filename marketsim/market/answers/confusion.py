@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from marketsim.market.answers import AnswerModel
+from marketsim.market.answers.classes import ClassWorkers
+from marketsim.market.world import World
 from marketsim.scenario.specs import Scenario
 
 
@@ -50,3 +53,21 @@ class ConfusionAnswers:
         row = self.cumulative[worker, int(self.truth[task])]
         label = min(int(np.searchsorted(row, self.rng.random(), side="right")), len(row) - 1)
         return label, None
+
+
+class ConfusionWorkers(ClassWorkers):
+    """The confusion worker model: full per-worker confusion matrices (also a replayed crowd's
+    measured matrices, which answer its gold questions)."""
+
+    def draw_confusion(self, scenario: Scenario, rng: np.random.Generator) -> np.ndarray:
+        """The scenario's confusion design (:func:`draw_confusion_matrices`)."""
+        return draw_confusion_matrices(scenario, rng)
+
+    def initial_answers(self, truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray,
+                        n_classes: int, rng: np.random.Generator) -> np.ndarray:
+        """Answers drawn through each worker's row (:func:`draw_labels`)."""
+        return draw_labels(truth, confusion, workers, rng)
+
+    def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
+        """Per-label answers from the confusion matrices (:class:`ConfusionAnswers`)."""
+        return ConfusionAnswers(world.truth, world.confusion, rng)

@@ -8,9 +8,20 @@ A fraction ``good_fraction`` of the annotators is good and scores task ``i`` as
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
-from marketsim.scenario.specs import GaussianScoresSpec, TaskMeansSpec
+from marketsim.aggregation.bad_annotators import plain_means
+from marketsim.data.labels import LabelSet
+from marketsim.market.answers import AnswerModel
+from marketsim.market.score_metrics import good_call_accuracy, good_proba_error, task_mean_rmse
+from marketsim.market.world import World, initial_pairs
+from marketsim.policies.base import MarketState
+from marketsim.record.curves import CurvePoint
+from marketsim.scenario.specs import GaussianScoresSpec, Scenario, TaskMeansSpec
+from marketsim.scenario.worker_models import WORKER_MODEL_FACTS
 
 
 def draw_task_means(spec: TaskMeansSpec, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
@@ -44,6 +55,16 @@ def draw_score(mu: float, good: bool, sigma: float, rng: np.random.Generator) ->
     return float(rng.random())
 
 
+@dataclass(frozen=True)
+class ScoreParams:
+    """A score world's hidden parameters: true task means (n_tasks,), annotator types
+    (n_workers,) and the good annotators' noise."""
+
+    means: np.ndarray
+    good: np.ndarray
+    sigma: float
+
+
 class ScoreAnswers:
     """Per-label continuous scores (:func:`draw_score`); the class label is always 0."""
 
@@ -58,3 +79,69 @@ class ScoreAnswers:
     def answer(self, task: int, worker: int) -> tuple[int, float | None]:
         """Label 0 and the annotator's score for ``task``."""
         return 0, draw_score(float(self.means[task]), bool(self.good[worker]), self.sigma, self.rng)
+
+
+class GaussianScoreWorkers:
+    """The gaussian-scores worker model: its world, its answers, and what the recorder
+    measures (the RMSE of the task means, :mod:`marketsim.market.score_metrics`)."""
+
+    def __init__(self) -> None:
+        self.facts = WORKER_MODEL_FACTS["gaussian-scores"]
+
+    def draw(self, scenario: Scenario, rng: np.random.Generator, initial: str,
+             initial_rng: np.random.Generator | None) -> World:
+        """Task means, annotator types, then the scored initial graph.
+
+        ``truth`` is all 0 and ``confusion`` a (n_workers, 1, 1) array of ones (one "class"), so
+        class-based bookkeeping stays well defined; ``ability`` is 1 for good annotators, else
+        0."""
+        n, m = scenario.tasks.count, scenario.workers.count
+        spec = scenario.workers.gaussian_scores
+        assert scenario.tasks.means is not None
+        mu = draw_task_means(scenario.tasks.means, n, rng)
+        good = draw_good(spec, m, rng)
+        graph_rng = rng if initial_rng is None else initial_rng
+        tasks, workers = initial_pairs(scenario, initial, graph_rng)
+        scores = draw_scores(mu[tasks], good[workers], spec.sigma, graph_rng)
+        return World(
+            truth=np.zeros(n, dtype=np.int64),
+            confusion=np.ones((m, 1, 1)),
+            ability=good.astype(np.float64),
+            initial_tasks=tasks,
+            initial_workers=workers,
+            initial_labels=np.zeros(tasks.size, dtype=np.int64),
+            model=self,
+            initial_scores=scores,
+            params=ScoreParams(mu, good, spec.sigma),
+        )
+
+    def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
+        """Per-label scores (:class:`ScoreAnswers`)."""
+        p: ScoreParams = world.params
+        return ScoreAnswers(p.means, p.good, p.sigma, rng)
+
+    def measure(self, scenario: Scenario, world: World, est: Any, labels: LabelSet,
+                now: float) -> tuple[CurvePoint, MarketState]:
+        """RMSE of the estimated and the plain task means, the good/bad calls; the policy sees
+        the means, ``P(good)`` and the noise."""
+        p: ScoreParams = world.params
+        assert scenario.tasks.means is not None
+        fill = scenario.tasks.means.mean
+        means = np.asarray(est.means_, dtype=np.float64)
+        good_proba = np.asarray(est.good_proba_, dtype=np.float64)
+        seen = labels.worker_degree > 0
+        rmse = task_mean_rmse(means, p.means, fill)
+        point = CurvePoint(
+            edges=labels.n_labels,
+            error_rate=rmse,
+            ability_error=good_proba_error(good_proba, p.good, seen),
+            sim_time=now,
+            rmse=rmse,
+            plain_rmse=task_mean_rmse(plain_means(labels), p.means, fill),
+            good_accuracy=good_call_accuracy(good_proba, p.good, seen),
+        )
+        state = MarketState(
+            labels, np.ones((labels.n_tasks, 1)), good_proba, labels.n_labels,
+            scenario.budget.edges, means=means, good_proba=good_proba, sigma=float(est.sigma_),
+        )
+        return point, state

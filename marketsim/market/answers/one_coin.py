@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from marketsim.market.answers import AnswerModel
+from marketsim.market.answers.classes import ClassWorkers
+from marketsim.market.world import World, one_coin_confusion
 from marketsim.scenario.specs import Scenario
-
-
-def one_coin_confusion(ability: np.ndarray, k: int) -> np.ndarray:
-    """Confusion matrices of one-coin workers: ``p`` on the diagonal, ``(1-p)/(K-1)`` elsewhere."""
-    off = (1.0 - ability) / (k - 1)
-    conf = np.repeat(off[:, None, None], k, axis=1).repeat(k, axis=2)
-    idx = np.arange(k)
-    conf[:, idx, idx] = ability[:, None]
-    return conf
 
 
 def draw_ability(scenario: Scenario, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -55,3 +49,21 @@ class OneCoinAnswers:
             k = self.n_classes
             label = 1 - truth if k == 2 else (truth + int(self.rng.integers(1, k))) % k
         return label, None
+
+
+class OneCoinWorkers(ClassWorkers):
+    """The one-coin worker model: shifted-Beta abilities, one-coin answers."""
+
+    def draw_confusion(self, scenario: Scenario, rng: np.random.Generator) -> np.ndarray:
+        """One-coin matrices of ``low + (1 - low) Beta(alpha, beta)`` abilities."""
+        ability = draw_ability(scenario, scenario.workers.count, rng)
+        return one_coin_confusion(ability, scenario.tasks.classes)
+
+    def initial_answers(self, truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray,
+                        n_classes: int, rng: np.random.Generator) -> np.ndarray:
+        """One-coin answers with each worker's diagonal probability (:func:`draw_answers`)."""
+        return draw_answers(truth, confusion[workers, truth, truth], n_classes, rng)
+
+    def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
+        """Per-label one-coin answers (:class:`OneCoinAnswers`)."""
+        return OneCoinAnswers(world.truth, world.confusion, n_classes, rng)

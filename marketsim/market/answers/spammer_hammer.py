@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.market.answers.one_coin import one_coin_confusion
+from marketsim.market.answers.one_coin import OneCoinWorkers
+from marketsim.market.world import one_coin_confusion
 from marketsim.scenario.specs import Scenario
 
 
@@ -17,3 +18,11 @@ def draw_spammer_hammer_confusion(scenario: Scenario, rng: np.random.Generator) 
     hammer = rng.random(m) < scenario.workers.hammer_fraction
     ability = np.where(hammer, 1.0, 1.0 / k)
     return one_coin_confusion(ability, k)
+
+
+class SpammerHammerWorkers(OneCoinWorkers):
+    """The spammer-hammer worker model: one-coin workers who are perfect or random."""
+
+    def draw_confusion(self, scenario: Scenario, rng: np.random.Generator) -> np.ndarray:
+        """Spammer-hammer matrices (:func:`draw_spammer_hammer_confusion`)."""
+        return draw_spammer_hammer_confusion(scenario, rng)
