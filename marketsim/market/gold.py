@@ -11,10 +11,13 @@ them; estimators without EM ignore them.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from marketsim.data.labels import LabelSet
 from marketsim.market.answers import AnswerModel
+from marketsim.market.world import World
 from marketsim.scenario.specs import GoldSpec
 
 
@@ -25,6 +28,16 @@ def draw_gold_truth(spec: GoldSpec, prior: np.ndarray, rng: np.random.Generator)
 
 class GoldQuestions:
     """The gold questions of one market, who answered which, and the answers."""
+
+    @classmethod
+    def draw(cls, spec: GoldSpec, world: World, prior: np.ndarray, n_classes: int,
+             n_workers: int, world_rng: np.random.Generator,
+             rng: np.random.Generator) -> GoldQuestions:
+        """A replicate's gold questions: their classes from ``world_rng`` (shared by every
+        arm), answered by ``world``'s worker model with answers and picks drawn from ``rng``."""
+        truth = draw_gold_truth(spec, prior, world_rng)
+        answers = world.model.answers(replace(world, truth=truth), n_classes, rng)
+        return cls(spec, truth, answers, n_workers, rng)
 
     def __init__(self, spec: GoldSpec, truth: np.ndarray, answers: AnswerModel,
                  n_workers: int, rng: np.random.Generator) -> None:

@@ -38,7 +38,8 @@ from marketsim.aggregation.base import BaseAggregator
 from marketsim.errors import InputError, MarketStuckError
 from marketsim.market.answers.replay import ReplayAnswers
 from marketsim.market.assign import WorkerAwareRequester
-from marketsim.market.gold import GoldQuestions, draw_gold_truth
+from marketsim.market.gold import GoldQuestions
+from marketsim.market.graph import add_label, add_labels, label_graph, write_graphml
 from marketsim.market.inference import fit_counted, takes
 from marketsim.market.label_log import LabelLog
 from marketsim.market.ledger import Ledger
@@ -58,6 +59,21 @@ from marketsim.policies.base import GOLD, AssignmentPolicy, MarketInfo, is_worke
 from marketsim.record.curves import CurvePoint
 from marketsim.scenario.replay import ReplayData
 from marketsim.scenario.specs import Scenario
+
+
+def market_info(scenario: Scenario, world: World, policy: AssignmentPolicy,
+                make_estimator: Callable[[], BaseAggregator]) -> MarketInfo:
+    """What the policy may know before the market starts, as read-only copies (the world is
+    shared by every arm); the truth only for policies that declare ``needs_truth``."""
+    ab, oracle = scenario.workers.ability, bool(getattr(policy, "needs_truth", False))
+    return frozen_arrays(MarketInfo(
+        n_tasks=scenario.tasks.count, n_workers=scenario.workers.count,
+        n_classes=scenario.tasks.classes, class_prior=np.asarray(scenario.tasks.prior),
+        ability_alpha=ab.alpha, ability_beta=ab.beta, ability_low=ab.low,
+        inference=make_estimator, truth=world.truth if oracle else None,
+        true_confusion=world.confusion if oracle else None,
+        gold_count=0 if scenario.gold is None else scenario.gold.count,
+    ))
 
 
 class Market:
@@ -96,13 +112,9 @@ class Market:
         self.ledger = Ledger(price, scenario.budget.edges, scenario.budget.money,
                              scenario.workers.capacity)
         self.workforce = Workforce(scenario, self.ledger, tier, streams.workforce)
-        self.gold: GoldQuestions | None = None
-        if scenario.gold is not None:
-            truth = draw_gold_truth(scenario.gold, np.asarray(scenario.tasks.prior),
-                                    streams.gold_world)
-            self.gold = GoldQuestions(
-                scenario.gold, truth, world.model.answers(replace(world, truth=truth), k,
-                                                          streams.gold), m, streams.gold)
+        self.gold = None if scenario.gold is None else GoldQuestions.draw(
+            scenario.gold, world, np.asarray(scenario.tasks.prior), k, m, streams.gold_world,
+            streams.gold)
         self.worker_aware = is_worker_aware(policy)
         self.requester: TaskRequester | WorkerAwareRequester
         if self.worker_aware:
@@ -113,10 +125,7 @@ class Market:
                                                   self.workforce.stats, self._gold_left)
         else:
             self.requester = Requester(n, m) if replay is None else ReplayRequester(replay)
-        self.graph: nx.Graph | None = nx.Graph() if keep_graph else None
-        if self.graph is not None:
-            self.graph.add_nodes_from((f"t{i}" for i in range(n)), bipartite=0)
-            self.graph.add_nodes_from((f"w{j}" for j in range(m)), bipartite=1)
+        self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.busy = np.zeros(m, dtype=bool)
         self.curve: list[CurvePoint] = []
         self.not_converged = 0
@@ -140,22 +149,7 @@ class Market:
         #: Gold answers enter the fit (classes clamped) when asked and the estimator can.
         self._gold_fit = (self.gold is not None and self.gold.spec.in_inference
                           and takes(make_estimator(), "known"))
-        ab = scenario.workers.ability
-        info = frozen_arrays(  # read-only copies: the world is shared by every arm
-            MarketInfo(
-                n_tasks=n,
-                n_workers=m,
-                n_classes=k,
-                class_prior=np.asarray(scenario.tasks.prior),
-                ability_alpha=ab.alpha,
-                ability_beta=ab.beta,
-                ability_low=ab.low,
-                inference=make_estimator,
-                truth=world.truth if getattr(policy, "needs_truth", False) else None,
-                true_confusion=world.confusion if getattr(policy, "needs_truth", False) else None,
-                gold_count=0 if scenario.gold is None else scenario.gold.count,
-            )
-        )
+        info = market_info(scenario, world, policy, make_estimator)
         call_policy(policy, "bind", lambda: policy.bind(info))
 
     # --- label bookkeeping -------------------------------------------------------------------
@@ -181,13 +175,7 @@ class Market:
     ) -> None:
         self.log.extend(tasks, workers, labels, scores)
         if self.graph is not None:
-            now = float(self.env.now)
-            extra = (np.full(len(tasks), np.nan) if scores is None else scores).tolist()
-            self.graph.add_edges_from(
-                (f"t{i}", f"w{j}", {"label": int(z), "time": now}
-                 | ({} if scores is None else {"score": x}))
-                for i, j, z, x in zip(tasks, workers, labels, extra, strict=True)
-            )
+            add_labels(self.graph, tasks, workers, labels, scores, float(self.env.now))
         self._due()
 
     def _due(self) -> None:
@@ -201,11 +189,7 @@ class Market:
         label, score = self.answers.answer(task, worker)
         self.log.append(task, worker, label, score)
         if self.graph is not None:
-            now = float(self.env.now)
-            if score is None:
-                self.graph.add_edge(f"t{task}", f"w{worker}", label=label, time=now)
-            else:
-                self.graph.add_edge(f"t{task}", f"w{worker}", label=label, score=score, time=now)
+            add_label(self.graph, task, worker, label, score, float(self.env.now))
         self.workforce.received(worker, float(self.env.now))
         self._due()
 
@@ -373,9 +357,7 @@ class Market:
 
     def write_graphml(self, path: Any) -> None:
         """Export who labelled what (task nodes ``t<i>``, worker nodes ``w<j>``) as GraphML."""
-        if self.graph is None:
-            raise ValueError("this market does not keep its graph (output.graph = false)")
-        nx.write_graphml(self.graph, path)
+        write_graphml(self.graph, path)
 
     def run(self) -> list[CurvePoint]:
         """Seed the initial graph, start the processes, and run until the budget is spent."""
