@@ -44,6 +44,9 @@ class Ledger:
                  capacity: int | None) -> None:
         self.price = np.asarray(price, dtype=np.float64)
         self.edges = int(edges)
+        #: Labels the run buys in all: ``edges``, lowered to what was handed out when the
+        #: money can pay no one (:meth:`stop_buying`).
+        self.target = self.edges
         self.money = money
         self.capacity = capacity
         m = self.price.size
@@ -148,6 +151,11 @@ class Ledger:
         else:
             self.task_labels += 1
             self.labels[worker] += 1
+
+    def stop_buying(self) -> None:
+        """The money can pay no worker who may still work: the run ends with the labels
+        already handed out (those in flight are still received and paid)."""
+        self.target = self.assigned
 
     def close(self, worker: int) -> None:
         """``worker`` may never be handed another label (blocked, or gone for good)."""

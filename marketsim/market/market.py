@@ -101,10 +101,9 @@ class Market:
         self.on_refresh = on_refresh
         n, m, k = scenario.tasks.count, scenario.workers.count, scenario.tasks.classes
         self.n_classes = k
-        self.budget = scenario.budget.edges
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
-        self.log = LabelLog(n, m, k, self.budget, scores=world.model.facts.scores)
+        self.log = LabelLog(n, m, k, scenario.budget.edges, scores=world.model.facts.scores)
         self.answers = (world.model.answers(world, k, streams.answers) if replay is None
                         else ReplayAnswers(replay))
         tier, price = worker_prices(scenario, world.ability, streams.tiers)
@@ -157,6 +156,12 @@ class Market:
     def bought(self) -> int:
         """Labels received so far, gold answers included (what the budget counts)."""
         return self.ledger.bought
+
+    @property
+    def budget(self) -> int:
+        """Labels this run buys in all: ``budget.edges``, or fewer once the money ran out (the
+        ledger's target, its one source)."""
+        return self.ledger.target
 
     @property
     def assigned(self) -> int:
@@ -308,7 +313,7 @@ class Market:
         worker can ever work again."""
         wf = self.workforce
         if wf.out_of_money():
-            self.budget = self.assigned  # the money budget ends the run (the curve early)
+            self.ledger.stop_buying()  # the money budget ends the run (the curve early)
             self._next_refresh = min(self._next_refresh, self.budget)
             self._due()
             return
