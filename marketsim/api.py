@@ -26,6 +26,7 @@ from typing import Any
 from marketsim.errors import InputError
 from marketsim.record.curves import CURVE_COLUMNS, EXTRA_COLUMNS, CurveRow, csv_records
 from marketsim.record.metric import metric_of
+from marketsim.record.summary_model import ReachInterval, Summary
 from marketsim.record.units import UnitResult, canonical_rows
 from marketsim.report.plots import draw_error_vs_budget
 from marketsim.report.progress import QuietProgress, make_observer
@@ -130,11 +131,13 @@ def _pandas() -> Any:
 
 @dataclass(frozen=True)
 class StudyResult:
-    """A finished study: the scenario it ran, ``summary.json``'s dict, every (replicate, arm)
+    """A finished study: the scenario it ran, ``summary.json`` as a typed
+    :class:`~marketsim.record.summary_model.Summary` (``.model_dump(mode="json")`` for the
+    file's dict), every (replicate, arm)
     unit, and the run folder (``None`` when nothing was written)."""
 
     scenario: Scenario
-    summary: dict[str, Any]
+    summary: Summary
     units: tuple[UnitResult, ...] = field(repr=False)
     run_dir: Path | None = None
 
@@ -163,14 +166,13 @@ class StudyResult:
         """DataFrame of each replicate's ``axis`` value at its target (see
         :attr:`labels_to_target`), with the arm's interval; ``column`` names the value."""
         records = []
-        for name, arm in self.summary["arms"].items():
-            for target, values in arm.get(f"{axis}_to_reach_replicates", {}).items():
-                ci = arm.get(f"{axis}_to_reach_ci95", {}).get(target, {})
-                for rep, value in zip(arm["replicate_ids"], values, strict=True):
+        for name, arm in self.summary.arms.items():
+            intervals = arm.to_reach_ci95(axis)
+            for target, values in arm.to_reach_replicates(axis).items():
+                ci = intervals.get(target)
+                for rep, value in zip(arm.replicate_ids, values, strict=True):
                     records.append({"arm": name, "replicate": rep, "target": float(target),
-                                    column: value, "mean": ci.get("mean"),
-                                    "low": ci.get("low"), "high": ci.get("high"),
-                                    "reached": ci.get("reached"), "of": ci.get("of")})
+                                    column: value, **_interval(ci)})
         pd = _pandas()
         frame = pd.DataFrame.from_records(records, columns=[
             "arm", "replicate", "target", column, "mean", "low", "high", "reached", "of"])
@@ -181,7 +183,7 @@ class StudyResult:
     def labels_to_target(self) -> Any:
         """DataFrame of each replicate's labels-to-target: ``arm, replicate, target, labels``
         (``<NA>`` when the replicate never reached the target error), with the arm's interval
-        over replicates (``summary["arms"][arm]["edges_to_reach_ci95"]``): ``mean, low, high,
+        over replicates (``summary.arms[arm].edges_to_reach_ci95``): ``mean, low, high,
         reached, of``."""
         return self._to_target("edges", "labels")
 
@@ -202,19 +204,19 @@ class StudyResult:
 
     @property
     def comparisons(self) -> Any:
-        """DataFrame of ``summary["comparisons"]``: every arm against the reference arm (the
+        """DataFrame of ``summary.comparisons``: every arm against the reference arm (the
         first), paired by replicate, at each checkpoint (``edges``) and on labels-to-target
         (``target``): ``arm, reference, edges, target, difference, low, high, p_value,
         replicates, detected, replicates_needed, verdict``. Empty with one arm."""
-        cmp = self.summary.get("comparisons") or {}
+        cmp = self.summary.comparisons
         records = []
-        for name, arm in cmp.get("arms", {}).items():
-            for point in arm.get("checkpoints", []):
-                records.append({"arm": name, "reference": cmp["reference"], **point,
+        for name, arm in cmp.arms.items():
+            for point in arm.checkpoints:
+                records.append({"arm": name, "reference": cmp.reference, **point.model_dump(),
                                 "target": None})
-            for target, entry in arm.get("edges_to_reach", {}).items():
-                records.append({"arm": name, "reference": cmp["reference"], "edges": None,
-                                "target": float(target), **entry})
+            for target, entry in arm.to_reach("edges").items():
+                records.append({"arm": name, "reference": cmp.reference, "edges": None,
+                                "target": float(target), **entry.model_dump()})
         columns = ["arm", "reference", "edges", "target", "difference", "low", "high",
                    "p_value", "replicates", "detected", "replicates_needed", "verdict"]
         frame = _pandas().DataFrame.from_records(records, columns=columns)
@@ -226,7 +228,14 @@ class StudyResult:
         """The report's error-vs-labels plot (mean and 95 % band per arm, log scale) as a
         matplotlib ``Axes`` of a new figure (``.figure`` to save or show it); no file."""
         fig, *_ = draw_error_vs_budget(
-            self.summary["arms"], scenario_name=self.scenario.name,
-            n_tasks=self.scenario.tasks.count, partial=not self.summary.get("complete", True),
+            self.summary.arms, scenario_name=self.scenario.name,
+            n_tasks=self.scenario.tasks.count, partial=not self.summary.complete,
             metric=metric_of(self.summary))
         return fig.axes[0]
+
+
+def _interval(ci: ReachInterval | None) -> dict[str, Any]:
+    """The interval columns of a to-target frame (all None without an interval)."""
+    return {"mean": ci.mean if ci else None, "low": ci.low if ci else None,
+            "high": ci.high if ci else None, "reached": ci.reached if ci else None,
+            "of": ci.of if ci else None}

@@ -20,6 +20,7 @@ import marketsim
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.errors import InputError, PolicyError
 from marketsim.record.curves import CURVE_COLUMNS, EXTRA_COLUMNS
+from marketsim.record.summary_model import summary_json
 
 pd = pytest.importorskip("pandas")
 
@@ -106,13 +107,13 @@ def test_headline_scenario_loads_and_runs(tmp_path: Path) -> None:
     sc = marketsim.load_scenario(ROOT / "scenarios" / "30_workers.toml")
     result = marketsim.run(sc, replicates=2, jobs=2, progress=False)
     assert list(result.curves.columns) == list(CURVE_COLUMNS + EXTRA_COLUMNS)
-    assert result.summary["replicates"] == 2 and result.summary["complete"]
+    assert result.summary.replicates == 2 and result.summary.complete
     arms = [a.name for a in sc.arms]
     assert list(result.curves["arm"].unique()) == arms
     assert set(result.comparisons["arm"]) == set(arms[1:])
     assert (result.comparisons["reference"] == arms[0]).all()
     ltt = result.labels_to_target
-    assert len(ltt) == len(arms) * 2 * len(result.summary["arms"][arms[0]]["edges_to_reach"])
+    assert len(ltt) == len(arms) * 2 * len(result.summary.arms[arms[0]].edges_to_reach)
 
 
 def test_unpicklable_policy_object_needs_one_job(tmp_path: Path) -> None:
@@ -154,7 +155,7 @@ def test_out_writes_the_cli_folder_and_no_out_writes_nothing(
                         for d in ("api", "cli"))
     api.pop("seconds"), cli_summary.pop("seconds")
     assert api == cli_summary
-    assert result.summary["arms"] == api["arms"]
+    assert summary_json(result.summary)["arms"] == api["arms"]
 
     cwd, home = tmp_path / "cwd", tmp_path / "home"
     cwd.mkdir(), home.mkdir()
@@ -199,7 +200,7 @@ def test_object_arms_are_checked_copied_and_guarded(tmp_path: Path) -> None:
     result = marketsim.run(sc.with_arms({"policy": mine, "inference": DawidSkene()}),
                            progress=False)
     assert mine.n_tasks == 0  # bind() ran on copies
-    assert result.summary["arms"].keys() == {"LeastLabelled"}
+    assert result.summary.arms.keys() == {"LeastLabelled"}
     assert result.scenario.arms[0].inference.method == "DawidSkene"
 
     class Scores(LeastLabelled):

@@ -74,9 +74,9 @@ def test_every_documented_input_form_is_accepted(tmp_path: Path) -> None:
         result = marketsim.run(arms, replicates=np.int64(1), seed=np.int32(2),
                                jobs=np.int64(1), out=out, progress=progress)
         assert result.run_dir == Path(out) and (Path(out) / "curves.csv").is_file()
-        assert result.summary["replicates"] == 1 and result.summary["seed"] == 2
+        assert result.summary.replicates == 1 and result.summary.seed == 2
     assert seen == [1, 2, 3, 4]
-    assert marketsim.run(sc, replicates=1, progress=True).summary["replicates"] == 1
+    assert marketsim.run(sc, replicates=1, progress=True).summary.replicates == 1
 
 
 def _files_named(report: str) -> list[str]:

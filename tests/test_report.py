@@ -12,6 +12,7 @@ import pytest
 
 from marketsim.record.curves import CurveRow, read_curves, write_curves
 from marketsim.record.summary import summarise
+from marketsim.record.summary_model import Comparisons, Summary, summary_json
 from marketsim.report.markdown import report_markdown
 from marketsim.report.plots import PNG_NAME, SVG_NAME, arm_style, plot_error_vs_budget
 from marketsim.report.render import render_report
@@ -147,7 +148,9 @@ def test_checkpoints_evenly_spaced_first_and_last() -> None:
 def test_report_markdown_without_setup(tmp_path: Path) -> None:
     arms = summarise(_rows({"x": [0.3, 0.04, 0.005], "y": [0.3, 0.2, 0.1]}))
     info = plot_error_vs_budget(tmp_path, arms, scenario_name="s")
-    summary = {"scenario": "s", "seed": 1, "replicates": 3, "complete": True, "arms": arms}
+    summary = Summary(scenario="s", metric="error_rate", seed=1, replicates=3, complete=True,
+                      units_finished=6, units_total=6, seconds=None, arms=arms,
+                      comparisons=Comparisons(), cost_axes=[])
     text = report_markdown(summary, None, info)
     assert "## Error at budget checkpoints" in text
     assert "| x | 30.00 % [" in text
@@ -186,7 +189,7 @@ def _summary_from_checkpoints(run_dir: Path, seconds: float) -> dict:
 
     scenario = resume_scenario(run_dir)
     summary = build_summary(scenario, load_units(run_dir, scenario), seconds, True)
-    return json.loads(json.dumps(summary))
+    return json.loads(json.dumps(summary_json(summary)))
 
 
 @pytest.mark.parametrize("keep_summary", [True, False])
@@ -216,9 +219,9 @@ def test_partial_run(run_copy: Path) -> None:
     write_curves(run_copy / "curves.csv", kept)
     (run_copy / "summary.json").unlink()
     summary = render_report(run_copy)
-    assert summary["complete"] is False
-    assert summary["units_finished"] == 5 and summary["units_total"] == 6
-    assert summary["arms"]["entropy"]["replicates"] == 1
+    assert summary.complete is False
+    assert summary.units_finished == 5 and summary.units_total == 6
+    assert summary.arms["entropy"].replicates == 1
     assert "**Partial run.** Only 5 of 6" in (run_copy / "report.md").read_text()
 
 
@@ -226,7 +229,7 @@ def test_report_without_scenario_files(run_copy: Path) -> None:
     for name in ("run.json", "scenario.toml", "summary.json"):
         (run_copy / name).unlink()
     summary = render_report(run_copy)
-    assert list(summary["arms"]) == ["uniform", "entropy", "uniform ml"]
+    assert list(summary.arms) == ["uniform", "entropy", "uniform ml"]
     assert "only what `curves.csv` holds is known" in (run_copy / "report.md").read_text()
 
 

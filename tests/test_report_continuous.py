@@ -23,7 +23,7 @@ from marketsim.record.curves import (
     write_curves,
 )
 from marketsim.record.metric import ERROR_RATE, RMSE, metric_of, metric_of_rows
-from marketsim.record.summary import summarise
+from marketsim.record.summary import build_summary, summarise
 from marketsim.record.units import UnitResult
 from marketsim.report.dashboard import LiveDashboard
 from marketsim.report.progress import PlainProgress
@@ -101,12 +101,16 @@ def test_old_curves_without_the_new_columns_still_read(tmp_path: Path) -> None:
 def test_summary_of_score_rows_has_the_score_means() -> None:
     rows = [score_row(100, 0.2, 0.3, 0.8, 0), score_row(100, 0.1, 0.2, 1.0, 1)]
     arm = summarise(rows)["em"]
-    assert arm["metric"] == "rmse" and arm["error_rate"] == [pytest.approx(0.15)]
-    assert arm["rmse"] == [pytest.approx(0.15)] and arm["plain_rmse"] == [pytest.approx(0.25)]
-    assert arm["good_accuracy"] == [pytest.approx(0.9)]
+    assert arm.metric == "rmse" and arm.error_rate == [pytest.approx(0.15)]
+    assert arm.rmse == [pytest.approx(0.15)] and arm.plain_rmse == [pytest.approx(0.25)]
+    assert arm.good_accuracy == [pytest.approx(0.9)]
     cls = summarise([CurveRow(10, 0.1, 0.1, 0.0, arm="c", replicate=0)])["c"]
-    assert cls["metric"] == "error_rate" and "plain_rmse" not in cls
-    assert metric_of({"metric": "rmse"}) is RMSE and metric_of({}) is ERROR_RATE
+    assert cls.metric == "error_rate" and "plain_rmse" not in cls.model_fields_set
+    summary = build_summary(name="s", seed=1, replicates=2, arm_names=["em"],
+                            results=[UnitResult(r.replicate, 0, (r,), 0.0) for r in rows],
+                            seconds=None,
+                            complete=False)
+    assert metric_of(summary) is RMSE and metric_of(None) is ERROR_RATE
 
 
 def test_checkpoints_keep_nan_free_json_and_round_trip(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from marketsim.api import StudyResult
 from marketsim.record.curves import CurveRow, write_curves
 from marketsim.record.stats import mean_interval, paired_comparison
 from marketsim.record.summary import build_summary, summarise
+from marketsim.record.summary_model import ArmSummary, Summary, summary_json
 from marketsim.record.units import UnitResult
 from marketsim.report.render import render_report
 
@@ -39,7 +40,12 @@ def curve(arm: str, rep: int, *, price: float = float("nan"), time_step: float =
             for i, (e, err) in enumerate(zip(EDGES, errs, strict=True))]
 
 
-def summary_of(rows: list[CurveRow], arms: list[str]) -> dict:
+def plain_arms(arms: dict[str, ArmSummary]) -> dict[str, dict]:
+    """Per-arm summaries as the JSON objects ``summary.json`` holds."""
+    return {k: v.model_dump(mode="json", exclude_unset=True) for k, v in arms.items()}
+
+
+def summary_of(rows: list[CurveRow], arms: list[str]) -> Summary:
     units = {}
     for r in rows:
         units.setdefault((arms.index(r.arm), r.replicate), []).append(r)
@@ -52,7 +58,7 @@ def test_money_and_time_to_target_read_at_each_replicates_own_crossing() -> None
     """Replicate 0 stays below 5 % from 300 labels, replicate 1 only from 500 (it goes back
     above at 400): money and time are read at those points, at each replicate's prices."""
     rows = curve("a", 0, price=2.0, time_step=0.5) + curve("a", 1, price=3.0, time_step=2.0)
-    arm = summarise(rows)["a"]
+    arm = plain_arms(summarise(rows))["a"]
     assert arm["edges_to_reach_replicates"]["0.05"] == [300, 500]
     assert arm["money_to_reach_replicates"]["0.05"] == [600.0, 1500.0]
     assert arm["time_to_reach_replicates"]["0.05"] == [150.0, 1000.0]
@@ -69,8 +75,8 @@ def test_money_and_time_to_target_read_at_each_replicates_own_crossing() -> None
 def test_target_not_reached_leaves_no_mean() -> None:
     never = (0.3, 0.2, 0.1, 0.09, 0.08)
     rows = curve("a", 0, price=1.5) + curve("a", 1, price=1.5, errors=never)
-    ci = summarise(rows)["a"]["money_to_reach_ci95"]["0.05"]
-    assert summarise(rows)["a"]["money_to_reach_replicates"]["0.05"] == [450.0, None]
+    ci = plain_arms(summarise(rows))["a"]["money_to_reach_ci95"]["0.05"]
+    assert plain_arms(summarise(rows))["a"]["money_to_reach_replicates"]["0.05"] == [450.0, None]
     assert (ci["mean"], ci["reached"], ci["of"]) == (None, 1, 2)
 
 
@@ -80,7 +86,7 @@ def test_paired_money_and_time_differences_against_the_reference() -> None:
     rows = (curve("cheap", 0, price=1.0) + curve("cheap", 1, price=1.0)
             + curve("dear", 0, price=2.0, time_step=3.0) + curve("dear", 1, price=2.5,
                                                                   time_step=3.0))
-    summary = summary_of(rows, ["cheap", "dear"])
+    summary = summary_json(summary_of(rows, ["cheap", "dear"]))
     entry = summary["comparisons"]["arms"]["dear"]
     expected = paired_comparison("dear", "cheap", [600.0, 1250.0], [300.0, 500.0])
     money = entry["money_to_reach"]["0.05"]
@@ -97,7 +103,7 @@ def test_paired_money_and_time_differences_against_the_reference() -> None:
 def test_gold_spend_and_blocked_workers_at_the_end() -> None:
     rows = (curve("a", 0, price=2.0, gold=40, blocked=3)
             + curve("a", 1, price=1.0, gold=20, blocked=1))
-    arm = summarise(rows)["a"]
+    arm = plain_arms(summarise(rows))["a"]
     assert arm["gold_labels"]["mean"] == 30.0
     # the money paid for the gold answers: 40 x 2 and 20 x 1
     assert arm["gold_money"]["mean"] == pytest.approx(50.0)
@@ -114,7 +120,7 @@ def test_nan_money_and_flat_markets_add_nothing_to_the_report(tmp_path: Path) ->
         folder.mkdir()
         rows = [r for a in ("x", "y") for rep in (0, 1) for r in curve(a, rep, price=price)]
         write_curves(folder / "curves.csv", rows)
-        summary = render_report(folder)
+        summary = summary_json(render_report(folder))
         report = (folder / "report.md").read_text().replace(str(folder), "RUN")
         assert summary["cost_axes"] == []
         assert ("money_to_reach_ci95" in summary["arms"]["x"]) == (price == 1.0)
@@ -132,7 +138,7 @@ def test_old_curves_csv_without_the_new_columns_still_reports(tmp_path: Path) ->
         for rep in (0, 1):
             for e, err in zip(EDGES, ERRORS[rep], strict=True):
                 writer.writerow(["old", rep, e, err, 0.1, e / 2])
-    summary = render_report(tmp_path)
+    summary = summary_json(render_report(tmp_path))
     arm = summary["arms"]["old"]
     assert "money_to_reach_ci95" not in arm and "gold_labels" not in arm
     assert arm["edges_to_reach_replicates"]["0.05"] == [300, 500]
@@ -178,7 +184,7 @@ def test_money_winner_named_only_when_the_paired_interval_excludes_zero(
     assert "*cheap* needs the least money on average (300.00), but no difference from " \
            "*noisy* (550.00) is detectable with 3 replicates" in five
     assert "*dear*" not in five  # detectably dearer: not among the close ones
-    summary_dear = render_report(tmp_path)["comparisons"]["arms"]["dear"]
+    summary_dear = summary_json(render_report(tmp_path))["comparisons"]["arms"]["dear"]
     assert summary_dear["money_to_reach"]["0.05"]["detected"] is True
     assert "dear is worse than cheap" in summary_dear["money_to_reach"]["0.05"]["verdict"]
 

@@ -10,6 +10,7 @@ import pytest
 
 import marketsim
 from marketsim.record.metric import ERROR_RATE
+from marketsim.record.summary_model import ArmSummary, ReachInterval
 from marketsim.report.comparison_text import key_results
 from marketsim.report.results_text import reach_interval
 
@@ -49,16 +50,19 @@ def test_one_replicate_claims_no_interval_band_or_comparison(one_replicate: str)
     assert "0/1" not in table
 
 
-def arm(reached: list[float | None], curve: float | None) -> dict:
+def arm(reached: list[float | None], curve: float | None) -> ArmSummary:
     """A summary arm whose replicates reached the 5 % target after ``reached`` labels (None:
     never), its mean curve after ``curve``; 1 % is never reached."""
     done = [v for v in reached if v is not None]
     ci = {"mean": sum(done) / len(done) if done and len(done) == len(reached) else None,
-          "low": None, "high": None, "reached": len(done), "of": len(reached)}
-    return {"replicates": len(reached), "replicate_ids": list(range(len(reached))),
-            "edges_to_reach": {"0.05": curve, "0.01": None},
-            "edges_to_reach_replicates": {"0.05": reached, "0.01": [None] * len(reached)},
-            "edges_to_reach_ci95": {"0.05": ci, "0.01": {**ci, "mean": None, "reached": 0}}}
+          "low": None, "high": None, "n": len(done), "reached": len(done), "of": len(reached)}
+    return ArmSummary.model_construct(
+        replicates=len(reached), replicate_ids=list(range(len(reached))),
+        edges_to_reach={"0.05": curve, "0.01": None},
+        edges_to_reach_replicates={"0.05": reached, "0.01": [None] * len(reached)},
+        edges_to_reach_ci95={"0.05": ReachInterval(**ci),
+                             "0.01": ReachInterval(**{**ci, "mean": None, "reached": 0})},
+        time_to_reach_replicates={}, time_to_reach_ci95={})
 
 
 def test_reached_in_some_replicates_and_in_none_are_said_so() -> None:

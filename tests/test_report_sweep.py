@@ -13,6 +13,7 @@ from matplotlib.colors import to_hex
 
 from marketsim.record.metric import ERROR_RATE
 from marketsim.record.summary import TARGETS
+from marketsim.record.summary_model import ArmSummary, Summary
 from marketsim.report.formatting import num
 from marketsim.report.plots import arm_style
 from marketsim.report.sweep import axis_label, sweep_figure, sweep_markdown, write_sweep_report
@@ -100,10 +101,12 @@ def test_write_sweep_report_writes_the_plot_and_tables(tmp_path: Path) -> None:
         mine = [r for r in rows if r["point"] == folder]
         points.append({
             "folder": folder, "values": (("workers.count", mine[0]["workers.count"]),),
-            "summary": {"metric": "error_rate", "arms": {r["arm"]: {
-                "final_error_rate": r["final_error_rate"],
-                "edges_to_reach": {f"{t:g}": r[f"edges_to_{t:g}"] for t in TARGETS},
-            } for r in mine}},
+            "summary": Summary.model_construct(metric="error_rate", arms={
+                r["arm"]: ArmSummary.model_construct(
+                    final_error_rate=r["final_error_rate"], replicates=None,
+                    edges_to_reach={f"{t:g}": r[f"edges_to_{t:g}"] for t in TARGETS},
+                    edges_to_reach_ci95={})
+                for r in mine}),
         })
     write_sweep_report(tmp_path, ["workers.count"], points)
     for name in ("sweep.csv", "sweep.json", "sweep.md", "labels_needed_vs_sweep.png",

@@ -7,8 +7,10 @@ import itertools
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from marketsim.errors import EXIT_OK, InputError
+from marketsim.record.run_model import read_run
 from marketsim.scenario.sweep import point_label
 
 
@@ -37,9 +39,8 @@ def _sweep_points(run_dir: Path) -> dict[str, str]:
     """Folder name -> label of every grid point a sweep run folder's ``run.json`` lists
     (empty for a single study)."""
     try:
-        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-        grid = meta["resolved_scenario"]["sweep"]
-    except (OSError, ValueError, KeyError, TypeError):
+        grid = read_run(run_dir / "run.json").resolved_scenario.get("sweep")
+    except (OSError, InputError):
         return {}
     if not isinstance(grid, dict) or not all(isinstance(v, list) for v in grid.values()):
         return {}
@@ -89,11 +90,11 @@ def execute(args: argparse.Namespace) -> int:
 
     run_dir = Path(args.run_dir)
     folders, missing = _folders(run_dir)
-    done = []
+    done: list[dict[str, Any]] = []
     for folder in folders:
         sync_curves(folder, _warn_damaged)  # a killed run: curves.csv from its unit checkpoints
         summary = render_report(folder, fallback=scenario_setup)
-        done.append({"run_dir": str(folder), "complete": summary["complete"],
+        done.append({"run_dir": str(folder), "complete": summary.complete,
                      "report": str(folder / "report.md")})
     unfinished = dict(missing)
     labels = _sweep_points(run_dir) if missing or folders != [run_dir] else {}

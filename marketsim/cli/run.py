@@ -17,6 +17,7 @@ from marketsim.errors import (
     InputError,
     SimulationError,
 )
+from marketsim.record.summary_model import Summary
 from marketsim.report.sweep import write_sweep_report
 from marketsim.scenario.parser import load_scenario, resolve_imports
 from marketsim.scenario.specs import Scenario
@@ -149,7 +150,7 @@ def _execute_locked(
     try:
         if not scenario.sweep:
             summary = _run_one(args, scenario, run_dir)
-            seconds, arms = summary["seconds"], summary["arms"]
+            seconds, arms = summary.seconds, summary.arms
         else:
             record = run_record(scenario)
             check_same_study(run_dir, record)
@@ -169,7 +170,7 @@ def _execute_locked(
             seconds = round(time.perf_counter() - started, 3)
             arms = {
                 f"{name} [{point_label(p['values'])}]": a
-                for p in done_points for name, a in p["summary"]["arms"].items()
+                for p in done_points for name, a in p["summary"].arms.items()
             }
     except KeyboardInterrupt:
         kept = sum(1 for _ in run_dir.rglob("units/*.json"))
@@ -199,7 +200,7 @@ def _execute_locked(
             "seconds": seconds,
             "run_dir": str(run_dir),
             "arms": {
-                name: {"edges": a["edges"], "error_rate": a["error_rate"]}
+                name: {"edges": a.edges, "error_rate": a.error_rate}
                 for name, a in arms.items()
             },
         }
@@ -209,7 +210,7 @@ def _execute_locked(
     return EXIT_OK
 
 
-def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> dict:
+def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> Summary:
     """One study into ``run_dir``, resuming from its checkpoints; write the folder on Ctrl-C
     (then re-raise) and at the end; return the summary."""
     try:

@@ -16,6 +16,7 @@ import numpy as np
 
 from marketsim.record.curves import CurveRow
 from marketsim.record.stats import PairedComparison, paired_comparison
+from marketsim.record.summary_model import ArmSummary, Comparisons
 
 
 def _per_replicate(rows: list[CurveRow]) -> dict[str, dict[int, dict[int, float]]]:
@@ -46,22 +47,23 @@ REACH_FORMATS: dict[str, Callable[[float], str]] = {
 }
 
 
-def _reach(name: str, ref: str, arm: dict[str, Any], ref_arm: dict[str, Any], reps: list[int],
-           key: str, fmt: Callable[[float], str]) -> dict[str, Any]:
-    """Per target: ``name`` minus ``ref`` in the per-replicate values under ``key`` (e.g.
-    ``money_to_reach_replicates``), on the replicates where both reached the target."""
+def _reach(name: str, ref: str, arm: ArmSummary, ref_arm: ArmSummary, reps: list[int],
+           axis: str, fmt: Callable[[float], str]) -> dict[str, Any]:
+    """Per target: ``name`` minus ``ref`` in the per-replicate values to target on ``axis``
+    (e.g. ``money_to_reach_replicates``), on the replicates where both reached the target."""
     out = {}
-    for target, values in arm[key].items():
-        by_rep = dict(zip(arm["replicate_ids"], values, strict=True))
-        ref_rep = dict(zip(ref_arm["replicate_ids"], ref_arm[key][target], strict=True))
-        mine = [np.nan if by_rep.get(r) is None else by_rep[r] for r in reps]
-        theirs = [np.nan if ref_rep.get(r) is None else ref_rep[r] for r in reps]
+    theirs_all = ref_arm.to_reach_replicates(axis)
+    for target, values in arm.to_reach_replicates(axis).items():
+        by_rep = dict(zip(arm.replicate_ids, values, strict=True))
+        ref_rep = dict(zip(ref_arm.replicate_ids, theirs_all[target], strict=True))
+        mine = [np.nan if (v := by_rep.get(r)) is None else v for r in reps]
+        theirs = [np.nan if (v := ref_rep.get(r)) is None else v for r in reps]
         out[target] = _entry(paired_comparison(name, ref, mine, theirs), fmt)
     return out
 
 
-def compare_arms(rows: list[CurveRow], arms: dict[str, Any],
-                 reference: str | None = None) -> dict[str, Any]:
+def compare_arms(rows: list[CurveRow], arms: dict[str, ArmSummary],
+                 reference: str | None = None) -> Comparisons:
     """``summary.json``'s ``comparisons``: each arm minus ``reference`` (default: the first
     arm) at every shared checkpoint and on labels-to-target (``edges_to_reach``), and on
     money and simulated time to target (``money_to_reach``, ``time_to_reach``) where both arms
@@ -70,7 +72,7 @@ def compare_arms(rows: list[CurveRow], arms: dict[str, Any],
     ``arms`` is :func:`marketsim.record.summary.summarise`'s output for the same rows."""
     names = list(arms)
     if len(names) < 2:
-        return {}
+        return Comparisons()
     ref = reference if reference in arms else names[0]
     errors = _per_replicate(rows)
     out: dict[str, Any] = {"reference": ref, "arms": {}}
@@ -79,8 +81,8 @@ def compare_arms(rows: list[CurveRow], arms: dict[str, Any],
         if name == ref:
             continue
         arm = arms[name]
-        shared = sorted(set(arm["edges"]) & set(ref_arm["edges"]))
-        reps = sorted(set(arm["replicate_ids"]) & set(ref_arm["replicate_ids"]))
+        shared = sorted(set(arm.edges) & set(ref_arm.edges))
+        reps = sorted(set(arm.replicate_ids) & set(ref_arm.replicate_ids))
         checkpoints = []
         for e in shared:
             mine = [errors[name][e].get(r, np.nan) for r in reps]
@@ -89,8 +91,7 @@ def compare_arms(rows: list[CurveRow], arms: dict[str, Any],
                                                                        theirs))})
         out["arms"][name] = {"checkpoints": checkpoints}
         for axis, fmt in REACH_FORMATS.items():
-            key = f"{axis}_to_reach_replicates"
-            if key in arm and key in ref_arm:
+            if arm.to_reach_replicates(axis) and ref_arm.to_reach_replicates(axis):
                 out["arms"][name][f"{axis}_to_reach"] = _reach(name, ref, arm, ref_arm, reps,
-                                                               key, fmt)
-    return out
+                                                               axis, fmt)
+    return Comparisons.model_validate(out)

@@ -10,9 +10,11 @@ tables) works for both; the ``rmse`` column repeats it explicitly for continuous
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from marketsim.record.summary_model import Summary
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,6 @@ def metric_of_rows(rows: Iterable[Any]) -> str:
     return ERROR_RATE.key
 
 
-def metric_of(summary: Mapping[str, Any] | None) -> Metric:
-    """The headline metric a ``summary.json`` declares (older summaries: the error rate)."""
-    key = (summary or {}).get("metric")
-    return METRICS.get(key, ERROR_RATE) if isinstance(key, str) else ERROR_RATE
+def metric_of(summary: Summary | None) -> Metric:
+    """The headline metric a ``summary.json`` declares (none: the error rate)."""
+    return ERROR_RATE if summary is None else METRICS[summary.metric]

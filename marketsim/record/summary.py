@@ -21,6 +21,7 @@ from marketsim.record.reach import (
     reach_summary,
 )
 from marketsim.record.stats import mean_interval
+from marketsim.record.summary_model import ArmSummary, Summary
 from marketsim.record.units import UnitResult, canonical_rows
 
 __all__ = ["TARGETS", "build_summary", "edges_to_reach", "summarise"]
@@ -40,7 +41,8 @@ def _num(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[str, Any]:
+def summarise(rows: list[CurveRow], arm_order: list[str] | None = None
+              ) -> dict[str, ArmSummary]:
     """Per arm: edges, mean error and its 95 % Student-t interval over replicates, and the
     edges needed to reach each target error. Only edge counts every replicate reached are
     averaged.
@@ -80,7 +82,7 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[
         reps[r.arm].add(r.replicate)
         arm_rows[r.arm].append(r)
     order = arm_order or list(dict.fromkeys(r.arm for r in rows))
-    arms: dict[str, Any] = {}
+    arms: dict[str, ArmSummary] = {}
     for arm in order:
         if arm not in by_arm:
             continue
@@ -102,7 +104,7 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[
         e_arr, m_arr = np.asarray(edges), np.asarray(means)
         replicates = sorted(reps[arm])
         reach = reach_summary(arm_rows[arm], replicates)
-        arms[arm] = {
+        fields: dict[str, Any] = {
             "metric": metric,
             "replicates": n_rep,
             "replicate_ids": replicates,
@@ -122,26 +124,28 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None) -> dict[
             **final_counts(arm_rows[arm], replicates),
         }
         if "money_to_reach_ci95" in reach:
-            arms[arm]["money"] = [float(np.mean(axis_values["money"][e])) for e in edges]
+            fields["money"] = [float(np.mean(axis_values["money"][e])) for e in edges]
         if metric == "rmse":
             for c in SCORE_COLUMNS:
-                arms[arm][c] = [_finite_mean(scores[arm][c][e]) for e in edges]
+                fields[c] = [_finite_mean(scores[arm][c][e]) for e in edges]
+        arms[arm] = ArmSummary.model_validate(fields)
     return arms
 
 
 def build_summary(
     *,
     name: str,
-    seed: Any,
+    seed: int | None,
     replicates: int,
     arm_names: Sequence[str],
     results: list[UnitResult],
-    seconds: float,
+    seconds: float | None,
     complete: bool,
-) -> dict[str, Any]:
-    """The ``summary.json`` content of a study's finished units."""
+) -> Summary:
+    """The ``summary.json`` content of a study's finished units (``seconds`` None: not
+    known, as when re-rendered from ``curves.csv`` alone)."""
     rows = canonical_rows(results)
-    return {
+    return Summary.model_validate({
         "scenario": name,
         "metric": metric_of_rows(rows),
         "seed": seed,
@@ -149,8 +153,8 @@ def build_summary(
         "complete": complete,
         "units_finished": len(results),
         "units_total": replicates * len(arm_names),
-        "seconds": round(seconds, 3),
+        "seconds": None if seconds is None else round(seconds, 3),
         "arms": (arms := summarise(rows, list(arm_names))),
         "comparisons": compare_arms(rows, arms),
         "cost_axes": cost_axes(rows),
-    }
+    })

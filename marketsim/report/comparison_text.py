@@ -15,10 +15,11 @@ import numpy as np
 from marketsim.record.metric import Metric
 from marketsim.record.stats import PairedComparison, paired_comparison
 from marketsim.record.summary import TARGETS
+from marketsim.record.summary_model import ArmSummary, Checkpoint, Difference, Summary
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
 from marketsim.report.formatting import num, table
 
-Arms = Mapping[str, Mapping[str, Any]]
+Arms = Mapping[str, ArmSummary]
 BASELINE_POLICY = "uniform"
 
 
@@ -49,13 +50,13 @@ class Reach:
     #: after "No arm reached 1 % error": where it was not reached
     missing: str
 
-    def value(self, arm: Mapping[str, Any], key: str) -> float | None:
+    def value(self, arm: ArmSummary, key: str) -> float | None:
         """The arm's figure for target ``key``: labels read off the mean curve, money and time
         as the mean of the replicates' own (None unless every replicate reached it)."""
         if self.axis == "edges":
-            return arm.get("edges_to_reach", {}).get(key)
-        mean = (arm.get(f"{self.axis}_to_reach_ci95") or {}).get(key, {}).get("mean")
-        return float(mean) if mean is not None else None
+            return arm.edges_to_reach.get(key)
+        ci = arm.to_reach_ci95(self.axis).get(key)
+        return float(ci.mean) if ci is not None and ci.mean is not None else None
 
 
 def money(x: float | None) -> str:
@@ -80,10 +81,10 @@ def reach_comparison(arms: Arms, name: str, other: str, key: str,
                      reach: Reach = LABELS) -> PairedComparison:
     """``name`` minus ``other`` in labels (money, time) to target ``key``, paired by
     replicate."""
-    def by_rep(arm: Mapping[str, Any]) -> dict[int, float]:
-        values = arm.get(f"{reach.axis}_to_reach_replicates", {}).get(key, [])
+    def by_rep(arm: ArmSummary) -> dict[int, float]:
+        values = arm.to_reach_replicates(reach.axis).get(key, [])
         return {r: (np.nan if v is None else float(v))
-                for r, v in zip(arm.get("replicate_ids", []), values, strict=False)}
+                for r, v in zip(arm.replicate_ids, values, strict=False)}
 
     mine, theirs = by_rep(arms[name]), by_rep(arms[other])
     reps = sorted(set(mine) & set(theirs))
@@ -153,7 +154,7 @@ def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
         text = f"- **{metric.target(t)}**: {text}"
         base = baseline(best, specs, names) if reach is LABELS else None
         if base and base not in ties:
-            if arms[base]["edges_to_reach"].get(key) is None:
+            if arms[base].edges_to_reach.get(key) is None:
                 text += f"; *{base}* did not reach it within the budget"
             else:
                 text += f"; against *{base}*: {_against(reach_comparison(arms, best, base, key))}"
@@ -175,23 +176,23 @@ def _against(cmp: PairedComparison) -> str:
             f"{d.high:+,.0f})")
 
 
-def diff_cell(entry: Mapping[str, Any] | None, fmt: Any) -> str:
+def diff_cell(entry: Difference | Checkpoint | None, fmt: Any) -> str:
     """A paired difference as a table cell: ``+120 [+40, +200]``, bold when detected."""
-    if not entry or entry.get("difference") is None:
+    if entry is None or entry.difference is None:
         return "—"
-    text = fmt(entry["difference"])
-    if entry.get("low") is not None:
-        text += f" [{fmt(entry['low'])}, {fmt(entry['high'])}]"
-    return f"**{text}**" if entry.get("detected") else text
+    text = fmt(entry.difference)
+    if entry.low is not None:
+        text += f" [{fmt(entry.low)}, {fmt(entry.high)}]"
+    return f"**{text}**" if entry.detected else text
 
 
-def comparisons_section(summary: Mapping[str, Any], names: Sequence[str], metric: Metric,
+def comparisons_section(summary: Summary, names: Sequence[str], metric: Metric,
                         checkpoints: Sequence[int], replicates: int = 2) -> list[str]:
     """"Paired comparisons": each arm minus the reference arm on the same worlds (with fewer
     than two ``replicates`` there is no pair to compare, and the text says so)."""
-    comp = summary.get("comparisons") or {}
-    ref = comp.get("reference")
-    if not ref or not comp.get("arms"):
+    comp = summary.comparisons
+    ref = comp.reference
+    if not ref or not comp.arms:
         return []
 
     def diff(x: float) -> str:
@@ -211,25 +212,25 @@ def comparisons_section(summary: Mapping[str, Any], names: Sequence[str], metric
     lines = [f"## Paired comparisons against *{ref}*", "", intro, ""]
     rows = []
     for name in names:
-        entry = comp["arms"].get(name)
+        entry = comp.arms.get(name)
         if entry is None:
             continue
-        at = {c["edges"]: c for c in entry["checkpoints"]}
+        at = {c.edges: c for c in entry.checkpoints}
         rows.append([name, *(diff_cell(at.get(e), diff) for e in checkpoints)])
     lines += table(["arm \\ labels spent", *(num(e) for e in checkpoints)], rows) + [""]
     rows = []
     for name in names:
-        entry = comp["arms"].get(name)
+        entry = comp.arms.get(name)
         if entry is None:
             continue
-        rows.append([name, *(diff_cell(entry["edges_to_reach"].get(f"{t:g}"),
+        rows.append([name, *(diff_cell(entry.to_reach("edges").get(f"{t:g}"),
                                    lambda x: f"{x:+,.0f}") for t in TARGETS)])
     head = ["arm", *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
     lines += ["Difference in labels needed to reach each target (replicates where both arms "
               "reached it):", "", *table(head, rows), ""]
     for name in names:
-        entry = comp["arms"].get(name)
-        if entry and entry["checkpoints"]:
-            lines.append(f"- at {num(entry['checkpoints'][-1]['edges'])} labels: "
-                         f"{entry['checkpoints'][-1]['verdict']}")
+        entry = comp.arms.get(name)
+        if entry and entry.checkpoints:
+            lines.append(f"- at {num(entry.checkpoints[-1].edges)} labels: "
+                         f"{entry.checkpoints[-1].verdict}")
     return [*lines, ""]

@@ -10,17 +10,17 @@ gets the report it always had."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from marketsim.record.metric import Metric
 from marketsim.record.summary import TARGETS
+from marketsim.record.summary_model import ArmSummary, Interval, Summary
 from marketsim.report.arm_text import ArmSpec
 from marketsim.report.comparison_text import LABELS, MONEY, TIME, Reach, diff_cell, key_results
 from marketsim.report.formatting import table
 from marketsim.report.plots import X_AXES, PlotInfo
 from marketsim.report.results_text import reach_interval
 
-Arms = Mapping[str, Mapping[str, Any]]
+Arms = Mapping[str, ArmSummary]
 #: The axes of ``summary.json``'s ``cost_axes`` and how they are worded.
 REACHES = {"money": MONEY, "time": TIME}
 _NOUNS = {"edges": "labels", "money": "money", "time": "time"}
@@ -31,10 +31,9 @@ _WHY = {"money": "arms that pay different prices per label",
 DIFF_FORMATS = {"money": "{:+,.2f}".format, "time": "{:+,.1f}".format}
 
 
-def cost_axes(summary: Mapping[str, Any]) -> list[str]:
+def cost_axes(summary: Summary) -> list[str]:
     """The axes the run's report shows beside labels (``money``, ``time``), in that order."""
-    found = summary.get("cost_axes") or []
-    return [a for a in REACHES if a in found]
+    return [a for a in REACHES if a in summary.cost_axes]
 
 
 def cost_plot_section(plots: Mapping[str, PlotInfo], metric: Metric) -> list[str]:
@@ -53,7 +52,7 @@ def cost_plot_section(plots: Mapping[str, PlotInfo], metric: Metric) -> list[str
     return lines
 
 
-def _cells(arm: Mapping[str, Any], key: str, axes: Sequence[str]) -> list[str]:
+def _cells(arm: ArmSummary, key: str, axes: Sequence[str]) -> list[str]:
     reaches: dict[str, Reach] = {"edges": LABELS, **REACHES}
     out = []
     for axis in axes:
@@ -62,7 +61,7 @@ def _cells(arm: Mapping[str, Any], key: str, axes: Sequence[str]) -> list[str]:
     return out
 
 
-def costs_section(summary: Mapping[str, Any], names: Sequence[str],
+def costs_section(summary: Summary, names: Sequence[str],
                   specs: Mapping[str, ArmSpec], metric: Metric) -> list[str]:
     """"Labels, money and time to reach each target": per arm the mean of the replicates' own
     figures with its 95 % interval, which arm needs the least (named only when its paired
@@ -71,7 +70,7 @@ def costs_section(summary: Mapping[str, Any], names: Sequence[str],
     axes = cost_axes(summary)
     if not axes:
         return []
-    arms: Arms = summary.get("arms") or {}
+    arms: Arms = summary.arms
     shown = ["edges", *axes]
     words = " and ".join([", ".join(_NOUNS[a] for a in shown[:-1]), _NOUNS[shown[-1]]])
     lines = [f"## {words[:1].upper() + words[1:]} to reach each target", "",
@@ -89,19 +88,19 @@ def costs_section(summary: Mapping[str, Any], names: Sequence[str],
         lines += [f"Least {'money' if axis == 'money' else 'simulated time'} to each target "
                   "(a difference is claimed only when its paired 95 % interval excludes "
                   "zero):", "", *key_results(arms, specs, names, metric, reach), ""]
-    comp = summary.get("comparisons") or {}
-    if comp.get("arms"):
+    comp = summary.comparisons
+    if comp.arms:
         rows = []
         for name in names:
-            entry = comp["arms"].get(name)
+            entry = comp.arms.get(name)
             if entry is None:
                 continue
-            rows.append([name, *(diff_cell((entry.get(f"{a}_to_reach") or {}).get(f"{t:g}"),
+            rows.append([name, *(diff_cell(entry.to_reach(a).get(f"{t:g}"),
                                            DIFF_FORMATS[a])
                                  for t in TARGETS for a in axes)])
         head = ["arm", *(f"{_NOUNS[a]} to {metric.target_short(t)}" for t in TARGETS
                          for a in axes)]
-        lines += [f"Paired differences against *{comp.get('reference')}* (arm minus reference, "
+        lines += [f"Paired differences against *{comp.reference}* (arm minus reference, "
                   "replicates where both reached the target; **bold**: the interval excludes "
                   "zero):", "", *table(head, rows), ""]
     return lines
@@ -110,23 +109,22 @@ def costs_section(summary: Mapping[str, Any], names: Sequence[str],
 def gold_section(arms: Arms, names: Sequence[str]) -> list[str]:
     """"Gold questions and blocked workers": each arm's gold answers bought, their money and the
     workers blocked by the end of the run, when any arm had gold answers or blocked a worker."""
-    def mean(arm: Mapping[str, Any], key: str) -> float:
-        value = (arm.get(key) or {}).get("mean")
-        return float(value) if value is not None else 0.0
+    def mean(iv: Interval | None) -> float:
+        return float(iv.mean) if iv is not None and iv.mean is not None else 0.0
 
-    if not any(mean(arms[n], k) > 0 for n in names for k in ("gold_labels", "blocked_workers")):
+    if not any(mean(iv) > 0 for n in names
+               for iv in (arms[n].gold_labels, arms[n].blocked_workers)):
         return []
 
-    def cell(arm: Mapping[str, Any], key: str, digits: int) -> str:
-        iv = arm.get(key) or {}
-        if iv.get("mean") is None:
+    def cell(iv: Interval | None, digits: int) -> str:
+        if iv is None or iv.mean is None:
             return "—"
-        text = f"{iv['mean']:,.{digits}f}"
-        return text + (f" [{iv['low']:,.{digits}f}, {iv['high']:,.{digits}f}]"
-                       if iv.get("low") is not None else "")
+        text = f"{iv.mean:,.{digits}f}"
+        return text + (f" [{iv.low:,.{digits}f}, {iv.high:,.{digits}f}]"
+                       if iv.low is not None and iv.high is not None else "")
 
-    rows = [[name, cell(arms[name], "gold_labels", 1), cell(arms[name], "gold_money", 2),
-             cell(arms[name], "blocked_workers", 1)] for name in names]
+    rows = [[name, cell(arms[name].gold_labels, 1), cell(arms[name].gold_money, 2),
+             cell(arms[name].blocked_workers, 1)] for name in names]
     return ["## Gold questions and blocked workers", "",
             "At the end of the run, mean over replicates with its 95 % Student-t interval: the "
             "gold (control) answers bought — counted in the labels and the money spent, never "

@@ -25,6 +25,7 @@ from rich.text import Text
 
 from marketsim.record.curves import CurvePoint
 from marketsim.record.summary import TARGETS
+from marketsim.record.summary_model import ArmSummary
 from marketsim.record.units import UnitResult
 from marketsim.report.dashboard_charts import ROTATE_SECONDS, render_charts, terminal_style
 from marketsim.report.formatting import (
@@ -233,14 +234,14 @@ class LiveDashboard:
             error: Text | str = DASH
             at = DASH
             s = view.summary
-            if s and s.get("error_rate"):
-                mean = s["error_rate"][-1]
-                low, high = s["error_rate_low"][-1], s["error_rate_high"][-1]
+            if s and s.error_rate:
+                mean = s.error_rate[-1]
+                low, high = s.error_rate_low[-1], s.error_rate_high[-1]
                 ci = (f" [{fmt_error(low)}, {fmt_error(high)}]" if low is not None
                       and high is not None else f" [{DASH}]")  # clipped Student-t interval
                 error = fmt_error(mean) + (ci if fmt_error(mean) != DASH else "")
-                at = num(s["edges"][-1])
-                reach = [num(s["edges_to_reach"].get(f"{t:g}")) for t in TARGETS]
+                at = num(s.edges[-1])
+                reach = [num(s.edges_to_reach.get(f"{t:g}")) for t in TARGETS]
                 cost = [_mean_to_reach(s, axis, t) for axis in costs for t in TARGETS]
             elif view.live:
                 last = max(view.live.values(), key=lambda p: p[-1].edges if p else -1)
@@ -307,9 +308,9 @@ def _bar_name_length(width: int) -> int:
     return min(40, max(28, width - 47))
 
 
-def _mean_to_reach(summary: dict[str, Any], axis: str, target: float) -> str:
+def _mean_to_reach(summary: ArmSummary, axis: str, target: float) -> str:
     """An arm's mean money (time) to ``target`` over its finished replicates, compact
     (``12k``); :data:`DASH` unless every one reached it."""
-    mean = (summary.get(f"{axis}_to_reach_ci95") or {}).get(f"{target:g}", {}).get("mean")
-    return DASH if mean is None else fmt_axis(mean)
+    ci = summary.to_reach_ci95(axis).get(f"{target:g}")
+    return DASH if ci is None or ci.mean is None else fmt_axis(ci.mean)
 

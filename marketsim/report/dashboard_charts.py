@@ -95,9 +95,9 @@ def axis_series(state: StudyState, axis: str) -> list[Series]:
     for i, view in enumerate(state.arms):
         marker, colour = terminal_style(i)
         s = view.summary
-        if s and s.get("edges"):
-            out.append(Series(view.name, np.asarray(s.get(key, ()), dtype=float),
-                              np.asarray(s["error_rate"]), marker, colour))
+        if s and s.edges:
+            out.append(Series(view.name, np.asarray(s.axis_values(key) or (), dtype=float),
+                              np.asarray(s.error_rate), marker, colour))
         elif view.live:
             out.append(live_series(view, i, key))
         else:

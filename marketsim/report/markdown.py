@@ -16,6 +16,7 @@ from typing import Any
 from marketsim.aggregation.registry import METHODS
 from marketsim.policies.registry import POLICIES
 from marketsim.record.metric import metric_of
+from marketsim.record.summary_model import ArmSummary, Summary
 from marketsim.report.arm_text import (
     arm_specs,
     method_name,
@@ -40,7 +41,7 @@ REPORT_NAME = "report.md"
 
 
 def report_markdown(
-    summary: Mapping[str, Any],
+    summary: Summary,
     setup: Mapping[str, Any] | None,
     plot: PlotInfo,
     *,
@@ -50,16 +51,16 @@ def report_markdown(
 ) -> str:
     """The text of ``report.md``; ``cost_plots`` are the error plots against money and
     simulated time (by axis), drawn when those tell more than the labels."""
-    arms: Mapping[str, Mapping[str, Any]] = summary.get("arms") or {}
+    arms: Mapping[str, ArmSummary] = summary.arms
     names = list(arms)
     specs = arm_specs(setup)
     metric = metric_of(summary)
-    lines = [f"# {summary.get('scenario')}: which policy gets the error down fastest?", ""]
-    if not summary.get("complete", True):
+    lines = [f"# {summary.scenario}: which policy gets the error down fastest?", ""]
+    if not summary.complete:
         resume = f"python -m marketsim run --resume {run_dir}" if run_dir else "run --resume"
         lines += [
-            f"> **Partial run.** Only {summary.get('units_finished')} of "
-            f"{summary.get('units_total')} (replicate, arm) units finished; the numbers below "
+            f"> **Partial run.** Only {summary.units_finished} of "
+            f"{summary.units_total} (replicate, arm) units finished; the numbers below "
             f"use the finished units only and may change. Finish it with `{resume}`.", "",
         ]
     if arms:
@@ -70,7 +71,7 @@ def report_markdown(
     lines += arms_section(arms, names, specs, metric)
     lines += score_section(arms, names, metric)
     # the fewest replicates any arm finished: under two, no interval and no pair exists
-    fewest = min((int(a.get("replicates") or 0) for a in arms.values()), default=0)
+    fewest = min((a.replicates for a in arms.values()), default=0)
     lines += plot_section(plot, metric, fewest)
     lines += cost_plot_section(cost_plots or {}, metric)
     lines += checkpoints_section(arms, names, metric, fewest)
@@ -85,7 +86,7 @@ def report_markdown(
 
 
 def files_section(
-    summary: Mapping[str, Any],
+    summary: Summary,
     setup: Mapping[str, Any] | None,
     run_dir: Path | None,
     versions: Mapping[str, str] | None,
@@ -94,7 +95,7 @@ def files_section(
     """"Files and reproduction": what the folder holds, run time, how to re-run and re-render.
     Only files the folder holds are named (a study built in Python has no ``scenario.toml``)."""
     lines = ["## Files and reproduction", ""]
-    seconds = summary.get("seconds")
+    seconds = summary.seconds
     extra = [n for p in (cost_plots or {}).values() for n in (p.png.name, p.svg.name)]
     files = ["curves.csv", "summary.json", PNG_NAME, SVG_NAME, *extra, "scenario.toml",
              "run.json"]
@@ -116,11 +117,11 @@ def files_section(
     return lines
 
 
-def _rerun(summary: Mapping[str, Any], setup: Mapping[str, Any] | None, has_copy: bool) -> str:
+def _rerun(summary: Summary, setup: Mapping[str, Any] | None, has_copy: bool) -> str:
     """How to run the study again: from the folder's ``scenario.toml`` copy; for a study built
     in Python (no copy), from the document ``run.json`` records, or, when arms hold Python
     objects no file can hold, by running the same scenario object again."""
-    seed, replicates = summary.get("seed"), summary.get("replicates")
+    seed, replicates = summary.seed, summary.replicates
     if (setup or {}).get("sweep_point"):
         return ("- this folder is one grid point of a sweep; re-run the sweep from its "
                 "top-level folder's `scenario.toml`")

@@ -18,6 +18,7 @@ import numpy as np
 
 from marketsim.record.files import write_bytes_atomic
 from marketsim.record.metric import ERROR_RATE, Metric
+from marketsim.record.summary_model import ArmSummary
 
 PNG_NAME = "error_vs_budget.png"
 SVG_NAME = "error_vs_budget.svg"
@@ -25,7 +26,7 @@ SVG_NAME = "error_vs_budget.svg"
 
 @dataclass(frozen=True)
 class XAxis:
-    """An x axis of the error plot: the ``summary.json`` arm key holding its values, the axis
+    """An x axis of the error plot: the ``summary.json`` arm field holding its values, the axis
     label, the words after "vs." in the title, and the files' stem."""
 
     key: str
@@ -64,14 +65,14 @@ class PlotInfo:
     arms_plotted: int
 
 
-def error_floor(n_tasks: int | None, arms: Mapping[str, Mapping[str, Any]]) -> float:
+def error_floor(n_tasks: int | None, arms: Mapping[str, ArmSummary]) -> float:
     """Lowest error drawn on the log axis: half of one task's error, ``0.5 / n_tasks``.
 
     Without a task count, half of the smallest positive mean error (or 1e-4) is used.
     """
     if n_tasks and n_tasks > 0:
         return 0.5 / n_tasks
-    positive = [e for a in arms.values() for e in a.get("error_rate", []) if e and e > 0]
+    positive = [e for a in arms.values() for e in a.error_rate if e and e > 0]
     return 0.5 * min(positive) if positive else 1e-4
 
 
@@ -107,7 +108,7 @@ def _markevery(n_points: int, index: int, n_arms: int) -> list[int]:
 
 def plot_error_vs_budget(
     out_dir: str | Path,
-    arms: Mapping[str, Mapping[str, Any]],
+    arms: Mapping[str, ArmSummary],
     *,
     scenario_name: str,
     n_tasks: int | None = None,
@@ -139,7 +140,7 @@ def plot_error_vs_budget(
 
 
 def draw_error_vs_budget(
-    arms: Mapping[str, Mapping[str, Any]],
+    arms: Mapping[str, ArmSummary],
     *,
     scenario_name: str,
     n_tasks: int | None = None,
@@ -164,31 +165,27 @@ def draw_error_vs_budget(
     top = floor
     axis = X_AXES[x]
     for idx, (name, arm) in enumerate(arms.items()):
-        edges = np.asarray(arm.get(axis.key) or [], dtype=float)
-        mean = np.asarray(arm.get("error_rate", []), dtype=float)
+        edges = np.asarray(arm.axis_values(axis.key) or [], dtype=float)
+        mean = np.asarray(arm.error_rate, dtype=float)
         if edges.size == 0:
             continue
-        if arm.get("error_rate_low") is not None:  # the clipped Student-t interval
-            lo = np.asarray(arm["error_rate_low"], dtype=float)
-            hi = np.asarray(arm["error_rate_high"], dtype=float)
-        else:  # an older summary: the half-width only
-            half = np.asarray(arm.get("error_rate_ci95", [0.0] * edges.size), dtype=float)
-            lo, hi = mean - half, mean + half
+        # the clipped Student-t interval (None, i.e. NaN, with one replicate)
+        lo = np.asarray(arm.error_rate_low, dtype=float)
+        hi = np.asarray(arm.error_rate_high, dtype=float)
         lo, hi = np.maximum(np.nan_to_num(lo, nan=floor), floor), np.maximum(
             np.nan_to_num(hi, nan=floor), floor)
         clipped += int(np.count_nonzero(mean < floor))
         shown = np.maximum(mean, floor)
         top = max(top, float(hi.max()))
         style = arm_style(idx)
-        reps = arm.get("replicates")
-        label = f"{name} (n={reps})" if reps is not None else name
+        label = f"{name} (n={arm.replicates})"
         ax.fill_between(edges, lo, hi, color=style["color"], alpha=0.18, linewidth=0)
         ax.plot(
             edges, shown, label=label, linewidth=1.8, markersize=5,
             markevery=_markevery(edges.size, idx, n_arms),
             markerfacecolor="white", markeredgewidth=1.3, **style,
         )
-        plain = arm.get("plain_rmse")
+        plain = arm.plain_rmse
         if not metric.percent and plain and all(p is not None for p in plain):
             plain_arr = np.maximum(np.asarray(plain, dtype=float), floor)
             top = max(top, float(plain_arr.max()))

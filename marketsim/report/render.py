@@ -11,7 +11,6 @@ existing ``summary.json``, or is ``null`` if there is none.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Callable
@@ -22,19 +21,30 @@ from marketsim.errors import InputError
 from marketsim.record.curves import CurveRow, read_curves
 from marketsim.record.files import write_json_atomic, write_text_atomic
 from marketsim.record.metric import metric_of
+from marketsim.record.run_model import RunRecord, read_run
 from marketsim.record.summary import build_summary
+from marketsim.record.summary_model import Summary, read_summary, summary_json
 from marketsim.record.units import UnitResult
 from marketsim.report.markdown import REPORT_NAME, report_markdown
 from marketsim.report.plots import plot_error_vs_budget
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object from ``path``, or None if it is missing or unreadable."""
+def _read_summary(run_dir: Path) -> Summary | None:
+    """The folder's ``summary.json``, or None if it is missing or unreadable (an invalid one
+    is an :class:`InputError` naming the file and the key)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_summary(run_dir / "summary.json")
+    except OSError:
         return None
-    return data if isinstance(data, dict) else None
+
+
+def _read_run(run_dir: Path) -> RunRecord | None:
+    """The folder's ``run.json``, or None if it is missing or unreadable (an invalid one is
+    an :class:`InputError` naming the file and the key)."""
+    try:
+        return read_run(run_dir / "run.json")
+    except OSError:
+        return None
 
 
 #: Reads a run folder's scenario as a plain dict when ``run.json`` is gone (the caller knows how:
@@ -43,23 +53,23 @@ SetupFallback = Callable[[Path], dict[str, Any] | None]
 
 
 def load_setup(
-    run_dir: Path, summary: dict[str, Any] | None, fallback: SetupFallback | None = None
+    run_dir: Path, summary: Summary | None, fallback: SetupFallback | None = None
 ) -> dict[str, Any] | None:
     """The resolved scenario of the run as a plain dict (``Scenario.to_dict()`` layout) from
     ``run.json``, else from ``fallback(run_dir)``, else None."""
-    meta = _read_json(run_dir / "run.json")
-    if meta and isinstance(meta.get("resolved_scenario"), dict):
-        setup: dict[str, Any] | None = dict(meta["resolved_scenario"])
+    meta = _read_run(run_dir)
+    if meta is not None:
+        setup: dict[str, Any] | None = dict(meta.resolved_scenario)
         assert setup is not None
-        setup.setdefault("seed", meta.get("seed"))
-        setup.setdefault("replicates", meta.get("replicates"))
+        setup.setdefault("seed", meta.seed)
+        setup.setdefault("replicates", meta.replicates)
         return setup
     if fallback is not None:
         setup = fallback(run_dir)
         if setup is not None and summary:  # the command-line overrides, if run.json is gone
-            for key in ("seed", "replicates"):
-                if isinstance(summary.get(key), int):
-                    setup[key] = summary[key]
+            if summary.seed is not None:
+                setup["seed"] = summary.seed
+            setup["replicates"] = summary.replicates
         return setup
     return None
 
@@ -77,20 +87,24 @@ def _check_finite(rows: list[CurveRow], path: Path) -> None:
 def rebuild_summary(
     rows: list[CurveRow],
     setup: dict[str, Any] | None,
-    previous: dict[str, Any] | None,
+    previous: Summary | None,
     *,
     fallback_name: str,
     source: str,
-) -> dict[str, Any]:
+) -> Summary:
     """``summary.json`` content from the curve rows, as the run wrote it."""
     csv_arms = list(dict.fromkeys(r.arm for r in rows))
-    prev = previous or {}
+    name: Any
+    seed: Any
+    replicates: Any
     if setup and isinstance(setup.get("arms"), list):
         arm_names = [str(a.get("name")) for a in setup["arms"] if isinstance(a, dict)]
         name, seed, replicates = setup.get("name"), setup.get("seed"), setup.get("replicates")
+    elif previous is not None:
+        arm_names = list(previous.arms)
+        name, seed, replicates = previous.scenario, previous.seed, previous.replicates
     else:
-        arm_names = list(prev.get("arms") or {}) if isinstance(prev.get("arms"), dict) else []
-        name, seed, replicates = prev.get("scenario"), prev.get("seed"), prev.get("replicates")
+        arm_names, name, seed, replicates = [], None, None, None
     unknown = [a for a in csv_arms if a not in arm_names]
     if unknown and (setup or arm_names):
         raise InputError(f"curves.csv has arm {unknown[0]!r}, which the run's scenario does not "
@@ -105,27 +119,26 @@ def rebuild_summary(
     results = [UnitResult(rep, arm, tuple(unit_rows), 0.0)
                for (arm, rep), unit_rows in units.items()]
     finished, total = len(results), replicates * len(arm_names)
-    complete = finished >= total and prev.get("complete", True) is not False
+    complete = finished >= total and (previous is None or previous.complete)
     summary = build_summary(
         name=name if isinstance(name, str) else fallback_name, seed=seed, replicates=replicates,
-        arm_names=arm_names, results=results, seconds=0.0, complete=complete,
+        arm_names=arm_names, results=results, seconds=None, complete=complete,
     )
-    summary["seconds"] = prev.get("seconds")
-    for key, value in prev.items():  # keep fields a newer run may have added
-        summary.setdefault(key, value)
-    return summary
+    # the run time as the run wrote it (curves.csv does not hold it)
+    return summary.model_copy(update={"seconds": previous.seconds if previous else None})
 
 
 def render_report(
     run_dir: str | Path, fallback: SetupFallback | None = None
-) -> dict[str, Any]:
+) -> Summary:
     """Rewrite ``summary.json`` and write ``error_vs_budget.png``/``.svg`` and ``report.md`` in
     ``run_dir`` from its ``curves.csv``; return the summary. When money or simulated time tell
-    more than the labels (``summary["cost_axes"]``), ``error_vs_money.*`` and
+    more than the labels (``summary.cost_axes``), ``error_vs_money.*`` and
     ``error_vs_time.*`` too.
 
     A missing folder or ``curves.csv``, or a malformed ``curves.csv``, raises
-    :class:`~marketsim.errors.InputError`. Every file is written atomically.
+    :class:`~marketsim.errors.InputError`, and so does an invalid ``summary.json`` or
+    ``run.json`` (naming the file and the key). Every file is written atomically.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -136,24 +149,24 @@ def render_report(
                          "written yet", source=str(run_dir))
     rows = read_curves(curves)
     _check_finite(rows, curves)
-    previous = _read_json(run_dir / "summary.json")
+    previous = _read_summary(run_dir)
     setup = load_setup(run_dir, previous, fallback)
     summary = rebuild_summary(rows, setup, previous, fallback_name=run_dir.name,
                               source=str(curves))
-    write_json_atomic(run_dir / "summary.json", summary)
+    write_json_atomic(run_dir / "summary.json", summary_json(summary))
     n_tasks = None
     if setup and isinstance(setup.get("tasks"), dict):
         n_tasks = setup["tasks"].get("count")
     plots = {
         x: plot_error_vs_budget(
-            run_dir, summary["arms"], scenario_name=str(summary["scenario"]),
+            run_dir, summary.arms, scenario_name=summary.scenario,
             n_tasks=n_tasks if isinstance(n_tasks, int) else None,
-            partial=not summary["complete"], metric=metric_of(summary), x=x,
+            partial=not summary.complete, metric=metric_of(summary), x=x,
         )
-        for x in ("edges", *summary.get("cost_axes", ()))
+        for x in ("edges", *summary.cost_axes)
     }
-    run_meta = _read_json(run_dir / "run.json")
+    run_meta = _read_run(run_dir)
     text = report_markdown(summary, setup, plots.pop("edges"), run_dir=run_dir,
-                           versions=(run_meta or {}).get("versions"), cost_plots=plots)
+                           versions=run_meta.versions if run_meta else None, cost_plots=plots)
     write_text_atomic(run_dir / REPORT_NAME, text)
     return summary

@@ -11,6 +11,7 @@ import numpy as np
 
 from marketsim.record.metric import Metric
 from marketsim.record.summary import TARGETS
+from marketsim.record.summary_model import ArmSummary
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
 from marketsim.report.comparison_text import BASELINE_POLICY, baseline
 from marketsim.report.formatting import num, table
@@ -20,13 +21,13 @@ from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 N_CHECKPOINTS = 5
 
 #: ``summary.json``'s ``arms``: per arm name, its mean curve and targets.
-Arms = Mapping[str, Mapping[str, Any]]
+Arms = Mapping[str, ArmSummary]
 
 
 def checkpoints(arms: Arms, n: int = N_CHECKPOINTS) -> list[int]:
     """``n`` recorded edge counts evenly spaced over the run, the first and last included
     (taken from the edges every arm recorded when there are any)."""
-    edge_sets = [set(a["edges"]) for a in arms.values() if a.get("edges")]
+    edge_sets = [set(a.edges) for a in arms.values() if a.edges]
     if not edge_sets:
         return []
     common = set.intersection(*edge_sets)
@@ -44,8 +45,8 @@ def score_section(
     rows = []
     for name in names:
         a = arms[name]
-        em, plain, good = (a[c][-1] if a.get(c) else None
-                           for c in ("rmse", "plain_rmse", "good_accuracy"))
+        em, plain, good = (v[-1] if v else None
+                           for v in (a.rmse, a.plain_rmse, a.good_accuracy))
         if em is None or plain is None:
             continue
         gain = f"{100 * (1 - em / plain):.0f} %" if plain > 0 else "—"
@@ -63,13 +64,13 @@ def score_section(
     ]
 
 
-def saving(arm: Mapping[str, Any], base: Mapping[str, Any], key: str) -> str:
+def saving(arm: ArmSummary, base: ArmSummary, key: str) -> str:
     """Labels ``arm`` saved against ``base`` to reach target ``key`` (``+1,200 (+25 %)``)."""
-    mine, theirs = arm["edges_to_reach"].get(key), base["edges_to_reach"].get(key)
+    mine, theirs = arm.edges_to_reach.get(key), base.edges_to_reach.get(key)
     if mine is None:
         return "— (not reached)"
     if theirs is None:
-        last = base["edges"][-1] if base.get("edges") else None
+        last = base.edges[-1] if base.edges else None
         if last is None:
             return "—"
         return f"> {num(max(last - mine, 0))} (baseline never reached it)"
@@ -87,16 +88,9 @@ def _mean_ci(metric: Metric, mean: float | None, low: float | None, high: float 
             f"{metric.fmt(high).removesuffix(' %')}]")
 
 
-def _bounds(arm: Mapping[str, Any], i: int) -> tuple[float | None, float | None]:
-    """The interval ends at point ``i`` (summaries written before intervals were clipped
-    hold only the half-width: mean -/+ half, clipped at 0)."""
-    if arm.get("error_rate_low") is not None:
-        return arm["error_rate_low"][i], arm["error_rate_high"][i]
-    half = (arm.get("error_rate_ci95") or [None] * (i + 1))[i]
-    if half is None:
-        return None, None
-    mean = arm["error_rate"][i]
-    return max(mean - half, 0.0), mean + half
+def _bounds(arm: ArmSummary, i: int) -> tuple[float | None, float | None]:
+    """The interval ends at point ``i`` (already clipped to the metric's range)."""
+    return arm.error_rate_low[i], arm.error_rate_high[i]
 
 
 def arms_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
@@ -105,10 +99,10 @@ def arms_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
     rows = []
     for name in names:
         spec, a = specs.get(name), arms[name]
-        final = a.get("final_error_rate")
+        final = a.final_error_rate
         final_txt = "—" if final is None else _mean_ci(metric, final, *_bounds(a, -1))
         rows.append([name, f"`{policy_name(spec) or '?'}`", f"`{method_name(spec) or '?'}`",
-                     a.get("replicates"), num(a["edges"][-1]) if a.get("edges") else "—",
+                     a.replicates, num(a.edges[-1]) if a.edges else "—",
                      final_txt])
     return ["## Arms", "", *table(["arm", "policy", "inference", "replicates", "labels spent",
                                    f"final {metric.short}"], rows, "lllrrr"), ""]
@@ -159,28 +153,28 @@ def checkpoints_section(arms: Arms, names: Sequence[str], metric: Metric,
     rows = []
     for name in names:
         a = arms[name]
-        at = {e: (m, *_bounds(a, i)) for i, (e, m) in enumerate(zip(a["edges"], a["error_rate"],
+        at = {e: (m, *_bounds(a, i)) for i, (e, m) in enumerate(zip(a.edges, a.error_rate,
                                                                       strict=True))}
         rows.append([name] + [_mean_ci(metric, *at[e]) if e in at else "—" for e in cps])
     return lines + table(["arm \\ labels spent", *(num(e) for e in cps)], rows) + [""]
 
 
-def reach_interval(arm: Mapping[str, Any], key: str, axis: str = "edges",
+def reach_interval(arm: ArmSummary, key: str, axis: str = "edges",
                    fmt: Callable[[float | None], str] = num) -> str:
     """`` (mean 9,600 [8,900, 10,300])``: each replicate's own labels (``axis`` ``money``,
     ``time``: money, simulated time) to target, their mean and 95 % interval when every
     replicate reached the target, else how many did."""
-    ci = (arm.get(f"{axis}_to_reach_ci95") or {}).get(key)
-    if not ci or not ci.get("of"):
+    ci = arm.to_reach_ci95(axis).get(key)
+    if not ci or not ci.of:
         return ""
-    if ci.get("reached") != ci.get("of") or ci.get("mean") is None:
-        if not ci.get("reached"):
-            return (" (not reached in its one replicate)" if ci.get("of") == 1 else
-                    f" (not reached in any of the {ci.get('of')} replicates)")
-        return f" (reached in {ci.get('reached')} of {ci.get('of')} replicates)"
-    if ci.get("low") is None:
-        return f" (mean {fmt(ci['mean'])}, one replicate)"
-    return f" (mean {fmt(ci['mean'])} [{fmt(ci['low'])}, {fmt(ci['high'])}])"
+    if ci.reached != ci.of or ci.mean is None:
+        if not ci.reached:
+            return (" (not reached in its one replicate)" if ci.of == 1 else
+                    f" (not reached in any of the {ci.of} replicates)")
+        return f" (reached in {ci.reached} of {ci.of} replicates)"
+    if ci.low is None:
+        return f" (mean {fmt(ci.mean)}, one replicate)"
+    return f" (mean {fmt(ci.mean)} [{fmt(ci.low)}, {fmt(ci.high)}])"
 
 
 def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
@@ -215,7 +209,7 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
         row: list[Any] = [name]
         for t in TARGETS:
             key = f"{t:g}"
-            row.append(num(a["edges_to_reach"].get(key)) + reach_interval(a, key))
+            row.append(num(a.edges_to_reach.get(key)) + reach_interval(a, key))
             if has_uniform:
                 row.append("(baseline)" if base == name else
                            saving(a, arms[base], key) if base else "—")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from marketsim.record.summary_model import Summary
 from marketsim.report.formatting import num
 from marketsim.scenario.worker_models import worker_model_facts
 
@@ -33,15 +34,15 @@ def score_setup(setup: Mapping[str, Any]) -> str:
             f"{type_txt}. Nobody is told who is good.")
 
 
-def setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -> list[str]:
+def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str]:
     """"Setup": the world, the budget and batches, the inference refits and the replicates in
     words (only the seed and replicate count when the run's scenario is unknown)."""
     out = ["## Setup", ""]
     if not setup:
         out += [
             f"The run folder has no `run.json` or readable `scenario.toml`, so only what "
-            f"`curves.csv` holds is known: seed {summary.get('seed')}, "
-            f"{summary.get('replicates')} replicates.", "",
+            f"`curves.csv` holds is known: seed {summary.seed}, "
+            f"{summary.replicates} replicates.", "",
         ]
         return out
     tasks = setup.get("tasks") or {}
@@ -103,9 +104,9 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Mapping[str, Any]) -
         f"and the policy decides where the next batch goes. {error_txt}",
         "",
         f"Every arm (policy + inference method) is run on the same "
-        f"**{summary.get('replicates')} replicate "
-        f"world{'' if summary.get('replicates') == 1 else 's'}** (common random numbers, "
-        f"**seed {summary.get('seed')}**), so differences between arms are not due to luck of "
+        f"**{summary.replicates} replicate "
+        f"world{'' if summary.replicates == 1 else 's'}** (common random numbers, "
+        f"**seed {summary.seed}**), so differences between arms are not due to luck of "
         f"the draw of tasks and workers.",
         "",
     ]

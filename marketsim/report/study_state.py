@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from marketsim.record.curves import CurvePoint
 from marketsim.record.metric import METRICS, Metric
 from marketsim.record.reach import cost_axes
 from marketsim.record.summary import summarise
+from marketsim.record.summary_model import ArmSummary
 from marketsim.record.units import UnitResult
 from marketsim.report.formatting import clean_name
 from marketsim.scenario.specs import Scenario
@@ -23,7 +23,7 @@ class ArmView:
     name: str
     finished: dict[int, UnitResult] = field(default_factory=dict)
     live: dict[int, list[CurvePoint]] = field(default_factory=dict)
-    summary: dict[str, Any] | None = None
+    summary: ArmSummary | None = None
     resumed_labels: int = 0
 
 

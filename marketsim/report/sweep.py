@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +20,9 @@ from marketsim.record.files import (
     write_text_atomic,
 )
 from marketsim.record.metric import ERROR_RATE, Metric, metric_of
+from marketsim.record.run_model import read_run
 from marketsim.record.summary import TARGETS
+from marketsim.record.summary_model import Summary, read_summary
 from marketsim.report.formatting import DASH, fmt_error, num, table
 from marketsim.report.plots import arm_style
 
@@ -67,15 +68,16 @@ def columns(keys: list[str]) -> list[str]:
 
 def load_points(run_dir: Path) -> list[dict[str, Any]]:
     """The finished grid points of a sweep run folder: folder, swept values, summary (read
-    from ``points/pNNN/run.json`` and ``summary.json``)."""
+    from ``points/pNNN/run.json`` and ``summary.json``; a point without them is not finished,
+    an invalid one is an :class:`InputError`)."""
     points = []
     for folder in sorted(Path(run_dir).glob("points/p*")):
         try:
-            meta = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-            summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            meta = read_run(folder / "run.json")
+            summary = read_summary(folder / "summary.json")
+        except OSError:
             continue
-        values = meta.get("resolved_scenario", {}).get("sweep_point") or {}
+        values = meta.resolved_scenario.get("sweep_point") or {}
         points.append({"folder": f"points/{folder.name}", "values": tuple(values.items()),
                        "summary": summary})
     if not points:
@@ -91,17 +93,19 @@ def sweep_rows(source: Path | str | list[dict[str, Any]]) -> list[dict[str, Any]
     points = load_points(Path(source)) if isinstance(source, str | Path) else source
     rows = []
     for pt in points:
-        for arm, s in pt["summary"]["arms"].items():
+        summary: Summary = pt["summary"]
+        for arm, s in summary.arms.items():
             row: dict[str, Any] = {"point": pt["folder"], **dict(pt["values"]), "arm": arm,
-                                   "replicates": s.get("replicates"),
-                                   "final_error_rate": s["final_error_rate"]}
+                                   "replicates": s.replicates,
+                                   "final_error_rate": s.final_error_rate}
             for t in TARGETS:
                 key = f"{t:g}"
-                base, iv = f"edges_to_{key}", s.get("edges_to_reach_ci95", {}).get(key, {})
-                row[base] = s["edges_to_reach"][key]
-                for end in ("mean", "low", "high"):
-                    row[f"{base}_{end}"] = iv.get(end)
-                row[f"{base}_reached"] = iv.get("reached")
+                base, iv = f"edges_to_{key}", s.edges_to_reach_ci95.get(key)
+                row[base] = s.edges_to_reach[key]
+                row[f"{base}_mean"] = None if iv is None else iv.mean
+                row[f"{base}_low"] = None if iv is None else iv.low
+                row[f"{base}_high"] = None if iv is None else iv.high
+                row[f"{base}_reached"] = None if iv is None else iv.reached
             rows.append(row)
     return rows
 

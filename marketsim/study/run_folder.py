@@ -25,7 +25,9 @@ from marketsim._version import __version__
 from marketsim.errors import InputError
 from marketsim.record.curves import read_curves, write_curves
 from marketsim.record.files import write_bytes_atomic, write_json_atomic
+from marketsim.record.run_model import DataFile, RunRecord, run_json
 from marketsim.record.summary import build_summary as summarise_study
+from marketsim.record.summary_model import Summary, summary_json
 from marketsim.record.units import UnitResult, canonical_rows
 from marketsim.scenario.parser import load_scenario, parse_scenario
 from marketsim.scenario.specs import Scenario
@@ -76,20 +78,16 @@ def versions() -> dict[str, str]:
     return out
 
 
-def run_record(scenario: Scenario) -> dict[str, Any]:
+def run_record(scenario: Scenario) -> RunRecord:
     """The ``run.json`` content of ``scenario``: what it is (fingerprint, resolved scenario,
     data files) and what resuming it needs (the document with absolute data paths)."""
     setup, files = resolved(scenario), data_files(scenario)
-    return {
-        "scenario": scenario.name,
-        "seed": scenario.seed,
-        "replicates": scenario.replicates,
-        "fingerprint": fingerprint(setup, files),
-        "data_files": files,
-        "versions": versions(),
-        "resolved_scenario": setup,
-        "document": absolute_document(scenario),
-    }
+    return RunRecord(
+        scenario=scenario.name, seed=scenario.seed, replicates=scenario.replicates,
+        fingerprint=fingerprint(setup, files),
+        data_files=[DataFile.model_validate(f) for f in files],
+        versions=versions(), resolved_scenario=setup, document=absolute_document(scenario),
+    )
 
 
 def _read_meta(run_dir: Path) -> dict[str, Any] | None:
@@ -101,7 +99,7 @@ def _read_meta(run_dir: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
-def check_same_study(run_dir: Path, record: dict[str, Any]) -> None:
+def check_same_study(run_dir: Path, record: RunRecord) -> None:
     """Refuse to write ``record``'s study into a folder that holds another one."""
     meta = _read_meta(run_dir)
     if meta is None:
@@ -109,14 +107,15 @@ def check_same_study(run_dir: Path, record: dict[str, Any]) -> None:
             raise InputError("run.json is unreadable: not a run folder this run can continue "
                              "(choose another --out folder)", source=str(run_dir))
         return
-    for recorded in (record, meta):
+    new = run_json(record)
+    for recorded in (new, meta):
         where = unknowable(recorded.get("resolved_scenario"))
         if where is not None:
             raise InputError(
                 f"{run_dir} already holds a run, and {where} has parameters that cannot be "
                 "known (no get_params() or options model), so its results cannot be matched: "
                 "choose another --out folder")
-    what = difference(meta, record)
+    what = difference(meta, new)
     if what is not None:
         raise InputError(
             f"{run_dir} holds another study ({what}); resume it with "
@@ -124,16 +123,16 @@ def check_same_study(run_dir: Path, record: dict[str, Any]) -> None:
         )
 
 
-def start_run(run_dir: Path, scenario: Scenario, record: dict[str, Any] | None = None) -> None:
+def start_run(run_dir: Path, scenario: Scenario, record: RunRecord | None = None) -> None:
     """Create the folder and write what a resume needs: the scenario copy and run.json."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    record = dict(record or run_record(scenario))
+    record = record or run_record(scenario)
     src, copy = Path(scenario.source), run_dir / "scenario.toml"
     if src.is_file() and not (copy.exists() and src.samefile(copy)):  # not when resuming
         write_bytes_atomic(copy, src.read_bytes())
     if copy.is_file():
-        record["scenario_sha256"] = file_sha256(copy)
-    write_json_atomic(run_dir / "run.json", record)
+        record = record.with_copy_hash(file_sha256(copy))
+    write_json_atomic(run_dir / "run.json", run_json(record))
 
 
 def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
@@ -190,7 +189,7 @@ def scenario_setup(run_dir: Path) -> dict[str, Any] | None:
 
 def build_summary(
     scenario: Scenario, results: list[UnitResult], seconds: float, complete: bool
-) -> dict[str, Any]:
+) -> Summary:
     """The ``summary.json`` content of ``scenario``'s finished units."""
     return summarise_study(
         name=scenario.name, seed=scenario.seed, replicates=scenario.replicates,
@@ -233,10 +232,10 @@ def write_run(
     started: float,
     *,
     complete: bool,
-) -> dict[str, Any]:
+) -> Summary:
     """Write curves.csv and summary.json (each atomically); return the summary."""
     run_dir.mkdir(parents=True, exist_ok=True)
     write_curves(run_dir / "curves.csv", canonical_rows(results))
     summary = build_summary(scenario, results, time.perf_counter() - started, complete)
-    write_json_atomic(run_dir / "summary.json", summary)
+    write_json_atomic(run_dir / "summary.json", summary_json(summary))
     return summary

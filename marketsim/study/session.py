@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from marketsim.errors import SimulationError
+from marketsim.record.summary_model import Summary
 from marketsim.record.units import UnitResult
 from marketsim.scenario.specs import Scenario
 from marketsim.study.checkpoints import Damaged
@@ -38,7 +39,7 @@ def run_observed(
     scheduler: str | None = None,
     allow_imports: bool = False,
     on_damaged: Damaged | None = None,
-) -> tuple[dict[str, Any], list[UnitResult]]:
+) -> tuple[Summary, list[UnitResult]]:
     """Run ``scenario``'s units not yet checkpointed in ``run_dir`` (``None``: no folder) and
     return the summary and every unit. ``observer`` has the four methods of
     :class:`marketsim.report.progress.RunObserver` (start, refresh, unit_done, stop)."""

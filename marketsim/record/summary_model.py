@@ -1,0 +1,200 @@
+"""The shape of ``summary.json``, declared once: what :mod:`marketsim.record.summary` builds,
+what the run folder holds and what every reader (reports, the Python API, the command line)
+reads, as attributes instead of string keys.
+
+``summary.schema.json`` beside this module is generated from these models
+(``python -m marketsim.record.schemas --write``; ``tests/test_output_schemas.py`` fails when
+it drifts). A key that only some markets have (money, gold, blocking, continuous scores) is an
+optional field that is left out of the file, not written as ``null``: the file is dumped
+without unset fields, so its bytes are those the plain dicts of earlier versions gave.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from marketsim.errors import InputError
+
+__all__ = [
+    "ArmComparison", "ArmSummary", "Checkpoint", "Comparisons", "Difference", "Interval",
+    "ReachInterval", "Summary", "read_summary", "summary_json",
+]
+
+#: The headline metric: the error rate of a class market, the RMSE of a continuous one.
+MetricKey = Literal["error_rate", "rmse"]
+#: A target error as its key (``f"{target:g}"``, e.g. ``"0.05"``) -> a value at that target.
+Targets = dict[str, int | None]
+
+
+class _Record(BaseModel):
+    """A frozen part of ``summary.json`` that refuses unknown keys."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Interval(_Record):
+    """A mean over replicates and its 95 % Student-t interval (null ends with one replicate,
+    null everywhere when unknown)."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int = Field(description="values averaged")
+
+
+class ReachInterval(Interval):
+    """An interval of values to a target, with how many replicates reached it (the mean is
+    null unless all did)."""
+
+    reached: int
+    of: int
+
+
+class ArmSummary(_Record):
+    """One arm: its mean curve per edge count (only counts every replicate reached) with the
+    interval, and the labels (money, simulated time) to each target error."""
+
+    metric: MetricKey
+    replicates: int
+    replicate_ids: list[int]
+    edges: list[int]
+    error_rate: list[float] = Field(description="mean headline metric (RMSE when metric=rmse)")
+    error_rate_ci95: list[float | None] = Field(description="interval half-width")
+    error_rate_low: list[float | None]
+    error_rate_high: list[float | None]
+    ability_error: list[float]
+    confusion_error: list[float | None]
+    final_error_rate: float | None
+    edges_to_reach: Targets = Field(description="read off the mean curve")
+    edges_to_reach_replicates: dict[str, list[int | None]]
+    edges_to_reach_ci95: dict[str, ReachInterval]
+    money_to_reach_replicates: dict[str, list[float | None]] | None = Field(
+        default=None, description="only when every curve row has money")
+    money_to_reach_ci95: dict[str, ReachInterval] | None = None
+    time_to_reach_replicates: dict[str, list[float | None]]
+    time_to_reach_ci95: dict[str, ReachInterval]
+    sim_time: list[float]
+    gold_labels: Interval | None = Field(default=None, description="only when curves.csv has it")
+    gold_money: Interval | None = None
+    blocked_workers: Interval | None = None
+    money: list[float] | None = Field(default=None, description="mean money per edge count")
+    rmse: list[float | None] | None = Field(default=None, description="continuous markets only")
+    plain_rmse: list[float | None] | None = None
+    good_accuracy: list[float | None] | None = None
+
+    def to_reach_ci95(self, axis: str) -> dict[str, ReachInterval]:
+        """``<axis>_to_reach_ci95`` of ``axis`` (``edges``, ``money``, ``time``); empty when
+        the arm has no such axis."""
+        return {"edges": self.edges_to_reach_ci95, "money": self.money_to_reach_ci95,
+                "time": self.time_to_reach_ci95}.get(axis) or {}
+
+    def to_reach_replicates(self, axis: str) -> dict[str, list[float | None]]:
+        """``<axis>_to_reach_replicates`` of ``axis``; empty when the arm has no such axis."""
+        found: dict[str, list[int | None]] | dict[str, list[float | None]] | None = {
+            "edges": self.edges_to_reach_replicates, "money": self.money_to_reach_replicates,
+            "time": self.time_to_reach_replicates}.get(axis)
+        return {k: list(v) for k, v in (found or {}).items()}
+
+    def axis_values(self, key: str) -> list[float] | None:
+        """The x values of a plot axis: ``edges``, ``money`` or ``sim_time`` per point."""
+        values = {"edges": self.edges, "money": self.money, "sim_time": self.sim_time}[key]
+        return None if values is None else [float(v) for v in values]
+
+
+class Difference(_Record):
+    """One paired comparison: the arm minus the reference over the shared replicates."""
+
+    difference: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    replicates: int
+    detected: bool
+    replicates_needed: int | None
+    verdict: str
+
+
+class Checkpoint(_Record):
+    """A paired comparison of the error at one edge count both arms reached."""
+
+    edges: int
+    difference: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    replicates: int
+    detected: bool
+    replicates_needed: int | None
+    verdict: str
+
+
+class ArmComparison(_Record):
+    """One arm against the reference: at each shared checkpoint, and per target on labels
+    (money, simulated time) to reach it where both arms have that axis."""
+
+    checkpoints: list[Checkpoint]
+    edges_to_reach: dict[str, Difference] | None = None
+    money_to_reach: dict[str, Difference] | None = None
+    time_to_reach: dict[str, Difference] | None = None
+
+    def to_reach(self, axis: str) -> dict[str, Difference]:
+        """``<axis>_to_reach`` (empty when absent)."""
+        return {"edges": self.edges_to_reach, "money": self.money_to_reach,
+                "time": self.time_to_reach}.get(axis) or {}
+
+
+class Comparisons(_Record):
+    """Paired comparisons of every arm against ``reference`` (the first arm); an empty object
+    with fewer than two arms."""
+
+    reference: str | None = None
+    arms: dict[str, ArmComparison] = Field(default_factory=dict)
+
+
+class Summary(_Record):
+    """``summary.json``: a study's finished units summarised per arm."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid",
+        json_schema_extra={"description": "summary.json of a marketsim run folder"})
+
+    scenario: str
+    metric: MetricKey
+    seed: int | None
+    replicates: int
+    complete: bool = Field(description="false for an interrupted run")
+    units_finished: int
+    units_total: int
+    seconds: float | None = Field(description="wall-clock run time (null when re-rendered "
+                                  "without an earlier summary.json)")
+    arms: dict[str, ArmSummary]
+    comparisons: Comparisons
+    cost_axes: list[Literal["money", "time"]] = Field(
+        description="axes that tell more than the labels")
+
+
+def summary_json(summary: Summary) -> dict[str, object]:
+    """``summary`` as the JSON object written to ``summary.json`` (absent keys left out)."""
+    return summary.model_dump(mode="json", exclude_unset=True)
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first error of ``exc`` as ``key: message`` (``arms.uniform.edges: ...``)."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    return f"{where}: {err['msg']}" if where else str(err["msg"])
+
+
+def read_summary(path: str | Path) -> Summary:
+    """``summary.json`` at ``path`` as a :class:`Summary`; a missing or unreadable file is
+    ``OSError``, a file that is not a valid summary an :class:`InputError` naming the file and
+    the first bad key."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return Summary.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        raise InputError(f"not a valid summary.json: {validation_message(exc)}",
+                         source=str(path)) from None
