@@ -153,7 +153,7 @@ def test_replay_data_contents_are_in_the_fingerprint(tmp_path: Path) -> None:
     doc = {"scenario": {"name": "replay"}, "replay": {"labels": str(labels),
                                                        "truth": str(truth)},
            "arms": [{"name": "a", "policy": "uniform", "inference": "mv"}]}
-    before = run_record(marketsim.scenario_from_dict(doc))["fingerprint"]
+    before = run_record(marketsim.scenario_from_dict(doc)).fingerprint
     labels.write_text(labels.read_text().replace("t0,w0,0", "t0,w0,1"))
-    after = run_record(marketsim.scenario_from_dict(doc))["fingerprint"]
+    after = run_record(marketsim.scenario_from_dict(doc)).fingerprint
     assert before != after

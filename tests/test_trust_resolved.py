@@ -49,11 +49,11 @@ def test_validate_json_keeps_two_features_probabilities(tmp_path: Path) -> None:
 
 def test_run_json_tells_probabilities_apart() -> None:
     record = run_record(parse_scenario(TWO_FEATURES, SOURCE))
-    assert record["resolved_scenario"]["tasks"]["features"]["probabilities"] == [
+    assert record.resolved_scenario["tasks"]["features"]["probabilities"] == [
         [0.1, 0.9], [0.1, 0.2]]
     other = json.loads(json.dumps(TWO_FEATURES))
     other["tasks"]["features"]["probabilities"] = [[0.3, 0.9], [0.1, 0.2]]
-    assert run_record(parse_scenario(other, SOURCE))["fingerprint"] != record["fingerprint"]
+    assert run_record(parse_scenario(other, SOURCE)).fingerprint != record.fingerprint
 
 
 # --- the resolved JSON read back: the inverse of ``Scenario.to_dict()`` -----------------------
@@ -232,5 +232,5 @@ def test_resolved_scenario_parses_to_the_same_specs(doc: dict[str, Any]) -> None
     # validate --json and run.json: Scenario.to_dict() loses nothing
     plain = json.loads(json.dumps(scenario.to_dict(), default=str))
     assert replace(_spec(specs.Scenario, plain), source=SOURCE) == scenario
-    assert run_record(scenario)["resolved_scenario"] == {
+    assert run_record(scenario).resolved_scenario == {
         k: v for k, v in plain.items()}

@@ -33,6 +33,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from marketsim.errors import InputError
+from marketsim.record.run_model import DataFile, RunRecord
 from marketsim.scenario.specs import Scenario
 
 #: Replay keys holding file or folder paths, relative to the scenario file in its TOML.
@@ -160,16 +161,14 @@ def file_sha256(path: str | Path) -> str:
     return _sha256(os.path.abspath(path), st.st_size, st.st_mtime_ns)
 
 
-def data_files(scenario: Scenario) -> list[dict[str, Any]]:
+def data_files(scenario: Scenario) -> list[DataFile]:
     """Absolute path, size and SHA-256 of every file a replay scenario reads (none if it
     simulates its crowd)."""
     if scenario.replay is None:
         return []
     labels, truth = scenario.replay.paths()
-    return [
-        {"path": os.path.abspath(p), "bytes": os.path.getsize(p), "sha256": file_sha256(p)}
-        for p in (labels, truth) if p is not None
-    ]
+    return [DataFile(path=os.path.abspath(p), bytes=os.path.getsize(p), sha256=file_sha256(p))
+            for p in (labels, truth) if p is not None]
 
 
 def identity(resolved_scenario: dict[str, Any]) -> dict[str, Any]:
@@ -180,10 +179,10 @@ def identity(resolved_scenario: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def fingerprint(resolved_scenario: dict[str, Any], files: list[dict[str, Any]]) -> str:
+def fingerprint(resolved_scenario: dict[str, Any], files: list[DataFile]) -> str:
     """SHA-256 of the study's identity and its data files' contents."""
     text = json.dumps(
-        {"scenario": identity(resolved_scenario), "data": [f["sha256"] for f in files]},
+        {"scenario": identity(resolved_scenario), "data": [f.sha256 for f in files]},
         sort_keys=True,
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -209,14 +208,12 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
-    """The first way the study recorded in ``old`` (a ``run.json``) differs from ``new``, in
-    words, or None when they are the same study."""
-    if old.get("fingerprint") and old.get("fingerprint") == new.get("fingerprint"):
+def difference(old: RunRecord, new: RunRecord) -> str | None:
+    """The first way the study recorded in ``old`` (a folder's ``run.json``) differs from
+    ``new``, in words, or None when they are the same study."""
+    if old.fingerprint == new.fingerprint:
         return None
-    if not isinstance(old.get("resolved_scenario"), dict):
-        return "its run.json records no scenario"
-    was, now = _flat(identity(old["resolved_scenario"])), _flat(identity(new["resolved_scenario"]))
+    was, now = _flat(identity(old.resolved_scenario)), _flat(identity(new.resolved_scenario))
     keys = [k for k in dict.fromkeys(("name", "seed", "replicates", *sorted(set(was) | set(now))))
             if was.get(k, "(unset)") != now.get(k, "(unset)")]
     if keys:
@@ -226,32 +223,30 @@ def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
             if len(keys) > 1 else ""
         return (f"{label} {_shown(was.get(key, '(unset)'))} there, "
                 f"{_shown(now.get(key, '(unset)'))} here{more}")
-    if "data_files" not in old:  # written by an older marketsim: no data hashes to compare
-        return None
-    for before, after in zip(old["data_files"], new["data_files"], strict=False):
-        if before.get("sha256") != after.get("sha256"):
-            return (f"replayed data {Path(after['path']).name} differs "
-                    f"({before.get('bytes')} bytes there, {after['bytes']} here)")
-    if len(old["data_files"]) != len(new["data_files"]):
+    for before, after in zip(old.data_files, new.data_files, strict=False):
+        if before.sha256 != after.sha256:
+            return (f"replayed data {Path(after.path).name} differs "
+                    f"({before.bytes} bytes there, {after.bytes} here)")
+    if len(old.data_files) != len(new.data_files):
         return "replayed data files differ"
     return None
 
 
-def check_data_unchanged(recorded: list[dict[str, Any]], scenario: Scenario) -> None:
+def check_data_unchanged(recorded: list[DataFile], scenario: Scenario) -> None:
     """Refuse to resume a replay whose data files changed since the run started."""
     for before, after in zip(recorded, data_files(scenario), strict=False):
-        if before.get("sha256") != after["sha256"]:
+        if before.sha256 != after.sha256:
             raise InputError(
-                f"changed since the run started ({before.get('bytes')} bytes, sha256 "
-                f"{str(before.get('sha256'))[:12]}... then; {after['bytes']} bytes, "
-                f"{after['sha256'][:12]}... now): resuming would mix two data sets",
-                source=after["path"],
+                f"changed since the run started ({before.bytes} bytes, sha256 "
+                f"{before.sha256[:12]}... then; {after.bytes} bytes, "
+                f"{after.sha256[:12]}... now): resuming would mix two data sets",
+                source=after.path,
             )
 
 
-def require_unedited(toml: Path, meta: dict[str, Any]) -> None:
+def require_unedited(toml: Path, meta: RunRecord) -> None:
     """Refuse to resume when the folder's ``scenario.toml`` was edited after the run began."""
-    recorded = meta.get("scenario_sha256")
+    recorded = meta.scenario_sha256
     if recorded and toml.is_file() and file_sha256(toml) != recorded:
         raise InputError(
             "edited since the run started (run.json records the scenario it began with); "

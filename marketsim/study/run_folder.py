@@ -25,7 +25,7 @@ from marketsim._version import __version__
 from marketsim.errors import InputError
 from marketsim.record.curves import read_curves, write_curves
 from marketsim.record.files import write_bytes_atomic, write_json_atomic
-from marketsim.record.run_model import DataFile, RunRecord, run_json
+from marketsim.record.run_model import RunRecord, read_run, run_json
 from marketsim.record.summary import build_summary as summarise_study
 from marketsim.record.summary_model import Summary, summary_json
 from marketsim.record.units import UnitResult, canonical_rows
@@ -85,18 +85,18 @@ def run_record(scenario: Scenario) -> RunRecord:
     return RunRecord(
         scenario=scenario.name, seed=scenario.seed, replicates=scenario.replicates,
         fingerprint=fingerprint(setup, files),
-        data_files=[DataFile.model_validate(f) for f in files],
+        data_files=files,
         versions=versions(), resolved_scenario=setup, document=absolute_document(scenario),
     )
 
 
-def _read_meta(run_dir: Path) -> dict[str, Any] | None:
-    """``run.json`` as a dict, or None when it is missing or unreadable."""
+def _read_meta(run_dir: Path) -> RunRecord | None:
+    """``run.json`` as its model, or None when it is missing, unreadable or not a valid record
+    (a folder of an older marketsim, a damaged file)."""
     try:
-        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_run(run_dir / "run.json")
+    except (OSError, InputError):
         return None
-    return meta if isinstance(meta, dict) else None
 
 
 def check_same_study(run_dir: Path, record: RunRecord) -> None:
@@ -104,18 +104,18 @@ def check_same_study(run_dir: Path, record: RunRecord) -> None:
     meta = _read_meta(run_dir)
     if meta is None:
         if (run_dir / "run.json").exists():
-            raise InputError("run.json is unreadable: not a run folder this run can continue "
-                             "(choose another --out folder)", source=str(run_dir))
+            raise InputError("run.json is unreadable or not a valid record: not a run folder "
+                             "this run can continue (choose another --out folder)",
+                             source=str(run_dir))
         return
-    new = run_json(record)
-    for recorded in (new, meta):
-        where = unknowable(recorded.get("resolved_scenario"))
+    for recorded in (record, meta):
+        where = unknowable(recorded.resolved_scenario)
         if where is not None:
             raise InputError(
                 f"{run_dir} already holds a run, and {where} has parameters that cannot be "
                 "known (no get_params() or options model), so its results cannot be matched: "
                 "choose another --out folder")
-    what = difference(meta, new)
+    what = difference(meta, record)
     if what is not None:
         raise InputError(
             f"{run_dir} holds another study ({what}); resume it with "
@@ -147,29 +147,22 @@ def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
     if objects is not None:
         raise InputError(f"{run_dir} was run from Python with {objects}: resume it from "
                          "Python, with marketsim.run(scenario, out=...)")
-    if meta is not None and isinstance(meta.get("document"), dict):
+    if meta is not None:
         require_unedited(src, meta)
-        document = dict(meta["document"])
+        document = dict(meta.document)
         if data_dir is not None and isinstance(document.get("replay"), dict):
             document["replay"] = {**document["replay"], "data_dir": str(Path(data_dir).absolute())}
         scenario = parse_scenario(document, str(src))
-        check_data_unchanged(meta.get("data_files") or [], scenario)
-    elif not src.is_file():
+        check_data_unchanged(meta.data_files, scenario)
+        return scenario.with_overrides(replicates=meta.replicates, seed=meta.seed)
+    if not src.is_file():
         raise InputError("no scenario.toml here: not a marketsim run folder", source=str(run_dir))
-    else:
-        scenario = load_scenario(src)
-    if meta is None:  # run.json gone: the copy's own seed and replicates
-        return scenario
-    try:
-        return scenario.with_overrides(replicates=int(meta["replicates"]), seed=int(meta["seed"]))
-    except (TypeError, ValueError, KeyError):
-        return scenario
+    return load_scenario(src)  # run.json gone: the copy's own seed and replicates
 
 
-def _objects(meta: dict[str, Any] | None) -> str | None:
+def _objects(meta: RunRecord | None) -> str | None:
     """``arms[i].policy`` (or ``.inference``) of the first arm run with a Python object."""
-    setup = (meta or {}).get("resolved_scenario")
-    arms = setup.get("arms") if isinstance(setup, dict) else None
+    arms = None if meta is None else meta.resolved_scenario.get("arms")
     for idx, arm in enumerate(arms if isinstance(arms, list) else []):
         for part in ("policy", "inference"):
             table = arm.get(part) if isinstance(arm, dict) else None
