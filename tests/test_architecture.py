@@ -2,7 +2,7 @@
 
 Layers, lowest first; a module may import its own layer and the ones below, never above:
 
-    errors/_version < data < aggregation < policies < record < scenario < market < study
+    errors/_version/options < data < aggregation < policies < record < scenario < market < study
     < report < cli / api
 
 There is no import cycle between modules, no module imports ``marketsim`` code inside a
@@ -24,6 +24,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "marketsim"
 LAYERS: dict[str, int] = {
     "_version": 0,
     "errors": 0,
+    "options": 0,
     "data": 1,
     "aggregation": 2,
     "policies": 3,

@@ -158,9 +158,10 @@ def plain_rank(pol: RandomForestPolicy, state: MarketState, rng: np.random.Gener
     info, labels = pol.info, state.labels
     assert info is not None
     feats = plain_features(labels, state.proba, state.skill)
-    truth, answers = simulate_instances(labels.tasks, labels.workers, info, pol.ensemble_size,
+    opt = pol.options
+    truth, answers = simulate_instances(labels.tasks, labels.workers, info, opt.ensemble_size,
                                         rng)
-    est = info.inference().set_params(max_iter=pol.sim_max_iter, tol=0.0,
+    est = info.inference().set_params(max_iter=opt.sim_max_iter, tol=0.0,
                                       random_state=int(rng.integers(2**31 - 1)))
     with identifiability_checks(False):
         union = offset_union(labels, answers)
@@ -169,17 +170,17 @@ def plain_rank(pol: RandomForestPolicy, state: MarketState, rng: np.random.Gener
     y = np.argmax(est.proba_, axis=1) != truth.ravel()
     tree_rng = np.random.default_rng(int(rng.integers(2**31 - 1)))
     assert y.any() and not y.all()
-    size = max(1, int(round(pol.sample_fraction * y.size)))
-    seeds = tree_rng.integers(2**31 - 1, size=pol.n_trees)
+    size = max(1, int(round(opt.sample_fraction * y.size)))
+    seeds = tree_rng.integers(2**31 - 1, size=opt.n_trees)
     wrong = np.zeros(labels.n_tasks)
     for seed in seeds:
         rows = tree_rng.integers(y.size, size=size)
-        tree = DecisionTreeClassifier(criterion=pol.criterion, max_depth=pol.max_depth,
-                                      max_features=min(pol.max_features, x.shape[1]),
+        tree = DecisionTreeClassifier(criterion=opt.criterion, max_depth=opt.max_depth,
+                                      max_features=min(opt.max_features, x.shape[1]),
                                       random_state=int(seed)).fit(x[rows], y[rows])
         proba = tree.predict_proba(feats.astype(np.float32))
         wrong += proba[:, list(tree.classes_).index(True)] if True in tree.classes_ else 0.0
-    return rank_by_score(wrong / pol.n_trees, rng)
+    return rank_by_score(wrong / opt.n_trees, rng)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -21,14 +21,14 @@ from marketsim.policies.explore_exploit import (
     leave_one_out_evidence,
     shifted_beta_log_prior,
 )
-from marketsim.policies.registry import make_policy
+from marketsim.policies.registry import POLICIES, make_policy
 from marketsim.policies.worker_aware import (
     GainMemo,
     best_gain_task,
     expected_accuracy_gain,
     one_coin_matrices,
 )
-from marketsim.scenario.options import check_builtin_options
+from marketsim.scenario.options import check_options
 
 #: A binary worker who is right 80 % of the time on class 0 and 70 % on class 1.
 C2 = np.array([[0.8, 0.2], [0.3, 0.7]])
@@ -387,18 +387,23 @@ def test_oracle_workers_declines_below_the_cut_and_fixes_the_least_believed_task
         bound("oracle-workers", info_of(4, 2))
 
 
+def check(name: str, options: dict[str, object]) -> None:
+    """Check a built-in policy's options as the parser does."""
+    check_options(POLICIES[name], name, options, "arms[0].policy", "s.toml")
+
+
 def test_worker_aware_options_are_checked() -> None:
     with pytest.raises(InputError, match="threshold"):
-        check_builtin_options("explore-exploit", {"threshold": -1}, "arms[0].policy", "s.toml")
+        check("explore-exploit", {"threshold": -1})
     with pytest.raises(InputError, match="bound"):
-        check_builtin_options("explore-exploit", {"bound": "median"}, "arms[0].policy", "s.toml")
+        check("explore-exploit", {"bound": "median"})
     with pytest.raises(InputError, match="evidence"):
-        check_builtin_options("explore-exploit", {"evidence": "gold"}, "arms[0].policy", "s.toml")
+        check("explore-exploit", {"evidence": "gold"})
     with pytest.raises(InputError, match="confidence"):
-        check_builtin_options("explore-exploit", {"confidence": 1.0}, "arms[0].policy", "s.toml")
+        check("explore-exploit", {"confidence": 1.0})
     with pytest.raises(InputError, match="not an option"):
-        check_builtin_options("qasca", {"explore": 2}, "arms[0].policy", "s.toml")
-    check_builtin_options("oracle-workers", {"ability_cut": 0.85}, "arms[0].policy", "s.toml")
+        check("qasca", {"explore": 2})
+    check("oracle-workers", {"ability_cut": 0.85})
 
 
 def small_market(policy_name: str, options: dict[str, object], extra: dict[str, object]):

@@ -14,9 +14,8 @@ import pytest
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
-from marketsim.policies.registry import POLICIES
+from marketsim.policies.registry import POLICIES, options_model
 from marketsim.scenario import docs
-from marketsim.scenario.options import POLICY_OPTIONS
 from marketsim.scenario.parser import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +45,17 @@ def test_docs_key_tables_match_the_schema() -> None:
         assert needle in current
 
 
+def test_policy_docs_option_tables_are_generated_from_the_options_models() -> None:
+    """docs/policies.md's option tables are each policy's ``Options`` model, as generated."""
+    current = docs.POLICY_DOCS.read_text(encoding="utf-8")
+    assert docs.policies_text(current) == current, \
+        "run: python -m marketsim.scenario.docs --write"
+    for name, model in docs.POLICY_OPTIONS.items():
+        block = current.split(docs.options_begin(name))[1].split(docs.OPTIONS_END)[0]
+        assert {line.split("`")[1] for line in block.splitlines()
+                if line.startswith("| `")} == set(model.model_fields), name
+
+
 def _reachable_tables() -> set[type]:
     """Every pydantic table reachable from the scenario document (through unions, arrays and
     nested tables), found here independently of the generator, plus the policy options."""
@@ -70,7 +80,7 @@ def _reachable_tables() -> set[type]:
                 visit(arg)
 
     visit(ScenarioDocument)
-    return found | {m for m in POLICY_OPTIONS.values() if m.model_fields}
+    return found | set(docs.POLICY_OPTIONS.values())
 
 
 def test_docs_have_a_key_table_for_every_table_of_the_schema() -> None:
@@ -101,10 +111,18 @@ def test_json_schema_file_is_current_and_accepts_every_shipped_scenario() -> Non
 
 
 @pytest.mark.parametrize("name", list(POLICIES))
-def test_policy_option_schema_is_the_constructor(name: str) -> None:
-    params = {n: p.default for n, p in inspect.signature(POLICIES[name]).parameters.items()}
-    fields = {n: f.default for n, f in POLICY_OPTIONS[name].model_fields.items()}
-    assert fields == params
+def test_policy_options_are_declared_once_on_the_class(name: str) -> None:
+    """Each built-in policy's class carries its ``Options`` model; the constructor takes
+    exactly those options, with those defaults (``get_params``), and nothing else."""
+    cls = POLICIES[name]
+    model = options_model(cls)
+    assert model is not None
+    assert model.__module__ == cls.__module__ or not model.model_fields
+    defaults = {n: f.default for n, f in model.model_fields.items()}
+    assert cls().get_params() == defaults
+    assert set(inspect.signature(cls).parameters) == {"options"}
+    with pytest.raises(InputError, match="not an option"):
+        cls(no_such_option=1)
 
 
 @pytest.mark.parametrize(

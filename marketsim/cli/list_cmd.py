@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from marketsim.aggregation.registry import METHODS
-from marketsim.errors import EXIT_OK
-from marketsim.policies.registry import POLICIES, summary
+from marketsim.errors import EXIT_OK, InputError
+from marketsim.policies.registry import (
+    POLICIES,
+    is_import_path,
+    options_model,
+    policy_class,
+    summary,
+)
+from marketsim.scenario.docs import allowed, default, type_name
 from marketsim.scenario.specs import WORKER_MODELS
+from marketsim.scenario.validation import suggest
 
 WORKER_MODEL_TEXT = {
     "one-coin": (
@@ -37,16 +46,58 @@ DATASETS = {
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``list``."""
-    sub.add_parser(
+    p = sub.add_parser(
         "list",
         help="list policies, inference methods, worker models and reference data sets",
-        description="List everything a scenario or the infer command can name.",
+        description="List everything a scenario or the infer command can name; with --policy, "
+        "one policy's options.",
     )
+    p.add_argument("--policy", metavar="NAME", default=None,
+                   help="show this policy's description and options (name, type, default, "
+                   "allowed values, meaning): a built-in name or a package.module:Class "
+                   "import path (imported: it runs that module's code)")
+
+
+def policy_options(name: str) -> int:
+    """Print policy ``name``'s description and the options its class's ``Options`` model
+    declares (a plug-in class without one: its constructor's keyword arguments)."""
+    if name not in POLICIES and not is_import_path(name):
+        raise InputError(f"--policy: unknown policy {name!r}; choose one of: "
+                         f"{', '.join(POLICIES)}, or a 'package.module:Class' import path"
+                         f"{suggest(name, list(POLICIES))}")
+    cls = policy_class(name, allow_imports=True)  # named on the command line by the user
+    console = Console()
+    text = getattr(cls, "DESCRIPTION", None) or inspect.getdoc(cls) or ""
+    console.print(Text(f"{name} ({cls.__module__}.{cls.__qualname__})", style="bold cyan"))
+    if text:
+        console.print(Text(" ".join(text.split())))
+    model = options_model(cls)
+    if model is None:
+        params = [n for n, p in inspect.signature(cls).parameters.items()
+                  if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        console.print(Text("options: no Options model; its constructor's keyword arguments: "
+                           f"{', '.join(params) or 'none'}"))
+        return EXIT_OK
+    if not model.model_fields:
+        console.print(Text("options: none"))
+        return EXIT_OK
+    table = Table(title="options", title_justify="left")
+    for column in ("option", "type", "default", "allowed", "meaning"):
+        table.add_column(column, no_wrap=column == "option")
+    for key, field in model.model_fields.items():
+        table.add_row(*(Text(cell.replace("`", "")) for cell in (
+            key, type_name(field.annotation), default(field), allowed(field),
+            field.description or "")))
+    console.print(table)
+    return EXIT_OK
 
 
 def execute(args: argparse.Namespace) -> int:
     """Print the four tables: each policy's first sentence (it may contain ``et al.``), each
-    method's, worker model's and data set's one-line description, whole."""
+    method's, worker model's and data set's one-line description, whole; with ``--policy``,
+    that policy's options."""
+    if getattr(args, "policy", None) is not None:
+        return policy_options(args.policy)
     console = Console()
     for title, rows in (
         ("policies", [(n, summary(n)) for n in POLICIES]),

@@ -50,11 +50,14 @@ ignores the inference service's estimate and worker identities: it counts votes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import betainc
 
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
+from marketsim.options import Configurable, F, Options
 from marketsim.policies.base import MarketInfo, MarketState
 from marketsim.policies.simple import rank_by_score
 
@@ -134,17 +137,20 @@ def knowledge_gradient(
     return np.where(np.abs(a - b) >= 1.0, 0.0, kg)
 
 
-class KnowledgeGradientPolicy:
+class KnowledgeGradientOptions(Options):
+    """``knowledge-gradient`` (Chen, Lin & Zhou's Opt-KG, binary tasks)."""
+
+    a0: float = F(1.0, "Beta prior on each task's θᵢ = P(a worker answers class index 0): a0 "
+                  "(the default a0 = b0 = 1 is the paper's uniform prior)", gt=0)
+    b0: float = F(1.0, "Beta prior: b0", gt=0)
+    optimistic: bool = F(True, "true: Opt-KG's R⁺ = max(R1, R2); false: plain KG's expected "
+                         "gain (0 for most states, which then order tasks at random)")
+
+
+class KnowledgeGradientPolicy(Configurable[KnowledgeGradientOptions]):
     """Chen, Lin & Zhou (2013) optimistic knowledge gradient, homogeneous workers, binary tasks.
 
-    Parameters
-    ----------
-    a0, b0 : float
-        Beta prior on ``theta_i = P(a worker answers class index 0 on task i)``; must be > 0.
-        The default ``Beta(1, 1)`` is the paper's uniform prior.
-    optimistic : bool
-        Rank by Opt-KG's ``R+ = max(R1, R2)`` (default) or by plain KG's expected gain, which is
-        0 for most states and then orders tasks at random (see the module notes).
+    Options: :class:`KnowledgeGradientOptions` (the Beta prior and Opt-KG or plain KG).
 
     Notes
     -----
@@ -157,19 +163,13 @@ class KnowledgeGradientPolicy:
     name = "knowledge-gradient"
     needs_truth = False
     UNIT_COST = 1.5  # see marketsim.policies.base.unit_cost
+    #: Beta posteriors of class votes: class markets with 2 classes only.
+    BINARY_ONLY = True
     DESCRIPTION = DESCRIPTION
+    Options = KnowledgeGradientOptions
 
-    def __init__(self, *, a0: float = 1.0, b0: float = 1.0, optimistic: bool = True) -> None:
-        for label, value in (("a0", a0), ("b0", b0)):
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InputError(f"{label} must be a number > 0, got {value!r}")
-            if not np.isfinite(value) or value <= 0:
-                raise InputError(f"{label} must be a finite number > 0, got {value!r}")
-        if not isinstance(optimistic, bool | np.bool_):
-            raise InputError(f"optimistic must be true or false, got {optimistic!r}")
-        self.a0 = float(a0)
-        self.b0 = float(b0)
-        self.optimistic = bool(optimistic)
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self.n_tasks: int | None = None
 
     # --- protocol ----------------------------------------------------------------------------
@@ -195,9 +195,9 @@ class KnowledgeGradientPolicy:
                 f"got {labels.n_classes} classes"
             )
         counts = labels.vote_counts()
-        return self.a0 + counts[:, 0], self.b0 + counts[:, 1]
+        return self.options.a0 + counts[:, 0], self.options.b0 + counts[:, 1]
 
     def score(self, labels: LabelSet) -> np.ndarray:
         """Knowledge-gradient value of one more label on each task (``R+`` or plain KG)."""
         a, b = self.posterior(labels)
-        return knowledge_gradient(a, b, optimistic=self.optimistic)
+        return knowledge_gradient(a, b, optimistic=self.options.optimistic)

@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from marketsim.options import Configurable, F, Options
 from marketsim.policies.base import MarketInfo, MarketState
 from marketsim.policies.simple import posterior_entropy
 from marketsim.policies.worker_aware import declines, fresh_tasks, pick_task
 
 
-class OracleWorkersPolicy:
+class OracleWorkersOptions(Options):
+    """``oracle-workers`` (teaching bound)."""
+
+    ability_cut: float = F(0.8, "decline workers whose true accuracy is below this", ge=0,
+                           le=1)
+
+
+class OracleWorkersPolicy(Configurable[OracleWorkersOptions]):
     """Bound for worker-aware policies: true abilities decide who works, the truth what on."""
 
     name = "oracle-workers"
@@ -24,8 +32,7 @@ class OracleWorkersPolicy:
         "measured against."
     )
 
-    def __init__(self, *, ability_cut: float = 0.8) -> None:
-        self.ability_cut = float(ability_cut)
+    Options = OracleWorkersOptions
 
     def bind(self, info: MarketInfo) -> None:
         """Keep the truth and each worker's true accuracy under the class prior."""
@@ -39,7 +46,7 @@ class OracleWorkersPolicy:
     def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
         """Decline a worker below the cut (while someone above it may work); else the task with
         the lowest posterior of its true class, ties by entropy, then at random."""
-        if declines(worker, self.ability, self.ability_cut, state):
+        if declines(worker, self.ability, self.options.ability_cut, state):
             return None
         truth_proba = state.proba[np.arange(self.truth.shape[0]), self.truth]
         return pick_task(-truth_proba, posterior_entropy(state.proba), fresh_tasks(state), rng)

@@ -3,8 +3,11 @@ the expected accuracy most, given that worker's estimated confusion matrix."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from marketsim.options import Configurable, F, Options
 from marketsim.policies.base import MarketInfo, MarketState
 from marketsim.policies.worker_aware import (
     GainMemo,
@@ -14,7 +17,20 @@ from marketsim.policies.worker_aware import (
 )
 
 
-class QascaPolicy:
+class QascaOptions(Options):
+    """``qasca`` (Zheng et al.'s quality-aware assignment)."""
+
+    min_gain: float = F(0.0, "decline a worker whose best expected accuracy gain is below this "
+                        "(0: never decline; not in the paper: with a positive value the market "
+                        "stalls, `MarketStuckError`, if no arriving worker reaches it)", ge=0,
+                        le=1)
+    min_tier: int = F(0, "decline workers whose qualification tier ([workers.tiers], "
+                      "`WorkerStats.tier`) is below this, as a platform's qualification "
+                      "requirement does, unless no qualified worker may still work (blocked, at "
+                      "capacity, gone), so the market never stalls (0: everyone)", ge=0, le=100)
+
+
+class QascaPolicy(Configurable[QascaOptions]):
     """Quality-aware assignment: the task whose answer by this worker gains most accuracy."""
 
     name = "qasca"
@@ -28,9 +44,10 @@ class QascaPolicy:
         "qualification requirement)."
     )
 
-    def __init__(self, *, min_gain: float = 0.0, min_tier: int = 0) -> None:
-        self.min_gain = float(min_gain)
-        self.min_tier = int(min_tier)
+    Options = QascaOptions
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self._memo = GainMemo()
 
     def bind(self, info: MarketInfo) -> None:
@@ -42,10 +59,10 @@ class QascaPolicy:
         ``min_gain`` or their tier below ``min_tier`` (or no task is left for them). Workers
         below the tier are taken only when no qualified worker may still work (the market must
         not stall)."""
-        if self.min_tier > 0 and state.workers is not None:
+        if self.options.min_tier > 0 and state.workers is not None:
             tier = np.asarray(state.workers.tier, dtype=np.float64)
-            if declines(worker, tier, float(self.min_tier), state):
+            if declines(worker, tier, float(self.options.min_tier), state):
                 return None
         task, gain = best_gain_task(state, worker_confusion(state, worker), rng,
                                     self._memo)
-        return None if task is None or gain < self.min_gain else task
+        return None if task is None or gain < self.options.min_gain else task

@@ -16,13 +16,15 @@ At every refresh the policy
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import model_validator
 
 from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.metrics import estimated_skill
 from marketsim.data.labels import LabelSet
+from marketsim.options import Configurable, F, Options
 from marketsim.policies.bagging import BootstrapForest
 from marketsim.policies.base import MarketInfo, MarketState
 from marketsim.policies.simple import posterior_entropy, rank_by_score
@@ -145,29 +147,37 @@ def _pools_safely(est: Any) -> bool:
     return "max_iter" in params and params.get("class_prior") is not None
 
 
-class RandomForestPolicy:
+class RandomForestOptions(Options):
+    """``random-forest`` (Maginnis & Gupta's forest trained on simulated markets)."""
+
+    ensemble_size: int = F(10, "simulated instances per refresh (authors: 10)", ge=1)
+    n_trees: int = F(10, "trees in the forest (authors: 10)", ge=1)
+    max_depth: int | None = F(10, "maximum tree depth (authors: 10; None, from Python only: "
+                              "unlimited)", ge=1)
+    sample_fraction: float = F(0.2, "fraction of the pooled training rows bootstrapped for each "
+                               "tree (authors: 0.2)", gt=0, le=1)
+    max_features: int = F(10, "features tried per split (authors: 10), capped at the 23 "
+                          "available", ge=1)
+    sim_max_iter: int = F(40, "EM iterations inside the simulations, run in full (`tol = 0`; "
+                          "authors: 40)", ge=1)
+    criterion: Literal["entropy", "gini", "log_loss"] = F(
+        "entropy", "split criterion: entropy (the information gain of the paper), gini or "
+        "log_loss")
+    n_jobs: int = F(1, "accepted and ignored: the trees are small, and studies parallelise "
+                    "over units instead (`--jobs`); -1 or >= 1", ge=-1)
+
+    @model_validator(mode="after")
+    def _jobs(self) -> RandomForestOptions:
+        if self.n_jobs == 0:
+            raise ValueError("n_jobs must be -1 or >= 1")
+        return self
+
+
+class RandomForestPolicy(Configurable[RandomForestOptions]):
     """Seed 000's adaptive policy: rank tasks by a forest's predicted probability that EM's
     current label is wrong, the forest being trained on simulated copies of the current graph.
 
-    Parameters
-    ----------
-    ensemble_size : int
-        Simulated instances per refresh (authors: 10).
-    n_trees : int
-        Trees in the forest (authors: 10).
-    max_depth : int or None
-        Maximum tree depth (authors: 10).
-    sample_fraction : float
-        Fraction of the pooled training rows bootstrapped for each tree (authors: 0.2).
-    max_features : int
-        Features tried per split (authors: 10); capped at the 23 features available.
-    sim_max_iter : int
-        EM iterations inside the simulations (authors: 40); EM runs them all (``tol = 0``).
-    criterion : {"entropy", "gini", "log_loss"}
-        Split criterion; "entropy" is the information gain of the paper's §2.1.
-    n_jobs : int
-        Accepted for compatibility and ignored: the trees are small, and studies parallelise
-        over units instead (``--jobs``).
+    Options: :class:`RandomForestOptions` (the authors' values are the defaults).
 
     Notes
     -----
@@ -186,40 +196,10 @@ class RandomForestPolicy:
     UNIT_COST = 12.0
     DESCRIPTION = DESCRIPTION
 
-    def __init__(
-        self,
-        *,
-        ensemble_size: int = 10,
-        n_trees: int = 10,
-        max_depth: int | None = 10,
-        sample_fraction: float = 0.2,
-        max_features: int = 10,
-        sim_max_iter: int = 40,
-        criterion: str = "entropy",
-        n_jobs: int = 1,
-    ) -> None:
-        if int(ensemble_size) < 1:
-            raise ValueError(f"ensemble_size must be >= 1, got {ensemble_size}")
-        if int(n_trees) < 1:
-            raise ValueError(f"n_trees must be >= 1, got {n_trees}")
-        if not 0.0 < float(sample_fraction) <= 1.0:
-            raise ValueError(f"sample_fraction must be in (0, 1], got {sample_fraction}")
-        if int(max_features) < 1:
-            raise ValueError(f"max_features must be >= 1, got {max_features}")
-        if int(sim_max_iter) < 1:
-            raise ValueError(f"sim_max_iter must be >= 1, got {sim_max_iter}")
-        if criterion not in ("entropy", "gini", "log_loss"):
-            raise ValueError(
-                f"criterion must be 'entropy', 'gini' or 'log_loss', got {criterion!r}"
-            )
-        self.ensemble_size = int(ensemble_size)
-        self.n_trees = int(n_trees)
-        self.max_depth = None if max_depth is None else int(max_depth)
-        self.sample_fraction = float(sample_fraction)
-        self.max_features = int(max_features)
-        self.sim_max_iter = int(sim_max_iter)
-        self.criterion = criterion
-        self.n_jobs = int(n_jobs)
+    Options = RandomForestOptions
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self.info: MarketInfo | None = None
         #: The forest fitted at the last ``rank`` call (``None`` after the entropy fallback).
         self.forest_: BootstrapForest | None = None
@@ -243,7 +223,7 @@ class RandomForestPolicy:
         params = est.get_params() if hasattr(est, "get_params") else {}
         update: dict[str, Any] = {}
         if "max_iter" in params:
-            update["max_iter"] = self.sim_max_iter
+            update["max_iter"] = self.options.sim_max_iter
         if "tol" in params:
             update["tol"] = 0.0
         if "random_state" in params:
@@ -267,7 +247,7 @@ class RandomForestPolicy:
             raise RuntimeError("bind(info) must be called before rank")
         info = self.info
         truth, answers = simulate_instances(
-            labels.tasks, labels.workers, info, self.ensemble_size, rng
+            labels.tasks, labels.workers, info, self.options.ensemble_size, rng
         )
         est = self._estimator(rng)
         # Nobody reads the identifiability warning of a simulated instance; skip computing it.
@@ -281,7 +261,7 @@ class RandomForestPolicy:
     ) -> tuple[np.ndarray, np.ndarray]:
         """One EM fit per simulated instance (estimators whose instances cannot be pooled)."""
         xs, ys = [], []
-        for e in range(self.ensemble_size):
+        for e in range(self.options.ensemble_size):
             data = LabelSet(
                 labels.tasks,
                 labels.workers,
@@ -319,11 +299,11 @@ class RandomForestPolicy:
         if y.all() or not y.any():
             return None
         forest = BootstrapForest(
-            n_trees=self.n_trees,
-            sample_fraction=self.sample_fraction,
-            max_depth=self.max_depth,
-            max_features=min(self.max_features, x.shape[1]),
-            criterion=self.criterion,
+            n_trees=self.options.n_trees,
+            sample_fraction=self.options.sample_fraction,
+            max_depth=self.options.max_depth,
+            max_features=min(self.options.max_features, x.shape[1]),
+            criterion=self.options.criterion,
             random_state=seed,
         )
         return forest.fit(x, y)

@@ -6,7 +6,10 @@ import importlib
 import re
 from typing import Any
 
+from pydantic import BaseModel
+
 from marketsim.errors import InputError
+from marketsim.options import OptionError
 from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy
 from marketsim.policies.explore_exploit import ExploreExploitPolicy
 from marketsim.policies.knowledge_gradient import KnowledgeGradientPolicy
@@ -16,25 +19,33 @@ from marketsim.policies.random_forest import RandomForestPolicy
 from marketsim.policies.simple import EntropyGreedyPolicy, OraclePolicy, UniformPolicy
 from marketsim.policies.uncertainty import UncertaintyPolicy
 
-#: Built-in policies: name -> class.
-POLICIES: dict[str, type] = {
-    "uniform": UniformPolicy,
-    "random-forest": RandomForestPolicy,
-    "entropy-greedy": EntropyGreedyPolicy,
-    "oracle": OraclePolicy,
-    "knowledge-gradient": KnowledgeGradientPolicy,
-    "uncertainty": UncertaintyPolicy,
-    "qasca": QascaPolicy,
-    "explore-exploit": ExploreExploitPolicy,
-    "oracle-workers": OracleWorkersPolicy,
-}
+#: Built-in policies: name (each class's ``name``) -> class.
+POLICIES: dict[str, type] = {cls.name: cls for cls in (
+    UniformPolicy, RandomForestPolicy, EntropyGreedyPolicy, OraclePolicy,
+    KnowledgeGradientPolicy, UncertaintyPolicy, QascaPolicy, ExploreExploitPolicy,
+    OracleWorkersPolicy)}
+
+
+def markets(cls: type) -> tuple[str, ...]:
+    """The markets a policy class ranks in, from its ``MARKETS`` attribute: ``"classes"``
+    (class labels), ``"scores"`` (continuous scores); class markets when it says nothing."""
+    return tuple(getattr(cls, "MARKETS", ("classes",)))
+
 
 #: Built-in policies that work in a continuous-score market (they need no class posterior).
-SCORE_POLICIES = ("uniform", "uncertainty")
+SCORE_POLICIES = tuple(n for n, c in POLICIES.items() if "scores" in markets(c))
 #: Built-in policies that need continuous scores (posterior variance of the task means).
-SCORE_ONLY_POLICIES = ("uncertainty",)
-#: Built-in policies defined for binary tasks only.
-BINARY_ONLY_POLICIES = ("knowledge-gradient",)
+SCORE_ONLY_POLICIES = tuple(n for n, c in POLICIES.items() if "classes" not in markets(c))
+#: Built-in policies defined for binary tasks only (class attribute ``BINARY_ONLY``).
+BINARY_ONLY_POLICIES = tuple(n for n, c in POLICIES.items() if getattr(c, "BINARY_ONLY", False))
+
+
+def options_model(cls: type) -> type[BaseModel] | None:
+    """The policy class's options model (its ``Options`` attribute, a pydantic model), or
+    ``None`` for a plug-in class that declares none (its constructor's signature is then all
+    that is known of its options)."""
+    model = getattr(cls, "Options", None)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
 def market_problem(name: str, scores: bool, n_classes: int) -> str | None:
@@ -104,6 +115,9 @@ def instantiate(
         policy = cls(**options)
     except TypeError as exc:
         raise InputError(f"bad options for policy {name!r}: {exc}", source=source) from None
+    except OptionError as exc:
+        raise InputError(f"bad options for policy {name!r}: {exc.problem}",
+                         source=source) from None
     if not isinstance(policy, AssignmentPolicy | WorkerAwarePolicy):
         raise InputError(
             f"policy {name!r} does not implement bind(info) and rank(state, rng) "

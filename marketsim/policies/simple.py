@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from marketsim.options import Configurable, Options
 from marketsim.policies.base import MarketInfo, MarketState
 
 
@@ -38,11 +39,13 @@ def rank_by_score(score: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.lexsort((tiebreak, -score))
 
 
-class UniformPolicy:
+class UniformPolicy(Configurable[Options]):
     """Seed 000's baseline: every round hands out labels to distinct tasks drawn uniformly."""
 
     name = "uniform"
     needs_truth = False
+    #: Works in class and continuous-score markets alike (see ``registry.markets``).
+    MARKETS = ("classes", "scores")
     DESCRIPTION = (
         "Uniform spends each round on distinct tasks drawn uniformly at random, ignoring what "
         "has been learnt so far. It is the non-adaptive baseline of Maginnis & Gupta (2015): "
@@ -58,7 +61,7 @@ class UniformPolicy:
         return rng.permutation(state.labels.n_tasks)
 
 
-class EntropyGreedyPolicy:
+class EntropyGreedyPolicy(Configurable[Options]):
     """Label next the tasks whose current posterior is most uncertain."""
 
     name = "entropy-greedy"
@@ -77,7 +80,7 @@ class EntropyGreedyPolicy:
         return rank_by_score(posterior_entropy(state.proba), rng)
 
 
-class OraclePolicy:
+class OraclePolicy(Configurable[Options]):
     """Teaching upper bound, NOT realisable: it knows the truth and fixes current mistakes."""
 
     name = "oracle"

@@ -24,7 +24,7 @@ from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
 from marketsim.scenario.inference_options import check_inference
 from marketsim.scenario.mechanics import arm_mechanics, check_initial_graph, read_mechanics
-from marketsim.scenario.options import check_builds, check_builtin_options, check_class_options
+from marketsim.scenario.options import check_builds, check_options
 from marketsim.scenario.replay import ReplaySpec, load_replay
 from marketsim.scenario.schema import (
     ArmTable,
@@ -94,11 +94,11 @@ def _read_policy(arm: ArmTable, key: str, scores: bool, k: int, allow_imports: b
         problem = market_problem(name, scores, k)
         if problem:
             raise _fail(name_key, f"{name!r} {problem}", source)
-        check_builtin_options(name, options, key, source)
+        check_options(POLICIES[name], name, options, key, source)
         check_builds(POLICIES[name], name, options, key, source)
     elif allow_imports:
         cls = policy_class(name, allow_imports=True, source=source)
-        check_class_options(cls, name, options, key, source)
+        check_options(cls, name, options, key, source)
         check_builds(cls, name, options, key, source)
     return PolicySpec(name, tuple(sorted(options.items())), cls)
 
@@ -364,8 +364,8 @@ def resolve_imports(scenario: Scenario, allow_imports: bool) -> Scenario:
         policy = arm.policy
         if not policy.resolved:
             cls = policy_class(policy.name, allow_imports=True, source=scenario.source)
-            check_class_options(cls, policy.name, dict(policy.options),
-                                f"arms[{idx}].policy", scenario.source)
+            check_options(cls, policy.name, dict(policy.options), f"arms[{idx}].policy",
+                          scenario.source)
             check_builds(cls, policy.name, dict(policy.options), f"arms[{idx}].policy",
                          scenario.source)
             policy = replace(policy, cls=cls)

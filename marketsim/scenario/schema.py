@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
+from marketsim.options import STRICT, F
 from marketsim.scenario.specs import (
     ABILITY_DISTRIBUTIONS,
     CONFUSION_DESIGNS,
@@ -26,16 +27,6 @@ from marketsim.scenario.specs import (
 #: Bounds of ``workers.arrivals.rate``: simulated times stay far from float overflow (a rate of
 #: 1e-308 would make inter-arrival times of 1e308 and the clock infinite).
 MIN_RATE, MAX_RATE = 1e-6, 1e9
-
-STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False, frozen=True)
-
-
-def F(default: Any = ..., description: str = "", *, shown: str | None = None, **kw: Any) -> Any:
-    """A documented field; ``shown`` is the default as the docs print it when it depends on
-    other keys (the model's default is then ``None``)."""
-    extra: dict[str, Any] | None = {"x-default": shown} if shown is not None else None
-    return Field(default, description=description, json_schema_extra=extra, **kw)
-
 
 class Table(BaseModel):
     """A TOML table: strict types, no unknown keys, immutable."""
