@@ -80,7 +80,7 @@ def test_run_import_path_without_allow_imports_creates_nothing(tmp_path: Path,
     assert "pass --allow-imports" in line and not out.exists()
     line = one_error_line(capsys, main(["run", str(scenario), "--out", str(out),
                                         "--allow-imports"]))
-    assert "arms[0].policy.x is not an option of" in line and not out.exists()
+    assert "arms[0].policy.x is not an option" in line and not out.exists()
 
 
 def test_every_sweep_point_is_validated(tmp_path: Path, capsys) -> None:
