@@ -17,8 +17,9 @@ feature per node (:func:`_compiled_grower`). Its node arrays are loaded into a s
 that is not public. That is done only for the scikit-learn releases it was tested with
 (:data:`TESTED_SKLEARN`, the range ``pyproject.toml`` declares) and checked against ``fit`` on
 first use; otherwise — another release, another criterion, no compiler — the trees come from
-``DecisionTreeClassifier.fit`` itself, the same trees, slower (``tests/test_tree_builder.py``
-and ``tests/test_bagging.py`` check both paths).
+``DecisionTreeClassifier.fit`` itself, the same trees, slower
+(``tests/policies/test_tree_builder.py`` and ``tests/policies/test_bagging.py`` check both
+paths).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 ``summary.schema.json`` (:mod:`marketsim.record.summary_model`) and ``run.schema.json``
 (:mod:`marketsim.record.run_model`), shipped beside them.
 
-``python -m marketsim.record.schemas --write`` rewrites both; ``tests/test_output_schemas.py``
-fails when either drifts from its model.
+``python -m marketsim.record.schemas --write`` rewrites both;
+``tests/record/test_output_schemas.py`` fails when either drifts from its model.
 """
 
 from __future__ import annotations

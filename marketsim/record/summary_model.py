@@ -3,7 +3,7 @@ what the run folder holds and what every reader (reports, the Python API, the co
 reads, as attributes instead of string keys.
 
 ``summary.schema.json`` beside this module is generated from these models
-(``python -m marketsim.record.schemas --write``; ``tests/test_output_schemas.py`` fails when
+(``python -m marketsim.record.schemas --write``; ``tests/record/test_output_schemas.py`` fails when
 it drifts). A key that only some markets have (money, gold, blocking, continuous scores) is an
 optional field that is left out of the file, not written as ``null``: the file is dumped
 without unset fields, so its bytes are those the plain dicts of earlier versions gave.

@@ -2,7 +2,7 @@
 ``scenario.schema.json``, generated from the schema (:mod:`marketsim.scenario.schema`) and
 each built-in policy's ``Options`` model (:mod:`marketsim.options`).
 
-``python -m marketsim.scenario.docs --write`` rewrites the three; ``tests/test_schema.py``
+``python -m marketsim.scenario.docs --write`` rewrites the three; ``tests/scenario/test_schema.py``
 fails when one drifts from the schema.
 """
 

@@ -75,7 +75,7 @@ def check_folder(run_dir: Path) -> None:
 
 #: The kills at a random moment each run, stop, report and resume a study in subprocesses
 #: (minutes on a loaded 2-core machine): the slow step runs them; the default loop keeps the
-#: start-up SIGINT here and tests/test_study.py's SIGKILL-then-resume and SIGINT-keeps-units.
+#: start-up SIGINT here and tests/study/test_study.py's SIGKILL-then-resume and SIGINT-keeps-units.
 CASES = [pytest.param(s, d, id=f"{s.name}-{d}s", marks=pytest.mark.slow) if d >= 0
          else pytest.param(s, d, id=f"{s.name}-startup") for s, d in KILLS]
 

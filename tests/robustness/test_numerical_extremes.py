@@ -21,7 +21,8 @@ from marketsim.data.labels import LabelSet
 
 #: ds-features needs task features; without them it is D&S with smoothing, covered by "ds".
 NEEDS_EXTRA = {"ds-features"}
-ALL = [m for m in CLASS_METHODS if m not in NEEDS_EXTRA]  # scores: tests/test_continuous.py
+#: Score methods are covered by tests/aggregation/test_bad_annotators.py.
+ALL = [m for m in CLASS_METHODS if m not in NEEDS_EXTRA]
 SPECTRAL = {"opt-ds", "one-coin-spectral"}
 
 

@@ -1,0 +1,252 @@
+"""The Python API (``docs/api.md``): scenarios built and changed in Python, ``marketsim.run``
+and its ``StudyResult``, arms holding policy and estimator objects.
+
+The policy class below is imported by the command line too (``test_api:LeastLabelled`` with
+``PYTHONPATH`` pointing at this folder), so this module must stay free of side effects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import marketsim
+from marketsim.aggregation.dawid_skene import DawidSkene
+from marketsim.errors import InputError, PolicyError
+from marketsim.record.curves import CURVE_COLUMNS, EXTRA_COLUMNS
+from marketsim.record.summary_model import summary_json
+
+pd = pytest.importorskip("pandas")
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = Path(__file__).resolve().parent
+
+SMALL_TOML = """
+[scenario]
+name = "api small"
+seed = 7
+replicates = 3
+
+[tasks]
+count = 120
+
+[workers]
+count = 8
+
+[budget]
+edges = 600
+batch = 60
+
+[[arms]]
+name = "uniform"
+policy = "uniform"
+"""
+
+
+class LeastLabelled:
+    """Tasks with the fewest labels first (ties by index): a 10-line custom policy."""
+
+    name = "least-labelled"
+    needs_truth = False
+
+    def __init__(self, spread: int = 0) -> None:
+        self.spread = spread
+        self.n_tasks = 0
+
+    def bind(self, info) -> None:  # noqa: ANN001 - the policy protocol
+        self.n_tasks = info.n_tasks
+
+    def rank(self, state, rng: np.random.Generator) -> np.ndarray:  # noqa: ANN001
+        counts = np.bincount(state.labels.tasks, minlength=self.n_tasks)
+        return np.argsort(counts + rng.integers(0, self.spread + 1, self.n_tasks),
+                          kind="stable")
+
+
+def small(tmp_path: Path) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL_TOML, encoding="utf-8")
+    return path
+
+
+def cli(*args: str, cwd: Path, pythonpath: str = str(ROOT)) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": pythonpath}
+    return subprocess.run([sys.executable, "-m", "marketsim", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_object_arm_with_two_jobs_equals_the_cli_import_path(tmp_path: Path) -> None:
+    """Acceptance 1: a policy object (jobs=2) gives the CLI's curves.csv for the same class
+    given by import path with --allow-imports."""
+    path = small(tmp_path)
+    toml = path.read_text() + ('\n[[arms]]\nname = "least"\n'
+                               'policy = { name = "test_api:LeastLabelled", spread = 2 }\n')
+    path.write_text(toml, encoding="utf-8")
+    done = cli("run", str(path), "--out", str(tmp_path / "cli"), "--allow-imports", "--quiet",
+               cwd=tmp_path, pythonpath=os.pathsep.join([str(TESTS), str(ROOT)]))
+    assert done.returncode == 0, done.stderr
+    sc = marketsim.scenario_from_dict({
+        "scenario": {"name": "api small", "seed": 7, "replicates": 3},
+        "tasks": {"count": 120}, "workers": {"count": 8},
+        "budget": {"edges": 600, "batch": 60},
+        "arms": [{"name": "uniform", "policy": "uniform"}],
+    }).with_arms({"name": "least", "policy": LeastLabelled(spread=2)}, keep=True)
+    result = marketsim.run(sc, jobs=2, progress=False)
+    expected = pd.read_csv(tmp_path / "cli" / "curves.csv")
+    pd.testing.assert_frame_equal(result.curves, expected)
+    assert result.run_dir is None
+
+
+def test_headline_scenario_loads_and_runs(tmp_path: Path) -> None:
+    """Acceptance 2: the documented call on scenarios/30_workers.toml (about a minute)."""
+    sc = marketsim.load_scenario(ROOT / "scenarios" / "30_workers.toml")
+    result = marketsim.run(sc, replicates=2, jobs=2, progress=False)
+    assert list(result.curves.columns) == list(CURVE_COLUMNS + EXTRA_COLUMNS)
+    assert result.summary.replicates == 2 and result.summary.complete
+    arms = [a.name for a in sc.arms]
+    assert list(result.curves["arm"].unique()) == arms
+    assert set(result.comparisons["arm"]) == set(arms[1:])
+    assert (result.comparisons["reference"] == arms[0]).all()
+    ltt = result.labels_to_target
+    assert len(ltt) == len(arms) * 2 * len(result.summary.arms[arms[0]].edges_to_reach)
+
+
+def test_unpicklable_policy_object_needs_one_job(tmp_path: Path) -> None:
+    """Acceptance 3: a local class cannot go to worker processes: one line; jobs=1 runs."""
+
+    class Local(LeastLabelled):
+        pass
+
+    sc = marketsim.load_scenario(small(tmp_path)).replace(replicates=2).with_arms(
+        {"name": "mine", "policy": Local()}, keep=True)
+    with pytest.raises(InputError) as err:
+        marketsim.run(sc, jobs=2, progress=False)
+    assert str(err.value) == (
+        "arm 'mine': policy object of class test_unpicklable_policy_object_needs_one_job."
+        "<locals>.Local cannot be pickled, so it cannot run with jobs=2; use jobs=1 or define "
+        "the class at module level")
+    result = marketsim.run(sc, jobs=1, progress=False)
+    assert set(result.curves["arm"]) == {"uniform", "mine"}
+
+
+def test_out_writes_the_cli_folder_and_no_out_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Acceptance 4: ``out=`` gives the CLI's folder (same files, same curves); without
+    ``out`` neither the working directory nor HOME gets a file."""
+    path = small(tmp_path)
+    done = cli("run", str(path), "--out", str(tmp_path / "cli"), "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = marketsim.run(marketsim.load_scenario(path), out=tmp_path / "api", progress=False)
+    assert result.run_dir == tmp_path / "api"
+
+    def files(folder: Path) -> list[str]:
+        return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+    assert files(tmp_path / "api") == files(tmp_path / "cli")
+    assert (tmp_path / "api" / "curves.csv").read_bytes() == \
+        (tmp_path / "cli" / "curves.csv").read_bytes()
+    api, cli_summary = (json.loads((tmp_path / d / "summary.json").read_text())
+                        for d in ("api", "cli"))
+    api.pop("seconds"), cli_summary.pop("seconds")
+    assert api == cli_summary
+    assert summary_json(result.summary)["arms"] == api["arms"]
+
+    cwd, home = tmp_path / "cwd", tmp_path / "home"
+    cwd.mkdir(), home.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("HOME", str(home))
+    quiet = marketsim.run(marketsim.load_scenario(path), progress=False)
+    quiet.plot()
+    assert not any(cwd.iterdir()) and not any(home.iterdir())
+    pd.testing.assert_frame_equal(quiet.curves, pd.read_csv(tmp_path / "cli" / "curves.csv"))
+
+
+def test_replace_gives_the_file_messages(tmp_path: Path) -> None:
+    """A change made in Python is validated by the parser: the file's one-line message."""
+    path = small(tmp_path)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SMALL_TOML.replace("count = 8", "count = 0"), encoding="utf-8")
+    with pytest.raises(InputError) as from_file:
+        marketsim.load_scenario(bad)
+    sc = marketsim.load_scenario(path)
+    for change in ({"workers.count": 0}, {"workers": {"count": 0}}):
+        with pytest.raises(InputError) as from_python:
+            sc.replace(change)
+        assert from_python.value.detail == from_file.value.detail
+        assert str(path) in str(from_python.value)
+    changed = sc.replace({"workers.count": 9}, seed=3)
+    assert (changed.workers.count, changed.seed, sc.workers.count) == (9, 3, 8)
+    assert changed.source.endswith("(changed in Python)")  # out= must not copy the old file
+
+
+def test_object_arms_are_checked_copied_and_guarded(tmp_path: Path) -> None:
+    """Bad objects are one-line errors; the caller's object is never mutated (each unit runs
+    a deep copy); the policy guard still catches a bad ranking."""
+    sc = marketsim.load_scenario(small(tmp_path)).replace(replicates=1)
+    with pytest.raises(InputError, match=r"arms\[1\]\.policy must be a policy object, got the "
+                       "class LeastLabelled"):
+        sc.with_arms({"policy": LeastLabelled}, keep=True)
+    with pytest.raises(InputError, match="does not implement bind"):
+        sc.with_arms({"name": "x", "policy": object()})
+    with pytest.raises(InputError, match="not an estimator object"):
+        sc.with_arms({"name": "x", "policy": "uniform", "inference": object()})
+    mine = LeastLabelled()
+    result = marketsim.run(sc.with_arms({"policy": mine, "inference": DawidSkene()}),
+                           progress=False)
+    assert mine.n_tasks == 0  # bind() ran on copies
+    assert result.summary.arms.keys() == {"LeastLabelled"}
+    assert result.scenario.arms[0].inference.method == "DawidSkene"
+
+    class Scores(LeastLabelled):
+        def rank(self, state, rng):  # noqa: ANN001, ANN202
+            return np.zeros(self.n_tasks)  # scores, not task indices
+
+    with pytest.raises(PolicyError, match="arm 'Scores', replicate 0.*float64 values"):
+        marketsim.run(sc.with_arms({"policy": Scores()}), progress=False)
+
+
+def test_progress_callback_and_records_without_pandas(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[int, int]] = []
+    sc = marketsim.load_scenario(small(tmp_path))
+    result = marketsim.run(sc, replicates=1, progress=lambda u, n, total: seen.append((n, total)))
+    assert seen == [(1, 1)]
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas -> ImportError
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "marketsim\[pandas\]"'):
+        _ = result.curves
+    rows = result.records()
+    assert rows[0].arm == "uniform" and rows[0].edges == 120
+    assert result.records(as_dicts=True)[0]["error_rate"] == rows[0].error_rate
+    assert list(result.records(as_dicts=True)[0]) == list(CURVE_COLUMNS + EXTRA_COLUMNS)
+
+
+def test_bad_run_arguments_are_one_line(tmp_path: Path) -> None:
+    sc = marketsim.load_scenario(small(tmp_path))
+    with pytest.raises(InputError, match="replicates must be an integer >= 1, got 0"):
+        marketsim.run(sc, replicates=0)
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(SMALL_TOML + "\n[sweep]\nworkers.count = [5, 8]\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"has a \[sweep\]"):
+        marketsim.run(marketsim.load_scenario(sweep))
+    with pytest.raises(InputError, match="sweep cannot be combined with policy"):
+        marketsim.load_scenario(sweep).with_arms({"policy": LeastLabelled()})
+
+
+def test_docs_api_code_blocks_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every python block of docs/api.md runs, in order, in one namespace (so the page cannot
+    drift from the API)."""
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    blocks = [b.split("\n", 1)[1] for b in text.split("```")[1::2] if b.startswith("python\n")]
+    assert len(blocks) >= 8
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {"__name__": "api_doc"}
+    for block in blocks:
+        exec(compile(block, "docs/api.md", "exec"), namespace)  # noqa: S102 - our own docs
+    assert namespace["written"].run_dir == namespace["folder"]

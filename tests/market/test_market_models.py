@@ -1,0 +1,200 @@
+"""Worker models, initial graphs and real-data replay inside the market."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from marketsim.aggregation.registry import make_estimator
+from marketsim.market.inference import estimator_factory
+from marketsim.market.market import Market
+from marketsim.market.replay import replay_world
+from marketsim.market.worker_models import draw_world
+from marketsim.policies.registry import make_policy
+from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.replay import load_replay
+from marketsim.study.runner import run_unit
+from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
+
+ROOT = Path(__file__).resolve().parents[2]
+ZHANG = Path(os.environ.get("MARKETSIM_DATA", ROOT.parent / "shared" / "data" / "zhang2014"))
+
+
+def scenario(**workers: object) -> dict:
+    return {
+        "scenario": {"seed": 3},
+        "tasks": {"count": 400, "classes": 3, "prior": [0.5, 0.3, 0.2]},
+        "workers": {"count": 20, **workers},
+        "budget": {"edges": 4000, "batch": 400},
+        "arms": [{"name": "ds", "policy": "uniform",
+                  "inference": {"method": "ds", "class_prior": "estimate"}}],
+    }
+
+
+def test_diagonal_uniform_confusion_rows_and_answers() -> None:
+    sc = parse_scenario(scenario(model="confusion", confusion={"low": 0.5, "high": 0.8}), "x")
+    world = draw_world(sc, world_rng(sc.seed, 0))
+    conf = world.confusion
+    assert conf.shape == (20, 3, 3)
+    assert np.allclose(conf.sum(axis=2), 1.0)
+    diag = np.einsum("jcc->jc", conf)
+    assert diag.min() >= 0.5 and diag.max() <= 0.8
+    # Off-diagonal mass is spread evenly over the wrong classes.
+    off = conf[:, 0, 1:]
+    assert np.allclose(off[:, 0], off[:, 1])
+
+
+def test_dirichlet_answers_follow_the_confusion_matrices() -> None:
+    sc = parse_scenario(
+        scenario(model="confusion", confusion={"design": "dirichlet", "diagonal_weight": 3.0}),
+        "x",
+    )
+    unit_world = draw_world(sc, world_rng(sc.seed, 0))
+    market = Market(
+        sc, unit_world, make_policy("uniform", {}), estimator_factory(sc, sc.arms[0].inference),
+        unit_streams(sc.seed, 0, 0), keep_graph=False,
+    )
+    market.run()
+    lab = market.log.view()
+    truth = unit_world.truth[lab.tasks]
+    # Pooled over workers, the answer frequencies match the mean confusion row per class.
+    for c in range(3):
+        sel = truth == c
+        observed = np.bincount(lab.labels[sel], minlength=3) / sel.sum()
+        expected = unit_world.confusion[lab.workers[sel], c].mean(axis=0)
+        assert np.allclose(observed, expected, atol=0.04)
+
+
+def test_spammer_hammer_hammers_are_always_right() -> None:
+    sc = parse_scenario(scenario(model="spammer-hammer", spammer_hammer={"hammer_fraction": 0.4}),
+                        "x")
+    world = draw_world(sc, world_rng(sc.seed, 1))
+    acc = np.einsum("jcc->jc", world.confusion)[:, 0]
+    assert set(np.round(acc, 6)) <= {1.0, round(1 / 3, 6)}
+    hammers = acc == 1.0
+    assert 0 < hammers.sum() < 20
+    ok = world.initial_labels == world.truth[world.initial_tasks]
+    assert ok[hammers[world.initial_workers]].all()
+
+
+def test_bernoulli_initial_graph_density_and_budget() -> None:
+    data = scenario(model="confusion")
+    data["budget"] = {"edges": 3000, "initial": "bernoulli", "initial_probability": 0.25}
+    sc = parse_scenario(data, "x")
+    world = draw_world(sc, world_rng(sc.seed, 0))
+    n = world.initial_tasks.size
+    assert abs(n - 0.25 * 400 * 20) < 4 * np.sqrt(400 * 20 * 0.25 * 0.75)
+    pairs = world.initial_tasks * 20 + world.initial_workers
+    assert np.unique(pairs).size == pairs.size
+    data["budget"]["edges"] = 1000  # fewer than the draw: trimmed, never overspent
+    small = parse_scenario(data, "x")
+    assert draw_world(small, world_rng(small.seed, 0)).initial_tasks.size == 1000
+
+
+def test_per_arm_initial_graph_shares_the_world() -> None:
+    data = scenario(model="confusion")
+    data["budget"] = {"edges": 2000, "initial": "bernoulli", "initial_probability": 0.2}
+    data["arms"].append({"name": "policy", "policy": "uniform", "initial": "one-per-task"})
+    sc = parse_scenario(data, "x")
+    a = run_unit(sc, 0, 0)
+    b = run_unit(sc, 0, 1)
+    assert a.rows[0].edges >= 1500  # the Bernoulli graph, about 1,600 labels
+    assert b.rows[0].edges == 400  # one label per task
+    assert a.rows[-1].edges == b.rows[-1].edges == 2000
+    w1 = draw_world(sc, world_rng(sc.seed, 0), "one-per-task",
+                    initial_graph_rng(sc.seed, 0, "one-per-task"))
+    w2 = draw_world(sc, world_rng(sc.seed, 0))
+    assert np.array_equal(w1.truth, w2.truth) and np.array_equal(w1.confusion, w2.confusion)
+
+
+def test_confusion_error_falls_for_dawid_skene() -> None:
+    sc = parse_scenario(scenario(model="confusion"), "x")
+    rows = run_unit(sc, 0, 0).rows
+    assert rows[-1].confusion_error < rows[0].confusion_error
+
+
+@pytest.mark.skipif(not (ZHANG / "rte_crowd.txt").is_file(), reason="RTE data not available")
+def test_replay_hands_out_only_real_answers_and_ends_on_the_whole_file() -> None:
+    data = {
+        "scenario": {"seed": 5},
+        "replay": {"dataset": "rte", "data_dir": str(ZHANG)},
+        "budget": {"batch": 500},
+        "arms": [
+            {"name": "uniform", "policy": "uniform",
+             "inference": {"method": "ds", "class_prior": "estimate"}},
+            {"name": "entropy", "policy": "entropy-greedy",
+             "inference": {"method": "ds", "class_prior": "estimate"}},
+        ],
+    }
+    sc = parse_scenario(data, str(ROOT / "inline.toml"))
+    assert (sc.tasks.count, sc.workers.count, sc.budget.edges) == (800, 164, 8000)
+    replay = load_replay(sc.replay)
+    real = dict(zip(replay.pair_keys.tolist(), replay.labels.labels.tolist(), strict=True))
+    whole = make_estimator("ds", class_prior=None).fit(replay.labels)
+    whole_error = float(np.mean(whole.labels_ != replay.truth))
+    for arm in (0, 1):
+        world = replay_world(replay, "one-per-task", 2, np.asarray(sc.tasks.prior),
+                             initial_graph_rng(sc.seed, 0, "one-per-task"))
+        market = Market(
+            sc, world, make_policy(sc.arms[arm].policy.name, {}),
+            estimator_factory(sc, sc.arms[arm].inference), unit_streams(sc.seed, 0, arm),
+            keep_graph=False, replay=replay,
+        )
+        curve = market.run()
+        lab = market.log.view()
+        keys = (lab.tasks * lab.n_workers + lab.workers).tolist()
+        assert len(set(keys)) == len(keys) == 8000
+        assert all(real[k] == z for k, z in zip(keys, lab.labels.tolist(), strict=True))
+        assert curve[-1].edges == 8000
+        assert curve[-1].error_rate == pytest.approx(whole_error, abs=1e-12)
+
+
+def test_replay_errors_name_the_key(tmp_path: Path) -> None:
+    from marketsim.errors import InputError
+
+    base = {"arms": [{"name": "u", "policy": "uniform"}]}
+    with pytest.raises(InputError, match="replay.dataset give either"):
+        parse_scenario({**base, "replay": {}}, str(tmp_path / "s.toml"))
+    with pytest.raises(InputError, match="unknown dataset 'nope'"):
+        parse_scenario({**base, "replay": {"dataset": "nope", "data_dir": str(tmp_path)}},
+                       str(tmp_path / "s.toml"))
+
+
+def test_an_empty_initial_graph_starts_with_one_refresh_at_zero_labels() -> None:
+    """``initial = "none"``: the first refresh sees no labels (it used to be triggered twice
+    and crash every market)."""
+    data = scenario()
+    data["budget"] = {"edges": 800, "batch": 400, "initial": "none"}
+    sc = parse_scenario(data, "x")
+    rows = run_unit(sc, 0, 0).rows
+    assert [r.edges for r in rows] == [0, 400, 800]
+    assert rows[-1].error_rate < rows[0].error_rate
+
+
+def test_every_worker_model_is_registered_with_its_facts() -> None:
+    """The market's worker models and the scenario's facts name the same models; each model
+    draws worlds that carry it, and the facts say what its labels and headline error are."""
+    from marketsim.market.worker_models import WORKER_MODELS
+    from marketsim.scenario.specs import WORKER_MODELS as NAMES
+    from marketsim.scenario.worker_models import WORKER_MODEL_FACTS
+
+    assert tuple(WORKER_MODELS) == NAMES == tuple(WORKER_MODEL_FACTS)
+    for name, model in WORKER_MODELS.items():
+        facts = WORKER_MODEL_FACTS[name]
+        assert model.facts is facts and facts.name == name
+        assert facts.default_method in facts.methods
+        assert (facts.labels, facts.metric) in {("classes", "error_rate"), ("scores", "rmse")}
+        doc = scenario(model=name)
+        if facts.scores:
+            doc["tasks"] = {"count": 400}
+            doc["arms"][0]["inference"] = "gaussian-em"
+        sc = parse_scenario(doc, "x")
+        assert sc.worker_model is facts
+        world = draw_world(sc, world_rng(sc.seed, 0))
+        assert world.model is model
+        assert (world.initial_scores is not None) == facts.scores
+        label, score = model.answers(world, sc.tasks.classes, np.random.default_rng(0)).answer(0, 0)
+        assert 0 <= label < sc.tasks.classes and (score is not None) == facts.scores

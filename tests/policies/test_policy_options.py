@@ -1,0 +1,156 @@
+"""Components own their options (issue #26): a policy's ``Options`` model is read by its
+constructor, ``validate`` (built-in and plug-in policies alike), ``marketsim list --policy``,
+the generated docs and the JSON Schema."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from marketsim.errors import InputError
+from marketsim.options import OptionError
+from marketsim.policies.random_forest import RandomForestPolicy
+from marketsim.policies.registry import POLICIES, make_policy
+from marketsim.scenario import docs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: A plug-in policy declaring its options the way the built-in ones do.
+PLUGIN = textwrap.dedent('''
+    from typing import Literal
+
+    from marketsim.options import F, Configurable, Options
+
+
+    class CappedOptions(Options):
+        """``capped`` options."""
+
+        cap: int = F(3, "labels per task at most", ge=1, le=50)
+        order: Literal["fewest", "random"] = F("fewest", "which tasks first")
+
+
+    class Capped(Configurable[CappedOptions]):
+        """Fewest labels first, never more than ``cap`` per task."""
+
+        name = "capped"
+        needs_truth = False
+        Options = CappedOptions
+
+        def bind(self, info):
+            self.n = info.n_tasks
+
+        def rank(self, state, rng):
+            return rng.permutation(self.n)
+''')
+
+SCENARIO = textwrap.dedent('''
+    [tasks]
+    count = 20
+    [workers]
+    count = 5
+    [budget]
+    edges = 40
+    batch = 10
+    [[arms]]
+    name = "plug"
+    policy = {{ name = "capped_plugin:Capped"{options} }}
+    inference = "mv"
+''')
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT),
+                                          os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "marketsim", *args], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120, env=env)
+
+
+@pytest.fixture()
+def plugin(tmp_path: Path) -> Path:
+    (tmp_path / "capped_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    return tmp_path
+
+
+def test_validate_checks_a_plugin_policys_options_against_its_model(plugin: Path) -> None:
+    (plugin / "bad.toml").write_text(SCENARIO.format(options=", cap = 80"), encoding="utf-8")
+    bad = _cli(plugin, "validate", "bad.toml", "--allow-imports")
+    assert bad.returncode == 2, bad.stdout + bad.stderr
+    line = bad.stderr.strip()
+    assert "\n" not in line and "arms[0].policy.cap must be <= 50, got 80" in line, line
+    (plugin / "typo.toml").write_text(SCENARIO.format(options=", cp = 2"), encoding="utf-8")
+    typo = _cli(plugin, "validate", "typo.toml", "--allow-imports")
+    assert typo.returncode == 2 and "did you mean cap?" in typo.stderr, typo.stderr
+    (plugin / "good.toml").write_text(SCENARIO.format(options=', cap = 5, order = "random"'),
+                                      encoding="utf-8")
+    good = _cli(plugin, "validate", "good.toml", "--allow-imports")
+    assert good.returncode == 0, good.stdout + good.stderr
+
+
+def test_list_policy_prints_a_plugin_policys_options(plugin: Path) -> None:
+    result = _cli(plugin, "list", "--policy", "capped_plugin:Capped")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Fewest labels first" in out
+    rows = {cells[1].strip(): [c.strip() for c in cells[2:-1]] for line in out.splitlines()
+            if len(cells := line.split("│")) == 7}
+    assert rows["cap"] == ["integer", "3", "≥ 1, ≤ 50", "labels per task at most"]
+    assert rows["order"] == ["string", '"fewest"', '"fewest", "random"', "which tasks first"]
+
+
+def test_list_policy_prints_a_builtin_policys_options_and_refuses_unknown_names(
+        tmp_path: Path) -> None:
+    result = _cli(tmp_path, "list", "--policy", "knowledge-gradient")
+    assert result.returncode == 0, result.stderr
+    assert "optimistic" in result.stdout and "a0" in result.stdout
+    assert "options: none" in _cli(tmp_path, "list", "--policy", "uniform").stdout
+    bad = _cli(tmp_path, "list", "--policy", "unifrm")
+    assert bad.returncode == 2 and "did you mean uniform?" in bad.stderr, bad.stderr
+
+
+def test_the_constructor_reads_the_options_model() -> None:
+    """Defaults and ranges come from ``Options``; ``get_params`` returns the options."""
+    policy = RandomForestPolicy(n_trees=3)
+    assert policy.options.n_trees == 3 and policy.options.ensemble_size == 10
+    assert policy.get_params()["n_trees"] == 3
+    with pytest.raises(OptionError, match="n_trees"):
+        RandomForestPolicy(n_trees=0)
+    with pytest.raises(OptionError, match="n_jobs must be -1 or >= 1"):
+        RandomForestPolicy(n_jobs=0)
+    with pytest.raises(InputError, match="bad options for policy 'qasca': min_gan is not an "
+                                         "option"):
+        make_policy("qasca", {"min_gan": 0.1})
+
+
+def test_the_json_schema_checks_builtin_policy_options() -> None:
+    schema = docs.json_schema()
+    base = {"tasks": {"count": 20}, "workers": {"count": 5},
+            "budget": {"edges": 40, "batch": 10}}
+
+    def arm(policy: dict[str, object]) -> dict[str, object]:
+        return {**base, "arms": [{"name": "a", "policy": policy}]}
+
+    jsonschema.validate(arm({"name": "random-forest", "n_trees": 5}), schema)
+    jsonschema.validate(arm({"name": "pkg.mod:Class", "anything": 1}), schema)
+    for bad in ({"name": "random-forest", "n_tres": 5}, {"name": "qasca", "min_gain": 2},
+                {"name": "uniform", "x": 1}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(arm(bad), schema)
+
+
+def test_random_forest_n_jobs_is_described_as_the_code_treats_it() -> None:
+    """One declaration: docs/scenarios.md and docs/policies.md both say it is ignored."""
+    text = RandomForestPolicy.Options.model_fields["n_jobs"].description or ""
+    assert text.startswith("accepted and ignored")
+    for path in (docs.DOCS, docs.POLICY_DOCS):
+        rows = [line for line in path.read_text(encoding="utf-8").splitlines()
+                if line.startswith("| `n_jobs` |")]
+        assert rows and all(text in row for row in rows), path
+    assert set(docs.POLICY_OPTIONS) == {n for n, c in POLICIES.items()
+                                        if c.Options.model_fields}

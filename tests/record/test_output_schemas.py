@@ -1,0 +1,91 @@
+"""summary.json and run.json: the shipped JSON Schemas match their models, real run folders of
+every kind of market validate against them, and an invalid file is refused in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import marketsim
+from marketsim.errors import InputError
+from marketsim.record import schemas
+from marketsim.record.run_model import read_run, run_json
+from marketsim.record.summary_model import read_summary, summary_json
+
+ROOT = Path(__file__).resolve().parents[2]
+SUMMARY_SCHEMA = ROOT / "marketsim" / "record" / "summary.schema.json"
+RUN_SCHEMA = ROOT / "marketsim" / "record" / "run.schema.json"
+#: One scenario per kind of market: class, continuous, money and gold, replay.
+SCENARIOS = ["30_workers", "bad_annotators", "prices", "gold_and_blocking", "replay_rte"]
+
+
+def test_schema_files_are_current() -> None:
+    for path in schemas.SCHEMAS:
+        assert path.read_text(encoding="utf-8") == schemas.json_text(path), (
+            f"{path.name} drifted: run python -m marketsim.record.schemas --write")
+
+
+def _validate_folder(folder: Path) -> None:
+    """Both files validate against the shipped schemas and re-dump to the same bytes."""
+    for name, schema, read, dump in (("summary.json", SUMMARY_SCHEMA, read_summary, summary_json),
+                                     ("run.json", RUN_SCHEMA, read_run, run_json)):
+        text = (folder / name).read_text(encoding="utf-8")
+        jsonschema.validate(json.loads(text), json.loads(schema.read_text(encoding="utf-8")))
+        assert json.dumps(dump(read(folder / name)), indent=2) + "\n" == text  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_shipped_scenarios_write_valid_summaries(name: str, tmp_path: Path) -> None:
+    try:
+        sc = marketsim.load_scenario(ROOT / "scenarios" / f"{name}.toml")
+    except InputError as exc:  # the replay's data set is not on this machine
+        pytest.skip(str(exc))
+    if sc.replay is None:  # a small budget: the shape, not the numbers, is tested
+        sc = sc.replace({"budget.edges": min(sc.budget.edges, 3 * sc.tasks.count)})
+    marketsim.run(sc, replicates=2, jobs=1, out=tmp_path / name)
+    _validate_folder(tmp_path / name)
+
+
+def test_sweep_points_write_valid_summaries(tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "marketsim", "run",
+         str(ROOT / "scenarios" / "teaching" / "03_stale_posteriors.toml"), "--replicates", "1",
+         "--jobs", "1", "--quiet", "--out", str(out)],
+        capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    jsonschema.validate(json.loads((out / "run.json").read_text()),
+                        json.loads(RUN_SCHEMA.read_text()))
+    points = sorted(out.glob("points/p*"))
+    assert points
+    for point in points:
+        _validate_folder(point)
+
+
+@pytest.mark.parametrize(("edit", "key"), [
+    (lambda d: d["arms"][next(iter(d["arms"]))].pop("edges"), "edges: Field required"),
+    (lambda d: d.update(complete="yes"), "complete: Input should be a valid boolean"),
+])
+def test_report_refuses_an_invalid_summary_in_one_line(edit: object, key: str,
+                                                        tmp_path: Path) -> None:
+    sc = marketsim.load_scenario(ROOT / "scenarios" / "30_workers.toml")
+    sc = sc.replace({"budget.edges": 3 * sc.tasks.count})
+    folder = tmp_path / "run"
+    marketsim.run(sc, replicates=1, jobs=1, out=folder)
+    data = json.loads((folder / "summary.json").read_text())
+    edit(data)  # type: ignore[operator]
+    (folder / "summary.json").write_text(json.dumps(data))
+    proc = subprocess.run([sys.executable, "-m", "marketsim", "report", str(folder)],
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert str(folder / "summary.json") in lines[0] and key in lines[0]

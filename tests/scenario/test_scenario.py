@@ -1,0 +1,104 @@
+"""Scenario validation: good files load with defaults; every bad value names its key."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from marketsim.data.datasets import data_root
+from marketsim.errors import InputError
+from marketsim.scenario.parser import load_scenario, parse_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BASE = {
+    "tasks": {"count": 50},
+    "workers": {"count": 5},
+    "budget": {"edges": 100},
+    "arms": [{"name": "u", "policy": "uniform"}],
+}
+
+
+def with_change(path: str, value: object) -> dict:
+    """BASE with one dotted key set (a fresh deep copy)."""
+    import copy
+
+    data = copy.deepcopy(BASE)
+    node = data
+    keys = path.split(".")
+    for k in keys[:-1]:
+        node = node[int(k)] if isinstance(node, list) else node.setdefault(k, {})
+    node[keys[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "scenarios").rglob("*.toml")), ids=str)
+def test_shipped_scenarios_load(path: Path) -> None:
+    replay = tomllib.loads(path.read_text()).get("replay", {})
+    if "dataset" in replay and data_root() is None:
+        pytest.skip(f"{path.name} replays reference data, not found")
+    scenario = load_scenario(path)
+    assert scenario.arms
+    assert scenario.budget.edges >= scenario.tasks.count or scenario.budget.initial == "none"
+
+
+def test_defaults_are_filled_in() -> None:
+    sc = parse_scenario(BASE, "x.toml")
+    assert sc.tasks.classes == 2
+    assert sc.tasks.prior == (0.5, 0.5)
+    assert sc.workers.ability.alpha == 6.0 and sc.workers.ability.low == 0.1
+    assert sc.budget.initial == "one-per-task"
+    assert sc.arms[0].inference.method == "one-coin-shifted-beta"
+    assert sc.to_dict()["workers"]["ability"]["beta"] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "needle"),
+    [
+        ("workers.ability.alpha", -1, "workers.ability.alpha must be > 0"),
+        ("workers.ability.low", 1.0, "workers.ability.low must be < 1"),
+        ("tasks.count", 0, "tasks.count must be >= 1"),
+        ("tasks.count", "many", "tasks.count must be an integer"),
+        ("tasks.prior", [0.5, 0.6], "tasks.prior must sum to 1"),
+        ("tasks.prior", [1.0], "tasks.prior must have 2 entries"),
+        ("tasks.colour", "red", "tasks.colour is not a known key"),
+        ("budget.edges", 10, "budget.edges must be >= tasks.count"),
+        ("budget.edges", 10_000, "budget.edges must be <= tasks.count x workers.count"),
+        ("budget.batch", 0, "budget.batch must be >= 1"),
+        ("workers.model", "psychic", "workers.model must be one of"),
+        ("workers.arrivals.rate", float("nan"), "workers.arrivals.rate must be a finite number"),
+        ("arms.0.inference", "telepathy", "arms[0].inference.method must be one of"),
+        ("arms.0.inference", {"method": "ds", "max_iter": 0}, "arms[0].inference.max_iter"),
+        ("arms.0.colour", 1, "arms[0].colour is not a known key"),
+        ("scenario.replicates", 0, "scenario.replicates must be >= 1"),
+        ("scenario.seed", True, "scenario.seed must be an integer"),
+    ],
+)
+def test_bad_values_name_the_key(path: str, value: object, needle: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_scenario(with_change(path, value), "bad.toml")
+    message = str(info.value)
+    assert message.startswith("bad.toml: ")
+    assert needle in message
+    assert "\n" not in message
+
+
+def test_duplicate_arm_names_rejected() -> None:
+    data = dict(BASE, arms=[{"name": "a", "policy": "uniform"}, {"name": "a", "policy": "oracle"}])
+    with pytest.raises(InputError, match="arms\\[1\\].name must be a unique"):
+        parse_scenario(data, "dup.toml")
+
+
+def test_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="file not found"):
+        load_scenario(tmp_path / "missing.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[tasks\ncount = 3")
+    with pytest.raises(InputError, match="invalid TOML"):
+        load_scenario(broken)
+    binary = tmp_path / "bin.toml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_scenario(binary)

@@ -1,0 +1,229 @@
+"""Studies end to end through the real entry point: parallel determinism, resume after SIGKILL,
+Ctrl-C keeps finished units, Dask execution matches local execution."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from marketsim.record.units import canonical_rows
+from marketsim.scenario.parser import load_scenario
+from marketsim.study.resources import available_cpus, default_jobs
+from marketsim.study.runner import costly_first, run_study, units_of
+from tests.conftest import SMALL_SCENARIO
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def marketsim(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "marketsim", *args],
+        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )
+
+
+def slow_scenario(tmp_path: Path, replicates: int = 6) -> Path:
+    """A scenario whose units take a noticeable moment, so a run can be stopped half-way."""
+    text = SMALL_SCENARIO.format(service=1.0)
+    text = text.replace("count = 120", "count = 800").replace("edges = 600", "edges = 4000")
+    text = text.replace("replicates = 2", f"replicates = {replicates}")
+    path = tmp_path / "slow.toml"
+    path.write_text(text)
+    return path
+
+
+def test_jobs_1_and_2_give_identical_curves(small_scenario_path: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    r1 = marketsim("run", str(small_scenario_path), "--out", str(a), "--quiet", "--jobs", "1")
+    r2 = marketsim("run", str(small_scenario_path), "--out", str(b), "--quiet", "--jobs", "2")
+    assert r1.returncode == 0, r1.stderr
+    assert r2.returncode == 0, r2.stderr
+    assert (a / "curves.csv").read_bytes() == (b / "curves.csv").read_bytes()
+    assert len((a / "curves.csv").read_text().splitlines()) > 10
+
+
+@pytest.mark.skipif(available_cpus() < 2, reason="one CPU: the default is --jobs 1 itself")
+def test_default_jobs_gives_the_curves_of_jobs_1(small_scenario_path: Path,
+                                                 tmp_path: Path) -> None:
+    """Without --jobs a run uses every CPU (2 units at once or more here) and writes the same
+    bytes as ``--jobs 1``."""
+    assert default_jobs(load_scenario(small_scenario_path)) >= 2
+    a, b = tmp_path / "a", tmp_path / "b"
+    r1 = marketsim("run", str(small_scenario_path), "--out", str(a), "--quiet", "--jobs", "1")
+    r2 = marketsim("run", str(small_scenario_path), "--out", str(b), "--quiet")
+    assert r1.returncode == 0, r1.stderr
+    assert r2.returncode == 0, r2.stderr
+    assert (a / "curves.csv").read_bytes() == (b / "curves.csv").read_bytes()
+
+
+def test_parallel_runs_start_the_costly_units_first(tmp_path: Path) -> None:
+    """Random-forest units (``UNIT_COST`` 12) are handed out before the uniform ones, so the
+    last unit to start is a short one; among equals the order stays replicate-major, and no
+    unit is lost or repeated."""
+    path = tmp_path / "mixed.toml"
+    path.write_text(SMALL_SCENARIO.format(service=0.0).replace(
+        'policy = "entropy-greedy"', 'policy = "random-forest"'))
+    scenario = load_scenario(path)
+    keys = units_of(scenario)
+    order = costly_first(scenario, keys)
+    assert sorted(order) == sorted(keys)
+    assert order == [(0, 1), (1, 1), (0, 0), (1, 0)]
+
+
+def _wait_for_units(run_dir: Path, n: int, proc: subprocess.Popen, limit: float = 120) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if len(list((run_dir / "units").glob("*.json"))) >= n:
+            return
+        if proc.poll() is not None:
+            pytest.fail("run ended before it could be interrupted")
+        time.sleep(0.05)
+    pytest.fail("no unit finished in time")
+
+
+def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
+    scenario = slow_scenario(tmp_path)
+    full = tmp_path / "full"
+    assert marketsim("run", str(scenario), "--out", str(full), "--quiet").returncode == 0
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "marketsim", "run", str(scenario), "--out", str(killed), "--quiet"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    _wait_for_units(killed, 2, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = len(list((killed / "units").glob("*.json")))
+    assert 2 <= finished < 12
+    resumed = marketsim("run", "--resume", str(killed), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (killed / "curves.csv").read_bytes() == (full / "curves.csv").read_bytes()
+    assert json.loads((killed / "summary.json").read_text())["complete"] is True
+
+
+def test_sigint_keeps_finished_units_and_exits_130(tmp_path: Path) -> None:
+    scenario = slow_scenario(tmp_path)
+    out = tmp_path / "interrupted"
+    # --jobs 1: units run in this process (the worker-process path has its own test below).
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "marketsim", "run", str(scenario), "--out", str(out),
+         "--jobs", "1"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "COLUMNS": "100"},
+        # a suite started in the background inherits an ignored SIGINT: restore the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    _wait_for_units(out, 2, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "--resume" in err and str(out) in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False
+    assert summary["units_finished"] >= 2
+    lines = (out / "curves.csv").read_text().splitlines()
+    assert lines[0].startswith("arm,replicate,edges,error_rate,ability_error,sim_time")
+    assert len(lines) > 1
+
+
+def test_sigint_with_worker_processes_exits_130(tmp_path: Path) -> None:
+    """The default on several CPUs: Ctrl-C stops a run whose units run in worker processes."""
+    scenario = slow_scenario(tmp_path)
+    out = tmp_path / "interrupted"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "marketsim", "run", str(scenario), "--out", str(out),
+         "--jobs", "2", "--quiet"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    _wait_for_units(out, 2, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert json.loads((out / "summary.json").read_text())["complete"] is False
+
+
+def test_dask_backend_matches_serial_run_in_process(small_scenario_path: Path) -> None:
+    """The Dask path (every unit submitted to a scheduler, results collected as they complete)
+    on an in-process cluster: the default loop's cheap twin of the LocalCluster test below."""
+    distributed = pytest.importorskip("distributed",
+                                      reason="the 'cluster' extra (distributed) is not installed")
+    scenario = load_scenario(small_scenario_path)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        via_dask = run_study(scenario, backend="dask", scheduler=cluster.scheduler_address)
+    assert canonical_rows(via_dask) == canonical_rows(run_study(scenario, jobs=1))
+
+
+@pytest.mark.slow  # worker processes start for seconds; the in-process twin above is quick
+def test_dask_local_cluster_matches_local_run(small_scenario_path: Path, tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="the 'cluster' extra (distributed) is not installed")
+    local, dask = tmp_path / "local", tmp_path / "dask"
+    r1 = marketsim("run", str(small_scenario_path), "--out", str(local), "--quiet")
+    r2 = marketsim(
+        "run", str(small_scenario_path), "--out", str(dask), "--quiet",
+        "--backend", "dask", "--jobs", "2",
+    )
+    assert r1.returncode == 0, r1.stderr
+    assert r2.returncode == 0, r2.stderr
+    assert (local / "curves.csv").read_bytes() == (dask / "curves.csv").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "missing.toml"], "missing.toml: file not found"),
+        (["run", "--resume", "no/such/dir"], "run folder not found"),
+        (["run", "scenarios/30_workers.toml", "--jobs", "0"], "--jobs must be >= 1"),
+        (["run", "scenarios/30_workers.toml", "--scheduler", "tcp://x:1"], "--backend dask"),
+        (["run"], "give a scenario file"),
+    ],
+)
+def test_run_bad_input_is_one_line_exit_2(args: list[str], needle: str) -> None:
+    result = marketsim(*args)
+    assert result.returncode == 2
+    assert needle in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_sweep_expands_grid_and_reports_labels_needed(tmp_path: Path) -> None:
+    text = SMALL_SCENARIO.format(service=0.0) + (
+        "\n[sweep]\nworkers.count = [6, 10]\nworkers.ability.alpha = [3, 9]\n"
+    )
+    scenario = tmp_path / "sweep.toml"
+    scenario.write_text(text)
+    out = tmp_path / "sweep"
+    result = marketsim("run", str(scenario), "--out", str(out), "--quiet", "--replicates", "1")
+    assert result.returncode == 0, result.stderr
+    rows = (out / "sweep.csv").read_text().splitlines()
+    assert rows[0].startswith("point,workers.count,workers.ability.alpha,arm,final_error_rate")
+    assert len(rows) == 1 + 4 * 2  # 4 grid points x 2 arms
+    assert len(list((out / "points").glob("p*/curves.csv"))) == 4
+    assert (out / "labels_needed_vs_sweep.png").stat().st_size > 1000
+    # Better workers (alpha 9) must not need more labels to do well: the final error is lower.
+    import csv
+
+    recs = list(csv.DictReader((out / "sweep.csv").read_text().splitlines()))
+    def final(alpha: str) -> float:
+        rows = [r for r in recs if r["workers.ability.alpha"] == alpha]
+        return sum(float(r["final_error_rate"]) for r in rows)
+    assert final("9") < final("3")
+
+
+def test_bad_sweep_point_names_point_and_key(tmp_path: Path) -> None:
+    scenario = tmp_path / "bad_sweep.toml"
+    scenario.write_text(SMALL_SCENARIO.format(service=0.0) + "\n[sweep]\nworkers.count = [6, -1]\n")
+    result = marketsim("run", str(scenario), "--out", str(tmp_path / "o"), "--quiet")
+    assert result.returncode == 2
+    assert "sweep point workers.count=-1: workers.count must be >= 1" in result.stderr
