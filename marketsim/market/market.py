@@ -35,7 +35,7 @@ import numpy as np
 import simpy
 
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.errors import InputError, MarketStuckError
+from marketsim.errors import MarketStuckError
 from marketsim.market.answers.replay import ReplayAnswers
 from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions
@@ -116,10 +116,7 @@ class Market:
             streams.gold)
         self.worker_aware = is_worker_aware(policy)
         self.requester: TaskRequester | WorkerAwareRequester
-        if self.worker_aware:
-            if replay is not None:
-                raise InputError(f"policy {getattr(policy, 'name', policy)!r} chooses per "
-                                 "worker (assign) and needs a simulated crowd, not [replay]")
+        if self.worker_aware:  # never with [replay]: refused when the scenario is parsed
             self.requester = WorkerAwareRequester(policy, n, m, streams.policy,
                                                   self.workforce.stats, self._gold_left)
         else:

@@ -20,6 +20,7 @@ from marketsim.aggregation.base import BaseAggregator, ScoreAggregator
 from marketsim.errors import InputError
 from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy
 from marketsim.scenario import specs
+from marketsim.scenario.mechanics import check_replay_policy
 from marketsim.scenario.parser import load_scenario as load_file
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import ArmSpec, InferenceSpec, PolicySpec
@@ -176,6 +177,8 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<python>", *,
     for idx, (policy, estimator) in objects.items():
         arms_out[idx] = _with_objects(arms_out[idx], policy, estimator, parsed.worker_model.scores,
                                       f"arms[{idx}]", source)
+        check_replay_policy(None if policy is None else type(policy), arms_out[idx].policy.name,
+                            parsed.replay is not None, f"arms[{idx}].policy", source)
     # ``raw`` keeps the objects (a later ``replace`` re-parses it); names fill in for them.
     raw = _copy_doc(data)
     for idx in objects:

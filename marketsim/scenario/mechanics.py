@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from marketsim.errors import InputError
+from marketsim.policies.registry import POLICIES
 from marketsim.scenario.schema import ArmTable, BlockingTable, GoldTable, ScenarioDocument
 from marketsim.scenario.specs import (
     BlockingSpec,
     BudgetSpec,
     GoldSpec,
+    PolicySpec,
     TiersSpec,
     WorkersSpec,
 )
@@ -110,11 +112,23 @@ def gold_and_blocking(
     return gold, blocking
 
 
+def check_replay_policy(policy: type | None, name: str, replay: bool, key: str,
+                        source: str) -> None:
+    """Refuse a policy that chooses per arriving worker (``assign``) in a replayed crowd: a
+    replay hands out only the pairs the file answered, so no worker can be chosen for."""
+    if replay and policy is not None and callable(getattr(policy, "assign", None)):
+        raise _fail(key, f"{name!r} chooses per arriving worker (assign) and needs a simulated "
+                    "crowd, not [replay]", source)
+
+
 def arm_mechanics(
     arm: ArmTable, key: str, scenario_gold: GoldSpec | None, replay: bool, scores: bool,
-    source: str,
+    source: str, policy: PolicySpec,
 ) -> tuple[GoldSpec | None, BlockingSpec | None]:
-    """An arm's own gold questions and blocking rule (``None``: the scenario's)."""
+    """An arm's own gold questions and blocking rule (``None``: the scenario's); its policy
+    checked against a replayed crowd."""
+    check_replay_policy(policy.cls or POLICIES.get(policy.name), policy.name, replay,
+                        f"{key}.policy", source)
     given = [name for name in ("gold", "blocking") if getattr(arm, name) is not None]
     if given and replay:
         raise _fail(f"{key}.{given[0]}", "is not available with [replay] (a replayed crowd "

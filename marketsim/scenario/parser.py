@@ -318,7 +318,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
                             f"{key}.initial" if arm.initial else "budget.initial", tasks.count,
                             workers, budget, source)
         arm_gold, arm_blocking = arm_mechanics(arm, key, gold, replay is not None, scores,
-                                               source)
+                                               source, policy)
         arms.append(ArmSpec(arm.name, policy, inference, arm.initial, arm_gold, arm_blocking))
     sweep = read_sweep(data.get("sweep"), [arm.name for arm in arms], source)
     return Scenario(

@@ -9,6 +9,8 @@ import pytest
 
 from marketsim.data.datasets import data_root
 from marketsim.errors import InputError
+from marketsim.policies.qasca import QascaPolicy
+from marketsim.scenario.build import scenario_from_dict
 from marketsim.scenario.parser import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,3 +104,29 @@ def test_unreadable_files(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(InputError, match="not UTF-8"):
         load_scenario(binary)
+
+
+def _replay_doc(tmp_path: Path, policy: object) -> dict[str, object]:
+    labels, truth = tmp_path / "labels.csv", tmp_path / "truth.csv"
+    labels.write_text("task,worker,label\n" + "".join(
+        f"t{t},w{w},{(t + w) % 2}\n" for t in range(6) for w in range(3)))
+    truth.write_text("task,truth\n" + "".join(f"t{t},{t % 2}\n" for t in range(6)))
+    return {"scenario": {"name": "replay"},
+            "replay": {"labels": str(labels), "truth": str(truth)},
+            "arms": [{"name": "a", "policy": policy, "inference": "mv"}]}
+
+
+@pytest.mark.parametrize("policy", ["qasca", "explore-exploit", "oracle-workers"])
+def test_a_worker_aware_policy_in_a_replay_is_refused_at_parse(tmp_path: Path,
+                                                                policy: str) -> None:
+    # Once a check inside the market (after the run folder existed); now the scenario's.
+    with pytest.raises(InputError, match=rf"arms\[0\]\.policy .{policy}. chooses per arriving "
+                       r"worker \(assign\) and needs a simulated crowd, not \[replay\]"):
+        parse_scenario(_replay_doc(tmp_path, policy), str(tmp_path / "s.toml"))
+    parse_scenario(_replay_doc(tmp_path, "uniform"), str(tmp_path / "s.toml"))
+
+
+def test_a_worker_aware_policy_object_in_a_replay_is_refused_too(tmp_path: Path) -> None:
+    doc = _replay_doc(tmp_path, QascaPolicy())
+    with pytest.raises(InputError, match=r"arms\[0\]\.policy .*needs a simulated crowd"):
+        scenario_from_dict(doc, source=str(tmp_path / "s.toml"))
