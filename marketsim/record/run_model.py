@@ -13,10 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from marketsim.errors import InputError
-from marketsim.record.summary_model import validation_message
+from marketsim.record.summary_model import read_model
 
 __all__ = ["DataFile", "RunRecord", "read_run", "run_json"]
 
@@ -62,12 +61,6 @@ def run_json(record: RunRecord) -> dict[str, Any]:
 
 
 def read_run(path: str | Path) -> RunRecord:
-    """``run.json`` at ``path`` as a :class:`RunRecord`; a missing or unreadable file is
-    ``OSError``, a file that is not a valid record an :class:`InputError` naming the file and
-    the first bad key."""
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        return RunRecord.model_validate_json(text, strict=True)
-    except ValidationError as exc:
-        raise InputError(f"not a valid run.json: {validation_message(exc)}",
-                         source=str(path)) from None
+    """``run.json`` at ``path`` as a :class:`RunRecord` (see
+    :func:`~marketsim.record.summary_model.read_model`)."""
+    return read_model(path, RunRecord, "run.json")

@@ -12,15 +12,18 @@ without unset fields, so its bytes are those the plain dicts of earlier versions
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from marketsim.errors import InputError
 
+#: A JSON record model read by :func:`read_model`.
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
 __all__ = [
     "ArmComparison", "ArmSummary", "Checkpoint", "Comparisons", "Difference", "Interval",
-    "ReachInterval", "Summary", "read_summary", "summary_json",
+    "ReachInterval", "Summary", "read_model", "read_summary", "summary_json",
 ]
 
 #: The headline metric: the error rate of a class market, the RMSE of a continuous one.
@@ -188,13 +191,18 @@ def validation_message(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}" if where else str(err["msg"])
 
 
-def read_summary(path: str | Path) -> Summary:
-    """``summary.json`` at ``path`` as a :class:`Summary`; a missing or unreadable file is
-    ``OSError``, a file that is not a valid summary an :class:`InputError` naming the file and
-    the first bad key."""
+def read_model(path: str | Path, model: type[ModelT], what: str) -> ModelT:
+    """The JSON file at ``path`` as ``model``; a missing or unreadable file is ``OSError``, a
+    file that is not a valid ``what`` an :class:`InputError` naming the file and the first bad
+    key."""
     text = Path(path).read_text(encoding="utf-8")
     try:
-        return Summary.model_validate_json(text, strict=True)
+        return model.model_validate_json(text, strict=True)
     except ValidationError as exc:
-        raise InputError(f"not a valid summary.json: {validation_message(exc)}",
+        raise InputError(f"not a valid {what}: {validation_message(exc)}",
                          source=str(path)) from None
+
+
+def read_summary(path: str | Path) -> Summary:
+    """``summary.json`` at ``path`` as a :class:`Summary` (see :func:`read_model`)."""
+    return read_model(path, Summary, "summary.json")
