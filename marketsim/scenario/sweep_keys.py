@@ -23,14 +23,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
-from marketsim.scenario.schema import ArmTable, ScenarioDocument
+from marketsim.scenario.schema import ArmTable, InferenceTable, ScenarioDocument
 from marketsim.scenario.validation import printable, suggest
 
 #: Most grid points a ``[sweep]`` may have: a bigger grid is refused at once.
 MAX_SWEEP_POINTS = 10_000
 #: Keys a sweep may not vary: they name the study or an arm, or are command-line overrides.
 FIXED = {("scenario", "name"), ("scenario", "replicates"), ("arms", "name"), ("sweep",)}
+
+#: Every inference method's settings: the keys an inference table may have besides ``method``.
+SETTINGS = tuple(dict.fromkeys(k for e in METHODS.values() for k in e.options.model_fields))
 
 _INDEXED = re.compile(r"arms\[(\d+)\]\.(.+)\Z", re.S)
 
@@ -88,9 +92,14 @@ def _check_schema(key: str, path: Path, source: str) -> None:
                         "not a table", source)
         fields = model.model_fields
         if part not in fields:
-            if model.model_config.get("extra") == "allow":  # policy options
+            if model is InferenceTable:  # a setting of some method (checked per point)
+                allowed = [*fields, *SETTINGS]
+                if part in allowed:
+                    return
+            elif model.model_config.get("extra") == "allow":  # policy options
                 return
-            allowed = [f for f in fields if f != "sweep"]
+            else:
+                allowed = [f for f in fields if f != "sweep"]
             raise _fail(key, f"names no key {part!r} (allowed here: {', '.join(allowed)})"
                         f"{suggest(part, allowed)}", source)
         if part == "arms":
