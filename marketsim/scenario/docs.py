@@ -39,12 +39,13 @@ POLICY_OPTIONS: dict[str, type[BaseModel]] = {
 #: Policy options (a policy table's keys besides ``name``), after the scenario's tables.
 OPTION_TABLES: list[tuple[str, type[BaseModel]]] = [
     (f"{name} policy options", model) for name, model in POLICY_OPTIONS.items()]
-#: Each inference method that takes settings: name -> its settings model.
-METHOD_SETTINGS: dict[str, type[BaseModel]] = {
-    name: entry.options for name, entry in METHODS.items() if entry.options.model_fields}
-#: Inference settings (an inference table's keys besides ``method``), after the policies'.
-SETTINGS_TABLES: list[tuple[str, type[BaseModel]]] = [
-    (f"{name} inference settings", model) for name, model in METHOD_SETTINGS.items()]
+
+
+def settings_tables() -> list[tuple[str, type[BaseModel]]]:
+    """Each inference method's settings (an inference table's keys besides ``method``), read
+    from the registry when called: (heading, the method's settings model)."""
+    return [(f"{name} inference settings", entry.options) for name, entry in METHODS.items()
+            if entry.options.model_fields]
 
 
 def _models(annotation: Any) -> list[tuple[type[BaseModel], bool]]:
@@ -87,9 +88,9 @@ def schema_tables() -> list[tuple[str, type[BaseModel], list[str]]]:
 
 
 #: (heading, model) in the order the docs show them: every table of the schema, then the
-#: policies' options, then the inference methods' settings.
+#: policies' options (the inference methods' settings follow, :func:`settings_tables`).
 TABLES: list[tuple[str, type[BaseModel]]] = [
-    (h, m) for h, m, _ in schema_tables()] + OPTION_TABLES + SETTINGS_TABLES
+    (h, m) for h, m, _ in schema_tables()] + OPTION_TABLES
 
 
 def type_name(annotation: Any) -> str:
@@ -155,7 +156,7 @@ def markdown() -> str:
     """Every key table, between the markers."""
     out = [BEGIN, ""]
     also = {heading: places for heading, _, places in schema_tables()}
-    for heading, model in TABLES:
+    for heading, model in TABLES + settings_tables():
         doc = (model.__doc__ or "").strip().splitlines()[0]
         if doc.startswith("``"):  # the heading already names the table
             doc = doc.split("``", 2)[2].strip()

@@ -33,9 +33,6 @@ MAX_SWEEP_POINTS = 10_000
 #: Keys a sweep may not vary: they name the study or an arm, or are command-line overrides.
 FIXED = {("scenario", "name"), ("scenario", "replicates"), ("arms", "name"), ("sweep",)}
 
-#: Every inference method's settings: the keys an inference table may have besides ``method``.
-SETTINGS = tuple(dict.fromkeys(k for e in METHODS.values() for k in e.options.model_fields))
-
 _INDEXED = re.compile(r"arms\[(\d+)\]\.(.+)\Z", re.S)
 
 Path = tuple[str | int, ...]
@@ -93,7 +90,8 @@ def _check_schema(key: str, path: Path, source: str) -> None:
         fields = model.model_fields
         if part not in fields:
             if model is InferenceTable:  # a setting of some method (checked per point)
-                allowed = [*fields, *SETTINGS]
+                allowed = list(dict.fromkeys([*fields, *(
+                    k for e in METHODS.values() for k in e.options.model_fields)]))
                 if part in allowed:
                     return
             elif model.model_config.get("extra") == "allow":  # policy options
