@@ -29,6 +29,7 @@ from scipy.special import expit
 from marketsim.aggregation._numeric import as_generator
 from marketsim.aggregation.base import ScoreAggregator, run_em
 from marketsim.data.labels import LabelSet
+from marketsim.options import F, Options
 
 #: ``pi`` is kept inside ``[PI_EPS, 1 - PI_EPS]`` so that both log terms stay finite.
 PI_EPS = 1e-6
@@ -40,6 +41,15 @@ WEIGHT_FLOOR = 1e-12
 #: good) report the plain mean instead of a weighted mean dominated by the "least bad" scorer.
 ALL_BAD_WEIGHT = 1e-3
 _LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+class GaussianEMOptions(Options):
+    """Settings of ``gaussian-em`` and ``gaussian-hard-em``."""
+
+    max_iter: int = F(100, "EM iterations at most", ge=1, le=100_000)
+    tol: float = F(1e-7, "stop when the log-likelihood changes by less than tol per score; 0 "
+                   "runs max_iter iterations (stopping early only at an exact fixed point)",
+                   ge=0)
 
 
 def simulate_bad_annotators(

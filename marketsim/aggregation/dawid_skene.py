@@ -11,7 +11,7 @@ matrices, then EM.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -23,8 +23,19 @@ from marketsim.aggregation._numeric import (
 )
 from marketsim.aggregation._threads import threads_for
 from marketsim.aggregation.base import EMAggregator, check_non_negative
+from marketsim.aggregation.options import SpectralStartOptions
 from marketsim.aggregation.spectral import SPECTRAL_RULES, spectral_confusion
 from marketsim.data.labels import LabelSet
+from marketsim.options import F
+
+
+class OptDSOptions(SpectralStartOptions):
+    """Settings of ``opt-ds``: Dawid-Skene EM from Zhang et al.'s spectral start."""
+
+    spectral_rule: Literal["equivariant", "authors"] | None = F(
+        None, "the spectral start: one that does not depend on how workers and classes are "
+        "numbered, or Zhang et al.'s released code (groups by worker index mod 3)",
+        shown='"equivariant"')
 
 
 def confusion_from_counts(counts: np.ndarray, smoothing: float) -> np.ndarray:

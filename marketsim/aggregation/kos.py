@@ -20,6 +20,14 @@ import scipy.sparse as sp
 
 from marketsim.aggregation._binary import ThresholdReduction, tie_sign, top_singular
 from marketsim.aggregation._numeric import as_generator, check_choice
+from marketsim.options import F, Options
+
+
+class KOSOptions(Options):
+    """Settings of ``kos``."""
+
+    max_iter: int = F(100, "message-passing iterations (the class's own default is 20; a "
+                      "scenario runs 100 unless told)", ge=1, le=100_000)
 
 
 def kos_svd_signs(mat: sp.csr_matrix) -> np.ndarray:

@@ -19,13 +19,34 @@ import numpy as np
 from marketsim.aggregation._numeric import check_choice, safe_log
 from marketsim.aggregation.base import EMAggregator
 from marketsim.aggregation.metrics import binary_expected_correct, expected_correct
+from marketsim.aggregation.options import EMOptions, SpectralStartOptions
 from marketsim.aggregation.spectral import one_coin_spectral_skill
 from marketsim.data.labels import LabelSet
+from marketsim.options import F
 
 #: Abilities are kept inside [EPS, 1 - EPS] so that logs stay finite.
 EPS = 1e-6
 
 PRIORS = (None, "beta", "shifted-beta")
+
+
+class OneCoinSpectralOptions(SpectralStartOptions):
+    """Settings of ``one-coin-spectral``: one-coin EM from Zhang et al.'s spectral start."""
+
+
+class OneCoinBetaOptions(EMOptions):
+    """Settings of ``one-coin-beta``: one-coin EM with a Beta(alpha, beta) ability prior."""
+
+    alpha: float | None = F(None, "Beta ability prior", shown="workers.ability.alpha", gt=0)
+    beta: float | None = F(None, "see alpha", shown="workers.ability.beta", gt=0)
+
+
+class OneCoinShiftedBetaOptions(OneCoinBetaOptions):
+    """Settings of ``one-coin-shifted-beta``: the prior is ``low + (1 - low) Beta(alpha,
+    beta)``."""
+
+    low: float | None = F(None, "shifted-Beta lower end", shown="workers.ability.low", ge=0,
+                          lt=1)
 
 
 def clip(x: np.ndarray, low: float, high: float) -> np.ndarray:

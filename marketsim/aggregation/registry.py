@@ -1,4 +1,5 @@
-"""Name → estimator factory for every inference method, as used by the CLI and scenarios."""
+"""Name → estimator factory for every inference method, as used by the CLI and scenarios, with
+the settings each method takes (its ``Options`` model, declared in the estimator's module)."""
 
 from __future__ import annotations
 
@@ -6,30 +7,38 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from marketsim.aggregation.bad_annotators import GaussianBadAnnotatorEM
+from marketsim.aggregation.bad_annotators import GaussianBadAnnotatorEM, GaussianEMOptions
 from marketsim.aggregation.base import BaseAggregator, ScoreAggregator
-from marketsim.aggregation.dawid_skene import DawidSkene
+from marketsim.aggregation.dawid_skene import DawidSkene, OptDSOptions
 from marketsim.aggregation.eigen_ratio import EigenRatio
 from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
-from marketsim.aggregation.kos import KOS, KOSSVD
+from marketsim.aggregation.kos import KOS, KOSSVD, KOSOptions
 from marketsim.aggregation.majority_vote import MajorityVote
-from marketsim.aggregation.one_coin import OneCoinEM
+from marketsim.aggregation.one_coin import (
+    OneCoinBetaOptions,
+    OneCoinEM,
+    OneCoinShiftedBetaOptions,
+    OneCoinSpectralOptions,
+)
+from marketsim.aggregation.options import EMOptions
+from marketsim.options import Options
 
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """One inference method: its CLI/scenario name, a one-line description, a factory, and what
-    it estimates: ``"classes"`` (posteriors ``proba_``/``labels_`` from class labels) or
-    ``"scores"`` (continuous task means ``means_`` from ``LabelSet.scores``). ``unused``: the
-    estimator's parameters that this method ignores (``alpha`` of maximum-likelihood
-    one-coin EM), so a scenario setting them is refused rather than silently dropped."""
+    """One inference method: its CLI/scenario name, a one-line description, a factory, what
+    it estimates (``"classes"``: posteriors ``proba_``/``labels_`` from class labels;
+    ``"scores"``: continuous task means ``means_`` from ``LabelSet.scores``) and ``options``,
+    the model of the settings it takes (an arm's ``inference`` table besides ``method``:
+    types, defaults, ranges, descriptions). Every other setting is refused when a scenario is
+    parsed, never silently dropped."""
 
     name: str
     description: str
     factory: Callable[..., BaseAggregator | ScoreAggregator]
     output: str = "classes"
-    unused: tuple[str, ...] = ()
+    options: type[Options] = Options
 
 
 def _spec(
@@ -44,20 +53,21 @@ def _spec(
 METHODS: dict[str, MethodSpec] = {}
 _spec("mv", "majority vote (ties broken at random; tables use fractional ties)", MajorityVote)
 _spec("one-coin", "one-coin EM, maximum likelihood", lambda **kw: OneCoinEM(prior=None, **kw),
-      unused=("alpha", "beta", "low"))
+      options=EMOptions)
 _spec("one-coin-beta", "one-coin EM, MAP with a Beta(alpha, beta) ability prior",
-      lambda **kw: OneCoinEM(prior="beta", **kw), unused=("low",))
+      lambda **kw: OneCoinEM(prior="beta", **kw), options=OneCoinBetaOptions)
 _spec("one-coin-shifted-beta",
       "one-coin EM, MAP with Maginnis & Gupta's shifted Beta prior "
       "p = low + (1-low) Beta(alpha, beta)",
-      lambda **kw: OneCoinEM(prior="shifted-beta", **kw))
+      lambda **kw: OneCoinEM(prior="shifted-beta", **kw), options=OneCoinShiftedBetaOptions)
 _spec("one-coin-spectral", "one-coin spectral initialisation (Zhang et al. Alg. 2) + one-coin EM",
-      lambda **kw: OneCoinEM(**{"init": "spectral", **kw}), unused=("alpha", "beta", "low"))
+      lambda **kw: OneCoinEM(**{"init": "spectral", **kw}), options=OneCoinSpectralOptions)
 _spec("ds", "Dawid-Skene EM with full confusion matrices, majority-vote start (MV-D&S)",
-      DawidSkene, unused=("spectral_rule",))
+      DawidSkene, options=EMOptions)
 _spec("opt-ds", "Opt-D&S: spectral confusion matrices (Zhang et al. 2014) + Dawid-Skene EM",
-      lambda **kw: DawidSkene(**{"init": "spectral", **kw}))
-_spec("kos", "Karger-Oh-Shah iterative message passing (K>2 by threshold reduction)", KOS)
+      lambda **kw: DawidSkene(**{"init": "spectral", **kw}), options=OptDSOptions)
+_spec("kos", "Karger-Oh-Shah iterative message passing (K>2 by threshold reduction)", KOS,
+      options=KOSOptions)
 _spec("kos-svd", "'KOS' as run in Zhang et al.'s code: SVD of the column-centred +-1 matrix",
       KOSSVD)
 _spec("ghosh-svd", "Ghosh-Kale-McAfee SVD (K>2 by threshold reduction)", GhoshSVD)
@@ -65,16 +75,17 @@ _spec("eigen-ratio", "Dalvi et al.'s EigenRatio (K>2 by threshold reduction)", E
 _spec("ds-features",
       "Dawid-Skene EM with naive-Bayes binary task features (Jin & Zhang 2010); features are "
       "passed to fit(data, features=X), without them it is D&S with Laplace smoothing",
-      DawidSkeneWithFeatures)
+      DawidSkeneWithFeatures, options=EMOptions)
 
 
 _spec("gaussian-em",
       "Hoiem's bad-annotator EM for continuous scores in [0, 1]: good annotators "
       "N(mu_i, sigma^2), bad ones uniform; estimates task means and P(good) per annotator",
-      GaussianBadAnnotatorEM, output="scores")
+      GaussianBadAnnotatorEM, output="scores", options=GaussianEMOptions)
 _spec("gaussian-hard-em",
       "hard EM for Hoiem's bad-annotator model (P(good) rounded to 0/1 each step)",
-      lambda **kw: GaussianBadAnnotatorEM(**{"hard": True, **kw}), output="scores")
+      lambda **kw: GaussianBadAnnotatorEM(**{"hard": True, **kw}), output="scores",
+      options=GaussianEMOptions)
 
 #: Methods that estimate classes from class labels (everything a discrete market can use).
 CLASS_METHODS: tuple[str, ...] = tuple(n for n, s in METHODS.items() if s.output == "classes")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import inspect
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -50,12 +51,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "list",
         help="list policies, inference methods, worker models and reference data sets",
         description="List everything a scenario or the infer command can name; with --policy, "
-        "one policy's options.",
+        "one policy's options; with --method, one inference method's settings.",
     )
     p.add_argument("--policy", metavar="NAME", default=None,
                    help="show this policy's description and options (name, type, default, "
                    "allowed values, meaning): a built-in name or a package.module:Class "
                    "import path (imported: it runs that module's code)")
+    p.add_argument("--method", metavar="NAME", default=None,
+                   help="show this inference method's description and settings (the keys of "
+                   "an arm's inference table besides method: name, type, default, allowed "
+                   "values, meaning)")
+
+
+def _options_table(title: str, column: str, model: type[BaseModel]) -> Table:
+    """A model's fields as a table: name, type, default, allowed values, meaning."""
+    table = Table(title=title, title_justify="left")
+    for header in (column, "type", "default", "allowed", "meaning"):
+        table.add_column(header, no_wrap=header == column)
+    for key, field in model.model_fields.items():
+        table.add_row(*(Text(cell.replace("`", "")) for cell in (
+            key, type_name(field.annotation), default(field), allowed(field),
+            field.description or "")))
+    return table
+
+
+def method_settings(name: str) -> int:
+    """Print inference method ``name``'s description and the settings its ``Options`` model
+    declares."""
+    if name not in METHODS:
+        raise InputError(f"--method: unknown inference method {name!r}; choose one of: "
+                         f"{', '.join(METHODS)}{suggest(name, list(METHODS))}")
+    entry = METHODS[name]
+    console = Console()
+    kind = "continuous scores" if entry.output == "scores" else "class labels"
+    console.print(Text(f"{name} (estimates from {kind})", style="bold cyan"))
+    console.print(Text(entry.description))
+    if not entry.options.model_fields:
+        console.print(Text("settings: none"))
+    else:
+        console.print(_options_table("settings", "setting", entry.options))
+    return EXIT_OK
 
 
 def policy_options(name: str) -> int:
@@ -81,23 +116,18 @@ def policy_options(name: str) -> int:
     if not model.model_fields:
         console.print(Text("options: none"))
         return EXIT_OK
-    table = Table(title="options", title_justify="left")
-    for column in ("option", "type", "default", "allowed", "meaning"):
-        table.add_column(column, no_wrap=column == "option")
-    for key, field in model.model_fields.items():
-        table.add_row(*(Text(cell.replace("`", "")) for cell in (
-            key, type_name(field.annotation), default(field), allowed(field),
-            field.description or "")))
-    console.print(table)
+    console.print(_options_table("options", "option", model))
     return EXIT_OK
 
 
 def execute(args: argparse.Namespace) -> int:
     """Print the four tables: each policy's first sentence (it may contain ``et al.``), each
     method's, worker model's and data set's one-line description, whole; with ``--policy``,
-    that policy's options."""
+    that policy's options; with ``--method``, that method's settings."""
     if getattr(args, "policy", None) is not None:
         return policy_options(args.policy)
+    if getattr(args, "method", None) is not None:
+        return method_settings(args.method)
     console = Console()
     for title, rows in (
         ("policies", [(n, summary(n)) for n in POLICIES]),

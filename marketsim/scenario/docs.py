@@ -1,6 +1,7 @@
 """The key tables of ``docs/scenarios.md``, the option tables of ``docs/policies.md`` and
-``scenario.schema.json``, generated from the schema (:mod:`marketsim.scenario.schema`) and
-each built-in policy's ``Options`` model (:mod:`marketsim.options`).
+``scenario.schema.json``, generated from the schema (:mod:`marketsim.scenario.schema`), each
+built-in policy's ``Options`` model (:mod:`marketsim.options`) and each inference method's
+settings model (its registry entry's ``options``, :mod:`marketsim.aggregation.registry`).
 
 ``python -m marketsim.scenario.docs --write`` rewrites the three; ``tests/scenario/test_schema.py``
 fails when one drifts from the schema.
@@ -18,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from marketsim.aggregation.registry import METHODS
 from marketsim.policies.registry import POLICIES, options_model
 from marketsim.scenario import schema as s
 from marketsim.scenario.toml_out import value
@@ -37,6 +39,13 @@ POLICY_OPTIONS: dict[str, type[BaseModel]] = {
 #: Policy options (a policy table's keys besides ``name``), after the scenario's tables.
 OPTION_TABLES: list[tuple[str, type[BaseModel]]] = [
     (f"{name} policy options", model) for name, model in POLICY_OPTIONS.items()]
+
+
+def settings_tables() -> list[tuple[str, type[BaseModel]]]:
+    """Each inference method's settings (an inference table's keys besides ``method``), read
+    from the registry when called: (heading, the method's settings model)."""
+    return [(f"{name} inference settings", entry.options) for name, entry in METHODS.items()
+            if entry.options.model_fields]
 
 
 def _models(annotation: Any) -> list[tuple[type[BaseModel], bool]]:
@@ -79,7 +88,7 @@ def schema_tables() -> list[tuple[str, type[BaseModel], list[str]]]:
 
 
 #: (heading, model) in the order the docs show them: every table of the schema, then the
-#: policies' options.
+#: policies' options (the inference methods' settings follow, :func:`settings_tables`).
 TABLES: list[tuple[str, type[BaseModel]]] = [
     (h, m) for h, m, _ in schema_tables()] + OPTION_TABLES
 
@@ -147,7 +156,7 @@ def markdown() -> str:
     """Every key table, between the markers."""
     out = [BEGIN, ""]
     also = {heading: places for heading, _, places in schema_tables()}
-    for heading, model in TABLES:
+    for heading, model in TABLES + settings_tables():
         doc = (model.__doc__ or "").strip().splitlines()[0]
         if doc.startswith("``"):  # the heading already names the table
             doc = doc.split("``", 2)[2].strip()
@@ -194,13 +203,33 @@ def _policy_schema(base: dict[str, Any]) -> dict[str, Any]:
             "anyOf": branches}
 
 
+def _inference_schema(base: dict[str, Any]) -> dict[str, Any]:
+    """The inference table's schema: one branch per method (its name and its settings,
+    nothing else), and one without ``method`` (the market's default method: any method's
+    settings)."""
+    branches: list[dict[str, Any]] = []
+    every: dict[str, Any] = {}
+    for name, entry in METHODS.items():
+        props = entry.options.model_json_schema().get("properties", {})
+        for key, prop in props.items():
+            every.setdefault(key, prop)
+        branches.append({"type": "object", "properties": {"method": {"const": name}, **props},
+                         "required": ["method"], "additionalProperties": False})
+    branches.append({"type": "object", "properties": every, "not": {"required": ["method"]},
+                     "additionalProperties": False})
+    return {"description": base.get("description", ""), "title": base.get("title", ""),
+            "anyOf": branches}
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file (TOML decoded to JSON), a policy table's options
-    included."""
+    and an inference table's settings included."""
     out = s.ScenarioDocument.model_json_schema()
     defs = out.get("$defs", {})
     if "PolicyTable" in defs:
         defs["PolicyTable"] = _policy_schema(defs["PolicyTable"])
+    if "InferenceTable" in defs:
+        defs["InferenceTable"] = _inference_schema(defs["InferenceTable"])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "marketsim/scenario.schema.json", **out}
 

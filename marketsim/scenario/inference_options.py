@@ -1,41 +1,45 @@
 """The settings each inference method takes, the keyword arguments its estimator is built with,
 and the parse-time check that refuses every other one.
 
-An arm's ``inference`` table has one schema for every method (``init``, ``max_iter``,
-``alpha``...), but a method takes only some of them: ``ds`` has no ability prior, majority vote
-no iterations. A setting the method does not take is refused when the scenario is parsed (it
-was once dropped silently by the market), and the values are checked by building the arm's
-estimator and fitting it once on a handful of labels, so a value the estimator refuses
-(``init = "spectral"`` for ``ds-features``) is a one-line error before any run folder exists,
-not a traceback at run time. The market builds its estimators with :func:`estimator_kwargs`,
-the same function, so what was checked is what runs.
+Each method declares its settings once, as the ``Options`` model its registry entry names
+(:mod:`marketsim.aggregation.registry`; the models live next to the estimators): ``ds`` has no
+ability prior, majority vote no iterations. :func:`read_settings` checks an arm's table
+against it (an unknown setting is a one-line error with a did-you-mean, a bad value names the
+key and what is allowed), and the values are then checked by building the arm's estimator and
+fitting it once on a handful of labels, so a value the estimator refuses (``init =
+"spectral"`` for ``ds-features``) is a one-line error before any run folder exists, not a
+traceback at run time. The market builds its estimators with :func:`estimator_kwargs`, the
+same function, so what was checked is what runs.
 """
 
 from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Iterable
-from dataclasses import fields, replace
-from functools import cache, lru_cache
+from collections.abc import Mapping
+from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.registry import METHODS
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
-from marketsim.scenario.specs import AbilitySpec, InferenceSpec
-from marketsim.scenario.validation import printable, short, suggest
+from marketsim.options import Options, option_problem
+from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.specs import AbilitySpec
+from marketsim.scenario.validation import printable, short, suggest, validate
 
-#: Keys of an arm's inference table that configure the estimator (``method`` chooses it).
-SETTINGS = ("init", "max_iter", "tol", "class_prior", "alpha", "beta", "low", "warm_start",
-            "spectral_rule")
+#: Settings the market's inference service reads itself (not estimator arguments).
+SERVICE_SETTINGS = ("warm_start",)
+#: Settings whose unset value (``None``) is the scenario's ability distribution's.
+ABILITY_SETTINGS = ("alpha", "beta", "low")
 #: Iterations of the parse-time check fit (enough to run every step; ``tol = 0`` with a large
 #: ``max_iter`` would otherwise make validation slow).
 _CHECK_ITER = 3
-_DEFAULTS = {f.name: f.default for f in fields(InferenceSpec)}
 
 
 def takes(estimator: Any, name: str) -> bool:
@@ -48,70 +52,88 @@ def takes(estimator: Any, name: str) -> bool:
     )
 
 
-@cache
+def settings_model(method: str) -> type[Options]:
+    """The model of the settings ``method`` takes (its registry entry's ``Options``)."""
+    return METHODS[method].options
+
+
 def method_settings(method: str) -> tuple[str, ...]:
-    """The inference settings ``method`` takes: its estimator's parameters among
-    :data:`SETTINGS` that the method does not ignore, and ``warm_start`` when its ``fit``
-    starts from a given posterior."""
-    entry = METHODS[method]
-    estimator = entry.factory()
-    params = estimator.get_params()
-    taken = {k for k in SETTINGS if k in params and k not in entry.unused}
-    if takes(estimator, "init_proba"):
-        taken.add("warm_start")
-    return tuple(k for k in SETTINGS if k in taken)
+    """The inference settings ``method`` takes, in the order its model declares them."""
+    return tuple(settings_model(method).model_fields)
+
+
+def read_settings(method: str, given: Mapping[str, Any], key: str, source: str) -> Options:
+    """``given`` (an arm's inference table without ``method``) as ``method``'s settings, or a
+    one-line error naming ``key.<setting>``: a setting the method does not take (which methods
+    take it, or a did-you-mean), a value of the wrong type or out of range."""
+    model, entry = settings_model(method), METHODS[method]
+    taken = tuple(model.model_fields)
+    for name in given:
+        if name in taken:
+            continue
+        takers = [m for m, e in METHODS.items() if name in e.options.model_fields]
+        if entry.output == "scores" and any(METHODS[m].output == "classes" for m in takers):
+            why = f"does not apply to {method!r} (a continuous-score method)"
+        elif len(takers) == 1:
+            why = f"applies only to method {takers[0]!r}, not {method!r}"
+        else:
+            why = (f"is not an option of method {method!r} (its options: "
+                   f"{', '.join(taken) or 'none'}){suggest(name, taken)}")
+        raise InputError(f"{printable(key)}.{printable(str(name))} {why}", source=source)
+    options: Options = validate(model, given, source, (key,))
+    return options
 
 
 def estimator_kwargs(spec: InferenceSpec, prior: tuple[float, ...],
                      ability: AbilitySpec) -> dict[str, Any]:
     """The keyword arguments the arm's estimator is built with: every setting its method
-    takes (``alpha``, ``beta``, ``low`` default to the scenario's ability distribution,
-    ``class_prior = "true"`` is the scenario's ``prior``; ``init`` and ``spectral_rule`` unset
-    leave the method's own). A setting the method does not take must hold its default: the
-    parser refuses it, so anything else is an internal error, never silently dropped."""
-    taken = method_settings(spec.method)
-    values: dict[str, Any] = {
-        "init": spec.init, "max_iter": spec.max_iter, "tol": spec.tol,
-        "alpha": ability.alpha if spec.alpha is None else spec.alpha,
-        "beta": ability.beta if spec.beta is None else spec.beta,
-        "low": ability.low if spec.low is None else spec.low,
-        "spectral_rule": spec.spectral_rule,
-    }
-    if spec.class_prior == "true":
-        values["class_prior"] = np.asarray(prior)
-    elif spec.class_prior == "estimate":
-        values["class_prior"] = None
-    else:
-        values["class_prior"] = np.asarray(spec.class_prior)
-    for name in SETTINGS:
-        if name not in taken and getattr(spec, name) != _DEFAULTS[name]:
-            raise RuntimeError(f"internal error: inference setting {name} = "
-                               f"{getattr(spec, name)!r} reached the market, but method "
-                               f"{spec.method!r} does not take it")
-    return {k: v for k, v in values.items()
-            if k in taken and not (k in ("init", "spectral_rule") and v is None)}
+    takes except the service's own (``warm_start``), none dropped. ``alpha``, ``beta``, ``low``
+    unset are the scenario's ability distribution's, ``class_prior = "true"`` is the
+    scenario's ``prior`` and ``"estimate"`` None; any other setting left unset (``None``:
+    ``init``, ``spectral_rule``) leaves the method's own default."""
+    options = spec.options
+    assert options is not None
+    model = settings_model(spec.method)
+    if type(options) is not model:
+        try:  # settings built in Python: checked here, as the parser checks a file's
+            options = model.model_validate(options.model_dump(exclude_unset=True))
+        except ValidationError as exc:
+            raise RuntimeError(f"internal error: inference settings reached the market that "
+                               f"method {spec.method!r} does not take: "
+                               f"{option_problem(exc, model)}") from None
+    out: dict[str, Any] = {}
+    for name, value in options.model_dump().items():
+        if name in SERVICE_SETTINGS:
+            continue
+        if name in ABILITY_SETTINGS and value is None:
+            value = getattr(ability, name)
+        elif name == "class_prior":
+            value = {"true": np.asarray(prior), "estimate": None}.get(value, value) \
+                if isinstance(value, str) else np.asarray(value)
+        elif value is None:
+            continue
+        out[name] = value
+    return out
 
 
-def check_inference(spec: InferenceSpec, given: Iterable[str], key: str, source: str, *,
+def check_inference(spec: InferenceSpec, key: str, source: str, *,
                     prior: tuple[float, ...], ability: AbilitySpec, classes: int) -> None:
-    """Refuse, in one line naming ``key.<setting>``, a setting given for a method that does
-    not take it, and a value the method's estimator refuses (found by fitting it once on a
-    handful of labels; each given setting is tried alone to name the one at fault)."""
-    method, taken = spec.method, method_settings(spec.method)
-    given = [k for k in SETTINGS if k in set(given)]
-    for name in given:
-        if name not in taken:
-            raise InputError(f"{printable(key)}.{name} is not an option of method {method!r} "
-                             f"(its options: {', '.join(taken) or 'none'})"
-                             f"{suggest(name, taken)}", source=source)
+    """Refuse, in one line naming ``key.<setting>``, a value the method's estimator refuses
+    (found by fitting it once on a handful of labels; each given setting is tried alone to
+    name the one at fault)."""
+    method, options = spec.method, spec.options
+    assert options is not None
     problem = _problem(spec, prior, ability, classes)
     if problem is None:
         return
-    for name in given:
-        alone = _problem(replace(InferenceSpec(method), **{name: getattr(spec, name)}), prior,
-                         ability, classes)
+    model = type(options)
+    for name in model.model_fields:
+        if name not in options.model_fields_set:
+            continue
+        alone = _problem(replace(spec, options=model.model_validate(
+            {name: getattr(options, name)})), prior, ability, classes)
         if alone is not None:
-            raise InputError(f"{printable(key)}.{name} = {short(getattr(spec, name))} does "
+            raise InputError(f"{printable(key)}.{name} = {short(getattr(options, name))} does "
                              f"not work with method {method!r}: {alone}", source=source)
     raise InputError(f"{printable(key)} does not work with method {method!r}: {problem}",
                      source=source)

@@ -22,7 +22,7 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.data.datasets import replay_data_dir
 from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
-from marketsim.scenario.inference_options import check_inference
+from marketsim.scenario.inference_options import check_inference, read_settings
 from marketsim.scenario.mechanics import arm_mechanics, check_initial_graph, read_mechanics
 from marketsim.scenario.options import check_builds, check_options
 from marketsim.scenario.replay import ReplaySpec, load_replay
@@ -55,9 +55,6 @@ from marketsim.scenario.specs import (
 )
 from marketsim.scenario.sweep_keys import read_sweep
 from marketsim.scenario.validation import printable, suggest, validate
-
-#: Inference keys that only mean something for methods estimating classes.
-CLASS_ONLY_INFERENCE_KEYS = ("init", "class_prior", "alpha", "beta", "low", "warm_start")
 
 
 def _fail(key: str, message: str, source: str) -> InputError:
@@ -122,27 +119,19 @@ def _read_method(inf: InferenceTable, key: str, workers: WorkersSpec, source: st
 
 def _read_inference(arm: ArmTable, key: str, tasks: TasksSpec, workers: WorkersSpec,
                     source: str) -> InferenceSpec:
-    """The arm's method and settings: each setting one the method takes, with a value its
-    estimator accepts (see :mod:`marketsim.scenario.inference_options`)."""
-    k = tasks.classes
+    """The arm's method and settings: each setting one the method takes (its ``Options``
+    model), with a value its estimator accepts (see
+    :mod:`marketsim.scenario.inference_options`)."""
     raw = arm.inference
     inf = InferenceTable(method=raw) if isinstance(raw, str) else raw or InferenceTable()
     method = _read_method(inf, f"{key}.method", workers, source)
-    if workers.facts.scores:
-        for name in CLASS_ONLY_INFERENCE_KEYS:
-            if name in inf.model_fields_set:
-                raise _fail(f"{key}.{name}", f"does not apply to {method!r} (a "
-                            "continuous-score method)", source)
-    prior: str | tuple[float, ...] = (
-        _prior(inf.class_prior, f"{key}.class_prior", k, inf.class_prior, source)
-        if isinstance(inf.class_prior, list) else inf.class_prior)
-    if inf.spectral_rule is not None and method != "opt-ds":
-        raise _fail(f"{key}.spectral_rule", f"applies only to method 'opt-ds', not {method!r}",
-                    source)
-    spec = InferenceSpec(method, inf.init, inf.max_iter, inf.tol, prior, inf.alpha, inf.beta,
-                         inf.low, inf.warm_start, inf.spectral_rule, METHODS[method])
-    check_inference(spec, inf.model_fields_set - {"method"}, key, source, prior=tasks.prior,
-                    ability=workers.ability, classes=k)
+    options = read_settings(method, dict(inf.model_extra or {}), key, source)
+    class_prior = getattr(options, "class_prior", None)
+    if isinstance(class_prior, list):
+        _prior(class_prior, f"{key}.class_prior", tasks.classes, class_prior, source)
+    spec = InferenceSpec(method, options, METHODS[method])
+    check_inference(spec, key, source, prior=tasks.prior, ability=workers.ability,
+                    classes=tasks.classes)
     return spec
 
 

@@ -19,7 +19,6 @@ from marketsim.options import STRICT, F
 from marketsim.scenario.specs import (
     ABILITY_DISTRIBUTIONS,
     CONFUSION_DESIGNS,
-    INIT_METHODS,
     INITIAL_GRAPHS,
     WORKER_MODELS,
 )
@@ -222,34 +221,18 @@ class OutputTable(Table):
                       "`graph = true`)")
 
 
-class InferenceTable(Table):
-    """``[arms.inference]``: a method name, or this table"""
+class InferenceTable(BaseModel):
+    """``[arms.inference]``: a method name, or this table whose other keys are the method's
+    settings (checked against the method's settings model: see the tables below and
+    `python -m marketsim list --method NAME`)"""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
     method: str | None = F(None, "a class method for class markets (`mv`, `one-coin`, "
                            "`one-coin-beta`, `one-coin-shifted-beta`, `one-coin-spectral`, "
                            "`ds`, `opt-ds`, `ds-features`, `kos`, ...), a score method for "
                            "`gaussian-scores` (`gaussian-em`, `gaussian-hard-em`)",
                            shown='"one-coin-shifted-beta" ("gaussian-em")')
-    init: Literal[INIT_METHODS] | None = F(  # type: ignore[valid-type]
-        None, "EM start: majority vote, Maginnis & Gupta's uniformly random start, or spectral",
-        shown="the method's own (spectral for opt-ds, one-coin-spectral)")
-    max_iter: int = F(100, "EM iterations at most", ge=1, le=100_000)
-    tol: float = F(1e-7, "stop when the objective changes by less than tol per label; 0 runs "
-                   "max_iter iterations (stopping early only at an exact fixed point)", ge=0)
-    class_prior: Literal["true", "estimate"] | list[float] = F(
-        "true", "the scenario's prior (known to the requester, as in Maginnis & Gupta 2015), "
-        "re-estimated by EM, or K probabilities (class methods only)")
-    alpha: float | None = F(None, "Beta / shifted-Beta ability prior (class methods only)",
-                            shown="workers.ability.alpha", gt=0)
-    beta: float | None = F(None, "see alpha", shown="workers.ability.beta", gt=0)
-    low: float | None = F(None, "shifted-Beta lower end", shown="workers.ability.low", ge=0,
-                          lt=1)
-    warm_start: bool = F(False, "start each refresh's EM from the previous posterior (class "
-                         "methods only)")
-    spectral_rule: Literal["equivariant", "authors"] | None = F(
-        None, "`opt-ds`'s spectral start: one that does not depend on how workers and classes "
-        "are numbered, or Zhang et al.'s released code (groups by worker index mod 3)",
-        shown='"equivariant"')
 
 
 class PolicyTable(BaseModel):

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from marketsim.aggregation.registry import METHODS, MethodSpec
 from marketsim.errors import InputError
 from marketsim.policies.base import AssignmentPolicy
 from marketsim.policies.registry import POLICIES, instantiate, policy_class
+from marketsim.scenario.inference_spec import InferenceSpec
 from marketsim.scenario.replay import ReplaySpec
 from marketsim.scenario.worker_models import WORKER_MODEL_FACTS, WorkerModelFacts
 
@@ -26,7 +26,6 @@ CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
 CONFUSION_DESIGN_KEYS = {"diagonal-uniform": ("low", "high"),
                          "dirichlet": ("concentration", "diagonal_weight")}
 INITIAL_GRAPHS = ("one-per-task", "bernoulli", "none")
-INIT_METHODS = ("majority", "random", "spectral")
 #: Longest ``Scenario.slug`` (the run folder's name): long names must not break paths.
 MAX_SLUG = 60
 #: Field metadata of resolved objects: not parameters, so not in ``to_dict()``.
@@ -184,47 +183,6 @@ class BudgetSpec:
 
 
 @dataclass(frozen=True)
-class InferenceSpec:
-    """The arm's inference service: method name and its settings.
-
-    ``class_prior`` is ``"true"`` (the scenario's prior, known to the requester as in Maginnis &
-    Gupta 2015),
-    ``"estimate"`` (re-estimated by EM) or explicit probabilities. Prior parameters
-    ``alpha``, ``beta``, ``low`` default to the scenario's ability distribution.
-    """
-
-    method: str = "one-coin-shifted-beta"
-    #: ``None``: the method's own start (majority vote; spectral for opt-ds/one-coin-spectral).
-    init: str | None = None
-    max_iter: int = 100
-    tol: float = 1e-7
-    class_prior: str | tuple[float, ...] = "true"
-    alpha: float | None = None
-    beta: float | None = None
-    low: float | None = None
-    warm_start: bool = False
-    #: ``opt-ds``'s spectral start (``None``: the estimator's default, ``"equivariant"``).
-    spectral_rule: str | None = None
-    #: The registry entry of ``method``, looked up once here; the market builds estimators
-    #: from it (``market.inference.estimator_factory``) without looking the name up again.
-    entry: MethodSpec | None = field(default=None, compare=False, repr=False,
-                                     metadata=_RESOLVED)
-    #: An estimator object given in Python (``marketsim.scenario_from_dict``): the market
-    #: fits fresh copies of it instead of a registry method (``method`` is then its class name).
-    estimator: Any = field(default=None, compare=False, repr=False, metadata=_RESOLVED)
-
-    def __post_init__(self) -> None:
-        if self.entry is None and self.method in METHODS:
-            object.__setattr__(self, "entry", METHODS[self.method])
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # Registry entries hold lambdas (not picklable): send the settings and resolve the
-        # entry again on arrival in the worker process.
-        return (InferenceSpec, tuple(None if f.name == "entry" else getattr(self, f.name)
-                                     for f in fields(self)))
-
-
-@dataclass(frozen=True)
 class PolicySpec:
     """A policy by registry name or ``module:Class`` import path, plus its keyword options.
 
@@ -365,6 +323,8 @@ class Scenario:
 
 
 def _as_dict(obj: Any) -> Any:
+    if isinstance(obj, InferenceSpec):
+        return _as_dict(obj.as_record())
     if hasattr(obj, "__dataclass_fields__"):
         return {f.name: _pairs(getattr(obj, f.name)) if f.metadata.get("pairs")
                 else _as_dict(getattr(obj, f.name)) for f in fields(obj)
@@ -373,6 +333,8 @@ def _as_dict(obj: Any) -> Any:
                          and getattr(obj, f.name) == f.default)}
     if isinstance(obj, tuple):
         return [_as_dict(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _as_dict(v) for k, v in obj.items()}
     return obj
 
 

@@ -23,8 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
-from marketsim.scenario.schema import ArmTable, ScenarioDocument
+from marketsim.scenario.schema import ArmTable, InferenceTable, ScenarioDocument
 from marketsim.scenario.validation import printable, suggest
 
 #: Most grid points a ``[sweep]`` may have: a bigger grid is refused at once.
@@ -88,9 +89,15 @@ def _check_schema(key: str, path: Path, source: str) -> None:
                         "not a table", source)
         fields = model.model_fields
         if part not in fields:
-            if model.model_config.get("extra") == "allow":  # policy options
+            if model is InferenceTable:  # a setting of some method (checked per point)
+                allowed = list(dict.fromkeys([*fields, *(
+                    k for e in METHODS.values() for k in e.options.model_fields)]))
+                if part in allowed:
+                    return
+            elif model.model_config.get("extra") == "allow":  # policy options
                 return
-            allowed = [f for f in fields if f != "sweep"]
+            else:
+                allowed = [f for f in fields if f != "sweep"]
             raise _fail(key, f"names no key {part!r} (allowed here: {', '.join(allowed)})"
                         f"{suggest(part, allowed)}", source)
         if part == "arms":

@@ -13,8 +13,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from marketsim.aggregation.registry import METHODS
-from marketsim.scenario.inference_options import method_settings
 from marketsim.scenario.specs import (
     CONFUSION_DESIGN_KEYS,
     ArmSpec,
@@ -107,11 +105,10 @@ def _absolute(path: str | None) -> str | None:
 def _arm(arm: ArmSpec) -> dict[str, Any]:
     inf = arm.inference
     inference: dict[str, Any] = {"method": inf.method}
-    taken = method_settings(inf.method) if inf.method in METHODS else ()
-    for name in taken:  # the settings the method takes (it refuses the others)
-        value = getattr(inf, name)
+    settings = inf.options.model_dump() if inf.options is not None else {}
+    for name, value in settings.items():  # the settings the method takes (it refuses others)
         if value is not None:
-            inference[name] = list(value) if isinstance(value, tuple) else value
+            inference[name] = value
     pol = arm.policy
     out: dict[str, Any] = {
         "name": arm.name,

@@ -82,6 +82,8 @@ def _from_plain(value: Any, hint: Any) -> Any:
 
 
 def _spec(cls: Any, data: dict[str, Any]) -> Any:
+    if hasattr(cls, "from_record"):  # InferenceSpec: the method's settings model
+        return cls.from_record(data)
     hints = typing.get_type_hints(cls, vars(specs))
     return cls(**{f.name: _from_plain(data[f.name], hints[f.name]) for f in fields(cls)
                   if f.name in data and f.name != "raw"})
