@@ -11,8 +11,11 @@ from marketsim.aggregation.ghosh_svd import GhoshSVD
 from marketsim.aggregation.kos import KOS, KOSSVD
 from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_error
 from marketsim.aggregation.metrics import error_rate
+from marketsim.aggregation.mmsr import MMSR
 from marketsim.aggregation.one_coin import OneCoinEM
 from marketsim.aggregation.registry import METHODS, make_estimator
+from marketsim.aggregation.wawa import Wawa
+from marketsim.aggregation.zero_based_skill import ZeroBasedSkill
 
 __all__ = [
     "METHODS",
@@ -26,8 +29,11 @@ __all__ = [
     "GhoshSVD",
     "KOS",
     "KOSSVD",
+    "MMSR",
     "MajorityVote",
     "OneCoinEM",
+    "Wawa",
+    "ZeroBasedSkill",
     "error_rate",
     "fractional_tie_error",
     "make_estimator",

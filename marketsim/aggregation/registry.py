@@ -15,6 +15,7 @@ from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
 from marketsim.aggregation.kos import KOS, KOSSVD, KOSOptions
 from marketsim.aggregation.majority_vote import MajorityVote
+from marketsim.aggregation.mmsr import MMSR, MMSROptions
 from marketsim.aggregation.one_coin import (
     OneCoinBetaOptions,
     OneCoinEM,
@@ -22,6 +23,8 @@ from marketsim.aggregation.one_coin import (
     OneCoinSpectralOptions,
 )
 from marketsim.aggregation.options import EMOptions
+from marketsim.aggregation.wawa import Wawa
+from marketsim.aggregation.zero_based_skill import ZeroBasedSkill, ZeroBasedSkillOptions
 from marketsim.options import Options
 
 
@@ -76,6 +79,12 @@ _spec("ds-features",
       "Dawid-Skene EM with naive-Bayes binary task features (Jin & Zhang 2010); features are "
       "passed to fit(data, features=X), without them it is D&S with Laplace smoothing",
       DawidSkeneWithFeatures, options=EMOptions)
+_spec("wawa", "Wawa: majority vote, skills = agreement with it, then a skill-weighted vote",
+      Wawa)
+_spec("zbs", "Zero-Based Skill: weighted vote, skills stepped toward agreement with it from 1/K",
+      ZeroBasedSkill, options=ZeroBasedSkillOptions)
+_spec("mmsr", "M-MSR (Ma & Olshevsky 2020): robust rank-one completion of worker agreement, "
+      "log-odds weighted vote; binary only", MMSR, options=MMSROptions)
 
 
 _spec("gaussian-em",
