@@ -176,7 +176,7 @@ class MMSR(WeightedVote):
             u = reduced_means(x, observed, v, u, f, zero)
             sq = ((u @ u) * (v @ v) + (u_prev @ u_prev) * (v_prev @ v_prev)
                   - 2.0 * (u @ u_prev) * (v @ v_prev))
-        size = u / float(np.sqrt(nu / nv)) if nu > 0 and nv > 0 else u
+            self.loss_history_.append(float(np.sqrt(max(sq, 0.0))))
             if self.loss_history_[-1] <= float(self.tol):
                 self.converged_ = True
                 break
@@ -185,7 +185,7 @@ class MMSR(WeightedVote):
             warnings.warn(f"mmsr did not converge in {self.n_iter} iterations",
                           ConvergenceWarning, stacklevel=3)
         nu, nv = np.linalg.norm(u), np.linalg.norm(v)
-        size = u / np.sqrt(nu / nv) if nu > 0 and nv > 0 else u
+        size = u / float(np.sqrt(nu / nv)) if nu > 0 and nv > 0 else u
         s = sign_vector(c, observed) * size
         s = np.clip(s, -1.0 + zero, 1.0 - zero)  # K = 2: -1/(K-1) = -1
         self.skill_ = (s + 1.0) / 2.0
