@@ -176,7 +176,7 @@ class MMSR(WeightedVote):
             u = reduced_means(x, observed, v, u, f, zero)
             sq = ((u @ u) * (v @ v) + (u_prev @ u_prev) * (v_prev @ v_prev)
                   - 2.0 * (u @ u_prev) * (v @ v_prev))
-            self.loss_history_.append(float(np.sqrt(max(sq, 0.0))))
+            self.loss_history_.append(float(np.sqrt(max(float(sq), 0.0))))
             if self.loss_history_[-1] <= float(self.tol):
                 self.converged_ = True
                 break
