@@ -49,7 +49,7 @@ from marketsim.data.labels import LabelSet
 from marketsim.options import F, Options
 
 #: Sign graphs with at most this many nodes are decomposed densely.
-DENSE_NODES = 600
+DENSE_NODES = 1000
 
 
 class MMSROptions(Options):
