@@ -25,7 +25,7 @@ def vote_scores(data: LabelSet, weights: np.ndarray) -> np.ndarray:
     k = data.n_classes
     flat = np.bincount(data.tasks * k + data.labels, weights=weights[data.workers],
                        minlength=data.n_tasks * k)
-    return flat.reshape(data.n_tasks, k)
+    return flat.astype(np.float64).reshape(data.n_tasks, k)
 
 
 def top_class(scores: np.ndarray) -> np.ndarray:
@@ -121,5 +121,6 @@ def _codes(values: np.ndarray, fitted: np.ndarray, what: str) -> np.ndarray:
     codes = np.asarray(pandas().Index(fitted).get_indexer(values), dtype=np.int64)
     if np.any(codes < 0):
         unknown = values[np.flatnonzero(codes < 0)[0]]
+        unknown = unknown.item() if isinstance(unknown, np.generic) else unknown
         raise ValueError(f"{what} {unknown!r} was not in the data the estimator was fitted on")
     return codes

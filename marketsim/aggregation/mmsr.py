@@ -144,6 +144,10 @@ class MMSR(WeightedVote):
     ``loss_history_``; ``n_iter_``; ``converged_``.
     """
 
+    #: Defined for two classes only: ``fit`` refuses K > 2 with a one-line ValueError (the
+    #: shared property tests read this, as the policies' ``BINARY_ONLY``).
+    BINARY_ONLY = True
+
     def __init__(self, *, n_iter: int = 10_000, tol: float = 1e-10,
                  random_state: Any = 0) -> None:
         self.n_iter = n_iter
@@ -151,7 +155,7 @@ class MMSR(WeightedVote):
         self.random_state = random_state
 
     def _proba(self, scores: np.ndarray) -> np.ndarray:
-        shifted = np.exp(scores - scores.max(axis=1, keepdims=True, initial=-np.inf))
+        shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
         return shifted / shifted.sum(axis=1, keepdims=True)
 
     def _fit_weights(self, data: LabelSet) -> np.ndarray:
