@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from marketsim.data.datasets import find_data_dir
 from marketsim.data.labels import LabelSet
-
-DATA = Path("/work/shared/data/zhang2014")
+from marketsim.errors import InputError
 
 
 def planted(accuracy: list[float], n_tasks: int, k: int, seed: int,
@@ -26,10 +24,14 @@ def planted(accuracy: list[float], n_tasks: int, k: int, seed: int,
 
 
 def rte() -> tuple[object, object]:
-    """RTE (Snow et al. 2008, as in Zhang et al. 2014) as a DataFrame and a truth Series; skips
+    """RTE (Snow et al. 2008, as in Zhang et al. 2014; ``<data>/zhang2014``) as a DataFrame and a truth Series; skips
     when the data are absent."""
     pd = pytest.importorskip("pandas")
-    crowd_file, truth_file = DATA / "rte_crowd.txt", DATA / "rte_truth.txt"
+    try:  # $MARKETSIM_DATA, else the shared data folder beside the repository
+        folder = find_data_dir() / "zhang2014"
+    except InputError:
+        pytest.skip("no reference data folder")
+    crowd_file, truth_file = folder / "rte_crowd.txt", folder / "rte_truth.txt"
     if not crowd_file.exists() or not truth_file.exists():
         pytest.skip("RTE data absent")
     crowd = np.loadtxt(crowd_file, dtype=np.int64, ndmin=2)
