@@ -24,8 +24,8 @@ def planted(accuracy: list[float], n_tasks: int, k: int, seed: int,
 
 
 def rte() -> tuple[object, object]:
-    """RTE (Snow et al. 2008, as in Zhang et al. 2014; ``<data>/zhang2014``) as a DataFrame and a truth Series; skips
-    when the data are absent."""
+    """RTE (Snow et al. 2008, as in Zhang et al. 2014; ``<data>/zhang2014``) as a DataFrame
+    and a truth Series; skips when the data are absent."""
     pd = pytest.importorskip("pandas")
     try:  # $MARKETSIM_DATA, else the shared data folder beside the repository
         folder = find_data_dir() / "zhang2014"
