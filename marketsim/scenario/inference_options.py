@@ -127,6 +127,10 @@ def check_inference(spec: InferenceSpec, key: str, source: str, *,
     if problem is None:
         return
     model = type(options)
+    bare = _problem(replace(spec, options=model()), prior, ability, classes)
+    if bare is not None:  # the method itself refuses this market (a binary-only method, K > 2)
+        raise InputError(f"{printable(key)} does not work with method {method!r}: {bare}",
+                         source=source)
     for name in model.model_fields:
         if name not in options.model_fields_set:
             continue

@@ -74,3 +74,15 @@ def test_params_and_registry() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert est.fit(data).labels_.tolist() == [1, 0]
+
+
+def test_a_three_class_scenario_blames_the_method_not_a_setting() -> None:
+    from marketsim.errors import InputError
+    from marketsim.scenario.parser import parse_scenario
+    doc = {"tasks": {"count": 20, "classes": 3}, "workers": {"count": 4},
+           "budget": {"edges": 40},
+           "arms": [{"name": "m", "policy": "uniform",
+                     "inference": {"method": "mmsr", "n_iter": 500}}]}
+    with pytest.raises(InputError, match=r"arms\[0\]\.inference does not work with method "
+                       r"'mmsr': mmsr supports binary tasks only \(2 classes\), got 3"):
+        parse_scenario(doc, "mmsr.toml")
