@@ -19,8 +19,9 @@ every worker at once, then for every task at once, each sum over labels one ``bi
 a coordinate whose own part of ``Q`` would fall halves its step until it does not, so ``Q``
 never decreases and the objective (log-likelihood plus log prior) never decreases over EM
 (a generalised EM). Sweeps stop when the largest gradient entry is below ``m_step_tol``
-or after ``m_step_max_iter`` sweeps (crowd-kit: 25 conjugate-gradient steps, gradient
-tolerance 1e-2).
+or after ``m_step_max_iter`` sweeps (default one; crowd-kit runs up to 25 conjugate-gradient
+steps, gradient tolerance 1e-2). The E-step and the next M-step share the logits of the
+parameters between them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
+from scipy.special import expit
 
 from marketsim.aggregation._numeric import log_prior, normalise_log
 from marketsim.aggregation._threads import threads_for
@@ -39,9 +41,10 @@ from marketsim.options import F
 #: The starts: "prior" is crowd-kit's (an E-step at the prior means: every worker as able,
 #: every task as hard, i.e. a soft majority vote), then the usual posterior starts.
 GLAD_STARTS = ("prior", "majority", "random")
-#: Step halvings a coordinate may take before it keeps its old value.
-MAX_HALVINGS = 30
 _HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
+#: A step is taken when its coordinate's part of ``Q`` does not fall by more than rounding:
+#: near a fixed point a step changes ``Q`` by ~1e-16 and rounding alone would decide.
+ROUNDING = 1e-13
 
 
 class GLADOptions(EMOptions):
@@ -52,14 +55,14 @@ class GLADOptions(EMOptions):
         "uniformly random posterior", shown='"prior"')
 
 
-def softplus_parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``softplus(x) = log(1 + e^x)`` and ``sigma(x)``, from one ``exp`` and one ``log1p``."""
-    e = np.exp(-np.abs(x))
-    soft = np.maximum(x, 0.0)
-    soft += np.log1p(e)
-    sig = np.where(x >= 0, 1.0, e)
-    sig /= 1.0 + e
-    return soft, sig
+def softplus(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``log(1 + e^x)``, without overflow: ``max(x, 0) + log1p(e^-|x|)`` (into ``out``)."""
+    e = np.abs(x, out=out)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    np.log1p(e, out=e)
+    e += np.maximum(x, 0.0)
+    return e
 
 
 def gaussian_log_pdf(x: np.ndarray, mean: float) -> float:
@@ -68,17 +71,31 @@ def gaussian_log_pdf(x: np.ndarray, mean: float) -> float:
     return float(-0.5 * (d @ d) - _HALF_LOG_2PI * x.size)
 
 
-class _Labels:
-    """What the M-step reads of one fit's labels: index arrays and the correct-label index
-    ``task * K + label`` into the flattened posterior."""
+class _Fit:
+    """One fit's labels as the steps read them (index arrays; ``flat = task * K + label``,
+    each label's cell in the flattened posterior) and the logits ``x = alpha_j beta_i`` and
+    ``softplus(x)`` of the last parameters they were computed for (``params``), which the
+    E-step and the next M-step share instead of recomputing."""
 
     def __init__(self, data: LabelSet) -> None:
         self.tasks, self.workers = data.tasks, data.workers
         self.n_tasks, self.n_workers = data.n_tasks, data.n_workers
         self.flat = data.tasks * data.n_classes + data.labels
+        self.params: dict[str, np.ndarray] | None = None
+        self.x = self.soft = np.zeros(0)
 
-    def sums(self, index: np.ndarray, size: int, weights: np.ndarray) -> np.ndarray:
-        return np.bincount(index, weights, minlength=size)
+    def logits(self, alpha: np.ndarray, log_beta: np.ndarray) -> np.ndarray:
+        return alpha[self.workers] * np.exp(log_beta)[self.tasks]
+
+    def state(self, params: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """``x`` and ``softplus(x)`` at ``params`` (kept from the step that made them)."""
+        if self.params is not params:
+            self.x = self.logits(params["alpha"], params["log_beta"])
+            self.soft, self.params = softplus(self.x), params
+        return self.x, self.soft
+
+    def keep(self, params: dict[str, np.ndarray], x: np.ndarray, soft: np.ndarray) -> None:
+        self.params, self.x, self.soft = params, x, soft
 
 
 class GLAD(EMAggregator):
@@ -91,7 +108,10 @@ class GLAD(EMAggregator):
         crowd-kit's defaults and the authors' code's).
     m_step_max_iter, m_step_tol : int, float
         Block-ascent sweeps per M-step at most, and the largest gradient entry below which
-        they stop (crowd-kit: 25 conjugate-gradient steps, tolerance 1e-2).
+        they stop. The default, one sweep per M-step (a generalised EM), reaches the same
+        fixed points as fuller M-steps in less time (on 1M labels: 15 cheap EM iterations
+        against 6 of 25 sweeps, objectives equal to 1e-7 per label); crowd-kit runs up to 25
+        conjugate-gradient steps with gradient tolerance 1e-2 (``m_step_max_iter=25``).
     class_prior : "uniform", array-like of shape (K,) or None
         Fixed class prior (the paper's and crowd-kit's: uniform); ``None`` re-estimates it in
         every M-step.
@@ -119,7 +139,7 @@ class GLAD(EMAggregator):
         *,
         alpha_prior_mean: float = 1.0,
         log_beta_prior_mean: float = 1.0,
-        m_step_max_iter: int = 25,
+        m_step_max_iter: int = 1,
         m_step_tol: float = 1e-2,
         init: str = "prior",
         max_iter: int = 100,
@@ -134,8 +154,8 @@ class GLAD(EMAggregator):
         self.m_step_max_iter = m_step_max_iter
         self.m_step_tol = m_step_tol
 
-    # --- the fit's own state: the labels' index arrays and the last parameters -------------
-    _labels: _Labels | None = None
+    # --- the fit's own state: its labels, logits and last parameters ----------------------
+    _fit: _Fit | None = None
     _last: dict[str, np.ndarray] | None = None
     _n_classes: int = 2
 
@@ -150,12 +170,17 @@ class GLAD(EMAggregator):
         """Run EM on ``data`` (see :meth:`EMAggregator.fit`); ``init_params`` takes
         ``alpha``, ``log_beta`` and optionally ``prior``, as ``params_`` holds them."""
         self._n_classes = data.n_classes
-        self._labels, self._last = _Labels(data), None
+        self._fit, self._last = _Fit(data), None
         try:
             super().fit(data, init_proba=init_proba, init_params=init_params, known=known)
         finally:
-            self._labels, self._last = None, None
+            self._fit, self._last = None, None
         return self
+
+    def _state(self, data: LabelSet) -> _Fit:
+        if self._fit is None:  # a step called outside fit
+            self._fit = _Fit(data)
+        return self._fit
 
     def _check(self, data: LabelSet) -> None:
         if isinstance(self.class_prior, str) and self.class_prior != "uniform":
@@ -175,8 +200,8 @@ class GLAD(EMAggregator):
         return super()._fixed_prior()
 
     def _init_params(
-        self, data: LabelSet, rng: np.random.Generator  # noqa: ARG002 - deterministic
-    ) -> dict[str, np.ndarray] | None:
+        self, data: LabelSet, rng: np.random.Generator | None  # noqa: ARG002 - deterministic
+    ) -> dict[str, np.ndarray]:
         fixed = self._fixed_prior()
         return {
             "alpha": np.full(data.n_workers, float(self.alpha_prior_mean)),
@@ -186,18 +211,19 @@ class GLAD(EMAggregator):
 
     # --- E-step ----------------------------------------------------------------------------
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
+        """``log q_i(c) = log p_c + sum_l [y_l = c] log sigma(x_l) + [y_l != c] log((1 -
+        sigma(x_l)) / (K - 1))`` + const: every label's "wrong" term summed per task, plus its
+        "right" minus "wrong" term in its own class's cell (two ``bincount`` passes)."""
+        fit = self._state(data)
         self._last = params
         k = data.n_classes
-        x = params["alpha"][data.workers] * np.exp(params["log_beta"])[data.tasks]
-        soft, _ = softplus_parts(x)
+        x, soft = fit.state(params)
         wrong = -soft - np.log(max(k - 1, 1))  # log((1 - sigma) / (K - 1))
-        right = x - soft  # log sigma
         joint = np.empty((data.n_tasks, k))
         joint[...] = log_prior(params["prior"])[None, :]
-        joint += np.bincount(data.tasks, wrong, minlength=data.n_tasks)[:, None]
-        flat = self._labels.flat if self._labels is not None else (
-            data.tasks * k + data.labels)
-        joint.ravel()[:] += np.bincount(flat, right - wrong, minlength=joint.size)
+        joint += np.bincount(fit.tasks, wrong, minlength=data.n_tasks)[:, None]
+        # log sigma - wrong = x - soft - wrong = x + log(K - 1)
+        joint.ravel()[:] += np.bincount(fit.flat, x + np.log(max(k - 1, 1)), minlength=joint.size)
         return normalise_log(joint, out=joint, n_threads=threads_for(data.n_labels))
 
     def _log_param_prior(self, params: dict[str, np.ndarray]) -> float:
@@ -206,70 +232,95 @@ class GLAD(EMAggregator):
 
     # --- M-step ----------------------------------------------------------------------------
     def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
-        labels = self._labels if self._labels is not None else _Labels(data)
-        start = self._last if self._last is not None else self._init_params(data, None)  # type: ignore[arg-type]
-        assert start is not None
-        alpha = np.array(start["alpha"], dtype=np.float64)
-        log_beta = np.array(start["log_beta"], dtype=np.float64)
-        right = np.ascontiguousarray(proba).ravel()[labels.flat]  # p_l = q_i(y_l)
+        fit = self._state(data)
+        start = self._last if self._last is not None else self._init_params(data, None)
+        x, soft = fit.state(start)
+        alpha, log_beta = start["alpha"], start["log_beta"]
+        right = np.ascontiguousarray(proba).ravel()[fit.flat]  # p_l = q_i(y_l)
         mu_a, mu_b = float(self.alpha_prior_mean), float(self.log_beta_prior_mean)
         for _ in range(int(self.m_step_max_iter)):
-            alpha, grad_a = self._ascend(labels, right, alpha, log_beta, mu_a, workers=True)
-            log_beta, grad_b = self._ascend(labels, right, alpha, log_beta, mu_b, workers=False)
-            largest = max(np.max(np.abs(grad_a), initial=0.0), np.max(np.abs(grad_b), initial=0.0))
+            alpha, x, soft, grad_a = _ascend(fit, right, alpha, log_beta, x, soft, mu_a, True)
+            log_beta, x, soft, grad_b = _ascend(fit, right, alpha, log_beta, x, soft, mu_b,
+                                                False)
+            largest = max(np.max(np.abs(grad_a), initial=0.0),
+                          np.max(np.abs(grad_b), initial=0.0))
             if largest < self.m_step_tol:
                 break
-        prior = self._estimate_prior(data, proba)
-        return {"alpha": alpha, "log_beta": log_beta, "prior": prior}
-
-    @staticmethod
-    def _ascend(
-        labels: _Labels, right: np.ndarray, alpha: np.ndarray, log_beta: np.ndarray,
-        mean: float, *, workers: bool,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """One ascent step for every worker's ``alpha`` (``workers``) or every task's ``log
-        beta``; returns the new block and its gradient at the old one."""
-        beta = np.exp(log_beta)
-        task_beta = beta[labels.tasks]
-        x = alpha[labels.workers] * task_beta
-        soft, sig = softplus_parts(x)
-        index, size = (labels.workers, labels.n_workers) if workers else (
-            labels.tasks, labels.n_tasks)
-        theta = alpha if workers else log_beta
-        slope = task_beta if workers else x  # dx / d theta
-        resid = right - sig
-        grad = labels.sums(index, size, resid * slope) - (theta - mean)
-        curve = labels.sums(index, size, sig * (1.0 - sig) * slope * slope) + 1.0
-        step = grad / curve
-        old = labels.sums(index, size, right * x - soft) - 0.5 * (theta - mean) ** 2
-        pending = np.ones(size, dtype=bool)
-        new_theta = theta.copy()
-        for _ in range(MAX_HALVINGS):
-            trial = np.where(pending, theta + step, new_theta)
-            if workers:
-                tx = trial[labels.workers] * task_beta
-            else:
-                tx = alpha[labels.workers] * np.exp(trial)[labels.tasks]
-            tsoft, _ = softplus_parts(tx)
-            new = labels.sums(index, size, right * tx - tsoft) - 0.5 * (trial - mean) ** 2
-            better = pending & (new >= old)
-            new_theta[better] = trial[better]
-            pending &= ~better
-            if not pending.any():
-                break
-            step = step * 0.5
-        return new_theta, grad
+        params = {"alpha": alpha, "log_beta": log_beta,
+                  "prior": self._estimate_prior(data, proba)}
+        fit.keep(params, x, soft)
+        return params
 
     def _store(self, params: dict[str, np.ndarray]) -> None:
         self.alphas_ = params["alpha"]
         self.log_betas_ = params["log_beta"]
         self.betas_ = np.exp(params["log_beta"])
-        labels = self._labels
-        if labels is None:  # pragma: no cover - _store runs inside fit
+        fit = self._fit
+        if fit is None:  # pragma: no cover - _store runs inside fit
             return
-        x = self.alphas_[labels.workers] * self.betas_[labels.tasks]
-        _, sig = softplus_parts(x)
-        degree = np.bincount(labels.workers, minlength=labels.n_workers).astype(np.float64)
-        total = np.bincount(labels.workers, sig, minlength=labels.n_workers)
-        _, unseen = softplus_parts(self.alphas_ * np.exp(float(self.log_beta_prior_mean)))
+        sig = expit(fit.logits(self.alphas_, self.log_betas_))
+        degree = np.bincount(fit.workers, minlength=fit.n_workers).astype(np.float64)
+        total = np.bincount(fit.workers, sig, minlength=fit.n_workers)
+        unseen = expit(self.alphas_ * np.exp(float(self.log_beta_prior_mean)))
         self.skill_ = np.where(degree > 0, total / np.maximum(degree, 1.0), unseen)
+
+
+def _ascend(
+    fit: _Fit, right: np.ndarray, alpha: np.ndarray, log_beta: np.ndarray, x: np.ndarray,
+    soft: np.ndarray, mean: float, workers: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One ascent step of every worker's ``alpha`` (``workers``) or every task's ``log
+    beta``, from logits ``x`` and ``softplus(x)`` at the current parameters; returns the new
+    block, the logits and softplus at the new parameters, and the gradient at the old ones.
+
+    Per coordinate ``theta`` (its labels ``l``, ``dx_l/dtheta = s_l``: ``beta_i`` for an
+    ability, ``x_l`` for a log difficulty): gradient ``sum_l (p_l - sigma_l) s_l - (theta -
+    mean)``, step ``gradient / (sum_l sigma_l (1 - sigma_l) s_l^2 + 1)`` (Newton for ``alpha``,
+    Fisher scoring for ``log beta``), halved while the coordinate's part of ``Q`` would fall
+    (by more than :data:`ROUNDING`); a coordinate whose step shrinks to rounding keeps its value. In-place arithmetic on two
+    label-sized buffers: a fresh 8 MB array per operation costs as much as the operation."""
+    index, size = (fit.workers, fit.n_workers) if workers else (fit.tasks, fit.n_tasks)
+    theta = alpha if workers else log_beta
+    other = np.exp(log_beta)[fit.tasks] if workers else alpha[fit.workers]
+    slope = other if workers else x  # dx / d theta
+    sig = np.subtract(x, soft)
+    np.exp(sig, out=sig)  # sigma(x) = e^{x - softplus(x)}
+    work = np.subtract(right, sig)
+    work *= slope
+    grad = np.bincount(index, work, minlength=size) - (theta - mean)
+    np.subtract(1.0, sig, out=work)
+    sig *= work
+    sig *= slope
+    sig *= slope
+    step = grad / (np.bincount(index, sig, minlength=size) + 1.0)
+    np.multiply(right, x, out=work)
+    work -= soft
+    old = np.bincount(index, work, minlength=size) - 0.5 * (theta - mean) ** 2
+    new_theta = theta.copy()
+    pending = np.abs(step) > 1e-13 * (1.0 + np.abs(theta))
+    first = True
+    while pending.any():
+        trial = np.where(pending, theta + step, new_theta)
+        tx = _block_logits(fit, trial, other, workers)
+        tsoft = softplus(tx, out=sig)
+        np.multiply(right, tx, out=work)
+        work -= tsoft
+        new = np.bincount(index, work, minlength=size) - 0.5 * (trial - mean) ** 2
+        better = pending & (new >= old - ROUNDING * (1.0 + np.abs(old)))
+        new_theta[better] = trial[better]
+        pending &= ~better
+        if first and not pending.any():
+            return new_theta, tx, tsoft, grad  # every step taken at once: the usual case
+        first = False
+        step *= 0.5
+        pending &= np.abs(step) > 1e-13 * (1.0 + np.abs(theta))
+    x = _block_logits(fit, new_theta, other, workers)
+    return new_theta, x, softplus(x, out=sig), grad
+
+
+def _block_logits(fit: _Fit, theta: np.ndarray, other: np.ndarray, workers: bool) -> np.ndarray:
+    """Logits with the block ``theta`` changed: ``alpha[j] * beta_l`` or ``alpha_l *
+    exp(log_beta)[i]`` (``other`` holds the other block per label)."""
+    out = theta[fit.workers] if workers else np.exp(theta)[fit.tasks]
+    out *= other
+    return out

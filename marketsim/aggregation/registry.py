@@ -13,6 +13,7 @@ from marketsim.aggregation.dawid_skene import DawidSkene, OptDSOptions
 from marketsim.aggregation.eigen_ratio import EigenRatio
 from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
+from marketsim.aggregation.glad import GLAD, GLADOptions
 from marketsim.aggregation.kos import KOS, KOSSVD, KOSOptions
 from marketsim.aggregation.majority_vote import MajorityVote
 from marketsim.aggregation.one_coin import (
@@ -76,6 +77,8 @@ _spec("ds-features",
       "Dawid-Skene EM with naive-Bayes binary task features (Jin & Zhang 2010); features are "
       "passed to fit(data, features=X), without them it is D&S with Laplace smoothing",
       DawidSkeneWithFeatures, options=EMOptions)
+_spec("glad", "GLAD (Whitehill et al. 2009): EM with per-worker ability alpha and per-task "
+      "inverse difficulty beta, P(right) = sigmoid(alpha * beta)", GLAD, options=GLADOptions)
 
 
 _spec("gaussian-em",
