@@ -277,8 +277,9 @@ def _ascend(
     ability, ``x_l`` for a log difficulty): gradient ``sum_l (p_l - sigma_l) s_l - (theta -
     mean)``, step ``gradient / (sum_l sigma_l (1 - sigma_l) s_l^2 + 1)`` (Newton for ``alpha``,
     Fisher scoring for ``log beta``), halved while the coordinate's part of ``Q`` would fall
-    (by more than :data:`ROUNDING`); a coordinate whose step shrinks to rounding keeps its value. In-place arithmetic on two
-    label-sized buffers: a fresh 8 MB array per operation costs as much as the operation."""
+    (by more than :data:`ROUNDING`); a coordinate whose step shrinks to rounding keeps its
+    value. In-place arithmetic on two label-sized buffers: a fresh 8 MB array per operation
+    costs as much as the operation."""
     index, size = (fit.workers, fit.n_workers) if workers else (fit.tasks, fit.n_tasks)
     theta = alpha if workers else log_beta
     other = np.exp(log_beta)[fit.tasks] if workers else alpha[fit.workers]
