@@ -4,24 +4,24 @@ integration of labels from labelers of unknown expertise", NIPS 2009.
 Worker ``j`` has an ability ``alpha_j`` in ``(-inf, inf)`` and task ``i`` an inverse
 difficulty ``beta_i = exp(b_i) > 0``; the worker's label is right with probability
 ``sigma(alpha_j beta_i)`` and otherwise one of the other ``K - 1`` classes uniformly. The
-class prior is fixed (uniform, as in the paper and crowd-kit, unless told otherwise).
+class prior is fixed (uniform, as crowd-kit's default, unless told otherwise).
 EM: the E-step gives the task posteriors ``q``; the M-step raises the expected complete
 log-likelihood plus the paper's Gaussian log priors ``N(alpha_j; mu_alpha, 1)`` and
 ``N(b_i; mu_b, 1)`` (crowd-kit's defaults: both means 1) by gradient ascent from the previous
 parameters.
 
-Each label ``l`` (task ``i``, worker ``j``, class ``y``) enters the M-step only through
-``p_l = q_i(y)``, the posterior that it is right, and its logit ``x_l = alpha_j beta_i``:
-``Q = sum_l p_l x_l - softplus(x_l) + const + log priors``. Given the task parameters ``Q``
-splits into one concave problem per worker, and given the worker parameters into one per
-task, so the M-step is block-coordinate ascent: a Newton (for ``b``: Fisher-scoring) step for
-every worker at once, then for every task at once, each sum over labels one ``bincount``;
-a coordinate whose own part of ``Q`` would fall halves its step until it does not, so ``Q``
-never decreases and the objective (log-likelihood plus log prior) never decreases over EM
-(a generalised EM). Sweeps stop when the largest gradient entry is below ``m_step_tol``
-or after ``m_step_max_iter`` sweeps (default one; crowd-kit runs up to 25 conjugate-gradient
-steps, gradient tolerance 1e-2). The E-step and the next M-step share the logits of the
-parameters between them.
+Each label ``l`` (task ``i``, worker ``j``, class ``y``) enters the M-step only through ``p_l =
+q_i(y)``, the posterior that it is right, and its logit ``x_l = alpha_j beta_i``: ``Q = sum_l
+p_l x_l - softplus(x_l) + const + log priors``. Given the task parameters ``Q`` splits into one
+concave problem per worker, and given the worker parameters into one per task, so the M-step is
+block-coordinate ascent: a Newton (for ``b``: Fisher-scoring) step for every worker at once,
+then for every task at once, each sum over labels one ``bincount``; a coordinate whose own part
+of ``Q`` would fall (beyond rounding) halves its step until it does not, so ``Q`` never
+decreases and neither does the objective (log-likelihood plus log prior) over EM (a generalised
+EM). Sweeps stop when the largest gradient entry is below ``m_step_tol`` or after
+``m_step_max_iter`` sweeps (default one; crowd-kit runs up to 25 conjugate-gradient steps,
+gradient tolerance 1e-2). The E-step and the next M-step share the logits of the parameters
+between them.
 """
 
 from __future__ import annotations
