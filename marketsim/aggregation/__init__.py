@@ -1,4 +1,4 @@
-"""Label aggregation: majority vote, one-coin EM, Dawid–Skene, spectral methods, baselines."""
+"""Label aggregation: majority vote, one-coin EM, Dawid–Skene, GLAD, spectral methods, others."""
 
 from marketsim.aggregation._threads import max_threads, set_max_threads
 from marketsim.aggregation.bad_annotators import GaussianBadAnnotatorEM
@@ -8,6 +8,7 @@ from marketsim.aggregation.eigen_ratio import EigenRatio
 from marketsim.aggregation.estimator import ConvergenceWarning
 from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
+from marketsim.aggregation.glad import GLAD
 from marketsim.aggregation.kos import KOS, KOSSVD
 from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_error
 from marketsim.aggregation.metrics import error_rate
@@ -25,6 +26,7 @@ __all__ = [
     "DawidSkeneWithFeatures",
     "EMAggregator",
     "EigenRatio",
+    "GLAD",
     "GaussianBadAnnotatorEM",
     "GhoshSVD",
     "KOS",

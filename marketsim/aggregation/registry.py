@@ -13,6 +13,7 @@ from marketsim.aggregation.dawid_skene import DawidSkene, OptDSOptions
 from marketsim.aggregation.eigen_ratio import EigenRatio
 from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
+from marketsim.aggregation.glad import GLAD, GLADOptions
 from marketsim.aggregation.kos import KOS, KOSSVD, KOSOptions
 from marketsim.aggregation.majority_vote import MajorityVote
 from marketsim.aggregation.mmsr import MMSR, MMSROptions
@@ -85,6 +86,8 @@ _spec("zbs", "Zero-Based Skill: weighted vote, skills stepped toward agreement w
       ZeroBasedSkill, options=ZeroBasedSkillOptions)
 _spec("mmsr", "M-MSR (Ma & Olshevsky 2020): robust rank-one completion of worker agreement, "
       "log-odds weighted vote; binary only", MMSR, options=MMSROptions)
+_spec("glad", "GLAD (Whitehill et al. 2009): EM with per-worker ability alpha and per-task "
+      "inverse difficulty beta, P(right) = sigmoid(alpha * beta)", GLAD, options=GLADOptions)
 
 
 _spec("gaussian-em",
