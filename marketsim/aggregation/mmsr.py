@@ -50,6 +50,9 @@ from marketsim.options import F, Options
 
 #: Sign graphs with at most this many nodes are decomposed densely.
 DENSE_NODES = 1000
+#: M-MSR works on the dense workers × workers agreement matrix (several float arrays of that
+#: shape): at most this many workers (128 MB an array), refused in one line beyond.
+MAX_WORKERS = 4000
 
 
 class MMSROptions(Options):
@@ -147,6 +150,8 @@ class MMSR(WeightedVote):
     #: Defined for two classes only: ``fit`` refuses K > 2 with a one-line ValueError (the
     #: shared property tests read this, as the policies' ``BINARY_ONLY``).
     BINARY_ONLY = True
+    #: Workers beyond which the dense pairwise matrices are refused (see :data:`MAX_WORKERS`).
+    MAX_WORKERS = MAX_WORKERS
 
     def __init__(self, *, n_iter: int = 10_000, tol: float = 1e-10,
                  random_state: Any = 0) -> None:
@@ -165,6 +170,10 @@ class MMSR(WeightedVote):
         if int(self.n_iter) < 1:
             raise ValueError(f"n_iter must be >= 1, got {self.n_iter}")
         m = data.n_workers
+        if m > self.MAX_WORKERS:
+            raise ValueError(f"mmsr works on the dense worker-by-worker agreement matrix: "
+                             f"{m:,} workers need {m * m:,} entries per matrix (at most "
+                             f"{self.MAX_WORKERS:,} workers); use another method")
         n = max(int(np.unique(data.tasks).size), 1)
         u = as_generator(self.random_state).random(m)
         c, observed = covariation(data) if data.n_classes == 2 else (np.zeros((m, m)),) * 2

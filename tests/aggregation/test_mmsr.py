@@ -86,3 +86,13 @@ def test_a_three_class_scenario_blames_the_method_not_a_setting() -> None:
     with pytest.raises(InputError, match=r"arms\[0\]\.inference does not work with method "
                        r"'mmsr': mmsr supports binary tasks only \(2 classes\), got 3"):
         parse_scenario(doc, "mmsr.toml")
+
+
+def test_more_workers_than_the_dense_pair_matrices_allow_is_one_line() -> None:
+    # M-MSR works on the workers x workers agreement matrix: refused, not a MemoryError.
+    m = MMSR.MAX_WORKERS + 1
+    data = LabelSet(np.zeros(m, dtype=np.int64), np.arange(m), np.zeros(m, dtype=np.int64),
+                    1, m, 2)
+    with pytest.raises(ValueError, match=r"^mmsr works on the dense worker-by-worker agreement "
+                       r"matrix: 4,001 workers need 16,008,001 entries"):
+        MMSR().fit(data)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from marketsim.aggregation.registry import CLASS_METHODS
+from marketsim.aggregation.registry import CLASS_METHODS, make_estimator
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Per-method peak of traced (numpy/Python) allocations during ``fit``.
@@ -62,6 +62,16 @@ print(json.dumps(out))
 """
 
 
+def refused_by_design(name: str, report: dict[str, object]) -> bool:
+    """A method that declares it works on worker pairs (``MAX_WORKERS``, M-MSR) or on two
+    classes only (``BINARY_ONLY``) may refuse this crowd, quickly and in one line."""
+    cls = type(make_estimator(name))
+    text = str(report["result"])
+    pairwise = getattr(cls, "MAX_WORKERS", None) is not None and "worker-by-worker" in text
+    binary = getattr(cls, "BINARY_ONLY", False) and "binary tasks only" in text
+    return text.startswith("ValueError: ") and (pairwise or binary)
+
+
 @pytest.mark.parametrize(("k", "crowd"), [(2, "good"), (3, "good"), (2, "chance")])
 def test_three_tasks_thirty_thousand_workers(k: int, crowd: str) -> None:
     proc = subprocess.run(
@@ -72,14 +82,15 @@ def test_three_tasks_thirty_thousand_workers(k: int, crowd: str) -> None:
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     failures = {
         name: r for name in CLASS_METHODS
-        if not isinstance((r := report[name])["result"], list)
+        if not (isinstance((r := report[name])["result"], list) or refused_by_design(name, r))
         or r["peak_mb"] > PEAK_MB or r["seconds"] > 30
     }
     assert not failures, failures
     assert report["maxrss_mb"] < RSS_MB, report
     if crowd == "good":  # a clear crowd: every method finds the truth
         for name in CLASS_METHODS:
-            assert report[name]["result"] == [i % k for i in range(3)], (name, report[name])
+            if not refused_by_design(name, report[name]):
+                assert report[name]["result"] == [i % k for i in range(3)], (name, report[name])
 
 
 def test_eigen_ratio_grouped_path_matches_dense() -> None:
