@@ -113,14 +113,22 @@ def log_emission(params: Params, k: int) -> np.ndarray:
 def e_step(data: LabelSet, params: Params) -> tuple[np.ndarray, float]:
     """Posteriors under the uniform class prior, and the data log-likelihood."""
     k = data.n_classes
-    emission = log_emission(params, k)
     threads = threads_for(data.n_labels)
     log_uniform = -np.log(k)
     if k != 2:
-        return log_posterior(data.incidence, emission, np.full(k, log_uniform), threads)
-    zero = np.ascontiguousarray(emission[:, 0])
-    proba, softplus = log_odds_posterior(data.incidence, emission[:, 1] - zero, 0.0, threads)
-    base = data.n_tasks * log_uniform + float(data.worker_label_counts.ravel() @ zero)
+        return log_posterior(data.incidence, log_emission(params, k),
+                             np.full(k, log_uniform), threads)
+    # two classes in log-odds form: per (worker, label) log P(l | 1) - log P(l | 0)
+    spam_xi = params["spam"][:, None] * params["strategy"]
+    other = safe_log(spam_xi)  # the answer is not the true class
+    same = safe_log(spam_xi + params["know"][:, None])  # it is
+    odds = np.empty((spam_xi.shape[0], 2))
+    np.subtract(other[:, 0], same[:, 0], out=odds[:, 0])
+    np.subtract(same[:, 1], other[:, 1], out=odds[:, 1])
+    zero = np.empty_like(odds)  # log P(l | 0)
+    zero[:, 0], zero[:, 1] = same[:, 0], other[:, 1]
+    proba, softplus = log_odds_posterior(data.incidence, odds.ravel(), 0.0, threads)
+    base = data.n_tasks * log_uniform + float(data.worker_label_counts.ravel() @ zero.ravel())
     return proba, base + softplus
 
 
@@ -137,14 +145,18 @@ def own_class_mass(data: LabelSet, proba: np.ndarray) -> np.ndarray:
 
 def expected_counts(
     data: LabelSet, proba: np.ndarray, params: Params
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Expected (spam, knowing) label counts per worker and spam counts per class, ``(W, K)``."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Expected counts per worker, ``(W, 2 + K)``: spam labels, knowing labels, then spam
+    labels per class (what ``xi_j`` is estimated from)."""
     know = params["know"][:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = know / (params["spam"][:, None] * params["strategy"] + know)
-    knowing = own_class_mass(data, proba) * np.nan_to_num(w, nan=1.0)
-    strategy = np.maximum(data.worker_label_counts - knowing, 0.0)
-    return strategy.sum(axis=1), knowing.sum(axis=1), strategy
+    w = know / np.maximum(params["spam"][:, None] * params["strategy"] + know, 1e-300)
+    knowing = own_class_mass(data, proba) * w
+    out = np.empty((data.n_workers, 2 + data.n_classes))
+    strategy = np.subtract(data.worker_label_counts, knowing, out=out[:, 2:])
+    np.maximum(strategy, 0.0, out=strategy)
+    strategy.sum(axis=1, out=out[:, 0])
+    knowing.sum(axis=1, out=out[:, 1])
+    return out, strategy
 
 
 def _normalise(counts: np.ndarray, add: float | np.ndarray) -> np.ndarray:
@@ -156,10 +168,17 @@ def _normalise(counts: np.ndarray, add: float | np.ndarray) -> np.ndarray:
                         1.0 / counts.shape[1])
 
 
-def _variational(counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """``exp(digamma(counts + prior) - digamma(row total))``: the VB update (rows sum to < 1)."""
+def _variational(counts: np.ndarray, prior: np.ndarray, k: int) -> np.ndarray:
+    """``exp(digamma(count + prior) - digamma(total + prior))`` for the (spam, knowing) pair
+    (the first two columns) and for ``xi_j`` (the other K): the VB update (sums < 1)."""
     full = counts + prior
-    return np.exp(digamma(full) - digamma(full.sum(axis=1, keepdims=True)))
+    totals = np.empty((counts.shape[0], 2))
+    full[:, :2].sum(axis=1, out=totals[:, 0])
+    full[:, 2:].sum(axis=1, out=totals[:, 1])
+    out = digamma(full)
+    out[:, :2] -= digamma(totals[:, :1])
+    out[:, 2:] -= digamma(totals[:, 1:])
+    return np.exp(out, out=out)
 
 
 class MACE(BaseAggregator):
@@ -241,16 +260,17 @@ class MACE(BaseAggregator):
         return 0.01 / k if self.smoothing is None else float(self.smoothing)
 
     def _m_step(self, data: LabelSet, proba: np.ndarray, params: Params) -> Params:
-        spam, know, strategy = expected_counts(data, proba, params)
-        pair = np.stack([spam, know], axis=1)
+        counts, strategy = expected_counts(data, proba, params)
+        k = data.n_classes
         if self.method == "vb":
-            pair = _variational(pair, np.array([self.alpha, self.beta]))
-            xi = _variational(strategy, np.full(data.n_classes, float(self.strategy_prior)))
-        else:
-            sigma = self._smoothing(data.n_classes)
-            pair = _normalise(pair, sigma)
-            xi = _normalise(strategy, sigma)
-        return {"spam": pair[:, 0], "know": pair[:, 1], "strategy": xi}
+            prior = np.empty(2 + k)
+            prior[:2] = self.alpha, self.beta
+            prior[2:] = self.strategy_prior
+            out = _variational(counts, prior, k)
+            return {"spam": out[:, 0], "know": out[:, 1], "strategy": out[:, 2:]}
+        sigma = self._smoothing(k)
+        pair = _normalise(counts[:, :2], sigma)
+        return {"spam": pair[:, 0], "know": pair[:, 1], "strategy": _normalise(strategy, sigma)}
 
     def _log_param_prior(self, params: Params, k: int) -> float:
         """EM's smoothing is a Dirichlet prior: with it the objective never decreases. VB's
@@ -336,8 +356,9 @@ class MACE(BaseAggregator):
         self.proba_ = np.ascontiguousarray(proba)
         self.params_ = params
         if self.method == "vb":  # posterior means of the Beta and Dirichlet factors
-            spam_n, know_n, strategy = expected_counts(data, proba, params)
-            spam = (spam_n + self.alpha) / (spam_n + know_n + self.alpha + self.beta)
+            counts, strategy = expected_counts(data, proba, params)
+            spam = (counts[:, 0] + self.alpha) / (counts[:, :2].sum(axis=1)
+                                                  + self.alpha + self.beta)
             xi = _normalise(strategy, float(self.strategy_prior))
         else:
             spam = params["spam"] / (params["spam"] + params["know"])
