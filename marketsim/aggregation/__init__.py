@@ -10,6 +10,7 @@ from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
 from marketsim.aggregation.glad import GLAD
 from marketsim.aggregation.kos import KOS, KOSSVD
+from marketsim.aggregation.mace import MACE
 from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_error
 from marketsim.aggregation.metrics import error_rate
 from marketsim.aggregation.mmsr import MMSR
@@ -31,6 +32,7 @@ __all__ = [
     "GhoshSVD",
     "KOS",
     "KOSSVD",
+    "MACE",
     "MMSR",
     "MajorityVote",
     "OneCoinEM",

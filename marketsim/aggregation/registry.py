@@ -15,6 +15,7 @@ from marketsim.aggregation.features import DawidSkeneWithFeatures
 from marketsim.aggregation.ghosh_svd import GhoshSVD
 from marketsim.aggregation.glad import GLAD, GLADOptions
 from marketsim.aggregation.kos import KOS, KOSSVD, KOSOptions
+from marketsim.aggregation.mace import MACE, MACEOptions
 from marketsim.aggregation.majority_vote import MajorityVote
 from marketsim.aggregation.mmsr import MMSR, MMSROptions
 from marketsim.aggregation.one_coin import (
@@ -88,6 +89,10 @@ _spec("mmsr", "M-MSR (Ma & Olshevsky 2020): robust rank-one completion of worker
       "log-odds weighted vote; binary only", MMSR, options=MMSROptions)
 _spec("glad", "GLAD (Whitehill et al. 2009): EM with per-worker ability alpha and per-task "
       "inverse difficulty beta, P(right) = sigmoid(alpha * beta)", GLAD, options=GLADOptions)
+_spec("mace",
+      "MACE (Hovy et al. 2013): each worker spams with probability 1 - theta_j, answering "
+      "from their own distribution xi_j; variational Bayes or EM, best of random restarts",
+      lambda *, mode="vb", **kw: MACE(method=mode, **kw), options=MACEOptions)
 
 
 _spec("gaussian-em",

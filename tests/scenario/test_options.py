@@ -36,6 +36,7 @@ USED = {
     "opt-ds": {"init", "max_iter", "tol", "class_prior", "warm_start", "spectral_rule"},
     "ds-features": {"init", "max_iter", "tol", "class_prior", "warm_start"},
     "glad": {"init", "max_iter", "tol", "class_prior", "warm_start"},
+    "mace": {"tol", "warm_start"},  # and its own mode, n_restarts
     "gaussian-em": {"max_iter", "tol"}, "gaussian-hard-em": {"max_iter", "tol"},
     # Their own settings (n_iter, lr_init, ...), none of the shared EM ones but M-MSR's tol.
     "wawa": set(), "zbs": set(), "mmsr": {"tol"},

@@ -1,0 +1,372 @@
+"""MACE, Multi-Annotator Competence Estimation (Hovy, Berg-Kirkpatrick, Vaswani & Hovy, NAACL
+2013, "Learning Whom to Trust with MACE").
+
+The true class ``T_i`` is uniform over the K classes. On each task worker j spams with
+probability ``s_j = 1 - theta_j``: spamming, they answer from their own distribution ``xi_j``
+over the classes; otherwise they give the true class. So
+``P(l | c, j) = s_j xi_j[l] + (1 - s_j) [l = c]``, a K×K matrix per worker, and the E-step is the
+sparse product every EM model here makes (``incidence @ R``). The M-step counts, per label
+``(i, j, l)``, the expected "knowing" indicator ``q_i(l) w_jl`` with
+``w_jl = (1 - s_j) / (s_j xi_j[l] + 1 - s_j)``; the rest of the label is spam, attributed to
+class l. Both are one mat-vec with :attr:`LabelSet.own_class_incidence` (``sum q_i(l)`` over
+worker j's labels l), so nothing loops over labels, tasks or workers; only restarts loop.
+
+Two modes, as in the paper and crowd-kit's ``MACE``: ``"em"`` normalises the counts plus a
+fixed ``smoothing`` (default 0.01 / K); ``"vb"`` (the default) is variational Bayes with a
+``Beta(alpha, beta)`` prior on (spamming, knowing) and a symmetric ``Dirichlet(strategy_prior)``
+on ``xi_j``: parameters become ``exp(digamma(count + prior) - digamma(total + prior))``.
+``n_restarts`` random starts; the one whose data log-likelihood is highest wins.
+
+The random starts are drawn from ``random_state``, but each worker's draw is a hash of the
+seed, the restart and what the worker did (number of labels, labels per class), not of its
+index: renaming workers, tasks or classes only renames the answer (crowd-kit draws by index,
+with the same seed at every restart).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Literal
+
+import numpy as np
+from scipy.special import digamma
+
+from marketsim.aggregation._numeric import (
+    argmax_labels,
+    as_generator,
+    check_choice,
+    log_odds_posterior,
+    log_posterior,
+    safe_log,
+    transposed_product,
+)
+from marketsim.aggregation._threads import threads_for
+from marketsim.aggregation.base import (
+    BaseAggregator,
+    EMTrace,
+    check_non_negative,
+    clamp_known,
+    run_em,
+)
+from marketsim.aggregation.estimator import ConvergenceWarning
+from marketsim.aggregation.identifiability import warn_if_not_identifiable
+from marketsim.aggregation.metrics import mean_accuracy
+from marketsim.data.labels import LabelSet
+from marketsim.options import F, Options
+
+METHODS = ("vb", "em")
+Params = dict[str, np.ndarray]
+
+
+class MACEOptions(Options):
+    """Settings of ``mace``."""
+
+    mode: Literal["vb", "em"] = F(
+        "vb", "variational Bayes with Beta(0.5, 0.5) / Dirichlet(10) priors, or EM with "
+        "smoothing 0.01/K (Hovy et al.'s two modes; crowd-kit's method)")
+    n_restarts: int = F(10, "random starts; the one with the highest likelihood wins",
+                        ge=1, le=1000)
+    tol: float = F(1e-7, "stop a start when the log-likelihood changes by less than tol per "
+                   "label; 0 runs 50 iterations", ge=0)
+    warm_start: bool = F(False, "start each refresh from the previous posterior (one start)")
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on uint64 (wrapping): a well-mixed hash of each entry."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _uniform(seed: int, *keys: np.ndarray) -> np.ndarray:
+    """Uniform numbers in [0, 1), one per entry of the broadcast ``keys``, from their hash."""
+    h = np.full(np.broadcast_shapes(*(np.shape(k) for k in keys)), seed, dtype=np.uint64)
+    for key in keys:
+        h = _mix(h ^ np.asarray(key).astype(np.uint64))
+    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def random_start(data: LabelSet, seed: int, noise: float) -> Params:
+    """A random start: ``(spam, know)`` and ``xi_j`` proportional to numbers drawn uniformly
+    from ``[1, 1 + noise]``, keyed by what each worker did (see the module docstring)."""
+    counts = data.worker_label_counts
+    degree = data.worker_degree[:, None]
+    shape = (counts ** 2).sum(axis=1, keepdims=True)  # invariant to renaming classes
+    pair = 1.0 + noise * _uniform(seed, degree, shape, np.arange(2)[None, :])
+    xi = 1.0 + noise * _uniform(seed ^ 0x5DEECE66D, degree, shape, counts,
+                                counts.sum(axis=0)[None, :])
+    pair /= pair.sum(axis=1, keepdims=True)
+    return {"spam": pair[:, 0], "know": pair[:, 1],
+            "strategy": xi / xi.sum(axis=1, keepdims=True)}
+
+
+def log_emission(params: Params, k: int) -> np.ndarray:
+    """``R[(j, l), c] = log(spam_j xi_j[l] + know_j [l = c])``, shape ``(n_workers * K, K)``."""
+    spam_xi = params["spam"][:, None] * params["strategy"]  # (W, K) over the answer l
+    r = np.empty((spam_xi.shape[0], k, k))
+    r[...] = safe_log(spam_xi)[:, :, None]
+    r.reshape(-1, k * k)[:, :: k + 1] = safe_log(spam_xi + params["know"][:, None])
+    return r.reshape(-1, k)
+
+
+def e_step(data: LabelSet, params: Params) -> tuple[np.ndarray, float]:
+    """Posteriors under the uniform class prior, and the data log-likelihood."""
+    k = data.n_classes
+    threads = threads_for(data.n_labels)
+    log_uniform = -np.log(k)
+    if k != 2:
+        return log_posterior(data.incidence, log_emission(params, k),
+                             np.full(k, log_uniform), threads)
+    # two classes in log-odds form: per (worker, label) log P(l | 1) - log P(l | 0)
+    spam_xi = params["spam"][:, None] * params["strategy"]
+    other = safe_log(spam_xi)  # the answer is not the true class
+    same = safe_log(spam_xi + params["know"][:, None])  # it is
+    odds = np.empty((spam_xi.shape[0], 2))
+    np.subtract(other[:, 0], same[:, 0], out=odds[:, 0])
+    np.subtract(same[:, 1], other[:, 1], out=odds[:, 1])
+    zero = np.empty_like(odds)  # log P(l | 0)
+    zero[:, 0], zero[:, 1] = same[:, 0], other[:, 1]
+    proba, softplus = log_odds_posterior(data.incidence, odds.ravel(), 0.0, threads)
+    base = data.n_tasks * log_uniform + float(data.worker_label_counts.ravel() @ zero.ravel())
+    return proba, base + softplus
+
+
+def own_class_mass(data: LabelSet, proba: np.ndarray) -> np.ndarray:
+    """``A[j, l] = sum q_i(l)`` over the tasks to which worker j gave class l, ``(W, K)``."""
+    k = data.n_classes
+    if k == 2:  # one product with q(1); class 0's share is the label count minus q(1)'s
+        one = transposed_product(data.incidence, np.ascontiguousarray(proba[:, 1]))
+        counts = data.worker_label_counts
+        return np.stack([counts[:, 0] - one[0::2], one[1::2]], axis=1)
+    class_major = np.ascontiguousarray(np.asarray(proba, dtype=np.float64).T).ravel()
+    return (data.own_class_incidence @ class_major).reshape(data.n_workers, k)
+
+
+def expected_counts(
+    data: LabelSet, proba: np.ndarray, params: Params
+) -> tuple[np.ndarray, np.ndarray]:
+    """Expected counts per worker, ``(W, 2 + K)``: spam labels, knowing labels, then spam
+    labels per class (what ``xi_j`` is estimated from)."""
+    know = params["know"][:, None]
+    w = know / np.maximum(params["spam"][:, None] * params["strategy"] + know, 1e-300)
+    knowing = own_class_mass(data, proba) * w
+    out = np.empty((data.n_workers, 2 + data.n_classes))
+    strategy = np.subtract(data.worker_label_counts, knowing, out=out[:, 2:])
+    np.maximum(strategy, 0.0, out=strategy)
+    strategy.sum(axis=1, out=out[:, 0])
+    knowing.sum(axis=1, out=out[:, 1])
+    return out, strategy
+
+
+def _normalise(counts: np.ndarray, add: float | np.ndarray) -> np.ndarray:
+    """Rows of ``counts + add`` normalised; a row without mass becomes uniform."""
+    smoothed = counts + add
+    totals = smoothed.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(totals > 0, smoothed / np.where(totals > 0, totals, 1.0),
+                        1.0 / counts.shape[1])
+
+
+def _variational(counts: np.ndarray, prior: np.ndarray, k: int) -> np.ndarray:
+    """``exp(digamma(count + prior) - digamma(total + prior))`` for the (spam, knowing) pair
+    (the first two columns) and for ``xi_j`` (the other K): the VB update (sums < 1)."""
+    full = counts + prior
+    totals = np.empty((counts.shape[0], 2))
+    full[:, :2].sum(axis=1, out=totals[:, 0])
+    full[:, 2:].sum(axis=1, out=totals[:, 1])
+    out = digamma(full)
+    out[:, :2] -= digamma(totals[:, :1])
+    out[:, 2:] -= digamma(totals[:, 1:])
+    return np.exp(out, out=out)
+
+
+class MACE(BaseAggregator):
+    """MACE: per-worker spamming probability and answer distribution (Hovy et al. 2013).
+
+    Parameters
+    ----------
+    method : {"vb", "em"}
+        Variational Bayes with Beta/Dirichlet priors (default, as crowd-kit), or EM with
+        smoothing.
+    n_restarts : int
+        Random starts; the fit with the highest data log-likelihood is kept.
+    max_iter, tol : int, float
+        Each start runs at most ``max_iter`` M-steps (crowd-kit's ``n_iter``: 50), stopping when
+        the log-likelihood changes by at most ``tol`` per label (0: all of them).
+    smoothing : float or None
+        EM's pseudo-count on every count; ``None`` is the paper's ``0.01 / K``.
+    default_noise : float
+        Starting parameters are proportional to draws from ``[1, 1 + default_noise]``.
+    alpha, beta : float
+        VB's Beta prior pseudo-counts on spamming and on knowing (crowd-kit's order).
+    strategy_prior : float
+        VB's symmetric Dirichlet pseudo-count on each worker's answer distribution ``xi_j``.
+    random_state : None, int or numpy Generator
+        Seed of the random starts (crowd-kit's default, 0).
+
+    Fitted attributes: ``proba_``, ``labels_``, ``spamming_`` (n_workers,) = ``1 - theta_j``,
+    ``competence_`` = ``theta_j``, ``strategies_`` (n_workers, K) = ``xi_j`` (posterior means
+    under VB), ``confusion_`` (the K×K matrices they imply), ``prior_`` (uniform),
+    ``log_likelihood_`` (the best start's), ``restart_log_likelihoods_``, ``best_restart_``.
+
+    Examples
+    --------
+    >>> from marketsim.data import LabelSet
+    >>> data = LabelSet.from_arrays([0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2], [1, 1, 0, 0, 0, 0])
+    >>> MACE().fit(data).labels_.tolist()
+    [1, 0]
+    """
+
+    def __init__(
+        self,
+        *,
+        method: str = "vb",
+        n_restarts: int = 10,
+        max_iter: int = 50,
+        tol: float = 1e-7,
+        smoothing: float | None = None,
+        default_noise: float = 0.5,
+        alpha: float = 0.5,
+        beta: float = 0.5,
+        strategy_prior: float = 10.0,
+        random_state: Any = 0,
+    ) -> None:
+        self.method = method
+        self.n_restarts = n_restarts
+        self.max_iter = max_iter
+        self.tol = tol
+        self.smoothing = smoothing
+        self.default_noise = default_noise
+        self.alpha = alpha
+        self.beta = beta
+        self.strategy_prior = strategy_prior
+        self.random_state = random_state
+
+    def _check(self) -> None:
+        check_choice("method", self.method, METHODS)
+        for name in ("n_restarts", "max_iter"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        check_non_negative(tol=self.tol, default_noise=self.default_noise)
+        if self.smoothing is not None:
+            check_non_negative(smoothing=self.smoothing)
+        if self.method == "vb" and not (self.alpha > 0 and self.beta > 0
+                                        and self.strategy_prior > 0):
+            raise ValueError(f"alpha, beta and strategy_prior must be > 0, got {self.alpha}, "
+                             f"{self.beta}, {self.strategy_prior}")
+
+    def _smoothing(self, k: int) -> float:
+        return 0.01 / k if self.smoothing is None else float(self.smoothing)
+
+    def _m_step(self, data: LabelSet, proba: np.ndarray, params: Params) -> Params:
+        counts, strategy = expected_counts(data, proba, params)
+        k = data.n_classes
+        if self.method == "vb":
+            prior = np.empty(2 + k)
+            prior[:2] = self.alpha, self.beta
+            prior[2:] = self.strategy_prior
+            out = _variational(counts, prior, k)
+            return {"spam": out[:, 0], "know": out[:, 1], "strategy": out[:, 2:]}
+        sigma = self._smoothing(k)
+        pair = _normalise(counts[:, :2], sigma)
+        return {"spam": pair[:, 0], "know": pair[:, 1], "strategy": _normalise(strategy, sigma)}
+
+    def _log_param_prior(self, params: Params, k: int) -> float:
+        """EM's smoothing is a Dirichlet prior: with it the objective never decreases. VB's
+        objective is the data log-likelihood at its parameters, as the paper's selection."""
+        sigma = self._smoothing(k)
+        if self.method == "vb" or sigma == 0:
+            return 0.0
+        return sigma * float(safe_log(params["spam"]).sum() + safe_log(params["know"]).sum()
+                             + safe_log(params["strategy"]).sum())
+
+    def _run(self, data: LabelSet, proba: np.ndarray, params: Params | None,
+             known: np.ndarray | None) -> tuple[np.ndarray, Params, EMTrace]:
+        k = data.n_classes
+
+        def e(params: Params) -> tuple[np.ndarray, float]:
+            proba, loglik = e_step(data, params)
+            return proba, loglik + self._log_param_prior(params, k)
+
+        start = params if params is not None else {
+            "spam": np.full(data.n_workers, 0.5), "know": np.full(data.n_workers, 0.5),
+            "strategy": np.full((data.n_workers, k), 1.0 / k)}
+        clamp = None if known is None else (lambda q: clamp_known(q, known))
+        with warnings.catch_warnings():  # warned once, for the start that is kept
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return run_em(proba, start, lambda q, p: self._m_step(data, q, p), e,
+                          max_iter=self.max_iter, tol=self.tol, scale=max(data.n_labels, 1),
+                          name=type(self).__name__, clamp=clamp)
+
+    def fit(  # type: ignore[override]  # the fit parameters EM estimators take
+        self, data: LabelSet, *, init_proba: np.ndarray | None = None,
+        known: np.ndarray | None = None,
+    ) -> MACE:
+        """Fit MACE to ``data``.
+
+        ``init_proba`` (n_tasks, K) warm-starts one run from a previous posterior (no random
+        restarts); ``known`` (n_tasks,) fixes the class of gold tasks (-1 elsewhere), clamping
+        their posteriors after every E-step.
+        """
+        self._check()
+        gold = None
+        if known is not None:
+            gold = np.asarray(known, dtype=np.int64)
+            if gold.shape != (data.n_tasks,) or np.any(gold >= data.n_classes):
+                raise ValueError(f"known must be {data.n_tasks} class indices or -1")
+        if init_proba is not None:
+            start = np.asarray(init_proba, dtype=np.float64)
+            if start.shape != (data.n_tasks, data.n_classes):
+                raise ValueError(f"init_proba must have shape "
+                                 f"{(data.n_tasks, data.n_classes)}, got {start.shape}")
+            runs = [self._run(data, start, None, gold)]
+        else:
+            rng = as_generator(self.random_state)
+            seeds = rng.integers(0, 2**63, size=int(self.n_restarts), dtype=np.uint64)
+            runs = []
+            for seed in seeds:  # the only loop: one EM run per random start
+                params = random_start(data, int(seed), float(self.default_noise))
+                proba, _ = e_step(data, params)
+                runs.append(self._run(data, proba, params, gold))
+        finals = [trace.history[-1] if trace.history else -np.inf for _, _, trace in runs]
+        # a later start must beat the best so far by a margin: starts that reach the same
+        # optimum do not swap on rounding (so renaming workers or tasks renames the answer)
+        margin = 1e-6 * max(data.n_labels, 1)
+        best = 0
+        for r in range(1, len(runs)):
+            if finals[r] > finals[best] + margin:
+                best = r
+        proba, params, trace = runs[best]
+        if not trace.converged and self.tol > 0 and int(self.max_iter) > 1:
+            warnings.warn(f"MACE did not converge in {self.max_iter} iterations",
+                          ConvergenceWarning, stacklevel=2)
+        self._store(data, proba, params)
+        self.labels_ = argmax_labels(self.proba_)
+        self.log_likelihood_ = trace.history
+        self.n_iter_ = trace.n_iter
+        self.converged_ = trace.converged
+        self.restart_log_likelihoods_ = finals
+        self.best_restart_ = best
+        warn_if_not_identifiable(data, mean_accuracy(self, data))
+        return self
+
+    def _store(self, data: LabelSet, proba: np.ndarray, params: Params) -> None:
+        k = data.n_classes
+        self.proba_ = np.ascontiguousarray(proba)
+        self.params_ = params
+        if self.method == "vb":  # posterior means of the Beta and Dirichlet factors
+            counts, strategy = expected_counts(data, proba, params)
+            spam = (counts[:, 0] + self.alpha) / (counts[:, :2].sum(axis=1)
+                                                  + self.alpha + self.beta)
+            xi = _normalise(strategy, float(self.strategy_prior))
+        else:
+            spam = params["spam"] / (params["spam"] + params["know"])
+            xi = params["strategy"]
+        self.spamming_ = spam
+        self.competence_ = 1.0 - spam
+        self.strategies_ = xi
+        conf = np.repeat((spam[:, None] * xi)[:, None, :], k, axis=1)  # [j, c, l]
+        conf.reshape(-1, k * k)[:, :: k + 1] += self.competence_[:, None]
+        self.confusion_ = conf
+        self.prior_ = np.full(k, 1.0 / k)
