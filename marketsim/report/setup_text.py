@@ -12,6 +12,24 @@ from marketsim.report.formatting import num
 from marketsim.scenario.worker_models import worker_model_facts
 
 
+def crowd_text(workers: Mapping[str, Any], ability_txt: str) -> str:
+    """How the resolved scenario's class-label workers answer, model by model."""
+    model = workers.get("model", "one-coin")
+    if model == "spammer-hammer":
+        share = workers.get("hammer_fraction")
+        return (f"each worker is drawn once as a hammer, who always gives the true class, with "
+                f"probability {share:g}, else a spammer, who answers uniformly at random."
+                if isinstance(share, int | float) else "hammers and spammers (see the scenario).")
+    if model == "confusion":
+        design = (workers.get("confusion") or {}).get("design", "see the scenario")
+        return (f"each worker has a K × K confusion matrix drawn once ({design} design): the "
+                "chance of each answer given the true class.")
+    if model == "one-coin":
+        return (f"{ability_txt}. A one-coin worker gives the true class with probability p and "
+                "otherwise a wrong class at random.")
+    return "see the scenario."
+
+
 def score_setup(setup: Mapping[str, Any]) -> str:
     """The continuous-score world (Hoiem's bad-annotator model) in words."""
     tasks = setup.get("tasks") or {}
@@ -66,8 +84,8 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str
     world_txt = score_setup(setup) if scores else (
         f"Each replicate draws a fresh world of **{num(n_tasks)} tasks** with **{k} classes** "
         f"(class prior: {prior_txt or 'uniform'}) and **{num(n_workers)} workers** who answer "
-        f"under the {workers.get('model', 'one-coin')} model: {ability_txt}. A one-coin worker "
-        f"gives the true class with probability p and otherwise a wrong class at random."
+        f"under the {workers.get('model', 'one-coin')} model: "
+        f"{crowd_text(workers, ability_txt)}"
     )
     features = tasks.get("features")
     if isinstance(features, Mapping):
