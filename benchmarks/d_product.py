@@ -11,9 +11,7 @@ The data are not part of the project (the source repository states no license). 
 original files, unchanged::
 
     git clone --depth 1 https://github.com/zhydhkcws/crowd_truth_infer /tmp/cti
-    mkdir -p ../shared/data/d_jn-product
-    cp /tmp/cti/datasets/d_jn-product/answer.csv /tmp/cti/datasets/d_jn-product/truth.csv \\
-        ../shared/data/d_jn-product/
+    python benchmarks/d_product.py --data /tmp/cti/datasets
 
 ``answer.csv`` is a headed CSV ``question,worker,answer`` (ids are strings such as
 ``988_1500_0`` and ``A3GVKARKY0E0U9``, answers 0/1), ``truth.csv`` is ``question,truth``; both
