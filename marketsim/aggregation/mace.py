@@ -9,7 +9,8 @@ sparse product every EM model here makes (``incidence @ R``). The M-step counts,
 ``(i, j, l)``, the expected "knowing" indicator ``q_i(l) w_jl`` with
 ``w_jl = (1 - s_j) / (s_j xi_j[l] + 1 - s_j)``; the rest of the label is spam, attributed to
 class l. Both are one mat-vec with :attr:`LabelSet.own_class_incidence` (``sum q_i(l)`` over
-worker j's labels l), so nothing loops over labels, tasks or workers; only restarts loop.
+worker j's labels l), so nothing loops over labels, tasks or workers; only restarts loop
+(on a big fit, on all cores at once, each start on one thread).
 
 Two modes, as in the paper and crowd-kit's ``MACE``: ``"em"`` normalises the counts plus a
 fixed ``smoothing`` (default 0.01 / K); ``"vb"`` (the default) is variational Bayes with a
@@ -26,6 +27,7 @@ with the same seed at every restart).
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -40,7 +42,7 @@ from marketsim.aggregation._numeric import (
     safe_log,
     transposed_product,
 )
-from marketsim.aggregation._threads import threads_for
+from marketsim.aggregation._threads import max_threads, run_parallel, threads_for
 from marketsim.aggregation.base import (
     BaseAggregator,
     EMTrace,
@@ -299,6 +301,23 @@ class MACE(BaseAggregator):
                           max_iter=self.max_iter, tol=self.tol, scale=max(data.n_labels, 1),
                           name=type(self).__name__, clamp=clamp)
 
+    def _restarts(self, data: LabelSet, seeds: list[int],
+                  known: np.ndarray | None) -> list[tuple[np.ndarray, Params, EMTrace]]:
+        """One EM run per random start. On big data the starts share the cores, each on one
+        thread (its numbers are bit for bit those of a threaded run: see ``_threads.py``)."""
+        runs: list[Any] = [None] * len(seeds)
+
+        def one(r: int) -> None:
+            params = random_start(data, seeds[r], float(self.default_noise))
+            runs[r] = self._run(data, e_step(data, params)[0], params, known)
+
+        threads = threads_for(data.n_labels)
+        _ = data.incidence, data.worker_label_counts, data.worker_degree  # built once, here
+        with max_threads(1), warnings.catch_warnings():  # one thread per start
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            run_parallel([partial(one, r) for r in range(len(seeds))], threads)
+        return runs
+
     def fit(  # type: ignore[override]  # the fit parameters EM estimators take
         self, data: LabelSet, *, init_proba: np.ndarray | None = None,
         known: np.ndarray | None = None,
@@ -324,11 +343,7 @@ class MACE(BaseAggregator):
         else:
             rng = as_generator(self.random_state)
             seeds = rng.integers(0, 2**63, size=int(self.n_restarts), dtype=np.uint64)
-            runs = []
-            for seed in seeds:  # the only loop: one EM run per random start
-                params = random_start(data, int(seed), float(self.default_noise))
-                proba, _ = e_step(data, params)
-                runs.append(self._run(data, proba, params, gold))
+            runs = self._restarts(data, [int(seed) for seed in seeds], gold)
         finals = [trace.history[-1] if trace.history else -np.inf for _, _, trace in runs]
         # a later start must beat the best so far by a margin: starts that reach the same
         # optimum do not swap on rounding (so renaming workers or tasks renames the answer)

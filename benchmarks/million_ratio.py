@@ -1,0 +1,59 @@
+"""GLAD's and MACE's fit times on one million labels as multiples of our Dawid–Skene fit's,
+measured in the same run (issue #27: at most 20×).
+
+The 1,000,000 synthetic labels of ``make_synthetic_labels.py`` (100,000 tasks × 10 labels,
+2,000 workers, K = 2); each round fits ``DawidSkene()``, ``GLAD()`` and ``MACE()`` one after
+the other on a fresh copy of the labels (no cached incidence), so a slow moment of a shared
+machine hits all three. Prints each round's times, then the median times, and the ratios to
+D&S per round: their median and their range (min–max).
+
+Run: ``python benchmarks/million_ratio.py [--rounds 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, uninstalled
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from make_synthetic_labels import make_crowd  # noqa: E402
+
+from marketsim.aggregation import GLAD, MACE, DawidSkene  # noqa: E402
+from marketsim.data.labels import LabelSet  # noqa: E402
+
+METHODS = {"ds": DawidSkene, "glad": GLAD, "mace": MACE}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    base = make_crowd(n_classes=2).labelset
+    times: dict[str, list[float]] = {name: [] for name in METHODS}
+    for r in range(args.rounds):
+        for name, make in METHODS.items():
+            data = LabelSet(base.tasks, base.workers, base.labels, base.n_tasks,
+                            base.n_workers, base.n_classes)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                start = time.perf_counter()
+                make().fit(data)
+                times[name].append(time.perf_counter() - start)
+        print(f"round {r + 1}: " + "  ".join(f"{n} {t[-1]:.3f} s" for n, t in times.items()),
+              flush=True)
+    print("medians: " + "  ".join(f"{n} {statistics.median(t):.3f} s" for n, t in times.items()))
+    for name in ("glad", "mace"):
+        ratios = [m / d for m, d in zip(times[name], times["ds"], strict=True)]
+        print(f"{name} / ds: median {statistics.median(ratios):.1f}x "
+              f"(range {min(ratios):.1f}-{max(ratios):.1f}x over {len(ratios)} rounds)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
