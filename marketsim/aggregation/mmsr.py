@@ -183,18 +183,29 @@ class MMSR(WeightedVote):
         x, v, zero = np.abs(c), u.copy(), 1.0 / np.sqrt(n)
         self.loss_history_: list[float] = []
         self.converged_ = False
+        diverged = False
         for _ in range(int(self.n_iter)):
             u_prev, v_prev = u, v
-            v = reduced_means(x, observed, u, v, f, zero)
-            u = reduced_means(x, observed, v, u, f, zero)
-            sq = ((u @ u) * (v @ v) + (u_prev @ u_prev) * (v_prev @ v_prev)
-                  - 2.0 * (u @ u_prev) * (v @ v_prev))
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                v = reduced_means(x, observed, u, v, f, zero)
+                u = reduced_means(x, observed, v, u, f, zero)
+                sq = ((u @ u) * (v @ v) + (u_prev @ u_prev) * (v_prev @ v_prev)
+                      - 2.0 * (u @ u_prev) * (v @ v_prev))
+            if not (np.isfinite(sq) and np.isfinite(u).all() and np.isfinite(v).all()):
+                # The iteration diverges on some degenerate crowds (too few shared tasks to
+                # pin the rank-one estimate): keep the last finite one, and say so.
+                u, v, diverged = u_prev, v_prev, True
+                break
             self.loss_history_.append(float(np.sqrt(max(float(sq), 0.0))))
             if self.loss_history_[-1] <= float(self.tol):
                 self.converged_ = True
                 break
         self.n_iter_ = len(self.loss_history_)
-        if not self.converged_ and float(self.tol) > 0:
+        if diverged:
+            warnings.warn(f"mmsr diverged after {self.n_iter_} iterations (too few shared "
+                          "tasks to pin the skills); the last finite estimate is used",
+                          ConvergenceWarning, stacklevel=3)
+        elif not self.converged_ and float(self.tol) > 0:
             warnings.warn(f"mmsr did not converge in {self.n_iter} iterations",
                           ConvergenceWarning, stacklevel=3)
         nu, nv = np.linalg.norm(u), np.linalg.norm(v)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from marketsim.aggregation import MMSR, MajorityVote, make_estimator
+from marketsim.aggregation.estimator import ConvergenceWarning
 from marketsim.aggregation.mmsr import reduced_means
 from marketsim.data.labels import LabelSet
 from tests.aggregation._vote_crowds import accuracy, planted, rank_agreement, rte
@@ -96,3 +97,14 @@ def test_more_workers_than_the_dense_pair_matrices_allow_is_one_line() -> None:
     with pytest.raises(ValueError, match=r"^mmsr works on the dense worker-by-worker agreement "
                        r"matrix: 4,001 workers need 16,008,001 entries"):
         MMSR().fit(data)
+
+
+def test_a_diverging_crowd_keeps_the_last_finite_estimate_and_says_so() -> None:
+    # Found by the property tests: two tasks, three workers; the rank-one iteration grows
+    # fourfold a round until it overflows (NaN posteriors before).
+    data = LabelSet(np.array([0, 0, 1, 1, 1]), np.array([0, 2, 0, 1, 2]),
+                    np.array([1, 0, 0, 0, 0]), 2, 3, 2)
+    with pytest.warns(ConvergenceWarning, match="mmsr diverged after"):
+        est = MMSR().fit(data)
+    assert np.all(np.isfinite(est.proba_)) and np.all(np.isfinite(est.skill_))
+    assert est.labels_[1] == 0  # every answer to task 1 is class 0
