@@ -42,6 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, uninstalled
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from agree_crowdkit import read_frames  # noqa: E402
 from make_synthetic_labels import make_crowd  # noqa: E402
 
 from marketsim.aggregation import GLAD, DawidSkene  # noqa: E402
@@ -71,15 +72,6 @@ for stem in stems:
                  "seconds": seconds}
 print(json.dumps(out))
 """
-
-
-def read(folder: Path, stem: str):
-    import pandas as pd
-
-    crowd = np.loadtxt(folder / f"{stem}_crowd.txt", dtype=np.int64, ndmin=2)
-    truth = np.loadtxt(folder / f"{stem}_truth.txt", dtype=np.int64, ndmin=2)
-    df = pd.DataFrame({"task": crowd[:, 0], "worker": crowd[:, 1], "label": crowd[:, 2]})
-    return df, pd.Series(truth[:, 1], index=truth[:, 0]).groupby(level=0).first()
 
 
 def ours(df, truth, repeats: int) -> tuple[float, float]:
@@ -133,7 +125,7 @@ def main(argv: list[str]) -> int:
           "| marketsim fit s | speed-up |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, stem in STEMS.items():
-        df, truth = read(folder, stem)
+        df, truth = read_frames(folder, stem)
         acc, seconds = ours(df, truth, args.repeats)
         theirs = ck[stem]
         print(f"| {name} | {len(df):,} | {100 * theirs['accuracy']:.2f} | {100 * acc:.2f} | "

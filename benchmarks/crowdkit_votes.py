@@ -34,11 +34,11 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agree_crowdkit import read_frames  # noqa: E402
 
-from marketsim.aggregation import MMSR, Wawa, ZeroBasedSkill
-from marketsim.data.datasets import find_data_dir
+from marketsim.aggregation import MMSR, Wawa, ZeroBasedSkill  # noqa: E402
+from marketsim.data.datasets import find_data_dir  # noqa: E402
 
 STEMS = {"RTE": "rte", "Bird": "bluebird", "Dog": "dog", "Web": "web"}
 BINARY = ("RTE", "Bird")
@@ -73,14 +73,6 @@ for name, stem in stems.items():
         out[f"{name}/{method}"] = [acc, best]
 print(json.dumps(out))
 """
-
-
-def read_frames(folder: Path, stem: str) -> tuple[pd.DataFrame, pd.Series]:
-    """The crowd labels as a DataFrame and the truth as a Series indexed by task id."""
-    crowd = np.loadtxt(folder / f"{stem}_crowd.txt", dtype=np.int64, ndmin=2)
-    truth = np.loadtxt(folder / f"{stem}_truth.txt", dtype=np.int64, ndmin=2)
-    df = pd.DataFrame({"task": crowd[:, 0], "worker": crowd[:, 1], "label": crowd[:, 2]})
-    return df, pd.Series(truth[:, 1], index=truth[:, 0]).groupby(level=0).first()
 
 
 def ours(folder: Path, repeat: int) -> dict[str, tuple[float, float]]:

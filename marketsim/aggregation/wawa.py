@@ -38,7 +38,7 @@ class Wawa(WeightedVote):
     """
 
     def __init__(self) -> None:
-        pass
+        """No parameters: an explicit signature, which ``get_params`` reads."""
 
     def _fit_weights(self, data: LabelSet) -> np.ndarray:
         majority = top_class(vote_scores(data, np.ones(data.n_workers)))
