@@ -69,8 +69,8 @@ class FeaturesSpec(Table):
             raise KeyProblem("informativeness", "give either tasks.features.probabilities or "
                              "tasks.features.informativeness, not both")
         if probs is not None and any(len(row) != self.count for row in probs):
-            raise KeyProblem("probabilities", f"must be K arrays (one per class) of "
-                             f"{self.count} numbers (one per feature)")
+            raise KeyProblem("probabilities", f"must be arrays (one per class) of {self.count} "
+                             "numbers each (one per feature)")
         if probs is not None and any(not 0 <= v <= 1 for row in probs for v in row):
             raise KeyProblem("probabilities", "entries must be probabilities in [0, 1]")
         return self

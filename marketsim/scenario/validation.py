@@ -30,7 +30,7 @@ def printable(text: str) -> str:
 
 def short(value: Any) -> str:
     """``repr`` of a value, cut to 40 characters so an error stays one readable line."""
-    text = repr(value)
+    text = repr(list(value) if isinstance(value, tuple) else value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
