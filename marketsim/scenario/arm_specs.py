@@ -99,7 +99,7 @@ class PolicySpec(Table):
         """The name alone, or the table with the options."""
         return {"name": self.name, **self.options} if self.model_extra else self.name
 
-    def as_record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, Any]:
         """``{"name", "options"}`` as ``to_dict`` writes it (no options: an empty array, as it
         always wrote it, so run folders keep their fingerprints)."""
         return {"name": self.name, "options": self.options or []}
@@ -138,21 +138,12 @@ class ArmSpec(Table):
         None, "this arm's own initial graph", shown="budget.initial")
     gold: GoldSpec | None = F(None, "this arm's own gold questions (a table like `[gold]`), "
                               "instead of the scenario's: e.g. a rule-based requester arm",
-                              shown="[gold]")
+                              shown="[gold]", recorded_at_default=False)
     blocking: BlockingSpec | None = F(None, "this arm's own blocking rule (a table like "
                                       "`[blocking]`; needs gold questions, the arm's or the "
-                                      "scenario's)", shown="[blocking]")
+                                      "scenario's)", shown="[blocking]",
+                                      recorded_at_default=False)
 
     def initial_graph(self, budget: BudgetSpec) -> str:
         """The initial graph this arm starts from."""
         return budget.initial if self.initial is None else self.initial
-
-    def as_record(self) -> dict[str, Any]:
-        """The arm as ``to_dict`` writes it (gold and blocking only when the arm has them)."""
-        out = {"name": self.name, "policy": self.policy.as_record(),
-               "inference": self.inference.as_record(), "initial": self.initial}
-        for name in ("gold", "blocking"):
-            table = getattr(self, name)
-            if table is not None:
-                out[name] = table.model_dump()
-        return out

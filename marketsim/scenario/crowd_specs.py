@@ -10,7 +10,7 @@ there.
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import model_validator
 
@@ -147,6 +147,12 @@ class TiersSpec(Table):
         return self
 
 
+#: Worker tables whose key the run record writes flat under ``workers`` (see
+#: :meth:`WorkersSpec.record`): table -> (key, flat name).
+_FLAT_IN_RECORD = {"arrivals": ("rate", "arrival_rate"), "service": ("mean", "service_mean"),
+                   "spammer_hammer": ("hammer_fraction", "hammer_fraction")}
+
+
 class WorkersSpec(Table):
     """``[workers]`` (required unless `[replay]`)
 
@@ -168,13 +174,16 @@ class WorkersSpec(Table):
     gaussian_scores: GaussianScoresSpec = F(GaussianScoresSpec(), "continuous scores",
                                             shown="see the table")
     capacity: int | None = F(None, "labels (gold included) a worker gives at most; later "
-                             "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000)
+                             "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000,
+                             recorded_at_default=False)
     session_mean: float | None = F(None, "mean labels (gold included) before a worker leaves "
                                    "for good: after each hand-out they leave with probability "
-                                   "1 / session_mean", shown="never", ge=1, le=1e12)
+                                   "1 / session_mean", shown="never", ge=1, le=1e12,
+                                   recorded_at_default=False)
     price: float = F(1.0, "price of one label (gold included), the same for every worker; "
-                     "or `[workers.tiers]`", gt=0, le=1e9)
-    tiers: TiersSpec | None = F(None, "prices by qualification tier", shown="none")
+                     "or `[workers.tiers]`", gt=0, le=1e9, recorded_at_default=False)
+    tiers: TiersSpec | None = F(None, "prices by qualification tier", shown="none",
+                                recorded_at_default=False)
 
     @model_validator(mode="after")
     def _model_tables(self) -> Self:
@@ -194,6 +203,22 @@ class WorkersSpec(Table):
     def facts(self) -> WorkerModelFacts:
         """What the worker model is: class labels or scores, headline error, methods."""
         return WORKER_MODEL_FACTS[self.model]
+
+    def record(self) -> dict[str, Any]:
+        """The record layout runs were recorded in before ``[workers.arrivals]``,
+        ``[workers.service]`` and ``[workers.spammer_hammer]`` were tables: their key written
+        flat (``arrival_rate``, ``service_mean``, ``hammer_fraction``), so those runs keep
+        their fingerprints; a key added to those tables later is recorded in its table."""
+        out: dict[str, Any] = {}
+        for key, value in super().record().items():
+            if key in _FLAT_IN_RECORD:
+                inner, flat = _FLAT_IN_RECORD[key]
+                out[flat] = value.pop(inner)
+                if value:
+                    out[key] = value
+            else:
+                out[key] = value
+        return out
 
     @property
     def cheapest_price(self) -> float:

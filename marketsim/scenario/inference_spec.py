@@ -77,7 +77,7 @@ class InferenceSpec(Table):
         except AttributeError:
             if name.startswith("_"):
                 raise
-        record = self.as_record()
+        record = self.record()
         if name == "method" or name not in record:
             raise AttributeError(f"{type(self).__name__!r} has no setting {name!r}")
         return record[name]
@@ -95,7 +95,7 @@ class InferenceSpec(Table):
         values = self.options.model_dump()
         return {"method": self.method, **{k: v for k, v in values.items() if v is not None}}
 
-    def as_record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, Any]:
         """The spec as ``to_dict`` writes it: the method, then every setting of
         :data:`RECORDED_SETTINGS` (the method's value, else the default the methods declare),
         then any other setting of the method that is not at its default: so adding a setting

@@ -46,7 +46,7 @@ class BudgetSpec(Table):
     money: float | None = F(None, "money to spend at most, gold included: a worker whose "
                             "price exceeds the money left gets no work, and the run ends "
                             "(its curve early) when no worker can be paid", shown="no limit",
-                            gt=0, le=1e15)
+                            gt=0, le=1e15, recorded_at_default=False)
 
 
 class GoldSpec(Table):

@@ -41,9 +41,6 @@ from marketsim.scenario.worker_models import (
 
 #: Longest ``Scenario.slug`` (the run folder's name): long names must not break paths.
 MAX_SLUG = 60
-#: The mechanics' keys ``to_dict`` leaves out while they are off, so a scenario without them
-#: keeps the identity (run fingerprint) it had before they existed (issue #16).
-_OPTIONAL_WORKER_KEYS = {"capacity": None, "session_mean": None, "price": 1.0, "tiers": None}
 
 
 class Scenario(Table):
@@ -56,8 +53,10 @@ class Scenario(Table):
     tasks: TasksSpec = F(None, "the tasks", shown="required unless [replay]")
     workers: WorkersSpec = F(None, "the worker pool", shown="required unless [replay]")
     budget: BudgetSpec = F(None, "labels to buy", shown="required unless [replay]")
-    gold: GoldSpec | None = F(None, "gold (control) questions", shown="none")
-    blocking: BlockingSpec | None = F(None, "the blocking rule", shown="none")
+    gold: GoldSpec | None = F(None, "gold (control) questions", shown="none",
+                              recorded_at_default=False)
+    blocking: BlockingSpec | None = F(None, "the blocking rule", shown="none",
+                                      recorded_at_default=False)
     output: OutputSpec = F(OutputSpec(), "what is recorded", shown="see the table")
     arms: Annotated[tuple[ArmSpec, ...], BeforeValidator(_as_tuple)] = F(
         ..., "the arms, at least one", min_length=1)
@@ -211,34 +210,13 @@ class Scenario(Table):
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved parameters (defaults included) in the layout ``summary.json``,
-        ``run.json`` and the run's fingerprint have always had (``validate --json``)."""
-        workers = self.workers.model_dump(exclude={"arrivals", "service", "spammer_hammer",
-                                                   *_OPTIONAL_WORKER_KEYS})
-        record = {"count": workers["count"], "model": workers["model"],
-                  "ability": workers["ability"], "arrival_rate": self.workers.arrivals.rate,
-                  "service_mean": self.workers.service.mean,
-                  "confusion": workers["confusion"],
-                  "hammer_fraction": self.workers.spammer_hammer.hammer_fraction,
-                  "gaussian_scores": workers["gaussian_scores"]}
-        for key, off in _OPTIONAL_WORKER_KEYS.items():
-            value = getattr(self.workers, key)
-            if value != off:
-                record[key] = value.model_dump() if isinstance(value, Table) else value
-        budget = self.budget.model_dump()
-        if budget["money"] is None:
-            del budget["money"]
-        out: dict[str, Any] = {
-            "name": self.name, "seed": self.seed, "replicates": self.replicates,
-            "tasks": self.tasks.model_dump(), "workers": record, "budget": budget,
-            "arms": [arm.as_record() for arm in self.arms], "output": self.output.model_dump(),
-            "source": self.source, "sweep": {k: list(v) for k, v in self.sweep} or [],
-            "sweep_point": dict(self.sweep_point) or [],
-            "replay": None if self.replay is None else self.replay.model_dump(),
-            "raw": dict(self.raw)}
-        for name in ("gold", "blocking"):
-            table = getattr(self, name)
-            if table is not None:
-                out[name] = table.model_dump()
+        ``run.json`` and the run's fingerprint have always had (``validate --json``): the
+        tables' records (:meth:`~marketsim.scenario.table.Table.record`) with ``[scenario]``'s
+        keys at the top, then where the scenario came from."""
+        tables = self.record()
+        out: dict[str, Any] = {**tables.pop("scenario"), **tables}
+        out.update(source=self.source, sweep={k: list(v) for k, v in self.sweep} or [],
+                   sweep_point=dict(self.sweep_point) or [], raw=dict(self.raw))
         return _plain(out)
 
 

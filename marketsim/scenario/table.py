@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator
 
-from marketsim.options import STRICT
+from marketsim.options import STRICT, omitted_at_default
 
 
 class Table(BaseModel):
@@ -26,6 +26,26 @@ class Table(BaseModel):
         return self.__dict__ == other.__dict__ and self.model_extra == other.model_extra
 
     __hash__ = None  # type: ignore[assignment]  # tables hold arrays and mappings
+
+    def record(self) -> dict[str, Any]:
+        """The table as a run's record writes it (``Scenario.to_dict``, the run's identity):
+        every key, nested tables as their records, except a key declared
+        ``recorded_at_default=False`` while it is at its default."""
+        out: dict[str, Any] = {}
+        for name, info in type(self).model_fields.items():
+            value = getattr(self, name)
+            if omitted_at_default(info) and value == info.default:
+                continue
+            out[name] = _recorded(value)
+        return out
+
+
+def _recorded(value: Any) -> Any:
+    if isinstance(value, Table):
+        return value.record()
+    if isinstance(value, tuple) and any(isinstance(v, Table) for v in value):
+        return [_recorded(v) for v in value]
+    return value
 
 
 def _as_tuple(value: Any) -> Any:

@@ -82,7 +82,7 @@ def _assert_record_holds_every_value(scenario: Any, record: dict[str, Any]) -> N
             assert value == OMITTED_WHEN[table] or OMITTED_WHEN[table] is None, key
             continue
         assert kept[RECORD_KEYS.get(key, key)] == value, key
-    assert record["arms"] == [json.loads(json.dumps(arm.as_record(), default=str))
+    assert record["arms"] == [json.loads(json.dumps(arm.record(), default=str))
                               for arm in scenario.arms]
     assert record["sweep"] == ({k: list(v) for k, v in scenario.sweep} or [])
 
@@ -234,3 +234,24 @@ def test_resolved_scenario_parses_to_the_same_specs(doc: dict[str, Any]) -> None
     _assert_record_holds_every_value(scenario, plain)
     assert run_record(scenario).resolved_scenario == {
         k: v for k, v in plain.items()}
+
+
+def test_a_new_key_is_recorded_unless_declared_left_out_at_its_default() -> None:
+    """A key added to a table enters every run's record (its fingerprint) unless it is declared
+    ``recorded_at_default=False``, and then as soon as it is set away from its default: a key
+    that changes results can never be missing from a run's identity."""
+    from marketsim.options import F
+    from marketsim.scenario.table import Table
+
+    class Scratch(Table):
+        kept: float = F(1.0, "a key every record writes")
+        optional: float = F(0.0, "a key added later", recorded_at_default=False)
+
+    assert Scratch().record() == {"kept": 1.0}
+    assert Scratch(optional=0.5).record() == {"kept": 1.0, "optional": 0.5}
+    base = parse_scenario(TWO_FEATURES, SOURCE)
+    moved = json.loads(json.dumps(TWO_FEATURES))
+    moved["workers"]["capacity"] = 9
+    assert "capacity" not in base.to_dict()["workers"]
+    assert parse_scenario(moved, SOURCE).to_dict()["workers"]["capacity"] == 9
+    assert run_record(parse_scenario(moved, SOURCE)).fingerprint != run_record(base).fingerprint
