@@ -17,7 +17,7 @@ from marketsim.record.stats import PairedComparison, paired_comparison
 from marketsim.record.summary import TARGETS
 from marketsim.record.summary_model import ArmSummary, Checkpoint, Difference, Summary
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
-from marketsim.report.formatting import num, table
+from marketsim.report.formatting import num, signed, table
 
 Arms = Mapping[str, ArmSummary]
 BASELINE_POLICY = "uniform"
@@ -69,7 +69,7 @@ def sim_time(x: float | None) -> str:
     return "—" if x is None or not np.isfinite(x) else f"{x:,.1f}"
 
 
-LABELS = Reach("edges", "fewer labels", "the fewest labels", num, lambda x: f"{x:,.0f} labels",
+LABELS = Reach("edges", "fewer labels", "the fewest labels", num, lambda x: f"{num(x)} labels",
                "within the budget")
 MONEY = Reach("money", "less money", "the least money", money, lambda x: f"{money(x)} in money",
               "in every replicate")
@@ -172,8 +172,8 @@ def _against(cmp: PairedComparison) -> str:
     if not cmp.detected:
         return f"no difference detectable with {d.n} replicates"
     word = "fewer" if d.mean < 0 else "more"
-    return (f"{LABELS.amount(abs(d.mean))} {word} (paired 95 % interval {d.low:+,.0f} to "
-            f"{d.high:+,.0f})")
+    return (f"{LABELS.amount(abs(d.mean))} {word} (paired 95 % interval {signed(d.low)} to "
+            f"{signed(d.high)})")
 
 
 def diff_cell(entry: Difference | Checkpoint | None, fmt: Any) -> str:
@@ -224,7 +224,7 @@ def comparisons_section(summary: Summary, names: Sequence[str], metric: Metric,
         if entry is None:
             continue
         rows.append([name, *(diff_cell(entry.to_reach("edges").get(f"{t:g}"),
-                                   lambda x: f"{x:+,.0f}") for t in TARGETS)])
+                                   signed) for t in TARGETS)])
     head = ["arm", *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
     lines += ["Difference in labels needed to reach each target (replicates where both arms "
               "reached it):", "", *table(head, rows), ""]
