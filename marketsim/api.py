@@ -26,9 +26,10 @@ from typing import Any
 from marketsim.errors import InputError
 from marketsim.record.curves import CURVE_COLUMNS, EXTRA_COLUMNS, CurveRow, csv_records
 from marketsim.record.metric import metric_of
+from marketsim.record.summary import TARGETS
 from marketsim.record.summary_model import ReachInterval, Summary
 from marketsim.record.units import UnitResult, canonical_rows
-from marketsim.report.plots import draw_error_vs_budget
+from marketsim.report.plots import FIGSIZE, draw_error_axes
 from marketsim.report.progress import QuietProgress, make_observer
 from marketsim.report.render import render_report
 from marketsim.scenario.build import Scenario, editable, load_scenario, scenario_from_dict
@@ -203,6 +204,54 @@ class StudyResult:
         return self._to_target("time", "time")
 
     @property
+    def final_error(self) -> Any:
+        """DataFrame, one row per arm, of the headline error at the end of the run:
+        ``arm, labels`` (the labels every replicate spent), ``mean`` over replicates, its 95 %
+        Student-t interval ``low, high`` (NaN with one replicate) and ``replicates``. This is
+        the number to rank arms by (not ``curves.groupby("arm")["error_rate"].last()``, which
+        is the last replicate's error)."""
+        records = [{"arm": name, "labels": arm.edges[-1] if arm.edges else None,
+                    "mean": arm.final_error_rate,
+                    "low": arm.error_rate_low[-1] if arm.error_rate_low else None,
+                    "high": arm.error_rate_high[-1] if arm.error_rate_high else None,
+                    "replicates": arm.replicates}
+                   for name, arm in self.summary.arms.items()]
+        frame = _pandas().DataFrame.from_records(
+            records, columns=["arm", "labels", "mean", "low", "high", "replicates"])
+        frame["labels"] = frame["labels"].astype("Int64")
+        return frame.astype({"mean": float, "low": float, "high": float})
+
+    @property
+    def target_summary(self) -> Any:
+        """DataFrame, one row per arm and target error, of what it took to reach the target:
+        ``reached`` of ``of`` replicates; ``labels`` (mean over replicates of each one's own
+        labels-to-target) with its 95 % interval ``labels_low, labels_high``, and the same for
+        ``money`` and simulated ``time`` — all NaN unless every replicate reached the target,
+        since a mean over only the replicates that did would flatter the arm (the per-replicate
+        values are in :attr:`labels_to_target`); ``mean_curve_labels``: the labels after which
+        the arm's mean curve stays at or below the target (the report's "labels to" figure),
+        ``<NA>`` if it never does."""
+        records = []
+        for name, arm in self.summary.arms.items():
+            for key, curve in arm.edges_to_reach.items():
+                row: dict[str, Any] = {"arm": name, "target": float(key)}
+                ci = arm.to_reach_ci95("edges").get(key)
+                row["reached"], row["of"] = (ci.reached, ci.of) if ci else (0, arm.replicates)
+                for axis, column in (("edges", "labels"), ("money", "money"), ("time", "time")):
+                    iv = arm.to_reach_ci95(axis).get(key)
+                    full = iv is not None and iv.reached == iv.of
+                    row[column] = iv.mean if full and iv else None
+                    row[f"{column}_low"] = iv.low if full and iv else None
+                    row[f"{column}_high"] = iv.high if full and iv else None
+                row["mean_curve_labels"] = curve
+                records.append(row)
+        columns = ["arm", "target", "reached", "of", *(f"{c}{end}" for c in (
+            "labels", "money", "time") for end in ("", "_low", "_high")), "mean_curve_labels"]
+        frame = _pandas().DataFrame.from_records(records, columns=columns)
+        frame["mean_curve_labels"] = frame["mean_curve_labels"].astype("Int64")
+        return frame.astype({c: float for c in columns[4:-1]})
+
+    @property
     def comparisons(self) -> Any:
         """DataFrame of ``summary.comparisons``: every arm against the reference arm (the
         first), paired by replicate, at each checkpoint (``edges``) and on labels-to-target
@@ -224,14 +273,26 @@ class StudyResult:
         return frame.astype({"target": float, "difference": float, "low": float,
                              "high": float, "p_value": float})
 
-    def plot(self) -> Any:
-        """The report's error-vs-labels plot (mean and 95 % band per arm, log scale) as a
-        matplotlib ``Axes`` of a new figure (``.figure`` to save or show it); no file."""
-        fig, *_ = draw_error_vs_budget(
-            self.summary.arms, scenario_name=self.scenario.name,
+    def plot(self, ax: Any = None, *, x: str = "labels", targets: bool = False) -> Any:
+        """The report's error plot (mean and 95 % band per arm, log scale) against ``x``:
+        ``"labels"`` spent, ``"money"`` spent or simulated ``"time"``; ``targets=True`` draws
+        the target errors as dashed lines. Drawn on ``ax`` when given, else on a new pyplot
+        figure, so a notebook shows it inline and ``plt.show()`` shows it in a script; returns
+        the matplotlib ``Axes`` (``.figure`` to save it). Nothing is saved."""
+        axis = {"labels": "edges", "money": "money", "time": "time"}.get(x)
+        if axis is None:
+            raise InputError(f"x must be 'labels', 'money' or 'time', got {x!r}")
+        if axis == "money" and any(arm.money is None for arm in self.summary.arms.values()):
+            raise InputError("this market records no money: plot against 'labels' or 'time'")
+        if ax is None:
+            import matplotlib.pyplot as plt  # pyplot: the figure a notebook displays inline
+
+            _fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
+        draw_error_axes(
+            ax, self.summary.arms, scenario_name=self.scenario.name,
             n_tasks=self.scenario.tasks.count, partial=not self.summary.complete,
-            metric=metric_of(self.summary))
-        return fig.axes[0]
+            metric=metric_of(self.summary), x=axis, targets=TARGETS if targets else ())
+        return ax
 
 
 def _interval(ci: ReachInterval | None) -> dict[str, Any]:
