@@ -21,7 +21,7 @@ from marketsim.record.reach import (
     reach_summary,
 )
 from marketsim.record.stats import mean_interval
-from marketsim.record.summary_model import ArmSummary, Summary
+from marketsim.record.summary_model import ArmSummary, StoppedEarly, Summary
 from marketsim.record.units import UnitResult, canonical_rows
 
 __all__ = ["TARGETS", "build_summary", "edges_to_reach", "summarise"]
@@ -154,7 +154,20 @@ def build_summary(
         "units_finished": len(results),
         "units_total": replicates * len(arm_names),
         "seconds": None if seconds is None else round(seconds, 3),
-        "arms": (arms := summarise(rows, list(arm_names))),
+        "arms": (arms := _with_stops(summarise(rows, list(arm_names)), arm_names, results)),
         "comparisons": compare_arms(rows, arms),
         "cost_axes": cost_axes(rows),
     })
+
+
+def _with_stops(arms: dict[str, ArmSummary], arm_names: Sequence[str],
+                results: list[UnitResult]) -> dict[str, ArmSummary]:
+    """``arms`` with each arm's replicates that stopped early (``stopped``), by replicate."""
+    stops: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for unit in sorted(results, key=lambda u: (u.arm, u.replicate)):
+        if unit.stop is not None and unit.arm < len(arm_names):
+            stops[arm_names[unit.arm]].append({
+                "replicate": unit.replicate, "labels": unit.stop.labels,
+                "causes": list(unit.stop.causes), "detail": unit.stop.detail})
+    return {name: arm.model_copy(update={"stopped": [StoppedEarly(**s) for s in stops[name]]})
+            if stops.get(name) else arm for name, arm in arms.items()}

@@ -124,8 +124,12 @@ def rebuild_summary(
         name=name if isinstance(name, str) else fallback_name, seed=seed, replicates=replicates,
         arm_names=arm_names, results=results, seconds=None, complete=complete,
     )
-    # the run time as the run wrote it (curves.csv does not hold it)
-    return summary.model_copy(update={"seconds": previous.seconds if previous else None})
+    # the run time and early stops as the run wrote them (curves.csv does not hold them)
+    arms = {name: arm.model_copy(update={"stopped": previous.arms[name].stopped})
+            if previous and name in previous.arms and previous.arms[name].stopped else arm
+            for name, arm in summary.arms.items()}
+    return summary.model_copy(update={"seconds": previous.seconds if previous else None,
+                                      "arms": arms})
 
 
 def render_report(

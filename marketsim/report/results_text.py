@@ -220,3 +220,37 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
     if not has_uniform:
         lines += ["There is no uniform-policy arm in this run, so no savings are shown.", ""]
     return lines
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def stop_lines(arm: ArmSummary) -> list[str]:
+    """How an arm's replicates stopped before the budget, one phrase per kind of stop: ``ran
+    out of workers at 1,064 labels (blocking) in replicate 2: <what stopped them>``."""
+    groups: dict[tuple[str, ...], list[Any]] = {}
+    for stop in arm.stopped:
+        groups.setdefault(tuple(stop.causes), []).append(stop)
+    out = []
+    for causes, stops in groups.items():
+        what = ("the money budget ran out" if "money" in causes else
+                "ran out of workers")
+        at = _listed([num(s.labels) for s in stops])
+        reps = _listed([str(s.replicate) for s in stops])
+        out.append(f"{what} at {at} labels ({', '.join(causes)}) in "
+                   f"{'replicate' if len(stops) == 1 else 'replicates'} {reps} of "
+                   f"{arm.replicates}: {stops[0].detail}")
+    return out
+
+
+def stops_section(arms: Arms, names: Sequence[str]) -> list[str]:
+    """The arms some replicate of which stopped before spending the budget: where and why (a
+    recorded result: the curve stops there), or nothing when every replicate spent it."""
+    lines = [f"- *{name}*: {line}" for name in names for line in stop_lines(arms[name])]
+    if not lines:
+        return []
+    return ["**Stopped before the budget.** A replicate that runs out of workers (or money) "
+            "stops buying labels there and its curve ends; the arm's mean curve, and every "
+            "number read off it, stops at the labels all its replicates reached.", "",
+            *lines, ""]

@@ -24,6 +24,7 @@ from marketsim.record.run_model import read_run
 from marketsim.record.summary import TARGETS
 from marketsim.record.summary_model import Summary, read_summary
 from marketsim.report.formatting import DASH, fmt_error, num, table
+from marketsim.report.results_text import stop_lines
 from marketsim.report.sweep_plot import PLOT_NAME, sweep_figure
 
 __all__ = ["PLOT_NAME", "columns", "load_points", "reach_cell", "sweep_figure", "sweep_frame",
@@ -47,7 +48,7 @@ def columns(keys: list[str]) -> list[str]:
     final error with its interval, the final money spent and simulated time as means over
     replicates, :func:`_reach_columns` per target, and :data:`DIFF_COLUMNS`)."""
     return ["point", *keys, "arm", "final_error_rate", "final_error_low", "final_error_high",
-            "replicates", "final_money", "final_time",
+            "replicates", "stopped", "stopped_detail", "final_money", "final_time",
             *(c for t in TARGETS for c in _reach_columns(t)), *DIFF_COLUMNS]
 
 
@@ -139,6 +140,8 @@ def sweep_rows(source: Path | str | list[dict[str, Any]]) -> list[dict[str, Any]
                             getattr(cost, end)
                     row[f"{axis}_to_{key}_mean_of_reached"] = _mean_of_reached(
                         s.to_reach_replicates(axis).get(key) or [])
+            row["stopped"] = len(s.stopped)
+            row["stopped_detail"] = "; ".join(stop_lines(s))
             rows.append(row | _differences(summary, arm))
     return rows
 
@@ -208,6 +211,11 @@ def sweep_markdown(keys: list[str], rows: list[dict[str, Any]],
             *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
     cells = [[*(value_text(r[k]) for k in keys), r["arm"], fmt_error(r["final_error_rate"]),
               *(reach_cell(r, t) for t in TARGETS)] for r in rows]
+    stops = [f"- {r['point']} ({', '.join(f'{k} = {value_text(r[k])}' for k in keys)}), "
+             f"*{r['arm']}*: {r['stopped_detail']}" for r in rows if r.get("stopped")]
+    if stops:
+        stops = ["Stopped before the budget (the curve ends there; see the point's "
+                 "`report.md`):", "", *stops, ""]
     figure = ([f"![labels needed and final {metric.short} against the swept value]"
                f"({PLOT_NAME}.png)", ""] if plot else [])
     return "\n".join([
@@ -223,6 +231,7 @@ def sweep_markdown(keys: list[str], rows: list[dict[str, Any]],
         "",
         *table(head, cells, "l" * len(head)),
         "",
+        *stops,
         *figure,
     ])
 

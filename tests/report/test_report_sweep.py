@@ -116,7 +116,7 @@ def test_write_sweep_report_writes_the_plot_and_tables(tmp_path: Path) -> None:
                     edges_to_reach={f"{t:g}": r[f"edges_to_{t:g}"] for t in TARGETS},
                     edges_to_reach_ci95={}, edges_to_reach_replicates={},
                     error_rate_low=[], error_rate_high=[], sim_time=[],
-                    time_to_reach_replicates={}, time_to_reach_ci95={})
+                    time_to_reach_replicates={}, time_to_reach_ci95={}, stopped=[])
                 for r in mine}, comparisons=Comparisons(), cost_axes=[]),
         })
     write_sweep_report(tmp_path, ["workers.count"], points)
