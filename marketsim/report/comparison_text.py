@@ -17,7 +17,7 @@ from marketsim.record.stats import PairedComparison, paired_comparison
 from marketsim.record.summary import TARGETS
 from marketsim.record.summary_model import ArmSummary, Checkpoint, Difference, Summary
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
-from marketsim.report.formatting import num, signed, table
+from marketsim.report.formatting import count_of, num, signed, table
 
 Arms = Mapping[str, ArmSummary]
 BASELINE_POLICY = "uniform"
@@ -124,7 +124,7 @@ def _fewest(arms: Arms, names: Sequence[str], key: str, reach: Reach
             text += (f"difference from {close} can be tested: a paired comparison needs two "
                      f"replicates where both reached it, and there {_were(pairs)}")
         else:
-            text += f"difference from {close} is detectable with {pairs} replicates"
+            text += f"difference from {close} is detectable with {count_of(pairs, 'replicate')}"
         if needed and pairs >= 2:
             text += f" (about {max(needed)} would be needed)"
     if missed and len(ties) < len(names):
@@ -170,7 +170,7 @@ def _against(cmp: PairedComparison) -> str:
         return (f"{LABELS.amount(abs(d.mean))} {'fewer' if d.mean < 0 else 'more'} in the one "
                 "replicate where both reached it (no interval)")
     if not cmp.detected:
-        return f"no difference detectable with {d.n} replicates"
+        return f"no difference detectable with {count_of(d.n, 'replicate')}"
     word = "fewer" if d.mean < 0 else "more"
     return (f"{LABELS.amount(abs(d.mean))} {word} (paired 95 % interval {signed(d.low)} to "
             f"{signed(d.high)})")
@@ -225,9 +225,11 @@ def comparisons_section(summary: Summary, names: Sequence[str], metric: Metric,
             continue
         rows.append([name, *(diff_cell(entry.to_reach("edges").get(f"{t:g}"),
                                    signed) for t in TARGETS)])
-    head = ["arm", *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
-    lines += ["Difference in labels needed to reach each target (replicates where both arms "
-              "reached it):", "", *table(head, rows), ""]
+    head = ["arm", *(f"difference in labels to {metric.target_short(t)}" for t in TARGETS)]
+    lines += ["Paired difference in labels needed to reach each target: the mean over the "
+              "replicates where both arms reached it of (arm − reference), each replicate's "
+              "own labels-to-target; a third figure, neither the mean curve's nor the "
+              "replicates' mean of the table above:", "", *table(head, rows), ""]
     for name in names:
         entry = comp.arms.get(name)
         if entry and entry.checkpoints:

@@ -52,6 +52,11 @@ def num(x: float | int | None) -> str:
     return f"{rounded(x):,}"
 
 
+def count_of(n: int, noun: str) -> str:
+    """``1 replicate``, ``3 replicates``, ``no replicate``: a count with its noun agreeing."""
+    return f"no {noun}" if n == 0 else f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def signed(x: float) -> str:
     """A signed count rounded as :func:`num` rounds: ``+1,200``, ``-507``, ``+0``."""
     return f"{rounded(x):+,}"

@@ -173,8 +173,8 @@ def reach_interval(arm: ArmSummary, key: str, axis: str = "edges",
                     f" (not reached in any of the {ci.of} replicates)")
         return f" (reached in {ci.reached} of {ci.of} replicates)"
     if ci.low is None:
-        return f" (mean {fmt(ci.mean)}, one replicate)"
-    return f" (mean {fmt(ci.mean)} [{fmt(ci.low)}, {fmt(ci.high)}])"
+        return f" (one replicate: {fmt(ci.mean)})"
+    return f" (replicates' mean {fmt(ci.mean)} [{fmt(ci.low)}, {fmt(ci.high)}])"
 
 
 def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
@@ -185,8 +185,9 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
             else "RMSE " + " / ".join(f"{t:g}" for t in TARGETS))
     lines = [f"## Labels needed to reach {goal}", ""]
     lines += [
-        "The fewest labels after which the mean error stays at or below the target for the rest "
-        "of the run ('—' = not reached within the budget); in brackets, the mean of each "
+        "Two figures per target. *Mean curve*: the fewest labels after which the mean error "
+        "(over replicates) stays at or below the target for the rest of the run ('—' = not "
+        "reached within the budget). In brackets, *replicates' mean*: the mean of each "
         + ("replicate's own labels-to-target with its 95 % Student-t interval (when every "
            "replicate reached it, else how many did)" if replicates >= 2 else
            "replicate's own labels-to-target (one replicate: no interval), or that it was not "
@@ -199,7 +200,8 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
     head = ["arm"]
     for t in TARGETS:
         short = f"{100 * t:g} %" if metric.percent else f"{t:g}"
-        head += [f"labels to {short}"] + ([f"saving at {short}"] if has_uniform else [])
+        head += [f"labels to {short} (mean curve)"] + ([f"saving at {short}"] if has_uniform
+                                                        else [])
     if has_uniform:
         head.append("baseline")
     rows = []

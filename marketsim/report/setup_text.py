@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from marketsim.record.summary_model import Summary
-from marketsim.report.formatting import num
+from marketsim.report.formatting import count_of, num
 from marketsim.scenario.worker_models import worker_model_facts
 
 
@@ -143,7 +143,7 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str
         out += [
             f"The run folder has no `run.json` or readable `scenario.toml`, so only what "
             f"`curves.csv` holds is known: seed {summary.seed}, "
-            f"{summary.replicates} replicates.", "",
+            f"{count_of(summary.replicates, 'replicate')}.", "",
         ]
         return out
     tasks = setup.get("tasks") or {}
