@@ -26,7 +26,7 @@ from typing import Any
 from marketsim.errors import InputError
 from marketsim.record.curves import CURVE_COLUMNS, EXTRA_COLUMNS, CurveRow, csv_records
 from marketsim.record.metric import metric_of
-from marketsim.record.summary import TARGETS
+from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import ReachInterval, Summary
 from marketsim.record.units import UnitResult, canonical_rows
 from marketsim.report.plots import FIGSIZE, draw_error_axes
@@ -276,7 +276,8 @@ class StudyResult:
     def plot(self, ax: Any = None, *, x: str = "labels", targets: bool = False) -> Any:
         """The report's error plot (mean and 95 % band per arm, log scale) against ``x``:
         ``"labels"`` spent, ``"money"`` spent or simulated ``"time"``; ``targets=True`` draws
-        the target errors as dashed lines. Drawn on ``ax`` when given, else on a new pyplot
+        the target errors (the scenario's ``[report] targets``, else 5 % and 1 %) as dashed
+        lines. Drawn on ``ax`` when given, else on a new pyplot
         figure, so a notebook shows it inline and ``plt.show()`` shows it in a script; returns
         the matplotlib ``Axes`` (``.figure`` to save it). Nothing is saved."""
         axis = {"labels": "edges", "money": "money", "time": "time"}.get(x)
@@ -291,7 +292,8 @@ class StudyResult:
         draw_error_axes(
             ax, self.summary.arms, scenario_name=self.scenario.name,
             n_tasks=self.scenario.tasks.count, partial=not self.summary.complete,
-            metric=metric_of(self.summary), x=axis, targets=TARGETS if targets else ())
+            metric=metric_of(self.summary), x=axis,
+            targets=targets_of(self.summary.arms) if targets else ())
         return ax
 
 

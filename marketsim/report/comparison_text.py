@@ -14,7 +14,7 @@ import numpy as np
 
 from marketsim.record.metric import Metric
 from marketsim.record.stats import PairedComparison, paired_comparison
-from marketsim.record.summary import TARGETS
+from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import ArmSummary, Checkpoint, Difference, Summary
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
 from marketsim.report.formatting import count_of, num, signed, table
@@ -144,7 +144,7 @@ def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
     winner named only when it needs detectably less than every other arm, and (labels) the
     comparison with the baseline."""
     out = []
-    for t in TARGETS:
+    for t in targets_of(arms):
         key = f"{t:g}"
         found = _fewest(arms, names, key, reach)
         if found is None:
@@ -224,8 +224,9 @@ def comparisons_section(summary: Summary, names: Sequence[str], metric: Metric,
         if entry is None:
             continue
         rows.append([name, *(diff_cell(entry.to_reach("edges").get(f"{t:g}"),
-                                   signed) for t in TARGETS)])
-    head = ["arm", *(f"difference in labels to {metric.target_short(t)}" for t in TARGETS)]
+                                   signed) for t in targets_of(summary.arms))])
+    head = ["arm", *(f"difference in labels to {metric.target_short(t)}"
+                     for t in targets_of(summary.arms))]
     lines += ["Paired difference in labels needed to reach each target: the mean over the "
               "replicates where both arms reached it of (arm − reference), each replicate's "
               "own labels-to-target; a third figure, neither the mean curve's nor the "

@@ -117,6 +117,7 @@ def plot_error_vs_budget(
     partial: bool = False,
     metric: Metric = ERROR_RATE,
     x: str = "edges",
+    targets: Sequence[float] = (),
 ) -> PlotInfo:
     """Draw the mean headline error (log scale) against labels spent, with a shaded 95 % band
     per arm, and write the PNG and SVG atomically into ``out_dir``.
@@ -128,10 +129,11 @@ def plot_error_vs_budget(
     half the smallest positive mean (one task's share is not a meaningful RMSE unit).
     ``x`` picks the x axis (:data:`X_AXES`): labels (``error_vs_budget.*``), money
     (``error_vs_money.*``) or simulated time (``error_vs_time.*``), each arm's mean per label
-    count.
+    count. ``targets``: the target errors, drawn as dashed lines.
     """
     fig, floor, clipped, plotted = draw_error_vs_budget(
-        arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric, x=x)
+        arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric, x=x,
+        targets=targets)
     out_dir, stem = Path(out_dir), X_AXES[x].stem
     png, svg = out_dir / f"{stem}.png", out_dir / f"{stem}.svg"
     for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
@@ -149,6 +151,7 @@ def draw_error_vs_budget(
     partial: bool = False,
     metric: Metric = ERROR_RATE,
     x: str = "edges",
+    targets: Sequence[float] = (),
 ) -> tuple[Any, float, int, int]:
     """The figure :func:`plot_error_vs_budget` writes, not written: (matplotlib ``Figure``,
     floor, means clipped to it, arms plotted)."""
@@ -159,7 +162,7 @@ def draw_error_vs_budget(
     ax = fig.add_subplot()
     floor, clipped, plotted = draw_error_axes(
         ax, arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric,
-        x=x)
+        x=x, targets=targets)
     fig.text(0.01, 0.005, floor_note(floor, n_tasks if metric.percent else None, metric),
              fontsize="x-small", color="0.35", ha="left", va="bottom")
     engine = fig.get_layout_engine()

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from marketsim.record.metric import Metric
-from marketsim.record.summary import TARGETS
+from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import ArmSummary
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
 from marketsim.report.comparison_text import BASELINE_POLICY, baseline
@@ -181,8 +181,9 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
                     metric: Metric, replicates: int = 2) -> list[str]:
     """Labels each arm needed to reach each target, and the saving against its baseline (no
     interval with fewer than two ``replicates``, and the text says so)."""
-    goal = (" / ".join(f"{100 * t:g} %" for t in TARGETS) + " error" if metric.percent
-            else "RMSE " + " / ".join(f"{t:g}" for t in TARGETS))
+    targets = targets_of(arms)
+    goal = (" / ".join(f"{100 * t:g} %" for t in targets) + " error" if metric.percent
+            else "RMSE " + " / ".join(f"{t:g}" for t in targets))
     lines = [f"## Labels needed to reach {goal}", ""]
     lines += [
         "Two figures per target. *Mean curve*: the fewest labels after which the mean error "
@@ -198,7 +199,7 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
     ]
     has_uniform = any(policy_name(specs.get(n)) == BASELINE_POLICY for n in names)
     head = ["arm"]
-    for t in TARGETS:
+    for t in targets:
         short = f"{100 * t:g} %" if metric.percent else f"{t:g}"
         head += [f"labels to {short} (mean curve)"] + ([f"saving at {short}"] if has_uniform
                                                         else [])
@@ -209,7 +210,7 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
         a = arms[name]
         base = baseline(name, specs, names)
         row: list[Any] = [name]
-        for t in TARGETS:
+        for t in targets:
             key = f"{t:g}"
             row.append(num(a.edges_to_reach.get(key)) + reach_interval(a, key))
             if has_uniform:

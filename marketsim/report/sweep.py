@@ -9,6 +9,7 @@ it as written, the figure places it as a category."""
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from marketsim.record.files import (
 )
 from marketsim.record.metric import ERROR_RATE, Metric, metric_of
 from marketsim.record.run_model import read_run
-from marketsim.record.summary import TARGETS
+from marketsim.record.summary import TARGETS, targets_of
 from marketsim.record.summary_model import Summary, read_summary
 from marketsim.report.formatting import DASH, fmt_error, num, table
 from marketsim.report.results_text import stop_lines
@@ -43,27 +44,29 @@ def _reach_columns(t: float) -> list[str]:
               for end in ("mean", "low", "high", "mean_of_reached"))]
 
 
-def columns(keys: list[str]) -> list[str]:
+def columns(keys: list[str], targets: Sequence[float] = TARGETS) -> list[str]:
     """The header of ``sweep.csv``: the grid point, the swept keys, the arm, the results (the
     final error with its interval, the final money spent and simulated time as means over
-    replicates, :func:`_reach_columns` per target, and :data:`DIFF_COLUMNS`)."""
+    replicates, :func:`_reach_columns` per target, and :func:`diff_columns`)."""
     return ["point", *keys, "arm", "final_error_rate", "final_error_low", "final_error_high",
             "replicates", "stopped", "stopped_detail", "final_money", "final_time",
-            *(c for t in TARGETS for c in _reach_columns(t)), *DIFF_COLUMNS]
+            *(c for t in targets for c in _reach_columns(t)), *diff_columns(targets)]
 
 
-#: The paired differences to the point's reference arm (its first): the final error and the
-#: labels and money to each target, mean over the replicates (where both reached the target)
-#: with the 95 % paired interval (empty for the reference itself).
-DIFF_COLUMNS = ["reference", *(f"diff_{what}_{end}" for what in (
-    "final_error", *(f"{axis}_to_{t:g}" for axis in ("edges", "money") for t in TARGETS))
-    for end in ("mean", "low", "high"))]
+def diff_columns(targets: Sequence[float] = TARGETS) -> list[str]:
+    """The paired differences to the point's reference arm (its first): the final error and
+    the labels and money to each target, mean over the replicates (where both reached the
+    target) with the 95 % paired interval (empty for the reference itself)."""
+    return ["reference", *(f"diff_{what}_{end}" for what in (
+        "final_error", *(f"{axis}_to_{t:g}" for axis in ("edges", "money") for t in targets))
+        for end in ("mean", "low", "high"))]
 
 
 def _differences(summary: Summary, arm: str) -> dict[str, Any]:
-    """The :data:`DIFF_COLUMNS` of ``arm`` at one grid point."""
+    """The :func:`diff_columns` of ``arm`` at one grid point."""
     cmp = summary.comparisons
-    out: dict[str, Any] = dict.fromkeys(DIFF_COLUMNS)
+    targets = targets_of(summary.arms)
+    out: dict[str, Any] = dict.fromkeys(diff_columns(targets))
     out["reference"] = cmp.reference
     entry = cmp.arms.get(arm)
     if entry is None or arm == cmp.reference:
@@ -71,7 +74,7 @@ def _differences(summary: Summary, arm: str) -> dict[str, Any]:
     found: list[tuple[str, Any]] = [
         ("final_error", entry.checkpoints[-1] if entry.checkpoints else None)]
     found += [(f"{axis}_to_{t:g}", entry.to_reach(axis).get(f"{t:g}"))
-              for axis in ("edges", "money") for t in TARGETS]
+              for axis in ("edges", "money") for t in targets]
     for what, value in found:
         if value is not None:
             out[f"diff_{what}_mean"] = value.difference
@@ -123,7 +126,7 @@ def sweep_rows(source: Path | str | list[dict[str, Any]]) -> list[dict[str, Any]
                 "final_error_low": _last(s.error_rate_low),
                 "final_error_high": _last(s.error_rate_high),
                 "final_money": _last(s.money), "final_time": _last(s.sim_time)}
-            for t in TARGETS:
+            for t in targets_of(summary.arms):
                 key = f"{t:g}"
                 base, iv = f"edges_to_{key}", s.edges_to_reach_ci95.get(key)
                 row[base] = s.edges_to_reach[key]
@@ -159,7 +162,8 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
     available)."""
     rows = sweep_rows(points)
     metric = metric_of(points[0]["summary"]) if points else ERROR_RATE
-    header = columns(keys)
+    targets = targets_of(points[0]["summary"].arms) if points else TARGETS
+    header = columns(keys, targets)
     write_csv_atomic(
         run_dir / "sweep.csv", header,
         ([("" if r.get(h) is None else r[h]) for h in header] for r in rows),
@@ -169,7 +173,8 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
         (run_dir / f"{PLOT_NAME}.{ext}").unlink(missing_ok=True)
     try:
         money = any("money" in p["summary"].cost_axes for p in points)
-        fig = sweep_figure(keys, rows, metric, axes=("edges", "money") if money else ("edges",))
+        fig = sweep_figure(keys, rows, metric, targets,
+                           axes=("edges", "money") if money else ("edges",))
     except ImportError:  # matplotlib is optional: the tables are the sweep's result
         fig = None
     if fig is not None:
@@ -179,7 +184,7 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
                         {"Date": None})
             write_bytes_atomic(run_dir / f"{PLOT_NAME}.{ext}", buf.getvalue())
     write_text_atomic(run_dir / "sweep.md", sweep_markdown(
-        keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file()))
+        keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets))
 
 
 def _count(x: float | None) -> str:
@@ -203,14 +208,15 @@ def reach_cell(row: dict[str, Any], target: float) -> str:
 
 
 def sweep_markdown(keys: list[str], rows: list[dict[str, Any]],
-                   metric: Metric = ERROR_RATE, *, plot: bool = True) -> str:
+                   metric: Metric = ERROR_RATE, *, plot: bool = True,
+                   targets: Sequence[float] = TARGETS) -> str:
     """A readable table: per grid point and arm, the labels needed to reach each target with
     its interval (targets and the final value are the run's headline error: error rate or
     RMSE); the figure is linked only when ``plot`` (it was written)."""
     head = [*keys, "arm", f"final {metric.short}",
-            *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
+            *(f"labels to {metric.target_short(t)}" for t in targets)]
     cells = [[*(value_text(r[k]) for k in keys), r["arm"], fmt_error(r["final_error_rate"]),
-              *(reach_cell(r, t) for t in TARGETS)] for r in rows]
+              *(reach_cell(r, t) for t in targets)] for r in rows]
     stops = [f"- {r['point']} ({', '.join(f'{k} = {value_text(r[k])}' for k in keys)}), "
              f"*{r['arm']}*: {r['stopped_detail']}" for r in rows if r.get("stopped")]
     if stops:

@@ -313,7 +313,8 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
     return Scenario(
         name, doc.scenario.seed, doc.scenario.replicates, tasks, workers, budget, tuple(arms),
         output, source, sweep, replay=replay, raw=data, allow_imports=allow_imports,
-        gold=gold, blocking=blocking,
+        gold=gold, blocking=blocking, targets=tuple(sorted(set(
+            doc.report.targets if doc.report and doc.report.targets else ()), reverse=True)),
     )
 
 

@@ -11,9 +11,9 @@ budget ≤ tasks × workers, method and policy fitting the market...) are in
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from marketsim.options import STRICT, F
 from marketsim.scenario.specs import (
@@ -221,6 +221,15 @@ class OutputTable(Table):
                       "`graph = true`)")
 
 
+class ReportTable(Table):
+    """``[report]``: what the reports show"""
+
+    targets: list[Annotated[float, Field(gt=0, le=1)]] | None = F(
+        None, "the target errors (error rates, or RMSEs) whose labels, money and simulated "
+        "time the reports and `summary.json` give, and the plots draw, instead of 0.05 and "
+        "0.01", shown="[0.05, 0.01]", min_length=1, max_length=6)
+
+
 class InferenceTable(BaseModel):
     """``[arms.inference]``: a method name, or this table whose other keys are the method's
     settings (checked against the method's settings model: see the tables below and
@@ -289,6 +298,7 @@ class ScenarioDocument(Table):
     gold: GoldTable | None = F(None, "gold (control) questions", shown="none")
     blocking: BlockingTable | None = F(None, "the blocking rule", shown="none")
     output: OutputTable = F(OutputTable(), "what is recorded", shown="see the table")
+    report: ReportTable | None = F(None, "what the reports show", shown="none")
     arms: list[ArmTable] = F(..., "the arms, at least one", min_length=1)
     sweep: dict[str, Any] | None = F(
         None, "dotted keys of any scenario value (not scenario.name, scenario.replicates or "

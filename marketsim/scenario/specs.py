@@ -285,6 +285,9 @@ class Scenario:
     #: Gold (control) questions and the blocking rule (``None``: off).
     gold: GoldSpec | None = field(default=None, metadata=_OPTIONAL)
     blocking: BlockingSpec | None = field(default=None, metadata=_OPTIONAL)
+    #: ``[report] targets``: the target errors the reports use, largest first (empty: the
+    #: standard 0.05 and 0.01).
+    targets: tuple[float, ...] = field(default=(), metadata=_OPTIONAL)
 
     @property
     def worker_model(self) -> WorkerModelFacts:
