@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
 from pathlib import Path
@@ -32,6 +33,7 @@ from marketsim.record.units import UnitResult, canonical_rows
 from marketsim.report.plots import FIGSIZE, draw_error_axes
 from marketsim.report.progress import QuietProgress, make_observer
 from marketsim.report.render import render_report
+from marketsim.report.sweep import columns, sweep_rows
 from marketsim.scenario.build import Scenario, editable, load_scenario, scenario_from_dict
 from marketsim.scenario.parser import resolve_imports
 from marketsim.scenario.specs import Scenario as ScenarioSpec
@@ -39,7 +41,8 @@ from marketsim.study.lock import folder_lock
 from marketsim.study.resources import capped_jobs, check_memory
 from marketsim.study.session import run_observed
 
-__all__ = ["Scenario", "StudyResult", "load_scenario", "run", "scenario_from_dict"]
+__all__ = ["Scenario", "StudyResult", "compare", "load_scenario", "run", "scenario_from_dict",
+           "sweep"]
 
 #: ``progress`` callables are called as ``progress(unit, finished, total)``.
 ProgressCallback = Callable[[UnitResult, int, int], Any]
@@ -302,3 +305,50 @@ def _interval(ci: ReachInterval | None) -> dict[str, Any]:
     return {"mean": ci.mean if ci else None, "low": ci.low if ci else None,
             "high": ci.high if ci else None, "reached": ci.reached if ci else None,
             "of": ci.of if ci else None}
+
+
+def compare(*results: StudyResult, names: Sequence[str] | None = None, ax: Any = None,
+            x: str = "labels", targets: bool = False) -> Any:
+    """Overlay the error curves of several runs (e.g. before and after changing one thing)
+    on one plot: every arm of every run, named ``<run name>: <arm>`` (``names``: one per run,
+    default each run's scenario name, numbered when they repeat); ``ax``, ``x`` and
+    ``targets`` as :meth:`StudyResult.plot`. Returns the matplotlib ``Axes``."""
+    if not results or not all(isinstance(r, StudyResult) for r in results):
+        raise InputError("compare() needs StudyResults from marketsim.run")
+    names = list(names) if names is not None else [r.scenario.name for r in results]
+    if len(names) != len(results):
+        raise InputError(f"compare() got {len(results)} results and {len(names)} names")
+    if len(set(names)) < len(names):
+        names = [f"{i + 1}. {n}" for i, n in enumerate(names)]
+    arms = {f"{n}: {arm}": s for n, r in zip(names, results, strict=True)
+            for arm, s in r.summary.arms.items()}
+    merged = results[0].summary.model_copy(update={
+        "arms": arms, "complete": all(r.summary.complete for r in results)})
+    return StudyResult(results[0].scenario.replace(name=" vs ".join(names)), merged, ()).plot(
+        ax, x=x, targets=targets)
+
+
+def sweep(scenario: ScenarioSpec, grid: Mapping[str, Sequence[Any]], *,
+          replicates: int | None = None, seed: int | None = None, jobs: int = 1,
+          progress: bool | ProgressCallback = False) -> Any:
+    """Run ``scenario`` at every point of ``grid`` (dotted key -> values, as a ``[sweep]``
+    table; the keys ``scenario.replace`` takes) and return the sweep table as a pandas
+    DataFrame: one row per grid point and arm, the columns of ``sweep.csv`` (final error with
+    its interval, labels, money and time to each target, paired differences to the first
+    arm). Nothing is written; every point runs on the same worlds (same seed)."""
+    pd = _pandas()
+    if not grid or any(isinstance(v, str) or not len(v) for v in grid.values()):
+        raise InputError("sweep() needs {dotted key: non-empty list of values}")
+    if not isinstance(scenario, ScenarioSpec):
+        raise InputError(f"sweep() needs a scenario from marketsim.load_scenario or "
+                         f"marketsim.scenario_from_dict, got {type(scenario).__name__}")
+    keys = list(grid)
+    points: list[dict[str, Any]] = []
+    for i, values in enumerate(itertools.product(*grid.values())):
+        point = editable(scenario).replace(dict(zip(keys, values, strict=True)))
+        result = run(point, replicates=replicates, seed=seed, jobs=jobs, progress=progress)
+        points.append({"folder": f"p{i:03d}", "values": tuple(zip(keys, values, strict=True)),
+                       "summary": result.summary})
+    rows = sweep_rows(points)
+    return pd.DataFrame(rows, columns=[c for c in columns(keys, targets_of(
+        points[0]["summary"].arms)) if any(c in r for r in rows)])

@@ -332,3 +332,34 @@ def test_plot_draws_on_an_axes_against_labels_money_or_time(tmp_path: Path) -> N
             result.plot(x="edges")
     finally:
         plt.close("all")
+
+
+def test_compare_overlays_runs_and_sweep_returns_the_sweep_table(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    (tmp_path / "s.toml").write_text(SMALL_TOML)
+    sc = marketsim.load_scenario(tmp_path / "s.toml")
+    few, many = (marketsim.run(sc.replace({"workers.count": n}), progress=False)
+                 for n in (5, 16))
+    try:
+        ax = marketsim.compare(few, many, names=["5 workers", "16 workers"], x="time")
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert labels == ["5 workers: uniform (n=3)", "16 workers: uniform (n=3)"]
+        assert "simulated time" in ax.get_xlabel()
+        # two runs of one scenario: numbered, not merged into one curve
+        twice = marketsim.compare(few, few)
+        assert len([t for t in twice.get_legend().get_texts()]) == 2
+    finally:
+        plt.close("all")
+    with pytest.raises(InputError, match="2 results and 1 names"):
+        marketsim.compare(few, many, names=["x"])
+    frame = marketsim.sweep(sc, {"workers.count": [5, 16]}, replicates=2)
+    assert list(frame["workers.count"]) == [5, 16] and list(frame["arm"]) == ["uniform"] * 2
+    assert {"final_error_rate", "final_error_low", "edges_to_0.05_reached", "final_money",
+            "time_to_0.05_mean"} <= set(frame.columns)
+    assert (frame["replicates"] == 2).all()
+    # the same worlds as a run of each point
+    again = marketsim.run(sc.replace({"workers.count": 16}), replicates=2, progress=False)
+    assert frame["final_error_rate"].iloc[1] == again.summary.arms["uniform"].final_error_rate
+    with pytest.raises(InputError, match="non-empty list"):
+        marketsim.sweep(sc, {"workers.count": []})
