@@ -90,7 +90,7 @@ def gold_text(gold: Mapping[str, Any] | None, blocking: Mapping[str, Any] | None
                       f"(about one arrival in {num(1 / rate)})" if rate else
                       "a worker answers one when the policy asks for it")
             + "; gold answers are paid and count towards the label budget but are not task "
-            "labels" + ("; they enter the inference with their classes known"
+            "labels" + ("; methods that can use them fit them with their classes known"
                         if gold.get("in_inference", True) else ""))
     if blocking:
         acc = blocking.get("min_accuracy")

@@ -83,6 +83,7 @@ def test_setup_names_the_spammer_hammer_crowd_and_each_arms_gold_and_blocking(
     assert "probability 0.25 (about one arrival in 4)" in setup
     assert "less than 60 % correct after 2 or more of them is blocked for good" in setup
     assert "The other arms use no gold questions and block no one." in setup
+    assert "fit them with their classes known" in setup
 
 
 def test_setup_names_tiers_prices_capacity_sessions_money_and_shared_gold(
@@ -95,7 +96,7 @@ def test_setup_names_tiers_prices_capacity_sessions_money_and_shared_gold(
     assert "after 25 labels on average" in setup
     assert "at most **500 in money**" in setup
     assert "For every arm: 8 gold (control) questions" in setup
-    assert "enter the inference" not in setup  # in_inference = false
+    assert "classes known" not in setup  # in_inference = false
     assert "blocked" not in setup
 
 
