@@ -5,7 +5,7 @@ pluggable assignment policies, and an inference service that aggregates labels w
 estimators (one-coin EM with priors, Dawid-Skene, spectral-initialised Opt-D&S, and baselines).
 
 The Python API (``docs/api.md``): :func:`load_scenario`, :func:`scenario_from_dict`,
-:func:`run` and its :class:`StudyResult`.
+:func:`run` and its :class:`StudyResult`, :func:`compare` and :func:`sweep`.
 
 The API is loaded on first use (PEP 562): ``python -m marketsim`` imports this package before
 the command line runs, and the command line must import the scientific stack itself, inside
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from marketsim._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
-    from marketsim.api import StudyResult, load_scenario, run, scenario_from_dict
+    from marketsim.api import StudyResult, compare, load_scenario, run, scenario_from_dict, sweep
     from marketsim.scenario.build import Scenario
 
-__all__ = ["Scenario", "StudyResult", "__version__", "load_scenario", "run",
-           "scenario_from_dict"]
+__all__ = ["Scenario", "StudyResult", "__version__", "compare", "load_scenario", "run",
+           "scenario_from_dict", "sweep"]
 
 
 def __getattr__(name: str) -> Any:
@@ -33,7 +33,7 @@ def __getattr__(name: str) -> Any:
         from marketsim.scenario.build import Scenario
 
         return Scenario
-    if name in ("StudyResult", "load_scenario", "run", "scenario_from_dict"):
+    if name in ("StudyResult", "compare", "load_scenario", "run", "scenario_from_dict", "sweep"):
         from marketsim import api
 
         return getattr(api, name)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
 from pathlib import Path
@@ -26,11 +27,13 @@ from typing import Any
 from marketsim.errors import InputError
 from marketsim.record.curves import CURVE_COLUMNS, EXTRA_COLUMNS, CurveRow, csv_records
 from marketsim.record.metric import metric_of
+from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import ReachInterval, Summary
 from marketsim.record.units import UnitResult, canonical_rows
-from marketsim.report.plots import draw_error_vs_budget
+from marketsim.report.plots import FIGSIZE, draw_error_axes
 from marketsim.report.progress import QuietProgress, make_observer
 from marketsim.report.render import render_report
+from marketsim.report.sweep import columns, sweep_rows
 from marketsim.scenario.build import Scenario, editable, load_scenario, scenario_from_dict
 from marketsim.scenario.parser import resolve_imports
 from marketsim.scenario.specs import Scenario as ScenarioSpec
@@ -38,7 +41,8 @@ from marketsim.study.lock import folder_lock
 from marketsim.study.resources import capped_jobs, check_memory
 from marketsim.study.session import run_observed
 
-__all__ = ["Scenario", "StudyResult", "load_scenario", "run", "scenario_from_dict"]
+__all__ = ["Scenario", "StudyResult", "compare", "load_scenario", "run", "scenario_from_dict",
+           "sweep"]
 
 #: ``progress`` callables are called as ``progress(unit, finished, total)``.
 ProgressCallback = Callable[[UnitResult, int, int], Any]
@@ -203,6 +207,54 @@ class StudyResult:
         return self._to_target("time", "time")
 
     @property
+    def final_error(self) -> Any:
+        """DataFrame, one row per arm, of the headline error at the end of the run:
+        ``arm, labels`` (the labels every replicate spent), ``mean`` over replicates, its 95 %
+        Student-t interval ``low, high`` (NaN with one replicate) and ``replicates``. This is
+        the number to rank arms by (not ``curves.groupby("arm")["error_rate"].last()``, which
+        is the last replicate's error)."""
+        records = [{"arm": name, "labels": arm.edges[-1] if arm.edges else None,
+                    "mean": arm.final_error_rate,
+                    "low": arm.error_rate_low[-1] if arm.error_rate_low else None,
+                    "high": arm.error_rate_high[-1] if arm.error_rate_high else None,
+                    "replicates": arm.replicates}
+                   for name, arm in self.summary.arms.items()]
+        frame = _pandas().DataFrame.from_records(
+            records, columns=["arm", "labels", "mean", "low", "high", "replicates"])
+        frame["labels"] = frame["labels"].astype("Int64")
+        return frame.astype({"mean": float, "low": float, "high": float})
+
+    @property
+    def target_summary(self) -> Any:
+        """DataFrame, one row per arm and target error, of what it took to reach the target:
+        ``reached`` of ``of`` replicates; ``labels`` (mean over replicates of each one's own
+        labels-to-target) with its 95 % interval ``labels_low, labels_high``, and the same for
+        ``money`` and simulated ``time`` — all NaN unless every replicate reached the target,
+        since a mean over only the replicates that did would flatter the arm (the per-replicate
+        values are in :attr:`labels_to_target`); ``mean_curve_labels``: the labels after which
+        the arm's mean curve stays at or below the target (the report's "labels to" figure),
+        ``<NA>`` if it never does."""
+        records = []
+        for name, arm in self.summary.arms.items():
+            for key, curve in arm.edges_to_reach.items():
+                row: dict[str, Any] = {"arm": name, "target": float(key)}
+                ci = arm.to_reach_ci95("edges").get(key)
+                row["reached"], row["of"] = (ci.reached, ci.of) if ci else (0, arm.replicates)
+                for axis, column in (("edges", "labels"), ("money", "money"), ("time", "time")):
+                    iv = arm.to_reach_ci95(axis).get(key)
+                    full = iv is not None and iv.reached == iv.of
+                    row[column] = iv.mean if full and iv else None
+                    row[f"{column}_low"] = iv.low if full and iv else None
+                    row[f"{column}_high"] = iv.high if full and iv else None
+                row["mean_curve_labels"] = curve
+                records.append(row)
+        columns = ["arm", "target", "reached", "of", *(f"{c}{end}" for c in (
+            "labels", "money", "time") for end in ("", "_low", "_high")), "mean_curve_labels"]
+        frame = _pandas().DataFrame.from_records(records, columns=columns)
+        frame["mean_curve_labels"] = frame["mean_curve_labels"].astype("Int64")
+        return frame.astype({c: float for c in columns[4:-1]})
+
+    @property
     def comparisons(self) -> Any:
         """DataFrame of ``summary.comparisons``: every arm against the reference arm (the
         first), paired by replicate, at each checkpoint (``edges``) and on labels-to-target
@@ -224,14 +276,28 @@ class StudyResult:
         return frame.astype({"target": float, "difference": float, "low": float,
                              "high": float, "p_value": float})
 
-    def plot(self) -> Any:
-        """The report's error-vs-labels plot (mean and 95 % band per arm, log scale) as a
-        matplotlib ``Axes`` of a new figure (``.figure`` to save or show it); no file."""
-        fig, *_ = draw_error_vs_budget(
-            self.summary.arms, scenario_name=self.scenario.name,
+    def plot(self, ax: Any = None, *, x: str = "labels", targets: bool = False) -> Any:
+        """The report's error plot (mean and 95 % band per arm, log scale) against ``x``:
+        ``"labels"`` spent, ``"money"`` spent or simulated ``"time"``; ``targets=True`` draws
+        the target errors (the scenario's ``[report] targets``, else 5 % and 1 %) as dashed
+        lines. Drawn on ``ax`` when given, else on a new pyplot
+        figure, so a notebook shows it inline and ``plt.show()`` shows it in a script; returns
+        the matplotlib ``Axes`` (``.figure`` to save it). Nothing is saved."""
+        axis = {"labels": "edges", "money": "money", "time": "time"}.get(x)
+        if axis is None:
+            raise InputError(f"x must be 'labels', 'money' or 'time', got {x!r}")
+        if axis == "money" and any(arm.money is None for arm in self.summary.arms.values()):
+            raise InputError("this market records no money: plot against 'labels' or 'time'")
+        if ax is None:
+            import matplotlib.pyplot as plt  # pyplot: the figure a notebook displays inline
+
+            _fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
+        draw_error_axes(
+            ax, self.summary.arms, scenario_name=self.scenario.name,
             n_tasks=self.scenario.tasks.count, partial=not self.summary.complete,
-            metric=metric_of(self.summary))
-        return fig.axes[0]
+            metric=metric_of(self.summary), x=axis,
+            targets=targets_of(self.summary.arms) if targets else ())
+        return ax
 
 
 def _interval(ci: ReachInterval | None) -> dict[str, Any]:
@@ -239,3 +305,50 @@ def _interval(ci: ReachInterval | None) -> dict[str, Any]:
     return {"mean": ci.mean if ci else None, "low": ci.low if ci else None,
             "high": ci.high if ci else None, "reached": ci.reached if ci else None,
             "of": ci.of if ci else None}
+
+
+def compare(*results: StudyResult, names: Sequence[str] | None = None, ax: Any = None,
+            x: str = "labels", targets: bool = False) -> Any:
+    """Overlay the error curves of several runs (e.g. before and after changing one thing)
+    on one plot: every arm of every run, named ``<run name>: <arm>`` (``names``: one per run,
+    default each run's scenario name, numbered when they repeat); ``ax``, ``x`` and
+    ``targets`` as :meth:`StudyResult.plot`. Returns the matplotlib ``Axes``."""
+    if not results or not all(isinstance(r, StudyResult) for r in results):
+        raise InputError("compare() needs StudyResults from marketsim.run")
+    names = list(names) if names is not None else [r.scenario.name for r in results]
+    if len(names) != len(results):
+        raise InputError(f"compare() got {len(results)} results and {len(names)} names")
+    if len(set(names)) < len(names):
+        names = [f"{i + 1}. {n}" for i, n in enumerate(names)]
+    arms = {f"{n}: {arm}": s for n, r in zip(names, results, strict=True)
+            for arm, s in r.summary.arms.items()}
+    merged = results[0].summary.model_copy(update={
+        "arms": arms, "complete": all(r.summary.complete for r in results)})
+    return StudyResult(results[0].scenario.replace(name=" vs ".join(names)), merged, ()).plot(
+        ax, x=x, targets=targets)
+
+
+def sweep(scenario: ScenarioSpec, grid: Mapping[str, Sequence[Any]], *,
+          replicates: int | None = None, seed: int | None = None, jobs: int = 1,
+          progress: bool | ProgressCallback = False) -> Any:
+    """Run ``scenario`` at every point of ``grid`` (dotted key -> values, as a ``[sweep]``
+    table; the keys ``scenario.replace`` takes) and return the sweep table as a pandas
+    DataFrame: one row per grid point and arm, the columns of ``sweep.csv`` (final error with
+    its interval, labels, money and time to each target, paired differences to the first
+    arm). Nothing is written; every point runs on the same worlds (same seed)."""
+    pd = _pandas()
+    if not grid or any(isinstance(v, str) or not len(v) for v in grid.values()):
+        raise InputError("sweep() needs {dotted key: non-empty list of values}")
+    if not isinstance(scenario, ScenarioSpec):
+        raise InputError(f"sweep() needs a scenario from marketsim.load_scenario or "
+                         f"marketsim.scenario_from_dict, got {type(scenario).__name__}")
+    keys = list(grid)
+    points: list[dict[str, Any]] = []
+    for i, values in enumerate(itertools.product(*grid.values())):
+        point = editable(scenario).replace(dict(zip(keys, values, strict=True)))
+        result = run(point, replicates=replicates, seed=seed, jobs=jobs, progress=progress)
+        points.append({"folder": f"p{i:03d}", "values": tuple(zip(keys, values, strict=True)),
+                       "summary": result.summary})
+    rows = sweep_rows(points)
+    return pd.DataFrame(rows, columns=[c for c in columns(keys, targets_of(
+        points[0]["summary"].arms)) if any(c in r for r in rows)])

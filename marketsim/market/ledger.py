@@ -47,6 +47,8 @@ class Ledger:
         #: Labels the run buys in all: ``edges``, lowered to what was handed out when the
         #: money can pay no one (:meth:`stop_buying`).
         self.target = self.edges
+        #: Why the run stopped buying before ``edges`` (:meth:`stop_buying`), else None.
+        self.stopped: str | None = None
         self.money = money
         self.capacity = capacity
         m = self.price.size
@@ -152,10 +154,13 @@ class Ledger:
             self.task_labels += 1
             self.labels[worker] += 1
 
-    def stop_buying(self) -> None:
-        """The money can pay no worker who may still work: the run ends with the labels
-        already handed out (those in flight are still received and paid)."""
+    def stop_buying(self, reason: str) -> None:
+        """The money can pay no worker who may still work, or no worker may work at all: the
+        run ends with the labels already handed out (those in flight are still received and
+        paid), and ``reason`` is recorded (:meth:`check_closed_books` requires one for a run
+        that bought fewer than ``budget.edges``)."""
         self.target = self.assigned
+        self.stopped = reason
 
     def close(self, worker: int) -> None:
         """``worker`` may never be handed another label (blocked, or gone for good)."""
@@ -201,6 +206,10 @@ class Ledger:
                               f"money {self.spent!r})")
         if self.in_flight:
             raise LedgerError(f"the run ended with {self.in_flight} labels still in flight")
+        if self.bought != self.target or (self.target < self.edges and self.stopped is None):
+            raise LedgerError(f"the run ended with {self.bought} labels bought, its target "
+                              f"{self.target} of budget.edges = {self.edges} and no recorded "
+                              "reason to stop early")
         self._check_totals("at the end of the run")
         expected = float(np.dot(self.received, self.price))
         if not math.isclose(self.spent, expected, rel_tol=1e-9, abs_tol=1e-9):

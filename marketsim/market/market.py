@@ -35,7 +35,6 @@ import numpy as np
 import simpy
 
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.errors import MarketStuckError
 from marketsim.market.answers.replay import ReplayAnswers
 from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions
@@ -52,11 +51,12 @@ from marketsim.market.policy_guard import (
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import Requester, TaskRequester
 from marketsim.market.streams import Streams
-from marketsim.market.stuck import stuck_error
+from marketsim.market.stuck import stuck_error, used_up
 from marketsim.market.workforce import Workforce, worker_prices
 from marketsim.market.world import World
 from marketsim.policies.base import GOLD, AssignmentPolicy, MarketInfo, is_worker_aware
 from marketsim.record.curves import CurvePoint
+from marketsim.record.units import Stop
 from marketsim.scenario.replay import ReplayData
 from marketsim.scenario.specs import Scenario
 
@@ -125,6 +125,8 @@ class Market:
         self.busy = np.zeros(m, dtype=bool)
         self.curve: list[CurvePoint] = []
         self.not_converged = 0
+        #: What stopped the run early (:meth:`_stop_early`), empty while it has not.
+        self.stop_causes: tuple[str, ...] = ()
         #: Refits whose spectral initialiser fell back to majority vote (Opt-D&S on sparse
         #: early graphs: expected in a market, so counted like non-convergence).
         self.init_fallbacks = 0
@@ -309,16 +311,27 @@ class Market:
         """An arriving worker may not work: end the run if the money is spent, stop if no
         worker can ever work again."""
         wf = self.workforce
-        if wf.out_of_money():
-            self.ledger.stop_buying()  # the money budget ends the run (the curve early)
-            self._next_refresh = min(self._next_refresh, self.budget)
-            self._due()
+        if wf.out_of_money():  # the money budget ends the run (the curve early)
+            self._stop_early(("money",), "the money budget is spent: no worker who may still "
+                             "work can be paid")
             return
         reason = wf.exhausted()
-        if reason is not None:
-            raise MarketStuckError(f"the market is stuck: {reason}; "
-                                   f"{self.budget - self.assigned} of {self.budget} labels "
-                                   "of budget left")
+        if reason is not None:  # no worker left: the arm's result is where its curve stops
+            self._stop_early(wf.exhausted_causes(), reason)
+
+    def _stop_early(self, causes: tuple[str, ...], detail: str) -> None:
+        """Stop buying: the labels handed out are received, refitted once more, and the run
+        ends there with ``causes`` recorded (:attr:`stop`)."""
+        self.stop_causes = causes
+        self.ledger.stop_buying(detail)
+        self._next_refresh = min(self._next_refresh, self.budget)
+        self._due()
+
+    @property
+    def stop(self) -> Stop | None:
+        """Why the run stopped before ``budget.edges`` (None when it bought them all)."""
+        stopped = self.ledger.stopped
+        return None if stopped is None else Stop(self.bought, self.stop_causes, stopped)
 
     def worker_arrivals(self) -> Any:
         """Poisson arrivals of uniformly chosen workers; stops when the budget is handed out."""
@@ -350,9 +363,14 @@ class Market:
 
     def _stuck(self) -> None:
         """Every worker who may work, idle, was offered nothing since the last hand-out: stop,
-        don't spin, and say why (:func:`~marketsim.market.stuck.stuck_error`)."""
-        kind = ("replay" if isinstance(self.requester, ReplayRequester)
-                else policy_label(self.policy) if self.worker_aware
+        don't spin, and say why (:func:`~marketsim.market.stuck.stuck_error`); or stop early
+        when those workers labelled every task and the rules stopped the others."""
+        replay = isinstance(self.requester, ReplayRequester)
+        out = None if self.worker_aware or replay else used_up(
+            self.scenario.tasks.count, self.ledger, self.workforce, sorted(self._refused))
+        if out is not None:
+            return self._stop_early(*out)
+        kind = ("replay" if replay else policy_label(self.policy) if self.worker_aware
                 else type(self.requester).__name__)
         raise stuck_error(self.scenario, self.ledger, self.workforce, self.gold,
                           sorted(self._refused), kind, self.worker_aware, self.budget)

@@ -1,5 +1,7 @@
 """Why a market is stuck: the one-line error a study stops with when every worker who may still
-work arrived idle and was offered nothing, naming the true cause and what to change."""
+work arrived idle and was offered nothing, naming the true cause and what to change; or, when
+those workers have labelled every task and the worker rules stopped all the others, the
+market's recorded early stop (it ran out of workers: a result, not an error)."""
 
 from __future__ import annotations
 
@@ -45,3 +47,19 @@ def stuck_error(scenario: Scenario, ledger: Ledger, workforce: Workforce,
     return MarketStuckError(
         f"the market is stuck: {who} arrived idle and were offered no task, with "
         f"{budget - ledger.assigned} of {budget} labels of budget left ({cause})")
+
+
+def used_up(n_tasks: int, ledger: Ledger, workforce: Workforce,
+            refused: list[int]) -> tuple[tuple[str, ...], str] | None:
+    """(causes, detail) of a market that ran out of workers: the ``refused`` workers, the only
+    ones who may still work, have each labelled all ``n_tasks`` tasks, and the worker rules
+    (blocking, capacity, sessions) stopped all the others; None otherwise (then the market is
+    stuck: :func:`stuck_error`)."""
+    who = np.asarray(refused, dtype=np.int64)
+    causes = workforce.exhausted_causes()
+    if not who.size or not causes or not bool((ledger.labels[who] >= n_tasks).all()):
+        return None
+    left = ("the one worker who may still work has" if who.size == 1 else
+            f"the {who.size} workers who may still work have each")
+    return causes, (f"{left} labelled all {n_tasks} tasks; the others are stopped: "
+                    f"{workforce.exhausted_rules()}")

@@ -117,6 +117,15 @@ class Workforce:
             return None
         return "every worker is stopped: " + self.exhausted_rules()
 
+    def exhausted_causes(self) -> tuple[str, ...]:
+        """The rules that have stopped some worker for good: ``blocking``, ``capacity``,
+        ``sessions`` (in that order; the ``causes`` of a recorded stop)."""
+        handed = self.ledger.handed
+        return tuple(cause for cause, hit in (
+            ("blocking", self.blocking is not None and bool(self.blocked.any())),
+            ("capacity", self.capacity is not None and bool((handed >= self.capacity).any())),
+            ("sessions", self.leave_p is not None and bool(self.gone.any()))) if hit)
+
     def exhausted_rules(self) -> str:
         """The workers each rule has stopped for good, with what to change ("" when none)."""
         rules = []

@@ -46,14 +46,15 @@ def axes_of(rows: Sequence[CurveRow]) -> list[str]:
 
 
 def per_replicate_reach(rows: Sequence[CurveRow], replicates: Sequence[int],
-                        axes: Sequence[str]) -> dict[str, dict[str, list[Any]]]:
+                        axes: Sequence[str], targets: Sequence[float] = TARGETS
+                        ) -> dict[str, dict[str, list[Any]]]:
     """Per axis and target: each replicate's own value at the point its curve reaches the
     target (None when it never does); labels as ints, money and time as floats."""
     curves: dict[int, list[CurveRow]] = defaultdict(list)
     for r in rows:
         curves[r.replicate].append(r)
     out: dict[str, dict[str, list[Any]]] = {a: {} for a in axes}
-    for t in TARGETS:
+    for t in targets:
         found: dict[str, list[Any]] = {a: [] for a in axes}
         for rep in replicates:
             pts = sorted(curves[rep], key=lambda r: r.edges)
@@ -87,11 +88,13 @@ def reach_intervals(per_rep: dict[str, list[Any]]) -> dict[str, dict[str, Any]]:
     }
 
 
-def reach_summary(rows: Sequence[CurveRow], replicates: Sequence[int]) -> dict[str, Any]:
+def reach_summary(rows: Sequence[CurveRow], replicates: Sequence[int],
+                  targets: Sequence[float] = TARGETS) -> dict[str, Any]:
     """An arm's ``summary.json`` keys for every axis it has: ``<axis>_to_reach_replicates``
     (each replicate's own value) and ``<axis>_to_reach_ci95`` (their mean and interval)."""
     out: dict[str, Any] = {}
-    for axis, per_rep in per_replicate_reach(rows, replicates, axes_of(rows)).items():
+    for axis, per_rep in per_replicate_reach(rows, replicates, axes_of(rows),
+                                             targets).items():
         out[f"{axis}_to_reach_replicates"] = per_rep
         out[f"{axis}_to_reach_ci95"] = reach_intervals(per_rep)
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,10 +21,10 @@ from marketsim.record.reach import (
     reach_summary,
 )
 from marketsim.record.stats import mean_interval
-from marketsim.record.summary_model import ArmSummary, Summary
+from marketsim.record.summary_model import ArmSummary, StoppedEarly, Summary
 from marketsim.record.units import UnitResult, canonical_rows
 
-__all__ = ["TARGETS", "build_summary", "edges_to_reach", "summarise"]
+__all__ = ["TARGETS", "build_summary", "edges_to_reach", "summarise", "targets_of"]
 
 #: Per-edge means a continuous arm's summary adds.
 SCORE_COLUMNS = ("rmse", "plain_rmse", "good_accuracy")
@@ -41,8 +41,8 @@ def _num(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def summarise(rows: list[CurveRow], arm_order: list[str] | None = None
-              ) -> dict[str, ArmSummary]:
+def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
+              targets: Sequence[float] = TARGETS) -> dict[str, ArmSummary]:
     """Per arm: edges, mean error and its 95 % Student-t interval over replicates, and the
     edges needed to reach each target error. Only edge counts every replicate reached are
     averaged.
@@ -103,7 +103,7 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None
             conf.append(float(cells.mean()) if np.all(np.isfinite(cells)) else None)
         e_arr, m_arr = np.asarray(edges), np.asarray(means)
         replicates = sorted(reps[arm])
-        reach = reach_summary(arm_rows[arm], replicates)
+        reach = reach_summary(arm_rows[arm], replicates, targets)
         fields: dict[str, Any] = {
             "metric": metric,
             "replicates": n_rep,
@@ -117,7 +117,7 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None
             "confusion_error": conf,
             "final_error_rate": means[-1] if means else None,
             "edges_to_reach": {
-                f"{t:g}": edges_to_reach(e_arr, m_arr, t) for t in TARGETS
+                f"{t:g}": edges_to_reach(e_arr, m_arr, t) for t in targets
             },
             **reach,
             "sim_time": [float(np.mean(axis_values["sim_time"][e])) for e in edges],
@@ -141,6 +141,7 @@ def build_summary(
     results: list[UnitResult],
     seconds: float | None,
     complete: bool,
+    targets: Sequence[float] = TARGETS,
 ) -> Summary:
     """The ``summary.json`` content of a study's finished units (``seconds`` None: not
     known, as when re-rendered from ``curves.csv`` alone)."""
@@ -154,7 +155,30 @@ def build_summary(
         "units_finished": len(results),
         "units_total": replicates * len(arm_names),
         "seconds": None if seconds is None else round(seconds, 3),
-        "arms": (arms := summarise(rows, list(arm_names))),
+        "arms": (arms := _with_stops(summarise(rows, list(arm_names), targets), arm_names,
+                                   results)),
         "comparisons": compare_arms(rows, arms),
         "cost_axes": cost_axes(rows),
     })
+
+
+def _with_stops(arms: dict[str, ArmSummary], arm_names: Sequence[str],
+                results: list[UnitResult]) -> dict[str, ArmSummary]:
+    """``arms`` with each arm's replicates that stopped early (``stopped``), by replicate."""
+    stops: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for unit in sorted(results, key=lambda u: (u.arm, u.replicate)):
+        if unit.stop is not None and unit.arm < len(arm_names):
+            stops[arm_names[unit.arm]].append({
+                "replicate": unit.replicate, "labels": unit.stop.labels,
+                "causes": list(unit.stop.causes), "detail": unit.stop.detail})
+    return {name: arm.model_copy(update={"stopped": [StoppedEarly(**s) for s in stops[name]]})
+            if stops.get(name) else arm for name, arm in arms.items()}
+
+
+def targets_of(arms: Mapping[str, ArmSummary]) -> tuple[float, ...]:
+    """The target errors a summary's arms were measured against, largest first (the
+    scenario's ``[report] targets``, else :data:`TARGETS`)."""
+    for arm in arms.values():
+        if arm.edges_to_reach:
+            return tuple(sorted((float(k) for k in arm.edges_to_reach), reverse=True))
+    return TARGETS

@@ -56,6 +56,18 @@ class ReachInterval(Interval):
     of: int
 
 
+class StoppedEarly(_Record):
+    """A replicate of an arm that stopped buying before ``budget.edges``: a recorded result
+    (its curve stops there), not an error."""
+
+    replicate: int
+    labels: int = Field(description="labels bought when it stopped (gold included)")
+    causes: list[Literal["money", "blocking", "capacity", "sessions"]] = Field(
+        description="money: the money budget was spent; otherwise the rules that left no "
+        "worker who may work")
+    detail: str
+
+
 class ArmSummary(_Record):
     """One arm: its mean curve per edge count (only counts every replicate reached) with the
     interval, and the labels (money, simulated time) to each target error."""
@@ -87,6 +99,8 @@ class ArmSummary(_Record):
     rmse: list[float | None] | None = Field(default=None, description="continuous markets only")
     plain_rmse: list[float | None] | None = None
     good_accuracy: list[float | None] | None = None
+    stopped: list[StoppedEarly] = Field(
+        default_factory=list, description="replicates that stopped before budget.edges")
 
     def to_reach_ci95(self, axis: str) -> dict[str, ReachInterval]:
         """``<axis>_to_reach_ci95`` of ``axis`` (``edges``, ``money``, ``time``); empty when

@@ -14,10 +14,10 @@ import numpy as np
 
 from marketsim.record.metric import Metric
 from marketsim.record.stats import PairedComparison, paired_comparison
-from marketsim.record.summary import TARGETS
+from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import ArmSummary, Checkpoint, Difference, Summary
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
-from marketsim.report.formatting import num, table
+from marketsim.report.formatting import count_of, num, signed, table
 
 Arms = Mapping[str, ArmSummary]
 BASELINE_POLICY = "uniform"
@@ -69,7 +69,7 @@ def sim_time(x: float | None) -> str:
     return "—" if x is None or not np.isfinite(x) else f"{x:,.1f}"
 
 
-LABELS = Reach("edges", "fewer labels", "the fewest labels", num, lambda x: f"{x:,.0f} labels",
+LABELS = Reach("edges", "fewer labels", "the fewest labels", num, lambda x: f"{num(x)} labels",
                "within the budget")
 MONEY = Reach("money", "less money", "the least money", money, lambda x: f"{money(x)} in money",
               "in every replicate")
@@ -124,7 +124,7 @@ def _fewest(arms: Arms, names: Sequence[str], key: str, reach: Reach
             text += (f"difference from {close} can be tested: a paired comparison needs two "
                      f"replicates where both reached it, and there {_were(pairs)}")
         else:
-            text += f"difference from {close} is detectable with {pairs} replicates"
+            text += f"difference from {close} is detectable with {count_of(pairs, 'replicate')}"
         if needed and pairs >= 2:
             text += f" (about {max(needed)} would be needed)"
     if missed and len(ties) < len(names):
@@ -144,7 +144,7 @@ def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
     winner named only when it needs detectably less than every other arm, and (labels) the
     comparison with the baseline."""
     out = []
-    for t in TARGETS:
+    for t in targets_of(arms):
         key = f"{t:g}"
         found = _fewest(arms, names, key, reach)
         if found is None:
@@ -170,10 +170,10 @@ def _against(cmp: PairedComparison) -> str:
         return (f"{LABELS.amount(abs(d.mean))} {'fewer' if d.mean < 0 else 'more'} in the one "
                 "replicate where both reached it (no interval)")
     if not cmp.detected:
-        return f"no difference detectable with {d.n} replicates"
+        return f"no difference detectable with {count_of(d.n, 'replicate')}"
     word = "fewer" if d.mean < 0 else "more"
-    return (f"{LABELS.amount(abs(d.mean))} {word} (paired 95 % interval {d.low:+,.0f} to "
-            f"{d.high:+,.0f})")
+    return (f"{LABELS.amount(abs(d.mean))} {word} (paired 95 % interval {signed(d.low)} to "
+            f"{signed(d.high)})")
 
 
 def diff_cell(entry: Difference | Checkpoint | None, fmt: Any) -> str:
@@ -224,10 +224,13 @@ def comparisons_section(summary: Summary, names: Sequence[str], metric: Metric,
         if entry is None:
             continue
         rows.append([name, *(diff_cell(entry.to_reach("edges").get(f"{t:g}"),
-                                   lambda x: f"{x:+,.0f}") for t in TARGETS)])
-    head = ["arm", *(f"labels to {metric.target_short(t)}" for t in TARGETS)]
-    lines += ["Difference in labels needed to reach each target (replicates where both arms "
-              "reached it):", "", *table(head, rows), ""]
+                                   signed) for t in targets_of(summary.arms))])
+    head = ["arm", *(f"difference in labels to {metric.target_short(t)}"
+                     for t in targets_of(summary.arms))]
+    lines += ["Paired difference in labels needed to reach each target: the mean over the "
+              "replicates where both arms reached it of (arm − reference), each replicate's "
+              "own labels-to-target; a third figure, neither the mean curve's nor the "
+              "replicates' mean of the table above:", "", *table(head, rows), ""]
     for name in names:
         entry = comp.arms.get(name)
         if entry and entry.checkpoints:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from marketsim.record.metric import Metric
-from marketsim.record.summary import TARGETS
+from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import ArmSummary, Interval, Summary
 from marketsim.report.arm_text import ArmSpec
 from marketsim.report.comparison_text import LABELS, MONEY, TIME, Reach, diff_cell, key_results
@@ -71,6 +71,7 @@ def costs_section(summary: Summary, names: Sequence[str],
     if not axes:
         return []
     arms: Arms = summary.arms
+    targets = targets_of(arms)
     shown = ["edges", *axes]
     words = " and ".join([", ".join(_NOUNS[a] for a in shown[:-1]), _NOUNS[shown[-1]]])
     lines = [f"## {words[:1].upper() + words[1:]} to reach each target", "",
@@ -78,9 +79,9 @@ def costs_section(summary: Summary, names: Sequence[str],
              "curve reaches the target and stays there; the mean over replicates with its 95 % "
              "Student-t interval in brackets, or how many replicates reached it.", ""]
     head = ["arm"]
-    for t in TARGETS:
+    for t in targets:
         head += [f"{_NOUNS[a]} to {metric.target_short(t)}" for a in shown]
-    rows = [[name, *(c for t in TARGETS for c in _cells(arms[name], f"{t:g}", shown))]
+    rows = [[name, *(c for t in targets for c in _cells(arms[name], f"{t:g}", shown))]
             for name in names]
     lines += table(head, rows) + [""]
     for axis in axes:
@@ -97,8 +98,8 @@ def costs_section(summary: Summary, names: Sequence[str],
                 continue
             rows.append([name, *(diff_cell(entry.to_reach(a).get(f"{t:g}"),
                                            DIFF_FORMATS[a])
-                                 for t in TARGETS for a in axes)])
-        head = ["arm", *(f"{_NOUNS[a]} to {metric.target_short(t)}" for t in TARGETS
+                                 for t in targets for a in axes)])
+        head = ["arm", *(f"{_NOUNS[a]} to {metric.target_short(t)}" for t in targets
                          for a in axes)]
         lines += [f"Paired differences against *{comp.reference}* (arm minus reference, "
                   "replicates where both reached the target; **bold**: the interval excludes "

@@ -31,6 +31,7 @@ from marketsim.report.dashboard_charts import ROTATE_SECONDS, render_charts, ter
 from marketsim.report.formatting import (
     DASH,
     clean_name,
+    count_of,
     fmt_axis,
     fmt_error,
     fmt_seconds,
@@ -165,8 +166,8 @@ class LiveDashboard:
         st = self.state
         assert st is not None
         end = ("interrupted" if self.interrupted else "finished") if self.stopped else ""
-        long = (f"  {st.replicates} replicates × {len(st.arms)} arms · budget "
-                f"{st.budget:,} labels · elapsed {fmt_seconds(st.elapsed())}")
+        long = (f"  {count_of(st.replicates, 'replicate')} × {count_of(len(st.arms), 'arm')}"
+                f" · budget {st.budget:,} labels · elapsed {fmt_seconds(st.elapsed())}")
         name = "marketsim " + clean_name(st.scenario.name)
         if len(name) + len(long) + len(end) + 2 > self.console.width:  # the words that fit
             long = (f"  {st.replicates} reps × {len(st.arms)} arms · {fmt_axis(st.budget)}"

@@ -38,12 +38,28 @@ def fmt_error(x: float | None) -> str:
     return RMSE.fmt(x)
 
 
+def rounded(x: float) -> int:
+    """``x`` rounded to the nearest integer, halves away from zero (766.67 -> 767, 2.5 -> 3,
+    -2.5 -> -3): every output rounds a mean the same way, never truncates it."""
+    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+
+
 def num(x: float | int | None) -> str:
-    """A count with thousands separators (``12,000``); :data:`DASH` when unknown or not
-    finite."""
+    """A count with thousands separators (``12,000``), rounded to the nearest integer
+    (:func:`rounded`); :data:`DASH` when unknown or not finite."""
     if x is None or not math.isfinite(x):
         return DASH
-    return f"{int(x):,}"
+    return f"{rounded(x):,}"
+
+
+def count_of(n: int, noun: str) -> str:
+    """``1 replicate``, ``3 replicates``, ``no replicate``: a count with its noun agreeing."""
+    return f"no {noun}" if n == 0 else f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def signed(x: float) -> str:
+    """A signed count rounded as :func:`num` rounds: ``+1,200``, ``-507``, ``+0``."""
+    return f"{rounded(x):+,}"
 
 
 def fmt_axis(n: float) -> str:

@@ -33,6 +33,7 @@ from marketsim.report.results_text import (
     checkpoints_section,
     plot_section,
     score_section,
+    stops_section,
     targets_section,
 )
 from marketsim.report.setup_text import setup_section
@@ -69,6 +70,7 @@ def report_markdown(
                   "zero; details below):", "", *key_results(arms, specs, names, metric), ""]
     lines += setup_section(setup, summary)
     lines += arms_section(arms, names, specs, metric)
+    lines += stops_section(arms, names)
     lines += score_section(arms, names, metric)
     # the fewest replicates any arm finished: under two, no interval and no pair exists
     fewest = min((a.replicates for a in arms.values()), default=0)

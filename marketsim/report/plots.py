@@ -9,7 +9,7 @@ distinguishable in grey print.
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,8 @@ from marketsim.record.files import write_bytes_atomic
 from marketsim.record.metric import ERROR_RATE, Metric
 from marketsim.record.summary_model import ArmSummary
 
+#: The error plot's size in inches (the report's files and a notebook's figure alike).
+FIGSIZE = (7.5, 4.8)
 PNG_NAME = "error_vs_budget.png"
 SVG_NAME = "error_vs_budget.svg"
 
@@ -115,6 +117,7 @@ def plot_error_vs_budget(
     partial: bool = False,
     metric: Metric = ERROR_RATE,
     x: str = "edges",
+    targets: Sequence[float] = (),
 ) -> PlotInfo:
     """Draw the mean headline error (log scale) against labels spent, with a shaded 95 % band
     per arm, and write the PNG and SVG atomically into ``out_dir``.
@@ -126,10 +129,11 @@ def plot_error_vs_budget(
     half the smallest positive mean (one task's share is not a meaningful RMSE unit).
     ``x`` picks the x axis (:data:`X_AXES`): labels (``error_vs_budget.*``), money
     (``error_vs_money.*``) or simulated time (``error_vs_time.*``), each arm's mean per label
-    count.
+    count. ``targets``: the target errors, drawn as dashed lines.
     """
     fig, floor, clipped, plotted = draw_error_vs_budget(
-        arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric, x=x)
+        arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric, x=x,
+        targets=targets)
     out_dir, stem = Path(out_dir), X_AXES[x].stem
     png, svg = out_dir / f"{stem}.png", out_dir / f"{stem}.svg"
     for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
@@ -147,18 +151,53 @@ def draw_error_vs_budget(
     partial: bool = False,
     metric: Metric = ERROR_RATE,
     x: str = "edges",
+    targets: Sequence[float] = (),
 ) -> tuple[Any, float, int, int]:
     """The figure :func:`plot_error_vs_budget` writes, not written: (matplotlib ``Figure``,
     floor, means clipped to it, arms plotted)."""
-    if not metric.percent:
-        n_tasks = None
     # matplotlib is slow to import: only the processes that draw a plot load it.
     from matplotlib.figure import Figure
+
+    fig = Figure(figsize=FIGSIZE, dpi=150, layout="constrained")
+    ax = fig.add_subplot()
+    floor, clipped, plotted = draw_error_axes(
+        ax, arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric,
+        x=x, targets=targets)
+    fig.text(0.01, 0.005, floor_note(floor, n_tasks if metric.percent else None, metric),
+             fontsize="x-small", color="0.35", ha="left", va="bottom")
+    engine = fig.get_layout_engine()
+    if engine is not None:  # the constrained layout set above: leave room for the note
+        engine.set(rect=(0, 0.035, 1, 0.965))  # type: ignore[call-arg]
+    return fig, floor, clipped, plotted
+
+
+def floor_note(floor: float, n_tasks: int | None, metric: Metric) -> str:
+    """The figure's footnote: what the line and band are, and the log-scale floor."""
+    tick = _percent_tick if metric.percent else _plain_tick
+    basis = f"0.5/{n_tasks:,} tasks" if n_tasks else "half the smallest error"
+    return (f"line: mean over replicates; band: 95% CI. Errors below {tick(floor)} "
+            f"({basis}), including 0, are drawn at that floor (dotted line).")
+
+
+def draw_error_axes(
+    ax: Any,
+    arms: Mapping[str, ArmSummary],
+    *,
+    scenario_name: str,
+    n_tasks: int | None = None,
+    partial: bool = False,
+    metric: Metric = ERROR_RATE,
+    x: str = "edges",
+    targets: Sequence[float] = (),
+) -> tuple[float, int, int]:
+    """Draw the error curves of :func:`draw_error_vs_budget` on the matplotlib ``ax`` (any
+    Axes: of a pyplot figure in a notebook, or of a bare ``Figure``), with a dotted horizontal
+    line at each of ``targets``; (floor, means clipped to it, arms plotted)."""
+    if not metric.percent:
+        n_tasks = None
     from matplotlib.ticker import FuncFormatter
 
     floor = error_floor(n_tasks, arms)
-    fig = Figure(figsize=(7.5, 4.8), dpi=150, layout="constrained")
-    ax = fig.add_subplot()
     clipped = 0
     plotted = 0
     n_arms = len(arms)
@@ -198,6 +237,7 @@ def draw_error_vs_budget(
     if not metric.percent:  # RMSE spans less than a decade: label the minor ticks plainly too
         ax.yaxis.set_minor_formatter(FuncFormatter(tick))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}"))
+    top = max([top, *targets])
     ax.set_ylim(bottom=floor * 0.8, top=max(top * 1.25, floor * 10))
     ax.set_xlabel(axis.label)
     ax.set_ylabel(f"{metric.label} (log scale)")
@@ -208,16 +248,15 @@ def draw_error_vs_budget(
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", axis="y", alpha=0.08)
     ax.axhline(floor, color="0.5", linewidth=0.8, linestyle=":", zorder=0)
+    for target in targets:
+        ax.axhline(target, color="0.25", linewidth=0.9, linestyle=(0, (4, 3)), zorder=1,
+                   label="_target")
+        ax.annotate(metric.target(target), (0, target), xycoords=("axes fraction", "data"),
+                    xytext=(3, 2), textcoords="offset points", fontsize="x-small",
+                    color="0.25")
     if plotted:
         ax.legend(title="arm (replicates); band = 95% CI of the mean", title_fontsize="small",
                   fontsize="small", loc="best", framealpha=0.9)
     else:
         ax.text(0.5, 0.5, "no finished units yet", transform=ax.transAxes, ha="center")
-    basis = f"0.5/{n_tasks:,} tasks" if n_tasks else "half the smallest error"
-    note = (f"line: mean over replicates; band: 95% CI. Errors below {tick(floor)} "
-            f"({basis}), including 0, are drawn at that floor (dotted line).")
-    fig.text(0.01, 0.005, note, fontsize="x-small", color="0.35", ha="left", va="bottom")
-    engine = fig.get_layout_engine()
-    if engine is not None:  # the constrained layout set above: leave room for the note
-        engine.set(rect=(0, 0.035, 1, 0.965))  # type: ignore[call-arg]
-    return fig, floor, clipped, plotted
+    return floor, clipped, plotted

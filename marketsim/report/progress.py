@@ -25,7 +25,7 @@ from marketsim.record.curves import CurvePoint
 from marketsim.record.metric import ERROR_RATE
 from marketsim.record.units import UnitResult
 from marketsim.report.dashboard import LiveDashboard
-from marketsim.report.formatting import DASH, clean_name, fmt_error
+from marketsim.report.formatting import DASH, clean_name, count_of, fmt_error
 from marketsim.report.study_state import scenario_metric
 from marketsim.scenario.specs import Scenario
 
@@ -86,8 +86,9 @@ class PlainProgress:
         self.total = scenario.replicates * len(scenario.arms)
         where = f" -> {clean_name(str(run_dir))}" if run_dir is not None else ""
         self._say(
-            f"marketsim: {clean_name(scenario.name)!r}: {scenario.replicates} replicates x "
-            f"{len(scenario.arms)} arms = {self.total} units{where}"
+            f"marketsim: {clean_name(scenario.name)!r}: "
+            f"{count_of(scenario.replicates, 'replicate')} x "
+            f"{count_of(len(scenario.arms), 'arm')} = {self.total} units{where}"
         )
 
     def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None:

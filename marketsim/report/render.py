@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from marketsim.record.curves import CurveRow, read_curves
 from marketsim.record.files import write_json_atomic, write_text_atomic
 from marketsim.record.metric import metric_of
 from marketsim.record.run_model import RunRecord, read_run
-from marketsim.record.summary import build_summary
+from marketsim.record.summary import TARGETS, build_summary, targets_of
 from marketsim.record.summary_model import Summary, read_summary, summary_json
 from marketsim.record.units import UnitResult
 from marketsim.report.markdown import REPORT_NAME, report_markdown
@@ -123,9 +123,14 @@ def rebuild_summary(
     summary = build_summary(
         name=name if isinstance(name, str) else fallback_name, seed=seed, replicates=replicates,
         arm_names=arm_names, results=results, seconds=None, complete=complete,
+        targets=_targets(setup, previous),
     )
-    # the run time as the run wrote it (curves.csv does not hold it)
-    return summary.model_copy(update={"seconds": previous.seconds if previous else None})
+    # the run time and early stops as the run wrote them (curves.csv does not hold them)
+    arms = {name: arm.model_copy(update={"stopped": previous.arms[name].stopped})
+            if previous and name in previous.arms and previous.arms[name].stopped else arm
+            for name, arm in summary.arms.items()}
+    return summary.model_copy(update={"seconds": previous.seconds if previous else None,
+                                      "arms": arms})
 
 
 def render_report(
@@ -162,6 +167,7 @@ def render_report(
             run_dir, summary.arms, scenario_name=summary.scenario,
             n_tasks=n_tasks if isinstance(n_tasks, int) else None,
             partial=not summary.complete, metric=metric_of(summary), x=x,
+            targets=targets_of(summary.arms),
         )
         for x in ("edges", *summary.cost_axes)
     }
@@ -170,3 +176,14 @@ def render_report(
                            versions=run_meta.versions if run_meta else None, cost_plots=plots)
     write_text_atomic(run_dir / REPORT_NAME, text)
     return summary
+
+
+def _targets(setup: Mapping[str, Any] | None, previous: Summary | None) -> tuple[float, ...]:
+    """The target errors of the run: its scenario's ``[report] targets``, else those of the
+    summary it wrote, else the standard ones."""
+    report = (setup or {}).get("report")
+    targets = report.get("targets") if isinstance(report, Mapping) else None
+    if isinstance(targets, list | tuple) and targets and all(
+            isinstance(t, int | float) for t in targets):
+        return tuple(sorted((float(t) for t in targets), reverse=True))
+    return targets_of(previous.arms) if previous is not None else TARGETS

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from marketsim.record.metric import Metric
-from marketsim.record.summary import TARGETS
+from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import ArmSummary
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
 from marketsim.report.comparison_text import BASELINE_POLICY, baseline
@@ -173,20 +173,22 @@ def reach_interval(arm: ArmSummary, key: str, axis: str = "edges",
                     f" (not reached in any of the {ci.of} replicates)")
         return f" (reached in {ci.reached} of {ci.of} replicates)"
     if ci.low is None:
-        return f" (mean {fmt(ci.mean)}, one replicate)"
-    return f" (mean {fmt(ci.mean)} [{fmt(ci.low)}, {fmt(ci.high)}])"
+        return f" (one replicate: {fmt(ci.mean)})"
+    return f" (replicates' mean {fmt(ci.mean)} [{fmt(ci.low)}, {fmt(ci.high)}])"
 
 
 def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
                     metric: Metric, replicates: int = 2) -> list[str]:
     """Labels each arm needed to reach each target, and the saving against its baseline (no
     interval with fewer than two ``replicates``, and the text says so)."""
-    goal = (" / ".join(f"{100 * t:g} %" for t in TARGETS) + " error" if metric.percent
-            else "RMSE " + " / ".join(f"{t:g}" for t in TARGETS))
+    targets = targets_of(arms)
+    goal = (" / ".join(f"{100 * t:g} %" for t in targets) + " error" if metric.percent
+            else "RMSE " + " / ".join(f"{t:g}" for t in targets))
     lines = [f"## Labels needed to reach {goal}", ""]
     lines += [
-        "The fewest labels after which the mean error stays at or below the target for the rest "
-        "of the run ('—' = not reached within the budget); in brackets, the mean of each "
+        "Two figures per target. *Mean curve*: the fewest labels after which the mean error "
+        "(over replicates) stays at or below the target for the rest of the run ('—' = not "
+        "reached within the budget). In brackets, *replicates' mean*: the mean of each "
         + ("replicate's own labels-to-target with its 95 % Student-t interval (when every "
            "replicate reached it, else how many did)" if replicates >= 2 else
            "replicate's own labels-to-target (one replicate: no interval), or that it was not "
@@ -197,9 +199,10 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
     ]
     has_uniform = any(policy_name(specs.get(n)) == BASELINE_POLICY for n in names)
     head = ["arm"]
-    for t in TARGETS:
+    for t in targets:
         short = f"{100 * t:g} %" if metric.percent else f"{t:g}"
-        head += [f"labels to {short}"] + ([f"saving at {short}"] if has_uniform else [])
+        head += [f"labels to {short} (mean curve)"] + ([f"saving at {short}"] if has_uniform
+                                                        else [])
     if has_uniform:
         head.append("baseline")
     rows = []
@@ -207,7 +210,7 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
         a = arms[name]
         base = baseline(name, specs, names)
         row: list[Any] = [name]
-        for t in TARGETS:
+        for t in targets:
             key = f"{t:g}"
             row.append(num(a.edges_to_reach.get(key)) + reach_interval(a, key))
             if has_uniform:
@@ -220,3 +223,37 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
     if not has_uniform:
         lines += ["There is no uniform-policy arm in this run, so no savings are shown.", ""]
     return lines
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def stop_lines(arm: ArmSummary) -> list[str]:
+    """How an arm's replicates stopped before the budget, one phrase per kind of stop: ``ran
+    out of workers at 1,064 labels (blocking) in replicate 2: <what stopped them>``."""
+    groups: dict[tuple[str, ...], list[Any]] = {}
+    for stop in arm.stopped:
+        groups.setdefault(tuple(stop.causes), []).append(stop)
+    out = []
+    for causes, stops in groups.items():
+        what = ("the money budget ran out" if "money" in causes else
+                "ran out of workers")
+        at = _listed([num(s.labels) for s in stops])
+        reps = _listed([str(s.replicate) for s in stops])
+        out.append(f"{what} at {at} labels ({', '.join(causes)}) in "
+                   f"{'replicate' if len(stops) == 1 else 'replicates'} {reps} of "
+                   f"{arm.replicates}: {stops[0].detail}")
+    return out
+
+
+def stops_section(arms: Arms, names: Sequence[str]) -> list[str]:
+    """The arms some replicate of which stopped before spending the budget: where and why (a
+    recorded result: the curve stops there), or nothing when every replicate spent it."""
+    lines = [f"- *{name}*: {line}" for name in names for line in stop_lines(arms[name])]
+    if not lines:
+        return []
+    return ["**Stopped before the budget.** A replicate that runs out of workers (or money) "
+            "stops buying labels there and its curve ends; the arm's mean curve, and every "
+            "number read off it, stops at the labels all its replicates reached.", "",
+            *lines, ""]

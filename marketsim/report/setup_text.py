@@ -1,6 +1,7 @@
 """The "Setup" section of ``report.md``: the simulated market of a run (tasks, workers and
-their accuracy or score model, features, budget, batches, replicates) in words for a student,
-from the resolved scenario the run used."""
+their accuracy or score model, features, budget, batches, replicates; prices or qualification
+tiers, capacity, sessions, a money budget, gold questions and blocking, the scenario's and each
+arm's own) in words for a student, from the resolved scenario the run used."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from marketsim.record.summary_model import Summary
-from marketsim.report.formatting import num
+from marketsim.report.formatting import count_of, num
 from marketsim.scenario.worker_models import worker_model_facts
 
 
@@ -52,6 +53,88 @@ def score_setup(setup: Mapping[str, Any]) -> str:
             f"{type_txt}. Nobody is told who is good.")
 
 
+def _number(x: Any) -> str:
+    return f"{x:g}" if isinstance(x, int | float) else str(x)
+
+
+def prices_text(workers: Mapping[str, Any]) -> str:
+    """What a label costs: per qualification tier, or a flat price other than 1."""
+    tiers = workers.get("tiers")
+    if isinstance(tiers, Mapping) and tiers.get("prices"):
+        cuts, prices = list(tiers.get("cuts") or []), list(tiers["prices"])
+        bands = []
+        for i, price in enumerate(prices):
+            low = f"{_number(cuts[i - 1])}" if i else None
+            high = f"{_number(cuts[i])}" if i < len(cuts) else None
+            where = (f"below {high}" if low is None else f"{low} or more" if high is None
+                     else f"from {low} to below {high}")
+            bands.append(f"tier {i} (score {where}) {_number(price)}")
+        return (f"Workers are sorted into {len(prices)} qualification tiers by a noisy "
+                f"qualification score, their hidden accuracy plus N(0, "
+                f"{_number(tiers.get('noise'))}²) noise, and a label (gold answers included) "
+                f"costs the worker's tier price: {'; '.join(bands)}.")
+    price = workers.get("price")
+    if isinstance(price, int | float) and price != 1:
+        return f"Every label (gold answers included) costs {_number(price)}."
+    return ""
+
+
+def gold_text(gold: Mapping[str, Any] | None, blocking: Mapping[str, Any] | None) -> str:
+    """Gold (control) questions and the blocking rule in words ("" when neither is on)."""
+    parts = []
+    if gold:
+        rate = gold.get("rate") or 0
+        parts.append(
+            f"{num(gold.get('count'))} gold (control) questions with known classes are mixed "
+            "in: " + (f"an arriving worker answers one with probability {_number(rate)} "
+                      f"(about one arrival in {num(1 / rate)})" if rate else
+                      "a worker answers one when the policy asks for it")
+            + "; gold answers are paid and count towards the label budget but are not task "
+            "labels" + ("; methods that can use them fit them with their classes known"
+                        if gold.get("in_inference", True) else ""))
+    if blocking:
+        acc = blocking.get("min_accuracy")
+        acc_txt = f"{100 * acc:g} %" if isinstance(acc, int | float) else str(acc)
+        parts.append(f"a worker whose gold answers are less than {acc_txt} correct after "
+                     f"{num(blocking.get('after'))} or more of them is blocked for good")
+    return "; ".join(parts)
+
+
+def rules_text(setup: Mapping[str, Any]) -> list[str]:
+    """The market's rules beyond the crowd, as a paragraph: prices or tiers, capacity,
+    sessions, the money budget, and gold and blocking (the scenario's, then each arm's own)."""
+    workers = setup.get("workers") or {}
+    budget = setup.get("budget") or {}
+    sentences = [t for t in (prices_text(workers),) if t]
+    capacity, session = workers.get("capacity"), workers.get("session_mean")
+    if capacity is not None:
+        sentences.append(f"Each worker gives at most {num(capacity)} labels (gold answers "
+                         "included), then stops for good.")
+    if session is not None:
+        sentences.append(f"Each worker leaves the market for good after {_number(session)} "
+                         "labels on average (gold included; a geometric session length).")
+    if budget.get("money") is not None:
+        sentences.append(f"The requester may spend at most **{_number(budget['money'])} in "
+                         "money** (gold included); the run ends when no worker who may still "
+                         "work can be paid.")
+    shared = gold_text(setup.get("gold"), setup.get("blocking"))
+    if shared:
+        sentences.append(f"For every arm: {shared}.")
+    own: dict[str, list[str]] = {}
+    for arm in setup.get("arms") or []:
+        if isinstance(arm, Mapping) and (arm.get("gold") or arm.get("blocking")):
+            text = gold_text(arm.get("gold") or setup.get("gold"),
+                             arm.get("blocking") or setup.get("blocking"))
+            own.setdefault(text, []).append(str(arm.get("name")))
+    for text, names in own.items():
+        who = ", ".join(f"*{n}*" for n in names)
+        sentences.append(f"Arm{'s' if len(names) > 1 else ''} {who} "
+                         f"{'have their' if len(names) > 1 else 'has its'} own rule: {text}.")
+    if own and not shared:
+        sentences.append("The other arms use no gold questions and block no one.")
+    return [" ".join(sentences), ""] if sentences else []
+
+
 def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str]:
     """"Setup": the world, the budget and batches, the inference refits and the replicates in
     words (only the seed and replicate count when the run's scenario is unknown)."""
@@ -60,7 +143,7 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str
         out += [
             f"The run folder has no `run.json` or readable `scenario.toml`, so only what "
             f"`curves.csv` holds is known: seed {summary.seed}, "
-            f"{summary.replicates} replicates.", "",
+            f"{count_of(summary.replicates, 'replicate')}.", "",
         ]
         return out
     tasks = setup.get("tasks") or {}
@@ -121,6 +204,7 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str
         f"**{num(budget.get('batch'))}**; after each batch the inference service {refit_txt}, "
         f"and the policy decides where the next batch goes. {error_txt}",
         "",
+        *rules_text(setup),
         f"Every arm (policy + inference method) is run on the same "
         f"**{summary.replicates} replicate "
         f"world{'' if summary.replicates == 1 else 's'}** (common random numbers, "

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from marketsim.options import F
 from marketsim.scenario.table import Table
@@ -90,3 +90,12 @@ class OutputSpec(Table):
             raise KeyProblem("graphml", "needs output.graph = true (the graph is what gets "
                              "exported)")
         return self
+
+
+class ReportSpec(Table):
+    """``[report]``: what the reports show"""
+
+    targets: list[Annotated[float, Field(gt=0, le=1)]] | None = F(
+        None, "the target errors (error rates, or RMSEs) whose labels, money and simulated "
+        "time the reports and `summary.json` give, and the plots draw, instead of 0.05 and "
+        "0.01", shown="[0.05, 0.01]", min_length=1, max_length=6)

@@ -28,6 +28,7 @@ from marketsim.scenario.market_specs import (
     GoldSpec,
     HeaderSpec,
     OutputSpec,
+    ReportSpec,
 )
 from marketsim.scenario.replay import ReplaySpec
 from marketsim.scenario.resolve import import_policies, resolve
@@ -58,6 +59,8 @@ class Scenario(Table):
     blocking: BlockingSpec | None = F(None, "the blocking rule", shown="none",
                                       recorded_at_default=False)
     output: OutputSpec = F(OutputSpec(), "what is recorded", shown="see the table")
+    report: ReportSpec | None = F(None, "what the reports show", shown="none",
+                                  recorded_at_default=False)
     arms: Annotated[tuple[ArmSpec, ...], BeforeValidator(_as_tuple)] = F(
         ..., "the arms, at least one", min_length=1)
     sweep: SweepGrid = F(
@@ -119,6 +122,13 @@ class Scenario(Table):
     def sweep_point(self) -> tuple[tuple[str, Any], ...]:
         """The grid point this scenario is (empty if it is not one)."""
         return self._sweep_point
+
+    @property
+    def targets(self) -> tuple[float, ...]:
+        """``[report] targets``: the target errors the reports use, largest first, each once
+        (empty: the standard 0.05 and 0.01)."""
+        given = self.report.targets if self.report is not None else None
+        return tuple(sorted(set(given or ()), reverse=True))
 
     @property
     def worker_model(self) -> WorkerModelFacts:

@@ -15,7 +15,7 @@ from typing import Any
 
 from marketsim.record.curves import CurveRow
 from marketsim.record.files import write_json_atomic
-from marketsim.record.units import UnitResult
+from marketsim.record.units import STOP_CAUSES, Stop, UnitResult
 from marketsim.scenario.specs import Scenario
 
 #: Numbers in a checkpoint row: edges, then the metrics (older checkpoints have fewer).
@@ -44,6 +44,9 @@ def save_unit(run_dir: Path, scenario: Scenario, unit: UnitResult) -> None:
             "arm": unit.arm,
             "arm_name": scenario.arms[unit.arm].name,
             "seconds": unit.seconds,
+            **({} if unit.stop is None else {"stop": {
+                "labels": unit.stop.labels, "causes": list(unit.stop.causes),
+                "detail": unit.stop.detail}}),
             "rows": [
                 [r.edges, *r.metrics()[:3], *(_json_number(x) for x in r.metrics()[3:])]
                 for r in unit.rows
@@ -59,8 +62,20 @@ def _number(x: Any, *, null: bool) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _row_problem(rows: Any, scenario: Scenario) -> str | None:
-    """Why ``rows`` cannot be an arm's curve in ``scenario``, or None."""
+def _stop(data: Any) -> Stop | str | None:
+    """The recorded early stop of a checkpoint (None without one), or why it is damaged."""
+    if data is None:
+        return None
+    if not (isinstance(data, dict) and isinstance(data.get("labels"), int)
+            and isinstance(data.get("detail"), str) and isinstance(data.get("causes"), list)
+            and data["causes"] and all(c in STOP_CAUSES for c in data["causes"])):
+        return f"'stop' is not a recorded stop: {data!r}"
+    return Stop(data["labels"], tuple(data["causes"]), data["detail"])
+
+
+def _row_problem(rows: Any, scenario: Scenario, stop: Stop | None = None) -> str | None:
+    """Why ``rows`` cannot be an arm's curve in ``scenario`` (that stopped early at
+    ``stop.labels`` when ``stop`` is given), or None."""
     if not isinstance(rows, list) or not rows:
         return "no rows"
     for idx, row in enumerate(rows):
@@ -77,8 +92,11 @@ def _row_problem(rows: Any, scenario: Scenario) -> str | None:
     # The market refreshes every ``batch`` labels and once more when the budget is spent.
     if any(s != batch for s in steps[:-1]) or (steps and not 0 < steps[-1] <= batch):
         return f"{len(rows)} rows that do not step by budget.batch = {batch}"
-    # A money budget (budget.money) may end a curve before budget.edges, never after it.
-    early = scenario.budget.money is not None and edges[-1] <= budget
+    # A money budget (budget.money) may end a curve before budget.edges, never after it, and
+    # so may running out of workers, when the unit recorded that it stopped there.
+    if stop is not None and edges[-1] != stop.labels:
+        return f"rows ending at {edges[-1]} labels, but the unit stopped at {stop.labels}"
+    early = (scenario.budget.money is not None or stop is not None) and edges[-1] <= budget
     if not early and (edges[-1] < budget or (len(edges) > 1 and edges[-1] != budget)):
         return f"{len(rows)} rows ending at {edges[-1]} labels, not budget.edges = {budget}"
     return None
@@ -108,7 +126,10 @@ def _read_unit(path: Path, scenario: Scenario) -> UnitResult | str | None:
     name = scenario.arms[arm].name
     if data["arm_name"] != name:
         return f"is for arm {data['arm_name']!r}, the scenario's arm {arm} is {name!r}"
-    problem = _row_problem(data["rows"], scenario)
+    stop = _stop(data.get("stop"))
+    if isinstance(stop, str):
+        return stop
+    problem = _row_problem(data["rows"], scenario, stop)
     if problem:
         return problem
     seconds = data.get("seconds", 0.0)
@@ -118,7 +139,8 @@ def _read_unit(path: Path, scenario: Scenario) -> UnitResult | str | None:
                  arm=name, replicate=rep)
         for r in data["rows"]
     )
-    return UnitResult(rep, arm, rows, float(seconds) if _number(seconds, null=False) else 0.0)
+    return UnitResult(rep, arm, rows, float(seconds) if _number(seconds, null=False) else 0.0,
+                      stop)
 
 
 def load_units(

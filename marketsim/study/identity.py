@@ -38,8 +38,9 @@ from marketsim.scenario.specs import Scenario
 
 #: Replay keys holding file or folder paths, relative to the scenario file in its TOML.
 PATH_KEYS = ("labels", "truth", "data_dir")
-#: Resolved-scenario keys that say where things were, not what the study is.
-LOCATION_KEYS = ("source", "raw")
+#: Resolved-scenario keys that say where things were or how the reports show them, not what
+#: the study is (a folder resumed with other ``[report] targets`` reports the same runs).
+LOCATION_KEYS = ("source", "raw", "report")
 
 
 def plain(obj: Any) -> Any:

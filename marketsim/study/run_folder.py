@@ -26,6 +26,7 @@ from marketsim.errors import InputError
 from marketsim.record.curves import read_curves, write_curves
 from marketsim.record.files import write_bytes_atomic, write_json_atomic
 from marketsim.record.run_model import RunRecord, read_run, run_json
+from marketsim.record.summary import TARGETS
 from marketsim.record.summary import build_summary as summarise_study
 from marketsim.record.summary_model import Summary, summary_json
 from marketsim.record.units import UnitResult, canonical_rows
@@ -187,7 +188,7 @@ def build_summary(
     return summarise_study(
         name=scenario.name, seed=scenario.seed, replicates=scenario.replicates,
         arm_names=[a.name for a in scenario.arms], results=results, seconds=seconds,
-        complete=complete,
+        complete=complete, targets=scenario.targets or TARGETS,
     )
 
 

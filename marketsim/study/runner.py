@@ -89,7 +89,7 @@ def run_unit(
         market.write_graphml(tmp)
         os.replace(tmp, path)
     rows = tuple(p.at(spec.name, replicate) for p in curve)
-    return UnitResult(replicate, arm, rows, time.perf_counter() - start)
+    return UnitResult(replicate, arm, rows, time.perf_counter() - start, market.stop)
 
 
 def _guarded_policy(scenario: Scenario, arm: int, allow_imports: bool) -> AssignmentPolicy:

@@ -269,3 +269,116 @@ def test_docs_api_code_blocks_run(monkeypatch: pytest.MonkeyPatch) -> None:
     for block in blocks:
         exec(compile(block, "docs/api.md", "exec"), namespace)  # noqa: S102 - our own docs
     assert namespace["written"].run_dir == namespace["folder"]
+
+
+TARGET_MISSED = """
+[scenario]
+name = "some replicates miss"
+seed = 11
+replicates = 4
+[tasks]
+count = 300
+prior = [0.7, 0.3]
+[workers]
+count = 15
+[budget]
+edges = 2400
+batch = 150
+[[arms]]
+name = "uniform"
+policy = "uniform"
+[[arms]]
+name = "entropy-greedy"
+policy = "entropy-greedy"
+"""
+
+
+def test_final_error_and_target_summary_are_the_means_a_student_needs(tmp_path: Path) -> None:
+    """Issue #31, defect 4: ``groupby("arm")["error_rate"].last()`` is the last replicate's
+    error, and averaging ``labels_to_target`` skips the replicates that missed the target. The
+    summaries give the mean over every replicate, or nothing with the count that reached."""
+    (tmp_path / "s.toml").write_text(TARGET_MISSED)
+    result = marketsim.run(marketsim.load_scenario(tmp_path / "s.toml"), progress=False)
+    curves = result.curves
+    last = curves[curves["edges"] == curves.groupby("arm")["edges"].transform("max")]
+    by_hand = last.groupby("arm")["error_rate"].agg(["mean", "count"])
+    final = result.final_error.set_index("arm")
+    assert list(final.index) == ["uniform", "entropy-greedy"]
+    for arm in final.index:
+        assert final.loc[arm, "mean"] == pytest.approx(by_hand.loc[arm, "mean"])
+        assert final.loc[arm, "replicates"] == by_hand.loc[arm, "count"] == 4
+        assert final.loc[arm, "low"] <= final.loc[arm, "mean"] <= final.loc[arm, "high"]
+        assert final.loc[arm, "labels"] == 2400
+    summary = result.target_summary.set_index(["arm", "target"])
+    per_rep = result.labels_to_target.groupby(["arm", "target"])["labels"]
+    reached = per_rep.count()
+    for key, row in summary.iterrows():
+        assert (row["reached"], row["of"]) == (reached[key], 4)
+        if row["reached"] == 4:
+            assert row["labels"] == pytest.approx(per_rep.mean()[key])
+            assert row["labels_low"] <= row["labels"] <= row["labels_high"]
+            assert row["time"] > 0
+        else:  # no silent mean over the replicates that happened to reach it
+            assert np.isnan(row["labels"]) and np.isnan(row["time"])
+    assert ((summary["reached"] > 0) & (summary["reached"] < 4)).any(), summary
+    assert (summary["reached"] == 4).any(), summary
+
+
+def test_docs_no_longer_teach_the_last_replicate_idiom() -> None:
+    api = (ROOT / "docs" / "api.md").read_text()
+    tutorial = (ROOT / "docs" / "tutorial.ipynb").read_text()
+    assert 'print(curves.groupby("arm")["error_rate"].last())' not in api
+    assert "labels_to_target.groupby" not in tutorial
+    assert "final_error" in tutorial and "target_summary" in tutorial
+
+
+def test_plot_draws_on_an_axes_against_labels_money_or_time(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    (tmp_path / "s.toml").write_text(SMALL_TOML)
+    result = marketsim.run(marketsim.load_scenario(tmp_path / "s.toml"), progress=False)
+    fig, (left, right) = plt.subplots(1, 2)
+    try:
+        assert result.plot(ax=left) is left
+        assert result.plot(ax=right, x="time", targets=True) is right
+        assert "simulated time" in right.get_xlabel() and "labels" in left.get_xlabel()
+        dashed = [ln for ln in right.get_lines() if ln.get_label() == "_target"]
+        assert sorted(ln.get_ydata()[0] for ln in dashed) == [0.01, 0.05]
+        own = result.plot()  # a pyplot figure: what a notebook shows and plt.show() shows
+        assert own.figure in map(plt.figure, plt.get_fignums())
+        assert "money" in result.plot(x="money").get_xlabel()  # one per label without prices
+        with pytest.raises(InputError, match="x must be"):
+            result.plot(x="edges")
+    finally:
+        plt.close("all")
+
+
+def test_compare_overlays_runs_and_sweep_returns_the_sweep_table(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    (tmp_path / "s.toml").write_text(SMALL_TOML)
+    sc = marketsim.load_scenario(tmp_path / "s.toml")
+    few, many = (marketsim.run(sc.replace({"workers.count": n}), progress=False)
+                 for n in (5, 16))
+    try:
+        ax = marketsim.compare(few, many, names=["5 workers", "16 workers"], x="time")
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert labels == ["5 workers: uniform (n=3)", "16 workers: uniform (n=3)"]
+        assert "simulated time" in ax.get_xlabel()
+        # two runs of one scenario: numbered, not merged into one curve
+        twice = marketsim.compare(few, few)
+        assert len([t for t in twice.get_legend().get_texts()]) == 2
+    finally:
+        plt.close("all")
+    with pytest.raises(InputError, match="2 results and 1 names"):
+        marketsim.compare(few, many, names=["x"])
+    frame = marketsim.sweep(sc, {"workers.count": [5, 16]}, replicates=2)
+    assert list(frame["workers.count"]) == [5, 16] and list(frame["arm"]) == ["uniform"] * 2
+    assert {"final_error_rate", "final_error_low", "edges_to_0.05_reached", "final_money",
+            "time_to_0.05_mean"} <= set(frame.columns)
+    assert (frame["replicates"] == 2).all()
+    # the same worlds as a run of each point
+    again = marketsim.run(sc.replace({"workers.count": 16}), replicates=2, progress=False)
+    assert frame["final_error_rate"].iloc[1] == again.summary.arms["uniform"].final_error_rate
+    with pytest.raises(InputError, match="non-empty list"):
+        marketsim.sweep(sc, {"workers.count": []})

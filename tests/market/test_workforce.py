@@ -123,16 +123,20 @@ def test_gold_is_never_a_result_and_blocked_workers_never_get_work(
         assert last.blocked_workers == m.workforce.blocked.sum()
 
 
-def test_a_crowd_exhausted_by_capacity_is_a_one_line_stuck_error() -> None:
+def test_a_crowd_exhausted_by_capacity_ends_the_run_with_a_recorded_stop() -> None:
     sc = scenario({"workers": {"count": 4, "capacity": 12}, "budget": {"edges": 80}})
-    with pytest.raises(MarketStuckError, match=r"4 at workers.capacity = 12 \(raise it\)"):
-        run(market(UniformPolicy(), sc))
+    m = run(market(UniformPolicy(), sc))
+    assert m.stop is not None and m.stop.causes == ("capacity",)
+    assert "4 at workers.capacity = 12 (raise it)" in m.stop.detail
+    assert m.curve[-1].edges == m.stop.labels == 48  # 4 workers x 12 labels, then none left
 
 
 def test_drop_out_ends_sessions() -> None:
     sc = scenario({"workers": {"count": 4, "session_mean": 2.0}, "budget": {"edges": 90}})
-    with pytest.raises(MarketStuckError, match="left after their session"):
-        run(market(UniformPolicy(), sc))
+    m = run(market(UniformPolicy(), sc))
+    assert m.stop is not None and m.stop.causes == ("sessions",)
+    assert "left after their session" in m.stop.detail
+    assert m.curve[-1].edges == m.stop.labels < 90
 
 
 @pytest.mark.parametrize("extra", [

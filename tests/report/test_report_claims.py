@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from marketsim.report.formatting import num
+
 SCENARIO = """
 [scenario]
 name = "twins"
@@ -99,7 +101,7 @@ def test_labels_to_target_have_intervals(run_dir: Path) -> None:
         ci = arm["edges_to_reach_ci95"]["0.05"]
         row = next(line for line in table.splitlines() if line.startswith(f"| {name} |"))
         if ci["reached"] == ci["of"]:
-            assert f"(mean {ci['mean']:,.0f} [" in row, row
+            assert f"(replicates' mean {num(ci['mean'])} [" in row, row
         else:
             assert (f"(reached in {ci['reached']} of {ci['of']} replicates)" in row
                     or "(not reached in any of the" in row), row

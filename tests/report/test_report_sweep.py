@@ -13,10 +13,11 @@ from matplotlib.colors import to_hex
 
 from marketsim.record.metric import ERROR_RATE
 from marketsim.record.summary import TARGETS
-from marketsim.record.summary_model import ArmSummary, Summary
+from marketsim.record.summary_model import ArmSummary, Comparisons, Summary
 from marketsim.report.formatting import num
 from marketsim.report.plots import arm_style
-from marketsim.report.sweep import axis_label, sweep_figure, sweep_markdown, write_sweep_report
+from marketsim.report.sweep import sweep_figure, sweep_markdown, write_sweep_report
+from marketsim.report.sweep_plot import axis_label
 
 ARMS = ["uniform", "entropy-greedy", "knowledge-gradient"]
 
@@ -39,15 +40,22 @@ def rows_for(values: dict[str, list[Any]], arms: list[str] = ARMS) -> list[dict[
     return rows
 
 
+def arm_lines(ax: Any) -> dict[str, Any]:
+    """The arms' lines of a panel (not the hollow partial points or the zero line)."""
+    return {line.get_label(): line for line in ax.get_lines()
+            if not line.get_label().startswith("_")}
+
+
 def test_sweep_figure_has_the_swept_key_on_x_and_one_style_per_arm() -> None:
     values = {"workers.count": [5, 8, 60], "workers.ability.alpha": [2, 6]}
     fig = sweep_figure(list(values), rows_for(values), ERROR_RATE)
     axes = fig.get_axes()
-    assert len(axes) == 2 * len(TARGETS)  # a row per other-key value, a column per target
+    # a row per other-key value; a column for the final error and one per target
+    assert len(axes) == 2 * (1 + len(TARGETS))
     for ax in axes:
         assert ax.get_xlabel() == "workers.count (workers)"
         assert [t.get_text() for t in ax.get_xticklabels()] == ["5", "8", "60"]
-        lines = {line.get_label(): line for line in ax.get_lines()}
+        lines = arm_lines(ax)
         assert list(lines) == ARMS
         for i, arm in enumerate(ARMS):
             style = arm_style(i)
@@ -55,12 +63,13 @@ def test_sweep_figure_has_the_swept_key_on_x_and_one_style_per_arm() -> None:
             assert lines[arm].get_marker() == style["marker"]
     # The two values of the other key label the two rows of panels.
     titles = [ax.get_title() for ax in axes]
-    assert sum("workers.ability.alpha = 2" in t for t in titles) == len(TARGETS)
-    assert sum("workers.ability.alpha = 6" in t for t in titles) == len(TARGETS)
-    # The arm that missed the 1 % target at the first point has one point fewer there.
+    assert sum("workers.ability.alpha = 2" in t for t in titles) == 1 + len(TARGETS)
+    assert sum("workers.ability.alpha = 6" in t for t in titles) == 1 + len(TARGETS)
+    # The arm that missed the 1 % target at the first point: a gap there, not a point.
     last = [ax for ax in axes if "1 %" in ax.get_title() and "= 2" in ax.get_title()][0]
-    lines = {line.get_label(): line for line in last.get_lines()}
-    assert len(lines[ARMS[-1]].get_xdata()) == 2 and len(lines[ARMS[0]].get_xdata()) == 3
+    ys = arm_lines(last)[ARMS[-1]].get_ydata()
+    assert math.isnan(ys[0]) and not math.isnan(ys[1])
+    assert not any(math.isnan(y) for y in arm_lines(last)[ARMS[0]].get_ydata())
     # One legend for the figure, one entry per arm.
     (legend,) = fig.legends
     assert [t.get_text() for t in legend.get_texts()] == ARMS
@@ -105,8 +114,10 @@ def test_write_sweep_report_writes_the_plot_and_tables(tmp_path: Path) -> None:
                 r["arm"]: ArmSummary.model_construct(
                     final_error_rate=r["final_error_rate"], replicates=None,
                     edges_to_reach={f"{t:g}": r[f"edges_to_{t:g}"] for t in TARGETS},
-                    edges_to_reach_ci95={})
-                for r in mine}),
+                    edges_to_reach_ci95={}, edges_to_reach_replicates={},
+                    error_rate_low=[], error_rate_high=[], sim_time=[],
+                    time_to_reach_replicates={}, time_to_reach_ci95={}, stopped=[])
+                for r in mine}, comparisons=Comparisons(), cost_axes=[]),
         })
     write_sweep_report(tmp_path, ["workers.count"], points)
     for name in ("sweep.csv", "sweep.json", "sweep.md", "labels_needed_vs_sweep.png",

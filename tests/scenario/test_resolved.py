@@ -61,7 +61,8 @@ RECORD_KEYS = {"scenario.name": "name", "scenario.seed": "seed",
                "workers.spammer_hammer.hammer_fraction": "workers.hammer_fraction"}
 #: Keys ``to_dict`` leaves out at these values (mechanics off: fingerprints kept).
 OMITTED_WHEN = {"workers.capacity": None, "workers.session_mean": None, "workers.price": 1.0,
-                "workers.tiers": None, "budget.money": None, "gold": None, "blocking": None}
+                "workers.tiers": None, "budget.money": None, "gold": None, "blocking": None,
+                "report": None}
 
 
 def _leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
