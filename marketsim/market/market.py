@@ -47,6 +47,7 @@ from marketsim.market.policy_guard import (
     call_policy,
     checked_ranking,
     frozen_arrays,
+    market_info,
     policy_label,
 )
 from marketsim.market.replay import ReplayRequester
@@ -55,25 +56,10 @@ from marketsim.market.streams import Streams
 from marketsim.market.stuck import stuck_error
 from marketsim.market.workforce import Workforce, worker_prices
 from marketsim.market.world import World
-from marketsim.policies.base import GOLD, AssignmentPolicy, MarketInfo, is_worker_aware
+from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware
 from marketsim.record.curves import CurvePoint
 from marketsim.scenario.replay import ReplayData
 from marketsim.scenario.specs import Scenario
-
-
-def market_info(scenario: Scenario, world: World, policy: AssignmentPolicy,
-                make_estimator: Callable[[], BaseAggregator]) -> MarketInfo:
-    """What the policy may know before the market starts, as read-only copies (the world is
-    shared by every arm); the truth only for policies that declare ``needs_truth``."""
-    ab, oracle = scenario.workers.ability, bool(getattr(policy, "needs_truth", False))
-    return frozen_arrays(MarketInfo(
-        n_tasks=scenario.tasks.count, n_workers=scenario.workers.count,
-        n_classes=scenario.tasks.classes, class_prior=np.asarray(scenario.tasks.prior),
-        ability_alpha=ab.alpha, ability_beta=ab.beta, ability_low=ab.low,
-        inference=make_estimator, truth=world.truth if oracle else None,
-        true_confusion=world.confusion if oracle else None,
-        gold_count=0 if scenario.gold is None else scenario.gold.count,
-    ))
 
 
 class Market:
@@ -109,16 +95,23 @@ class Market:
         tier, price = worker_prices(scenario, world.ability, streams.tiers)
         #: The market's books: every debit (initial graph, labels, gold) goes through it.
         self.ledger = Ledger(price, scenario.budget.edges, scenario.budget.money,
-                             scenario.workers.capacity)
+                             scenario.workers.capacity, scenario.budget.fee)
         self.workforce = Workforce(scenario, self.ledger, tier, streams.workforce)
         self.gold = None if scenario.gold is None else GoldQuestions.draw(
             scenario.gold, world, np.asarray(scenario.tasks.prior), k, m, streams.gold_world,
             streams.gold)
         self.worker_aware = is_worker_aware(policy)
+        #: Task labels received per task and class, kept for worker-aware policies (``None``
+        #: otherwise): one increment per label, what ``MarketState.task_votes`` shows.
+        self.task_votes = np.zeros((n, max(k, 1)), dtype=np.int64) if self.worker_aware \
+            else None
+        #: Whether the policy closed every task (:data:`DONE`): the run ended under budget.
+        self.all_closed = False
         self.requester: TaskRequester | WorkerAwareRequester
         if self.worker_aware:  # never with [replay]: refused when the scenario is parsed
             self.requester = WorkerAwareRequester(policy, n, m, streams.policy,
-                                                  self.workforce.stats, self._gold_left)
+                                                  self.workforce.stats, self._gold_left,
+                                                  self._live)
         else:
             self.requester = Requester(n, m) if replay is None else ReplayRequester(replay)
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
@@ -165,6 +158,12 @@ class Market:
         """Labels handed out so far (in flight included), gold included."""
         return self.ledger.assigned
 
+    def _live(self) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The live label counts per task and class, and the received labels' log arrays."""
+        assert self.task_votes is not None
+        view = self.log.view()
+        return self.task_votes, (view.tasks, view.workers, view.labels)
+
     def _gold_left(self, worker: int) -> bool:
         return self.gold is not None and self.gold.has_left(worker)
 
@@ -176,6 +175,8 @@ class Market:
         scores: np.ndarray | None = None,
     ) -> None:
         self.log.extend(tasks, workers, labels, scores)
+        if self.task_votes is not None:
+            np.add.at(self.task_votes, (tasks, labels), 1)
         if self.graph is not None:
             add_labels(self.graph, tasks, workers, labels, scores, float(self.env.now))
         self._due()
@@ -190,6 +191,9 @@ class Market:
         Scalar code: this runs once per label."""
         label, score = self.answers.answer(task, worker)
         self.log.append(task, worker, label, score)
+        if self.task_votes is not None:
+            self.task_votes[task, label] += 1
+            self._refused.clear()  # a new answer may reopen work for the declined
         if self.graph is not None:
             add_label(self.graph, task, worker, label, score, float(self.env.now))
         self.workforce.received(worker, float(self.env.now))
@@ -301,9 +305,20 @@ class Market:
         if self.gold is not None and self.gold.wants(worker):
             return GOLD, self.gold.pick(worker)
         task = self.requester.assign(worker)
+        if task == DONE:
+            self._close_all()
+            return None, None
         if task == GOLD and self.gold is not None:
             return GOLD, self.gold.pick(worker)
         return task, None
+
+    def _close_all(self) -> None:
+        """The policy closed every task: stop buying (the labels in flight are still received
+        and paid), so the run ends under budget, as a platform's preset does."""
+        self.all_closed = True
+        self.ledger.stop_buying()
+        self._next_refresh = min(self._next_refresh, self.budget)
+        self._due()
 
     def _unable(self) -> None:
         """An arriving worker may not work: end the run if the money is spent, stop if no
@@ -337,8 +352,11 @@ class Market:
                 continue
             task, question = self._choose(worker)
             if task is None:
+                if self.all_closed:
+                    break
                 self._refused.add(worker)
-                if len(self._refused) >= self.workforce.n_available():
+                if len(self._refused) >= self.workforce.n_available() \
+                        and not self.ledger.in_flight:  # answers due may reopen work
                     self._stuck()
                 continue
             self._refused.clear()

@@ -36,8 +36,9 @@ def _given(doc: ScenarioDocument) -> list[str]:
     keys = [name for name in ("gold", "blocking") if getattr(doc, name) is not None]
     if doc.workers is not None:
         keys += [f"workers.{k}" for k in WORKER_KEYS if k in doc.workers.model_fields_set]
-    if doc.budget is not None and doc.budget.money is not None:
-        keys.append("budget.money")
+    if doc.budget is not None:
+        keys += [f"budget.{k}" for k in ("money", "fee", "min_price")
+                 if k in doc.budget.model_fields_set]
     return keys
 
 
@@ -80,7 +81,7 @@ def check_initial_graph(kind: str, key: str, n_tasks: int, workers: WorkersSpec,
     if budget.money is None:
         return
     price = min(workers.tiers.prices) if workers.tiers is not None else workers.price
-    cost = n_tasks * price
+    cost = n_tasks * price * (1.0 + budget.fee)
     if cost > budget.money * (1 + 1e-12):
         cheapest = "at least " if workers.tiers is not None else ""
         raise _fail("budget.money", f"= {budget.money:g} cannot pay the initial graph: "
@@ -158,4 +159,19 @@ def read_mechanics(
                           price=wk.price, tiers=_tiers(doc, source))
     if doc.budget is not None and doc.budget.money is not None:
         budget = replace(budget, money=doc.budget.money)
+    if doc.budget is not None:
+        budget = replace(budget, fee=doc.budget.fee, min_price=doc.budget.min_price)
+        _check_min_price(workers, budget.min_price, source)
     return workers, budget, gold, blocking
+
+
+def _check_min_price(workers: WorkersSpec, min_price: float | None, source: str) -> None:
+    """Refuse a price below the platform's minimum (``budget.min_price``)."""
+    if min_price is None:
+        return
+    if workers.tiers is not None and min(workers.tiers.prices) < min_price:
+        raise _fail("workers.tiers.prices", f"must all be >= budget.min_price = {min_price:g}, "
+                    f"got {min(workers.tiers.prices):g}", source)
+    if workers.tiers is None and workers.price < min_price:
+        raise _fail("workers.price", f"= {workers.price:g} is below budget.min_price = "
+                    f"{min_price:g}, the platform's minimum price of a label", source)

@@ -180,6 +180,10 @@ class BudgetSpec:
     initial_probability: float = 0.2
     #: Money to spend at most (gold included); ``None`` = only ``edges`` limits the run.
     money: float | None = field(default=None, metadata=_OPTIONAL)
+    #: The platform's fee, a fraction added to every payment (gold included).
+    fee: float = field(default=0.0, metadata=_OPTIONAL)
+    #: The platform's minimum price of a label (checked against the workers' prices).
+    min_price: float | None = field(default=None, metadata=_OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -301,7 +305,8 @@ class Scenario:
             return edges
         wk = self.workers
         cheapest = min(wk.tiers.prices) if wk.tiers is not None else wk.price
-        return min(edges, int(self.budget.money * (1 + 1e-12) // cheapest))
+        return min(edges, int(self.budget.money * (1 + 1e-12) // (cheapest
+                                                                   * (1.0 + self.budget.fee))))
 
     @property
     def slug(self) -> str:

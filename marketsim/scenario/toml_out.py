@@ -83,6 +83,10 @@ def to_document(sc: Scenario) -> dict[str, Any]:
                      "initial_probability": bg.initial_probability}
     if bg.money is not None:
         doc["budget"]["money"] = bg.money
+    if bg.fee:
+        doc["budget"]["fee"] = bg.fee
+    if bg.min_price is not None:
+        doc["budget"]["min_price"] = bg.min_price
     doc.update(_mechanics(sc.gold, sc.blocking))
     doc["output"] = {"graph": sc.output.graph, "graphml": sc.output.graphml}
     doc["arms"] = [_arm(arm) for arm in sc.arms]
