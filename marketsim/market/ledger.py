@@ -201,7 +201,8 @@ class Ledger:
                            last_money: float | None = None) -> None:
         """The end of a run: nothing in flight, every limit kept, the money spent equal to the
         costs of the answers received (price × (1 + fee), re-summed per worker, independently of
-        the running total), and the curve's last point (``last_edges``, ``last_money``) the final spend."""
+        the running total), and the curve's last point (``last_edges``, ``last_money``) the
+        final spend."""
         if last_edges is not None and (last_edges != self.bought or last_money != self.spent):
             raise LedgerError(f"the last curve point ({last_edges} labels, money "
                               f"{last_money!r}) is not the final spend ({self.bought} labels, "

@@ -46,7 +46,7 @@ def answer_confidence(workers: np.ndarray, labels: np.ndarray, accuracy: np.ndar
 
 
 class DynamicOverlapOptions(Options):
-    """``dynamic-overlap`` options (Toloka's dynamic overlap)."""
+    """``dynamic-overlap`` (Toloka's dynamic overlap)."""
 
     min_overlap: int = F(2, "labels every task gets before its confidence is judged, the "
                          "initial graph's included (Toloka: the pool's overlap; it recommends "
@@ -87,8 +87,10 @@ class DynamicOverlapPolicy(OverlapRule, Configurable[DynamicOverlapOptions]):
         return self.options.max_overlap
 
     def accuracy(self, state: MarketState) -> np.ndarray:
-        """Every worker's q now: their own gold accuracy, or the crowd's pooled one."""
-        assert state.workers is not None
+        """Every worker's q now: their own gold accuracy, or the crowd's pooled one (0.5, no
+        gold answers, without the live worker record)."""
+        if state.workers is None:
+            return np.full(self.n_workers, gold_accuracy(np.int64(0), np.int64(0)).item())
         correct, answered = state.workers.gold_correct, state.workers.gold_answered
         if self.options.weights == "equal":
             pooled = gold_accuracy(np.sum(correct), np.sum(answered))

@@ -11,7 +11,7 @@ from marketsim.policies.overlap import OverlapRule
 
 
 class FixedOverlapOptions(Options):
-    """``fixed-overlap`` options."""
+    """``fixed-overlap`` (Toloka's pool overlap, MTurk's assignments per task)."""
 
     overlap: int = F(3, "labels per task, the initial graph's included (Toloka recommends 3 "
                      "for simple tasks, 3 to 5 with automatic acceptance)", ge=1, le=1000)

@@ -11,7 +11,7 @@ from marketsim.policies.overlap import OverlapRule
 
 
 class UntilAgreementOptions(Options):
-    """``until-agreement`` options."""
+    """``until-agreement`` (a quorum of agreeing answers)."""
 
     agree: int = F(2, "close a task once this many of its answers agree (a quorum)", ge=1,
                    le=1000)

@@ -84,6 +84,11 @@ class ArmSummary(_Record):
     gold_money: Interval | None = None
     blocked_workers: Interval | None = None
     money: list[float] | None = Field(default=None, description="mean money per edge count")
+    ended_under_budget: int | None = Field(default=None, description="replicates that ended "
+                                           "before budget.edges (every task closed, or the "
+                                           "money ran out); only when some did")
+    final_edges: Interval | None = Field(default=None, description="labels at the end")
+    final_money: Interval | None = Field(default=None, description="money at the end")
     rmse: list[float | None] | None = Field(default=None, description="continuous markets only")
     plain_rmse: list[float | None] | None = None
     good_accuracy: list[float | None] | None = None

@@ -84,6 +84,13 @@ def _check_finite(rows: list[CurveRow], path: Path) -> None:
             )
 
 
+def _budget_edges(setup: dict[str, Any] | None) -> int | None:
+    """``budget.edges`` of the run's scenario (``run.json``), when known."""
+    budget = setup.get("budget") if isinstance(setup, dict) else None
+    edges = budget.get("edges") if isinstance(budget, dict) else None
+    return edges if isinstance(edges, int) and not isinstance(edges, bool) else None
+
+
 def rebuild_summary(
     rows: list[CurveRow],
     setup: dict[str, Any] | None,
@@ -123,6 +130,7 @@ def rebuild_summary(
     summary = build_summary(
         name=name if isinstance(name, str) else fallback_name, seed=seed, replicates=replicates,
         arm_names=arm_names, results=results, seconds=None, complete=complete,
+        budget_edges=_budget_edges(setup),
     )
     # the run time as the run wrote it (curves.csv does not hold it)
     return summary.model_copy(update={"seconds": previous.seconds if previous else None})

@@ -15,6 +15,7 @@ from typing import Any
 
 from marketsim.record.curves import CurveRow
 from marketsim.record.files import write_json_atomic
+from marketsim.policies.base import is_worker_aware
 from marketsim.record.units import UnitResult
 from marketsim.scenario.specs import Scenario
 
@@ -59,8 +60,9 @@ def _number(x: Any, *, null: bool) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _row_problem(rows: Any, scenario: Scenario) -> str | None:
-    """Why ``rows`` cannot be an arm's curve in ``scenario``, or None."""
+def _row_problem(rows: Any, scenario: Scenario, closes: bool = False) -> str | None:
+    """Why ``rows`` cannot be an arm's curve in ``scenario``, or None (``closes``: the arm's
+    policy chooses per worker, so it may close every task and end the run under budget)."""
     if not isinstance(rows, list) or not rows:
         return "no rows"
     for idx, row in enumerate(rows):
@@ -77,8 +79,9 @@ def _row_problem(rows: Any, scenario: Scenario) -> str | None:
     # The market refreshes every ``batch`` labels and once more when the budget is spent.
     if any(s != batch for s in steps[:-1]) or (steps and not 0 < steps[-1] <= batch):
         return f"{len(rows)} rows that do not step by budget.batch = {batch}"
-    # A money budget (budget.money) may end a curve before budget.edges, never after it.
-    early = scenario.budget.money is not None and edges[-1] <= budget
+    # A money budget (budget.money), or a policy that closed every task (a platform preset),
+    # may end a curve before budget.edges, never after it.
+    early = (scenario.budget.money is not None or closes) and edges[-1] <= budget
     if not early and (edges[-1] < budget or (len(edges) > 1 and edges[-1] != budget)):
         return f"{len(rows)} rows ending at {edges[-1]} labels, not budget.edges = {budget}"
     return None
@@ -108,7 +111,9 @@ def _read_unit(path: Path, scenario: Scenario) -> UnitResult | str | None:
     name = scenario.arms[arm].name
     if data["arm_name"] != name:
         return f"is for arm {data['arm_name']!r}, the scenario's arm {arm} is {name!r}"
-    problem = _row_problem(data["rows"], scenario)
+    policy = scenario.arms[arm].policy
+    problem = _row_problem(data["rows"], scenario,
+                           closes=is_worker_aware(policy.cls or policy.obj))
     if problem:
         return problem
     seconds = data.get("seconds", 0.0)

@@ -187,7 +187,7 @@ def build_summary(
     return summarise_study(
         name=scenario.name, seed=scenario.seed, replicates=scenario.replicates,
         arm_names=[a.name for a in scenario.arms], results=results, seconds=seconds,
-        complete=complete,
+        complete=complete, budget_edges=scenario.budget.edges,
     )
 
 
