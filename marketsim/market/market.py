@@ -161,8 +161,7 @@ class Market:
     def _live(self) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The live label counts per task and class, and the received labels' log arrays."""
         assert self.task_votes is not None
-        view = self.log.view()
-        return self.task_votes, (view.tasks, view.workers, view.labels)
+        return self.task_votes, self.log.arrays()
 
     def _gold_left(self, worker: int) -> bool:
         return self.gold is not None and self.gold.has_left(worker)
