@@ -4,7 +4,8 @@ its 95 % Student-t interval), the best research arm's paired saving against the 
 the error–money frontier plot (`docs/images/platform_presets_frontier.png`).
 
     python -m marketsim run scenarios/platform_presets.toml --jobs 2 --out runs/presets
-    python benchmarks/platform_presets.py runs/presets [--plot docs/images/platform_presets_frontier.png]
+    python benchmarks/platform_presets.py runs/presets \
+        --plot docs/images/platform_presets_frontier.png
 
 A preset stops spending once every task is closed, so its curve ends under budget: the plot
 draws each arm's mean error against its mean money over the label counts every replicate

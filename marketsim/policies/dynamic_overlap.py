@@ -22,7 +22,7 @@ from marketsim.policies.overlap import OverlapRule
 SMOOTHING = 0.5
 
 
-def gold_accuracy(correct: np.ndarray, answered: np.ndarray) -> np.ndarray:
+def gold_accuracy(correct: np.ndarray | int, answered: np.ndarray | int) -> np.ndarray:
     """Toloka's worker accuracy on control tasks, (0.5 + correct) / (1 + answered)."""
     return (SMOOTHING + np.asarray(correct, dtype=np.float64)) / (
         2 * SMOOTHING + np.asarray(answered, dtype=np.float64))
@@ -90,10 +90,10 @@ class DynamicOverlapPolicy(OverlapRule, Configurable[DynamicOverlapOptions]):
         """Every worker's q now: their own gold accuracy, or the crowd's pooled one (0.5, no
         gold answers, without the live worker record)."""
         if state.workers is None:
-            return np.full(self.n_workers, gold_accuracy(np.int64(0), np.int64(0)).item())
+            return np.full(self.n_workers, float(gold_accuracy(0, 0)))
         correct, answered = state.workers.gold_correct, state.workers.gold_answered
         if self.options.weights == "equal":
-            pooled = gold_accuracy(np.sum(correct), np.sum(answered))
+            pooled = gold_accuracy(int(np.sum(correct)), int(np.sum(answered)))
             return np.full(self.n_workers, float(pooled))
         return gold_accuracy(correct, answered)
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from marketsim.policies.base import is_worker_aware
 from marketsim.record.curves import CurveRow
 from marketsim.record.files import write_json_atomic
-from marketsim.policies.base import is_worker_aware
 from marketsim.record.units import UnitResult
 from marketsim.scenario.specs import Scenario
 
