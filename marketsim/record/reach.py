@@ -122,7 +122,8 @@ def under_budget(rows: Sequence[CurveRow], replicates: Sequence[int],
                  budget_edges: int | None) -> dict[str, Any]:
     """When some replicate ended before ``budget_edges`` labels (a preset closed every task,
     or the money ran out): how many did (``ended_under_budget``) and every replicate's final
-    labels and money as mean and interval (``final_edges``, ``final_money``); ``{}`` when
+    labels, money and error as mean and interval (``final_edges``, ``final_money``,
+    ``final_error``); ``{}`` when
     every replicate spent the whole budget or the budget is not known."""
     last: dict[int, CurveRow] = {}
     for r in rows:
@@ -135,6 +136,8 @@ def under_budget(rows: Sequence[CurveRow], replicates: Sequence[int],
     out: dict[str, Any] = {
         "ended_under_budget": early,
         "final_edges": interval_dict(mean_interval([float(r.edges) for r in ends],
+                                                   bounds=(0.0, math.inf))),
+        "final_error": interval_dict(mean_interval([r.error_rate for r in ends],
                                                    bounds=(0.0, math.inf)))}
     if all(math.isfinite(r.money) for r in ends):
         out["final_money"] = interval_dict(mean_interval([r.money for r in ends],

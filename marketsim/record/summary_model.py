@@ -89,6 +89,7 @@ class ArmSummary(_Record):
                                            "money ran out); only when some did")
     final_edges: Interval | None = Field(default=None, description="labels at the end")
     final_money: Interval | None = Field(default=None, description="money at the end")
+    final_error: Interval | None = Field(default=None, description="headline error at the end")
     rmse: list[float | None] | None = Field(default=None, description="continuous markets only")
     plain_rmse: list[float | None] | None = None
     good_accuracy: list[float | None] | None = None

@@ -123,15 +123,14 @@ def under_budget_section(arms: Arms, names: Sequence[str]) -> list[str]:
         return []
     rows = [[n, f"{arms[n].ended_under_budget} of {arms[n].replicates}",
              _interval_cell(arms[n].final_edges, 0), _interval_cell(arms[n].final_money, 2),
-             f"{arms[n].final_error_rate:.4f}" if arms[n].final_error_rate is not None
-             else "—"] for n in ended]
+             _interval_cell(arms[n].final_error, 4)] for n in ended]
     return ["## Runs that ended under budget", "",
             "Replicates that stopped before `budget.edges`: a platform preset closed every task "
             "(the requester stops spending, which is the preset's point), or the money ran "
-            "out. Labels and money at the end, mean over replicates with its 95 % Student-t "
-            "interval; the mean error at the last label count every replicate reached.", "",
+            "out. Labels, money and error at the end of each replicate, mean over replicates "
+            "with its 95 % Student-t interval.", "",
             *table(["arm", "ended under budget", "labels at the end", "money at the end",
-                    "error there"], rows), ""]
+                    "error at the end"], rows), ""]
 
 
 def gold_section(arms: Arms, names: Sequence[str]) -> list[str]:

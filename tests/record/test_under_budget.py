@@ -23,6 +23,7 @@ def test_summary_counts_the_replicates_that_ended_under_budget() -> None:
     assert arm.ended_under_budget == 2
     assert arm.final_edges is not None and arm.final_edges.mean == 400
     assert arm.final_money is not None and abs(arm.final_money.mean - 480.0) < 1e-9
+    assert arm.final_error is not None and abs(arm.final_error.mean - 0.1) < 1e-9
     lines = under_budget_section({"preset": arm}, ["preset"])
     assert lines[0] == "## Runs that ended under budget"
     assert any(line.startswith("| preset | 2 of 3 | 400 [") for line in lines)
