@@ -282,17 +282,27 @@ def test_fee_and_min_price_are_checked_at_parse() -> None:
         parse_scenario(doc, "x.toml")
 
 
-def test_bad_preset_option_is_one_line_exit_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("workers", "budget", "policy", "expected"), [
+    ("", "", '{ name = "dynamic-overlap", min_overlap = 4, max_overlap = 3 }',
+     "arms[0].policy: bad options for policy 'dynamic-overlap': max_overlap = 3 must be >= "
+     "min_overlap = 4"),
+    ("", "", '{ name = "until-agreement", agree = 0 }', "arms[0].policy.agree"),
+    ("", "", '{ name = "dynamic-overlap", confidence = 0.3 }', "arms[0].policy.confidence"),
+    ("price = 0.5\n", "min_price = 1.0\n", '"fixed-overlap"',
+     "workers.price = 0.5 is below budget.min_price = 1"),
+    ("", "fee = -0.2\n", '"fixed-overlap"', "budget.fee"),
+])
+def test_bad_values_are_one_line_exit_2(tmp_path: Path, workers: str, budget: str, policy: str,
+                                        expected: str) -> None:
     import subprocess
     import sys
     path = tmp_path / "bad.toml"
-    path.write_text('[scenario]\nseed = 1\n[tasks]\ncount = 4\n[workers]\ncount = 3\n'
-                    '[budget]\nedges = 8\n[[arms]]\nname = "a"\npolicy = { name = '
-                    '"dynamic-overlap", min_overlap = 4, max_overlap = 3 }\n')
+    path.write_text(f'[scenario]\nseed = 1\n[tasks]\ncount = 4\n[workers]\ncount = 3\n{workers}'
+                    f'[budget]\nedges = 8\n{budget}[[arms]]\nname = "a"\npolicy = {policy}\n')
     done = subprocess.run([sys.executable, "-m", "marketsim", "validate", str(path)],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1
-    assert "bad.toml" in lines[0] and "arms[0].policy" in lines[0]
-    assert "max_overlap = 3 must be >= min_overlap = 4" in lines[0]
+    assert "bad.toml" in lines[0]
+    assert expected in lines[0]
