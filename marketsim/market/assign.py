@@ -18,7 +18,11 @@ import numpy as np
 
 from marketsim.errors import PolicyError
 from marketsim.market.policy_guard import call_policy, frozen_arrays, policy_label, read_only
-from marketsim.policies.base import GOLD, MarketState, WorkerStats
+from marketsim.policies.base import DONE, GOLD, MarketState, WorkerStats
+
+#: The received labels as ``(tasks, workers, labels)`` arrays (the market's log), read at each
+#: arrival.
+Received = Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 def _choice_problem(raw: Any, n_tasks: int, held: np.ndarray) -> str:
@@ -34,10 +38,14 @@ def _choice_problem(raw: Any, n_tasks: int, held: np.ndarray) -> str:
 
 def checked_choice(policy: object, raw: Any, n_tasks: int, held: np.ndarray,
                    gold_ok: bool) -> int | None:
-    """``assign``'s answer as a task index, :data:`GOLD` or ``None``; a ``PolicyError``
-    saying what was wrong otherwise (``GOLD`` is wrong when no gold question is left)."""
+    """``assign``'s answer as a task index, :data:`GOLD`, :data:`DONE` or ``None``; a
+    ``PolicyError`` saying what was wrong otherwise (``GOLD`` is wrong when no gold question
+    is left)."""
     if raw is None:
         return None
+    if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)) \
+            and int(raw) == DONE:
+        return DONE
     if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)) \
             and int(raw) == GOLD:
         if gold_ok:
@@ -48,15 +56,23 @@ def checked_choice(policy: object, raw: Any, n_tasks: int, held: np.ndarray,
     if problem:
         raise PolicyError(
             f"{policy_label(policy)}: assign() {problem}; expected a task index in "
-            f"[0, {n_tasks}) the worker does not hold (see state.held), GOLD or None")
+            f"[0, {n_tasks}) the worker does not hold (see state.held), GOLD, DONE or None")
     return int(raw)
+
+
+def _view(arr: np.ndarray) -> np.ndarray:
+    """A read-only view of ``arr`` (no copy: the market's log grows only past its end)."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
 
 
 class WorkerAwareRequester:
     """Asks a worker-aware policy for the arriving worker's task; remembers who holds what."""
 
-    def __init__(self, policy: Any, n_tasks: int, n_workers: int, rng: np.random.Generator,
-                 workers: Callable[[], WorkerStats], gold_ok: Callable[[int], bool]) -> None:
+    def __init__(self, policy: Any, n_tasks: int, n_workers: int, n_classes: int,
+                 rng: np.random.Generator, workers: Callable[[], WorkerStats],
+                 gold_ok: Callable[[int], bool], received: Received) -> None:
         self.policy = policy
         self.n_tasks = n_tasks
         self.rng = rng
@@ -64,6 +80,11 @@ class WorkerAwareRequester:
         self.gold_ok = gold_ok
         self.held: list[list[int]] = [[] for _ in range(n_workers)]
         self.handed = np.zeros(n_tasks, dtype=np.int64)
+        #: Labels handed out per task since the start (the initial graph included).
+        self.task_handed = np.zeros(n_tasks, dtype=np.int64)
+        #: Task labels received per task and class: one increment per label (:meth:`voted`).
+        self.task_votes = np.zeros((n_tasks, max(n_classes, 1)), dtype=np.int64)
+        self.received = received
         self.state: MarketState | None = None
 
     def refreshed(self, state: MarketState) -> None:
@@ -74,6 +95,14 @@ class WorkerAwareRequester:
     def mark(self, task: int, worker: int) -> None:
         """``worker`` holds or labelled ``task``: never hand them that task again."""
         self.held[worker].append(task)
+        self.task_handed[task] += 1
+
+    def voted(self, task: int | np.ndarray, label: int | np.ndarray) -> None:
+        """Labels of class ``label`` were received for ``task`` (one, or arrays of them)."""
+        if isinstance(task, np.ndarray):
+            np.add.at(self.task_votes, (task, np.asarray(label)), 1)
+        else:
+            self.task_votes[task, label] += 1
 
     def assign(self, worker: int) -> int | None:
         """The policy's answer for ``worker``, checked: a task (marked as held), ``GOLD`` or
@@ -83,10 +112,13 @@ class WorkerAwareRequester:
         held[self.held[worker]] = True
         state = replace(self.state, workers=frozen_arrays(self.workers()), held=read_only(held),
                         handed_since_refresh=read_only(self.handed))
+        state = replace(state, task_votes=read_only(self.task_votes),
+                        task_handed=read_only(self.task_handed),
+                        received=tuple(_view(a) for a in self.received()))  # type: ignore[arg-type]
         raw = call_policy(self.policy, "assign",
                           lambda: self.policy.assign(worker, state, self.rng))
         choice = checked_choice(self.policy, raw, self.n_tasks, held, self.gold_ok(worker))
-        if choice is not None and choice != GOLD:
+        if choice is not None and choice not in (GOLD, DONE):
             self.mark(choice, worker)
             self.handed[choice] += 1
         return choice

@@ -110,6 +110,12 @@ class LabelLog:
         return sp.csr_matrix((np.ones(keys.size), keys % cols, indptr),
                              shape=(self.n_tasks, cols))
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The (tasks, workers, labels) received so far: views, no copy and no check (constant
+        time, for the live state of every arrival)."""
+        n = self.size
+        return self._tasks[:n], self._workers[:n], self._labels[:n]
+
     def view(self) -> LabelSet:
         """A LabelSet over the labels received so far (shares memory, no copy)."""
         n = self.size

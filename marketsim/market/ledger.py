@@ -38,11 +38,18 @@ class Ledger:
     ``handed`` counts hand-outs (labels in flight included: capacity and money are committed when
     a label is handed out), ``received`` the answers that came back (task labels and gold
     answers); ``spent`` is the money paid for received answers, what the curve records.
+
+    ``price`` is each worker's reward per label; the requester pays ``cost`` = price × (1 +
+    ``fee``), the platform's fee on every payment (gold included): every debit, limit and check
+    counts the cost, so the money budget and the money to a target include the fee.
     """
 
     def __init__(self, price: np.ndarray, edges: int, money: float | None,
-                 capacity: int | None) -> None:
+                 capacity: int | None, fee: float = 0.0) -> None:
         self.price = np.asarray(price, dtype=np.float64)
+        self.fee = float(fee)
+        #: What one label of each worker costs the requester: the reward plus the fee.
+        self.cost = self.price * (1.0 + self.fee)
         self.edges = int(edges)
         #: Labels the run buys in all: ``edges``, lowered to what was handed out when the
         #: money can pay no one (:meth:`stop_buying`).
@@ -104,11 +111,11 @@ class Ledger:
                                                                                 workers.size]))
             keep[order] = rank < self.capacity - self.handed[sorted_w]
         if self.money is not None and keep.any():
-            cost = np.cumsum(np.where(keep, self.price[workers], 0.0))
+            cost = np.cumsum(np.where(keep, self.cost[workers], 0.0))
             keep &= cost <= (self.money - self.committed) * (1 + MONEY_SLACK)
         bought = workers[keep]
         counts = np.bincount(bought, minlength=self.handed.size)
-        paid = float(self.price[bought].sum())
+        paid = float(self.cost[bought].sum())
         self.handed += counts
         self.received += counts
         self.labels += counts
@@ -123,7 +130,7 @@ class Ledger:
         """Commit one label to ``worker`` (task or gold): refused, as an internal error, when it
         would break a limit or the worker's account is closed."""
         self._tick(now)
-        price = float(self.price[worker])
+        price = float(self.cost[worker])
         if self.closed[worker]:
             raise LedgerError(f"worker {worker} was handed a label after being blocked or "
                               "leaving the market")
@@ -144,7 +151,7 @@ class Ledger:
         self._tick(now)
         if self.received[worker] >= self.handed[worker]:
             raise LedgerError(f"worker {worker} delivered an answer they were never handed")
-        price = float(self.price[worker])
+        price = float(self.cost[worker])
         self.received[worker] += 1
         self.spent += price
         if gold:
@@ -198,8 +205,9 @@ class Ledger:
     def check_closed_books(self, last_edges: int | None = None,
                            last_money: float | None = None) -> None:
         """The end of a run: nothing in flight, every limit kept, the money spent equal to the
-        prices of the answers received (re-summed per worker, independently of the running
-        total), and the curve's last point (``last_edges``, ``last_money``) the final spend."""
+        costs of the answers received (price × (1 + fee), re-summed per worker, independently of
+        the running total), and the curve's last point (``last_edges``, ``last_money``) the
+        final spend."""
         if last_edges is not None and (last_edges != self.bought or last_money != self.spent):
             raise LedgerError(f"the last curve point ({last_edges} labels, money "
                               f"{last_money!r}) is not the final spend ({self.bought} labels, "
@@ -211,7 +219,7 @@ class Ledger:
                               f"{self.target} of budget.edges = {self.edges} and no recorded "
                               "reason to stop early")
         self._check_totals("at the end of the run")
-        expected = float(np.dot(self.received, self.price))
+        expected = float(np.dot(self.received, self.price)) * (1.0 + self.fee)
         if not math.isclose(self.spent, expected, rel_tol=1e-9, abs_tol=1e-9):
-            raise LedgerError(f"money spent {self.spent!r} differs from the prices of the "
-                              f"answers received {expected!r}")
+            raise LedgerError(f"money spent {self.spent!r} differs from the prices (plus the "
+                              f"fee) of the answers received {expected!r}")

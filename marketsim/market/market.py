@@ -14,13 +14,11 @@ Gold questions (:mod:`marketsim.market.gold`) and the worker rules — capacity,
 blocking, prices, a money budget (:mod:`marketsim.market.workforce`) — are off unless the
 scenario asks for them.
 
-The record of who labelled what is a networkx bipartite graph; inference runs on the
-:class:`~marketsim.market.label_log.LabelLog` arrays kept in step with it. The parts live next
-door: the world's worker model (:mod:`marketsim.market.answers`, one module per model) answers
-tasks and measures each refit, task hand-out is in :mod:`marketsim.market.requester` (and
-:mod:`marketsim.market.replay`), and the checks around every call into the policy in
-:mod:`marketsim.market.policy_guard`. When the model's labels are scores (``gaussian-scores``)
-every label carries a score and the service fits a score method.
+Inference runs on the :class:`~marketsim.market.label_log.LabelLog` arrays (the networkx graph
+of who labelled what is optional). Next door: the worker models (:mod:`marketsim.market.answers`)
+answer tasks and measure each refit; hand-out is :mod:`marketsim.market.requester` (and
+``replay``, ``assign``); every call into the policy goes through
+:mod:`marketsim.market.policy_guard`.
 """
 
 from __future__ import annotations
@@ -38,7 +36,7 @@ from marketsim.aggregation.base import BaseAggregator
 from marketsim.market.answers.replay import ReplayAnswers
 from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions
-from marketsim.market.graph import add_label, add_labels, label_graph, write_graphml
+from marketsim.market.graph import add_label, add_labels, label_graph
 from marketsim.market.inference import fit_counted, takes
 from marketsim.market.label_log import LabelLog
 from marketsim.market.ledger import Ledger
@@ -46,6 +44,7 @@ from marketsim.market.policy_guard import (
     call_policy,
     checked_ranking,
     frozen_arrays,
+    market_info,
     policy_label,
 )
 from marketsim.market.replay import ReplayRequester
@@ -54,26 +53,11 @@ from marketsim.market.streams import Streams
 from marketsim.market.stuck import stuck_error, used_up
 from marketsim.market.workforce import Workforce, worker_prices
 from marketsim.market.world import World
-from marketsim.policies.base import GOLD, AssignmentPolicy, MarketInfo, is_worker_aware
+from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import Stop
 from marketsim.scenario.replay import ReplayData
 from marketsim.scenario.specs import Scenario
-
-
-def market_info(scenario: Scenario, world: World, policy: AssignmentPolicy,
-                make_estimator: Callable[[], BaseAggregator]) -> MarketInfo:
-    """What the policy may know before the market starts, as read-only copies (the world is
-    shared by every arm); the truth only for policies that declare ``needs_truth``."""
-    ab, oracle = scenario.workers.ability, bool(getattr(policy, "needs_truth", False))
-    return frozen_arrays(MarketInfo(
-        n_tasks=scenario.tasks.count, n_workers=scenario.workers.count,
-        n_classes=scenario.tasks.classes, class_prior=np.asarray(scenario.tasks.prior),
-        ability_alpha=ab.alpha, ability_beta=ab.beta, ability_low=ab.low,
-        inference=make_estimator, truth=world.truth if oracle else None,
-        true_confusion=world.confusion if oracle else None,
-        gold_count=0 if scenario.gold is None else scenario.gold.count,
-    ))
 
 
 class Market:
@@ -109,7 +93,7 @@ class Market:
         tier, price = worker_prices(scenario, world.ability, streams.tiers)
         #: The market's books: every debit (initial graph, labels, gold) goes through it.
         self.ledger = Ledger(price, scenario.budget.edges, scenario.budget.money,
-                             scenario.workers.capacity)
+                             scenario.workers.capacity, scenario.budget.fee)
         self.workforce = Workforce(scenario, self.ledger, tier, streams.workforce)
         self.gold = None if scenario.gold is None else GoldQuestions.draw(
             scenario.gold, world, np.asarray(scenario.tasks.prior), k, m, streams.gold_world,
@@ -117,8 +101,9 @@ class Market:
         self.worker_aware = is_worker_aware(policy)
         self.requester: TaskRequester | WorkerAwareRequester
         if self.worker_aware:  # never with [replay]: refused when the scenario is parsed
-            self.requester = WorkerAwareRequester(policy, n, m, streams.policy,
-                                                  self.workforce.stats, self._gold_left)
+            self.requester = WorkerAwareRequester(policy, n, m, k, streams.policy,
+                                                  self.workforce.stats, self._gold_left,
+                                                  self.log.arrays)
         else:
             self.requester = Requester(n, m) if replay is None else ReplayRequester(replay)
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
@@ -178,6 +163,8 @@ class Market:
         scores: np.ndarray | None = None,
     ) -> None:
         self.log.extend(tasks, workers, labels, scores)
+        if isinstance(self.requester, WorkerAwareRequester):
+            self.requester.voted(tasks, labels)
         if self.graph is not None:
             add_labels(self.graph, tasks, workers, labels, scores, float(self.env.now))
         self._due()
@@ -192,6 +179,9 @@ class Market:
         Scalar code: this runs once per label."""
         label, score = self.answers.answer(task, worker)
         self.log.append(task, worker, label, score)
+        if isinstance(self.requester, WorkerAwareRequester):
+            self.requester.voted(task, label)
+            self._refused.clear()  # a new answer may reopen work for the declined
         if self.graph is not None:
             add_label(self.graph, task, worker, label, score, float(self.env.now))
         self.workforce.received(worker, float(self.env.now))
@@ -303,9 +293,18 @@ class Market:
         if self.gold is not None and self.gold.wants(worker):
             return GOLD, self.gold.pick(worker)
         task = self.requester.assign(worker)
+        if task == DONE:
+            self._close_all()
+            return None, None
         if task == GOLD and self.gold is not None:
             return GOLD, self.gold.pick(worker)
         return task, None
+
+    def _close_all(self) -> None:
+        """The policy closed every task: the run ends under budget, as a platform's preset
+        does (the labels in flight are still received and paid)."""
+        self._stop_early(("closed",), "the policy closed every task (its stopping rule was "
+                         "met) before budget.edges")
 
     def _unable(self) -> None:
         """An arriving worker may not work: end the run if the money is spent, stop if no
@@ -350,8 +349,11 @@ class Market:
                 continue
             task, question = self._choose(worker)
             if task is None:
+                if "closed" in self.stop_causes:
+                    break
                 self._refused.add(worker)
-                if len(self._refused) >= self.workforce.n_available():
+                if len(self._refused) >= self.workforce.n_available() \
+                        and not self.ledger.in_flight:  # answers due may reopen work
                     self._stuck()
                 continue
             self._refused.clear()
@@ -374,10 +376,6 @@ class Market:
                 else type(self.requester).__name__)
         raise stuck_error(self.scenario, self.ledger, self.workforce, self.gold,
                           sorted(self._refused), kind, self.worker_aware, self.budget)
-
-    def write_graphml(self, path: Any) -> None:
-        """Export who labelled what (task nodes ``t<i>``, worker nodes ``w<j>``) as GraphML."""
-        write_graphml(self.graph, path)
 
     def run(self) -> list[CurvePoint]:
         """Seed the initial graph, start the processes, and run until the budget is spent."""

@@ -18,7 +18,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from marketsim.aggregation.base import BaseAggregator
 from marketsim.errors import PolicyError
+from marketsim.market.world import World
+from marketsim.policies.base import AssignmentPolicy, MarketInfo
+from marketsim.scenario.specs import Scenario
 
 T = TypeVar("T")
 
@@ -121,3 +125,18 @@ def frozen_arrays(obj: T, *, skip: tuple[str, ...] = ()) -> T:
         if f.name not in skip and isinstance(getattr(obj, f.name), np.ndarray)
     }
     return replace(obj, **changes)  # type: ignore[type-var]
+
+
+def market_info(scenario: Scenario, world: World, policy: AssignmentPolicy,
+                make_estimator: Callable[[], BaseAggregator]) -> MarketInfo:
+    """What the policy may know before the market starts, as read-only copies (the world is
+    shared by every arm); the truth only for policies that declare ``needs_truth``."""
+    ab, oracle = scenario.workers.ability, bool(getattr(policy, "needs_truth", False))
+    return frozen_arrays(MarketInfo(
+        n_tasks=scenario.tasks.count, n_workers=scenario.workers.count,
+        n_classes=scenario.tasks.classes, class_prior=np.asarray(scenario.tasks.prior),
+        ability_alpha=ab.alpha, ability_beta=ab.beta, ability_low=ab.low,
+        inference=make_estimator, truth=world.truth if oracle else None,
+        true_confusion=world.confusion if oracle else None,
+        gold_count=0 if scenario.gold is None else scenario.gold.count,
+    ))

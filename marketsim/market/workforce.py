@@ -58,6 +58,8 @@ class Workforce:
         self.rng = rng
         self.tier = tier
         self.price = ledger.price
+        #: What a label of each worker costs (the price plus the platform's fee).
+        self.cost = ledger.cost
         m = self.price.size
         self.gold_answered = np.zeros(m, dtype=np.int64)
         self.gold_correct = np.zeros(m, dtype=np.int64)
@@ -65,7 +67,7 @@ class Workforce:
         self.gone = np.zeros(m, dtype=bool)
         #: Workers stopped for good (blocked, gone or full), and the active ones per price level.
         self.stopped = np.zeros(m, dtype=bool)
-        self._levels, self._level_of = np.unique(self.price, return_inverse=True)
+        self._levels, self._level_of = np.unique(self.cost, return_inverse=True)
         self._active = np.bincount(self._level_of, minlength=self._levels.size)
         #: Whether any rule may ever stop a worker (else ``may_work`` is always true).
         self.ruled = (self.capacity is not None or self.leave_p is not None
@@ -91,7 +93,7 @@ class Workforce:
         """Whether ``worker`` may be handed a label now (constant time)."""
         if not self.ruled:
             return True
-        return not self.stopped[worker] and self.ledger.affordable(float(self.price[worker]))
+        return not self.stopped[worker] and self.ledger.affordable(float(self.cost[worker]))
 
     def n_available(self) -> int:
         """Workers who may be handed a label now (all of them without rules)."""
@@ -184,7 +186,7 @@ class Workforce:
                 else np.maximum(self.capacity - handed, 0))
         available = ~self.stopped
         if self.money is not None:
-            available &= self.ledger.committed + self.price <= self.money * (1 + MONEY_SLACK)
+            available &= self.ledger.committed + self.cost <= self.money * (1 + MONEY_SLACK)
         return WorkerStats(self.ledger.labels.copy(), self.gold_answered.copy(),
                            self.gold_correct.copy(), self.blocked.copy(), self.price.copy(),
                            self.tier.copy(), left, available)

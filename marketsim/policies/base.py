@@ -23,6 +23,10 @@ from marketsim.data.labels import LabelSet
 
 #: What ``assign`` returns to give the arriving worker a gold (control) question instead of a task.
 GOLD: Final[int] = -1
+#: What ``assign`` returns when every task is closed (a platform preset's overlap rule is met
+#: everywhere): the requester stops buying, and the run ends under budget with the labels
+#: already handed out.
+DONE: Final[int] = -2
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,14 @@ class MarketState:
     workers: WorkerStats | None = None
     held: np.ndarray | None = None
     handed_since_refresh: np.ndarray | None = None
+    #: Live at each arrival too (``assign`` only): the task labels received so far per task and
+    #: class (n_tasks, K; the initial graph included), the labels handed out so far per task
+    #: (received and in flight), and every received task label as read-only views of the
+    #: market's log, ``(tasks, workers, labels)`` in order of receipt (no copy: a policy reads
+    #: the part past its own cursor, so its work per arrival is the new labels only).
+    task_votes: np.ndarray | None = None
+    task_handed: np.ndarray | None = None
+    received: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 @runtime_checkable

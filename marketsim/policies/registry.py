@@ -11,19 +11,22 @@ from pydantic import BaseModel
 from marketsim.errors import InputError
 from marketsim.options import OptionError
 from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy
+from marketsim.policies.dynamic_overlap import DynamicOverlapPolicy
 from marketsim.policies.explore_exploit import ExploreExploitPolicy
+from marketsim.policies.fixed_overlap import FixedOverlapPolicy
 from marketsim.policies.knowledge_gradient import KnowledgeGradientPolicy
 from marketsim.policies.oracle_workers import OracleWorkersPolicy
 from marketsim.policies.qasca import QascaPolicy
 from marketsim.policies.random_forest import RandomForestPolicy
 from marketsim.policies.simple import EntropyGreedyPolicy, OraclePolicy, UniformPolicy
 from marketsim.policies.uncertainty import UncertaintyPolicy
+from marketsim.policies.until_agreement import UntilAgreementPolicy
 
 #: Built-in policies: name (each class's ``name``) -> class.
 POLICIES: dict[str, type] = {cls.name: cls for cls in (
     UniformPolicy, RandomForestPolicy, EntropyGreedyPolicy, OraclePolicy,
     KnowledgeGradientPolicy, UncertaintyPolicy, QascaPolicy, ExploreExploitPolicy,
-    OracleWorkersPolicy)}
+    OracleWorkersPolicy, FixedOverlapPolicy, DynamicOverlapPolicy, UntilAgreementPolicy)}
 
 
 def markets(cls: type) -> tuple[str, ...]:

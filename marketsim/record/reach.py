@@ -121,6 +121,33 @@ def final_counts(rows: Sequence[CurveRow], replicates: Sequence[int]) -> dict[st
             if rows and all(math.isfinite(getattr(r, c)) for r in rows for c in needs[key])}
 
 
+def under_budget(rows: Sequence[CurveRow], replicates: Sequence[int],
+                 budget_edges: int | None) -> dict[str, Any]:
+    """When some replicate ended before ``budget_edges`` labels (a preset closed every task,
+    or the money ran out): how many did (``ended_under_budget``) and every replicate's final
+    labels, money and error as mean and interval (``final_edges``, ``final_money``,
+    ``final_error``); ``{}`` when
+    every replicate spent the whole budget or the budget is not known."""
+    last: dict[int, CurveRow] = {}
+    for r in rows:
+        if r.replicate not in last or r.edges > last[r.replicate].edges:
+            last[r.replicate] = r
+    ends = [last[rep] for rep in replicates if rep in last]
+    early = sum(r.edges < budget_edges for r in ends) if budget_edges is not None else 0
+    if not early:
+        return {}
+    out: dict[str, Any] = {
+        "ended_under_budget": early,
+        "final_edges": interval_dict(mean_interval([float(r.edges) for r in ends],
+                                                   bounds=(0.0, math.inf))),
+        "final_error": interval_dict(mean_interval([r.error_rate for r in ends],
+                                                   bounds=(0.0, math.inf)))}
+    if all(math.isfinite(r.money) for r in ends):
+        out["final_money"] = interval_dict(mean_interval([r.money for r in ends],
+                                                         bounds=(0.0, math.inf)))
+    return out
+
+
 def cost_axes(rows: Sequence[CurveRow]) -> list[str]:
     """The axes that tell more than the labels: ``money`` when some label did not cost 1
     (money differs from edges), ``time`` when arms took different simulated times for the same

@@ -19,6 +19,7 @@ from marketsim.record.reach import (
     edges_to_reach,
     final_counts,
     reach_summary,
+    under_budget,
 )
 from marketsim.record.stats import mean_interval
 from marketsim.record.summary_model import ArmSummary, StoppedEarly, Summary
@@ -42,7 +43,8 @@ def _num(x: float) -> float | None:
 
 
 def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
-              targets: Sequence[float] = TARGETS) -> dict[str, ArmSummary]:
+              targets: Sequence[float] = TARGETS,
+              budget_edges: int | None = None) -> dict[str, ArmSummary]:
     """Per arm: edges, mean error and its 95 % Student-t interval over replicates, and the
     edges needed to reach each target error. Only edge counts every replicate reached are
     averaged.
@@ -56,7 +58,9 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
     the simulated time and the money spent (:mod:`marketsim.record.reach`). ``sim_time`` (and
     ``money``) hold their mean per edge count, the x values of the error-against-time (money)
     plots; ``gold_labels``, ``gold_money`` and ``blocked_workers`` the replicates' final counts
-    as mean and interval, when ``curves.csv`` has those columns.
+    as mean and interval, when ``curves.csv`` has those columns; with ``budget_edges``, an arm
+    some of whose replicates ended before it also gets ``ended_under_budget``, ``final_edges``
+    and ``final_money`` (:func:`~marketsim.record.reach.under_budget`).
 
     Arms of a continuous-score market (finite ``rmse`` everywhere) also get the mean
     ``rmse``, ``plain_rmse`` and ``good_accuracy`` per edge count, and ``metric = "rmse"``
@@ -122,6 +126,7 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
             **reach,
             "sim_time": [float(np.mean(axis_values["sim_time"][e])) for e in edges],
             **final_counts(arm_rows[arm], replicates),
+            **under_budget(arm_rows[arm], replicates, budget_edges),
         }
         if "money_to_reach_ci95" in reach:
             fields["money"] = [float(np.mean(axis_values["money"][e])) for e in edges]
@@ -142,6 +147,7 @@ def build_summary(
     seconds: float | None,
     complete: bool,
     targets: Sequence[float] = TARGETS,
+    budget_edges: int | None = None,
 ) -> Summary:
     """The ``summary.json`` content of a study's finished units (``seconds`` None: not
     known, as when re-rendered from ``curves.csv`` alone)."""
@@ -155,8 +161,8 @@ def build_summary(
         "units_finished": len(results),
         "units_total": replicates * len(arm_names),
         "seconds": None if seconds is None else round(seconds, 3),
-        "arms": (arms := _with_stops(summarise(rows, list(arm_names), targets), arm_names,
-                                   results)),
+        "arms": (arms := _with_stops(summarise(rows, list(arm_names), targets, budget_edges),
+                                   arm_names, results)),
         "comparisons": compare_arms(rows, arms),
         "cost_axes": cost_axes(rows),
     })

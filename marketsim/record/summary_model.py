@@ -62,7 +62,7 @@ class StoppedEarly(_Record):
 
     replicate: int
     labels: int = Field(description="labels bought when it stopped (gold included)")
-    causes: list[Literal["money", "blocking", "capacity", "sessions"]] = Field(
+    causes: list[Literal["money", "blocking", "capacity", "sessions", "closed"]] = Field(
         description="money: the money budget was spent; otherwise the rules that left no "
         "worker who may work")
     detail: str
@@ -96,6 +96,12 @@ class ArmSummary(_Record):
     gold_money: Interval | None = None
     blocked_workers: Interval | None = None
     money: list[float] | None = Field(default=None, description="mean money per edge count")
+    ended_under_budget: int | None = Field(default=None, description="replicates that ended "
+                                           "before budget.edges (every task closed, or the "
+                                           "money ran out); only when some did")
+    final_edges: Interval | None = Field(default=None, description="labels at the end")
+    final_money: Interval | None = Field(default=None, description="money at the end")
+    final_error: Interval | None = Field(default=None, description="headline error at the end")
     rmse: list[float | None] | None = Field(default=None, description="continuous markets only")
     plain_rmse: list[float | None] | None = None
     good_accuracy: list[float | None] | None = None

@@ -7,15 +7,16 @@ from dataclasses import dataclass
 from marketsim.record.curves import CurveRow
 
 #: Why a market may stop buying before ``budget.edges``: a recorded result, not an error.
-STOP_CAUSES = ("money", "blocking", "capacity", "sessions")
+STOP_CAUSES = ("money", "blocking", "capacity", "sessions", "closed")
 
 
 @dataclass(frozen=True)
 class Stop:
     """A unit that stopped buying labels before ``budget.edges``: at ``labels`` labels (gold
     answers included, the last curve point), because of ``causes`` (from
-    :data:`STOP_CAUSES`: the money budget was spent, or no worker was left who may work:
-    blocked, at their capacity, or gone after their session), with ``detail`` in words (what
+    :data:`STOP_CAUSES`: the money budget was spent, no worker was left who may work (blocked,
+    at their capacity, or gone after their session), or the policy closed every task (a
+    platform preset's stopping rule), with ``detail`` in words (what
     stopped how many workers, and what to change)."""
 
     labels: int

@@ -107,6 +107,33 @@ def costs_section(summary: Summary, names: Sequence[str],
     return lines
 
 
+def _interval_cell(iv: Interval | None, digits: int) -> str:
+    if iv is None or iv.mean is None:
+        return "—"
+    text = f"{iv.mean:,.{digits}f}"
+    return text + (f" [{iv.low:,.{digits}f}, {iv.high:,.{digits}f}]"
+                   if iv.low is not None and iv.high is not None else "")
+
+
+def under_budget_section(arms: Arms, names: Sequence[str]) -> list[str]:
+    """"Runs that ended under budget": per arm some of whose replicates stopped before
+    ``budget.edges`` — a platform preset closed every task (its stopping rule, not the budget,
+    ended the run), or the money ran out — how many did, and the labels and money at the end."""
+    ended = [n for n in names if arms[n].ended_under_budget]
+    if not ended:
+        return []
+    rows = [[n, f"{arms[n].ended_under_budget} of {arms[n].replicates}",
+             _interval_cell(arms[n].final_edges, 0), _interval_cell(arms[n].final_money, 2),
+             _interval_cell(arms[n].final_error, 4)] for n in ended]
+    return ["## Runs that ended under budget", "",
+            "Replicates that stopped before `budget.edges`: a platform preset closed every task "
+            "(the requester stops spending, which is the preset's point), or the money ran "
+            "out. Labels, money and error at the end of each replicate, mean over replicates "
+            "with its 95 % Student-t interval.", "",
+            *table(["arm", "ended under budget", "labels at the end", "money at the end",
+                    "error at the end"], rows), ""]
+
+
 def gold_section(arms: Arms, names: Sequence[str]) -> list[str]:
     """"Gold questions and blocked workers": each arm's gold answers bought, their money and the
     workers blocked by the end of the run, when any arm had gold answers or blocked a worker."""
@@ -117,13 +144,7 @@ def gold_section(arms: Arms, names: Sequence[str]) -> list[str]:
                for iv in (arms[n].gold_labels, arms[n].blocked_workers)):
         return []
 
-    def cell(iv: Interval | None, digits: int) -> str:
-        if iv is None or iv.mean is None:
-            return "—"
-        text = f"{iv.mean:,.{digits}f}"
-        return text + (f" [{iv.low:,.{digits}f}, {iv.high:,.{digits}f}]"
-                       if iv.low is not None and iv.high is not None else "")
-
+    cell = _interval_cell
     rows = [[name, cell(arms[name].gold_labels, 1), cell(arms[name].gold_money, 2),
              cell(arms[name].blocked_workers, 1)] for name in names]
     return ["## Gold questions and blocked workers", "",

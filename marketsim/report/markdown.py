@@ -25,7 +25,12 @@ from marketsim.report.arm_text import (
     policy_name,
 )
 from marketsim.report.comparison_text import comparisons_section, key_results
-from marketsim.report.cost_text import cost_plot_section, costs_section, gold_section
+from marketsim.report.cost_text import (
+    cost_plot_section,
+    costs_section,
+    gold_section,
+    under_budget_section,
+)
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 from marketsim.report.results_text import (
     arms_section,
@@ -80,6 +85,7 @@ def report_markdown(
     lines += targets_section(arms, names, specs, metric, fewest)
     lines += costs_section(summary, names, specs, metric)
     lines += gold_section(arms, names)
+    lines += under_budget_section(arms, names)
     lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest)
     lines += policies_section(names, specs)
     lines += methods_section(names, specs, metric)

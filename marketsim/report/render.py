@@ -84,6 +84,13 @@ def _check_finite(rows: list[CurveRow], path: Path) -> None:
             )
 
 
+def _budget_edges(setup: dict[str, Any] | None) -> int | None:
+    """``budget.edges`` of the run's scenario (``run.json``), when known."""
+    budget = setup.get("budget") if isinstance(setup, dict) else None
+    edges = budget.get("edges") if isinstance(budget, dict) else None
+    return edges if isinstance(edges, int) and not isinstance(edges, bool) else None
+
+
 def rebuild_summary(
     rows: list[CurveRow],
     setup: dict[str, Any] | None,
@@ -124,6 +131,7 @@ def rebuild_summary(
         name=name if isinstance(name, str) else fallback_name, seed=seed, replicates=replicates,
         arm_names=arm_names, results=results, seconds=None, complete=complete,
         targets=_targets(setup, previous),
+        budget_edges=_budget_edges(setup),
     )
     # the run time and early stops as the run wrote them (curves.csv does not hold them)
     arms = {name: arm.model_copy(update={"stopped": previous.arms[name].stopped})

@@ -238,7 +238,7 @@ def stop_lines(arm: ArmSummary) -> list[str]:
     out = []
     for causes, stops in groups.items():
         what = ("the money budget ran out" if "money" in causes else
-                "ran out of workers")
+                "closed every task" if "closed" in causes else "ran out of workers")
         at = _listed([num(s.labels) for s in stops])
         reps = _listed([str(s.replicate) for s in stops])
         out.append(f"{what} at {at} labels ({', '.join(causes)}) in "

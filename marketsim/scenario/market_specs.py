@@ -47,6 +47,12 @@ class BudgetSpec(Table):
                             "price exceeds the money left gets no work, and the run ends "
                             "(its curve early) when no worker can be paid", shown="no limit",
                             gt=0, le=1e15, recorded_at_default=False)
+    fee: float = F(0.0, "the platform's fee: a fraction of every payment (gold included) the "
+                   "requester pays on top of the worker's price, counted in every money figure "
+                   "(e.g. 0.2: MTurk's 20 %)", ge=0, le=10, recorded_at_default=False)
+    min_price: float | None = F(None, "the platform's minimum price of a label: a "
+                                "workers.price (or tier price) below it is refused",
+                                shown="none", gt=0, le=1e9, recorded_at_default=False)
 
 
 class GoldSpec(Table):

@@ -31,8 +31,9 @@ def _given(doc: Mapping[str, Any]) -> list[str]:
     keys = [name for name in ("gold", "blocking") if doc[name] is not None]
     if doc["workers"] is not None:
         keys += [f"workers.{k}" for k in WORKER_KEYS if k in doc["workers"].model_fields_set]
-    if doc["budget"] is not None and doc["budget"].money is not None:
-        keys.append("budget.money")
+    if doc["budget"] is not None:
+        keys += [f"budget.{k}" for k in ("money", "fee", "min_price")
+                 if k in doc["budget"].model_fields_set]
     return keys
 
 
@@ -56,7 +57,7 @@ def check_initial_graph(kind: str, key: str, n_tasks: int, workers: WorkersSpec,
     if budget.money is None:
         return
     price = workers.cheapest_price
-    cost = n_tasks * price
+    cost = n_tasks * price * (1.0 + budget.fee)
     if cost > budget.money * (1 + 1e-12):
         cheapest = "at least " if workers.tiers is not None else ""
         raise _fail("budget.money", f"= {budget.money:g} cannot pay the initial graph: "
@@ -118,4 +119,18 @@ def read_mechanics(doc: Mapping[str, Any], workers: WorkersSpec, replay: bool, s
         raise _fail(given[0], "needs class labels; it does not apply with workers.model = "
                     "'gaussian-scores'", source)
     check_blocking(doc["gold"], doc["blocking"], None, "", source)
+    if doc["budget"] is not None:
+        _check_min_price(workers, doc["budget"].min_price, source)
     return doc["gold"], doc["blocking"]
+
+
+def _check_min_price(workers: WorkersSpec, min_price: float | None, source: str) -> None:
+    """Refuse a price below the platform's minimum (``budget.min_price``)."""
+    if min_price is None:
+        return
+    if workers.tiers is not None and min(workers.tiers.prices) < min_price:
+        raise _fail("workers.tiers.prices", f"must all be >= budget.min_price = {min_price:g}, "
+                    f"got {min(workers.tiers.prices):g}", source)
+    if workers.tiers is None and workers.price < min_price:
+        raise _fail("workers.price", f"= {workers.price:g} is below budget.min_price = "
+                    f"{min_price:g}, the platform's minimum price of a label", source)

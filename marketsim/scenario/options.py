@@ -67,7 +67,7 @@ def check_builds(cls: type, name: str, options: Mapping[str, Any], key: str,
     """Build the policy once with its options, so a value its constructor refuses is a
     one-line error naming the policy table now, not a traceback once the run has started."""
     try:
-        instantiate(cls, name, dict(options), source=source)
+        instantiate(cls, name, dict(options))
     except InputError as exc:
         if exc.source is not None:
             raise

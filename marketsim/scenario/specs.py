@@ -19,7 +19,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import BeforeValidator, PrivateAttr, ValidationInfo, model_validator
 
-from marketsim.options import F
+from marketsim.options import F, omitted_at_default
 from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.crowd_specs import TasksSpec, WorkersSpec
 from marketsim.scenario.market_specs import (
@@ -143,7 +143,8 @@ class Scenario(Table):
         edges = self.budget.edges
         if self.budget.money is None:
             return edges
-        return min(edges, int(self.budget.money * (1 + 1e-12) // self.workers.cheapest_price))
+        paid = self.workers.cheapest_price * (1.0 + self.budget.fee)
+        return min(edges, int(self.budget.money * (1 + 1e-12) // paid))
 
     @property
     def slug(self) -> str:
@@ -212,8 +213,11 @@ class Scenario(Table):
         features = tasks.get("features")
         if features is not None and "probabilities" in features:
             features.pop("informativeness")
-        if self.workers.price == WorkersSpec.model_fields["price"].default:
-            workers.pop("price")
+        for name in ("workers", "budget"):  # mechanics that are off are left out, as written
+            table = getattr(self, name)
+            for key, info in type(table).model_fields.items():
+                if omitted_at_default(info) and getattr(table, key) == info.default:
+                    doc[name].pop(key, None)
         if not self.sweep:
             doc.pop("sweep")
         return _plain(doc)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from marketsim.policies.base import is_worker_aware
 from marketsim.record.curves import CurveRow
 from marketsim.record.files import write_json_atomic
 from marketsim.record.units import STOP_CAUSES, Stop, UnitResult
@@ -73,9 +74,11 @@ def _stop(data: Any) -> Stop | str | None:
     return Stop(data["labels"], tuple(data["causes"]), data["detail"])
 
 
-def _row_problem(rows: Any, scenario: Scenario, stop: Stop | None = None) -> str | None:
+def _row_problem(rows: Any, scenario: Scenario, stop: Stop | None = None,
+                 closes: bool = False) -> str | None:
     """Why ``rows`` cannot be an arm's curve in ``scenario`` (that stopped early at
-    ``stop.labels`` when ``stop`` is given), or None."""
+    ``stop.labels`` when ``stop`` is given), or None (``closes``: the arm's policy chooses per
+    worker, so it may close every task and end the run under budget)."""
     if not isinstance(rows, list) or not rows:
         return "no rows"
     for idx, row in enumerate(rows):
@@ -93,10 +96,12 @@ def _row_problem(rows: Any, scenario: Scenario, stop: Stop | None = None) -> str
     if any(s != batch for s in steps[:-1]) or (steps and not 0 < steps[-1] <= batch):
         return f"{len(rows)} rows that do not step by budget.batch = {batch}"
     # A money budget (budget.money) may end a curve before budget.edges, never after it, and
-    # so may running out of workers, when the unit recorded that it stopped there.
+    # so may running out of workers, when the unit recorded that it stopped there, or a policy
+    # that closed every task (a platform preset).
     if stop is not None and edges[-1] != stop.labels:
         return f"rows ending at {edges[-1]} labels, but the unit stopped at {stop.labels}"
-    early = (scenario.budget.money is not None or stop is not None) and edges[-1] <= budget
+    early = (scenario.budget.money is not None or stop is not None or closes) and \
+        edges[-1] <= budget
     if not early and (edges[-1] < budget or (len(edges) > 1 and edges[-1] != budget)):
         return f"{len(rows)} rows ending at {edges[-1]} labels, not budget.edges = {budget}"
     return None
@@ -129,7 +134,9 @@ def _read_unit(path: Path, scenario: Scenario) -> UnitResult | str | None:
     stop = _stop(data.get("stop"))
     if isinstance(stop, str):
         return stop
-    problem = _row_problem(data["rows"], scenario, stop)
+    policy = scenario.arms[arm].policy
+    problem = _row_problem(data["rows"], scenario, stop,
+                           closes=is_worker_aware(policy.cls or policy.obj))
     if problem:
         return problem
     seconds = data.get("seconds", 0.0)

@@ -189,6 +189,7 @@ def build_summary(
         name=scenario.name, seed=scenario.seed, replicates=scenario.replicates,
         arm_names=[a.name for a in scenario.arms], results=results, seconds=seconds,
         complete=complete, targets=scenario.targets or TARGETS,
+        budget_edges=scenario.budget.edges,
     )
 
 

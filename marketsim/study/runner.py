@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from marketsim.errors import InputError, SimulationError
+from marketsim.market.graph import write_graphml
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.policy_guard import policy_failure
@@ -86,7 +87,7 @@ def run_unit(
         path = Path(graph_dir) / f"graph_{arm:02d}_{slug}.graphml"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".graphml.tmp")
-        market.write_graphml(tmp)
+        write_graphml(market.graph, tmp)
         os.replace(tmp, path)
     rows = tuple(p.at(spec.name, replicate) for p in curve)
     return UnitResult(replicate, arm, rows, time.perf_counter() - start, market.stop)

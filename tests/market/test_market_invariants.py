@@ -3,11 +3,12 @@ with every mechanic switched on and off, every policy of class markets.
 
 Whatever the scenario, a unit that ends (by its budget, its money, or stuck with a named cause)
 must have: money spent equal to the prices of the answers bought (initial graph and gold
-included) and within ``budget.money``; labels within ``budget.edges``; no worker above
-``workers.capacity``; no hand-out to a blocked or departed worker; no gold answer among the
-results; a curve with strictly increasing labels, ending on the true final spend; simulated time
-that never decreases. The same checks run inside the market (``marketsim.market.ledger``); these
-tests check them from outside, on what the market did.
+included) times 1 + the platform's fee and within ``budget.money``; labels within
+``budget.edges``; no worker above ``workers.capacity``; no hand-out to a blocked or departed
+worker; no gold answer among the results; a curve with strictly increasing labels, ending on
+the true final spend; simulated time that never decreases. The same checks run inside the
+market (``marketsim.market.ledger``); these tests check them from outside, on what the market
+did.
 """
 
 from __future__ import annotations
@@ -79,8 +80,11 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     edges = draw(st.integers(n if initial == "one-per-task" else 1, n * m))
     budget: dict[str, Any] = {"edges": edges, "batch": draw(st.integers(1, 15)),
                               "initial": initial, "initial_probability": 0.3}
+    fee = draw(st.sampled_from([0.0, 0.0, 0.2, 0.35]))
+    if fee:
+        budget["fee"] = fee
     if draw(st.booleans()):
-        floor = n * cheapest if initial == "one-per-task" else cheapest
+        floor = (n * cheapest if initial == "one-per-task" else cheapest) * (1 + fee)
         budget["money"] = draw(st.sampled_from([floor, floor + cheapest * 7,
                                                 floor * 1.37, floor * 3]))
     doc: dict[str, Any] = {
@@ -108,8 +112,10 @@ def check_books(m: Audited, stuck: bool) -> None:
     gold_workers = (np.asarray(m.gold._workers, dtype=np.int64) if m.gold is not None
                     else np.zeros(0, dtype=np.int64))
     task_workers = m.log.view().workers
-    # Money: the prices of what was bought, initial graph and gold included.
-    paid = float(price[task_workers].sum() + price[gold_workers].sum())
+    # Money: the prices of what was bought, initial graph and gold included, plus the fee on
+    # every one of them: the sum over labels of price × (1 + fee).
+    paid = float(np.sum(price[task_workers] * (1 + sc.budget.fee))
+                 + np.sum(price[gold_workers] * (1 + sc.budget.fee)))
     assert math.isclose(ledger.spent, paid, rel_tol=1e-9, abs_tol=1e-9)
     if sc.budget.money is not None:
         assert ledger.committed <= sc.budget.money * (1 + 1e-12)

@@ -103,7 +103,7 @@ def test_a_worker_aware_policy_is_asked_per_arrival_and_spends_the_budget() -> N
 
 
 @pytest.mark.parametrize(("raw", "problem"), [
-    (N_TASKS, "outside"), (-2, "outside"), (1.0, "float"), ("3", "str"), (True, "bool"),
+    (N_TASKS, "outside"), (-3, "outside"), (1.0, "float"), ("3", "str"), (True, "bool"),
     ([1], "list"), (np.array([2]), "ndarray"),
 ])
 def test_every_bad_assign_answer_is_a_policy_error(raw: Any, problem: str) -> None:

@@ -9,7 +9,7 @@ from marketsim.aggregation.one_coin import OneCoinEM
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.market.answers.one_coin import draw_answers
-from marketsim.policies.base import GOLD, MarketInfo, MarketState, is_worker_aware
+from marketsim.policies.base import DONE, GOLD, MarketInfo, MarketState, is_worker_aware
 from marketsim.policies.registry import POLICIES, make_policy
 
 #: Ranking policies (``rank`` at each refresh) and worker-aware ones (``assign`` per arrival).
@@ -74,8 +74,13 @@ def test_assign_is_reproducible_and_never_gives_a_held_task(name: str) -> None:
     info = dataclasses.replace(info, true_confusion=np.tile(np.eye(2), (m, 1, 1)))
     held = np.zeros(info.n_tasks, dtype=bool)
     held[::2] = True
-    state = dataclasses.replace(state, held=held,
-                                handed_since_refresh=np.zeros(info.n_tasks, dtype=np.int64))
+    lab = state.labels
+    votes = np.zeros((info.n_tasks, info.n_classes), dtype=np.int64)
+    np.add.at(votes, (lab.tasks, lab.labels), 1)
+    state = dataclasses.replace(state, held=held,  # the live fields, as the market gives them
+                                handed_since_refresh=np.zeros(info.n_tasks, dtype=np.int64),
+                                task_votes=votes, task_handed=votes.sum(axis=1),
+                                received=(lab.tasks, lab.workers, lab.labels))
     for worker in range(m):
         picks = []
         for _ in range(2):
@@ -83,8 +88,8 @@ def test_assign_is_reproducible_and_never_gives_a_held_task(name: str) -> None:
             policy.bind(info)
             picks.append(policy.assign(worker, state, np.random.default_rng(worker)))
         assert picks[0] == picks[1]
-        assert picks[0] is None or picks[0] == GOLD or (0 <= picks[0] < info.n_tasks
-                                                         and not held[picks[0]])
+        assert picks[0] in (None, GOLD, DONE) or (0 <= picks[0] < info.n_tasks
+                                                  and not held[picks[0]])
         assert picks[0] != GOLD  # info.gold_count is 0: no policy may ask for gold
 
 

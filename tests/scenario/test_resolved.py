@@ -59,10 +59,31 @@ RECORD_KEYS = {"scenario.name": "name", "scenario.seed": "seed",
                "scenario.replicates": "replicates", "workers.arrivals.rate": "workers.arrival_rate",
                "workers.service.mean": "workers.service_mean",
                "workers.spammer_hammer.hammer_fraction": "workers.hammer_fraction"}
+def _omitted_at_default() -> dict[str, Any]:
+    """Dotted key -> default of every key declared ``recorded_at_default=False``."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from marketsim.options import omitted_at_default
+    from marketsim.scenario.specs import Scenario
+
+    out: dict[str, Any] = {}
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, info in model.model_fields.items():
+            if omitted_at_default(info):
+                out[prefix + name] = info.default
+            for arg in typing.get_args(info.annotation) or (info.annotation,):
+                if isinstance(arg, type) and issubclass(arg, BaseModel):
+                    walk(arg, f"{prefix}{name}.")
+
+    walk(Scenario, "")
+    return out
+
+
 #: Keys ``to_dict`` leaves out at these values (mechanics off: fingerprints kept).
-OMITTED_WHEN = {"workers.capacity": None, "workers.session_mean": None, "workers.price": 1.0,
-                "workers.tiers": None, "budget.money": None, "gold": None, "blocking": None,
-                "report": None}
+OMITTED_WHEN = _omitted_at_default()
 
 
 def _leaves(obj: Any, prefix: str = "") -> dict[str, Any]:

@@ -1,0 +1,98 @@
+"""What platform presets share: an overlap rule per task, applied to every arriving worker.
+
+A preset (``fixed-overlap``, ``dynamic-overlap``, ``until-agreement``) is a worker-aware policy
+(``assign``) because a platform decides per answer, not per batch: each task *wants* a number of
+labels (its current overlap), is judged when all the labels it was handed have come back, and
+is then either **closed** (never labelled again) or given one more label, up to a cap. An
+arriving worker gets the first task in index order (the order the tasks were uploaded) that is
+open, wants more labels than it was handed and that the worker has not labelled; with none for
+them they are declined (their next arrival may find one). When no task can ever want another
+label the policy returns :data:`~marketsim.policies.base.DONE` and the requester stops spending:
+a preset may finish under budget.
+
+The policy reads the market's live counts (``MarketState.task_votes``, ``task_handed``) and the
+received labels past its own cursor (``MarketState.received``), so its work per arrival is the
+new labels and one vectorised pass over the tasks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.policies.base import DONE, MarketInfo, MarketState
+
+
+class OverlapRule:
+    """The bookkeeping of a preset; subclasses say how many labels a task wants first
+    (:meth:`first`), at most (:meth:`cap`), and when a judged task is settled
+    (:meth:`satisfied`)."""
+
+    name = "overlap"
+    needs_truth = False
+    #: Cheap: a vectorised pass over the tasks per arrival.
+    UNIT_COST = 1.0
+
+    def first(self) -> int:
+        """Labels every task is handed before it is first judged (the minimum overlap)."""
+        raise NotImplementedError
+
+    def cap(self) -> int:
+        """Labels a task gets at most (the maximum overlap)."""
+        raise NotImplementedError
+
+    def satisfied(self, tasks: np.ndarray, state: MarketState) -> np.ndarray:
+        """Whether each of ``tasks`` (judged: at least :meth:`first` labels, none in flight)
+        meets the preset's stopping rule."""
+        raise NotImplementedError
+
+    def bind(self, info: MarketInfo) -> None:
+        """Every task open, wanting :meth:`first` labels."""
+        n = info.n_tasks
+        self.n_tasks, self.n_classes, self.n_workers = n, info.n_classes, info.n_workers
+        self.closed = np.zeros(n, dtype=bool)
+        self.wanted = np.full(n, self.first(), dtype=np.int64)
+        self.cursor = 0
+        #: (worker, label) pairs of each task's received labels, in order of receipt.
+        self.by_task: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+
+    def _ingest(self, state: MarketState) -> np.ndarray:
+        """Read the labels received since the last call; the tasks they touched."""
+        assert state.received is not None, "presets need the market's live label counts"
+        tasks, workers, labels = state.received
+        new = slice(self.cursor, tasks.shape[0])
+        t, w, lab = tasks[new].tolist(), workers[new].tolist(), labels[new].tolist()
+        for task, worker, label in zip(t, w, lab, strict=True):
+            self.by_task[task].append((worker, label))
+        self.cursor = tasks.shape[0]
+        return np.unique(np.asarray(t, dtype=np.int64))
+
+    def judge(self, state: MarketState) -> None:
+        """Judge the tasks that received labels since the last call and have none in flight:
+        close those the rule settles or that reached the cap; the others want one more."""
+        touched = self._ingest(state)
+        if touched.size == 0:
+            return
+        assert state.task_votes is not None and state.task_handed is not None
+        got = np.asarray(state.task_votes)[touched].sum(axis=1)
+        ready = ~self.closed[touched] & (got == np.asarray(state.task_handed)[touched]) \
+            & (got >= self.first())
+        tasks, got = touched[ready], got[ready]
+        if tasks.size == 0:
+            return
+        done = (got >= self.cap()) | self.satisfied(tasks, state)
+        self.closed[tasks[done]] = True
+        self.wanted[tasks[~done]] = np.maximum(self.wanted[tasks[~done]], got[~done] + 1)
+
+    def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
+        """The first open task (index order) wanting a label this worker may give; ``DONE``
+        when no task can ever want another label; else ``None`` (wait for answers due)."""
+        self.judge(state)
+        assert state.task_handed is not None and state.held is not None
+        handed = np.asarray(state.task_handed)
+        wants = ~self.closed & (handed < np.minimum(self.wanted, self.cap()))
+        free = np.flatnonzero(wants & ~np.asarray(state.held))
+        if free.size:
+            return int(free[0])
+        if not wants.any() and bool((self.closed | (handed >= self.cap())).all()):
+            return DONE
+        return None
