@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.special import digamma
 
+from marketsim.aggregation import _mace_batch
 from marketsim.aggregation._numeric import (
     argmax_labels,
     as_generator,
@@ -262,8 +263,11 @@ class MACE(BaseAggregator):
         return 0.01 / k if self.smoothing is None else float(self.smoothing)
 
     def _m_step(self, data: LabelSet, proba: np.ndarray, params: Params) -> Params:
-        counts, strategy = expected_counts(data, proba, params)
-        k = data.n_classes
+        return self._update(*expected_counts(data, proba, params))
+
+    def _update(self, counts: np.ndarray, strategy: np.ndarray) -> Params:
+        """The M-step from the expected counts, row by row (one row per worker)."""
+        k = strategy.shape[1]
         if self.method == "vb":
             prior = np.empty(2 + k)
             prior[:2] = self.alpha, self.beta
@@ -311,8 +315,13 @@ class MACE(BaseAggregator):
             params = random_start(data, seeds[r], float(self.default_noise))
             runs[r] = self._run(data, e_step(data, params)[0], params, known)
 
-        threads = threads_for(data.n_labels)
         _ = data.incidence, data.worker_label_counts, data.worker_degree  # built once, here
+        if known is None and _mace_batch.supported(data):  # the starts as one array axis
+            starts = [random_start(data, seed, float(self.default_noise)) for seed in seeds]
+            return _mace_batch.run_batched(
+                data, starts, self._update, lambda p: self._log_param_prior(p, 2),
+                max_iter=self.max_iter, tol=self.tol)
+        threads = threads_for(data.n_labels)
         with max_threads(1), warnings.catch_warnings():  # one thread per start
             warnings.simplefilter("ignore", ConvergenceWarning)
             run_parallel([partial(one, r) for r in range(len(seeds))], threads)
