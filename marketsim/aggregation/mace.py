@@ -9,8 +9,9 @@ sparse product every EM model here makes (``incidence @ R``). The M-step counts,
 ``(i, j, l)``, the expected "knowing" indicator ``q_i(l) w_jl`` with
 ``w_jl = (1 - s_j) / (s_j xi_j[l] + 1 - s_j)``; the rest of the label is spam, attributed to
 class l. Both are one mat-vec with :attr:`LabelSet.own_class_incidence` (``sum q_i(l)`` over
-worker j's labels l), so nothing loops over labels, tasks or workers; only restarts loop
-(on a big fit, on all cores at once, each start on one thread).
+worker j's labels l), so nothing loops over labels, tasks or workers. With two classes the
+random starts run together, as one more array axis (``_mace_batch.py``); otherwise they
+loop (on a big fit, on all cores at once, each start on one thread).
 
 Two modes, as in the paper and crowd-kit's ``MACE``: ``"em"`` normalises the counts plus a
 fixed ``smoothing`` (default 0.01 / K); ``"vb"`` (the default) is variational Bayes with a
@@ -43,7 +44,7 @@ from marketsim.aggregation._numeric import (
     safe_log,
     transposed_product,
 )
-from marketsim.aggregation._threads import max_threads, run_parallel, threads_for
+from marketsim.aggregation._threads import blocks, max_threads, run_parallel, threads_for
 from marketsim.aggregation.base import (
     BaseAggregator,
     EMTrace,
@@ -307,24 +308,33 @@ class MACE(BaseAggregator):
 
     def _restarts(self, data: LabelSet, seeds: list[int],
                   known: np.ndarray | None) -> list[tuple[np.ndarray, Params, EMTrace]]:
-        """One EM run per random start. On big data the starts share the cores, each on one
-        thread (its numbers are bit for bit those of a threaded run: see ``_threads.py``)."""
+        """One EM run per random start. On big data the starts share the cores: with two
+        classes one group of starts per thread, each group run together as one array axis
+        (:mod:`._mace_batch`), else each start on one thread; either way every number is bit
+        for bit that of a separate run on any number of threads (``_threads.py``)."""
         runs: list[Any] = [None] * len(seeds)
 
         def one(r: int) -> None:
             params = random_start(data, seeds[r], float(self.default_noise))
             runs[r] = self._run(data, e_step(data, params)[0], params, known)
 
-        _ = data.incidence, data.worker_label_counts, data.worker_degree  # built once, here
-        if known is None and _mace_batch.supported(data):  # the starts as one array axis
-            starts = [random_start(data, seed, float(self.default_noise)) for seed in seeds]
-            return _mace_batch.run_batched(
+        def together(a: int, b: int) -> None:  # starts a..b-1 as one array axis
+            starts = [random_start(data, seeds[r], float(self.default_noise))
+                      for r in range(a, b)]
+            runs[a:b] = _mace_batch.run_batched(
                 data, starts, self._update, lambda p: self._log_param_prior(p, 2),
                 max_iter=self.max_iter, tol=self.tol)
+
+        _ = data.incidence, data.worker_label_counts, data.worker_degree  # built once, here
         threads = threads_for(data.n_labels)
-        with max_threads(1), warnings.catch_warnings():  # one thread per start
+        if known is None and _mace_batch.supported(data):
+            # one group of starts per thread, each group run together on its thread
+            tasks = [partial(together, a, b) for a, b in blocks(len(seeds), threads)]
+        else:
+            tasks = [partial(one, r) for r in range(len(seeds))]  # one thread per start
+        with max_threads(1), warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            run_parallel([partial(one, r) for r in range(len(seeds))], threads)
+            run_parallel(tasks, threads)
         return runs
 
     def fit(  # type: ignore[override]  # the fit parameters EM estimators take
