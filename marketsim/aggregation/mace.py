@@ -10,7 +10,7 @@ sparse product every EM model here makes (``incidence @ R``). The M-step counts,
 ``w_jl = (1 - s_j) / (s_j xi_j[l] + 1 - s_j)``; the rest of the label is spam, attributed to
 class l. Both are one mat-vec with :attr:`LabelSet.own_class_incidence` (``sum q_i(l)`` over
 worker j's labels l), so nothing loops over labels, tasks or workers. With two classes the
-random starts run together, as one more array axis (``_mace_batch.py``); otherwise they
+random starts run together, as one more array axis (``_mace_starts.py``); otherwise they
 loop (on a big fit, on all cores at once, each start on one thread).
 
 Two modes, as in the paper and crowd-kit's ``MACE``: ``"em"`` normalises the counts plus a
@@ -28,13 +28,15 @@ with the same seed at every restart).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 from scipy.special import digamma
 
-from marketsim.aggregation import _mace_batch
+from marketsim.aggregation import _mace_starts
+from marketsim.aggregation._mace_starts import random_start
 from marketsim.aggregation._numeric import (
     argmax_labels,
     as_generator,
@@ -73,36 +75,6 @@ class MACEOptions(Options):
     tol: float = F(1e-7, "stop a start when the log-likelihood changes by less than tol per "
                    "label; 0 runs 50 iterations", ge=0)
     warm_start: bool = F(False, "start each refresh from the previous posterior (one start)")
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser on uint64 (wrapping): a well-mixed hash of each entry."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _uniform(seed: int, *keys: np.ndarray) -> np.ndarray:
-    """Uniform numbers in [0, 1), one per entry of the broadcast ``keys``, from their hash."""
-    h = np.full(np.broadcast_shapes(*(np.shape(k) for k in keys)), seed, dtype=np.uint64)
-    for key in keys:
-        h = _mix(h ^ np.asarray(key).astype(np.uint64))
-    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
-def random_start(data: LabelSet, seed: int, noise: float) -> Params:
-    """A random start: ``(spam, know)`` and ``xi_j`` proportional to numbers drawn uniformly
-    from ``[1, 1 + noise]``, keyed by what each worker did (see the module docstring)."""
-    counts = data.worker_label_counts
-    degree = data.worker_degree[:, None]
-    shape = (counts ** 2).sum(axis=1, keepdims=True)  # invariant to renaming classes
-    pair = 1.0 + noise * _uniform(seed, degree, shape, np.arange(2)[None, :])
-    xi = 1.0 + noise * _uniform(seed ^ 0x5DEECE66D, degree, shape, counts,
-                                counts.sum(axis=0)[None, :])
-    pair /= pair.sum(axis=1, keepdims=True)
-    return {"spam": pair[:, 0], "know": pair[:, 1],
-            "strategy": xi / xi.sum(axis=1, keepdims=True)}
 
 
 def log_emission(params: Params, k: int) -> np.ndarray:
@@ -310,7 +282,7 @@ class MACE(BaseAggregator):
                   known: np.ndarray | None) -> list[tuple[np.ndarray, Params, EMTrace]]:
         """One EM run per random start. On big data the starts share the cores: with two
         classes one group of starts per thread, each group run together as one array axis
-        (:mod:`._mace_batch`), else each start on one thread; either way every number is bit
+        (:mod:`._mace_starts`), else each start on one thread; either way every number is bit
         for bit that of a separate run on any number of threads (``_threads.py``)."""
         runs: list[Any] = [None] * len(seeds)
 
@@ -321,15 +293,16 @@ class MACE(BaseAggregator):
         def together(a: int, b: int) -> None:  # starts a..b-1 as one array axis
             starts = [random_start(data, seeds[r], float(self.default_noise))
                       for r in range(a, b)]
-            runs[a:b] = _mace_batch.run_batched(
+            runs[a:b] = _mace_starts.run_batched(
                 data, starts, self._update, lambda p: self._log_param_prior(p, 2),
                 max_iter=self.max_iter, tol=self.tol)
 
         _ = data.incidence, data.worker_label_counts, data.worker_degree  # built once, here
         threads = threads_for(data.n_labels)
-        if known is None and _mace_batch.supported(data):
+        if known is None and _mace_starts.supported(data):
             # one group of starts per thread, each group run together on its thread
-            tasks = [partial(together, a, b) for a, b in blocks(len(seeds), threads)]
+            tasks: list[Callable[[], object]] = [
+                partial(together, a, b) for a, b in blocks(len(seeds), threads)]
         else:
             tasks = [partial(one, r) for r in range(len(seeds))]  # one thread per start
         with max_threads(1), warnings.catch_warnings():

@@ -176,20 +176,20 @@ def test_rte_accuracy(method: str) -> None:
 def test_starts_run_together_as_they_run_apart(
     monkeypatch: pytest.MonkeyPatch, settings: dict, seed: int
 ) -> None:
-    """Two classes: the random starts run as one array axis (_mace_batch), with every number
+    """Two classes: the random starts run as one array axis (_mace_starts), with every number
     of the separate runs, bit for bit, including where each start stops."""
-    from marketsim.aggregation import _mace_batch
+    from marketsim.aggregation import _mace_starts
 
     rng = np.random.default_rng(seed)
     n_labels = int(rng.integers(50, 6000))
     data = LabelSet.from_arrays(rng.integers(0, int(rng.integers(5, 1500)), n_labels),
                                 rng.integers(0, int(rng.integers(2, 150)), n_labels),
                                 rng.integers(0, 2, n_labels))
-    assert _mace_batch.supported(data)
+    assert _mace_starts.supported(data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         together = MACE(**settings).fit(data)
-        monkeypatch.setattr(_mace_batch, "supported", lambda data: False)
+        monkeypatch.setattr(_mace_starts, "supported", lambda data: False)
         apart = MACE(**settings).fit(data)
     assert together.restart_log_likelihoods_ == apart.restart_log_likelihoods_
     assert together.log_likelihood_ == apart.log_likelihood_

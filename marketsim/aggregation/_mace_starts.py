@@ -1,4 +1,8 @@
-"""MACE's random starts run together, the restarts one more array axis (two classes).
+"""MACE's random starts: how each is drawn (:func:`random_start`), and how, with two classes,
+they run together, the starts one more array axis (:func:`run_batched`).
+
+Each start is drawn from the seed and what each worker did (see :func:`random_start`), not
+from the worker's index, so renaming workers, tasks or classes only renames the answer.
 
 Each EM iteration of R starts costs two sparse products with the label incidence: the E-step's
 ``incidence @ log_odds`` and the M-step's ``incidence.T @ q(1)``. Run one start after the other
@@ -36,6 +40,36 @@ Run = tuple[np.ndarray, Params, EMTrace]
 CHUNK = 2048
 #: The sign bit of a float64, as an int64: ``x | SIGN`` is ``-|x|``.
 SIGN = np.int64(-(2**63))
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on uint64 (wrapping): a well-mixed hash of each entry."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _uniform(seed: int, *keys: np.ndarray) -> np.ndarray:
+    """Uniform numbers in [0, 1), one per entry of the broadcast ``keys``, from their hash."""
+    h = np.full(np.broadcast_shapes(*(np.shape(k) for k in keys)), seed, dtype=np.uint64)
+    for key in keys:
+        h = _mix(h ^ np.asarray(key).astype(np.uint64))
+    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def random_start(data: LabelSet, seed: int, noise: float) -> Params:
+    """A random start: ``(spam, know)`` and ``xi_j`` proportional to numbers drawn uniformly
+    from ``[1, 1 + noise]``, keyed by what each worker did (see the module docstring)."""
+    counts = data.worker_label_counts
+    degree = data.worker_degree[:, None]
+    shape = (counts ** 2).sum(axis=1, keepdims=True)  # invariant to renaming classes
+    pair = 1.0 + noise * _uniform(seed, degree, shape, np.arange(2)[None, :])
+    xi = 1.0 + noise * _uniform(seed ^ 0x5DEECE66D, degree, shape, counts,
+                                counts.sum(axis=0)[None, :])
+    pair /= pair.sum(axis=1, keepdims=True)
+    return {"spam": pair[:, 0], "know": pair[:, 1],
+            "strategy": xi / xi.sum(axis=1, keepdims=True)}
 
 
 def supported(data: LabelSet) -> bool:
