@@ -165,11 +165,13 @@ def e_step(data: LabelSet, spam: np.ndarray, know: np.ndarray,
     base = n * -np.log(2) + np.array([float(data.worker_label_counts.ravel() @ zero[i].ravel())
                                       for i in range(r)])
     loglik = np.empty(r)
-    totals, positives = np.ascontiguousarray(post.total.T), np.ascontiguousarray(positive.T)
-    for i in range(r):  # per start, over its own contiguous row: the single-start sums
-        logs = np.log(totals[i, :whole].reshape(-1, 1000).prod(axis=1)).sum()
-        logs += np.log(totals[i, whole:].prod())
-        loglik[i] = float(positives[i].sum() + logs)
+    for i in range(r):  # per start, over its own column: the single-start sums, term by term
+        # in the same order (a 1-D reduction adds or multiplies along the array whatever its
+        # stride; no copy of the columns)
+        total = post.total[:, i]
+        logs = np.log(total[:whole].reshape(-1, 1000).prod(axis=1)).sum()
+        logs += np.log(total[whole:].prod())
+        loglik[i] = float(positive[:, i].sum() + logs)
     return post, base + loglik
 
 
