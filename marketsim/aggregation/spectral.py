@@ -20,7 +20,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from marketsim.aggregation._numeric import check_choice
-from marketsim.aggregation._threads import one_blas_thread
 from marketsim.data.labels import LabelSet
 
 #: Condition-number limit beyond which a moment matrix is treated as singular.
@@ -239,7 +238,6 @@ def canonical_worker_order(data: LabelSet) -> np.ndarray:
     return order
 
 
-@one_blas_thread()  # small dense solves, SVDs and pseudo-inverses (see _threads.py)
 def spectral_confusion(
     data: LabelSet,
     *,

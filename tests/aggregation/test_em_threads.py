@@ -170,7 +170,7 @@ def test_small_dense_linear_algebra_runs_on_one_blas_thread_same_numbers(
 
     from threadpoolctl import threadpool_limits
 
-    from marketsim.aggregation import _binary, dawid_skene, make_estimator, mmsr, spectral
+    from marketsim.aggregation import _binary, dawid_skene, make_estimator, mmsr
 
     rng = np.random.default_rng(7)
     truth = rng.integers(0, 2, 300)
@@ -190,10 +190,8 @@ def test_small_dense_linear_algebra_runs_on_one_blas_thread_same_numbers(
         monkeypatch.setattr(np.linalg, "svd", functools.partial(spy, "svd"))
         capped = make_estimator(name).fit(data).proba_
         assert seen and set(seen) == {1}
-        for module in (_binary, mmsr):
+        for module in (_binary, mmsr, dawid_skene):
             monkeypatch.setattr(module, "one_blas_thread", contextlib.nullcontext)
-        monkeypatch.setattr(dawid_skene, "spectral_confusion",
-                            spectral.spectral_confusion.__wrapped__)
         seen.clear()
         free = make_estimator(name).fit(data).proba_
         assert set(seen) == {2}
