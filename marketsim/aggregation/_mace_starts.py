@@ -38,6 +38,10 @@ Run = tuple[np.ndarray, Params, EMTrace]
 #: Tasks per chunk of the E-step's per-task passes (R columns each): the chunk's arrays stay
 #: in the cache between the passes.
 CHUNK = 2048
+#: Most starts run together in one group (``MACE`` splits more into several groups): the
+#: sparse products gain little beyond ten columns, and each start of a group holds about six
+#: task-sized arrays.
+GROUP = 10
 #: The sign bit of a float64, as an int64: ``x | SIGN`` is ``-|x|``.
 SIGN = np.int64(-(2**63))
 

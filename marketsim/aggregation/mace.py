@@ -300,9 +300,10 @@ class MACE(BaseAggregator):
         _ = data.incidence, data.worker_label_counts, data.worker_degree  # built once, here
         threads = threads_for(data.n_labels)
         if known is None and _mace_starts.supported(data):
-            # one group of starts per thread, each group run together on its thread
-            tasks: list[Callable[[], object]] = [
-                partial(together, a, b) for a, b in blocks(len(seeds), threads)]
+            # a group of starts per thread, each run together on its thread; at most
+            # GROUP starts a group, so memory stays ~6 task-sized arrays per start of a group
+            groups = blocks(len(seeds), max(threads, -(-len(seeds) // _mace_starts.GROUP)))
+            tasks: list[Callable[[], object]] = [partial(together, a, b) for a, b in groups]
         else:
             tasks = [partial(one, r) for r in range(len(seeds))]  # one thread per start
         with max_threads(1), warnings.catch_warnings():

@@ -171,7 +171,7 @@ def test_rte_accuracy(method: str) -> None:
 
 
 @pytest.mark.parametrize("settings", [{}, {"method": "em"}, {"tol": 0.0, "max_iter": 7},
-                                      {"max_iter": 1}, {"n_restarts": 1}])
+                                      {"max_iter": 1}, {"n_restarts": 1}, {"n_restarts": 23}])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_starts_run_together_as_they_run_apart(
     monkeypatch: pytest.MonkeyPatch, settings: dict, seed: int
