@@ -19,8 +19,8 @@ from marketsim.policies.registry import (
     policy_class,
     summary,
 )
+from marketsim.scenario.crowd_specs import WORKER_MODELS
 from marketsim.scenario.docs import allowed, default, type_name
-from marketsim.scenario.specs import WORKER_MODELS
 from marketsim.scenario.validation import suggest
 
 WORKER_MODEL_TEXT = {

@@ -7,10 +7,11 @@ import argparse
 import json
 
 from marketsim.errors import EXIT_OK, InputError
+from marketsim.scenario.market_specs import BlockingSpec, GoldSpec
 from marketsim.scenario.parser import load_scenario
-from marketsim.scenario.specs import BlockingSpec, GoldSpec, Scenario
+from marketsim.scenario.specs import Scenario
 from marketsim.scenario.sweep import expand
-from marketsim.scenario.toml_out import dumps, to_document
+from marketsim.scenario.toml_out import dumps
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -63,7 +64,7 @@ def summary(scenario: Scenario, points: int) -> list[str]:
     if rules:
         lines.append(rules)
     for arm in scenario.arms:
-        options = ", ".join(f"{k}={v!r}" for k, v in arm.policy.options)
+        options = ", ".join(f"{k}={v!r}" for k, v in arm.policy.options.items())
         policy = f"{arm.policy.name}({options})" if options else arm.policy.name
         initial = f", initial {arm.initial}" if arm.initial else ""
         own = _mechanics_text(arm.gold, arm.blocking)
@@ -86,7 +87,7 @@ def execute(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(scenario.to_dict(), default=str))
     elif args.toml:
-        print(dumps(to_document(scenario)), end="")
+        print(dumps(scenario.resolved_document()), end="")
     else:
         print(f"valid: {args.scenario}")
         print("\n".join(summary(scenario, len(points))))

@@ -18,7 +18,7 @@ import numpy as np
 from marketsim.data.labels import LabelSet
 from marketsim.market.answers import AnswerModel
 from marketsim.market.world import World
-from marketsim.scenario.specs import GoldSpec
+from marketsim.scenario.market_specs import GoldSpec
 
 
 def draw_gold_truth(spec: GoldSpec, prior: np.ndarray, rng: np.random.Generator) -> np.ndarray:

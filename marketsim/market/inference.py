@@ -12,7 +12,8 @@ from marketsim.aggregation.estimator import ConvergenceWarning
 from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.spectral import SpectralFallbackWarning
 from marketsim.scenario.inference_options import estimator_kwargs, takes
-from marketsim.scenario.specs import InferenceSpec, Scenario
+from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.specs import Scenario
 
 __all__ = ["estimator_factory", "fit_counted", "takes"]
 

@@ -324,8 +324,8 @@ class Market:
         """Poisson arrivals of uniformly chosen workers; stops when the budget is handed out."""
         rng = self.streams.arrivals
         m = self.scenario.workers.count
-        rate = self.scenario.workers.arrival_rate
-        service_mean = self.scenario.workers.service_mean
+        rate = self.scenario.workers.arrivals.rate
+        service_mean = self.scenario.workers.service.mean
         while self.assigned < self.budget:
             gap, worker = rng.exponential(1.0 / rate), int(rng.integers(m))
             service = rng.exponential(service_mean) if service_mean > 0 else 0.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.aggregation.features import simulate_features
-from marketsim.scenario.specs import FeaturesSpec
+from marketsim.scenario.crowd_specs import FeaturesSpec
 
 
 def draw_feature_proba(spec: FeaturesSpec, n_classes: int, rng: np.random.Generator) -> np.ndarray:

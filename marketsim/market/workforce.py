@@ -18,7 +18,9 @@ import numpy as np
 
 from marketsim.market.ledger import MONEY_SLACK, Ledger
 from marketsim.policies.base import WorkerStats
-from marketsim.scenario.specs import BlockingSpec, Scenario, TiersSpec
+from marketsim.scenario.crowd_specs import TiersSpec
+from marketsim.scenario.market_specs import BlockingSpec
+from marketsim.scenario.specs import Scenario
 
 
 def draw_tiers(tiers: TiersSpec, ability: np.ndarray, rng: np.random.Generator) -> np.ndarray:

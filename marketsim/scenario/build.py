@@ -12,7 +12,6 @@ policy object (``bind(info)``, ``rank(state, rng)``) and its ``inference`` an es
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,13 @@ from marketsim.aggregation.base import BaseAggregator, ScoreAggregator
 from marketsim.errors import InputError
 from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy
 from marketsim.scenario import specs
+from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
+from marketsim.scenario.inference_spec import InferenceSpec
 from marketsim.scenario.mechanics import check_replay_policy
 from marketsim.scenario.parser import load_scenario as load_file
 from marketsim.scenario.parser import parse_scenario
-from marketsim.scenario.specs import ArmSpec, InferenceSpec, PolicySpec
+from marketsim.scenario.sweep import set_path
+from marketsim.scenario.sweep_keys import key_path
 
 #: A built-in policy that fits every market: it stands in for a policy object while the rest
 #: of the arm is validated, then the object replaces it.
@@ -72,7 +74,6 @@ def _check_estimator(obj: Any, key: str, scores: bool, source: str) -> None:
                          "= 'gaussian-scores'", source=source)
 
 
-@dataclass(frozen=True)
 class Scenario(specs.Scenario):
     """A validated scenario that can be changed in Python (:meth:`replace`,
     :meth:`with_arms`); every change is validated again by the scenario parser."""
@@ -87,11 +88,18 @@ class Scenario(specs.Scenario):
     def replace(self, changes: Mapping[str, Any] | None = None, /, **more: Any) -> Scenario:
         """A copy with values changed, by dotted key or nested table:
         ``replace({"workers.count": 50}, seed=3)``, ``replace(workers={"count": 50})``
-        (a table is merged into the one there). ``name``, ``seed`` and ``replicates`` are the
-        ``[scenario]`` table's; ``arms`` replaces every arm (see :meth:`with_arms`)."""
+        (a table is merged into the one there); an arm's keys as ``[sweep]`` names them,
+        ``replace({"arms.adaptive.gold.rate": 0.2})`` or ``"arms[1].policy.n_trees"``.
+        ``name``, ``seed`` and ``replicates`` are the ``[scenario]`` table's; ``arms``
+        replaces every arm (see :meth:`with_arms`)."""
         doc = self.document()
+        arm_names = [arm.name for arm in self.arms]
         for key, value in {**(changes or {}), **more}.items():
             dotted = f"scenario.{key}" if key in _SCENARIO_KEYS else key
+            if dotted.startswith(("arms.", "arms[")):  # an arm's key, as [sweep] names it
+                set_path(doc, key_path(dotted, arm_names, type(self), self.source),
+                         _copy_doc(value))
+                continue
             *parents, last = dotted.split(".")
             node = doc
             for part in parents:
@@ -131,8 +139,10 @@ def _changed(source: str) -> str:
 
 
 def editable(scenario: specs.Scenario) -> Scenario:
-    """``scenario`` as a :class:`Scenario` (same values)."""
-    return Scenario(**{f.name: getattr(scenario, f.name) for f in fields(scenario)})
+    """``scenario`` as a :class:`Scenario` (same values, nothing validated again)."""
+    out = Scenario.model_construct(_fields_set=scenario.model_fields_set, **dict(scenario))
+    out.__pydantic_private__ = dict(scenario.__pydantic_private__ or {})
+    return out
 
 
 def load_scenario(path: str | Path, *, allow_imports: bool = False,
@@ -183,16 +193,17 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<python>", *,
     raw = _copy_doc(data)
     for idx in objects:
         raw["arms"][idx].setdefault("name", arms_out[idx].name)
-    return editable(replace(parsed, arms=tuple(arms_out), raw=raw))
+    return editable(parsed.evolve(arms=tuple(arms_out), raw=raw))
 
 
 def _with_objects(arm: ArmSpec, policy: Any, estimator: Any, scores: bool, key: str,
                   source: str) -> ArmSpec:
     """``arm`` running the given policy and estimator objects (``None``: keep the parsed)."""
     if policy is not None:
-        arm = replace(arm, policy=PolicySpec(type(policy).__name__, (), type(policy), policy))
+        arm = arm.model_copy(update={"policy": PolicySpec.of(
+            type(policy).__name__, policy_cls=type(policy), obj=policy)})
     if estimator is not None:
         _check_estimator(estimator, f"{key}.inference", scores, source)
-        arm = replace(arm, inference=InferenceSpec(type(estimator).__name__,
-                                                   estimator=estimator))
+        arm = arm.model_copy(update={"inference": InferenceSpec.resolved(
+            type(estimator).__name__, estimator=estimator)})
     return arm

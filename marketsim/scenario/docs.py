@@ -16,12 +16,13 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.policies.registry import POLICIES, options_model
-from marketsim.scenario import schema as s
+from marketsim.scenario.specs import Scenario
 from marketsim.scenario.toml_out import value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,12 +49,22 @@ def settings_tables() -> list[tuple[str, type[BaseModel]]]:
             if entry.options.model_fields]
 
 
+def input_type(field: FieldInfo) -> Any:
+    """The type a scenario file gives for ``field``: what its before-validator accepts (a
+    policy's name or table, the sweep's table), else the field's own type."""
+    for meta in field.metadata:
+        given = getattr(meta, "json_schema_input_type", PydanticUndefined)
+        if isinstance(meta, BeforeValidator) and given is not PydanticUndefined:
+            return given
+    return field.annotation
+
+
 def _models(annotation: Any) -> list[tuple[type[BaseModel], bool]]:
     """The tables a field's type holds, each with whether it is an array of tables."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [(annotation, False)]
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is list:
+    if origin in (list, tuple):
         return [(m, True) for m, _ in _models(args[0])]
     if origin in (typing.Union, types.UnionType):
         return [m for a in args for m in _models(a)]
@@ -65,13 +76,13 @@ def schema_tables() -> list[tuple[str, type[BaseModel], list[str]]]:
     model, the other places the same table is written). A table under an array of tables
     is headed by its dotted key (``arms.policy``); one that appears twice (``[gold]`` and an
     arm's ``gold``) is shown once, at its first place."""
-    out: list[tuple[str, type[BaseModel], list[str]]] = [("top level", s.ScenarioDocument, [])]
-    seen: dict[type[BaseModel], int] = {s.ScenarioDocument: 0}
+    out: list[tuple[str, type[BaseModel], list[str]]] = [("top level", Scenario, [])]
+    seen: dict[type[BaseModel], int] = {Scenario: 0}
 
     def walk(model: type[BaseModel], path: str, under_array: bool) -> None:
         for key, field in model.model_fields.items():
             dotted = f"{path}.{key}" if path else key
-            for sub, array in _models(field.annotation):
+            for sub, array in _models(input_type(field)):
                 if array:
                     heading = f"[[{dotted}]]"
                 else:
@@ -83,7 +94,7 @@ def schema_tables() -> list[tuple[str, type[BaseModel], list[str]]]:
                 out.append((heading, sub, []))
                 walk(sub, dotted, under_array or array)
 
-    walk(s.ScenarioDocument, "", False)
+    walk(Scenario, "", False)
     return out
 
 
@@ -97,6 +108,8 @@ def type_name(annotation: Any) -> str:
     """``int`` → integer, ``list[float]`` → array of numbers, ``str | X`` → string or table."""
     if annotation is type(None):
         return ""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return type_name(typing.get_args(annotation)[0])
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return "table"
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
@@ -104,7 +117,7 @@ def type_name(annotation: Any) -> str:
         return " or ".join(t for t in (type_name(a) for a in args) if t)
     if origin is typing.Literal:
         return "string"
-    if origin is list:
+    if origin in (list, tuple):
         inner = type_name(args[0])
         return f"array of {inner}s" if not inner.startswith("array") else f"array of {inner}"
     if origin is dict:
@@ -147,7 +160,7 @@ def table(model: type[BaseModel]) -> list[str]:
     """One markdown table of ``model``'s keys."""
     lines = ["| key | type | default | allowed | meaning |", "|---|---|---|---|---|"]
     for name, field in model.model_fields.items():
-        lines.append(f"| `{name}` | {type_name(field.annotation)} | {default(field)} | "
+        lines.append(f"| `{name}` | {type_name(input_type(field))} | {default(field)} | "
                      f"{allowed(field)} | {field.description or ''} |")
     return lines
 
@@ -157,7 +170,7 @@ def markdown() -> str:
     out = [BEGIN, ""]
     also = {heading: places for heading, _, places in schema_tables()}
     for heading, model in TABLES + settings_tables():
-        doc = (model.__doc__ or "").strip().splitlines()[0]
+        doc = " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())
         if doc.startswith("``"):  # the heading already names the table
             doc = doc.split("``", 2)[2].strip()
         if doc.startswith(":"):  # ``[gold]``: gold questions … → Gold questions ….
@@ -224,12 +237,13 @@ def _inference_schema(base: dict[str, Any]) -> dict[str, Any]:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file (TOML decoded to JSON), a policy table's options
     and an inference table's settings included."""
-    out = s.ScenarioDocument.model_json_schema()
+    out = Scenario.model_json_schema()
+    out["properties"]["sweep"].pop("default", None)  # none: the resolved empty grid is ()
     defs = out.get("$defs", {})
-    if "PolicyTable" in defs:
-        defs["PolicyTable"] = _policy_schema(defs["PolicyTable"])
-    if "InferenceTable" in defs:
-        defs["InferenceTable"] = _inference_schema(defs["InferenceTable"])
+    if "PolicySpec" in defs:
+        defs["PolicySpec"] = _policy_schema(defs["PolicySpec"])
+    if "InferenceSpec" in defs:
+        defs["InferenceSpec"] = _inference_schema(defs["InferenceSpec"])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "marketsim/scenario.schema.json", **out}
 

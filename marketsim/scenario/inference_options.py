@@ -29,8 +29,8 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.options import Options, option_problem
+from marketsim.scenario.crowd_specs import AbilitySpec
 from marketsim.scenario.inference_spec import InferenceSpec
-from marketsim.scenario.specs import AbilitySpec
 from marketsim.scenario.validation import printable, short, suggest, validate
 
 #: Settings the market's inference service reads itself (not estimator arguments).
@@ -127,14 +127,14 @@ def check_inference(spec: InferenceSpec, key: str, source: str, *,
     if problem is None:
         return
     model = type(options)
-    bare = _problem(replace(spec, options=model()), prior, ability, classes)
+    bare = _problem(InferenceSpec.resolved(method, model()), prior, ability, classes)
     if bare is not None:  # the method itself refuses this market (a binary-only method, K > 2)
         raise InputError(f"{printable(key)} does not work with method {method!r}: {bare}",
                          source=source)
     for name in model.model_fields:
         if name not in options.model_fields_set:
             continue
-        alone = _problem(replace(spec, options=model.model_validate(
+        alone = _problem(InferenceSpec.resolved(method, model.model_validate(
             {name: getattr(options, name)})), prior, ability, classes)
         if alone is not None:
             raise InputError(f"{printable(key)}.{name} = {short(getattr(options, name))} does "

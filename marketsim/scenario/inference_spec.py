@@ -1,68 +1,106 @@
-"""An arm's inference service as the scenario resolved it: :class:`InferenceSpec`, the method
-and its settings (an instance of the method's ``Options`` model), and how ``to_dict`` records
-it (the run's identity)."""
+"""An arm's inference service, ``[arms.inference]``: :class:`InferenceSpec`, the method and its
+settings (an instance of the method's ``Options`` model), and how ``to_dict`` records it (the
+run's identity)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from pydantic import ConfigDict, PrivateAttr, model_serializer
+
 from marketsim.aggregation.registry import METHODS, MethodSpec
-from marketsim.options import Options
-
-#: Field metadata of resolved objects: not parameters, so not in ``to_dict()``.
-_RESOLVED = {"resolved": True}
+from marketsim.options import F, Options
+from marketsim.scenario.table import Table
 
 
-@dataclass(frozen=True)
-class InferenceSpec:
-    """The arm's inference service: method name and its settings.
+class InferenceSpec(Table):
+    """``[arms.inference]``: a method name, or this table whose other keys are the method's
+    settings (checked against the method's settings model: see the tables below and
+    `python -m marketsim list --method NAME`)
 
-    ``options`` is the method's settings, an instance of its registry entry's ``Options``
-    model (:mod:`marketsim.aggregation.registry`; its ``model_fields_set`` are the settings the
-    scenario gave). ``class_prior`` is ``"true"`` (the scenario's prior, known to the requester
-    as in Maginnis & Gupta 2015), ``"estimate"`` (re-estimated by EM) or explicit
-    probabilities. Prior parameters ``alpha``, ``beta``, ``low`` default to the scenario's
-    ability distribution. A setting reads as an attribute too (``spec.max_iter``); one the
-    method does not take reads as its default.
+    Once the scenario is resolved, ``options`` is the method's settings, an instance of its
+    registry entry's ``Options`` model (:mod:`marketsim.aggregation.registry`; its
+    ``model_fields_set`` are the settings the scenario gave). ``class_prior`` is ``"true"``
+    (the scenario's prior, known to the requester as in Maginnis & Gupta 2015),
+    ``"estimate"`` (re-estimated by EM) or explicit probabilities. Prior parameters ``alpha``,
+    ``beta``, ``low`` default to the scenario's ability distribution. Dumping the spec writes
+    the method with every setting it runs with.
     """
 
-    method: str = "one-coin-shifted-beta"
-    #: The method's settings (``None``: its defaults; an estimator object's arm: none).
-    options: Options | None = None
-    #: The registry entry of ``method``, looked up once here; the market builds estimators
-    #: from it (``market.inference.estimator_factory``) without looking the name up again.
-    entry: MethodSpec | None = field(default=None, compare=False, repr=False,
-                                     metadata=_RESOLVED)
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, allow_inf_nan=False)
+
+    method: str = F(None, "a class method for class markets (`mv`, `one-coin`, "
+                    "`one-coin-beta`, `one-coin-shifted-beta`, `one-coin-spectral`, `ds`, "
+                    "`opt-ds`, `ds-features`, `kos`, ...), a score method for "
+                    "`gaussian-scores` (`gaussian-em`, `gaussian-hard-em`)",
+                    shown='"one-coin-shifted-beta" ("gaussian-em")')
+    _options: Options | None = PrivateAttr(default=None)
     #: An estimator object given in Python (``marketsim.scenario_from_dict``): the market
     #: fits fresh copies of it instead of a registry method (``method`` is then its class name).
-    estimator: Any = field(default=None, compare=False, repr=False, metadata=_RESOLVED)
+    _estimator: Any = PrivateAttr(default=None)
 
-    def __post_init__(self) -> None:
-        if self.entry is None and self.method in METHODS:
-            object.__setattr__(self, "entry", METHODS[self.method])
-        if self.options is None:
-            model = self.entry.options if self.entry is not None else Options
-            object.__setattr__(self, "options", model())
+    @classmethod
+    def resolved(cls, method: str, options: Options | None = None,
+                 estimator: Any = None) -> InferenceSpec:
+        """The spec of ``method`` run with ``options`` (``None``: its defaults), or of an
+        estimator object."""
+        spec = cls(method=method)
+        spec._options = options
+        spec._estimator = estimator
+        return spec
+
+    @property
+    def options(self) -> Options:
+        """The method's settings (its defaults if none were given)."""
+        if self._options is not None:
+            return self._options
+        entry = self.entry
+        return entry.options() if entry is not None else Options()
+
+    @property
+    def entry(self) -> MethodSpec | None:
+        """The registry entry of ``method`` (``None`` for an estimator object's class name);
+        the market builds estimators from it (``market.inference.estimator_factory``)."""
+        return METHODS.get(self.method)
+
+    @property
+    def estimator(self) -> Any:
+        """The estimator object given in Python, or ``None``."""
+        return self._estimator
 
     def __getattr__(self, name: str) -> Any:
-        # Only called when ``name`` is not a field: a setting of the method, or one every
-        # arm records (``to_dict``) at its default.
-        if name.startswith("__"):
-            raise AttributeError(name)
-        record = self.as_record()
+        # A setting reads as an attribute (``spec.max_iter``); one the method does not take
+        # reads as the default every arm records (``warm_start``).
+        try:
+            return super().__getattr__(name)  # type: ignore[misc]
+        except AttributeError:
+            if name.startswith("_"):
+                raise
+        record = self.record()
         if name == "method" or name not in record:
             raise AttributeError(f"{type(self).__name__!r} has no setting {name!r}")
         return record[name]
 
-    def as_record(self) -> dict[str, Any]:
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InferenceSpec):
+            return NotImplemented
+        return (self.method, self.options) == (other.method, other.options)
+
+    __hash__ = None
+
+    @model_serializer(mode="plain")
+    def _table(self) -> dict[str, Any]:
+        """The table as a scenario file writes it: the method and the settings it runs with."""
+        values = self.options.model_dump()
+        return {"method": self.method, **{k: v for k, v in values.items() if v is not None}}
+
+    def record(self) -> dict[str, Any]:
         """The spec as ``to_dict`` writes it: the method, then every setting of
         :data:`RECORDED_SETTINGS` (the method's value, else the default the methods declare),
         then any other setting of the method that is not at its default: so adding a setting
         to a method leaves the fingerprints of runs that do not set it unchanged."""
-        options = self.options if self.options is not None else Options()
+        options = self.options
         values = options.model_dump()
         out: dict[str, Any] = {"method": self.method}
         for name in RECORDED_SETTINGS:
@@ -70,19 +108,6 @@ class InferenceSpec:
         fields_ = type(options).model_fields
         out.update({k: v for k, v in values.items() if v != fields_[k].default})
         return {k: tuple(v) if isinstance(v, list) else v for k, v in out.items()}
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> InferenceSpec:
-        """The spec ``as_record`` wrote (``validate --json``, ``run.json``) read back."""
-        method = record["method"]
-        model = METHODS[method].options if method in METHODS else Options
-        return cls(method, model.model_validate(
-            {k: v for k, v in record.items() if k in model.model_fields}))
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # Registry entries hold lambdas (not picklable): send the settings and resolve the
-        # entry again on arrival in the worker process.
-        return (InferenceSpec, (self.method, self.options, None, self.estimator))
 
 
 #: The settings every arm's ``to_dict`` writes (what it wrote when ``InferenceSpec`` had one

@@ -8,19 +8,14 @@ continuous-score market has no classes to check gold answers against.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from typing import Any
 
 from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES
-from marketsim.scenario.schema import ArmTable, BlockingTable, GoldTable, ScenarioDocument
-from marketsim.scenario.specs import (
-    BlockingSpec,
-    BudgetSpec,
-    GoldSpec,
-    PolicySpec,
-    TiersSpec,
-    WorkersSpec,
-)
+from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
+from marketsim.scenario.crowd_specs import WorkersSpec
+from marketsim.scenario.market_specs import BlockingSpec, BudgetSpec, GoldSpec
 from marketsim.scenario.validation import printable
 
 #: The worker keys of the mechanics (checked against a replay or a score market).
@@ -31,33 +26,14 @@ def _fail(key: str, message: str, source: str) -> InputError:
     return InputError(f"{printable(key)} {message}", source=source)
 
 
-def _given(doc: ScenarioDocument) -> list[str]:
-    """Dotted keys of the mechanics the document sets."""
-    keys = [name for name in ("gold", "blocking") if getattr(doc, name) is not None]
-    if doc.workers is not None:
-        keys += [f"workers.{k}" for k in WORKER_KEYS if k in doc.workers.model_fields_set]
-    if doc.budget is not None and doc.budget.money is not None:
+def _given(doc: Mapping[str, Any]) -> list[str]:
+    """Dotted keys of the mechanics the scenario sets."""
+    keys = [name for name in ("gold", "blocking") if doc[name] is not None]
+    if doc["workers"] is not None:
+        keys += [f"workers.{k}" for k in WORKER_KEYS if k in doc["workers"].model_fields_set]
+    if doc["budget"] is not None and doc["budget"].money is not None:
         keys.append("budget.money")
     return keys
-
-
-def _tiers(doc: ScenarioDocument, source: str) -> TiersSpec | None:
-    assert doc.workers is not None
-    tiers = doc.workers.tiers
-    if tiers is None:
-        return None
-    if "price" in doc.workers.model_fields_set:
-        raise _fail("workers.price", "give either workers.price or [workers.tiers], not both",
-                    source)
-    cuts, prices = tiers.cuts, tiers.prices
-    if any(b <= a for a, b in zip(cuts, cuts[1:], strict=False)):
-        raise _fail("workers.tiers.cuts", f"must be strictly increasing, got {cuts}", source)
-    if len(prices) != len(cuts) + 1:
-        raise _fail("workers.tiers.prices", f"must have len(cuts) + 1 = {len(cuts) + 1} "
-                    f"entries (one per tier), got {len(prices)}", source)
-    if any(not p > 0 for p in prices):
-        raise _fail("workers.tiers.prices", f"entries must be > 0, got {prices}", source)
-    return TiersSpec(tuple(cuts), tiers.noise, tuple(prices))
 
 
 def check_initial_graph(kind: str, key: str, n_tasks: int, workers: WorkersSpec,
@@ -79,7 +55,7 @@ def check_initial_graph(kind: str, key: str, n_tasks: int, workers: WorkersSpec,
                     f"{per_worker}, add workers, or set {key} = 'none'", source)
     if budget.money is None:
         return
-    price = min(workers.tiers.prices) if workers.tiers is not None else workers.price
+    price = workers.cheapest_price
     cost = n_tasks * price
     if cost > budget.money * (1 + 1e-12):
         cheapest = "at least " if workers.tiers is not None else ""
@@ -88,28 +64,21 @@ def check_initial_graph(kind: str, key: str, n_tasks: int, workers: WorkersSpec,
                     f"budget.money above {cost:g} or set {key} = 'none'", source)
 
 
-def gold_and_blocking(
-    gold_table: GoldTable | None, blocking_table: BlockingTable | None,
-    inherited: GoldSpec | None, prefix: str, source: str,
-) -> tuple[GoldSpec | None, BlockingSpec | None]:
-    """Gold questions and blocking rule of the scenario (``prefix`` "") or of an arm
-    (``prefix`` "arms[i]."; ``inherited``: the scenario's gold, which the arm's rule may
-    judge by)."""
-    gold = None
-    if gold_table is not None:
-        gold = GoldSpec(gold_table.count, gold_table.rate, gold_table.in_inference)
+def check_blocking(gold: GoldSpec | None, blocking: BlockingSpec | None,
+                   inherited: GoldSpec | None, prefix: str, source: str) -> None:
+    """A blocking rule of the scenario (``prefix`` "") or of an arm (``prefix`` "arms[i].";
+    ``inherited``: the scenario's gold, which the arm's rule may judge by) has gold questions
+    to judge by, and enough of them."""
     judged_by = gold or inherited
-    blocking = None
-    if blocking_table is not None:
-        if judged_by is None:
-            raise _fail(f"{prefix}blocking", "needs [gold]: the rule judges workers by their "
-                        "gold answers", source)
-        blocking = BlockingSpec(blocking_table.after, blocking_table.min_accuracy)
-        if blocking.after > judged_by.count:
-            raise _fail(f"{prefix}blocking.after", f"must be <= gold.count "
-                        f"({judged_by.count}): a worker answers each gold question at most "
-                        "once", source)
-    return gold, blocking
+    if blocking is None:
+        return
+    if judged_by is None:
+        raise _fail(f"{prefix}blocking", "needs [gold]: the rule judges workers by their "
+                    "gold answers", source)
+    if blocking.after > judged_by.count:
+        raise _fail(f"{prefix}blocking.after", f"must be <= gold.count "
+                    f"({judged_by.count}): a worker answers each gold question at most "
+                    "once", source)
 
 
 def check_replay_policy(policy: type | None, name: str, replay: bool, key: str,
@@ -121,12 +90,10 @@ def check_replay_policy(policy: type | None, name: str, replay: bool, key: str,
                     "crowd, not [replay]", source)
 
 
-def arm_mechanics(
-    arm: ArmTable, key: str, scenario_gold: GoldSpec | None, replay: bool, scores: bool,
-    source: str, policy: PolicySpec,
-) -> tuple[GoldSpec | None, BlockingSpec | None]:
-    """An arm's own gold questions and blocking rule (``None``: the scenario's); its policy
-    checked against a replayed crowd."""
+def arm_mechanics(arm: ArmSpec, key: str, scenario_gold: GoldSpec | None, replay: bool,
+                  scores: bool, source: str, policy: PolicySpec) -> None:
+    """An arm's own gold questions and blocking rule fit the market; its policy checked
+    against a replayed crowd."""
     check_replay_policy(policy.cls or POLICIES.get(policy.name), policy.name, replay,
                         f"{key}.policy", source)
     given = [name for name in ("gold", "blocking") if getattr(arm, name) is not None]
@@ -136,14 +103,13 @@ def arm_mechanics(
     if given and scores:
         raise _fail(f"{key}.{given[0]}", "needs class labels; it does not apply with "
                     "workers.model = 'gaussian-scores'", source)
-    return gold_and_blocking(arm.gold, arm.blocking, scenario_gold, f"{key}.", source)
+    check_blocking(arm.gold, arm.blocking, scenario_gold, f"{key}.", source)
 
 
-def read_mechanics(
-    doc: ScenarioDocument, workers: WorkersSpec, budget: BudgetSpec, replay: bool, source: str
-) -> tuple[WorkersSpec, BudgetSpec, GoldSpec | None, BlockingSpec | None]:
-    """The workers and budget specs with the mechanics filled in, and the gold and blocking
-    specs (``None`` when off)."""
+def read_mechanics(doc: Mapping[str, Any], workers: WorkersSpec, replay: bool, source: str
+                   ) -> tuple[GoldSpec | None, BlockingSpec | None]:
+    """The scenario's gold questions and blocking rule (``None`` when off), the mechanics
+    checked against the market (``doc``: the scenario's tables as given)."""
     given = _given(doc)
     if given and replay:
         raise _fail(given[0], "is not available with [replay] (a replayed crowd has no worker "
@@ -151,11 +117,5 @@ def read_mechanics(
     if given and workers.facts.scores:
         raise _fail(given[0], "needs class labels; it does not apply with workers.model = "
                     "'gaussian-scores'", source)
-    gold, blocking = gold_and_blocking(doc.gold, doc.blocking, None, "", source)
-    if doc.workers is not None:
-        wk = doc.workers
-        workers = replace(workers, capacity=wk.capacity, session_mean=wk.session_mean,
-                          price=wk.price, tiers=_tiers(doc, source))
-    if doc.budget is not None and doc.budget.money is not None:
-        budget = replace(budget, money=doc.budget.money)
-    return workers, budget, gold, blocking
+    check_blocking(doc["gold"], doc["blocking"], None, "", source)
+    return doc["gold"], doc["blocking"]

@@ -14,24 +14,53 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal, Self
 
 import numpy as np
+from pydantic import model_validator
 
 from marketsim.data import dataset_paths, load_labels
 from marketsim.data.labels import LabelSet
 from marketsim.data.truth import check_truth_coverage
 from marketsim.errors import InputError
+from marketsim.options import F
+from marketsim.scenario.table import Table
+from marketsim.scenario.validation import KeyProblem
+
+#: Keys holding file or folder paths, relative to the scenario file as written.
+PATH_KEYS = ("labels", "truth", "data_dir")
 
 
-@dataclass(frozen=True)
-class ReplaySpec:
-    """Where the replayed labels come from (a reference data set or a pair of files)."""
+class ReplaySpec(Table):
+    """``[replay]``: replay a real data set's answers instead of simulating workers
 
-    dataset: str | None = None
-    labels: str | None = None
-    truth: str | None = None
-    data_dir: str | None = None
-    format: str | None = None
+    A reference data set by name, or a labels file with its truth."""
+
+    dataset: str | None = F(None, "a reference data set by name (`python -m marketsim list`)",
+                            shown="none")
+    labels: str | None = F(None, "labels file (relative to the scenario file); give this with "
+                           "`truth`, or `dataset`", shown="none")
+    truth: str | None = F(None, "truth file, required with `labels`", shown="none")
+    data_dir: str | None = F(None, "folder of the reference data sets (relative to the "
+                             "scenario file); `--data-dir` and `$MARKETSIM_DATA` come first",
+                             shown="../shared/data")
+    format: Literal["zhang", "csv"] | None = F(None, "labels file format",
+                                               shown="from the file")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.dataset is None) == (self.labels is None):
+            raise KeyProblem("dataset", "give either replay.dataset or replay.labels (with "
+                             "truth)")
+        if self.labels is not None and self.truth is None:
+            raise KeyProblem("truth", "is required with replay.labels")
+        return self
+
+    def relative_to(self, folder: Path) -> ReplaySpec:
+        """This spec with its relative paths taken relative to ``folder`` (the scenario
+        file's: worker processes may run in another directory)."""
+        return self.model_copy(update={k: str(folder / v) for k in PATH_KEYS
+                                       if (v := getattr(self, k)) is not None})
 
     def paths(self) -> tuple[Path, Path | None]:
         """Labels and truth files."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-from dataclasses import replace
 from typing import Any
 
 from marketsim.errors import InputError
@@ -30,7 +29,7 @@ def point_label(point: tuple[tuple[str, Any], ...]) -> str:
 SHORT_FORMS = {"policy": "name", "inference": "method"}
 
 
-def _set_path(data: dict[str, Any], path: Path, value: Any) -> None:
+def set_path(data: dict[str, Any], path: Path, value: Any) -> None:
     """Set ``value`` at ``path`` (from :func:`key_path`) in a decoded scenario document."""
     node: Any = data
     for part, below in zip(path[:-1], path[1:], strict=True):
@@ -53,14 +52,14 @@ def expand(scenario: Scenario) -> list[Scenario]:
         return [scenario]
     keys = [k for k, _ in scenario.sweep]
     arm_names = [arm.name for arm in scenario.arms]
-    paths = [key_path(k, arm_names, scenario.source) for k in keys]
+    paths = [key_path(k, arm_names, type(scenario), scenario.source) for k in keys]
     points = []
     for values in itertools.product(*(v for _, v in scenario.sweep)):
         point = tuple(zip(keys, values, strict=True))
         data = copy.deepcopy(dict(scenario.raw))
         data.pop("sweep", None)
         for path, (_, value) in zip(paths, point, strict=True):
-            _set_path(data, path, value)
+            set_path(data, path, value)
         try:
             sc = parse_scenario(data, scenario.source, allow_imports=scenario.allow_imports)
         except InputError as exc:
@@ -68,13 +67,8 @@ def expand(scenario: Scenario) -> list[Scenario]:
                 f"sweep point {point_label(point)}: {exc.detail}", source=scenario.source
             ) from None
         # Command-line overrides (seed, replicates) apply to every point.
-        points.append(
-            replace(
-                sc,
-                name=f"{scenario.name} [{point_label(point)}]",
-                seed=scenario.seed if "scenario.seed" not in keys else sc.seed,
-                replicates=scenario.replicates,
-                sweep_point=point,
-            )
-        )
+        points.append(sc.evolve(
+            name=f"{scenario.name} [{point_label(point)}]",
+            seed=scenario.seed if "scenario.seed" not in keys else sc.seed,
+            replicates=scenario.replicates, sweep_point=point))
     return points

@@ -19,14 +19,16 @@ import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator, PlainSerializer
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
-from marketsim.scenario.schema import ArmTable, InferenceTable, ScenarioDocument
-from marketsim.scenario.validation import printable, suggest
+from marketsim.scenario.arm_specs import ArmSpec
+from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.table import _as_tuple
+from marketsim.scenario.validation import KeyProblem, printable, suggest
 
 #: Most grid points a ``[sweep]`` may have: a bigger grid is refused at once.
 MAX_SWEEP_POINTS = 10_000
@@ -76,20 +78,20 @@ def _models(annotation: Any) -> list[type[BaseModel]]:
     return []
 
 
-def _check_schema(key: str, path: Path, source: str) -> None:
-    """Each part of ``path`` is a key of the table above it (a policy table's options are
-    checked per grid point, against the policy's own schema)."""
-    model: type[BaseModel] | None = ScenarioDocument
+def _check_schema(key: str, path: Path, root: type[BaseModel], source: str) -> None:
+    """Each part of ``path`` is a key of the table above it in the scenario model ``root`` (a
+    policy table's options are checked per grid point, against the policy's own schema)."""
+    model: type[BaseModel] | None = root
     for pos, part in enumerate(path):
         if isinstance(part, int):
-            model = ArmTable
+            model = ArmSpec
             continue
         if model is None:
             raise _fail(key, f"goes below {'.'.join(str(p) for p in path[:pos])}, which is "
                         "not a table", source)
         fields = model.model_fields
         if part not in fields:
-            if model is InferenceTable:  # a setting of some method (checked per point)
+            if model is InferenceSpec:  # a setting of some method (checked per point)
                 allowed = list(dict.fromkeys([*fields, *(
                     k for e in METHODS.values() for k in e.options.model_fields)]))
                 if part in allowed:
@@ -106,7 +108,7 @@ def _check_schema(key: str, path: Path, source: str) -> None:
         model = found[0] if found else None
 
 
-def key_path(key: str, arm_names: Sequence[str], source: str) -> Path:
+def key_path(key: str, arm_names: Sequence[str], root: type[BaseModel], source: str) -> Path:
     """The path of sweep key ``key`` in the scenario document: ``workers.count`` ->
     ``("workers", "count")``, ``arms.adaptive.policy.n_trees`` -> ``("arms", 1, "policy",
     "n_trees")``. An unknown arm or key is a one-line :class:`InputError`."""
@@ -117,7 +119,7 @@ def key_path(key: str, arm_names: Sequence[str], source: str) -> Path:
     named = tuple(p for p in path if not isinstance(p, int))
     if named[:2] in FIXED or named[:1] in FIXED:
         raise _fail(key, "cannot be swept", source)
-    _check_schema(key, path, source)
+    _check_schema(key, path, root, source)
     return path
 
 
@@ -132,24 +134,46 @@ def _flatten(table: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]
     return out
 
 
-def read_sweep(raw: Any, arm_names: Sequence[str],
-               source: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:
-    """``[sweep]``: sweep keys (:func:`key_path`), each with a non-empty array of values; at
-    most ``MAX_SWEEP_POINTS`` grid points."""
-    if raw is None:
-        return ()
+def _grid(raw: Any) -> Any:
+    """``[sweep]`` as (dotted key, values) pairs, each with a non-empty array of values; at
+    most ``MAX_SWEEP_POINTS`` grid points (the keys are checked by :func:`check_grid`)."""
+    if raw is None or isinstance(raw, tuple):
+        return raw
     if not isinstance(raw, Mapping) or not raw:
-        raise InputError("sweep must be a table of dotted keys with arrays of values, e.g. "
-                         "workers.count = [10, 30]", source=source)
+        raise KeyProblem("", "must be a table of dotted keys with arrays of values, e.g. "
+                         "workers.count = [10, 30]")
     grid = []
     points = 1
     for key, values in _flatten(raw):
-        key_path(key, arm_names, source)
         if not isinstance(values, list) or not values:
-            raise _fail(key, f"must be a non-empty array of values, got {values!r}", source)
+            raise KeyProblem(key, f"must be a non-empty array of values, got {values!r}")
         points *= len(values)
         if points > MAX_SWEEP_POINTS:
-            raise InputError(f"sweep has more than {MAX_SWEEP_POINTS:,} grid points (the "
-                             "product of the array lengths); split the study", source=source)
-        grid.append((key, tuple(values)))
+            raise KeyProblem("", f"has more than {MAX_SWEEP_POINTS:,} grid points (the "
+                             "product of the array lengths); split the study")
+        grid.append((key, _as_tuple(values)))
     return tuple(grid)
+
+
+def _nested(grid: tuple[tuple[str, tuple[Any, ...]], ...]) -> dict[str, Any]:
+    """The pairs as the ``[sweep]`` table a scenario file writes."""
+    table: dict[str, Any] = {}
+    for key, values in grid:
+        node = table
+        *parents, last = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = list(values)
+    return table
+
+
+#: ``[sweep]``: (dotted key, values) pairs, written back as the nested table.
+SweepGrid = Annotated[tuple[tuple[str, tuple[Any, ...]], ...], BeforeValidator(
+    _grid, json_schema_input_type=dict[str, Any] | None), PlainSerializer(_nested)]
+
+
+def check_grid(grid: tuple[tuple[str, tuple[Any, ...]], ...], arm_names: Sequence[str],
+               root: type[BaseModel], source: str) -> None:
+    """Every sweep key names a value of the scenario (:func:`key_path`)."""
+    for key, _ in grid:
+        key_path(key, arm_names, root, source)

@@ -30,7 +30,7 @@ def printable(text: str) -> str:
 
 def short(value: Any) -> str:
     """``repr`` of a value, cut to 40 characters so an error stays one readable line."""
-    text = repr(value)
+    text = repr(list(value) if isinstance(value, tuple) else value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -51,11 +51,24 @@ def suggest(word: str, allowed: Sequence[str]) -> str:
     return f"; did you mean {close[0]}?" if close else ""
 
 
-def validate(model: type[BaseModel], data: Mapping[str, Any], source: str,
-             prefix: Sequence[str | int] = ()) -> Any:
-    """``model`` validated from ``data``, or the first problem as an :class:`InputError`."""
+class KeyProblem(ValueError):
+    """A table's rule that spans its keys, broken: ``key`` (dotted, relative to the table the
+    rule belongs to) and the sentence after it. :func:`validate` prefixes the table's place in
+    the document, so the same table reports ``workers.confusion.high`` or ``arms[1].gold.rate``
+    wherever it sits."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key} {message}")
+        self.key = key
+        self.message = message
+
+
+def validate(model: type[BaseModel], data: Any, source: str,
+             prefix: Sequence[str | int] = (), context: dict[str, Any] | None = None) -> Any:
+    """``model`` validated from ``data`` (``context``: what its validators need besides the
+    data), or the first problem as an :class:`InputError`."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=context)
     except ValidationError as exc:
         raise to_input_error(exc, model, data, source, prefix) from None
 
@@ -69,6 +82,12 @@ def to_input_error(exc: ValidationError, model: type[BaseModel], data: Any, sour
     errors.sort(key=lambda e: e["type"] != "extra_forbidden")
     first = errors[0]
     loc = (*prefix, *first["loc"])
+    cause = first.get("ctx", {}).get("error") if first["type"] == "value_error" else None
+    if isinstance(cause, InputError):  # a rule spanning tables, with its own full sentence
+        return cause
+    if isinstance(cause, KeyProblem):
+        below = cause.key.split(".") if cause.key else []
+        return InputError(f"{dotted((*loc, *below))} {cause.message}", source=source)
     if first.get("union"):
         expected = " or ".join(dict.fromkeys(_expected(e) for e in first["union"]))
         return InputError(f"{dotted(loc)} must be {expected}, got {short(first['input'])}",
@@ -82,7 +101,7 @@ def to_input_error(exc: ValidationError, model: type[BaseModel], data: Any, sour
 
 
 def _strip_union_tags(error: Mapping[str, Any], data: Any) -> dict[str, Any]:
-    """Drop the union-member tags pydantic puts in ``loc`` (``'str'``, ``'InferenceTable'``),
+    """Drop the union-member tags pydantic puts in ``loc`` (``'str'``, ``'InferenceSpec'``),
     remembering each with the input there, so the branch matching the input can be chosen."""
     node, loc, tags = data, [], []
     for part in error["loc"]:
@@ -147,7 +166,7 @@ def _expected(error: dict) -> str:
 _TYPE_WORDS = {
     "int_type": "an integer", "float_type": "a number", "string_type": "a string",
     "bool_type": "true or false", "list_type": "an array", "model_type": "a table",
-    "dict_type": "a table", "finite_number": "a finite number",
+    "dict_type": "a table", "finite_number": "a finite number", "tuple_type": "an array",
 }
 
 
@@ -206,7 +225,7 @@ def _table_type(annotation: Any) -> Any:
     if _is_model(annotation):
         return annotation
     origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType, list):
+    if origin in (typing.Union, types.UnionType, list, tuple):
         for arg in typing.get_args(annotation):
             found = _table_type(arg)
             if found is not None:

@@ -1,6 +1,6 @@
 """What each worker model is, as facts the parser, the reports and the command line read:
-whether its labels are classes or scores, its headline error, and the inference methods that
-fit it.
+whether its labels are classes or scores, its headline error, the inference methods that fit
+it, and its options (the ``[workers.<model>]`` table of a model that takes some).
 
 The behaviour (the world draw and the per-label answer) lives in
 :mod:`marketsim.market.answers`, one module per model, registered by the same names in
@@ -11,9 +11,67 @@ layer and the reports can read them without importing it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Self
+
+from pydantic import model_validator
 
 from marketsim.aggregation.registry import CLASS_METHODS, SCORE_METHODS
+from marketsim.options import F
+from marketsim.scenario.table import Table
+from marketsim.scenario.validation import KeyProblem
+
+CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
+#: Keys of ``[workers.confusion]`` that only one design reads.
+CONFUSION_DESIGN_KEYS = {"diagonal-uniform": ("low", "high"),
+                         "dirichlet": ("concentration", "diagonal_weight")}
+
+
+class ConfusionSpec(Table):
+    """``[workers.confusion]`` (`model = "confusion"` only)
+
+    Per-worker K×K confusion matrices. ``diagonal-uniform``: each diagonal entry uniform on
+    [low, high], the rest of the row spread evenly (Zhang et al.'s synthetic design; for K = 2
+    exactly their setup). ``dirichlet``: row c drawn from Dirichlet(concentration·(1 +
+    diagonal_weight·e_c))."""
+
+    design: Literal[CONFUSION_DESIGNS] = F(  # type: ignore[valid-type]
+        "diagonal-uniform", "diagonal uniform on [low, high] with the rest of the row spread "
+        "evenly (Zhang et al.), or Dirichlet rows")
+    low: float = F(0.3, "`diagonal-uniform`: lower end of the diagonal", ge=0, le=1)
+    high: float = F(0.9, "`diagonal-uniform`: upper end of the diagonal (≥ low)", ge=0, le=1)
+    concentration: float = F(1.0, "`dirichlet`: row c ~ Dirichlet(concentration·(1 + "
+                             "diagonal_weight·e_c))", gt=0, le=1e6)
+    diagonal_weight: float = F(4.0, "`dirichlet`: weight of the diagonal", ge=0, le=1e6)
+
+    @model_validator(mode="after")
+    def _design_keys(self) -> Self:
+        for design, keys in CONFUSION_DESIGN_KEYS.items():
+            wrong = [k for k in keys if k in self.model_fields_set and self.design != design]
+            if wrong:
+                raise KeyProblem(wrong[0], f"applies only to design '{design}', not "
+                                 f"{self.design!r}")
+        if self.high < self.low:
+            raise KeyProblem("high", f"must be >= workers.confusion.low ({self.low:g})")
+        return self
+
+
+class SpammerHammerSpec(Table):
+    """``[workers.spammer_hammer]`` (`model = "spammer-hammer"` only)"""
+
+    hammer_fraction: float = F(0.3, "each worker is perfect with this probability, else "
+                               "uniformly random", ge=0, le=1)
+
+
+class GaussianScoresSpec(Table):
+    """``[workers.gaussian_scores]`` (`model = "gaussian-scores"` only)
+
+    Seed 001's annotators: ``round(good_fraction * count)`` good ones score task i as
+    ``N(mu_i, sigma^2)`` clipped to [0, 1], the rest uniformly."""
+
+    good_fraction: float = F(0.7, "exactly round(good_fraction × count) annotators, chosen at "
+                             "random, are good", ge=0, le=1)
+    sigma: float = F(0.1, "a good annotator scores task i as N(μᵢ, sigma²) clipped to [0, 1]; "
+                     "a bad one uniformly on [0, 1]", gt=0, le=10)
 
 
 @dataclass(frozen=True)
@@ -25,6 +83,8 @@ class WorkerModelFacts:
     labels: Literal["classes", "scores"]
     metric: Literal["error_rate", "rmse"]
     default_method: str
+    #: The ``[workers.<table>]`` of the model's options, if it takes some.
+    table: str | None = None
 
     @property
     def scores(self) -> bool:
@@ -37,16 +97,17 @@ class WorkerModelFacts:
         return SCORE_METHODS if self.scores else CLASS_METHODS
 
 
-def _classes(name: str) -> WorkerModelFacts:
-    return WorkerModelFacts(name, "classes", "error_rate", "one-coin-shifted-beta")
+def _classes(name: str, table: str | None = None) -> WorkerModelFacts:
+    return WorkerModelFacts(name, "classes", "error_rate", "one-coin-shifted-beta", table)
 
 
 #: Every worker model by its ``workers.model`` name.
 WORKER_MODEL_FACTS: dict[str, WorkerModelFacts] = {
     "one-coin": _classes("one-coin"),
-    "confusion": _classes("confusion"),
-    "spammer-hammer": _classes("spammer-hammer"),
-    "gaussian-scores": WorkerModelFacts("gaussian-scores", "scores", "rmse", "gaussian-em"),
+    "confusion": _classes("confusion", "confusion"),
+    "spammer-hammer": _classes("spammer-hammer", "spammer_hammer"),
+    "gaussian-scores": WorkerModelFacts("gaussian-scores", "scores", "rmse", "gaussian-em",
+                                        "gaussian_scores"),
 }
 
 

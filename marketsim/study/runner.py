@@ -68,7 +68,7 @@ def run_unit(
         )
     try:
         market = Market(
-            spec.market_scenario(scenario),
+            scenario.for_arm(spec),
             world,
             _guarded_policy(scenario, arm, allow_imports),
             estimator_factory(scenario, spec.inference),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.market.streams import Streams
-from marketsim.scenario.specs import INITIAL_GRAPHS
+from marketsim.scenario.market_specs import INITIAL_GRAPHS
 
 WORLD, ARRIVALS, ANSWERS, POLICY, INFERENCE, INITIAL = range(6)
 #: Streams of the worker-aware mechanics (issue #16), new keys so the streams above are unchanged.

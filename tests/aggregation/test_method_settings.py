@@ -42,7 +42,7 @@ def test_the_model_is_what_validate_docs_schema_and_list_read(method: str, capsy
         assert _section(text, f"{method} inference settings") == keys
     else:
         assert f"### {method} inference settings" not in text
-    branch = next(b for b in docs.json_schema()["$defs"]["InferenceTable"]["anyOf"]
+    branch = next(b for b in docs.json_schema()["$defs"]["InferenceSpec"]["anyOf"]
                   if b["properties"].get("method") == {"const": method})
     assert set(branch["properties"]) == {"method", *keys}
     assert main(["list", "--method", method]) == 0
@@ -83,7 +83,7 @@ def test_a_setting_added_to_the_model_needs_no_other_edit(monkeypatch, capsys) -
                                          "smoothing"):
         parse_scenario(_doc({"method": "ds", "smothing": 0.5}), "s.toml")
     assert "smoothing" in _section(docs.markdown(), "ds inference settings")
-    branch = next(b for b in docs.json_schema()["$defs"]["InferenceTable"]["anyOf"]
+    branch = next(b for b in docs.json_schema()["$defs"]["InferenceSpec"]["anyOf"]
                   if b["properties"].get("method") == {"const": "ds"})
     assert branch["properties"]["smoothing"]["minimum"] == 0
     assert main(["list", "--method", "ds"]) == 0

@@ -185,6 +185,25 @@ def test_replace_gives_the_file_messages(tmp_path: Path) -> None:
     assert changed.source.endswith("(changed in Python)")  # out= must not copy the old file
 
 
+def test_replace_reaches_an_arms_keys_as_sweep_names_them(tmp_path: Path) -> None:
+    """Issue #31 point 6: ``replace`` takes the arm keys ``[sweep]`` accepts (by name or
+    index), which its own error message recommends; a bad value is the file's one-line error."""
+    sc = marketsim.load_scenario(small(tmp_path)).with_arms(
+        {"name": "uniform", "policy": "uniform"},
+        {"name": "rf", "policy": {"name": "random-forest", "n_trees": 5}})
+    changed = sc.replace({"arms.uniform.gold": {"count": 5, "rate": 0.2},
+                          "arms.rf.policy.n_trees": 7, "arms[1].inference.max_iter": 9})
+    assert changed.arms[0].gold is not None and changed.arms[0].gold.rate == 0.2
+    assert changed.arms[1].policy.options == {"n_trees": 7}
+    assert changed.arms[1].inference.max_iter == 9
+    assert changed.replace({"arms.uniform.gold.rate": 0.5}).arms[0].gold.rate == 0.5
+    assert sc.arms[0].gold is None  # the original is unchanged
+    with pytest.raises(InputError, match=r"arms\[0\]\.gold\.rate must be <= 1, got 2"):
+        changed.replace({"arms.uniform.gold.rate": 2})
+    with pytest.raises(InputError, match="names no arm 'unifrom'.*did you mean uniform"):
+        sc.replace({"arms.unifrom.gold.rate": 0.5})
+
+
 def test_object_arms_are_checked_copied_and_guarded(tmp_path: Path) -> None:
     """Bad objects are one-line errors; the caller's object is never mutated (each unit runs
     a deep copy); the policy guard still catches a bad ranking."""

@@ -20,8 +20,9 @@ from marketsim.market.ledger import Ledger, LedgerError
 from marketsim.market.market import Market
 from marketsim.market.stuck import stuck_cause
 from marketsim.policies.worker_aware import declines
+from marketsim.scenario.market_specs import GoldSpec
 from marketsim.scenario.parser import parse_scenario
-from marketsim.scenario.specs import GoldSpec, Scenario
+from marketsim.scenario.specs import Scenario
 from marketsim.study.runner import run_unit
 from tests.market.test_market_worker_aware import LeastLabelled, market, run
 from tests.policies.test_worker_aware import state_of, stats
@@ -186,7 +187,7 @@ def test_a_rule_that_lets_a_label_through_stops_the_run_with_an_internal_error()
 # --- point 4: cost follows use ----------------------------------------------------------------
 
 def test_a_gold_hand_out_costs_what_the_worker_answered_not_gold_count() -> None:
-    gold = GoldQuestions(GoldSpec(10_000_000, 0.5, True), np.zeros(10_000_000, dtype=np.int64),
+    gold = GoldQuestions(GoldSpec(count=10_000_000, rate=0.5), np.zeros(10_000_000, dtype=np.int64),
                          None, 3, np.random.default_rng(0))  # type: ignore[arg-type]
     tracemalloc.start()
     picks = [gold.pick(1) for _ in range(50)]
@@ -198,7 +199,7 @@ def test_a_gold_hand_out_costs_what_the_worker_answered_not_gold_count() -> None
 
 def test_pick_draws_the_same_questions_as_a_uniform_draw_among_the_free_ones() -> None:
     count = 30
-    gold = GoldQuestions(GoldSpec(count, 0.5, True), np.zeros(count, dtype=np.int64), None, 1,
+    gold = GoldQuestions(GoldSpec(count=count, rate=0.5), np.zeros(count, dtype=np.int64), None, 1,
                          np.random.default_rng(7))  # type: ignore[arg-type]
     rng = np.random.default_rng(7)
     taken: set[int] = set()

@@ -178,7 +178,7 @@ def test_every_worker_model_is_registered_with_its_facts() -> None:
     """The market's worker models and the scenario's facts name the same models; each model
     draws worlds that carry it, and the facts say what its labels and headline error are."""
     from marketsim.market.worker_models import WORKER_MODELS
-    from marketsim.scenario.specs import WORKER_MODELS as NAMES
+    from marketsim.scenario.crowd_specs import WORKER_MODELS as NAMES
     from marketsim.scenario.worker_models import WORKER_MODEL_FACTS
 
     assert tuple(WORKER_MODELS) == NAMES == tuple(WORKER_MODEL_FACTS)

@@ -18,9 +18,9 @@ from marketsim.errors import InputError, MarketStuckError
 from marketsim.market.market import Market
 from marketsim.market.workforce import draw_tiers
 from marketsim.policies.simple import UniformPolicy
+from marketsim.scenario.crowd_specs import TiersSpec
 from marketsim.scenario.parser import parse_scenario
-from marketsim.scenario.specs import TiersSpec
-from marketsim.scenario.toml_out import dumps, to_document
+from marketsim.scenario.toml_out import dumps
 from marketsim.study.runner import run_unit
 from tests.market.test_market_worker_aware import LeastLabelled, market, run, scenario
 
@@ -153,7 +153,7 @@ def test_money_spent_is_the_sum_of_the_prices_of_the_labels_bought(extra: dict) 
 
 def test_tiers_follow_the_noisy_ability() -> None:
     ability = np.array([0.2, 0.6, 0.75, 0.95])
-    spec = TiersSpec((0.5, 0.8), 0.0, (1.0, 2.0, 4.0))
+    spec = TiersSpec(cuts=(0.5, 0.8), noise=0.0, prices=(1.0, 2.0, 4.0))
     assert draw_tiers(spec, ability, np.random.default_rng(0)).tolist() == [0, 1, 1, 2]
 
 
@@ -231,7 +231,7 @@ def test_an_arm_has_its_own_gold_and_blocking_and_shares_the_world() -> None:
                    "arms": [{"name": "pay everyone", "policy": "uniform"},
                             {"name": "rules", "policy": "uniform", **ARM_RULES}]})
     assert sc.gold is None and sc.arms[0].gold is None and sc.arms[1].gold is not None
-    assert sc.arms[1].market_scenario(sc).blocking == sc.arms[1].blocking
+    assert sc.for_arm(sc.arms[1]).blocking == sc.arms[1].blocking
     plain, rules = (run_unit(sc, 0, arm) for arm in (0, 1))
     assert plain.rows[-1].gold_labels == 0 and plain.rows[-1].blocked_workers == 0
     assert rules.rows[-1].gold_labels > 0 and rules.rows[-1].blocked_workers > 0
@@ -246,6 +246,6 @@ def test_arm_rules_are_checked_and_written_back() -> None:
         scenario({"arms": [{"name": "a", "policy": "uniform", "gold": {"count": 2},
                             "blocking": {"after": 3, "min_accuracy": 0.5}}]})
     sc = scenario({"arms": [{"name": "a", "policy": "uniform", **ARM_RULES}]})
-    again = parse_scenario(tomllib.loads(dumps(to_document(sc))), "again.toml")
+    again = parse_scenario(tomllib.loads(dumps(sc.resolved_document())), "again.toml")
     assert again.arms[0].gold == sc.arms[0].gold
     assert again.arms[0].blocking == sc.arms[0].blocking

@@ -15,8 +15,8 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.market.inference import estimator_factory
 from marketsim.policies.registry import POLICIES
+from marketsim.scenario.inference_spec import InferenceSpec
 from marketsim.scenario.parser import parse_scenario
-from marketsim.scenario.specs import InferenceSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A valid value of every inference setting, for some method.
@@ -141,7 +141,7 @@ def test_the_market_never_drops_a_setting() -> None:
     beta_settings = METHODS["one-coin-beta"].options(alpha=3.0)
     with pytest.raises(RuntimeError, match="internal error: .* method 'ds' does not take: "
                                            "alpha is not an option"):
-        estimator_factory(scenario, InferenceSpec("ds", beta_settings))
+        estimator_factory(scenario, InferenceSpec.resolved("ds", beta_settings))
 
 
 def test_the_market_builds_what_was_checked() -> None:

@@ -9,9 +9,6 @@ import os
 import subprocess
 import sys
 import tomllib
-import types
-import typing
-from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +16,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from marketsim.errors import InputError
-from marketsim.scenario import specs
 from marketsim.scenario.inference_options import method_settings
 from marketsim.scenario.parser import parse_scenario
-from marketsim.scenario.toml_out import dumps, to_document
+from marketsim.scenario.toml_out import dumps
 from marketsim.study.run_folder import run_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,37 +52,39 @@ def test_run_json_tells_probabilities_apart() -> None:
     assert run_record(parse_scenario(other, SOURCE)).fingerprint != record.fingerprint
 
 
-# --- the resolved JSON read back: the inverse of ``Scenario.to_dict()`` -----------------------
-def _from_plain(value: Any, hint: Any) -> Any:
-    """``value`` (JSON data) as the spec field annotated ``hint``."""
-    if hint is Any or value is None:
-        return value
-    if is_dataclass(hint):
-        return _spec(hint, value)
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        for arg in args:
-            if is_dataclass(arg) and isinstance(value, dict):
-                return _spec(arg, value)
-            if typing.get_origin(arg) is tuple and isinstance(value, list):
-                return _from_plain(value, arg)
-        return value
-    if origin is tuple:
-        inner = typing.get_args(hint)[0]
-        if isinstance(value, dict):  # (key, value) pairs
-            return tuple((k, _from_plain(v, typing.get_args(inner)[1]))
-                         for k, v in value.items())
-        return tuple(_from_plain(v, inner) for v in value)
-    return value
+# --- the resolved JSON: every value of the model, in the record layout ----------------------
+#: Where ``to_dict`` (the record layout of run.json and the fingerprint) writes a key of the
+#: file layout that it writes elsewhere.
+RECORD_KEYS = {"scenario.name": "name", "scenario.seed": "seed",
+               "scenario.replicates": "replicates", "workers.arrivals.rate": "workers.arrival_rate",
+               "workers.service.mean": "workers.service_mean",
+               "workers.spammer_hammer.hammer_fraction": "workers.hammer_fraction"}
+#: Keys ``to_dict`` leaves out at these values (mechanics off: fingerprints kept).
+OMITTED_WHEN = {"workers.capacity": None, "workers.session_mean": None, "workers.price": 1.0,
+                "workers.tiers": None, "budget.money": None, "gold": None, "blocking": None}
 
 
-def _spec(cls: Any, data: dict[str, Any]) -> Any:
-    if hasattr(cls, "from_record"):  # InferenceSpec: the method's settings model
-        return cls.from_record(data)
-    hints = typing.get_type_hints(cls, vars(specs))
-    return cls(**{f.name: _from_plain(data[f.name], hints[f.name]) for f in fields(cls)
-                  if f.name in data and f.name != "raw"})
+def _leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(obj, dict) and obj:
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            out.update(_leaves(value, f"{prefix}.{key}" if prefix else key))
+        return out
+    return {prefix: obj}
+
+
+def _assert_record_holds_every_value(scenario: Any, record: dict[str, Any]) -> None:
+    model = scenario.model_dump(mode="json", exclude={"arms", "sweep"})
+    flat, kept = _leaves(model), _leaves(record)
+    for key, value in flat.items():
+        table = next((k for k in OMITTED_WHEN if key == k or key.startswith(k + ".")), None)
+        if table is not None and key not in kept and table not in kept:
+            assert value == OMITTED_WHEN[table] or OMITTED_WHEN[table] is None, key
+            continue
+        assert kept[RECORD_KEYS.get(key, key)] == value, key
+    assert record["arms"] == [json.loads(json.dumps(arm.record(), default=str))
+                              for arm in scenario.arms]
+    assert record["sweep"] == ({k: list(v) for k, v in scenario.sweep} or [])
 
 
 # --- random valid scenarios ------------------------------------------------------------------
@@ -227,12 +225,33 @@ def test_resolved_scenario_parses_to_the_same_specs(doc: dict[str, Any]) -> None
         assume("initial graph" not in str(exc))
         raise
     # validate --toml: the TOML text read back
-    assert parse_scenario(tomllib.loads(dumps(to_document(scenario))), SOURCE) == scenario
+    assert parse_scenario(tomllib.loads(dumps(scenario.resolved_document())), SOURCE) == scenario
     # the same document as JSON
-    as_json = json.loads(json.dumps(to_document(scenario)))
+    as_json = json.loads(json.dumps(scenario.resolved_document()))
     assert parse_scenario(as_json, SOURCE) == scenario
     # validate --json and run.json: Scenario.to_dict() loses nothing
     plain = json.loads(json.dumps(scenario.to_dict(), default=str))
-    assert replace(_spec(specs.Scenario, plain), source=SOURCE) == scenario
+    _assert_record_holds_every_value(scenario, plain)
     assert run_record(scenario).resolved_scenario == {
         k: v for k, v in plain.items()}
+
+
+def test_a_new_key_is_recorded_unless_declared_left_out_at_its_default() -> None:
+    """A key added to a table enters every run's record (its fingerprint) unless it is declared
+    ``recorded_at_default=False``, and then as soon as it is set away from its default: a key
+    that changes results can never be missing from a run's identity."""
+    from marketsim.options import F
+    from marketsim.scenario.table import Table
+
+    class Scratch(Table):
+        kept: float = F(1.0, "a key every record writes")
+        optional: float = F(0.0, "a key added later", recorded_at_default=False)
+
+    assert Scratch().record() == {"kept": 1.0}
+    assert Scratch(optional=0.5).record() == {"kept": 1.0, "optional": 0.5}
+    base = parse_scenario(TWO_FEATURES, SOURCE)
+    moved = json.loads(json.dumps(TWO_FEATURES))
+    moved["workers"]["capacity"] = 9
+    assert "capacity" not in base.to_dict()["workers"]
+    assert parse_scenario(moved, SOURCE).to_dict()["workers"]["capacity"] == 9
+    assert run_record(parse_scenario(moved, SOURCE)).fingerprint != run_record(base).fingerprint

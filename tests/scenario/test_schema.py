@@ -64,7 +64,7 @@ def _reachable_tables() -> set[type]:
 
     from pydantic import BaseModel
 
-    from marketsim.scenario.schema import ScenarioDocument
+    from marketsim.scenario.specs import Scenario as ScenarioDocument
 
     found: set[type] = set()
 
@@ -75,7 +75,7 @@ def _reachable_tables() -> set[type]:
                 for field in annotation.model_fields.values():
                     visit(field.annotation)
             return
-        if typing.get_origin(annotation) in (list, typing.Union, types.UnionType):
+        if typing.get_origin(annotation) in (list, tuple, typing.Union, types.UnionType):
             for arg in typing.get_args(annotation):
                 visit(arg)
 

@@ -11,9 +11,10 @@ import pytest
 from marketsim.cli import main
 from marketsim.errors import InputError
 from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.specs import Scenario
 from marketsim.scenario.sweep import expand
 from marketsim.scenario.sweep_keys import key_path
-from marketsim.scenario.toml_out import dumps, to_document
+from marketsim.scenario.toml_out import dumps
 
 BASE = """
 [tasks]
@@ -59,14 +60,14 @@ def test_an_arm_name_with_spaces_and_the_policy_itself_can_be_swept() -> None:
 
 
 def test_the_longest_matching_arm_name_wins() -> None:
-    assert key_path("arms.a.b.policy", ["a", "a.b"], "s") == ("arms", 1, "policy")
-    assert key_path("arms.a.policy", ["a", "a.b"], "s") == ("arms", 0, "policy")
+    assert key_path("arms.a.b.policy", ["a", "a.b"], Scenario, "s") == ("arms", 1, "policy")
+    assert key_path("arms.a.policy", ["a", "a.b"], Scenario, "s") == ("arms", 0, "policy")
 
 
 def test_resolved_scenario_round_trips_arm_sweep_keys() -> None:
     sc = scenario('"arms[1].inference.max_iter" = [10, 50]\n'
                   '"arms.uniform + prior.inference.tol" = [0.001]\n')
-    again = parse_scenario(tomllib.loads(dumps(to_document(sc))), "s.toml")
+    again = parse_scenario(tomllib.loads(dumps(sc.resolved_document())), "s.toml")
     assert again.sweep == sc.sweep
     assert [p.arms[1].inference.max_iter for p in expand(again)] == [10, 50]
 

@@ -20,8 +20,9 @@ from marketsim.market.score_metrics import good_call_accuracy, good_proba_error,
 from marketsim.market.world import World, initial_pairs
 from marketsim.policies.base import MarketState
 from marketsim.record.curves import CurvePoint
-from marketsim.scenario.specs import GaussianScoresSpec, Scenario, TaskMeansSpec
-from marketsim.scenario.worker_models import WORKER_MODEL_FACTS
+from marketsim.scenario.crowd_specs import TaskMeansSpec
+from marketsim.scenario.specs import Scenario
+from marketsim.scenario.worker_models import WORKER_MODEL_FACTS, GaussianScoresSpec
 
 
 def draw_task_means(spec: TaskMeansSpec, n_tasks: int, rng: np.random.Generator) -> np.ndarray:

@@ -15,7 +15,7 @@ from marketsim.scenario.specs import Scenario
 def draw_spammer_hammer_confusion(scenario: Scenario, rng: np.random.Generator) -> np.ndarray:
     """One-coin confusion matrices of a spammer-hammer crowd (one uniform draw per worker)."""
     m, k = scenario.workers.count, scenario.tasks.classes
-    hammer = rng.random(m) < scenario.workers.hammer_fraction
+    hammer = rng.random(m) < scenario.workers.spammer_hammer.hammer_fraction
     ability = np.where(hammer, 1.0, 1.0 / k)
     return one_coin_confusion(ability, k)
 

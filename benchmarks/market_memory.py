@@ -1,0 +1,119 @@
+"""Where a big market's memory goes (issue #30): peak bytes per label, and the arrays each part
+of one unit holds at the end of its run.
+
+    python benchmarks/market_memory.py                       # 1M labels, uniform
+    python benchmarks/market_memory.py --labels 1e6 4e6 --policy entropy-greedy
+
+Each size runs in a fresh process: large_market's shape scaled (tasks = labels / 5, workers =
+labels / 200, a refresh every labels / 20, warm-started one-coin EM with 10 iterations, no
+networkx graph). ``peak`` is the process's high-water RSS minus its RSS once the market is
+built (imports, world and policy excluded); the parts are the NumPy arrays reachable from the
+market's attributes (three levels deep), which is what the labels make grow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _rss(field: str) -> int:
+    """A ``/proc/self/status`` memory field in bytes (VmRSS now, VmHWM the peak)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _arrays(obj: Any, depth: int, seen: set[int]) -> int:
+    """Bytes of the NumPy arrays reachable from ``obj`` (each array counted once)."""
+    if id(obj) in seen or depth < 0:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        base = obj if obj.base is None else obj.base
+        if isinstance(base, np.ndarray) and id(base) not in seen:
+            seen.add(id(base))
+            return int(base.nbytes)
+        return int(obj.nbytes) if obj.base is None else 0
+    children: list[Any] = []
+    if isinstance(obj, dict):
+        children = list(obj.values())
+    elif isinstance(obj, list | tuple):
+        children = list(obj)
+    elif hasattr(obj, "__dict__"):
+        children = list(vars(obj).values())
+    elif hasattr(obj, "__slots__"):
+        children = [getattr(obj, s, None) for s in obj.__slots__]
+    return sum(_arrays(c, depth - 1, seen) for c in children)
+
+
+def one_size(labels: int, policy: str) -> dict[str, Any]:
+    """Run one unit of the scaled market in this process; its memory figures."""
+    sys.path.insert(0, str(ROOT))
+    from marketsim.market.inference import estimator_factory
+    from marketsim.market.market import Market
+    from marketsim.market.worker_models import draw_world
+    from marketsim.policies.registry import make_policy
+    from marketsim.scenario.parser import parse_scenario
+    from marketsim.study.seeds import unit_streams, world_rng
+
+    tasks, workers = labels // 5, max(labels // 200, 10)
+    sc = parse_scenario({
+        "scenario": {"name": "memory", "seed": 1},
+        "tasks": {"count": tasks, "prior": [0.75, 0.25]}, "workers": {"count": workers},
+        "budget": {"edges": labels, "batch": max(labels // 20, 1)},
+        "output": {"graph": False},
+        "arms": [{"name": policy, "policy": policy, "inference": {
+            "method": "one-coin-shifted-beta", "warm_start": True, "max_iter": 10,
+            "tol": 1e-6}}]}, "memory.toml")
+    arm = sc.arms[0]
+    market = Market(sc, draw_world(sc, world_rng(sc.seed, 0)),
+                    make_policy(arm.policy.name, arm.policy.options),
+                    estimator_factory(sc, arm.inference), unit_streams(sc.seed, 0, 0),
+                    warm_start=True, keep_graph=False)
+    built = _rss("VmRSS")
+    start = time.perf_counter()
+    market.run()
+    wall = time.perf_counter() - start
+    peak = _rss("VmHWM") - built
+    seen: set[int] = set()
+    parts = {name: _arrays(value, 3, seen) for name, value in vars(market).items()}
+    parts = {k: v for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v > 0}
+    return {"labels": labels, "tasks": tasks, "workers": workers, "policy": policy,
+            "wall_s": wall, "peak_bytes": peak, "peak_bytes_per_label": peak / labels,
+            "held_bytes_per_label": {k: v / labels for k, v in parts.items()}}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--labels", type=float, nargs="+", default=[1e6])
+    p.add_argument("--policy", default="uniform")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        print(json.dumps(one_size(int(args.labels[0]), args.policy)))
+        return
+    for n in args.labels:
+        out = subprocess.run([sys.executable, __file__, "--child", "--labels", str(n),
+                              "--policy", args.policy], check=True, capture_output=True,
+                             text=True).stdout
+        r = json.loads(out)
+        print(f"{r['labels']:>11,} labels ({r['tasks']:,} tasks, {r['workers']:,} workers, "
+              f"{r['policy']}): {r['wall_s']:.1f} s, peak {r['peak_bytes'] / 2**20:.0f} MiB = "
+              f"{r['peak_bytes_per_label']:.0f} bytes/label above the built market")
+        for part, per_label in r["held_bytes_per_label"].items():
+            print(f"    {part:<24} {per_label:7.1f} bytes/label held at the end")
+
+
+if __name__ == "__main__":
+    main()

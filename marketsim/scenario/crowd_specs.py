@@ -1,0 +1,226 @@
+"""The simulated crowd of a scenario: ``[tasks]`` and ``[workers]``, each table its own spec.
+
+Rules within one table are the table's validators; rules across tables (a prior with one
+entry per class, a replay's sizes, what a score market allows) are the scenario's
+(:mod:`marketsim.scenario.resolve`). Keys whose default depends on other keys (``tasks.count``
+from a replayed data set, the prior, ``workers.count``) are ``None`` as read and filled in when
+the scenario is resolved: a :class:`~marketsim.scenario.specs.Scenario` never holds a ``None``
+there.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import model_validator
+
+from marketsim.options import F
+from marketsim.scenario.table import FloatRows, Floats, Table
+from marketsim.scenario.validation import KeyProblem
+from marketsim.scenario.worker_models import (
+    WORKER_MODEL_FACTS,
+    ConfusionSpec,
+    GaussianScoresSpec,
+    SpammerHammerSpec,
+    WorkerModelFacts,
+)
+
+WORKER_MODELS = tuple(WORKER_MODEL_FACTS)
+ABILITY_DISTRIBUTIONS = ("shifted-beta",)
+#: Bounds of ``workers.arrivals.rate``: simulated times stay far from float overflow (a rate of
+#: 1e-308 would make inter-arrival times of 1e308 and the clock infinite).
+MIN_RATE, MAX_RATE = 1e-6, 1e9
+
+
+class TaskMeansSpec(Table):
+    """``[tasks.means]`` (``gaussian-scores`` only)
+
+    True task means ``mu_i ~ Beta(alpha, beta)``."""
+
+    alpha: float = F(1.0, "true task means μᵢ ~ Beta(alpha, beta) on [0, 1]; 1, 1 is uniform",
+                     gt=0, le=1e6)
+    beta: float = F(1.0, "see alpha", gt=0, le=1e6)
+
+    @property
+    def mean(self) -> float:
+        """``E[mu_i]``: the estimate a task without any score gets in the metrics."""
+        return self.alpha / (self.alpha + self.beta)
+
+
+class FeaturesSpec(Table):
+    """``[tasks.features]`` (class markets without `[replay]`)
+
+    ``count`` binary features per task, ``x_if ~ Bernoulli(phi[t_i, f])`` (Jin & Zhang 2010);
+    ``probabilities`` fixes ``phi``, else every replicate draws it."""
+
+    count: int = F(..., "k binary features per task (Jin & Zhang 2010), x_if ~ Bernoulli(φ[tᵢ, f]) "
+                   "given the true class tᵢ", ge=1, le=1000)
+    informativeness: float = F(0.5, "each replicate draws φ[c, f] ~ U[½ − informativeness/2, "
+                               "½ + informativeness/2] per class and feature: 0 = pure noise, "
+                               "1 = uniform on [0, 1]", ge=0, le=1)
+    probabilities: FloatRows | None = F(
+        None, "K arrays (one per class) of `count` numbers in [0, 1]: fixes φ; give this or "
+        "`informativeness`, not both", shown="drawn (informativeness)")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        probs = self.probabilities
+        if probs is not None and "informativeness" in self.model_fields_set:
+            raise KeyProblem("informativeness", "give either tasks.features.probabilities or "
+                             "tasks.features.informativeness, not both")
+        if probs is not None and any(len(row) != self.count for row in probs):
+            raise KeyProblem("probabilities", f"must be arrays (one per class) of {self.count} "
+                             "numbers each (one per feature)")
+        if probs is not None and any(not 0 <= v <= 1 for row in probs for v in row):
+            raise KeyProblem("probabilities", "entries must be probabilities in [0, 1]")
+        return self
+
+
+class TasksSpec(Table):
+    """``[tasks]`` (required unless `[replay]`)
+
+    How many, how many classes, the class prior (class 1 first). A score market has
+    ``classes = 1`` and ``means`` set."""
+
+    count: int = F(None, "number of tasks (from the data set with `[replay]`)",
+                   shown="required", ge=1, le=50_000_000)
+    classes: int = F(2, "K (not with `gaussian-scores` or `[replay]`)", ge=2, le=100)
+    prior: Floats = F(None, "class prior, K numbers ≥ 0 summing to 1; class 1 (first entry) "
+                      "is Maginnis & Gupta's t = +1 (not with `gaussian-scores`)",
+                      shown="uniform (replay: the truth's)")
+    means: TaskMeansSpec | None = F(None, "`gaussian-scores` only: distribution of the true "
+                                    "task means", shown="uniform")
+    features: FeaturesSpec | None = F(None, "binary task features (not with "
+                                      "`gaussian-scores` or `[replay]`)", shown="none")
+
+
+class AbilitySpec(Table):
+    """``[workers.ability]`` (not with `gaussian-scores`)
+
+    Worker accuracy ``p = low + (1 - low)·Beta(alpha, beta)``."""
+
+    distribution: Literal[ABILITY_DISTRIBUTIONS] = F(  # type: ignore[valid-type]
+        "shifted-beta", "p = low + (1 − low)·Beta(alpha, beta)")
+    alpha: float = F(6.0, "Beta parameter", gt=0, le=1e6)
+    beta: float = F(2.0, "Beta parameter", gt=0, le=1e6)
+    low: float = F(0.1, "lower end of the abilities", ge=0, lt=1)
+
+
+class ArrivalsSpec(Table):
+    """``[workers.arrivals]``"""
+
+    rate: float = F(1.0, "Poisson arrivals per unit of simulated time; each arrival is a "
+                    "uniformly chosen worker of the pool (a busy worker's arrival is lost)",
+                    ge=MIN_RATE, le=MAX_RATE)
+
+
+class ServiceSpec(Table):
+    """``[workers.service]``"""
+
+    mean: float = F(0.0, "mean of the exponential labelling time; 0 = the answer arrives at "
+                    "once", ge=0, le=1e9)
+
+
+class TiersSpec(Table):
+    """``[workers.tiers]``: qualification tiers with their prices (instead of `price`)
+
+    A worker's tier is the number of ``cuts`` at or below a noisy observation ``ability +
+    N(0, noise²)`` of their hidden accuracy; each label costs ``prices[tier]``."""
+
+    cuts: Floats = F(..., "increasing accuracies cutting the observed ability into "
+                     "len(cuts) + 1 tiers; tier = number of cuts ≤ ability + N(0, noise²), "
+                     "drawn once per replicate and shared by every arm", min_length=1)
+    noise: float = F(0.0, "standard deviation of the observation noise", ge=0, le=10)
+    prices: Floats = F(..., "price of one label per tier, len(cuts) + 1 numbers > 0",
+                       min_length=2)
+
+    @model_validator(mode="after")
+    def _tiers(self) -> Self:
+        cuts, prices = self.cuts, self.prices
+        if any(b <= a for a, b in zip(cuts, cuts[1:], strict=False)):
+            raise KeyProblem("cuts", f"must be strictly increasing, got {list(cuts)}")
+        if len(prices) != len(cuts) + 1:
+            raise KeyProblem("prices", f"must have len(cuts) + 1 = {len(cuts) + 1} entries "
+                             f"(one per tier), got {len(prices)}")
+        if any(not p > 0 for p in prices):
+            raise KeyProblem("prices", f"entries must be > 0, got {list(prices)}")
+        return self
+
+
+#: Worker tables whose key the run record writes flat under ``workers`` (see
+#: :meth:`WorkersSpec.record`): table -> (key, flat name).
+_FLAT_IN_RECORD = {"arrivals": ("rate", "arrival_rate"), "service": ("mean", "service_mean"),
+                   "spammer_hammer": ("hammer_fraction", "hammer_fraction")}
+
+
+class WorkersSpec(Table):
+    """``[workers]`` (required unless `[replay]`)
+
+    The pool's size, answer model, abilities, arrivals, labelling time, and the worker-aware
+    mechanics (capacity, sessions, prices)."""
+
+    count: int = F(None, "size of the worker pool (from the data set with `[replay]`)",
+                   shown="required", ge=1, le=10_000_000)
+    model: Literal[WORKER_MODELS] = F(  # type: ignore[valid-type]
+        "one-coin", "answer model: right with probability p, else a uniformly chosen wrong "
+        "class; per-worker K×K confusion matrices; perfect or random workers; continuous "
+        "scores (Hoiem's bad-annotator model)")
+    ability: AbilitySpec = F(AbilitySpec(), "worker abilities", shown="see the table")
+    arrivals: ArrivalsSpec = F(ArrivalsSpec(), "worker arrivals", shown="see the table")
+    service: ServiceSpec = F(ServiceSpec(), "labelling time", shown="see the table")
+    confusion: ConfusionSpec = F(ConfusionSpec(), "confusion matrices", shown="see the table")
+    spammer_hammer: SpammerHammerSpec = F(SpammerHammerSpec(), "spammers and hammers",
+                                          shown="see the table")
+    gaussian_scores: GaussianScoresSpec = F(GaussianScoresSpec(), "continuous scores",
+                                            shown="see the table")
+    capacity: int | None = F(None, "labels (gold included) a worker gives at most; later "
+                             "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000,
+                             recorded_at_default=False)
+    session_mean: float | None = F(None, "mean labels (gold included) before a worker leaves "
+                                   "for good: after each hand-out they leave with probability "
+                                   "1 / session_mean", shown="never", ge=1, le=1e12,
+                                   recorded_at_default=False)
+    price: float = F(1.0, "price of one label (gold included), the same for every worker; "
+                     "or `[workers.tiers]`", gt=0, le=1e9, recorded_at_default=False)
+    tiers: TiersSpec | None = F(None, "prices by qualification tier", shown="none",
+                                recorded_at_default=False)
+
+    @model_validator(mode="after")
+    def _model_tables(self) -> Self:
+        given = self.model_fields_set
+        if self.facts.scores and "ability" in given:
+            raise KeyProblem("ability", "does not apply with workers.model = "
+                             "'gaussian-scores' (see workers.gaussian_scores)")
+        for facts in WORKER_MODEL_FACTS.values():
+            if facts.table is not None and facts.table in given and facts is not self.facts:
+                raise KeyProblem(facts.table, f"only applies with workers.model = "
+                                 f"'{facts.name}'")
+        if self.tiers is not None and "price" in given:
+            raise KeyProblem("price", "give either workers.price or [workers.tiers], not both")
+        return self
+
+    @property
+    def facts(self) -> WorkerModelFacts:
+        """What the worker model is: class labels or scores, headline error, methods."""
+        return WORKER_MODEL_FACTS[self.model]
+
+    def record(self) -> dict[str, Any]:
+        """The record layout runs were recorded in before ``[workers.arrivals]``,
+        ``[workers.service]`` and ``[workers.spammer_hammer]`` were tables: their key written
+        flat (``arrival_rate``, ``service_mean``, ``hammer_fraction``), so those runs keep
+        their fingerprints; a key added to those tables later is recorded in its table."""
+        out: dict[str, Any] = {}
+        for key, value in super().record().items():
+            if key in _FLAT_IN_RECORD:
+                inner, flat = _FLAT_IN_RECORD[key]
+                out[flat] = value.pop(inner)
+                if value:
+                    out[key] = value
+            else:
+                out[key] = value
+        return out
+
+    @property
+    def cheapest_price(self) -> float:
+        """The lowest price a label can cost (a tier's, or the flat price)."""
+        return min(self.tiers.prices) if self.tiers is not None else self.price

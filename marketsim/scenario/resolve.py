@@ -1,0 +1,263 @@
+"""The rules of a scenario that span several tables, and the values that depend on other keys.
+
+:class:`~marketsim.scenario.specs.Scenario` runs :func:`resolve` as its model validator, once
+every table is valid on its own: a replay's sizes and prior, the class prior with one entry per
+class, what a score market allows, the budget against the tasks and workers, the worker-aware
+mechanics, each arm's policy and method resolved into what will run (checked against the
+market), and the sweep's keys. Any problem is one :class:`~marketsim.errors.InputError` naming
+the file and the dotted key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from marketsim.aggregation.registry import METHODS
+from marketsim.errors import InputError
+from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
+from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
+from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec
+from marketsim.scenario.inference_options import check_inference, read_settings
+from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.market_specs import BudgetSpec
+from marketsim.scenario.mechanics import arm_mechanics, check_initial_graph, read_mechanics
+from marketsim.scenario.options import check_builds, check_options
+from marketsim.scenario.replay import ReplayData, ReplaySpec, load_replay
+from marketsim.scenario.sweep_keys import check_grid
+from marketsim.scenario.validation import printable, suggest
+
+
+def _fail(key: str, message: str, source: str) -> InputError:
+    return InputError(f"{printable(key)} {message}", source=source)
+
+
+def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str, Any]
+            ) -> dict[str, Any]:
+    """The resolved values of the scenario ``doc`` (its fields, each table valid on its own;
+    ``root``: the scenario model, whose keys the sweep names). ``context``: ``source`` (the
+    file, which errors name), ``allow_imports`` (import-path policies are imported now and
+    their options checked against the class) and ``raw`` (the document as written)."""
+    source = context.get("source", "<scenario>")
+    allow_imports = bool(context.get("allow_imports", False))
+    raw_arms = context.get("raw", {}).get("arms", [])
+    header = doc["scenario"]
+    name = Path(source).stem if header.name is None else header.name
+    if not name.strip():
+        raise _fail("scenario.name", "must not be empty", source)
+    replay, data = _replay(doc["replay"], source)
+    for table in ("tasks", "workers", "budget"):
+        if replay is None and doc[table] is None:
+            raise _fail(table, "is required (a table)", source)
+    workers: WorkersSpec = doc["workers"] or WorkersSpec()
+    tasks = _tasks(doc["tasks"] or TasksSpec(), workers, replay, data, source)
+    workers = _workers(workers, data, source)
+    budget = _budget(doc["budget"] or BudgetSpec(), tasks, workers, data, source)
+    gold, blocking = read_mechanics(doc, workers, replay is not None, source)
+    arms = []
+    seen: set[str] = set()
+    for idx, arm in enumerate(doc["arms"]):
+        key = f"arms[{idx}]"
+        if not arm.name.strip() or arm.name in seen:
+            raise _fail(f"{key}.name", f"must be a unique, non-empty string, got {arm.name!r}",
+                        source)
+        seen.add(arm.name)
+        as_table = idx < len(raw_arms) and isinstance(raw_arms[idx].get("policy"), Mapping)
+        policy = _policy(arm.policy, f"{key}.policy", as_table, workers, tasks.classes,
+                         allow_imports, source)
+        inference = _inference(arm.inference, f"{key}.inference", tasks, workers, source)
+        if arm.initial == "one-per-task" and budget.edges < tasks.count:
+            raise _fail(f"{key}.initial", f"'one-per-task' needs budget.edges >= "
+                        f"{tasks.count}", source)
+        check_initial_graph(arm.initial or budget.initial,
+                            f"{key}.initial" if arm.initial else "budget.initial", tasks.count,
+                            workers, budget, source)
+        arm_mechanics(arm, key, gold, replay is not None, workers.facts.scores, source, policy)
+        arms.append(arm.model_copy(update={"policy": policy, "inference": inference}))
+    check_grid(doc["sweep"], [arm.name for arm in arms], root, source)
+    return {"scenario": header.model_copy(update={"name": name}), "replay": replay,
+            "tasks": tasks, "workers": workers, "budget": budget, "arms": tuple(arms)}
+
+
+def _replay(spec: ReplaySpec | None, source: str) -> tuple[ReplaySpec | None,
+                                                           ReplayData | None]:
+    """``[replay]`` with its paths relative to the scenario file, and its data, loaded (once
+    per process) so sizes and budget can be checked now."""
+    if spec is None:
+        return None, None
+    spec = spec.relative_to(Path(source).absolute().parent)
+    return spec, load_replay(spec)
+
+
+def _prior(value: tuple[float, ...] | None, key: str, k: int, default: tuple[float, ...],
+           source: str) -> tuple[float, ...]:
+    """K probabilities summing to 1 (entries are finite numbers, checked by the table)."""
+    value = default if value is None else value
+    if len(value) != k:
+        raise _fail(key, f"must have {k} entries (one per class), got {len(value)}", source)
+    if any(v < 0 for v in value):
+        raise _fail(key, f"entries must be >= 0, got {list(value)!r}", source)
+    if abs(sum(value) - 1.0) > 1e-6:
+        raise _fail(key, f"must sum to 1, got {sum(value):.6g}", source)
+    return tuple(float(v) for v in value)
+
+
+def _tasks(tk: TasksSpec, workers: WorkersSpec, replay: ReplaySpec | None,
+           data: ReplayData | None, source: str) -> TasksSpec:
+    given, scores = tk.model_fields_set, workers.facts.scores
+    if scores:
+        if replay is not None:
+            raise _fail("workers.model", "'gaussian-scores' is not available with [replay]",
+                        source)
+        for key in ("classes", "prior"):
+            if key in given:
+                raise _fail(f"tasks.{key}", "does not apply with workers.model = "
+                            "'gaussian-scores' (tasks have continuous means, see tasks.means)",
+                            source)
+    elif tk.means is not None:
+        raise _fail("tasks.means", "only applies with workers.model = 'gaussian-scores'",
+                    source)
+    if data is None:
+        if tk.count is None:
+            raise _fail("tasks.count", "is required", source)
+        count, classes = tk.count, 1 if scores else tk.classes
+    else:
+        count, classes = data.labels.n_tasks, max(data.labels.n_classes, 2)
+        for key in ("count", "classes"):
+            if key in given:
+                raise _fail(f"tasks.{key}", "comes from the replayed data set; remove it",
+                            source)
+    default_prior = (1.0 / classes,) * classes
+    if data is not None:
+        known = data.truth[data.truth >= 0]
+        freq = np.bincount(known, minlength=classes) / max(known.size, 1)
+        default_prior = tuple(float(x) for x in freq) if known.size else default_prior
+    prior = _prior(tk.prior, "tasks.prior", classes, default_prior, source)
+    _features(tk, classes, scores, replay is not None, source)
+    means = (tk.means or TaskMeansSpec()) if scores else None
+    return tk.model_copy(update={"count": count, "classes": classes, "prior": prior,
+                                 "means": means})
+
+
+def _features(tk: TasksSpec, k: int, scores: bool, replay: bool, source: str) -> None:
+    """``[tasks.features]`` fits the market: class labels, simulated, one row per class."""
+    ft = tk.features
+    if ft is None:
+        return
+    if scores:
+        raise _fail("tasks.features", "needs class labels; it does not apply with "
+                    "workers.model = 'gaussian-scores'", source)
+    if replay:
+        raise _fail("tasks.features", "is not available with [replay] (the data set has none)",
+                    source)
+    if ft.probabilities is not None and len(ft.probabilities) != k:
+        raise _fail("tasks.features.probabilities", f"must be {k} arrays (one per class) of "
+                    f"{ft.count} numbers (one per feature)", source)
+
+
+def _workers(wk: WorkersSpec, data: ReplayData | None, source: str) -> WorkersSpec:
+    if data is None:
+        if wk.count is None:
+            raise _fail("workers.count", "is required", source)
+        return wk
+    if "count" in wk.model_fields_set:
+        raise _fail("workers.count", "comes from the replayed data set; remove it", source)
+    return wk.model_copy(update={"count": data.labels.n_workers})
+
+
+def _budget(bg: BudgetSpec, tasks: TasksSpec, workers: WorkersSpec, data: ReplayData | None,
+            source: str) -> BudgetSpec:
+    count, wcount = tasks.count, workers.count
+    available = count * wcount if data is None else data.labels.n_labels
+    if bg.edges is None and data is None:
+        raise _fail("budget.edges", "is required", source)
+    edges = available if bg.edges is None else bg.edges
+    if bg.initial == "one-per-task" and edges < count:
+        raise _fail("budget.edges", f"must be >= tasks.count ({count}) with initial = "
+                    "'one-per-task'", source)
+    if data is not None and edges > available:
+        raise _fail("budget.edges", f"must be <= {available}, the labels in the replayed data "
+                    "set", source)
+    if edges > count * wcount:
+        raise _fail("budget.edges", f"must be <= tasks.count x workers.count = "
+                    f"{count * wcount} (a worker labels a task at most once)", source)
+    if data is not None and bg.initial == "bernoulli":
+        raise _fail("budget.initial", "'bernoulli' is not available with [replay]", source)
+    return bg if bg.edges == edges else bg.model_copy(update={"edges": edges})
+
+
+def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k: int,
+            allow_imports: bool, source: str) -> PolicySpec:
+    """The arm's policy: a known name or an import path, options checked, fitting the market
+    (``as_table``: the file gives a table, whose ``name`` key errors name)."""
+    name, options = spec.name, spec.options
+    name_key = f"{key}.name" if as_table else key
+    if name not in POLICIES and not is_import_path(name):
+        raise _fail(name_key, f"must be one of {', '.join(POLICIES)} or a "
+                    f"'package.module:Class' path; got {name!r}{suggest(name, list(POLICIES))}",
+                    source)
+    if name in POLICIES:
+        problem = market_problem(name, workers.facts.scores, k)
+        if problem:
+            raise _fail(name_key, f"{name!r} {problem}", source)
+        cls = POLICIES[name]
+    elif allow_imports:
+        cls = policy_class(name, allow_imports=True, source=source)
+    else:
+        return spec
+    check_options(cls, name, options, key, source)
+    check_builds(cls, name, options, key, source)
+    return spec.with_class(cls)
+
+
+def _method(spec: InferenceSpec | None, key: str, workers: WorkersSpec, source: str) -> str:
+    """The method name, checked against the worker model: score methods (``gaussian-em``,
+    ``gaussian-hard-em``) when its labels are scores, class methods for every other one."""
+    facts = workers.facts
+    allowed = facts.methods
+    method = facts.default_method if spec is None or spec.method is None else spec.method
+    if method in allowed:
+        return method
+    if method in METHODS and facts.scores:
+        raise _fail(key, f"{method!r} estimates classes, but workers.model = 'gaussian-scores' "
+                    f"gives continuous scores; use one of {', '.join(allowed)}", source)
+    if method in METHODS:
+        raise _fail(key, f"{method!r} estimates continuous scores and needs workers.model = "
+                    f"'gaussian-scores'; use one of {', '.join(allowed)}", source)
+    raise _fail(key, f"must be one of {', '.join(allowed)}; got {method!r}"
+                f"{suggest(method, allowed)}", source)
+
+
+def _inference(spec: InferenceSpec | None, key: str, tasks: TasksSpec, workers: WorkersSpec,
+               source: str) -> InferenceSpec:
+    """The arm's method and settings: each setting one the method takes (its ``Options``
+    model), with a value its estimator accepts (see
+    :mod:`marketsim.scenario.inference_options`)."""
+    method = _method(spec, f"{key}.method", workers, source)
+    settings = dict(spec.model_extra or {}) if spec is not None else {}
+    options = read_settings(method, settings, key, source)
+    class_prior = getattr(options, "class_prior", None)
+    if isinstance(class_prior, list):
+        _prior(tuple(class_prior), f"{key}.class_prior", tasks.classes, (), source)
+    resolved = InferenceSpec.resolved(method, options)
+    check_inference(resolved, key, source, prior=tasks.prior, ability=workers.ability,
+                    classes=tasks.classes)
+    return resolved
+
+
+def import_policies(arms: tuple[ArmSpec, ...], source: str) -> tuple[ArmSpec, ...]:
+    """``arms`` with their import-path policies imported and their options checked."""
+    out = []
+    for idx, arm in enumerate(arms):
+        policy = arm.policy
+        if not policy.resolved:
+            cls = policy_class(policy.name, allow_imports=True, source=source)
+            check_options(cls, policy.name, policy.options, f"arms[{idx}].policy", source)
+            check_builds(cls, policy.name, policy.options, f"arms[{idx}].policy", source)
+            arm = arm.model_copy(update={"policy": policy.with_class(cls)})
+        out.append(arm)
+    return tuple(out)

@@ -1,0 +1,60 @@
+"""A scenario table: the pydantic base every spec of a scenario derives from.
+
+A spec *is* its TOML table: the same keys, types, defaults, ranges and descriptions, strict
+(a boolean is not a count, NaN is not a number, an unknown key is an error) and frozen. The
+file is validated into the specs directly, and dumping a spec writes its table back.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator
+
+from marketsim.options import STRICT, omitted_at_default
+
+
+class Table(BaseModel):
+    """A TOML table: strict types, no unknown keys, immutable; equal when its keys are
+    (objects resolved from them, such as a policy's class, are not compared)."""
+
+    model_config = STRICT
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BaseModel) or type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__ and self.model_extra == other.model_extra
+
+    __hash__ = None  # type: ignore[assignment]  # tables hold arrays and mappings
+
+    def record(self) -> dict[str, Any]:
+        """The table as a run's record writes it (``Scenario.to_dict``, the run's identity):
+        every key, nested tables as their records, except a key declared
+        ``recorded_at_default=False`` while it is at its default."""
+        out: dict[str, Any] = {}
+        for name, info in type(self).model_fields.items():
+            value = getattr(self, name)
+            if omitted_at_default(info) and value == info.default:
+                continue
+            out[name] = _recorded(value)
+        return out
+
+
+def _recorded(value: Any) -> Any:
+    if isinstance(value, Table):
+        return value.record()
+    if isinstance(value, tuple) and any(isinstance(v, Table) for v in value):
+        return [_recorded(v) for v in value]
+    return value
+
+
+def _as_tuple(value: Any) -> Any:
+    """A TOML array (a list) as the tuple a frozen spec holds; anything else as given, for
+    the strict type check to refuse with its own message."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+#: An array of numbers, held as a tuple.
+Floats = Annotated[tuple[float, ...], BeforeValidator(_as_tuple)]
+#: An array of arrays of numbers (rows), held as tuples.
+FloatRows = Annotated[tuple[Floats, ...], BeforeValidator(_as_tuple)]
