@@ -26,6 +26,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from marketsim.aggregation._numeric import check_choice
+from marketsim.aggregation._threads import one_blas_thread
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.data.labels import LabelSet
@@ -121,7 +122,8 @@ def top_singular(
                  else np.asarray(mat, dtype=np.float64))
         if center_columns:
             dense = dense - dense.mean(axis=0, keepdims=True)
-        u, s, vt = np.linalg.svd(dense, full_matrices=False)
+        with one_blas_thread():
+            u, s, vt = np.linalg.svd(dense, full_matrices=False)
         return u[:, 0], float(s[0]), vt[0]
     csr = sp.csr_matrix(mat, dtype=np.float64)
     means = np.asarray(csr.mean(axis=0)).ravel() if center_columns else np.zeros(m)

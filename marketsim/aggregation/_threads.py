@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
 #: Fits on fewer labels than this run single-threaded. Measured on the shared 2-core machine
 #: (one D&S E- and M-step, K = 2, medians): 100,000 labels 0.9-1.5 ms on one thread against
@@ -69,6 +70,32 @@ def max_threads(n: int | None) -> Iterator[None]:
         yield
     finally:
         set_max_threads(previous)
+
+
+_blas_controller: Any = None  # a threadpoolctl ThreadpoolController, or False without it
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the dense linear algebra inside on one BLAS thread (threadpoolctl, which
+    scikit-learn requires; without it, unchanged). numpy's OpenBLAS otherwise wakes a thread
+    per core for every small LAPACK call: on the shared 2-core machine under load an ``eigh``
+    of a 39 x 39 matrix took 35-70 ms against 0.12-0.2 ms on one thread (M-MSR on the Bird
+    data, 39 workers: 0.3-1.4 s a fit). The numbers do not change: LAPACK's blocking does not
+    depend on the thread count at these sizes (tests compare the two)."""
+    global _blas_controller
+    if _blas_controller is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+            _blas_controller = False
+        else:
+            _blas_controller = ThreadpoolController()  # scans the loaded libraries once
+    if _blas_controller is False:  # pragma: no cover - see above
+        yield
+        return
+    with _blas_controller.limit(limits=1, user_api="blas"):
+        yield
 
 
 def threads_for(n_labels: int) -> int:

@@ -21,7 +21,7 @@ from marketsim.aggregation._numeric import (
     transposed_product,
     transposed_products,
 )
-from marketsim.aggregation._threads import threads_for
+from marketsim.aggregation._threads import one_blas_thread, threads_for
 from marketsim.aggregation.base import EMAggregator, check_non_negative
 from marketsim.aggregation.options import SpectralStartOptions
 from marketsim.aggregation.spectral import SPECTRAL_RULES, spectral_confusion
@@ -181,9 +181,10 @@ class DawidSkene(ConfusionEM):
     def _init_params(
         self, data: LabelSet, rng: np.random.Generator
     ) -> dict[str, np.ndarray] | None:
-        result = spectral_confusion(
-            data, rng=rng, delta=self.spectral_delta, rule=self.spectral_rule
-        )
+        with one_blas_thread():  # small dense solves, SVDs, pseudo-inverses (_threads.py)
+            result = spectral_confusion(
+                data, rng=rng, delta=self.spectral_delta, rule=self.spectral_rule
+            )
         if result is None:
             return None
         conf, prior = result

@@ -9,8 +9,9 @@ sparse product every EM model here makes (``incidence @ R``). The M-step counts,
 ``(i, j, l)``, the expected "knowing" indicator ``q_i(l) w_jl`` with
 ``w_jl = (1 - s_j) / (s_j xi_j[l] + 1 - s_j)``; the rest of the label is spam, attributed to
 class l. Both are one mat-vec with :attr:`LabelSet.own_class_incidence` (``sum q_i(l)`` over
-worker j's labels l), so nothing loops over labels, tasks or workers; only restarts loop
-(on a big fit, on all cores at once, each start on one thread).
+worker j's labels l), so nothing loops over labels, tasks or workers. With two classes the
+random starts run together, as one more array axis (``_mace_starts.py``); otherwise they
+loop (on a big fit, on all cores at once, each start on one thread).
 
 Two modes, as in the paper and crowd-kit's ``MACE``: ``"em"`` normalises the counts plus a
 fixed ``smoothing`` (default 0.01 / K); ``"vb"`` (the default) is variational Bayes with a
@@ -27,12 +28,15 @@ with the same seed at every restart).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 from scipy.special import digamma
 
+from marketsim.aggregation import _mace_starts
+from marketsim.aggregation._mace_starts import random_start
 from marketsim.aggregation._numeric import (
     argmax_labels,
     as_generator,
@@ -42,7 +46,7 @@ from marketsim.aggregation._numeric import (
     safe_log,
     transposed_product,
 )
-from marketsim.aggregation._threads import max_threads, run_parallel, threads_for
+from marketsim.aggregation._threads import blocks, max_threads, run_parallel, threads_for
 from marketsim.aggregation.base import (
     BaseAggregator,
     EMTrace,
@@ -71,36 +75,6 @@ class MACEOptions(Options):
     tol: float = F(1e-7, "stop a start when the log-likelihood changes by less than tol per "
                    "label; 0 runs 50 iterations", ge=0)
     warm_start: bool = F(False, "start each refresh from the previous posterior (one start)")
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser on uint64 (wrapping): a well-mixed hash of each entry."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _uniform(seed: int, *keys: np.ndarray) -> np.ndarray:
-    """Uniform numbers in [0, 1), one per entry of the broadcast ``keys``, from their hash."""
-    h = np.full(np.broadcast_shapes(*(np.shape(k) for k in keys)), seed, dtype=np.uint64)
-    for key in keys:
-        h = _mix(h ^ np.asarray(key).astype(np.uint64))
-    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
-def random_start(data: LabelSet, seed: int, noise: float) -> Params:
-    """A random start: ``(spam, know)`` and ``xi_j`` proportional to numbers drawn uniformly
-    from ``[1, 1 + noise]``, keyed by what each worker did (see the module docstring)."""
-    counts = data.worker_label_counts
-    degree = data.worker_degree[:, None]
-    shape = (counts ** 2).sum(axis=1, keepdims=True)  # invariant to renaming classes
-    pair = 1.0 + noise * _uniform(seed, degree, shape, np.arange(2)[None, :])
-    xi = 1.0 + noise * _uniform(seed ^ 0x5DEECE66D, degree, shape, counts,
-                                counts.sum(axis=0)[None, :])
-    pair /= pair.sum(axis=1, keepdims=True)
-    return {"spam": pair[:, 0], "know": pair[:, 1],
-            "strategy": xi / xi.sum(axis=1, keepdims=True)}
 
 
 def log_emission(params: Params, k: int) -> np.ndarray:
@@ -262,8 +236,11 @@ class MACE(BaseAggregator):
         return 0.01 / k if self.smoothing is None else float(self.smoothing)
 
     def _m_step(self, data: LabelSet, proba: np.ndarray, params: Params) -> Params:
-        counts, strategy = expected_counts(data, proba, params)
-        k = data.n_classes
+        return self._update(*expected_counts(data, proba, params))
+
+    def _update(self, counts: np.ndarray, strategy: np.ndarray) -> Params:
+        """The M-step from the expected counts, row by row (one row per worker)."""
+        k = strategy.shape[1]
         if self.method == "vb":
             prior = np.empty(2 + k)
             prior[:2] = self.alpha, self.beta
@@ -303,19 +280,35 @@ class MACE(BaseAggregator):
 
     def _restarts(self, data: LabelSet, seeds: list[int],
                   known: np.ndarray | None) -> list[tuple[np.ndarray, Params, EMTrace]]:
-        """One EM run per random start. On big data the starts share the cores, each on one
-        thread (its numbers are bit for bit those of a threaded run: see ``_threads.py``)."""
+        """One EM run per random start. On big data the starts share the cores: with two
+        classes one group of starts per thread, each group run together as one array axis
+        (:mod:`._mace_starts`), else each start on one thread; either way every number is bit
+        for bit that of a separate run on any number of threads (``_threads.py``)."""
         runs: list[Any] = [None] * len(seeds)
 
         def one(r: int) -> None:
             params = random_start(data, seeds[r], float(self.default_noise))
             runs[r] = self._run(data, e_step(data, params)[0], params, known)
 
-        threads = threads_for(data.n_labels)
+        def together(a: int, b: int) -> None:  # starts a..b-1 as one array axis
+            starts = [random_start(data, seeds[r], float(self.default_noise))
+                      for r in range(a, b)]
+            runs[a:b] = _mace_starts.run_batched(
+                data, starts, self._update, lambda p: self._log_param_prior(p, 2),
+                max_iter=self.max_iter, tol=self.tol)
+
         _ = data.incidence, data.worker_label_counts, data.worker_degree  # built once, here
-        with max_threads(1), warnings.catch_warnings():  # one thread per start
+        threads = threads_for(data.n_labels)
+        if known is None and _mace_starts.supported(data):
+            # a group of starts per thread, each run together on its thread; at most
+            # GROUP starts a group, so memory stays ~6 task-sized arrays per start of a group
+            groups = blocks(len(seeds), max(threads, -(-len(seeds) // _mace_starts.GROUP)))
+            tasks: list[Callable[[], object]] = [partial(together, a, b) for a, b in groups]
+        else:
+            tasks = [partial(one, r) for r in range(len(seeds))]  # one thread per start
+        with max_threads(1), warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            run_parallel([partial(one, r) for r in range(len(seeds))], threads)
+            run_parallel(tasks, threads)
         return runs
 
     def fit(  # type: ignore[override]  # the fit parameters EM estimators take

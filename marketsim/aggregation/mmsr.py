@@ -43,6 +43,7 @@ import scipy.sparse.linalg as spla
 
 from marketsim.aggregation._binary import threshold_matrix
 from marketsim.aggregation._numeric import as_generator
+from marketsim.aggregation._threads import one_blas_thread
 from marketsim.aggregation._weighted_vote import WeightedVote
 from marketsim.aggregation.estimator import ConvergenceWarning
 from marketsim.data.labels import LabelSet
@@ -118,7 +119,8 @@ def sign_vector(c: np.ndarray, observed: np.ndarray) -> np.ndarray:
     scale = sp.diags(1.0 / np.sqrt(degree))
     sym = scale @ adj @ scale  # eigenvalues of D^-1 A; -1 for a bipartite component
     if sym.shape[0] <= DENSE_NODES:
-        vec = np.linalg.eigh(sym.toarray())[1][:, 0]
+        with one_blas_thread():
+            vec = np.linalg.eigh(sym.toarray())[1][:, 0]
     else:
         start = np.random.default_rng(0).random(sym.shape[0])
         vec = spla.eigsh(sp.identity(sym.shape[0]) - sym, k=1, which="LA", v0=start)[1][:, 0]

@@ -168,3 +168,31 @@ def test_rte_accuracy(method: str) -> None:
         pred = MACE(method=method).fit_predict(df[["task", "worker", "label"]])
     truth = df.groupby("task")["truth"].first()
     assert 100.0 * float((pred.loc[truth.index] == truth).mean()) >= RTE_THRESHOLD
+
+
+@pytest.mark.parametrize("settings", [{}, {"method": "em"}, {"tol": 0.0, "max_iter": 7},
+                                      {"max_iter": 1}, {"n_restarts": 1}, {"n_restarts": 23}])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_starts_run_together_as_they_run_apart(
+    monkeypatch: pytest.MonkeyPatch, settings: dict, seed: int
+) -> None:
+    """Two classes: the random starts run as one array axis (_mace_starts), with every number
+    of the separate runs, bit for bit, including where each start stops."""
+    from marketsim.aggregation import _mace_starts
+
+    rng = np.random.default_rng(seed)
+    n_labels = int(rng.integers(50, 6000))
+    data = LabelSet.from_arrays(rng.integers(0, int(rng.integers(5, 1500)), n_labels),
+                                rng.integers(0, int(rng.integers(2, 150)), n_labels),
+                                rng.integers(0, 2, n_labels))
+    assert _mace_starts.supported(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        together = MACE(**settings).fit(data)
+        monkeypatch.setattr(_mace_starts, "supported", lambda data: False)
+        apart = MACE(**settings).fit(data)
+    assert together.restart_log_likelihoods_ == apart.restart_log_likelihoods_
+    assert together.log_likelihood_ == apart.log_likelihood_
+    assert (together.n_iter_, together.best_restart_) == (apart.n_iter_, apart.best_restart_)
+    for name in ("proba_", "spamming_", "strategies_", "confusion_"):
+        np.testing.assert_array_equal(getattr(together, name), getattr(apart, name))
