@@ -241,9 +241,11 @@ def stop_lines(arm: ArmSummary) -> list[str]:
                 "closed every task" if "closed" in causes else "ran out of workers")
         at = _listed([num(s.labels) for s in stops])
         reps = _listed([str(s.replicate) for s in stops])
-        out.append(f"{what} at {at} labels ({', '.join(causes)}) in "
+        why = "" if "closed" in causes else f" ({', '.join(causes)})"
+        tail = "" if "closed" in causes else f": {stops[0].detail}"  # the phrase says it all
+        out.append(f"{what} at {at} labels{why} in "
                    f"{'replicate' if len(stops) == 1 else 'replicates'} {reps} of "
-                   f"{arm.replicates}: {stops[0].detail}")
+                   f"{arm.replicates}{tail}")
     return out
 
 
