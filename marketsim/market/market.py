@@ -321,13 +321,20 @@ class Market:
                                    "of budget left")
 
     def worker_arrivals(self) -> Any:
-        """Poisson arrivals of uniformly chosen workers; stops when the budget is handed out."""
+        """Poisson arrivals of uniformly chosen workers (or chosen by ``arrivals.weights``);
+        stops when the budget is handed out."""
         rng = self.streams.arrivals
         m = self.scenario.workers.count
         rate = self.scenario.workers.arrivals.rate
         service_mean = self.scenario.workers.service.mean
+        weights = self.scenario.workers.arrivals.weights
+        cumulative = None if weights is None else np.cumsum(np.asarray(weights) / sum(weights))
         while self.assigned < self.budget:
-            gap, worker = rng.exponential(1.0 / rate), int(rng.integers(m))
+            if cumulative is None:
+                gap, worker = rng.exponential(1.0 / rate), int(rng.integers(m))
+            else:  # who works a lot: arrivals weighted (a weight-0 worker never arrives)
+                gap = rng.exponential(1.0 / rate)
+                worker = min(int(np.searchsorted(cumulative, rng.random(), side="right")), m - 1)
             service = rng.exponential(service_mean) if service_mean > 0 else 0.0
             yield self.env.timeout(gap)
             if self.busy[worker]:
