@@ -142,7 +142,9 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
     both = ~np.isnan(real.worker_accuracy) & ~np.isnan(twin.worker_accuracy)
     gap = np.abs(real.worker_accuracy[both] - twin.worker_accuracy[both])
     weights = real.labels_per_worker[both]
-    corr = float(np.corrcoef(real.labels_per_worker, twin.labels_per_worker)[0, 1])
+    constant = np.ptp(real.labels_per_worker) == 0 or np.ptp(twin.labels_per_worker) == 0
+    corr = "n/a (constant)" if constant else \
+        f"{np.corrcoef(real.labels_per_worker, twin.labels_per_worker)[0, 1]:.4f}"
     return [
         {"statistic": "accuracy (all labels)", "real": _overall(real), "simulated": _overall(twin)},
         {"statistic": "per-worker accuracy, mean |real - simulated| (label-weighted)",
@@ -152,7 +154,7 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
         {"statistic": "labels per worker", "real": spread(real.labels_per_worker),
          "simulated": spread(twin.labels_per_worker)},
         {"statistic": "labels per worker, correlation real/simulated", "real": "",
-         "simulated": f"{corr:.4f}"},
+         "simulated": corr},
         {"statistic": "agreement rate (label pairs on a task)", "real": f"{real.agreement:.4f}",
          "simulated": f"{twin.agreement:.4f}"},
         {"statistic": "Dawid-Skene error rate", "real": f"{100 * real_error:.2f}%",

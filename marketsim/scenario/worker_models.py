@@ -147,9 +147,9 @@ WORKER_MODEL_FACTS: dict[str, WorkerModelFacts] = {
     "one-coin": _classes("one-coin"),
     "confusion": _classes("confusion", "confusion"),
     "spammer-hammer": _classes("spammer-hammer", "spammer_hammer"),
-    "glad": _classes("glad", "glad"),
     "gaussian-scores": WorkerModelFacts("gaussian-scores", "scores", "rmse", "gaussian-em",
                                         "gaussian_scores"),
+    "glad": _classes("glad", "glad"),
 }
 
 
