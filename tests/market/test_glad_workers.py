@@ -153,3 +153,18 @@ def test_bad_weights_and_tables_of_other_models_are_refused() -> None:
     doc["workers"]["model"] = "one-coin"
     with pytest.raises(InputError, match="only applies with workers.model = 'glad'"):
         parse_scenario(doc, "x")
+
+
+@pytest.mark.parametrize("glad", [{"sigma": 0.5}, {"difficulty": "gamma", "shape": 3.0}])
+def test_resolved_document_round_trips_and_records_the_new_keys(glad: dict) -> None:
+    import tomllib
+
+    from marketsim.scenario.toml_out import dumps
+
+    doc = scenario(tasks=100, **glad)
+    doc["workers"]["arrivals"] = {"weights": [1, 2, 3, 4, 5]}
+    sc = parse_scenario(doc, "x")
+    text = dumps(sc.resolved_document())
+    assert parse_scenario(tomllib.loads(text), "x") == sc
+    record = sc.to_dict()["workers"]
+    assert record["glad"]["alpha"] == ALPHA and record["arrivals"]["weights"] == [1, 2, 3, 4, 5]
