@@ -21,7 +21,7 @@ from marketsim._version import __version__
 from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_IO_ERROR, InputError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("run", "infer", "validate", "list_cmd", "report")
+COMMANDS = ("run", "infer", "calibrate", "validate", "list_cmd", "report")
 
 EPILOG = """examples:
   python -m marketsim scenarios/30_workers.toml          run a study (same as 'run')

@@ -36,6 +36,10 @@ WORKER_MODEL_TEXT = {
         "continuous scores in [0, 1] (Hoiem's bad-annotator model): a fraction good_fraction "
         "of annotators score N(mu_i, sigma^2) clipped to [0, 1], the rest uniformly at random"
     ),
+    "glad": (
+        "tasks of different difficulty (GLAD, Whitehill et al. 2009): right with probability "
+        "sigmoid(alpha_j * beta_i), beta_i log-normal or gamma, else a uniform wrong class"
+    ),
 }
 DATASETS = {
     "bluebird": "Welinder et al. 2010: 108 binary bird images, 39 workers, 4,212 labels",

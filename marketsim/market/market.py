@@ -34,6 +34,7 @@ import simpy
 
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.market.answers.replay import ReplayAnswers
+from marketsim.market.arrivals import Arrivals
 from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions
 from marketsim.market.graph import add_label, add_labels, label_graph
@@ -333,13 +334,13 @@ class Market:
         return None if stopped is None else Stop(self.bought, self.stop_causes, stopped)
 
     def worker_arrivals(self) -> Any:
-        """Poisson arrivals of uniformly chosen workers; stops when the budget is handed out."""
+        """Poisson arrivals of uniformly chosen workers (or chosen by ``arrivals.weights``);
+        stops when the budget is handed out."""
         rng = self.streams.arrivals
-        m = self.scenario.workers.count
-        rate = self.scenario.workers.arrivals.rate
+        arrivals = Arrivals(self.scenario.workers.arrivals, self.scenario.workers.count)
         service_mean = self.scenario.workers.service.mean
         while self.assigned < self.budget:
-            gap, worker = rng.exponential(1.0 / rate), int(rng.integers(m))
+            gap, worker = arrivals.draw(rng)
             service = rng.exponential(service_mean) if service_mean > 0 else 0.0
             yield self.env.timeout(gap)
             if self.busy[worker]:

@@ -11,6 +11,7 @@ import numpy as np
 
 from marketsim.market.answers.confusion import ConfusionWorkers
 from marketsim.market.answers.gaussian_scores import GaussianScoreWorkers
+from marketsim.market.answers.glad import GladWorkers
 from marketsim.market.answers.one_coin import OneCoinWorkers
 from marketsim.market.answers.spammer_hammer import SpammerHammerWorkers
 from marketsim.market.world import WorkerModel, World
@@ -22,6 +23,7 @@ WORKER_MODELS: dict[str, WorkerModel] = {
     "confusion": ConfusionWorkers("confusion"),
     "spammer-hammer": SpammerHammerWorkers("spammer-hammer"),
     "gaussian-scores": GaussianScoreWorkers(),
+    "glad": GladWorkers("glad"),
 }
 
 

@@ -77,6 +77,14 @@ def one_coin_confusion(ability: np.ndarray, k: int) -> np.ndarray:
     return conf
 
 
+def weighted_workers(weights: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Workers chosen by ``weights`` (one per uniform number in ``u``): inverse of the
+    cumulative weights, so a worker of weight 0 is never chosen."""
+    cumulative = np.cumsum(weights / weights.sum())
+    picked = np.searchsorted(cumulative, u, side="right")
+    return np.minimum(picked, weights.size - 1).astype(np.int64)
+
+
 def accuracy(confusion: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """Probability that each worker is right on a task drawn from the prior."""
     return np.einsum("jcc,c->j", confusion, prior)
@@ -93,9 +101,13 @@ def initial_pairs(
     of ``budget.edges`` pairs is kept, so the budget is never overspent.
     """
     n, m = scenario.tasks.count, scenario.workers.count
+    weights = scenario.workers.arrivals.weights
     if kind == "one-per-task":
         tasks = rng.permutation(n).astype(np.int64)
-        workers = (np.arange(n) % m).astype(np.int64)
+        if weights is None:
+            workers = (np.arange(n) % m).astype(np.int64)
+        else:  # each label's worker drawn by weight, like the market's arrivals
+            workers = weighted_workers(np.asarray(weights), rng.random(n))
     elif kind == "bernoulli":
         p = scenario.budget.initial_probability
         per_task = rng.binomial(m, p, size=n)

@@ -21,6 +21,7 @@ from marketsim.scenario.worker_models import (
     WORKER_MODEL_FACTS,
     ConfusionSpec,
     GaussianScoresSpec,
+    GladSpec,
     SpammerHammerSpec,
     WorkerModelFacts,
 )
@@ -112,6 +113,18 @@ class ArrivalsSpec(Table):
     rate: float = F(1.0, "Poisson arrivals per unit of simulated time; each arrival is a "
                     "uniformly chosen worker of the pool (a busy worker's arrival is lost)",
                     ge=MIN_RATE, le=MAX_RATE)
+    weights: Floats | None = F(None, "one weight ≥ 0 per worker (workers.count numbers): an "
+                               "arrival is worker j with probability weight_j / sum, and so is "
+                               "each label of a `one-per-task` initial graph (who works a lot; "
+                               "`marketsim calibrate` writes each worker's share of the labels)",
+                               shown="uniform", recorded_at_default=False)
+
+    @model_validator(mode="after")
+    def _weights(self) -> Self:
+        if self.weights is not None and (any(not 0 <= w < 1e300 for w in self.weights)
+                                         or not sum(self.weights) > 0):
+            raise KeyProblem("weights", "entries must be finite numbers >= 0, not all 0")
+        return self
 
 
 class ServiceSpec(Table):
@@ -164,7 +177,8 @@ class WorkersSpec(Table):
     model: Literal[WORKER_MODELS] = F(  # type: ignore[valid-type]
         "one-coin", "answer model: right with probability p, else a uniformly chosen wrong "
         "class; per-worker K×K confusion matrices; perfect or random workers; continuous "
-        "scores (Hoiem's bad-annotator model)")
+        "scores (Hoiem's bad-annotator model); right with probability σ(α_j·β_i) on tasks of "
+        "drawn difficulty (GLAD)")
     ability: AbilitySpec = F(AbilitySpec(), "worker abilities", shown="see the table")
     arrivals: ArrivalsSpec = F(ArrivalsSpec(), "worker arrivals", shown="see the table")
     service: ServiceSpec = F(ServiceSpec(), "labelling time", shown="see the table")
@@ -173,6 +187,8 @@ class WorkersSpec(Table):
                                           shown="see the table")
     gaussian_scores: GaussianScoresSpec = F(GaussianScoresSpec(), "continuous scores",
                                             shown="see the table")
+    glad: GladSpec = F(GladSpec(), "task difficulty (GLAD)", shown="see the table",
+                       recorded_at_default=False)
     capacity: int | None = F(None, "labels (gold included) a worker gives at most; later "
                              "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000,
                              recorded_at_default=False)
@@ -195,6 +211,9 @@ class WorkersSpec(Table):
             if facts.table is not None and facts.table in given and facts is not self.facts:
                 raise KeyProblem(facts.table, f"only applies with workers.model = "
                                  f"'{facts.name}'")
+        if self.glad.alpha is not None and "ability" in given:
+            raise KeyProblem("ability", "does not apply when workers.glad.alpha gives every "
+                             "worker's ability")
         if self.tiers is not None and "price" in given:
             raise KeyProblem("price", "give either workers.price or [workers.tiers], not both")
         return self

@@ -163,10 +163,16 @@ def _workers(wk: WorkersSpec, data: ReplayData | None, source: str) -> WorkersSp
     if data is None:
         if wk.count is None:
             raise _fail("workers.count", "is required", source)
-        return wk
-    if "count" in wk.model_fields_set:
+    elif "count" in wk.model_fields_set:
         raise _fail("workers.count", "comes from the replayed data set; remove it", source)
-    return wk.model_copy(update={"count": data.labels.n_workers})
+    else:
+        wk = wk.model_copy(update={"count": data.labels.n_workers})
+    for key, values in (("workers.arrivals.weights", wk.arrivals.weights),
+                        ("workers.glad.alpha", wk.glad.alpha)):
+        if values is not None and len(values) != wk.count:
+            raise _fail(key, f"must have workers.count = {wk.count} entries (one per worker), "
+                        f"got {len(values)}", source)
+    return wk
 
 
 def _budget(bg: BudgetSpec, tasks: TasksSpec, workers: WorkersSpec, data: ReplayData | None,

@@ -36,6 +36,7 @@ from marketsim.scenario.sweep_keys import SweepGrid
 from marketsim.scenario.table import Table, _as_tuple
 from marketsim.scenario.worker_models import (
     CONFUSION_DESIGN_KEYS,
+    DIFFICULTY_KEYS,
     WORKER_MODEL_FACTS,
     WorkerModelFacts,
 )
@@ -210,6 +211,12 @@ class Scenario(Table):
         for name, keys in CONFUSION_DESIGN_KEYS.items():
             for key in keys if name != design and "confusion" in workers else ():
                 workers["confusion"].pop(key)
+        if "glad" in workers:  # the other difficulty's key; abilities the list replaces
+            for kind, kind_keys in DIFFICULTY_KEYS.items():
+                for key in kind_keys if kind != self.workers.glad.difficulty else ():
+                    workers["glad"].pop(key)
+            if self.workers.glad.alpha is not None:
+                workers.pop("ability")
         features = tasks.get("features")
         if features is not None and "probabilities" in features:
             features.pop("informativeness")

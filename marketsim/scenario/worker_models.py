@@ -17,7 +17,7 @@ from pydantic import model_validator
 
 from marketsim.aggregation.registry import CLASS_METHODS, SCORE_METHODS
 from marketsim.options import F
-from marketsim.scenario.table import Table
+from marketsim.scenario.table import Floats, Table
 from marketsim.scenario.validation import KeyProblem
 
 CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
@@ -74,6 +74,47 @@ class GaussianScoresSpec(Table):
                      "a bad one uniformly on [0, 1]", gt=0, le=10)
 
 
+DIFFICULTY_DISTRIBUTIONS = ("lognormal", "gamma")
+#: Keys of ``[workers.glad]`` that only one difficulty distribution reads.
+DIFFICULTY_KEYS = {"lognormal": ("sigma",), "gamma": ("shape",)}
+#: Largest ``|alpha_j|`` of ``[workers.glad] alpha`` (σ(50) is 1 to double precision).
+MAX_ALPHA = 50.0
+
+
+class GladSpec(Table):
+    """``[workers.glad]`` (`model = "glad"` only)
+
+    GLAD's generative model (Whitehill et al. 2009): worker j answers task i correctly with
+    probability σ(α_j·β_i), else a uniformly chosen wrong class. β_i > 0 is the task's inverse
+    difficulty (β = 1 a typical task, β → 0 a coin flip for everyone), drawn once per replicate
+    from ``difficulty``; α_j is the worker's ability: σ(α_j) is their accuracy on a typical
+    task, drawn as α_j = logit(p_j) with p_j from `[workers.ability]` unless ``alpha`` lists
+    one per worker (as `marketsim calibrate` writes)."""
+
+    difficulty: Literal[DIFFICULTY_DISTRIBUTIONS] = F(  # type: ignore[valid-type]
+        "lognormal", "distribution of the tasks' inverse difficulty βᵢ: log βᵢ ~ N(0, sigma²), "
+        "or βᵢ ~ Gamma(shape, scale 1/shape) (mean 1)")
+    sigma: float = F(1.0, "`lognormal`: standard deviation of log βᵢ; 0 = every task equally "
+                     "hard (βᵢ = 1)", ge=0, le=10)
+    shape: float = F(2.0, "`gamma`: shape of βᵢ ~ Gamma(shape, 1/shape); large = equal tasks",
+                     gt=0, le=1e6)
+    alpha: Floats | None = F(None, "one α_j per worker (workers.count numbers in [-50, 50]); "
+                             "else α_j = logit(p_j), p_j drawn from [workers.ability]",
+                             shown="from [workers.ability]")
+
+    @model_validator(mode="after")
+    def _glad_keys(self) -> Self:
+        for difficulty, keys in DIFFICULTY_KEYS.items():
+            wrong = [k for k in keys
+                     if k in self.model_fields_set and self.difficulty != difficulty]
+            if wrong:
+                raise KeyProblem(wrong[0], f"applies only to difficulty '{difficulty}', not "
+                                 f"{self.difficulty!r}")
+        if self.alpha is not None and any(not abs(a) <= MAX_ALPHA for a in self.alpha):
+            raise KeyProblem("alpha", f"entries must lie in [-{MAX_ALPHA:g}, {MAX_ALPHA:g}]")
+        return self
+
+
 @dataclass(frozen=True)
 class WorkerModelFacts:
     """A worker model's facts: its ``labels`` kind, its headline error column of
@@ -108,6 +149,7 @@ WORKER_MODEL_FACTS: dict[str, WorkerModelFacts] = {
     "spammer-hammer": _classes("spammer-hammer", "spammer_hammer"),
     "gaussian-scores": WorkerModelFacts("gaussian-scores", "scores", "rmse", "gaussian-em",
                                         "gaussian_scores"),
+    "glad": _classes("glad", "glad"),
 }
 
 

@@ -1,0 +1,221 @@
+"""``marketsim calibrate``: fit a world to a label file and write a scenario that runs as it is.
+
+The world (:mod:`marketsim.aggregation.world_fit`): the class prior; every worker's ability
+``alpha_j`` and share of the labels, kept per worker; task difficulty (GLAD, log-normal) when it
+lowers the BIC. Each label's chance of being right comes from ``--truth`` where the truth is
+known, else from the Dawid–Skene posterior. The written scenario
+(:mod:`marketsim.scenario.calibration`) has the command in its header; its first arm, "as
+collected", spends the file's label count the way the data were collected. The command then
+runs that arm once and prints the goodness of fit (real against simulated per-worker accuracy,
+labels per task and per worker, agreement rate, Dawid–Skene error), saved as
+``<out>.fit.json`` with one plot, ``<out>.fit.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from marketsim.aggregation.registry import make_estimator
+from marketsim.aggregation.world_fit import CrowdStats, crowd_stats, fit_world
+from marketsim.data.columns import delimiter_name, parse_columns
+from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
+from marketsim.data.labels import LabelSet
+from marketsim.data.load import FORMATS, load_labels
+from marketsim.data.truth import check_truth_coverage
+from marketsim.errors import EXIT_OK, InputError
+from marketsim.record.files import write_json_atomic, write_text_atomic
+from marketsim.record.predictions import refuse_overwriting_inputs
+from marketsim.report.calibration_plot import plot_fit
+from marketsim.scenario.calibration import Calibration, calibrated_text, check_text
+from marketsim.study.twin import simulated_labels
+
+EPILOG = """examples:
+  python -m marketsim calibrate labels.csv --truth truth.csv --out twin.toml
+  python -m marketsim calibrate --dataset rte --out scenarios/calibrated_rte.toml
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register the ``calibrate`` subcommand."""
+    p = sub.add_parser(
+        "calibrate", help="fit a simulated twin of a crowd to its labels; write a scenario",
+        description="Fit a world (class prior, each worker's ability and share of the labels, "
+        "task difficulty) to crowd labels and write a scenario whose first arm reproduces how "
+        "they were collected; print and save the goodness of fit.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("labels", nargs="?", help="labels file (.csv: headed CSV; else zhang format)")
+    p.add_argument("--dataset", metavar="NAME",
+                   help=f"reference dataset instead of LABELS: {', '.join(DATASETS)}")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help=f"folder of the reference datasets (default: ${DATA_ENV})")
+    p.add_argument("--truth", metavar="FILE", help="ground-truth file (same format as LABELS)")
+    p.add_argument("--out", metavar="SCENARIO.toml", required=True,
+                   help="the scenario to write (with <out>.fit.json and <out>.fit.png)")
+    p.add_argument("--name", metavar="TEXT", help="the scenario's name (default: from LABELS)")
+    p.add_argument("--seed", type=int, default=0, metavar="S",
+                   help="the scenario's seed (default 0)")
+    p.add_argument("--format", metavar="FMT",
+                   help="file format: zhang or csv (default: csv for .csv and .tsv files, "
+                   "else zhang)")
+    p.add_argument("--delimiter", metavar="SEP",
+                   help="field separator of the CSV inputs: comma, tab, semicolon or pipe")
+    p.add_argument("--columns", metavar="MAP",
+                   help="column names of LABELS by role, e.g. task=item,worker=annotator,"
+                   "label=answer (roles: task, worker, label)")
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Raise InputError for any bad option value (before any file is read)."""
+    if (args.labels is None) == (args.dataset is None):
+        raise InputError("give either a LABELS file or --dataset NAME")
+    if args.dataset is not None:
+        if args.dataset not in DATASETS:
+            raise InputError(f"unknown dataset {args.dataset!r}; choose one of: "
+                             f"{', '.join(DATASETS)}")
+        for opt in ("truth", "format", "delimiter", "columns"):
+            if getattr(args, opt) is not None:
+                raise InputError(f"--{opt} cannot be combined with --dataset")
+    elif args.data_dir is not None:
+        raise InputError("--data-dir only applies with --dataset")
+    if args.format is not None and args.format not in FORMATS:
+        raise InputError(f"unknown --format {args.format!r}; choose one of: {', '.join(FORMATS)}")
+    if args.seed < 0:
+        raise InputError(f"--seed must be >= 0, got {args.seed}")
+    if args.delimiter is not None:
+        args.delimiter = delimiter_name(args.delimiter)
+    if args.columns is not None:
+        args.columns = parse_columns(args.columns)
+    if Path(args.out).is_dir():
+        raise InputError(f"--out {args.out!r} is a folder; give a file name")
+
+
+def command_line(args: argparse.Namespace, labels: str, truth: str | None) -> str:
+    """The command as written in the scenario's header."""
+    parts = ["python", "-m", "marketsim", "calibrate"]
+    parts += ["--dataset", args.dataset] if args.dataset else [labels]
+    parts += ["--truth", truth] if truth and not args.dataset else []
+    for opt in ("format", "delimiter", "name"):
+        if getattr(args, opt) is not None:
+            parts += [f"--{opt}", str(getattr(args, opt))]
+    if args.columns is not None:
+        parts += ["--columns", ",".join(f"{k}={v}" for k, v in args.columns.items())]
+    if args.seed:
+        parts += ["--seed", str(args.seed)]
+    return shlex.join([*parts, "--out", args.out])
+
+
+def reference(data: LabelSet, truth: np.ndarray | None) -> tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray, str]:
+    """Each label's chance of being right, the class prior, each task's reference class (the
+    truth where known, else Dawid–Skene's) and where the chances came from."""
+    est = make_estimator("ds")
+    est.fit(data)
+    proba = np.asarray(est.proba_)
+    y = proba[data.tasks, data.labels]
+    ref = np.asarray(est.labels_, dtype=np.int64).copy()
+    known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
+    source = "the Dawid-Skene posterior (no truth file)"
+    if known.any():
+        assert truth is not None
+        on_known = known[data.tasks]
+        y = np.where(on_known, data.labels == truth[data.tasks], y)
+        ref[known] = truth[known]
+        source = (f"the truth file ({int(known.sum())} of {data.n_tasks} tasks; "
+                  "Dawid-Skene's posterior elsewhere)" if not known.all() else "the truth file")
+    counts = np.bincount(ref[known], minlength=data.n_classes).astype(np.float64)
+    prior = counts + proba[~known].sum(axis=0)
+    return y.astype(np.float64), prior / prior.sum(), ref, source
+
+
+def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: float
+             ) -> list[dict[str, Any]]:
+    """Goodness of fit: one row per statistic, real against simulated."""
+    def spread(x: np.ndarray) -> str:
+        return f"{np.mean(x):.2f} (sd {np.std(x):.2f}, {np.min(x)}-{np.max(x)})"
+
+    both = ~np.isnan(real.worker_accuracy) & ~np.isnan(twin.worker_accuracy)
+    gap = np.abs(real.worker_accuracy[both] - twin.worker_accuracy[both])
+    weights = real.labels_per_worker[both]
+    constant = np.ptp(real.labels_per_worker) == 0 or np.ptp(twin.labels_per_worker) == 0
+    corr = "n/a (constant)" if constant else \
+        f"{np.corrcoef(real.labels_per_worker, twin.labels_per_worker)[0, 1]:.4f}"
+    return [
+        {"statistic": "accuracy (all labels)", "real": _overall(real), "simulated": _overall(twin)},
+        {"statistic": "per-worker accuracy, mean |real - simulated| (label-weighted)",
+         "real": "", "simulated": f"{np.average(gap, weights=weights):.4f}"},
+        {"statistic": "labels per task", "real": spread(real.labels_per_task),
+         "simulated": spread(twin.labels_per_task)},
+        {"statistic": "labels per worker", "real": spread(real.labels_per_worker),
+         "simulated": spread(twin.labels_per_worker)},
+        {"statistic": "labels per worker, correlation real/simulated", "real": "",
+         "simulated": corr},
+        {"statistic": "agreement rate (label pairs on a task)", "real": f"{real.agreement:.4f}",
+         "simulated": f"{twin.agreement:.4f}"},
+        {"statistic": "Dawid-Skene error rate", "real": f"{100 * real_error:.2f}%",
+         "simulated": f"{100 * twin_error:.2f}% (1 replicate)"},
+    ]
+
+
+def _overall(stats: CrowdStats) -> str:
+    ok = ~np.isnan(stats.worker_accuracy)
+    return f"{np.average(stats.worker_accuracy[ok], weights=stats.labels_per_worker[ok]):.4f}"
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run ``calibrate``: load, fit, write the scenario, simulate it once, report the fit."""
+    check_options(args)
+    if args.dataset is not None:
+        crowd, truth_path = dataset_paths(args.dataset, args.data_dir)
+        labels_file, truth_file, fmt = str(crowd), str(truth_path), "zhang"
+    else:
+        labels_file, truth_file, fmt = args.labels, args.truth, args.format
+    out = Path(args.out)
+    fit_json, fit_png = out.with_suffix(".fit.json"), out.with_suffix(".fit.png")
+    refuse_overwriting_inputs({"--out": str(out), "--out (fit)": str(fit_json)},
+                              {"labels": labels_file, "truth": truth_file})
+    data, truth = load_labels(labels_file, truth_file, fmt, delimiter=args.delimiter,
+                              columns=args.columns)
+    if truth is not None and truth_file is not None:
+        check_truth_coverage(data, truth, truth_file=truth_file, labels_file=labels_file)
+    if data.n_labels == 0:
+        raise InputError("has no labels", source=labels_file)
+    y, prior, ref, source = reference(data, truth)
+    glad = fit_world(data.tasks, data.workers, y, data.n_tasks, data.n_workers, True)
+    flat = fit_world(data.tasks, data.workers, y, data.n_tasks, data.n_workers, False)
+    share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
+    name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
+    cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
+                      glad, flat, source)
+    text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
+    scenario = check_text(text, str(out))
+    write_text_atomic(out, text)
+    sim, sim_truth, sim_error = simulated_labels(scenario)
+    k = scenario.tasks.classes
+    real_stats = crowd_stats(data.tasks, data.workers, data.labels, ref, data.n_tasks,
+                             data.n_workers, k)
+    twin_stats = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, sim.n_tasks,
+                             sim.n_workers, k)
+    known = ref >= 0 if truth is None else truth >= 0
+    ds = make_estimator("ds").fit(data)
+    real_error = float(np.mean(np.asarray(ds.labels_)[known] != ref[known])) if known.any() \
+        else float("nan")
+    rows = fit_rows(real_stats, twin_stats, real_error, sim_error)
+    write_json_atomic(fit_json, {
+        "scenario": str(out), "difficulty_sigma": cal.chosen.sigma,
+        "log_likelihood": {"glad": glad.log_likelihood, "equal_tasks": flat.log_likelihood},
+        "bic": {"glad": glad.bic, "equal_tasks": flat.bic}, "goodness_of_fit": rows})
+    plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
+    print(f"wrote {out} (difficulty sigma = {cal.chosen.sigma:.4f}; "
+          f"BIC {glad.bic:.1f} with difficulty, {flat.bic:.1f} without)")
+    width = max(len(r["statistic"]) for r in rows)
+    print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")
+    for r in rows:
+        print(f"{r['statistic']:<{width}}  {r['real']:>28}  {r['simulated']}")
+    print(f"saved {fit_json} and {fit_png}", file=sys.stderr)
+    return EXIT_OK

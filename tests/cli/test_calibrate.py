@@ -1,0 +1,131 @@
+"""``marketsim calibrate``: a small synthetic crowd file gives a scenario that validates and runs,
+the fit recovers the world that made the file, and bad input is one line with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from marketsim.aggregation.world_fit import crowd_stats, fit_world
+from marketsim.cli import main
+from marketsim.scenario.parser import load_scenario
+from marketsim.study.runner import run_unit
+
+
+def synthetic(tmp_path: Path, sigma: float, n_tasks: int = 300, per_task: int = 5,
+              seed: int = 0) -> tuple[Path, Path, np.ndarray, np.ndarray]:
+    """A CSV crowd of 12 GLAD workers (the first three do over half the work) and its truth."""
+    rng = np.random.default_rng(seed)
+    alpha = np.linspace(0.2, 3.0, 12)
+    weight = np.r_[np.full(3, 4.0), np.ones(9)]
+    beta = np.exp(sigma * rng.standard_normal(n_tasks))
+    truth = rng.integers(0, 2, n_tasks)
+    keys = np.log(weight)[None, :] + rng.gumbel(size=(n_tasks, 12))
+    workers = np.argsort(-keys, axis=1)[:, :per_task].ravel()
+    tasks = np.repeat(np.arange(n_tasks), per_task)
+    right = rng.random(tasks.size) < expit(alpha[workers] * beta[tasks])
+    labels = np.where(right, truth[tasks], 1 - truth[tasks])
+    crowd, gold = tmp_path / "crowd.csv", tmp_path / "truth.csv"
+    crowd.write_text("task,worker,label\n" + "".join(
+        f"t{t},w{w},{'yes' if x else 'no'}\n" for t, w, x in zip(tasks, workers, labels,
+                                                                 strict=True)))
+    gold.write_text("task,label\n" + "".join(f"t{t},{'yes' if x else 'no'}\n"
+                                            for t, x in enumerate(truth)))
+    return crowd, gold, alpha, beta
+
+
+def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture
+                                                             ) -> None:
+    crowd, gold, _, _ = synthetic(tmp_path, sigma=1.0)
+    out = tmp_path / "twin.toml"
+    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "goodness of fit" in printed and "agreement rate" in printed
+    text = out.read_text()
+    assert text.startswith("# Written by marketsim calibrate")
+    assert f"# command: python -m marketsim calibrate {crowd} --truth {gold} --out {out}" in text
+    doc = tomllib.loads(text)
+    assert doc["arms"][0] == {"name": "as collected", "policy": "uniform", "inference": "ds",
+                              "initial": "one-per-task"}
+    assert doc["budget"]["edges"] == 1500 and doc["tasks"]["count"] == 300
+    assert doc["workers"]["model"] == "glad" and len(doc["workers"]["glad"]["alpha"]) == 12
+    assert [a["name"] for a in doc["arms"]] == ["as collected", "entropy-greedy",
+                                                "explore-exploit"]
+    scenario = load_scenario(out)
+    assert main(["validate", str(out)]) == 0
+    result = run_unit(scenario.with_overrides(replicates=1), 0, 0)
+    assert result.rows[-1].edges == 1500
+    fit = json.loads(out.with_suffix(".fit.json").read_text())
+    assert fit["bic"]["glad"] < fit["bic"]["equal_tasks"]  # sigma = 1: difficulty pays
+    assert out.with_suffix(".fit.png").stat().st_size > 1000
+
+
+def test_the_fit_recovers_abilities_and_the_spread_of_difficulty(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    n, m, r = 3000, 10, 8
+    alpha = np.linspace(0.5, 3.0, m)
+    beta = np.exp(0.8 * rng.standard_normal(n))
+    tasks = np.repeat(np.arange(n), r)
+    workers = np.argsort(rng.random((n, m)), axis=1)[:, :r].ravel()
+    right = (rng.random(tasks.size) < expit(alpha[workers] * beta[tasks])).astype(float)
+    fit = fit_world(tasks, workers, right, n, m, difficulty=True)
+    flat = fit_world(tasks, workers, right, n, m, difficulty=False)
+    assert abs(fit.sigma - 0.8) < 0.1
+    assert np.max(np.abs(fit.alpha - alpha)) < 0.35
+    assert fit.bic < flat.bic and flat.sigma == 0.0
+    # equal tasks: difficulty does not pay for its parameter
+    same = (rng.random(tasks.size) < expit(alpha[workers])).astype(float)
+    assert (fit_world(tasks, workers, same, n, m, True).bic
+            > fit_world(tasks, workers, same, n, m, False).bic)
+
+
+def test_crowd_stats_count_agreeing_pairs() -> None:
+    tasks, workers = np.array([0, 0, 0, 1, 1]), np.array([0, 1, 2, 0, 1])
+    labels = np.array([1, 1, 0, 0, 0])
+    stats = crowd_stats(tasks, workers, labels, np.array([1, -1]), 2, 3, 2)
+    assert stats.agreement == pytest.approx((2 + 2) / (6 + 2))  # ordered pairs
+    assert list(stats.labels_per_task) == [3, 2] and list(stats.labels_per_worker) == [2, 2, 1]
+    assert np.allclose(stats.worker_accuracy, [1.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["calibrate", "--out", "x.toml"], "give either a LABELS file or --dataset"),
+    (["calibrate", "nope.csv", "--out", "x.toml"], "nope.csv"),
+    (["calibrate", "--dataset", "nosuch", "--out", "x.toml"], "unknown dataset 'nosuch'"),
+    (["calibrate", "a.csv", "--format", "xml", "--out", "x.toml"], "unknown --format 'xml'"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_label_file_with_a_bad_line_names_it(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    crowd = tmp_path / "crowd.csv"
+    crowd.write_text("task,worker,label\nt1,w1,yes\nt2,w2\n")
+    assert main(["calibrate", str(crowd), "--out", str(tmp_path / "o.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "crowd.csv" in err and err.count("\n") == 1
+    assert not (tmp_path / "o.toml").exists()
+
+
+def test_without_truth_the_dawid_skene_posterior_is_the_reference(tmp_path: Path) -> None:
+    crowd, _, _, _ = synthetic(tmp_path, sigma=0.0, n_tasks=200, per_task=6, seed=2)
+    out = tmp_path / "posterior.toml"
+    assert main(["calibrate", str(crowd), "--out", str(out), "--seed", "7"]) == 0
+    text = out.read_text()
+    assert "right from the Dawid-Skene posterior (no truth file)" in text
+    assert "--seed 7" in text.splitlines()[1]
+    scenario = load_scenario(out)
+    assert scenario.seed == 7 and scenario.workers.count == 12
+    assert abs(sum(scenario.workers.arrivals.weights or ()) - 1.0) < 1e-6
