@@ -113,7 +113,7 @@ class ArrivalsSpec(Table):
     rate: float = F(1.0, "Poisson arrivals per unit of simulated time; each arrival is a "
                     "uniformly chosen worker of the pool (a busy worker's arrival is lost)",
                     ge=MIN_RATE, le=MAX_RATE)
-    weights: Floats | None = F(None, "one weight ≥ 0 per worker (workers.count numbers): an "
+    weights: Floats | None = F(None, "one weight > 0 per worker (workers.count numbers): an "
                                "arrival is worker j with probability weight_j / sum, and so is "
                                "each label of a `one-per-task` initial graph (who works a lot; "
                                "`marketsim calibrate` writes each worker's share of the labels)",
@@ -121,9 +121,10 @@ class ArrivalsSpec(Table):
 
     @model_validator(mode="after")
     def _weights(self) -> Self:
-        if self.weights is not None and (any(not 0 <= w < 1e300 for w in self.weights)
-                                         or not sum(self.weights) > 0):
-            raise KeyProblem("weights", "entries must be finite numbers >= 0, not all 0")
+        if self.weights is not None and any(not 0 < w < 1e300 for w in self.weights):
+            raise KeyProblem("weights", "entries must be finite numbers > 0 (a worker who "
+                             "never arrives would still count as one who may work: leave "
+                             "them out of the pool instead)")
         return self
 
 
