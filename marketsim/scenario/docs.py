@@ -1,5 +1,5 @@
 """The key tables of ``docs/scenarios.md``, the option tables of ``docs/policies.md`` and
-``scenario.schema.json``, generated from the schema (:mod:`marketsim.scenario.schema`), each
+``scenario.schema.json``, generated from the scenario model (:mod:`marketsim.scenario.specs`), each
 built-in policy's ``Options`` model (:mod:`marketsim.options`) and each inference method's
 settings model (its registry entry's ``options``, :mod:`marketsim.aggregation.registry`).
 
