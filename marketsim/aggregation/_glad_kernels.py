@@ -142,12 +142,9 @@ def ascend(
     sig, work, own = np.empty(n), np.empty(n), np.empty(n)
 
     def first(a: int, b: int) -> list[np.ndarray]:  # gradient, curvature, Q at theta
-        if gathered is not None:
-            pass
-        elif workers:
-            np.take(beta, fit.tasks[a:b], out=other[a:b], mode="wrap")
-        else:
-            np.take(alpha, fit.workers[a:b], out=other[a:b], mode="wrap")
+        if gathered is None:  # else: the previous step's gather is reused
+            source, index = (beta, fit.tasks) if workers else (alpha, fit.workers)
+            np.take(source, index[a:b], out=other[a:b], mode="wrap")
         xs, ss, ps = x[a:b], sig[a:b], right[a:b]
         slope = other[a:b] if workers else xs  # dx / d theta
         np.subtract(xs, soft[a:b], out=ss)
