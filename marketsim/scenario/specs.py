@@ -35,8 +35,6 @@ from marketsim.scenario.resolve import import_policies, resolve
 from marketsim.scenario.sweep_keys import SweepGrid
 from marketsim.scenario.table import Table, _as_tuple
 from marketsim.scenario.worker_models import (
-    CONFUSION_DESIGN_KEYS,
-    DIFFICULTY_KEYS,
     WORKER_MODEL_FACTS,
     WorkerModelFacts,
 )
@@ -204,19 +202,13 @@ class Scenario(Table):
             for key in ("classes", "prior"):
                 tasks.pop(key, None)
             workers.pop("ability")
-        for other in WORKER_MODEL_FACTS.values():
-            if other.table is not None and other is not facts:
+        for other in WORKER_MODEL_FACTS.values():  # only the model's own table, as it writes it
+            if other.table is not None:
                 workers.pop(other.table)
-        design = self.workers.confusion.design
-        for name, keys in CONFUSION_DESIGN_KEYS.items():
-            for key in keys if name != design and "confusion" in workers else ():
-                workers["confusion"].pop(key)
-        if "glad" in workers:  # the other difficulty's key; abilities the list replaces
-            for kind, kind_keys in DIFFICULTY_KEYS.items():
-                for key in kind_keys if kind != self.workers.glad.difficulty else ():
-                    workers["glad"].pop(key)
-            if self.workers.glad.alpha is not None:
-                workers.pop("ability")
+        if facts.table is not None:
+            workers[facts.table] = getattr(self.workers, facts.table).document()
+        if facts.table == "glad" and self.workers.glad.alpha is not None:
+            workers.pop("ability")  # the per-worker abilities replace the distribution
         features = tasks.get("features")
         if features is not None and "probabilities" in features:
             features.pop("informativeness")

@@ -27,6 +27,11 @@ class Table(BaseModel):
 
     __hash__ = None  # type: ignore[assignment]  # tables hold arrays and mappings
 
+    def document(self) -> dict[str, Any]:
+        """The table as a scenario file writes it (keys without a value left out); a table
+        whose variants read different keys writes only its variant's."""
+        return self.model_dump(exclude_none=True)
+
     def record(self) -> dict[str, Any]:
         """The table as a run's record writes it (``Scenario.to_dict``, the run's identity):
         every key, nested tables as their records, except a key declared

@@ -11,7 +11,7 @@ layer and the reports can read them without importing it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import model_validator
 
@@ -53,6 +53,12 @@ class ConfusionSpec(Table):
         if self.high < self.low:
             raise KeyProblem("high", f"must be >= workers.confusion.low ({self.low:g})")
         return self
+
+    def document(self) -> dict[str, Any]:
+        """The design and the keys that design reads."""
+        unread = {k for d, keys in CONFUSION_DESIGN_KEYS.items() if d != self.design
+                  for k in keys}
+        return {k: v for k, v in super().document().items() if k not in unread}
 
 
 class SpammerHammerSpec(Table):
@@ -113,6 +119,12 @@ class GladSpec(Table):
         if self.alpha is not None and any(not abs(a) <= MAX_ALPHA for a in self.alpha):
             raise KeyProblem("alpha", f"entries must lie in [-{MAX_ALPHA:g}, {MAX_ALPHA:g}]")
         return self
+
+    def document(self) -> dict[str, Any]:
+        """The difficulty and the key that distribution reads."""
+        unread = {k for d, keys in DIFFICULTY_KEYS.items() if d != self.difficulty
+                  for k in keys}
+        return {k: v for k, v in super().document().items() if k not in unread}
 
 
 @dataclass(frozen=True)
