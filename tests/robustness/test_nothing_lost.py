@@ -117,7 +117,10 @@ def test_kill_at_random_moment(sig: signal.Signals, delay: float, scenario: Path
         assert r.returncode == 0, r.stderr
         check_folder(run_dir)
         summary = json.loads((run_dir / "summary.json").read_text())
-        assert summary["units_finished"] == finished and summary["complete"] is False
+        # The signal can land after the last unit was saved (while the run writes its report):
+        # then every unit is there and the study is complete; otherwise it must say partial.
+        assert summary["units_finished"] == finished
+        assert summary["complete"] is (finished == summary["units_total"])
     if (run_dir / "scenario.toml").exists():
         r = marketsim("run", "--resume", str(run_dir), "--quiet")
         assert r.returncode == 0, r.stderr
