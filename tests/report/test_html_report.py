@@ -336,3 +336,15 @@ def test_browser_test_fails_on_ci_and_skips_elsewhere_when_chromium_is_missing(
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="Chromium at /nonexistent/chromium"):
         _browser_or_skip()
+
+
+def test_api_to_html_writes_the_page_the_command_writes(tmp_path: Path) -> None:
+    pytest.importorskip("plotly")
+    import marketsim
+
+    (tmp_path / "s.toml").write_text(SWEEP.replace('[sweep]\n"budget.batch" = [20, 40]\n', ""))
+    result = marketsim.run(marketsim.load_scenario(tmp_path / "s.toml"), out=tmp_path / "run",
+                           progress=False)
+    page = result.to_html(tmp_path / "page.html")
+    assert main(["report", str(tmp_path / "run"), "--html", "--quiet"]) == 0
+    assert page.read_bytes() == (tmp_path / "run" / "report.html").read_bytes()
