@@ -30,6 +30,7 @@ from marketsim.record.metric import metric_of
 from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import ReachInterval, Summary
 from marketsim.record.units import UnitResult, canonical_rows
+from marketsim.report.html import report_html
 from marketsim.report.plots import FIGSIZE, draw_error_axes
 from marketsim.report.progress import QuietProgress, make_observer
 from marketsim.report.render import render_report
@@ -37,6 +38,7 @@ from marketsim.report.sweep import columns, sweep_rows
 from marketsim.scenario.build import Scenario, editable, load_scenario, scenario_from_dict
 from marketsim.scenario.parser import resolve_imports
 from marketsim.scenario.specs import Scenario as ScenarioSpec
+from marketsim.study.identity import resolved
 from marketsim.study.lock import folder_lock
 from marketsim.study.resources import capped_jobs, check_memory
 from marketsim.study.session import run_observed
@@ -298,6 +300,16 @@ class StudyResult:
             metric=metric_of(self.summary), x=axis,
             targets=targets_of(self.summary.arms) if targets else ())
         return ax
+
+    def to_html(self, path: str | Path) -> Path:
+        """Write the report as one self-contained page to ``path`` (what ``marketsim report
+        RUN_DIR --html`` writes: the interactive chart and the report's tables); needs plotly
+        (``pip install "marketsim[html]"``). Returns the path."""
+        setup = {**resolved(self.scenario), "seed": self.summary.seed,
+                 "replicates": self.summary.replicates}
+        page = report_html(self.summary, setup, run_dir=self.run_dir)
+        Path(path).write_text(page, encoding="utf-8")
+        return Path(path)
 
 
 def _interval(ci: ReachInterval | None) -> dict[str, Any]:

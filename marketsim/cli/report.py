@@ -26,13 +26,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "the command that finishes them.",
         epilog="examples:\n"
         "  python -m marketsim report reports/30-workers/20261122T050000Z\n"
-        "  python -m marketsim report /tmp/run --json",
+        "  python -m marketsim report /tmp/run --json\n"
+        "  python -m marketsim report /tmp/run --html --slides",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="run folder (holds curves.csv)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object listing the folders rendered")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("--html", action="store_true",
+                   help="also write report.html: one self-contained page (interactive chart, "
+                   "the tables; opens without network); needs plotly: "
+                   'pip install "marketsim[html]"')
+    p.add_argument("--slides", action="store_true",
+                   help="also write the figures slide-sized (16:9, 1920x1080, larger type) "
+                   "into plots/slides/")
 
 
 def _sweep_points(run_dir: Path) -> dict[str, str]:
@@ -85,17 +93,29 @@ def _warn_damaged(path: Path, reason: str) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     """Render every folder; a bad folder or malformed curves.csv raises InputError."""
+    from marketsim.report.html import write_html_report
+    from marketsim.report.html_chart import plotly_module
     from marketsim.report.render import render_report
+    from marketsim.report.slides import write_slides, write_sweep_slides
     from marketsim.study.run_folder import scenario_setup, sync_curves
 
     run_dir = Path(args.run_dir)
+    if args.html:
+        plotly_module()  # no plotly: one line saying how to install it, before any work
     folders, missing = _folders(run_dir)
     done: list[dict[str, Any]] = []
     for folder in folders:
         sync_curves(folder, _warn_damaged)  # a killed run: curves.csv from its unit checkpoints
         summary = render_report(folder, fallback=scenario_setup)
-        done.append({"run_dir": str(folder), "complete": summary.complete,
-                     "report": str(folder / "report.md")})
+        entry: dict[str, Any] = {"run_dir": str(folder), "complete": summary.complete,
+                                 "report": str(folder / "report.md")}
+        if args.html:
+            entry["html"] = str(write_html_report(folder, fallback=scenario_setup))
+        if args.slides:
+            entry["slides"] = [str(p) for p in write_slides(folder, fallback=scenario_setup)]
+        done.append(entry)
+    sweep_slides = ([str(p) for p in write_sweep_slides(run_dir)]
+                    if args.slides and folders != [run_dir] else [])
     unfinished = dict(missing)
     labels = _sweep_points(run_dir) if missing or folders != [run_dir] else {}
     for d in done:
@@ -103,11 +123,22 @@ def execute(args: argparse.Namespace) -> int:
         if not d["complete"] and folders != [run_dir]:
             unfinished[name] = labels.get(name, name)
     if args.json:
-        print(json.dumps({"rendered": done, "unfinished_points": sorted(unfinished)}))
+        extra = {"sweep_slides": sweep_slides} if sweep_slides else {}
+        print(json.dumps({"rendered": done, "unfinished_points": sorted(unfinished), **extra}))
     elif not args.quiet:
         for d in done:
             note = "" if d["complete"] else " (partial run)"
             print(f"marketsim: report written to {d['report']}{note}", file=sys.stderr)
+            for key, what in (("html", "page"), ("slides", "slide figures")):
+                if d.get(key):
+                    where = d[key] if key == "html" else str(Path(d[key][0]).parent)
+                    print(f"marketsim: {what} written to {where}", file=sys.stderr)
+        if sweep_slides:
+            print(f"marketsim: sweep slide figure written to {sweep_slides[0]}",
+                  file=sys.stderr)
+        if args.html and folders != [run_dir]:
+            print("marketsim: note: a sweep folder gets one report.html per grid point (no "
+                  "page for the sweep as a whole: see sweep.md)", file=sys.stderr)
     if unfinished and not args.quiet:
         names = ", ".join(f"{k} ({v})" for k, v in sorted(unfinished.items()))
         print(f"marketsim: note: sweep points not finished: {names}; finish them with: "

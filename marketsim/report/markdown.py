@@ -57,6 +57,29 @@ def report_markdown(
 ) -> str:
     """The text of ``report.md``; ``cost_plots`` are the error plots against money and
     simulated time (by axis), drawn when those tell more than the labels."""
+    metric = metric_of(summary)
+    figures = (plot_section(plot, metric, fewest_replicates(summary))
+               + cost_plot_section(cost_plots or {}, metric))
+    lines = report_lines(summary, setup, figures=figures, run_dir=run_dir)
+    lines += files_section(summary, setup, run_dir, versions, cost_plots)
+    return "\n".join(lines)
+
+
+def fewest_replicates(summary: Summary) -> int:
+    """The fewest replicates any arm finished: under two, no interval and no pair exists."""
+    return min((a.replicates for a in summary.arms.values()), default=0)
+
+
+def report_lines(
+    summary: Summary,
+    setup: Mapping[str, Any] | None,
+    *,
+    figures: list[str],
+    run_dir: Path | None = None,
+) -> list[str]:
+    """The Markdown lines of the report from its title to the inference methods, with the
+    ``figures`` lines (the plots and their captions) after the arms; ``report.md`` and
+    ``report.html`` (which draws its own chart) both read these."""
     arms: Mapping[str, ArmSummary] = summary.arms
     names = list(arms)
     specs = arm_specs(setup)
@@ -77,10 +100,8 @@ def report_markdown(
     lines += arms_section(arms, names, specs, metric)
     lines += stops_section(arms, names)
     lines += score_section(arms, names, metric)
-    # the fewest replicates any arm finished: under two, no interval and no pair exists
-    fewest = min((a.replicates for a in arms.values()), default=0)
-    lines += plot_section(plot, metric, fewest)
-    lines += cost_plot_section(cost_plots or {}, metric)
+    fewest = fewest_replicates(summary)
+    lines += figures
     lines += checkpoints_section(arms, names, metric, fewest)
     lines += targets_section(arms, names, specs, metric, fewest)
     lines += costs_section(summary, names, specs, metric)
@@ -89,8 +110,7 @@ def report_markdown(
     lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest)
     lines += policies_section(names, specs)
     lines += methods_section(names, specs, metric)
-    lines += files_section(summary, setup, run_dir, versions, cost_plots)
-    return "\n".join(lines)
+    return lines
 
 
 def files_section(

@@ -19,6 +19,7 @@ import numpy as np
 from marketsim.record.files import write_bytes_atomic
 from marketsim.record.metric import ERROR_RATE, Metric
 from marketsim.record.summary_model import ArmSummary
+from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
 
 #: The error plot's size in inches (the report's files and a notebook's figure alike).
 FIGSIZE = (7.5, 4.8)
@@ -118,6 +119,7 @@ def plot_error_vs_budget(
     metric: Metric = ERROR_RATE,
     x: str = "edges",
     targets: Sequence[float] = (),
+    style: FigureStyle = REPORT_STYLE,
 ) -> PlotInfo:
     """Draw the mean headline error (log scale) against labels spent, with a shaded 95 % band
     per arm, and write the PNG and SVG atomically into ``out_dir``.
@@ -129,17 +131,20 @@ def plot_error_vs_budget(
     half the smallest positive mean (one task's share is not a meaningful RMSE unit).
     ``x`` picks the x axis (:data:`X_AXES`): labels (``error_vs_budget.*``), money
     (``error_vs_money.*``) or simulated time (``error_vs_time.*``), each arm's mean per label
-    count. ``targets``: the target errors, drawn as dashed lines.
+    count. ``targets``: the target errors, drawn as dashed lines. ``style``: the figure's size
+    and fonts (a slide's: :data:`~marketsim.report.figure_style.SLIDE_STYLE`).
     """
-    fig, floor, clipped, plotted = draw_error_vs_budget(
-        arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric, x=x,
-        targets=targets)
     out_dir, stem = Path(out_dir), X_AXES[x].stem
     png, svg = out_dir / f"{stem}.png", out_dir / f"{stem}.svg"
-    for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, metadata=meta)
-        write_bytes_atomic(path, buf.getvalue())
+    with style.fonts():
+        fig, floor, clipped, plotted = draw_error_vs_budget(
+            arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric,
+            x=x, targets=targets, style=style)
+        for path, fmt, meta in ((png, "png", {"Software": None}),
+                                (svg, "svg", {"Date": None})):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, metadata=meta)
+            write_bytes_atomic(path, buf.getvalue())
     return PlotInfo(png, svg, floor, clipped, plotted)
 
 
@@ -152,13 +157,15 @@ def draw_error_vs_budget(
     metric: Metric = ERROR_RATE,
     x: str = "edges",
     targets: Sequence[float] = (),
+    style: FigureStyle = REPORT_STYLE,
 ) -> tuple[Any, float, int, int]:
     """The figure :func:`plot_error_vs_budget` writes, not written: (matplotlib ``Figure``,
-    floor, means clipped to it, arms plotted)."""
+    floor, means clipped to it, arms plotted). ``style`` sets its size and resolution; its
+    font size applies when drawn inside ``style.fonts()``."""
     # matplotlib is slow to import: only the processes that draw a plot load it.
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=FIGSIZE, dpi=150, layout="constrained")
+    fig = Figure(figsize=style.figsize or FIGSIZE, dpi=style.dpi or 150, layout="constrained")
     ax = fig.add_subplot()
     floor, clipped, plotted = draw_error_axes(
         ax, arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric,

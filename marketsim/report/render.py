@@ -25,8 +25,9 @@ from marketsim.record.run_model import RunRecord, read_run
 from marketsim.record.summary import TARGETS, build_summary, targets_of
 from marketsim.record.summary_model import Summary, read_summary, summary_json
 from marketsim.record.units import UnitResult
+from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
 from marketsim.report.markdown import REPORT_NAME, report_markdown
-from marketsim.report.plots import plot_error_vs_budget
+from marketsim.report.plots import PlotInfo, plot_error_vs_budget
 
 
 def _read_summary(run_dir: Path) -> Summary | None:
@@ -167,23 +168,33 @@ def render_report(
     summary = rebuild_summary(rows, setup, previous, fallback_name=run_dir.name,
                               source=str(curves))
     write_json_atomic(run_dir / "summary.json", summary_json(summary))
-    n_tasks = None
-    if setup and isinstance(setup.get("tasks"), dict):
-        n_tasks = setup["tasks"].get("count")
-    plots = {
-        x: plot_error_vs_budget(
-            run_dir, summary.arms, scenario_name=summary.scenario,
-            n_tasks=n_tasks if isinstance(n_tasks, int) else None,
-            partial=not summary.complete, metric=metric_of(summary), x=x,
-            targets=targets_of(summary.arms),
-        )
-        for x in ("edges", *summary.cost_axes)
-    }
+    plots = draw_plots(run_dir, summary, setup)
     run_meta = _read_run(run_dir)
     text = report_markdown(summary, setup, plots.pop("edges"), run_dir=run_dir,
                            versions=run_meta.versions if run_meta else None, cost_plots=plots)
     write_text_atomic(run_dir / REPORT_NAME, text)
     return summary
+
+
+def task_count(setup: Mapping[str, Any] | None) -> int | None:
+    """``tasks.count`` of the run's scenario, when known (the plots' log-scale floor)."""
+    tasks = (setup or {}).get("tasks")
+    count = tasks.get("count") if isinstance(tasks, Mapping) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def draw_plots(out_dir: Path, summary: Summary, setup: Mapping[str, Any] | None,
+               style: FigureStyle = REPORT_STYLE) -> dict[str, PlotInfo]:
+    """Write the error plots of the report into ``out_dir`` in ``style``: against labels
+    (``edges``), and against money and simulated time when ``summary.cost_axes`` has them."""
+    return {
+        x: plot_error_vs_budget(
+            out_dir, summary.arms, scenario_name=summary.scenario,
+            n_tasks=task_count(setup), partial=not summary.complete,
+            metric=metric_of(summary), x=x, targets=targets_of(summary.arms), style=style,
+        )
+        for x in ("edges", *summary.cost_axes)
+    }
 
 
 def _targets(setup: Mapping[str, Any] | None, previous: Summary | None) -> tuple[float, ...]:

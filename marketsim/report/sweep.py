@@ -24,12 +24,13 @@ from marketsim.record.metric import ERROR_RATE, Metric, metric_of
 from marketsim.record.run_model import read_run
 from marketsim.record.summary import TARGETS, targets_of
 from marketsim.record.summary_model import Summary, read_summary
+from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
 from marketsim.report.formatting import DASH, fmt_error, num, table
 from marketsim.report.results_text import stop_lines
 from marketsim.report.sweep_plot import PLOT_NAME, sweep_figure
 
 __all__ = ["PLOT_NAME", "columns", "load_points", "reach_cell", "sweep_figure", "sweep_frame",
-           "sweep_markdown", "sweep_rows", "write_sweep_report"]
+           "sweep_markdown", "sweep_rows", "write_sweep_figure", "write_sweep_report"]
 
 def _reach_columns(t: float) -> list[str]:
     """The columns of target ``t``: the mean curve's labels-to-target; the mean over
@@ -171,20 +172,30 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
     write_json_atomic(run_dir / "sweep.json", {"keys": keys, "metric": metric.key, "rows": rows})
     for ext in ("png", "svg"):  # a plot of an earlier sweep is not this one's
         (run_dir / f"{PLOT_NAME}.{ext}").unlink(missing_ok=True)
-    try:
-        money = any("money" in p["summary"].cost_axes for p in points)
-        fig = sweep_figure(keys, rows, metric, targets,
-                           axes=("edges", "money") if money else ("edges",))
-    except ImportError:  # matplotlib is optional: the tables are the sweep's result
-        fig = None
-    if fig is not None:
-        for ext in ("png", "svg"):
-            buf = io.BytesIO()
-            fig.savefig(buf, format=ext, metadata={"Software": None} if ext == "png" else
-                        {"Date": None})
-            write_bytes_atomic(run_dir / f"{PLOT_NAME}.{ext}", buf.getvalue())
+    write_sweep_figure(run_dir, keys, points, rows)
     write_text_atomic(run_dir / "sweep.md", sweep_markdown(
         keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets))
+
+
+def write_sweep_figure(out_dir: Path, keys: list[str], points: list[dict[str, Any]],
+                       rows: list[dict[str, Any]], style: FigureStyle = REPORT_STYLE) -> bool:
+    """Write the sweep figure (PNG and SVG) into ``out_dir`` in ``style``; False when
+    matplotlib is missing (it is optional: the tables are the sweep's result)."""
+    metric = metric_of(points[0]["summary"]) if points else ERROR_RATE
+    targets = targets_of(points[0]["summary"].arms) if points else TARGETS
+    money = any("money" in p["summary"].cost_axes for p in points)
+    try:
+        with style.fonts():
+            fig = sweep_figure(keys, rows, metric, targets,
+                               axes=("edges", "money") if money else ("edges",), style=style)
+            for ext in ("png", "svg"):
+                buf = io.BytesIO()
+                fig.savefig(buf, format=ext, metadata={"Software": None} if ext == "png" else
+                            {"Date": None})
+                write_bytes_atomic(out_dir / f"{PLOT_NAME}.{ext}", buf.getvalue())
+    except ImportError:
+        return False
+    return True
 
 
 def _count(x: float | None) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from marketsim.record.metric import ERROR_RATE, Metric
 from marketsim.record.summary import TARGETS
+from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
 from marketsim.report.plots import arm_style
 
 if TYPE_CHECKING:
@@ -144,11 +145,12 @@ def _draw_arm(ax: Any, xs: list[float], pts: list[tuple[float, float, float, int
 
 def sweep_figure(keys: list[str], rows: list[dict[str, Any]], metric: Metric = ERROR_RATE,
                  targets: Sequence[float] = TARGETS,
-                 axes: Sequence[str] = ("edges",)) -> Figure:
+                 axes: Sequence[str] = ("edges",), style: FigureStyle = REPORT_STYLE) -> Figure:
     """The figure (see the module's docstring): a panel for the final error, then one per
     target and axis in ``axes`` (``edges``: labels; ``money``: money, for a market with
     prices); the difference row is drawn when some row has a paired difference to a
-    reference arm."""
+    reference arm. ``style`` sets its size and resolution (by default, grown with the number
+    of panels); its font size applies when drawn inside ``style.fonts()``."""
     # matplotlib is optional and slow to import: only a run that draws a plot loads it.
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
@@ -175,8 +177,8 @@ def sweep_figure(keys: list[str], rows: list[dict[str, Any]], metric: Metric = E
     quantities: list[tuple[str, float | None]] = [("final", None), *(
         (axis, t) for axis in axes for t in targets)]
     n_rows = len(combos) * (2 if has_diff else 1)
-    fig = Figure(figsize=(4.6 * len(quantities), 0.9 + 3.2 * n_rows), dpi=120,
-                 layout="constrained")
+    fig = Figure(figsize=style.figsize or (4.6 * len(quantities), 0.9 + 3.2 * n_rows),
+                 dpi=style.dpi or 120, layout="constrained")
     grid = fig.subplots(n_rows, len(quantities), squeeze=False)
     fmt_value = FuncFormatter(lambda y, _pos: metric.fmt(y))
     for (c, combo), (col, (what, target)) in itertools.product(enumerate(combos),
