@@ -81,18 +81,29 @@ class GainMemo:
     def __init__(self) -> None:
         self._proba: np.ndarray | None = None
         self._entropy = np.zeros(0)
-        self._gains: dict[bytes, np.ndarray] = {}
+        self._gains: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
     def get(self, proba: np.ndarray, confusion: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(gain, entropy) for ``proba`` and ``confusion``; recomputed when ``proba`` is a new
         object (a refresh; the old one is held here, so its identity is not reused)."""
         if proba is not self._proba:
             self._proba, self._entropy, self._gains = proba, posterior_entropy(proba), {}
-        key = np.asarray(confusion, dtype=np.float64).tobytes()
-        gain = self._gains.get(key)
-        if gain is None:
-            gain = self._gains[key] = expected_accuracy_gain(proba, confusion)
-        return gain, self._entropy
+        confusion = np.asarray(confusion, dtype=np.float64)
+        key = confusion.tobytes()
+        entry = self._gains.get(key)
+        if entry is None:
+            entry = self._gains[key] = (confusion, expected_accuracy_gain(proba, confusion))
+        return entry[1], self._entropy
+
+    def rows_changed(self, proba: np.ndarray, tasks: np.ndarray) -> None:
+        """``proba`` (the memo's array) changed in place at ``tasks``: recompute those rows of
+        the entropy and of every kept gain array."""
+        if proba is not self._proba or tasks.size == 0:
+            return
+        rows = proba[tasks]
+        self._entropy[tasks] = posterior_entropy(rows)
+        for confusion, gain in self._gains.values():
+            gain[tasks] = expected_accuracy_gain(rows, confusion)
 
 
 def best_gain_task(
