@@ -8,14 +8,12 @@ it as written, the figure places it as a category."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from marketsim.errors import InputError
 from marketsim.record.files import (
-    write_bytes_atomic,
     write_csv_atomic,
     write_json_atomic,
     write_text_atomic,
@@ -25,6 +23,7 @@ from marketsim.record.run_model import read_run
 from marketsim.record.summary import TARGETS, targets_of
 from marketsim.record.summary_model import Summary, read_summary
 from marketsim.report.formatting import DASH, fmt_error, num, table
+from marketsim.report.plots import write_png_svg
 from marketsim.report.results_text import stop_lines
 from marketsim.report.sweep_plot import PLOT_NAME, sweep_figure
 
@@ -178,11 +177,7 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
     except ImportError:  # matplotlib is optional: the tables are the sweep's result
         fig = None
     if fig is not None:
-        for ext in ("png", "svg"):
-            buf = io.BytesIO()
-            fig.savefig(buf, format=ext, metadata={"Software": None} if ext == "png" else
-                        {"Date": None})
-            write_bytes_atomic(run_dir / f"{PLOT_NAME}.{ext}", buf.getvalue())
+        write_png_svg(fig, run_dir / f"{PLOT_NAME}.png", run_dir / f"{PLOT_NAME}.svg")
     write_text_atomic(run_dir / "sweep.md", sweep_markdown(
         keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets))
 
