@@ -38,7 +38,6 @@ from marketsim.report.results_text import (
     checkpoints_section,
     plot_section,
     score_section,
-    stops_section,
     targets_section,
 )
 from marketsim.report.setup_text import setup_section
@@ -75,7 +74,7 @@ def report_markdown(
                   "zero; details below):", "", *key_results(arms, specs, names, metric), ""]
     lines += setup_section(setup, summary)
     lines += arms_section(arms, names, specs, metric)
-    lines += stops_section(arms, names)
+    lines += under_budget_section(arms, names)  # where and why runs stopped early
     lines += score_section(arms, names, metric)
     # the fewest replicates any arm finished: under two, no interval and no pair exists
     fewest = min((a.replicates for a in arms.values()), default=0)
@@ -85,7 +84,6 @@ def report_markdown(
     lines += targets_section(arms, names, specs, metric, fewest)
     lines += costs_section(summary, names, specs, metric)
     lines += gold_section(arms, names)
-    lines += under_budget_section(arms, names)
     lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest)
     lines += policies_section(names, specs)
     lines += methods_section(names, specs, metric)
