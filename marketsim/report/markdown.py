@@ -31,6 +31,7 @@ from marketsim.report.cost_text import (
     gold_section,
     under_budget_section,
 )
+from marketsim.report.glossary import GLOSSARY_NAME
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 from marketsim.report.results_text import (
     arms_section,
@@ -60,7 +61,9 @@ def report_markdown(
     names = list(arms)
     specs = arm_specs(setup)
     metric = metric_of(summary)
-    lines = [f"# {summary.scenario}: which policy gets the error down fastest?", ""]
+    lines = [f"# {summary.scenario}: which policy gets the error down fastest?", "",
+             f"The words this report uses are explained in [{GLOSSARY_NAME}]({GLOSSARY_NAME}) "
+             "(linked where they first appear).", ""]
     if not summary.complete:
         resume = f"python -m marketsim run --resume {run_dir}" if run_dir else "run --resume"
         lines += [
@@ -104,7 +107,7 @@ def files_section(
     seconds = summary.seconds
     extra = [n for p in (cost_plots or {}).values() for n in (p.png.name, p.svg.name)]
     files = ["curves.csv", "summary.json", PNG_NAME, SVG_NAME, *extra, "scenario.toml",
-             "run.json"]
+             "run.json", GLOSSARY_NAME]
     if run_dir is not None:
         files = [name for name in files if (run_dir / name).is_file()]
     lines += [

@@ -23,6 +23,7 @@ from marketsim.record.run_model import read_run
 from marketsim.record.summary import TARGETS, targets_of
 from marketsim.record.summary_model import Summary, read_summary
 from marketsim.report.formatting import DASH, fmt_error, num, table
+from marketsim.report.glossary import link_terms, write_glossary
 from marketsim.report.plots import write_png_svg
 from marketsim.report.results_text import stop_lines
 from marketsim.report.sweep_plot import PLOT_NAME, sweep_figure
@@ -178,8 +179,9 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
         fig = None
     if fig is not None:
         write_png_svg(fig, run_dir / f"{PLOT_NAME}.png", run_dir / f"{PLOT_NAME}.svg")
-    write_text_atomic(run_dir / "sweep.md", sweep_markdown(
-        keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets))
+    write_glossary(run_dir)
+    write_text_atomic(run_dir / "sweep.md", link_terms(sweep_markdown(
+        keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets)))
 
 
 def _count(x: float | None) -> str:
