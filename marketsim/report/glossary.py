@@ -99,6 +99,11 @@ def link_terms(markdown: str) -> str:
     return "\n".join(lines)
 
 
+def unlink_terms(markdown: str) -> str:
+    """``markdown`` without the glossary links :func:`link_terms` added (the plain words)."""
+    return re.sub(rf"\[([^\]]*)\]\({re.escape(GLOSSARY_NAME)}#[^)]*\)", r"\1", markdown)
+
+
 def write_glossary(folder: Path) -> None:
     """Copy the glossary into ``folder`` (a run folder, next to its report)."""
     write_text_atomic(folder / GLOSSARY_NAME, glossary_text())

@@ -8,7 +8,15 @@ import re
 from pathlib import Path
 
 from marketsim.cli import main
-from marketsim.report.glossary import GLOSSARY_NAME, SOURCE, TERMS, anchor, anchors, link_terms
+from marketsim.report.glossary import (
+    GLOSSARY_NAME,
+    SOURCE,
+    TERMS,
+    anchor,
+    anchors,
+    link_terms,
+    unlink_terms,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,3 +96,8 @@ def test_every_link_of_a_generated_report_resolves(tmp_path: Path) -> None:
     # the words a student meets first are linked
     assert {"arm", "replicate", "paired-interval", "common-random-numbers",
             "spammer-hammer-crowd", "gold-questions"} <= linked
+
+
+def test_unlinking_gives_back_the_plain_text() -> None:
+    text = "Every arm runs on each replicate, with its paired 95 % interval."
+    assert unlink_terms(link_terms(text)) == text
