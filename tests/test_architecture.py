@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "report": 8,
     "cli": 9,
     "api": 9,
+    "widgets": 9,
     "__main__": 10,
     "__init__": 10,
 }

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import stats
 from scipy.optimize import minimize
-from scipy.special import expit, log_expit, logsumexp
+from scipy.special import expit, log_expit, logsumexp, ndtri
 
 #: Equally likely values of ``beta`` the expectation over the difficulty is taken on.
 QUANTILES = 64
@@ -81,7 +80,7 @@ def fit_world(tasks: np.ndarray, workers: np.ndarray, y: np.ndarray, n_tasks: in
     by_task = sp.csr_matrix((np.ones(tasks.size), (tasks, np.arange(tasks.size))),
                             shape=(n_tasks, tasks.size))
     u = (np.arange(QUANTILES) + 0.5) / QUANTILES
-    z = np.asarray(stats.norm.ppf(u)) if difficulty else np.zeros(1)
+    z = np.asarray(ndtri(u))  # = scipy.stats.norm.ppf(u) if difficulty else np.zeros(1)
     share = np.bincount(workers, y, minlength=n_workers) + 0.5
     start = np.log(share / (np.bincount(workers, minlength=n_workers) + 1.0 - share + 0.5))
     x0 = np.append(start, np.log(0.5)) if difficulty else start

@@ -64,8 +64,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="parallel worker processes (default: the CPUs this process may use, "
                    f"{available_cpus()} here, as far as the units to run and the memory allow; "
-                   "a larger value is capped to the units and the CPUs). Results are the same "
-                   "for any value")
+                   "a larger value is capped to the units and the CPUs; units run in this process "
+                   "while the rest is too small for starting workers to pay). Results are the "
+                   "same for any value")
     p.add_argument("--data-dir", metavar="DIR",
                    help="folder of the replayed reference data set (replaces replay.data_dir; "
                    "with --resume: where the data moved to)")

@@ -18,7 +18,7 @@ from marketsim.report.arm_text import ArmSpec
 from marketsim.report.comparison_text import LABELS, MONEY, TIME, Reach, diff_cell, key_results
 from marketsim.report.formatting import table
 from marketsim.report.plots import X_AXES, PlotInfo
-from marketsim.report.results_text import reach_interval
+from marketsim.report.results_text import reach_interval, stop_lines
 
 Arms = Mapping[str, ArmSummary]
 #: The axes of ``summary.json``'s ``cost_axes`` and how they are worded.
@@ -116,22 +116,32 @@ def _interval_cell(iv: Interval | None, digits: int) -> str:
 
 
 def under_budget_section(arms: Arms, names: Sequence[str]) -> list[str]:
-    """"Runs that ended under budget": per arm some of whose replicates stopped before
-    ``budget.edges`` — a platform preset closed every task (its stopping rule, not the budget,
-    ended the run), or the money ran out — how many did, and the labels and money at the end."""
+    """"Runs that ended under budget", the one place a report says so: per arm some of whose
+    replicates stopped before ``budget.edges`` — a platform preset closed every task (its
+    stopping rule, not the budget, ended the run), the money ran out, or no worker was left
+    — where and why (:func:`~marketsim.report.results_text.stop_lines`), then how many did,
+    and their labels, money and error at the end."""
+    causes = [f"- *{name}*: {line}" for name in names for line in stop_lines(arms[name])]
     ended = [n for n in names if arms[n].ended_under_budget]
-    if not ended:
+    if not ended and not causes:
         return []
-    rows = [[n, f"{arms[n].ended_under_budget} of {arms[n].replicates}",
-             _interval_cell(arms[n].final_edges, 0), _interval_cell(arms[n].final_money, 2),
-             _interval_cell(arms[n].final_error, 4)] for n in ended]
-    return ["## Runs that ended under budget", "",
-            "Replicates that stopped before `budget.edges`: a platform preset closed every task "
-            "(the requester stops spending, which is the preset's point), or the money ran "
-            "out. Labels, money and error at the end of each replicate, mean over replicates "
-            "with its 95 % Student-t interval.", "",
-            *table(["arm", "ended under budget", "labels at the end", "money at the end",
-                    "error at the end"], rows), ""]
+    lines = ["## Runs that ended under budget", "",
+             "Replicates that stopped before `budget.edges`: a platform preset closed every "
+             "task (the requester stops spending, which is the preset's point), the money ran "
+             "out, or no worker who may still work was left. A replicate's curve ends where it "
+             "stopped; the arm's mean curve, and every number read off it, stops at the labels "
+             "all its replicates reached.", ""]
+    if causes:
+        lines += [*causes, ""]
+    if ended:
+        rows = [[n, f"{arms[n].ended_under_budget} of {arms[n].replicates}",
+                 _interval_cell(arms[n].final_edges, 0), _interval_cell(arms[n].final_money, 2),
+                 _interval_cell(arms[n].final_error, 4)] for n in ended]
+        lines += ["Labels, money and error at the end of each replicate, mean over replicates "
+                  "with its 95 % Student-t interval:", "",
+                  *table(["arm", "ended under budget", "labels at the end", "money at the end",
+                          "error at the end"], rows), ""]
+    return lines
 
 
 def gold_section(arms: Arms, names: Sequence[str]) -> list[str]:

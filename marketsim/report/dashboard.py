@@ -24,7 +24,6 @@ from rich.table import Table
 from rich.text import Text
 
 from marketsim.record.curves import CurvePoint
-from marketsim.record.summary import TARGETS
 from marketsim.record.summary_model import ArmSummary
 from marketsim.record.units import UnitResult
 from marketsim.report.dashboard_charts import ROTATE_SECONDS, render_charts, terminal_style
@@ -54,7 +53,8 @@ class _EtaColumn(ProgressColumn):
 
 class LiveDashboard:
     """A rich ``Live`` dashboard: overall and per-arm progress bars with ETAs, a table of
-    mean errors with 95 % confidence intervals and edges to reach 5 % / 1 % error, and a
+    mean errors with 95 % confidence intervals and edges to reach each target error
+    (the scenario's ``[report] targets``, else 5 % and 1 %), and a
     log-scale error-versus-budget chart of the mean curves (plus live points), and charts
     of error against money and simulated time when the study has cost axes."""
 
@@ -196,7 +196,7 @@ class LiveDashboard:
         if used > room:  # only a terminal too narrow for the arm and its error cuts names
             columns[0].max_width = max(8, room - error)
             used = columns[0].max_width + error
-        for index in _PRIORITY:
+        for index in _priority(len(st.targets), 1 + len(st.cost_axes)):
             if index < len(columns) and used + _COLUMN_GAP + columns[index].width() <= room:
                 keep.add(index)
                 used += _COLUMN_GAP + columns[index].width()
@@ -227,11 +227,11 @@ class LiveDashboard:
         costs = st.cost_axes  # money, time beside labels when they differ
         heads = ["reps", "labels", f"{st.metric.short} [95% CI]", "at edges"]
         heads += [f"{axis}→{st.metric.target_short(t)}" for axis in ("edges", *costs)
-                  for t in TARGETS]
+                  for t in st.targets]
         cells: list[list[RenderableType]] = [[] for _ in heads]
         for i, view in enumerate(st.arms):
-            reach = [DASH] * len(TARGETS)
-            cost = [DASH] * (len(TARGETS) * len(costs))
+            reach = [DASH] * len(st.targets)
+            cost = [DASH] * (len(st.targets) * len(costs))
             error: Text | str = DASH
             at = DASH
             s = view.summary
@@ -242,8 +242,8 @@ class LiveDashboard:
                       and high is not None else f" [{DASH}]")  # clipped Student-t interval
                 error = fmt_error(mean) + (ci if fmt_error(mean) != DASH else "")
                 at = num(s.edges[-1])
-                reach = [num(s.edges_to_reach.get(f"{t:g}")) for t in TARGETS]
-                cost = [_mean_to_reach(s, axis, t) for axis in costs for t in TARGETS]
+                reach = [num(s.edges_to_reach.get(f"{t:g}")) for t in st.targets]
+                cost = [_mean_to_reach(s, axis, t) for axis in costs for t in st.targets]
             elif view.live:
                 last = max(view.live.values(), key=lambda p: p[-1].edges if p else -1)
                 if last:
@@ -281,11 +281,12 @@ class LiveDashboard:
 
 #: Columns between two of the table's: one space of padding each side and the divider.
 _COLUMN_GAP = 3
-#: The order in which the table's optional columns (indices into the arm, reps, labels,
-#: error, at edges, edges→targets, money→targets, time→targets list) get the room left
-#: after the arm and its error: edges, money and time to the first target, then to the
-#: second, then reps, labels and the edges of the last point (the bars above show those).
-_PRIORITY = (5, 7, 9, 6, 8, 10, 1, 2, 4)
+def _priority(targets: int, axes: int) -> list[int]:
+    """The order in which the table's optional columns (indices into the arm, reps, labels,
+    error, at edges, edges→targets, money→targets, time→targets list) get the room left
+    after the arm and its error: edges, money and time to the first target, then to the
+    second..., then reps, labels and the edges of the last point (the bars above show those)."""
+    return [5 + axis * targets + t for t in range(targets) for axis in range(axes)] + [1, 2, 4]
 
 
 @dataclass

@@ -31,6 +31,7 @@ from marketsim.report.cost_text import (
     gold_section,
     under_budget_section,
 )
+from marketsim.report.glossary import GLOSSARY_NAME
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 from marketsim.report.results_text import (
     arms_section,
@@ -38,7 +39,6 @@ from marketsim.report.results_text import (
     checkpoints_section,
     plot_section,
     score_section,
-    stops_section,
     targets_section,
 )
 from marketsim.report.setup_text import setup_section
@@ -84,7 +84,9 @@ def report_lines(
     names = list(arms)
     specs = arm_specs(setup)
     metric = metric_of(summary)
-    lines = [f"# {summary.scenario}: which policy gets the error down fastest?", ""]
+    lines = [f"# {summary.scenario}: which policy gets the error down fastest?", "",
+             f"The words this report uses are explained in [{GLOSSARY_NAME}]({GLOSSARY_NAME}) "
+             "(linked where they first appear).", ""]
     if not summary.complete:
         resume = f"python -m marketsim run --resume {run_dir}" if run_dir else "run --resume"
         lines += [
@@ -98,7 +100,7 @@ def report_lines(
                   "zero; details below):", "", *key_results(arms, specs, names, metric), ""]
     lines += setup_section(setup, summary)
     lines += arms_section(arms, names, specs, metric)
-    lines += stops_section(arms, names)
+    lines += under_budget_section(arms, names)  # where and why runs stopped early
     lines += score_section(arms, names, metric)
     fewest = fewest_replicates(summary)
     lines += figures
@@ -106,7 +108,6 @@ def report_lines(
     lines += targets_section(arms, names, specs, metric, fewest)
     lines += costs_section(summary, names, specs, metric)
     lines += gold_section(arms, names)
-    lines += under_budget_section(arms, names)
     lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest)
     lines += policies_section(names, specs)
     lines += methods_section(names, specs, metric)
@@ -126,7 +127,7 @@ def files_section(
     seconds = summary.seconds
     extra = [n for p in (cost_plots or {}).values() for n in (p.png.name, p.svg.name)]
     files = ["curves.csv", "summary.json", PNG_NAME, SVG_NAME, *extra, "scenario.toml",
-             "run.json"]
+             "run.json", GLOSSARY_NAME]
     if run_dir is not None:
         files = [name for name in files if (run_dir / name).is_file()]
     lines += [

@@ -140,12 +140,20 @@ def plot_error_vs_budget(
         fig, floor, clipped, plotted = draw_error_vs_budget(
             arms, scenario_name=scenario_name, n_tasks=n_tasks, partial=partial, metric=metric,
             x=x, targets=targets, style=style)
-        for path, fmt, meta in ((png, "png", {"Software": None}),
-                                (svg, "svg", {"Date": None})):
-            buf = io.BytesIO()
-            fig.savefig(buf, format=fmt, metadata=meta)
-            write_bytes_atomic(path, buf.getvalue())
+        write_png_svg(fig, png, svg)
     return PlotInfo(png, svg, floor, clipped, plotted)
+
+
+def write_png_svg(fig: Any, png: Path, svg: Path) -> None:
+    """Write ``fig`` as a PNG and an SVG (atomically, no date or software stamp, so the same
+    figure gives the same bytes). The layout is computed once, for the PNG, and kept for the
+    SVG: the constrained layout measures every text and is the costliest part of a save (a
+    second pass would only find the same positions)."""
+    for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, metadata=meta)
+        write_bytes_atomic(path, buf.getvalue())
+        fig.set_layout_engine("none")  # keep the positions the PNG's layout found
 
 
 def draw_error_vs_budget(

@@ -26,6 +26,7 @@ from marketsim.record.summary import TARGETS, build_summary, targets_of
 from marketsim.record.summary_model import Summary, read_summary, summary_json
 from marketsim.record.units import UnitResult
 from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
+from marketsim.report.glossary import link_terms, write_glossary
 from marketsim.report.markdown import REPORT_NAME, report_markdown
 from marketsim.report.plots import PlotInfo, plot_error_vs_budget
 
@@ -145,8 +146,9 @@ def rebuild_summary(
 def render_report(
     run_dir: str | Path, fallback: SetupFallback | None = None
 ) -> Summary:
-    """Rewrite ``summary.json`` and write ``error_vs_budget.png``/``.svg`` and ``report.md`` in
-    ``run_dir`` from its ``curves.csv``; return the summary. When money or simulated time tell
+    """Rewrite ``summary.json`` and write ``error_vs_budget.png``/``.svg``, ``report.md`` (its
+    terms linked to the glossary) and ``glossary.md`` in ``run_dir`` from its ``curves.csv``;
+    return the summary. When money or simulated time tell
     more than the labels (``summary.cost_axes``), ``error_vs_money.*`` and
     ``error_vs_time.*`` too.
 
@@ -170,9 +172,10 @@ def render_report(
     write_json_atomic(run_dir / "summary.json", summary_json(summary))
     plots = draw_plots(run_dir, summary, setup)
     run_meta = _read_run(run_dir)
+    write_glossary(run_dir)  # before the report, which lists it and links to it
     text = report_markdown(summary, setup, plots.pop("edges"), run_dir=run_dir,
                            versions=run_meta.versions if run_meta else None, cost_plots=plots)
-    write_text_atomic(run_dir / REPORT_NAME, text)
+    write_text_atomic(run_dir / REPORT_NAME, link_terms(text))
     return summary
 
 

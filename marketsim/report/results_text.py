@@ -247,15 +247,3 @@ def stop_lines(arm: ArmSummary) -> list[str]:
                    f"{'replicate' if len(stops) == 1 else 'replicates'} {reps} of "
                    f"{arm.replicates}{tail}")
     return out
-
-
-def stops_section(arms: Arms, names: Sequence[str]) -> list[str]:
-    """The arms some replicate of which stopped before spending the budget: where and why (a
-    recorded result: the curve stops there), or nothing when every replicate spent it."""
-    lines = [f"- *{name}*: {line}" for name in names for line in stop_lines(arms[name])]
-    if not lines:
-        return []
-    return ["**Stopped before the budget.** A replicate that runs out of workers (or money) "
-            "stops buying labels there and its curve ends; the arm's mean curve, and every "
-            "number read off it, stops at the labels all its replicates reached.", "",
-            *lines, ""]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from marketsim.record.curves import CurvePoint
 from marketsim.record.metric import METRICS, Metric
 from marketsim.record.reach import cost_axes
-from marketsim.record.summary import summarise
+from marketsim.record.summary import TARGETS, summarise
 from marketsim.record.summary_model import ArmSummary
 from marketsim.record.units import UnitResult
 from marketsim.report.formatting import clean_name
@@ -41,6 +41,8 @@ class StudyState:
         self.arms = [ArmView(clean_name(a.name)) for a in scenario.arms]
         self.replicates = scenario.replicates
         self.budget = max(1, scenario.budget.edges)
+        #: The target errors of the table: the scenario's ``[report] targets``, else 5 %, 1 %.
+        self.targets: tuple[float, ...] = scenario.targets or TARGETS
         self.total_units = self.replicates * len(self.arms)
         self.finished_units = 0
         self.resumed_units = 0
@@ -75,7 +77,8 @@ class StudyState:
             self.resumed_units += 1
             view.resumed_labels += self.budget
         rows = [r for u in view.finished.values() for r in u.rows]
-        view.summary = summarise(rows).get(rows[0].arm) if rows else None
+        view.summary = (summarise(rows, targets=self.targets).get(rows[0].arm) if rows
+                        else None)
         self.cost_axes = cost_axes([r for v in self.arms for u in v.finished.values()
                                     for r in u.rows])
 

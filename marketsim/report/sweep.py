@@ -8,14 +8,12 @@ it as written, the figure places it as a category."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from marketsim.errors import InputError
 from marketsim.record.files import (
-    write_bytes_atomic,
     write_csv_atomic,
     write_json_atomic,
     write_text_atomic,
@@ -26,6 +24,8 @@ from marketsim.record.summary import TARGETS, targets_of
 from marketsim.record.summary_model import Summary, read_summary
 from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
 from marketsim.report.formatting import DASH, fmt_error, num, table
+from marketsim.report.glossary import link_terms, write_glossary
+from marketsim.report.plots import write_png_svg
 from marketsim.report.results_text import stop_lines
 from marketsim.report.sweep_plot import PLOT_NAME, sweep_figure
 
@@ -173,8 +173,9 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
     for ext in ("png", "svg"):  # a plot of an earlier sweep is not this one's
         (run_dir / f"{PLOT_NAME}.{ext}").unlink(missing_ok=True)
     write_sweep_figure(run_dir, keys, points, rows)
-    write_text_atomic(run_dir / "sweep.md", sweep_markdown(
-        keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets))
+    write_glossary(run_dir)
+    write_text_atomic(run_dir / "sweep.md", link_terms(sweep_markdown(
+        keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets)))
 
 
 def write_sweep_figure(out_dir: Path, keys: list[str], points: list[dict[str, Any]],
@@ -188,11 +189,7 @@ def write_sweep_figure(out_dir: Path, keys: list[str], points: list[dict[str, An
         with style.fonts():
             fig = sweep_figure(keys, rows, metric, targets,
                                axes=("edges", "money") if money else ("edges",), style=style)
-            for ext in ("png", "svg"):
-                buf = io.BytesIO()
-                fig.savefig(buf, format=ext, metadata={"Software": None} if ext == "png" else
-                            {"Date": None})
-                write_bytes_atomic(out_dir / f"{PLOT_NAME}.{ext}", buf.getvalue())
+            write_png_svg(fig, out_dir / f"{PLOT_NAME}.png", out_dir / f"{PLOT_NAME}.svg")
     except ImportError:
         return False
     return True

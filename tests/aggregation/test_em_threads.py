@@ -133,12 +133,15 @@ def report_threads(rep: int, arm: int) -> tuple[int, int, int]:
     return rep, arm, _threads.thread_limit()
 
 
-def test_study_worker_processes_run_the_kernels_on_one_thread() -> None:
-    from marketsim.study.backends import local_units
+def test_study_worker_processes_run_the_kernels_on_one_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from marketsim.study import backends
 
-    units = sorted(local_units(report_threads, [(0, 0), (1, 0)], jobs=2))
+    # these units are tiny: make worker processes pay, or they would run in this process
+    monkeypatch.setattr(backends, "worth_processes", lambda *_: True)
+    units = sorted(backends.local_units(report_threads, [(0, 0), (1, 0)], jobs=2))
     assert units == [(0, 0, 1), (1, 0, 1)]
-    serial = list(local_units(report_threads, [(0, 0)], jobs=1))
+    serial = list(backends.local_units(report_threads, [(0, 0)], jobs=1))
     assert serial == [(0, 0, _threads.thread_limit())]  # one job: the cores are free
 
 

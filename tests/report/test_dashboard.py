@@ -408,3 +408,26 @@ def test_money_and_time_columns_are_dropped_whole_never_cut(path: str, width: in
         if width >= 100:
             assert fmt_axis(0.37 * (arm + 1) * reach) in row.split(), row
             assert fmt_axis(13.1 * (arm + 1) * reach) in row.split(), row
+
+
+def test_dashboard_table_uses_the_scenarios_report_targets() -> None:
+    """``[report] targets = [0.2, 0.1]``: the table's columns are labels to 20 % and 10 %, the
+    figures report.md will give, not the standard 5 % and 1 %."""
+    base = scenario(1)
+    sc = parse_scenario({
+        "scenario": {"name": "dash test", "replicates": 3}, "tasks": {"count": 120},
+        "workers": {"count": 8}, "budget": {"edges": BUDGET, "batch": 40},
+        "report": {"targets": [0.1, 0.2]},
+        "arms": [{"name": a.name, "policy": "uniform"} for a in base.arms]})
+    console = recording_console()
+    dash = LiveDashboard(console, refresh_per_second=20)
+    dash.start(sc, "reports/dash-test/run")
+    feed(dash, sc)
+    dash.stop(interrupted=False)
+    console.print(dash.render())
+    text = console.export_text()
+    assert "edges→20%" in text and "edges→10%" in text
+    assert "edges→5%" not in text and "edges→1%" not in text
+    row = next(line for line in text.splitlines() if "arm-0" in line and "/3" in line)
+    # arm 0's error 0.3·exp(-(e - 120)/60) is at most 20 % from 160 labels, 10 % from 200
+    assert row.split()[-2:] == ["160", "200"]

@@ -18,6 +18,7 @@ from marketsim.record.stats import mean_interval, paired_comparison
 from marketsim.record.summary import build_summary, summarise
 from marketsim.record.summary_model import ArmSummary, Summary, summary_json
 from marketsim.record.units import UnitResult
+from marketsim.report.glossary import unlink_terms
 from marketsim.report.render import render_report
 
 EDGES = (100, 200, 300, 400, 500)
@@ -178,7 +179,7 @@ def test_money_winner_named_only_when_the_paired_interval_excludes_zero(
         rows += curve("noisy", rep, price=noisy, errors=errors)
     write_curves(tmp_path / "curves.csv", rows)
     render_report(tmp_path)
-    report = (tmp_path / "report.md").read_text()
+    report = unlink_terms((tmp_path / "report.md").read_text())
     claims = report.split("Least money to each target")[1].split("\n\n", 2)[1]
     five = next(line for line in claims.splitlines() if line.startswith("- **5 % error**"))
     assert "*cheap* needs the least money on average (300.00), but no difference from " \

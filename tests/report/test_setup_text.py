@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from marketsim.cli import main
+from marketsim.report.glossary import unlink_terms
 
 GOLD_ARMS = """
 [scenario]
@@ -69,7 +70,7 @@ def setup_of(tmp_path: Path, text: str) -> str:
     (tmp_path / "s.toml").write_text(text)
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"),
                  "--quiet"]) == 0
-    report = (tmp_path / "run" / "report.md").read_text()
+    report = unlink_terms((tmp_path / "run" / "report.md").read_text())  # the plain words
     return report.split("## Setup", 1)[1].split("\n## ", 1)[0]
 
 

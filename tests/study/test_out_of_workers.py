@@ -57,6 +57,12 @@ def test_a_sweep_whose_arm_runs_out_of_workers_runs_every_point_and_says_where(
     labels = " and ".join(f"{s['labels']:,}" for s in blocking["stopped"])
     assert f"- *blocking*: ran out of workers at {labels} labels (blocking)" in report
     assert "6 blocked by [blocking] (lower blocking.min_accuracy" in report
+    # said once, in one section: where and why, then the labels and error at the end
+    assert report.count("## Runs that ended under budget") == 1
+    assert report.count("ran out of workers at") == 1
+    assert "Stopped before the budget" not in report
+    section = report.split("## Runs that ended under budget", 1)[1].split("\n## ", 1)[0]
+    assert "ran out of workers at" in section and "| blocking | 2 of 2 |" in section
     sweep_md = (out / "sweep.md").read_text()
     assert "points/p001 (arms[1].blocking.min_accuracy = 0.8), *blocking*: ran out of " \
         "workers" in sweep_md

@@ -15,6 +15,7 @@ import pytest
 
 from marketsim.record.units import canonical_rows
 from marketsim.scenario.parser import load_scenario
+from marketsim.study import backends
 from marketsim.study.resources import available_cpus, default_jobs
 from marketsim.study.runner import costly_first, run_study, units_of
 from tests.conftest import SMALL_SCENARIO
@@ -37,6 +38,41 @@ def slow_scenario(tmp_path: Path, replicates: int = 6) -> Path:
     path = tmp_path / "slow.toml"
     path.write_text(text)
     return path
+
+
+def test_worker_processes_give_the_curves_of_this_process(
+        small_scenario_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Units simulated in joblib worker processes give the rows this process gives (the small
+    study is made to look costly enough for workers to start)."""
+    scenario = load_scenario(small_scenario_path)
+    serial = run_study(scenario, jobs=1)
+    monkeypatch.setattr(backends, "worth_processes", lambda *_: True)
+    pids: list[int] = []
+    parallel = run_study(scenario, jobs=2, on_refresh=lambda *_: pids.append(os.getpid()))
+    assert not pids  # no unit ran here: live callbacks only reach units run in this process
+    assert canonical_rows(parallel) == canonical_rows(serial)
+    assert len(canonical_rows(serial)) > 10
+
+
+def test_a_small_study_does_not_start_worker_processes(small_scenario_path: Path) -> None:
+    """Starting a worker costs about a CPU second (imports): a study whose units take a small
+    fraction of that runs every unit in this process even with ``jobs=2``."""
+    scenario = load_scenario(small_scenario_path)
+    seen: set[tuple[int, int]] = set()
+    results = run_study(scenario, jobs=2, on_refresh=lambda rep, arm, _p: seen.add((rep, arm)))
+    assert seen == set(units_of(scenario)) == {(u.replicate, u.arm) for u in results}
+
+
+def test_worker_processes_start_when_they_save_more_than_they_cost() -> None:
+    start = backends.PROCESS_START_SECONDS
+    assert not backends.worth_processes([], 10, 2)  # nothing measured yet: run one here
+    assert not backends.worth_processes([0.05, 0.04], 10, 2)  # 0.5 s of work left
+    assert backends.worth_processes([0.05, 0.5], 10, 2)  # the costliest unit counts: 5 s left
+    assert not backends.worth_processes([10.0], 1, 2)  # one unit left: nothing to share
+    assert not backends.worth_processes([10.0], 10, 1)
+    # two jobs halve the serial time: they pay once half of it exceeds their start
+    assert not backends.worth_processes([start], 2, 2)
+    assert backends.worth_processes([start], 3, 2)
 
 
 def test_jobs_1_and_2_give_identical_curves(small_scenario_path: Path, tmp_path: Path) -> None:

@@ -1,0 +1,103 @@
+"""The glossary reports link to: one source (``marketsim/report/glossary.md``, the same text as
+``docs/glossary.md``), copied next to every ``report.md`` and ``sweep.md``, and every link a
+generated report makes lands on an entry of the copy in its folder."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from marketsim.cli import main
+from marketsim.report.glossary import (
+    GLOSSARY_NAME,
+    SOURCE,
+    TERMS,
+    anchor,
+    anchors,
+    link_terms,
+    unlink_terms,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: A sweep over the good-worker share of a spammer-hammer crowd with gold and blocking: its
+#: reports use most of the glossary's words.
+SWEEP = """
+[scenario]
+name = "glossary test"
+seed = 5
+replicates = 2
+[tasks]
+count = 60
+[workers]
+count = 10
+model = "spammer-hammer"
+[budget]
+edges = 300
+money = 280
+batch = 40
+[sweep]
+workers.spammer_hammer.hammer_fraction = [0.3, 0.6]
+[[arms]]
+name = "pay everyone"
+policy = "uniform"
+inference = "one-coin"
+[[arms]]
+name = "gold + blocking"
+policy = "uniform"
+inference = "one-coin-shifted-beta"
+gold = { count = 10, rate = 0.2 }
+blocking = { after = 2, min_accuracy = 0.75 }
+"""
+
+
+def test_docs_glossary_is_the_package_glossary() -> None:
+    assert (ROOT / "docs" / GLOSSARY_NAME).read_bytes() == SOURCE.read_bytes()
+
+
+def test_every_linked_term_has_an_entry() -> None:
+    known = anchors(SOURCE.read_text(encoding="utf-8"))
+    for _term, heading in TERMS:
+        assert anchor(heading) in known, heading
+    for needed in ("arm", "replicate", "labels-and-edges", "one-coin-model", "em", "prior",
+                   "paired-interval", "common-random-numbers", "spammer-hammer-crowd"):
+        assert needed in known
+
+
+def test_terms_are_linked_once_in_running_text_only() -> None:
+    text = ("Every arm runs on each replicate.\n\n| arm | replicates |\n\nAn arm again, "
+            "`arm` in code, [arm](elsewhere.md) linked, the class prior and the prior.")
+    out = link_terms(text)
+    assert out.count("](glossary.md#arm)") == 1
+    assert "Every [arm](glossary.md#arm) runs on each [replicate](glossary.md#replicate)" in out
+    assert "| arm | replicates |" in out  # tables keep their exact lines
+    assert "`arm` in code, [arm](elsewhere.md)" in out
+    assert "the class prior and the [prior](glossary.md#prior)" in out
+
+
+def test_every_link_of_a_generated_report_resolves(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(SWEEP)
+    out = tmp_path / "run"
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet"]) == 0
+    reports = [out / "sweep.md", *sorted(out.glob("points/*/report.md"))]
+    assert len(reports) == 3
+    linked: set[str] = set()
+    for report in reports:
+        text = report.read_text(encoding="utf-8")
+        glossary = report.parent / GLOSSARY_NAME
+        assert glossary.read_bytes() == SOURCE.read_bytes()
+        known = anchors(glossary.read_text(encoding="utf-8"))
+        targets = re.findall(r"\]\((glossary\.md)(?:#([^)]*))?\)", text)
+        assert targets, f"{report} links no term"
+        for name, fragment in targets:
+            assert (report.parent / name).is_file()
+            assert not fragment or fragment in known, f"{report}: #{fragment}"
+            linked.add(fragment)
+    # the words a student meets first are linked
+    assert {"arm", "replicate", "paired-interval", "common-random-numbers",
+            "spammer-hammer-crowd", "gold-questions"} <= linked
+
+
+def test_unlinking_gives_back_the_plain_text() -> None:
+    text = "Every arm runs on each replicate, with its paired 95 % interval."
+    assert unlink_terms(link_terms(text)) == text
