@@ -100,7 +100,8 @@ def test_speeds_are_per_worker_mean_one_and_shared_by_arms() -> None:
     speed = np.asarray(market.visits.speed)
     assert abs(speed.mean() - 1.0) < 4 * 0.53 / np.sqrt(400)  # sd of s is about 0.53
     assert abs(np.log(speed).std() - 0.5) < 0.06
-    again = run(doc({"mean": 5.0, "speed_spread": 0.5}, n_workers=400, edges=2000), "entropy-greedy")
+    again = run(doc({"mean": 5.0, "speed_spread": 0.5}, n_workers=400, edges=2000),
+                "entropy-greedy")
     assert again.visits.speed == market.visits.speed
 
 
