@@ -142,9 +142,9 @@ class ServiceSpec(Table):
                             "drawn once per replicate and shared by every arm; 0 = every "
                             "worker equally fast", ge=0, le=10, recorded_at_default=False)
     abandon: float = F(0.0, "probability that a worker abandons a hand-out: they hold it for "
-                       "its labelling time, then leave it unlabelled and unpaid, and the "
-                       "requester hands the task to the next arriving worker who has not "
-                       "held it", ge=0, lt=1, recorded_at_default=False)
+                       "its labelling time, then leave it unlabelled and unpaid, and the task "
+                       "is handed out again (first to the next arriving worker who has not "
+                       "held it)", ge=0, lt=1, recorded_at_default=False)
 
     @model_validator(mode="after")
     def _speeds(self) -> Self:
