@@ -63,8 +63,10 @@ class Ledger:
         self.received = np.zeros(m, dtype=np.int64)
         #: Task labels (not gold answers) received from each worker.
         self.labels = np.zeros(m, dtype=np.int64)
-        #: Hand-outs each worker abandoned (``workers.service.abandon``): never paid.
+        #: Hand-outs each worker abandoned (``workers.service.abandon``; never paid), and of
+        #: them the task labels (not gold questions).
         self.abandoned = np.zeros(m, dtype=np.int64)
+        self.abandoned_tasks = np.zeros(m, dtype=np.int64)
         #: Workers who may never be handed another label (blocked, departed), and why.
         self.closed = np.zeros(m, dtype=bool)
         self.assigned = 0
@@ -163,7 +165,7 @@ class Ledger:
             self.task_labels += 1
             self.labels[worker] += 1
 
-    def abandon(self, worker: int, now: float) -> None:
+    def abandon(self, worker: int, now: float, *, gold: bool = False) -> None:
         """``worker`` left a hand-out unanswered: nothing is paid, the money it committed is
         released and the label may be handed out again (after a stop, the run buys one label
         fewer). It still counts against the worker's ``workers.capacity``."""
@@ -171,6 +173,7 @@ class Ledger:
         if self.received[worker] + self.abandoned[worker] >= self.handed[worker]:
             raise LedgerError(f"worker {worker} abandoned a label they were never handed")
         self.abandoned[worker] += 1
+        self.abandoned_tasks[worker] += int(not gold)
         self.assigned -= 1
         self.committed -= float(self.cost[worker])
         if self.stopped is not None:

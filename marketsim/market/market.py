@@ -280,7 +280,7 @@ class Market:
 
     def _abandoned(self, worker: int, task: int, question: int | None) -> None:
         """``worker`` left ``task`` (or gold ``question``) unanswered: reassign, resume."""
-        self.ledger.abandon(worker, float(self.env.now))
+        self.ledger.abandon(worker, float(self.env.now), gold=question is not None)
         if question is None:
             self.requester.release(task, worker)
         self._refused.clear()

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from marketsim.errors import MarketStuckError
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.replay import replay_world
@@ -181,3 +182,11 @@ def test_abandonment_in_a_replay_gives_the_task_back_to_its_worker(tmp_path: Any
     market = run(document)
     assert market.bought == 150  # every answer of the file was collected in the end
     assert market.ledger.abandoned.sum() > 0
+
+
+def test_a_budget_that_needs_abandoned_pairs_stops_with_the_cause() -> None:
+    document = doc({"mean": 1.0, "abandon": 0.3}, n_workers=3, edges=30)
+    document["tasks"] = {"count": 10}  # every task-worker pair is needed, and some are left
+    with pytest.raises(MarketStuckError, match="each of them has already labelled or abandoned "
+                                               "all 10 tasks.*lower workers.service.abandon"):
+        run(document)
