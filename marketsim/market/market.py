@@ -343,7 +343,7 @@ class Market:
         visits, self._arriving = self.visits, True
         while self.assigned < self.budget:
             gap, worker = arrivals.draw(rng)
-            service = visits.time(rng, worker)
+            service = visits.time(rng, worker) if visits.mean > 0 else 0.0
             yield self.env.timeout(gap)
             if visits.busy[worker]:
                 continue

@@ -60,23 +60,24 @@ class Visits:
     def start(self, worker: int, task: int, question: int | None, service: float) -> None:
         """``worker`` was handed ``task`` (or gold ``question``): it ends after ``service``
         time units (at once when 0), answered or, with probability ``abandon``, abandoned."""
-        done = self.abandon if self.abandon_p and self.rng.random() < self.abandon_p \
-            else self.deliver
+        abandoned = bool(self.abandon_p) and self.rng.random() < self.abandon_p
         if service > 0:
-            self.env.process(self._visit(worker, task, question, service, done))
+            self.env.process(self._visit(worker, task, question, service, abandoned))
         else:
-            done(worker, task, question)
+            self._end(worker, task, question, abandoned)
 
-    def deliver(self, worker: int, task: int, question: int | None) -> None:
-        """``worker`` submits their answer to ``task`` (or gold ``question``)."""
-        if question is None:
+    def _end(self, worker: int, task: int, question: int | None, abandoned: bool) -> None:
+        """The hand-out ends: abandoned, or the answer to ``task`` (or gold ``question``)."""
+        if abandoned:
+            self.abandon(worker, task, question)
+        elif question is None:
             self.receive(task, worker)
         else:
             self.receive_gold(question, worker)
 
     def _visit(self, worker: int, task: int, question: int | None, service: float,
-               done: Done) -> Any:
+               abandoned: bool) -> Any:
         self.busy[worker] = True
         yield self.env.timeout(service)
         self.busy[worker] = False
-        done(worker, task, question)
+        self._end(worker, task, question, abandoned)
