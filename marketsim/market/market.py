@@ -2,9 +2,9 @@
 
 Processes (small generators, state on the model; see SimPy's own examples):
 
-- ``worker_arrivals``: workers of the pool arrive as a Poisson process, uniformly chosen;
-- ``worker_arrivals``: an arriving idle worker asks the requester for a task, labels it during
-  its service time (:mod:`marketsim.market.service`), and submits the answer or abandons it;
+- ``worker_arrivals``: workers of the pool arrive as a Poisson process; an idle one asks the
+  requester for a task, labels it during its service time and submits the answer, or abandons
+  it (:mod:`marketsim.market.service`: a process per hand-out);
 - ``inference_service``: every ``batch`` received labels it refits the arm's estimator, lets the
   recorder sample the error, and asks the policy for a new ranking (the requester hands out
   tasks from the latest, possibly stale, ranking in the meantime). A worker-aware policy is
@@ -337,7 +337,7 @@ class Market:
 
     def worker_arrivals(self) -> Any:
         """Poisson arrivals of uniformly chosen workers (or chosen by ``arrivals.weights``);
-        stops when the budget is handed out."""
+        stops when the budget is handed out (an abandoned label restarts it)."""
         rng = self.streams.arrivals
         arrivals = Arrivals(self.scenario.workers.arrivals, self.scenario.workers.count)
         visits, self._arriving = self.visits, True
