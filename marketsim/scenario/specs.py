@@ -212,11 +212,12 @@ class Scenario(Table):
         features = tasks.get("features")
         if features is not None and "probabilities" in features:
             features.pop("informativeness")
-        for name in ("workers", "budget"):  # mechanics that are off are left out, as written
-            table = getattr(self, name)
+        # mechanics that are off are left out, as written
+        for table, written in ((self.workers, workers), (self.budget, doc["budget"]),
+                               (self.workers.service, workers["service"])):
             for key, info in type(table).model_fields.items():
                 if omitted_at_default(info) and getattr(table, key) == info.default:
-                    doc[name].pop(key, None)
+                    written.pop(key, None)
         if not self.sweep:
             doc.pop("sweep")
         return _plain(doc)
