@@ -213,10 +213,12 @@ class Scenario(Table):
         if features is not None and "probabilities" in features:
             features.pop("informativeness")
         # mechanics that are off are left out, as written
-        for table, written in ((self.workers, workers), (self.budget, doc["budget"]),
-                               (self.workers.service, workers["service"])):
-            for key, info in type(table).model_fields.items():
-                if omitted_at_default(info) and getattr(table, key) == info.default:
+        tables: tuple[tuple[Table, dict[str, Any]], ...] = (
+            (self.workers, workers), (self.budget, doc["budget"]),
+            (self.workers.service, workers["service"]))
+        for spec, written in tables:
+            for key, info in type(spec).model_fields.items():
+                if omitted_at_default(info) and getattr(spec, key) == info.default:
                     written.pop(key, None)
         if not self.sweep:
             doc.pop("sweep")
