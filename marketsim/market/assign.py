@@ -97,6 +97,12 @@ class WorkerAwareRequester:
         self.held[worker].append(task)
         self.task_handed[task] += 1
 
+    def release(self, task: int, worker: int) -> None:
+        """``worker`` abandoned ``task`` unlabelled: it no longer counts as handed out (the
+        worker still holds it in ``state.held``: never offered it again)."""
+        self.task_handed[task] -= 1
+        self.handed[task] = max(int(self.handed[task]) - 1, 0)
+
     def voted(self, task: int | np.ndarray, label: int | np.ndarray) -> None:
         """Labels of class ``label`` were received for ``task`` (one, or arrays of them)."""
         if isinstance(task, np.ndarray):

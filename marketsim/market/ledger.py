@@ -63,6 +63,10 @@ class Ledger:
         self.received = np.zeros(m, dtype=np.int64)
         #: Task labels (not gold answers) received from each worker.
         self.labels = np.zeros(m, dtype=np.int64)
+        #: Hand-outs each worker abandoned (``workers.service.abandon``; never paid), and of
+        #: them the task labels (not gold questions).
+        self.abandoned = np.zeros(m, dtype=np.int64)
+        self.abandoned_tasks = np.zeros(m, dtype=np.int64)
         #: Workers who may never be handed another label (blocked, departed), and why.
         self.closed = np.zeros(m, dtype=bool)
         self.assigned = 0
@@ -161,6 +165,20 @@ class Ledger:
             self.task_labels += 1
             self.labels[worker] += 1
 
+    def abandon(self, worker: int, now: float, *, gold: bool = False) -> None:
+        """``worker`` left a hand-out unanswered: nothing is paid, the money it committed is
+        released and the label may be handed out again (after a stop, the run buys one label
+        fewer). It still counts against the worker's ``workers.capacity``."""
+        self._tick(now)
+        if self.received[worker] + self.abandoned[worker] >= self.handed[worker]:
+            raise LedgerError(f"worker {worker} abandoned a label they were never handed")
+        self.abandoned[worker] += 1
+        self.abandoned_tasks[worker] += int(not gold)
+        self.assigned -= 1
+        self.committed -= float(self.cost[worker])
+        if self.stopped is not None:
+            self.target -= 1
+
     def stop_buying(self, reason: str) -> None:
         """The money can pay no worker who may still work, or no worker may work at all: the
         run ends with the labels already handed out (those in flight are still received and
@@ -214,6 +232,11 @@ class Ledger:
                               f"money {self.spent!r})")
         if self.in_flight:
             raise LedgerError(f"the run ended with {self.in_flight} labels still in flight")
+        open_ = np.flatnonzero(self.handed != self.received + self.abandoned)
+        if open_.size:
+            raise LedgerError(f"worker {int(open_[0])} was handed {int(self.handed[open_[0]])} "
+                              f"labels but answered {int(self.received[open_[0]])} and "
+                              f"abandoned {int(self.abandoned[open_[0]])}")
         if self.bought != self.target or (self.target < self.edges and self.stopped is None):
             raise LedgerError(f"the run ended with {self.bought} labels bought, its target "
                               f"{self.target} of budget.edges = {self.edges} and no recorded "

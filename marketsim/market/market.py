@@ -2,9 +2,9 @@
 
 Processes (small generators, state on the model; see SimPy's own examples):
 
-- ``worker_arrivals``: workers of the pool arrive as a Poisson process, uniformly chosen;
-- ``worker_visit``: an arriving idle worker asks the requester for a task, labels it during an
-  exponential service time, and submits the answer;
+- ``worker_arrivals``: workers of the pool arrive as a Poisson process; an idle one asks the
+  requester for a task, labels it during its service time and submits the answer, or abandons
+  it (:mod:`marketsim.market.service`: a process per hand-out);
 - ``inference_service``: every ``batch`` received labels it refits the arm's estimator, lets the
   recorder sample the error, and asks the policy for a new ranking (the requester hands out
   tasks from the latest, possibly stale, ranking in the meantime). A worker-aware policy is
@@ -33,6 +33,7 @@ import numpy as np
 import simpy
 
 from marketsim.aggregation.base import BaseAggregator
+from marketsim.market.answers.dynamics import with_dynamics
 from marketsim.market.answers.replay import ReplayAnswers
 from marketsim.market.arrivals import Arrivals
 from marketsim.market.assign import WorkerAwareRequester
@@ -50,6 +51,7 @@ from marketsim.market.policy_guard import (
 )
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import Requester, TaskRequester
+from marketsim.market.service import Visits
 from marketsim.market.streams import Streams
 from marketsim.market.stuck import stuck_error, used_up
 from marketsim.market.workforce import Workforce, worker_prices
@@ -89,8 +91,9 @@ class Market:
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
         self.log = LabelLog(n, m, k, scenario.budget.edges, scores=world.model.facts.scores)
-        self.answers = (world.model.answers(world, k, streams.answers) if replay is None
-                        else ReplayAnswers(replay))
+        self.answers = (ReplayAnswers(replay) if replay is not None else with_dynamics(
+            world.model.answers(world, k, streams.answers), scenario.workers.dynamics, m,
+            streams.dynamics, lambda: float(self.env.now)))
         tier, price = worker_prices(scenario, world.ability, streams.tiers)
         #: The market's books: every debit (initial graph, labels, gold) goes through it.
         self.ledger = Ledger(price, scenario.budget.edges, scenario.budget.money,
@@ -108,7 +111,9 @@ class Market:
         else:
             self.requester = Requester(n, m) if replay is None else ReplayRequester(replay)
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
-        self.busy = np.zeros(m, dtype=bool)
+        self.visits = Visits(self.env, scenario.workers.service, m, streams.speeds,
+                             streams.abandon, (self.receive, self.receive_gold), self._abandoned)
+        self._arriving = False  # whether the arrivals process runs (abandonment may restart it)
         self.curve: list[CurvePoint] = []
         self.not_converged = 0
         #: What stopped the run early (:meth:`_stop_early`), empty while it has not.
@@ -273,19 +278,16 @@ class Market:
             if self.bought >= self._next_refresh:
                 self._refresh_due.succeed()
 
-    def _deliver(self, worker: int, task: int, question: int | None) -> None:
+    def _abandoned(self, worker: int, task: int, question: int | None) -> None:
+        """``worker`` left ``task`` (or gold ``question``) unanswered: reassign, resume."""
+        self.ledger.abandon(worker, float(self.env.now), gold=question is not None)
         if question is None:
-            self.receive(task, worker)
-        else:
-            self.receive_gold(question, worker)
-
-    def worker_visit(self, worker: int, task: int, question: int | None, service: float) -> Any:
-        """A worker labels ``task`` (or answers gold ``question``) for ``service`` time units,
-        then submits."""
-        self.busy[worker] = True
-        yield self.env.timeout(service)
-        self.busy[worker] = False
-        self._deliver(worker, task, question)
+            self.requester.release(task, worker)
+        self._refused.clear()
+        self._next_refresh = min(self._next_refresh, self.budget)
+        self._due()  # after a stop the run buys one label fewer: it may be complete now
+        if not self._arriving and self.ledger.stopped is None:
+            self.env.process(self.worker_arrivals())
 
     def _choose(self, worker: int) -> tuple[int | None, int | None]:
         """(task, gold question) for an arriving idle worker: a gold question by
@@ -335,15 +337,15 @@ class Market:
 
     def worker_arrivals(self) -> Any:
         """Poisson arrivals of uniformly chosen workers (or chosen by ``arrivals.weights``);
-        stops when the budget is handed out."""
+        stops when the budget is handed out (an abandoned label restarts it)."""
         rng = self.streams.arrivals
         arrivals = Arrivals(self.scenario.workers.arrivals, self.scenario.workers.count)
-        service_mean = self.scenario.workers.service.mean
+        visits, self._arriving = self.visits, True
         while self.assigned < self.budget:
             gap, worker = arrivals.draw(rng)
-            service = rng.exponential(service_mean) if service_mean > 0 else 0.0
+            service = visits.time(rng, worker) if visits.mean > 0 else 0.0
             yield self.env.timeout(gap)
-            if self.busy[worker]:
+            if visits.busy[worker]:
                 continue
             if not self.workforce.may_work(worker):
                 self._unable()
@@ -359,10 +361,8 @@ class Market:
                 continue
             self._refused.clear()
             self.workforce.hand_out(worker, float(self.env.now))
-            if service > 0:
-                self.env.process(self.worker_visit(worker, task, question, service))
-            else:
-                self._deliver(worker, task, question)
+            visits.start(worker, task, question, service)
+        self._arriving = False
 
     def _stuck(self) -> None:
         """Every worker who may work, idle, was offered nothing since the last hand-out: stop,

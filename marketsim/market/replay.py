@@ -43,6 +43,11 @@ class ReplayRequester:
         if task in tasks:
             tasks.remove(task)
 
+    def release(self, task: int, worker: int) -> None:
+        """``worker`` abandoned ``task``: only they can give the file's answer, so it is theirs
+        to be handed again."""
+        self.remaining[worker].append(task)
+
     def assign(self, worker: int) -> int | None:
         """The best-ranked task the worker answered, preferring tasks not yet given this round."""
         tasks = self.remaining[worker]

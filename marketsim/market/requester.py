@@ -25,6 +25,9 @@ class TaskRequester(Protocol):
     def assign(self, worker: int) -> int | None:
         """Next task for ``worker``, or ``None`` if none is left for them."""
 
+    def release(self, task: int, worker: int) -> None:
+        """``worker`` abandoned ``task`` unlabelled: hand it out again."""
+
 
 class Requester:
     """Hands out tasks from the current ranking: each round gives distinct tasks, and a worker
@@ -38,6 +41,8 @@ class Requester:
         self.n_tasks = n_tasks
         self.done_pairs: set[int] = set()
         self.n_workers = n_workers
+        #: Abandoned tasks, handed out first to the next worker who has not held them.
+        self.returned: list[int] = []
         self.new_round(np.arange(n_tasks))
 
     def new_round(self, ranking: np.ndarray) -> None:
@@ -54,6 +59,12 @@ class Requester:
     def assign(self, worker: int) -> int | None:
         """Next task for ``worker``, or ``None`` if none is left for them this round."""
         order, pairs, m = self._order, self.done_pairs, self.n_workers
+        if self.returned:
+            for pos, task in enumerate(self.returned):
+                if task * m + worker not in pairs:
+                    del self.returned[pos]
+                    self.mark(task, worker)
+                    return task
         for _ in range(2):
             given, cursor, end = self.given, self.cursor, len(order)
             while cursor < end and given[order[cursor]]:
@@ -69,3 +80,8 @@ class Requester:
             self.cursor = 0
             self.given = bytearray(self.n_tasks)
         return None
+
+    def release(self, task: int, worker: int) -> None:
+        """``worker`` abandoned ``task`` unlabelled: the next arriving worker who has not held
+        it gets it first (``worker`` keeps it marked: never handed it again)."""
+        self.returned.append(task)

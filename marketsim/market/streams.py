@@ -23,3 +23,8 @@ class Streams:
     tiers: np.random.Generator = field(default_factory=lambda: np.random.default_rng(7))
     gold: np.random.Generator = field(default_factory=lambda: np.random.default_rng(8))
     workforce: np.random.Generator = field(default_factory=lambda: np.random.default_rng(9))
+    #: Streams of the changing workers and answer times (issue #28), per replicate and used
+    #: only when a scenario asks: the drift of abilities, the workers' speeds, abandonments.
+    dynamics: np.random.Generator = field(default_factory=lambda: np.random.default_rng(10))
+    speeds: np.random.Generator = field(default_factory=lambda: np.random.default_rng(11))
+    abandon: np.random.Generator = field(default_factory=lambda: np.random.default_rng(12))

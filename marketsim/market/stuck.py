@@ -20,9 +20,14 @@ def stuck_cause(n_tasks: int, ledger: Ledger, workforce: Workforce, gold: GoldQu
     labels a task at most once), the replayed file has no answer left from them, or the policy
     (``requester``: its label, or the requester's kind) declined them."""
     who = np.asarray(refused, dtype=np.int64)
-    if who.size and bool((ledger.labels[who] >= n_tasks).all()):
+    left = ledger.abandoned_tasks[who]
+    if who.size and bool((ledger.labels[who] + left >= n_tasks).all()):
         rules = workforce.exhausted_rules()
         gold_left = gold is not None and any(gold.has_left(int(w)) for w in who)
+        if left.any():
+            return (f"each of them has already labelled or abandoned all {n_tasks} tasks, and "
+                    "a worker is never handed a task again; lower budget.edges, add workers "
+                    "or lower workers.service.abandon")
         return (f"each of them has already labelled all {n_tasks} tasks, and a worker "
                 "labels a task at most once"
                 + ("; gold questions left for them buy no task labels" if gold_left else "")

@@ -135,6 +135,46 @@ def rules_text(setup: Mapping[str, Any]) -> list[str]:
     return [" ".join(sentences), ""] if sentences else []
 
 
+def service_text(workers: Mapping[str, Any]) -> str:
+    """How long answers take, each worker's speed and abandonment (``[workers.service]``)."""
+    service = workers.get("service_mean", 0.0)
+    extra = workers.get("service")
+    extra = extra if isinstance(extra, Mapping) else {}
+    out = ("answer at once" if not service else
+           f"take on average {service:g} units of simulated time per label")
+    if extra.get("speed_spread"):
+        out += (f", each worker at their own speed (their mean time is {service:g} times a "
+                f"log-normal factor of mean 1 and spread {extra['speed_spread']:g})")
+    if extra.get("abandon"):
+        out += (f"; a worker abandons a hand-out with probability {extra['abandon']:g} (it is "
+                "not paid, and the task goes to the next worker)")
+    return out
+
+
+def dynamics_text(workers: Mapping[str, Any]) -> str:
+    """A sentence on learning, fatigue and drift (``[workers.dynamics]``), or ``""``."""
+    dyn = workers.get("dynamics")
+    if not isinstance(dyn, Mapping):
+        return ""
+    parts = []
+    if dyn.get("learning"):
+        parts.append(f"learn (the logit of their chance of being right rises by up to "
+                     f"{dyn['learning']:g}, 63 % of it after {dyn.get('learning_labels', 50):g} "
+                     "answers)")
+    if dyn.get("fatigue"):
+        rest = dyn.get("rest")
+        parts.append(f"tire (it falls by {dyn['fatigue']:g} per answer already given in a "
+                     "session" + (f"; a session restarts after {rest:g} time units away)"
+                                  if rest else ")"))
+    if dyn.get("drift"):
+        parts.append(f"drift (a random walk of it, standard deviation {dyn['drift']:g} per "
+                     "answer)")
+    if not parts:
+        return " Workers' dynamics are declared with every coefficient 0."
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f" Workers change as they work: they {listed}."
+
+
 def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str]:
     """"Setup": the world, the budget and batches, the inference refits and the replicates in
     words (only the seed and replicate count when the run's scenario is unknown)."""
@@ -186,9 +226,7 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str
                  "means against the true ones; a task without any score counts with the mean "
                  "of the task-mean distribution." if scores else
                  "The task error rate is the fraction of tasks whose estimated class is wrong.")
-    service = workers.get("service_mean", 0.0)
-    service_txt = ("answer at once" if not service else
-                   f"take on average {service:g} units of simulated time per label")
+    service_txt = service_text(workers)
     initial = budget.get("initial")
     initial_txt = {
         "one-per-task": f"every task first gets one label (the {num(n_tasks)} initial labels "
@@ -197,7 +235,7 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str
     }.get(str(initial), f"initial graph: {initial}")
     out += [
         f"{world_txt} Workers arrive at rate {workers.get('arrival_rate', 1.0):g} per unit of "
-        f"simulated time and {service_txt}.",
+        f"simulated time and {service_txt}.{dynamics_text(workers)}",
         "",
         f"The requester has a **budget of {num(budget.get('edges'))} labels** (edges of the "
         f"task–worker graph); {initial_txt}. Labels are bought in batches of "

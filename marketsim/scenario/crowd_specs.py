@@ -15,6 +15,7 @@ from typing import Any, Literal, Self
 from pydantic import model_validator
 
 from marketsim.options import F
+from marketsim.scenario.dynamics_specs import DynamicsSpec
 from marketsim.scenario.table import FloatRows, Floats, Table
 from marketsim.scenario.validation import KeyProblem
 from marketsim.scenario.worker_models import (
@@ -129,10 +130,28 @@ class ArrivalsSpec(Table):
 
 
 class ServiceSpec(Table):
-    """``[workers.service]``"""
+    """``[workers.service]``
+
+    How long an answer takes (a busy worker's arrivals are lost; a slow worker holds up no
+    one else) and whether it comes at all (abandonment)."""
 
     mean: float = F(0.0, "mean of the exponential labelling time; 0 = the answer arrives at "
                     "once", ge=0, le=1e9)
+    speed_spread: float = F(0.0, "per-worker speed: worker j's labelling times have mean "
+                            "mean·s_j, log s_j ~ N(−speed_spread²/2, speed_spread²) (mean 1), "
+                            "drawn once per replicate and shared by every arm; 0 = every "
+                            "worker equally fast", ge=0, le=10, recorded_at_default=False)
+    abandon: float = F(0.0, "probability that a worker abandons a hand-out: they hold it for "
+                       "its labelling time, then leave it unlabelled and unpaid, and the task "
+                       "is handed out again (first to the next arriving worker who has not "
+                       "held it)", ge=0, lt=1, recorded_at_default=False)
+
+    @model_validator(mode="after")
+    def _speeds(self) -> Self:
+        if self.speed_spread > 0 and self.mean == 0:
+            raise KeyProblem("speed_spread", "needs workers.service.mean > 0 (answers that "
+                             "arrive at once have no speed)")
+        return self
 
 
 class TiersSpec(Table):
@@ -190,6 +209,9 @@ class WorkersSpec(Table):
                                             shown="see the table")
     glad: GladSpec = F(GladSpec(), "task difficulty (GLAD)", shown="see the table",
                        recorded_at_default=False)
+    dynamics: DynamicsSpec | None = F(None, "learning, fatigue and drift of each worker's "
+                                      "accuracy (class-label models)", shown="none",
+                                      recorded_at_default=False)
     capacity: int | None = F(None, "labels (gold included) a worker gives at most; later "
                              "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000,
                              recorded_at_default=False)

@@ -167,6 +167,10 @@ def _workers(wk: WorkersSpec, data: ReplayData | None, source: str) -> WorkersSp
         raise _fail("workers.count", "comes from the replayed data set; remove it", source)
     else:
         wk = wk.model_copy(update={"count": data.labels.n_workers})
+    if wk.dynamics is not None and (wk.facts.scores or data is not None):
+        raise _fail("workers.dynamics", "needs simulated class labels: it does not apply with "
+                    + ("[replay]" if data is not None else "workers.model = 'gaussian-scores'"),
+                    source)
     for key, values in (("workers.arrivals.weights", wk.arrivals.weights),
                         ("workers.glad.alpha", wk.glad.alpha)):
         if values is not None and len(values) != wk.count:

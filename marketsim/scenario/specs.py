@@ -212,11 +212,14 @@ class Scenario(Table):
         features = tasks.get("features")
         if features is not None and "probabilities" in features:
             features.pop("informativeness")
-        for name in ("workers", "budget"):  # mechanics that are off are left out, as written
-            table = getattr(self, name)
-            for key, info in type(table).model_fields.items():
-                if omitted_at_default(info) and getattr(table, key) == info.default:
-                    doc[name].pop(key, None)
+        # mechanics that are off are left out, as written
+        tables: tuple[tuple[Table, dict[str, Any]], ...] = (
+            (self.workers, workers), (self.budget, doc["budget"]),
+            (self.workers.service, workers["service"]))
+        for spec, written in tables:
+            for key, info in type(spec).model_fields.items():
+                if omitted_at_default(info) and getattr(spec, key) == info.default:
+                    written.pop(key, None)
         if not self.sweep:
             doc.pop("sweep")
         return _plain(doc)

@@ -14,6 +14,8 @@ from marketsim.scenario.market_specs import INITIAL_GRAPHS
 WORLD, ARRIVALS, ANSWERS, POLICY, INFERENCE, INITIAL = range(6)
 #: Streams of the worker-aware mechanics (issue #16), new keys so the streams above are unchanged.
 GOLD_WORLD, TIERS, GOLD, WORKFORCE = range(6, 10)
+#: Streams of worker dynamics, speeds and abandonment (issue #28), new keys likewise.
+DYNAMICS, SPEEDS, ABANDON = range(10, 13)
 
 
 def generator(seed: int, *key: int) -> np.random.Generator:
@@ -31,7 +33,9 @@ def unit_streams(seed: int, replicate: int, arm: int) -> Streams:
     replicate (common random numbers); policy and inference randomness are the arm's own.
     The gold questions' classes and the workers' tiers are keyed by replicate only, so every
     arm sees the same ones (like the world); gold hand-outs, gold answers and drop-outs are
-    shared streams too, so they differ between arms only where the arms' choices do."""
+    shared streams too, so they differ between arms only where the arms' choices do; so are
+    the drift of abilities, the workers' speeds (drawn first, like the world) and the
+    abandonments."""
     return Streams(
         arrivals=generator(seed, replicate, ARRIVALS),
         answers=generator(seed, replicate, ANSWERS),
@@ -41,6 +45,9 @@ def unit_streams(seed: int, replicate: int, arm: int) -> Streams:
         tiers=generator(seed, replicate, TIERS),
         gold=generator(seed, replicate, GOLD),
         workforce=generator(seed, replicate, WORKFORCE),
+        dynamics=generator(seed, replicate, DYNAMICS),
+        speeds=generator(seed, replicate, SPEEDS),
+        abandon=generator(seed, replicate, ABANDON),
     )
 
 

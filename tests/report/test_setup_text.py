@@ -107,3 +107,43 @@ def test_setup_of_the_shipped_scenarios_names_their_rules(tmp_path: Path) -> Non
     text = text.replace("count = 1000", "count = 100").replace("edges = 8000", "edges = 400")
     setup = setup_of(tmp_path, text)
     assert "tier 0 (score below 0.85) 1; tier 1 (score 0.85 or more) 2" in setup
+
+
+CHANGING = """
+[scenario]
+name = "changing"
+seed = 7
+replicates = 1
+[tasks]
+count = 40
+[workers]
+count = 8
+[workers.service]
+mean = 3.0
+speed_spread = 0.5
+abandon = 0.2
+[workers.dynamics]
+learning = 1.0
+learning_labels = 20
+drift = 0.05
+[budget]
+edges = 160
+batch = 40
+[[arms]]
+name = "uniform"
+policy = "uniform"
+"""
+
+
+def test_setup_names_speeds_abandonment_and_dynamics(tmp_path: Path) -> None:
+    setup = setup_of(tmp_path, CHANGING)
+    assert "log-normal factor of mean 1 and spread 0.5" in setup
+    assert "abandons a hand-out with probability 0.2 (it is not paid" in setup
+    assert ("they learn (the logit of their chance of being right rises by up to 1, 63 % of "
+            "it after 20 answers) and drift (a random walk of it, standard deviation 0.05 per "
+            "answer).") in setup
+    assert "tire" not in setup and "Workers change" in setup
+    (tmp_path / "plain").mkdir()
+    plain = setup_of(tmp_path / "plain", CHANGING.split("[workers.service]")[0]
+                     + CHANGING.split("drift = 0.05\n")[1])
+    assert "Workers change" not in plain and "abandons" not in plain

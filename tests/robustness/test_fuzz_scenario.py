@@ -79,6 +79,9 @@ OPTIONAL = [
     ("arms", 1, "inference", "tol"), ("arms", 1, "inference", "init"),
     ("arms", 1, "inference", "warm_start"), ("sweep",), ("sweep", "workers.count"),
     ("workers", "confusion", "low"), ("workers", "confusion", "design"),
+    ("workers", "dynamics"), ("workers", "dynamics", "learning"), ("workers", "dynamics", "rest"),
+    ("workers", "dynamics", "fatigue"), ("workers", "dynamics", "drift"),
+    ("workers", "service", "speed_spread"), ("workers", "service", "abandon"),
 ]
 
 

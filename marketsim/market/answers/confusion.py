@@ -9,6 +9,7 @@ import numpy as np
 
 from marketsim.market.answers import AnswerModel
 from marketsim.market.answers.classes import ClassWorkers
+from marketsim.market.answers.dynamics import shifted
 from marketsim.market.world import World
 from marketsim.scenario.specs import Scenario
 
@@ -45,12 +46,28 @@ class ConfusionAnswers:
 
     def __init__(self, truth: np.ndarray, confusion: np.ndarray, rng: np.random.Generator) -> None:
         self.truth = truth
+        self.confusion = confusion
         self.cumulative = np.cumsum(confusion, axis=2)
         self.rng = rng
 
     def answer(self, task: int, worker: int) -> tuple[int, float | None]:
         """The worker's label for ``task`` (no score)."""
         row = self.cumulative[worker, int(self.truth[task])]
+        label = min(int(np.searchsorted(row, self.rng.random(), side="right")), len(row) - 1)
+        return label, None
+
+    def answer_shifted(self, task: int, worker: int, shift: float) -> tuple[int, float | None]:
+        """The label with the logit of the right class's probability shifted by ``shift``, the
+        wrong classes scaled to keep their proportions (the same draw as :meth:`answer`)."""
+        truth = int(self.truth[task])
+        row = self.cumulative[worker, truth]
+        probs = self.confusion[worker, truth]
+        p0 = float(probs[truth])
+        p = shifted(p0, shift)
+        if p != p0:
+            scaled = probs * ((1.0 - p) / (1.0 - p0))
+            scaled[truth] = p
+            row = np.cumsum(scaled)
         label = min(int(np.searchsorted(row, self.rng.random(), side="right")), len(row) - 1)
         return label, None
 

@@ -96,6 +96,17 @@ class GladAnswers:
         k = self.n_classes
         return (1 - truth if k == 2 else (truth + int(self.rng.integers(1, k))) % k), None
 
+    def answer_shifted(self, task: int, worker: int, shift: float) -> tuple[int, float | None]:
+        """The label right with ``sigmoid(alpha_j * beta_i + shift)`` (the same draws as
+        :meth:`answer`; ``[workers.dynamics]``)."""
+        truth = int(self.truth[task])
+        x = self.alpha[worker] * self.beta[task] + shift
+        right = 1.0 / (1.0 + math.exp(-x)) if x >= 0 else 1.0 - 1.0 / (1.0 + math.exp(x))
+        if self.rng.random() < right:
+            return truth, None
+        k = self.n_classes
+        return (1 - truth if k == 2 else (truth + int(self.rng.integers(1, k))) % k), None
+
 
 class GladWorkers(ClassWorkers):
     """The GLAD worker model: per-worker abilities, per-task difficulties."""

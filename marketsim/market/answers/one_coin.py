@@ -7,6 +7,7 @@ import numpy as np
 
 from marketsim.market.answers import AnswerModel
 from marketsim.market.answers.classes import ClassWorkers
+from marketsim.market.answers.dynamics import shifted
 from marketsim.market.world import World, one_coin_confusion
 from marketsim.scenario.specs import Scenario
 
@@ -46,6 +47,16 @@ class OneCoinAnswers:
         truth = int(self.truth[task])
         label = truth
         if self.rng.random() >= self.confusion[worker, truth, truth]:
+            k = self.n_classes
+            label = 1 - truth if k == 2 else (truth + int(self.rng.integers(1, k))) % k
+        return label, None
+
+    def answer_shifted(self, task: int, worker: int, shift: float) -> tuple[int, float | None]:
+        """The label with the logit of being right shifted by ``shift`` (the same draws as
+        :meth:`answer`; ``[workers.dynamics]``)."""
+        truth = int(self.truth[task])
+        label = truth
+        if self.rng.random() >= shifted(float(self.confusion[worker, truth, truth]), shift):
             k = self.n_classes
             label = 1 - truth if k == 2 else (truth + int(self.rng.integers(1, k))) % k
         return label, None
