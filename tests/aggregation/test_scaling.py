@@ -83,7 +83,9 @@ def test_three_tasks_thirty_thousand_workers(k: int, crowd: str) -> None:
     failures = {
         name: r for name in CLASS_METHODS
         if not (isinstance((r := report[name])["result"], list) or refused_by_design(name, r))
-        or r["peak_mb"] > PEAK_MB or r["seconds"] > 30
+        # A hang guard, not a speed test (benchmarks/ measure speed): a method quadratic in the
+        # 30,000 workers would take hours; a loaded machine has stretched a 3 s fit to 32 s.
+        or r["peak_mb"] > PEAK_MB or r["seconds"] > 180
     }
     assert not failures, failures
     assert report["maxrss_mb"] < RSS_MB, report
