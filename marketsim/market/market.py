@@ -106,7 +106,8 @@ class Market:
                                                   self.workforce.stats, self._gold_left,
                                                   self.log.arrays)
         else:
-            self.requester = Requester(n, m) if replay is None else ReplayRequester(replay)
+            self.requester = (Requester(n, m, scenario.budget.edges, self.log) if replay is None
+                              else ReplayRequester(replay))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.busy = np.zeros(m, dtype=bool)
         self.curve: list[CurvePoint] = []
@@ -222,11 +223,8 @@ class Market:
     def refresh(self) -> None:
         """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
         started = time.perf_counter()
-        # A read-only copy: neither the estimator nor the policy can change the market's labels.
-        labels = frozen_arrays(self.log.view())
-        mat = self.log.incidence()
-        if mat is not None:
-            labels.preset_incidence(mat)
+        # Read-only views: neither the estimator nor the policy can change the market's labels.
+        labels = self.log.labels()
         est = self._fit(labels)
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started

@@ -1,0 +1,66 @@
+"""Which (task, worker) pairs were handed out, so that no worker gets a task twice; compact for
+big markets (issue #30).
+
+The pairs handed out since the last refresh are a Python set; older ones are asked of the
+label log, whose incidence matrix holds every received label (a few bytes a label, where a set
+of every pair costs about 80). A bit filter (one byte a label of the budget) answers most
+"never" without a look at the log.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+
+class ReceivedPairs(Protocol):
+    """What :class:`HandedPairs` asks the label log."""
+
+    def received_pairs(self, tasks: np.ndarray, workers: np.ndarray) -> np.ndarray | None:
+        """Whether each pair is among the merged labels (``None``: the log cannot say)."""
+
+    def received_pair(self, task: int, worker: int) -> bool:
+        """Whether one pair is among the merged labels."""
+
+
+class HandedPairs:
+    """The set of (task, worker) pairs handed out so far: ``add`` and ``in``."""
+
+    def __init__(self, n_workers: int, budget: int, log: ReceivedPairs | None = None) -> None:
+        self.n_workers = n_workers
+        self.recent: set[int] = set()
+        self.log = log
+        #: Pairs handed out before the last :meth:`settle` that the log holds: asked of it.
+        self.settled = 0
+        self._bits = 8 * max(int(budget), 64) - 1  # odd: keys spread over the whole filter
+        self._filter = bytearray((self._bits >> 3) + 1)
+
+    def add(self, task: int, worker: int) -> None:
+        """Remember that ``worker`` holds or labelled ``task``."""
+        key = task * self.n_workers + worker
+        self.recent.add(key)
+        bit = key % self._bits
+        self._filter[bit >> 3] |= 1 << (bit & 7)
+
+    def has(self, task: int, worker: int) -> bool:
+        """Whether ``worker`` was ever handed ``task``."""
+        key = task * self.n_workers + worker
+        if key in self.recent:
+            return True
+        bit = key % self._bits
+        if not self._filter[bit >> 3] >> (bit & 7) & 1 or self.log is None or not self.settled:
+            return False
+        return self.log.received_pair(task, worker)
+
+    def settle(self) -> None:
+        """Drop from the set the pairs the log now holds (after it merged its labels at a
+        refresh); pairs still in flight stay. Vectorised over the set."""
+        if self.log is None or not self.recent:
+            return
+        keys = np.fromiter(self.recent, dtype=np.int64, count=len(self.recent))
+        held = self.log.received_pairs(keys // self.n_workers, keys % self.n_workers)
+        if held is None:  # the log keeps no incidence: the set keeps every pair
+            return
+        self.settled += int(held.sum())
+        self.recent = set(keys[~held].tolist())
