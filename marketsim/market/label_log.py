@@ -16,8 +16,10 @@ from marketsim.data.compact_labels import CompactLabels, compact_class_dtype, co
 from marketsim.data.labels import LabelSet
 from marketsim.market.log_incidence import GrowingIncidence
 
-#: Labels a log makes room for before any arrives (at most; it grows by doubling beyond).
-INITIAL_ROOM = 1 << 20
+#: Labels a log makes room for before any arrives (at most; it grows by doubling beyond). The
+#: room is ``np.empty``: pages no label was written to are not resident, so a market's memory
+#: grows with the labels it received, and a big market never copies its log to grow it.
+INITIAL_ROOM = 1 << 28
 
 
 def _read_only(arr: np.ndarray) -> np.ndarray:
@@ -40,8 +42,8 @@ class LabelLog:
         self.n_workers = n_workers
         self.n_classes = n_classes
         self.size = 0
-        # Room for the budget up front, up to a million labels; beyond, the arrays grow as
-        # labels come (a money budget may end the run long before budget.edges).
+        # Room for the budget up front (untouched, it costs address space only), up to
+        # INITIAL_ROOM labels; beyond, the arrays grow as labels come.
         cap = min(max(int(capacity), 16), INITIAL_ROOM)
         self._tasks = np.empty(cap, dtype=compact_id_dtype(n_tasks))
         self._workers = np.empty(cap, dtype=compact_id_dtype(n_workers))
@@ -51,7 +53,7 @@ class LabelLog:
         #: ``None`` once a label repeats (the usual build, which adds repeats up, is needed),
         #: and in a log of scores (score methods do not use it).
         self._incidence: GrowingIncidence | None = (
-            None if scores else GrowingIncidence(n_tasks, n_workers * n_classes))
+            None if scores else GrowingIncidence(n_tasks, n_workers * n_classes, cap))
         self._merged = 0
         #: Labels of each class per worker, ``(n_workers, K)``, of the first ``_merged`` labels.
         self._worker_counts = np.zeros((n_workers, max(n_classes, 1)), dtype=np.int64)

@@ -33,13 +33,16 @@ def _row_lower_bound(indices: np.ndarray, lo: np.ndarray, hi: np.ndarray,
 class GrowingIncidence:
     """A ``(n_tasks, n_workers * K)`` CSR matrix of labels, merged into at each :meth:`add`."""
 
-    def __init__(self, n_tasks: int, n_cols: int) -> None:
+    def __init__(self, n_tasks: int, n_cols: int, capacity: int = 0) -> None:
         self.n_tasks = n_tasks
         self.n_cols = n_cols
         self.index_dtype = np.int32 if max(n_tasks, n_cols) < 2**31 else np.int64
         self.indptr = np.zeros(n_tasks + 1, dtype=self.index_dtype)
         self.indices = np.empty(0, dtype=self.index_dtype)
+        #: Entries the shared ``1.0`` values make room for before they grow.
+        self.capacity = capacity
         self._ones = np.empty(0)
+        self._filled = 0
         self._views_of: np.ndarray | None = None
         self._views: tuple[memoryview, memoryview] = (memoryview(b""), memoryview(b""))
 
@@ -66,6 +69,8 @@ class GrowingIncidence:
         if self.indices.size and bool(
                 ((pos < hi) & (self.indices[np.minimum(pos, self.indices.size - 1)] == c)).any()):
             return False
+        self._views_of = None  # the memoryviews must not keep the old indices alive
+        self._views = (memoryview(b""), memoryview(b""))
         self.indices = np.insert(self.indices, pos, c)
         per_row = np.bincount(t, minlength=self.n_tasks)
         indptr = np.empty_like(self.indptr)
@@ -107,13 +112,17 @@ class GrowingIncidence:
         """The matrix so far on read-only views of its arrays (canonical: sorted rows, no
         duplicates); later merges make new arrays, so it never changes under its holder."""
         nnz = self.nnz
-        if self._ones.size < nnz:
-            self._ones = np.ones(max(nnz, self._ones.size + self._ones.size // 4))
-        views = [self._ones[:nnz], self.indices[:], self.indptr[:]]
-        for v in views:
-            v.flags.writeable = False
-        mat = sp.csr_matrix((views[0], views[1], views[2]), shape=(self.n_tasks, self.n_cols),
-                            copy=False)
+        if self._ones.size < nnz:  # room for ``capacity`` values: pages untouched are not
+            # resident, so the values cost 8 bytes a label merged, with no copy as they grow
+            ones = np.empty(max(nnz, self.capacity))
+            ones[: self._filled] = 1.0
+            self._ones = ones
+        self._ones[self._filled: nnz] = 1.0
+        self._filled = nnz
+        mat = sp.csr_matrix((self._ones[:nnz], self.indices[:], self.indptr[:]),
+                            shape=(self.n_tasks, self.n_cols), copy=False)
+        for arr in (mat.data, mat.indices, mat.indptr):  # views of the log's arrays
+            arr.flags.writeable = False
         mat.has_sorted_indices = True
         mat.has_canonical_format = True
         return mat

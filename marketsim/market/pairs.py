@@ -14,6 +14,10 @@ from typing import Protocol
 import numpy as np
 
 
+#: Pairs checked against the log at once by :meth:`HandedPairs.settle`.
+BLOCK = 1 << 16
+
+
 class ReceivedPairs(Protocol):
     """What :class:`HandedPairs` asks the label log."""
 
@@ -59,8 +63,12 @@ class HandedPairs:
         if self.log is None or not self.recent:
             return
         keys = np.fromiter(self.recent, dtype=np.int64, count=len(self.recent))
-        held = self.log.received_pairs(keys // self.n_workers, keys % self.n_workers)
-        if held is None:  # the log keeps no incidence: the set keeps every pair
-            return
-        self.settled += int(held.sum())
-        self.recent = set(keys[~held].tolist())
+        kept = []
+        for a in range(0, keys.size, BLOCK):  # a block at a time: small temporaries
+            block = keys[a:a + BLOCK]
+            held = self.log.received_pairs(block // self.n_workers, block % self.n_workers)
+            if held is None:  # the log keeps no incidence: the set keeps every pair
+                return
+            self.settled += int(held.sum())
+            kept.extend(block[~held].tolist())
+        self.recent = set(kept)

@@ -33,7 +33,7 @@ def estimated_confusion(estimator: BaseAggregator, skill: np.ndarray, k: int) ->
 
 
 #: Labels read per block by :func:`skill_counts` (its temporaries stay this size).
-BLOCK = 1 << 20
+BLOCK = 1 << 16
 
 
 def skill_counts(proba: np.ndarray, labels: LabelSet) -> np.ndarray:
