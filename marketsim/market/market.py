@@ -88,7 +88,7 @@ class Market:
         self.n_classes = k
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
-        self.log = LabelLog(n, m, k, scenario.budget.edges, scores=world.model.facts.scores)
+        self.log = LabelLog(n, m, k, scenario.max_labels, scores=world.model.facts.scores)
         self.answers = (world.model.answers(world, k, streams.answers) if replay is None
                         else ReplayAnswers(replay))
         tier, price = worker_prices(scenario, world.ability, streams.tiers)
@@ -106,7 +106,7 @@ class Market:
                                                   self.workforce.stats, self._gold_left,
                                                   self.log.arrays)
         else:
-            self.requester = (Requester(n, m, scenario.budget.edges, self.log) if replay is None
+            self.requester = (Requester(n, m, scenario.max_labels, self.log) if replay is None
                               else ReplayRequester(replay))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.busy = np.zeros(m, dtype=bool)

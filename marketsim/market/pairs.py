@@ -14,6 +14,9 @@ from typing import Protocol
 import numpy as np
 
 
+#: The bit filter's size at most (bytes): past it, more "never"s are asked of the log.
+MAX_FILTER_BYTES = 1 << 28
+
 #: Pairs checked against the log at once by :meth:`HandedPairs.settle`.
 BLOCK = 1 << 16
 
@@ -37,7 +40,8 @@ class HandedPairs:
         self.log = log
         #: Pairs handed out before the last :meth:`settle` that the log holds: asked of it.
         self.settled = 0
-        self._bits = 8 * max(int(budget), 64) - 1  # odd: keys spread over the whole filter
+        # a byte a label the market can buy (capped): about 12 % of "never" asks the log
+        self._bits = 8 * min(max(int(budget), 64), MAX_FILTER_BYTES) - 1  # odd: keys spread
         self._filter = bytearray((self._bits >> 3) + 1)
 
     def add(self, task: int, worker: int) -> None:
