@@ -40,6 +40,8 @@ class CompactLabels(LabelSet):
     as labels arrive. The caller vouches that the codes are in range (the market wrote them).
     """
 
+    _compact: tuple[np.ndarray, np.ndarray, np.ndarray]
+
     def __init__(  # noqa: PLR0913 - the LabelSet's sizes and the preset results
         self,
         arrays: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -67,7 +69,7 @@ class CompactLabels(LabelSet):
 
     def compact_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(tasks, workers, labels) in their compact types, read-only, no copy."""
-        return self._compact  # type: ignore[no-any-return]
+        return self._compact
 
     @property
     def n_labels(self) -> int:
@@ -75,31 +77,31 @@ class CompactLabels(LabelSet):
         return int(self._compact[0].shape[0])
 
     @cached_property
-    def tasks(self) -> np.ndarray:  # type: ignore[override]
+    def tasks(self) -> np.ndarray:
         """Task index of each label (int64, read-only; made at the first read)."""
         return _wide(self._compact[0])
 
     @cached_property
-    def workers(self) -> np.ndarray:  # type: ignore[override]
+    def workers(self) -> np.ndarray:
         """Worker index of each label (int64, read-only; made at the first read)."""
         return _wide(self._compact[1])
 
     @cached_property
-    def labels(self) -> np.ndarray:  # type: ignore[override]
+    def labels(self) -> np.ndarray:
         """Class index of each label (int64, read-only; made at the first read)."""
         return _wide(self._compact[2])
 
     @cached_property
-    def task_ids(self) -> np.ndarray:  # type: ignore[override]
+    def task_ids(self) -> np.ndarray:
         """Identity map of the tasks (as a plain LabelSet's default)."""
         return np.arange(self.n_tasks)
 
     @cached_property
-    def worker_ids(self) -> np.ndarray:  # type: ignore[override]
+    def worker_ids(self) -> np.ndarray:
         """Identity map of the workers."""
         return np.arange(self.n_workers)
 
     @cached_property
-    def class_ids(self) -> np.ndarray:  # type: ignore[override]
+    def class_ids(self) -> np.ndarray:
         """Class values 1..K (as a plain LabelSet's default)."""
         return np.arange(1, self.n_classes + 1)

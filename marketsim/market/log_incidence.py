@@ -104,7 +104,7 @@ class GrowingIncidence:
     @property
     def _row_views(self) -> tuple[memoryview, memoryview]:
         if self._views_of is not self.indices:
-            self._views = (memoryview(self.indptr), memoryview(self.indices))
+            self._views = (self.indptr.data, self.indices.data)
             self._views_of = self.indices
         return self._views
 

@@ -13,7 +13,6 @@ from typing import Protocol
 
 import numpy as np
 
-
 #: The bit filter's size at most (bytes): past it, more "never"s are asked of the log.
 MAX_FILTER_BYTES = 1 << 28
 

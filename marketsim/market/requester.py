@@ -48,7 +48,7 @@ class Requester:
     def new_round(self, ranking: np.ndarray) -> None:
         """Start a round from a fresh ranking."""
         self.ranking = np.asarray(ranking, dtype=np.int64)
-        self._order = memoryview(self.ranking)
+        self._order = self.ranking.data
         self.cursor = 0
         self.given = bytearray(self.n_tasks)  # 1 where handed out this round
         self.done_pairs.settle()
