@@ -148,7 +148,8 @@ def main() -> None:
         r = json.loads(out)
         results.append(r)
         print(f"{r['labels']:>11,} labels ({r['tasks']:,} tasks, {r['workers']:,} workers, "
-              f"{r['policy']}): {r['wall_s']:.1f} s = {r['seconds_per_label'] * 1e6:.2f} µs/label,"
+              f"{r['policy']}): {r['wall_s']:.1f} s = {r['seconds_per_label'] * 1e6:.2f} µs/label "
+              f"({r['cpu_seconds_per_label'] * 1e6:.2f} µs CPU),"
               f" peak RSS {r['total_peak_bytes'] / 2**20:,.0f} MiB, of which "
               f"{r['peak_bytes'] / 2**20:,.0f} MiB = {r['peak_bytes_per_label']:.1f} bytes/label "
               "above the built market", flush=True)
