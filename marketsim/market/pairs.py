@@ -9,6 +9,7 @@ of every pair costs about 80). A bit filter (one byte a label of the budget) ans
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -31,27 +32,50 @@ class ReceivedPairs(Protocol):
 
 
 class HandedPairs:
-    """The set of (task, worker) pairs handed out so far: ``add`` and ``in``."""
+    """The set of (task, worker) pairs handed out so far: ``add`` and ``has``.
 
-    def __init__(self, n_workers: int, budget: int, log: ReceivedPairs | None = None) -> None:
+    When every pair fits in one bit at most a byte a label (``n_tasks * n_workers`` bits at
+    most 8 per label the market can buy: every small market), the filter is an exact bit per
+    pair and nothing else is kept; otherwise it is the hashed filter in front of the recent
+    set and the log.
+    """
+
+    #: ``add(task, worker)``: remember that ``worker`` holds or labelled ``task``.
+    add: Callable[[int, int], None]
+    #: ``has(task, worker)``: whether ``worker`` was ever handed ``task``.
+    has: Callable[[int, int], bool]
+
+    def __init__(self, n_tasks: int, n_workers: int, budget: int,
+                 log: ReceivedPairs | None = None) -> None:
         self.n_workers = n_workers
         self.recent: set[int] = set()
         self.log = log
         #: Pairs handed out before the last :meth:`settle` that the log holds: asked of it.
         self.settled = 0
-        # a byte a label the market can buy (capped): about 12 % of "never" asks the log
-        self._bits = 8 * min(max(int(budget), 64), MAX_FILTER_BYTES) - 1  # odd: keys spread
+        room = 8 * min(max(int(budget), 64), MAX_FILTER_BYTES)
+        self.exact = n_tasks * n_workers <= room
+        # exact: bit = key; hashed: a byte a label the market can buy (capped), odd so that
+        # keys spread over it, and about 12 % of "never" asks the log
+        self._bits = n_tasks * n_workers if self.exact else room - 1
         self._filter = bytearray((self._bits >> 3) + 1)
+        self.add = self._set_bit if self.exact else self._add
+        self.has = self._bit if self.exact else self._has
 
-    def add(self, task: int, worker: int) -> None:
-        """Remember that ``worker`` holds or labelled ``task``."""
+    def _set_bit(self, task: int, worker: int) -> None:
+        key = task * self.n_workers + worker
+        self._filter[key >> 3] |= 1 << (key & 7)
+
+    def _bit(self, task: int, worker: int) -> bool:
+        key = task * self.n_workers + worker
+        return bool(self._filter[key >> 3] >> (key & 7) & 1)
+
+    def _add(self, task: int, worker: int) -> None:
         key = task * self.n_workers + worker
         self.recent.add(key)
         bit = key % self._bits
         self._filter[bit >> 3] |= 1 << (bit & 7)
 
-    def has(self, task: int, worker: int) -> bool:
-        """Whether ``worker`` was ever handed ``task``."""
+    def _has(self, task: int, worker: int) -> bool:
         key = task * self.n_workers + worker
         if key in self.recent:
             return True
@@ -63,7 +87,7 @@ class HandedPairs:
     def settle(self) -> None:
         """Drop from the set the pairs the log now holds (after it merged its labels at a
         refresh); pairs still in flight stay. Vectorised over the set."""
-        if self.log is None or not self.recent:
+        if self.exact or self.log is None or not self.recent:
             return
         keys = np.fromiter(self.recent, dtype=np.int64, count=len(self.recent))
         kept = []

@@ -38,13 +38,14 @@ BLOCK = 1 << 16
 
 def skill_counts(proba: np.ndarray, labels: LabelSet) -> np.ndarray:
     """(n_workers, 2): each worker's expected numbers of correct and wrong task labels under
-    the posterior ``proba``. Vectorised, a block of labels at a time (``np.add.at`` adds in
-    label order from zero, as ``np.bincount`` does: the same bits), so that a big market's
+    the posterior ``proba``. Vectorised, a block of labels at a time (``np.add.at`` goes on
+    adding in label order where ``np.bincount`` stopped: the same bits), so that a big market's
     refresh holds no per-label temporary beyond a block."""
     proba = np.asarray(proba)
     tasks, workers, classes = labels.compact_arrays()
-    correct = np.zeros(labels.n_workers)
-    for a in range(0, labels.n_labels, BLOCK):
+    right = proba[tasks[:BLOCK], classes[:BLOCK]]
+    correct = np.bincount(workers[:BLOCK], weights=right, minlength=labels.n_workers)
+    for a in range(BLOCK, labels.n_labels, BLOCK):
         b = a + BLOCK
         np.add.at(correct, workers[a:b], proba[tasks[a:b], classes[a:b]])
     return np.stack([correct, labels.worker_degree - correct], axis=1)

@@ -41,7 +41,7 @@ class Requester:
     def __init__(self, n_tasks: int, n_workers: int, budget: int = 0,
                  log: ReceivedPairs | None = None) -> None:
         self.n_tasks = n_tasks
-        self.done_pairs = HandedPairs(n_workers, budget, log)
+        self.done_pairs = HandedPairs(n_tasks, n_workers, budget, log)
         self.n_workers = n_workers
         self.new_round(np.arange(n_tasks))
 

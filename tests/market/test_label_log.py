@@ -86,7 +86,8 @@ def test_handed_pairs_answer_as_a_set_of_every_pair_would() -> None:
     rng = np.random.default_rng(2)
     n, m = 60, 30
     log = LabelLog(n, m, 2, 2000)
-    pairs = HandedPairs(m, 2000, log)
+    pairs = HandedPairs(n, m, 200, log)  # 1,800 pairs > 8 bits x 200: the hashed filter
+    assert not pairs.exact
     truth: set[tuple[int, int]] = set()
     in_flight: list[tuple[int, int]] = []
     for step in range(1500):
@@ -118,3 +119,11 @@ def test_skill_counts_by_blocks_add_up_as_one_bincount(monkeypatch: pytest.Monke
     monkeypatch.setattr(recorder, "BLOCK", 128)
     counts = skill_counts(proba, labels)
     assert np.array_equal(counts[:, 0], correct)  # bit for bit
+
+
+def test_a_small_market_keeps_one_exact_bit_per_pair() -> None:
+    pairs = HandedPairs(20, 10, 100)
+    assert pairs.exact
+    pairs.add(3, 7)
+    assert pairs.has(3, 7) and not pairs.has(7, 3) and not pairs.has(3, 6)
+    assert not pairs.recent
