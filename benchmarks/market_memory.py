@@ -1,14 +1,18 @@
-"""Where a big market's memory goes (issue #30): peak bytes per label, and the arrays each part
-of one unit holds at the end of its run.
+"""Where a big market's memory goes (issue #30): peak bytes per label, seconds per label, and
+the arrays and Python containers each part of one unit holds at the end of its run.
 
     python benchmarks/market_memory.py                       # 1M labels, uniform
+    python benchmarks/market_memory.py --labels 1e6 1e7      # the #30 acceptance, side by side
     python benchmarks/market_memory.py --labels 1e6 4e6 --policy entropy-greedy
+    python benchmarks/market_memory.py --tree ../main --markdown   # another checkout's code
 
 Each size runs in a fresh process: large_market's shape scaled (tasks = labels / 5, workers =
 labels / 200, a refresh every labels / 20, warm-started one-coin EM with 10 iterations, no
-networkx graph). ``peak`` is the process's high-water RSS minus its RSS once the market is
-built (imports, world and policy excluded); the parts are the NumPy arrays reachable from the
-market's attributes (three levels deep), which is what the labels make grow.
+networkx graph). ``peak`` is the process's high-water RSS (VmHWM: imports, world and policy
+included); ``above built`` is that minus its RSS once the market is built. The parts are the
+NumPy arrays reachable from the market's attributes (three levels deep) and its bytearrays,
+sets and lists (with the ints in them): what the labels make grow. Memory figures do not
+depend on the machine's load; seconds do, so compare seconds only within one run.
 """
 
 from __future__ import annotations
@@ -35,10 +39,15 @@ def _rss(field: str) -> int:
 
 
 def _arrays(obj: Any, depth: int, seen: set[int]) -> int:
-    """Bytes of the NumPy arrays reachable from ``obj`` (each array counted once)."""
+    """Bytes of the NumPy arrays, bytearrays and sets or lists of ints reachable from ``obj``
+    (each counted once)."""
     if id(obj) in seen or depth < 0:
         return 0
     seen.add(id(obj))
+    if isinstance(obj, bytearray):
+        return sys.getsizeof(obj)
+    if isinstance(obj, set | list) and len(obj) > 1000 and isinstance(next(iter(obj)), int):
+        return sys.getsizeof(obj) + sum(sys.getsizeof(x) for x in obj)
     if isinstance(obj, np.ndarray):
         base = obj if obj.base is None else obj.base
         if isinstance(base, np.ndarray) and id(base) not in seen:
@@ -57,9 +66,10 @@ def _arrays(obj: Any, depth: int, seen: set[int]) -> int:
     return sum(_arrays(c, depth - 1, seen) for c in children)
 
 
-def one_size(labels: int, policy: str) -> dict[str, Any]:
-    """Run one unit of the scaled market in this process; its memory figures."""
-    sys.path.insert(0, str(ROOT))
+def one_size(labels: int, policy: str, tree: Path = ROOT) -> dict[str, Any]:
+    """Run one unit of the scaled market in this process (the package of checkout ``tree``);
+    its memory and time figures."""
+    sys.path.insert(0, str(tree))
     from marketsim.market.inference import estimator_factory
     from marketsim.market.market import Market
     from marketsim.market.worker_models import draw_world
@@ -82,37 +92,79 @@ def one_size(labels: int, policy: str) -> dict[str, Any]:
                     estimator_factory(sc, arm.inference), unit_streams(sc.seed, 0, 0),
                     warm_start=True, keep_graph=False)
     built = _rss("VmRSS")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     market.run()
-    wall = time.perf_counter() - start
-    peak = _rss("VmHWM") - built
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    total = _rss("VmHWM")
+    peak = total - built
     seen: set[int] = set()
     parts = {name: _arrays(value, 3, seen) for name, value in vars(market).items()}
     parts = {k: v for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v > 0}
     return {"labels": labels, "tasks": tasks, "workers": workers, "policy": policy,
-            "wall_s": wall, "peak_bytes": peak, "peak_bytes_per_label": peak / labels,
+            "wall_s": wall, "seconds_per_label": wall / labels, "cpu_s": cpu,
+            "cpu_seconds_per_label": cpu / labels, "total_peak_bytes": total,
+            "built_bytes": built, "peak_bytes": peak, "peak_bytes_per_label": peak / labels,
+            "total_peak_bytes_per_label": total / labels,
             "held_bytes_per_label": {k: v / labels for k, v in parts.items()}}
+
+
+def markdown(results: list[dict[str, Any]]) -> str:
+    """The docs' table: one column per size, a row per figure and per part held."""
+    parts = list(dict.fromkeys(p for r in results for p in r["held_bytes_per_label"]))
+    head = "| bytes per label | " + " | ".join(
+        f"{r['labels']:,} labels, {r['policy']}" for r in results) + " |"
+    rows = [head, "|---|" + "---:|" * len(results)]
+    rows.append("| peak RSS of the process (MiB) | " + " | ".join(
+        f"{r['total_peak_bytes'] / 2**20:,.0f}" for r in results) + " |")
+    rows.append("| peak above the built market | " + " | ".join(
+        f"**{r['peak_bytes_per_label']:.1f}**" for r in results) + " |")
+    for part in parts:
+        rows.append(f"| held at the end: `{part}` | " + " | ".join(
+            f"{r['held_bytes_per_label'].get(part, 0.0):.1f}" for r in results) + " |")
+    rows.append("| seconds per label (µs, wall; CPU) | " + " | ".join(
+        f"{r['seconds_per_label'] * 1e6:.1f}; {r.get('cpu_seconds_per_label', 0) * 1e6:.1f}"
+        for r in results) + " |")
+    return "\n".join(rows)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--labels", type=float, nargs="+", default=[1e6])
     p.add_argument("--policy", default="uniform")
+    p.add_argument("--tree", type=Path, default=ROOT,
+                   help="checkout whose marketsim to measure (default: this one)")
+    p.add_argument("--markdown", action="store_true", help="also print the docs' table")
+    p.add_argument("--json", type=Path, help="write the figures to this file")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
-        print(json.dumps(one_size(int(args.labels[0]), args.policy)))
+        print(json.dumps(one_size(int(args.labels[0]), args.policy, args.tree.resolve())))
         return
+    results = []
     for n in args.labels:
         out = subprocess.run([sys.executable, __file__, "--child", "--labels", str(n),
-                              "--policy", args.policy], check=True, capture_output=True,
-                             text=True).stdout
+                              "--policy", args.policy, "--tree", str(args.tree)], check=True,
+                             capture_output=True, text=True).stdout
         r = json.loads(out)
+        results.append(r)
         print(f"{r['labels']:>11,} labels ({r['tasks']:,} tasks, {r['workers']:,} workers, "
-              f"{r['policy']}): {r['wall_s']:.1f} s, peak {r['peak_bytes'] / 2**20:.0f} MiB = "
-              f"{r['peak_bytes_per_label']:.0f} bytes/label above the built market")
+              f"{r['policy']}): {r['wall_s']:.1f} s = {r['seconds_per_label'] * 1e6:.2f} µs/label "
+              f"({r['cpu_seconds_per_label'] * 1e6:.2f} µs CPU),"
+              f" peak RSS {r['total_peak_bytes'] / 2**20:,.0f} MiB, of which "
+              f"{r['peak_bytes'] / 2**20:,.0f} MiB = {r['peak_bytes_per_label']:.1f} bytes/label "
+              "above the built market", flush=True)
         for part, per_label in r["held_bytes_per_label"].items():
             print(f"    {part:<24} {per_label:7.1f} bytes/label held at the end")
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        print(f"seconds per label, {last['labels']:,} against {first['labels']:,} labels: "
+              f"{last['seconds_per_label'] / first['seconds_per_label']:.2f}x wall, "
+              f"{last['cpu_seconds_per_label'] / first['cpu_seconds_per_label']:.2f}x CPU "
+              "(the process's own CPU time: what the load of other processes changes least)")
+    if args.markdown:
+        print(markdown(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

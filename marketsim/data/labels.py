@@ -191,6 +191,12 @@ class LabelSet:
         mat.has_canonical_format = True  # sorted, no duplicates: the caller's promise
         self.__dict__["incidence"] = mat  # the cached property's slot
 
+    def compact_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(tasks, workers, labels) in the types they are held in (int64 here; int32 and int8 in
+        a :class:`~marketsim.data.compact_labels.CompactLabels`), without a copy: for passes
+        that read them a block at a time."""
+        return self.tasks, self.workers, self.labels
+
     @property
     def class_values(self) -> np.ndarray:
         """The label value of each class index (the same array as ``class_ids``)."""

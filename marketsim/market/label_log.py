@@ -1,14 +1,31 @@
-"""Growable arrays of received labels: the array view that inference runs on."""
+"""Growable arrays of received labels: what inference runs on.
+
+Compact by design (issue #30): int32 task and worker ids and int8 classes (9 bytes a label,
+wider types only when the sizes need them), and the incidence matrix the EM kernels read is
+kept in step with the log (:class:`~marketsim.market.log_incidence.GrowingIncidence`), with the
+per-task and per-worker counts, so a refresh hands the estimator a
+:class:`~marketsim.data.compact_labels.CompactLabels` without copying a label.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
+from marketsim.data.compact_labels import CompactLabels, compact_class_dtype, compact_id_dtype
 from marketsim.data.labels import LabelSet
+from marketsim.market.log_incidence import GrowingIncidence
 
-#: Labels a log makes room for before any arrives (at most; it grows by doubling beyond).
-INITIAL_ROOM = 1 << 20
+#: Labels a log makes room for before any arrives (at most; it grows by doubling beyond). The
+#: room is ``np.empty``: pages no label was written to are not resident, so a market's memory
+#: grows with the labels it received, and a big market never copies its log to grow it.
+INITIAL_ROOM = 1 << 28
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    view = arr.view()
+    view.flags.writeable = False
+    return view
 
 
 class LabelLog:
@@ -25,18 +42,21 @@ class LabelLog:
         self.n_workers = n_workers
         self.n_classes = n_classes
         self.size = 0
-        # Room for the budget up front, up to a million labels; beyond, the arrays grow as
-        # labels come (a money budget may end the run long before budget.edges).
+        # Room for the budget up front (untouched, it costs address space only), up to
+        # INITIAL_ROOM labels; beyond, the arrays grow as labels come.
         cap = min(max(int(capacity), 16), INITIAL_ROOM)
-        self._tasks = np.empty(cap, dtype=np.int64)
-        self._workers = np.empty(cap, dtype=np.int64)
-        self._labels = np.empty(cap, dtype=np.int64)
+        self._tasks = np.empty(cap, dtype=compact_id_dtype(n_tasks))
+        self._workers = np.empty(cap, dtype=compact_id_dtype(n_workers))
+        self._labels = np.empty(cap, dtype=compact_class_dtype(n_classes))
         self._scores: np.ndarray | None = np.empty(cap, dtype=np.float64) if scores else None
-        #: Sorted ``task * n_workers * n_classes + incidence column`` keys of the first
-        #: ``_keyed`` labels: the incidence matrix kept in step with the log (see
-        #: :meth:`incidence`); ``None`` once a label repeats, when the usual build is needed.
-        self._keys: np.ndarray | None = np.empty(0, dtype=np.int64)
-        self._keyed = 0
+        #: The incidence matrix of the first ``_merged`` labels (see :meth:`incidence`);
+        #: ``None`` once a label repeats (the usual build, which adds repeats up, is needed),
+        #: and in a log of scores (score methods do not use it).
+        self._incidence: GrowingIncidence | None = (
+            None if scores else GrowingIncidence(n_tasks, n_workers * n_classes, cap))
+        self._merged = 0
+        #: Labels of each class per worker, ``(n_workers, K)``, of the first ``_merged`` labels.
+        self._worker_counts = np.zeros((n_workers, max(n_classes, 1)), dtype=np.int64)
 
     @property
     def has_scores(self) -> bool:
@@ -89,35 +109,65 @@ class LabelLog:
             self._scores[s] = scores
         self.size += n
 
+    def _merge(self) -> None:
+        """Bring the incidence matrix and the counts up to the labels received so far."""
+        s = slice(self._merged, self.size)
+        k = self.n_classes
+        cols = self._workers[s].astype(np.int64) * k
+        cols += self._labels[s]
+        if self._incidence is not None and not self._incidence.add(self._tasks[s], cols):
+            self._incidence = None
+        self._worker_counts.ravel()[:] += np.bincount(cols, minlength=self._worker_counts.size)
+        self._merged = self.size
+
     def incidence(self) -> sp.csr_matrix | None:
         """The incidence matrix of the labels so far (what ``LabelSet.incidence`` builds), kept
-        up to date by merging the labels received since the last call into sorted keys: a
-        linear pass instead of a fresh sort of every label at every refresh. ``None`` when a
-        (task, worker, label) triple repeats (the usual build then adds the repeats up), and
-        in a log of scores (score methods do not use it)."""
-        if self._keys is None or self._scores is not None:
+        up to date by merging the labels received since the last call into it: a linear pass
+        instead of a fresh sort of every label at every refresh. ``None`` when a (task,
+        worker, label) triple repeats (the usual build then adds the repeats up), and in a
+        log of scores."""
+        self._merge()
+        return None if self._incidence is None else self._incidence.matrix()
+
+    def received_pairs(self, tasks: np.ndarray, workers: np.ndarray) -> np.ndarray | None:
+        """Whether each (task, worker) pair is among the labels merged so far (at the last
+        refresh); ``None`` when the log keeps no incidence matrix."""
+        if self._incidence is None:
             return None
-        cols = self.n_workers * self.n_classes
-        s = slice(self._keyed, self.size)
-        new = np.sort(self._tasks[s] * cols + self._workers[s] * self.n_classes
-                      + self._labels[s])
-        keys = np.insert(self._keys, np.searchsorted(self._keys, new), new)
-        if keys.size > 1 and np.any(keys[1:] == keys[:-1]):
-            self._keys = None
-            return None
-        self._keys, self._keyed = keys, self.size
-        indptr = np.searchsorted(keys, np.arange(self.n_tasks + 1, dtype=np.int64) * cols)
-        return sp.csr_matrix((np.ones(keys.size), keys % cols, indptr),
-                             shape=(self.n_tasks, cols))
+        low = np.asarray(workers, dtype=np.int64) * self.n_classes
+        return self._incidence.has_rows(tasks, low, low + self.n_classes)
+
+    def received_pair(self, task: int, worker: int) -> bool:
+        """Whether ``worker`` labelled ``task`` among the labels merged so far (scalar code;
+        ``False`` when the log keeps no incidence matrix)."""
+        if self._incidence is None:
+            return False
+        low = worker * self.n_classes
+        return self._incidence.has_entry(task, low, low + self.n_classes)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The (tasks, workers, labels) received so far: views, no copy and no check (constant
-        time, for the live state of every arrival)."""
+        """The (tasks, workers, labels) received so far, in their compact types: views, no copy
+        and no check (constant time, for the live state of every arrival)."""
         n = self.size
         return self._tasks[:n], self._workers[:n], self._labels[:n]
 
+    def labels(self) -> CompactLabels:
+        """The labels so far for a refit: read-only views of the log (no copy), with the
+        incidence matrix, the task degrees and the worker counts preset."""
+        mat = self.incidence()
+        n = self.size
+        scores = None if self._scores is None else _read_only(self._scores[:n])
+        counts = self._worker_counts.copy()
+        counts.flags.writeable = False
+        return CompactLabels(
+            (_read_only(self._tasks[:n]), _read_only(self._workers[:n]),
+             _read_only(self._labels[:n])),
+            self.n_tasks, self.n_workers, self.n_classes, scores=scores, incidence=mat,
+            task_degree=None if self._incidence is None else self._incidence.degrees(),
+            worker_label_counts=counts)
+
     def view(self) -> LabelSet:
-        """A LabelSet over the labels received so far (shares memory, no copy)."""
+        """A plain LabelSet over the labels received so far (int64 copies)."""
         n = self.size
         return LabelSet(
             self._tasks[:n],

@@ -90,7 +90,7 @@ class Market:
         self.n_classes = k
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
-        self.log = LabelLog(n, m, k, scenario.budget.edges, scores=world.model.facts.scores)
+        self.log = LabelLog(n, m, k, scenario.max_labels, scores=world.model.facts.scores)
         self.answers = (ReplayAnswers(replay) if replay is not None else with_dynamics(
             world.model.answers(world, k, streams.answers), scenario.workers.dynamics, m,
             streams.dynamics, lambda: float(self.env.now)))
@@ -109,7 +109,8 @@ class Market:
                                                   self.workforce.stats, self._gold_left,
                                                   self.log.arrays)
         else:
-            self.requester = Requester(n, m) if replay is None else ReplayRequester(replay)
+            self.requester = (Requester(n, m, scenario.max_labels, self.log) if replay is None
+                              else ReplayRequester(replay))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.visits = Visits(self.env, scenario.workers.service, m, streams.speeds,
                              streams.abandon, (self.receive, self.receive_gold), self._abandoned)
@@ -227,11 +228,10 @@ class Market:
     def refresh(self) -> None:
         """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
         started = time.perf_counter()
-        # A read-only copy: neither the estimator nor the policy can change the market's labels.
-        labels = frozen_arrays(self.log.view())
-        mat = self.log.incidence()
-        if mat is not None:
-            labels.preset_incidence(mat)
+        labels = self.log.labels()  # read-only views: no one can change the market's labels
+        if isinstance(self.requester, Requester):  # its set of recent pairs goes before the fit
+            self.requester.done_pairs.settle()
+        self.estimator = None  # the last fit's arrays go too (``proba`` is the warm start)
         est = self._fit(labels)
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started

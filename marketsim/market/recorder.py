@@ -32,11 +32,22 @@ def estimated_confusion(estimator: BaseAggregator, skill: np.ndarray, k: int) ->
     return one_coin_confusion(np.asarray(skill, dtype=np.float64), k)
 
 
+#: Labels read per block by :func:`skill_counts` (its temporaries stay this size).
+BLOCK = 1 << 16
+
+
 def skill_counts(proba: np.ndarray, labels: LabelSet) -> np.ndarray:
     """(n_workers, 2): each worker's expected numbers of correct and wrong task labels under
-    the posterior ``proba`` (vectorised with ``np.bincount``)."""
-    right = np.asarray(proba)[labels.tasks, labels.labels]
-    correct = np.bincount(labels.workers, weights=right, minlength=labels.n_workers)
+    the posterior ``proba``. Vectorised, a block of labels at a time (``np.add.at`` goes on
+    adding in label order where ``np.bincount`` stopped: the same bits), so that a big market's
+    refresh holds no per-label temporary beyond a block."""
+    proba = np.asarray(proba)
+    tasks, workers, classes = labels.compact_arrays()
+    right = proba[tasks[:BLOCK], classes[:BLOCK]]
+    correct = np.bincount(workers[:BLOCK], weights=right, minlength=labels.n_workers)
+    for a in range(BLOCK, labels.n_labels, BLOCK):
+        b = a + BLOCK
+        np.add.at(correct, workers[a:b], proba[tasks[a:b], classes[a:b]])
     return np.stack([correct, labels.worker_degree - correct], axis=1)
 
 

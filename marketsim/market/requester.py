@@ -12,6 +12,8 @@ from typing import Protocol
 
 import numpy as np
 
+from marketsim.market.pairs import HandedPairs, ReceivedPairs
+
 
 class TaskRequester(Protocol):
     """What the market needs from a requester."""
@@ -31,15 +33,18 @@ class TaskRequester(Protocol):
 
 class Requester:
     """Hands out tasks from the current ranking: each round gives distinct tasks, and a worker
-    never gets a task they already hold or labelled.
+    never gets a task they already hold or labelled (:class:`~marketsim.market.pairs.HandedPairs`,
+    which asks the label log about the pairs received before the last refresh).
 
-    Scalar code, run once per label: the ranking is walked as a Python list and the round's
-    hand-outs kept in a ``bytearray`` (numpy scalar indexing would cost several times more).
+    Scalar code, run once per label: the ranking is read through a memoryview (numpy scalar
+    indexing would cost several times more; a list of Python ints, 36 bytes a task) and the
+    round's hand-outs kept in a ``bytearray``.
     """
 
-    def __init__(self, n_tasks: int, n_workers: int) -> None:
+    def __init__(self, n_tasks: int, n_workers: int, budget: int = 0,
+                 log: ReceivedPairs | None = None) -> None:
         self.n_tasks = n_tasks
-        self.done_pairs: set[int] = set()
+        self.done_pairs = HandedPairs(n_tasks, n_workers, budget, log)
         self.n_workers = n_workers
         #: Abandoned tasks, handed out first to the next worker who has not held them.
         self.returned: list[int] = []
@@ -48,20 +53,21 @@ class Requester:
     def new_round(self, ranking: np.ndarray) -> None:
         """Start a round from a fresh ranking."""
         self.ranking = np.asarray(ranking, dtype=np.int64)
-        self._order: list[int] = self.ranking.tolist()
+        self._order = self.ranking.data
         self.cursor = 0
         self.given = bytearray(self.n_tasks)  # 1 where handed out this round
+        self.done_pairs.settle()
 
     def mark(self, task: int, worker: int) -> None:
         """Remember that ``worker`` holds or labelled ``task``."""
-        self.done_pairs.add(task * self.n_workers + worker)
+        self.done_pairs.add(task, worker)
 
     def assign(self, worker: int) -> int | None:
         """Next task for ``worker``, or ``None`` if none is left for them this round."""
-        order, pairs, m = self._order, self.done_pairs, self.n_workers
+        order, has = self._order, self.done_pairs.has
         if self.returned:
             for pos, task in enumerate(self.returned):
-                if task * m + worker not in pairs:
+                if not has(task, worker):
                     del self.returned[pos]
                     self.mark(task, worker)
                     return task
@@ -72,7 +78,7 @@ class Requester:
             self.cursor = cursor
             for pos in range(cursor, end):
                 task = order[pos]
-                if not given[task] and task * m + worker not in pairs:
+                if not given[task] and not has(task, worker):
                     given[task] = 1
                     self.mark(task, worker)
                     return task
