@@ -153,11 +153,9 @@ def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
         text, best, ties = found
         text = f"- **{metric.target(t)}**: {text}"
         base = baseline(best, specs, names) if reach is LABELS else None
-        if base and base not in ties:
-            if arms[base].edges_to_reach.get(key) is None:
-                text += f"; *{base}* did not reach it within the budget"
-            else:
-                text += f"; against *{base}*: {_against(reach_comparison(arms, best, base, key))}"
+        # A baseline that missed the target is already named among those that did not reach it.
+        if base and base not in ties and arms[base].edges_to_reach.get(key) is not None:
+            text += f"; against *{base}*: {_against(reach_comparison(arms, best, base, key))}"
         out.append(text + ".")
     return out
 

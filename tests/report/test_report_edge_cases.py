@@ -86,3 +86,12 @@ def test_in_short_says_which_arms_never_reached_and_when_nothing_can_be_tested()
     assert "detectable with 0 replicates" not in text
     assert ("no difference from *c* (200) can be tested: a paired comparison needs two "
             "replicates where both reached it, and there were none") in text
+
+
+def test_a_baseline_that_missed_the_target_is_named_once() -> None:
+    """The uniform baseline missed the target: the sentence names it among the arms that did
+    not reach it, and does not say so a second time."""
+    specs = {"a": {"policy": "entropy-greedy"}, "u": {"policy": "uniform"}}
+    arms = {"a": arm([100.0, 140.0], 120.0), "u": arm([None, None], None)}
+    line = key_results(arms, specs, ["a", "u"], ERROR_RATE)[0]
+    assert line.count("*u*") == 1 and line.count("did not reach it") == 1, line
