@@ -230,7 +230,7 @@ def draw_error_axes(
             np.nan_to_num(hi, nan=floor), floor)
         clipped += int(np.count_nonzero(mean < floor))
         shown = np.maximum(mean, floor)
-        top = max(top, float(hi.max()))
+        top = max(top, float(hi.max()), float(shown.max()))  # one replicate: no interval
         style = arm_style(idx)
         label = f"{name} (n={arm.replicates})"
         ax.fill_between(edges, lo, hi, color=style["color"], alpha=0.18, linewidth=0)

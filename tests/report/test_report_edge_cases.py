@@ -95,3 +95,16 @@ def test_a_baseline_that_missed_the_target_is_named_once() -> None:
     arms = {"a": arm([100.0, 140.0], 120.0), "u": arm([None, None], None)}
     line = key_results(arms, specs, ["a", "u"], ERROR_RATE)[0]
     assert line.count("*u*") == 1 and line.count("did not reach it") == 1, line
+
+
+def test_one_replicate_plot_keeps_the_whole_curve_in_view() -> None:
+    """With one replicate there is no interval: the y axis must still reach the curve's top."""
+    from marketsim.report.plots import draw_error_vs_budget
+
+    one = ArmSummary.model_construct(
+        replicates=1, edges=[100, 200, 300], error_rate=[0.4, 0.1, 0.02],
+        error_rate_low=[None] * 3, error_rate_high=[None] * 3, plain_rmse=None,
+        money=None, sim_time=None)
+    fig, *_ = draw_error_vs_budget({"uniform": one}, scenario_name="one", n_tasks=100,
+                                   targets=(0.05, 0.01))
+    assert fig.axes[0].get_ylim()[1] >= 0.4
