@@ -202,9 +202,9 @@ def counted_confusion(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray
     """Each worker's confusion matrix counted against the reference classes ``weights``
     (tasks, K), with ``smoothing`` added to every cell: the fits' first guess."""
     k = weights.shape[1]
-    counts = np.zeros((n_workers, k, k))
-    np.add.at(counts, (workers, slice(None), labels), weights[tasks])
-    counts += smoothing
+    by_answer = np.zeros((n_workers, k, k))  # (worker, answer, class)
+    np.add.at(by_answer, (workers, labels), weights[tasks])
+    counts = by_answer.transpose(0, 2, 1) + smoothing
     return counts / counts.sum(axis=2, keepdims=True)
 
 

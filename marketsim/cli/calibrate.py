@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.registry import make_estimator
 from marketsim.aggregation.confusion_fit import candidate_worlds
-from marketsim.aggregation.world_fit import CrowdStats, crowd_stats
+from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
+from marketsim.aggregation.registry import make_estimator
 from marketsim.data.columns import delimiter_name, parse_columns
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
 from marketsim.data.labels import LabelSet

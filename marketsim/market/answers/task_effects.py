@@ -20,7 +20,7 @@ from scipy import stats
 from scipy.special import softmax
 
 from marketsim.market.task_features import draw_feature_proba, draw_task_features
-from marketsim.market.world import World, WorkerModel, accuracy, initial_pairs
+from marketsim.market.world import WorkerModel, World, accuracy, initial_pairs
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.worker_models import TaskEffects
 
