@@ -13,13 +13,15 @@ import numpy as np
 @dataclass(frozen=True)
 class CrowdStats:
     """What a twin is compared on: accuracy per worker against a reference (NaN for a worker
-    without labels), labels per task and per worker, and the share of agreeing label pairs
-    on the same task."""
+    without labels), labels per task and per worker, the share of agreeing label pairs
+    on the same task, and the share of tasks (with a reference) on which most labels are
+    wrong: the errors a crowd shares, which independent workers hardly ever make."""
 
     worker_accuracy: np.ndarray
     labels_per_task: np.ndarray
     labels_per_worker: np.ndarray
     agreement: float
+    mostly_wrong: float
 
 
 def crowd_stats(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
@@ -38,5 +40,10 @@ def crowd_stats(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
     per_task = counts.sum(axis=1)
     pairs = float((per_task * (per_task - 1)).sum())
     agree = float((counts * (counts - 1)).sum())
+    right_per_task = np.bincount(tasks[known], labels[known] == reference[tasks[known]],
+                                 minlength=n_tasks)
+    judged = (reference >= 0) & (per_task > 0)
+    wrong = float(np.mean(right_per_task[judged] < 0.5 * per_task[judged])) if judged.any() \
+        else float("nan")
     return CrowdStats(accuracy, per_task.astype(np.int64), per_worker,
-                      agree / pairs if pairs else float("nan"))
+                      agree / pairs if pairs else float("nan"), wrong)

@@ -158,6 +158,8 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
          "simulated": corr},
         {"statistic": "agreement rate (label pairs on a task)", "real": f"{real.agreement:.4f}",
          "simulated": f"{twin.agreement:.4f}"},
+        {"statistic": "tasks on which most labels are wrong (shared errors)",
+         "real": f"{real.mostly_wrong:.4f}", "simulated": f"{twin.mostly_wrong:.4f}"},
         {"statistic": "Dawid-Skene error rate", "real": f"{100 * real_error:.2f}%",
          "simulated": f"{100 * twin_error:.2f}% (1 replicate)"},
     ]

@@ -49,6 +49,7 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "goodness of fit" in printed and "agreement rate" in printed
+    assert "most labels are wrong" in printed
     text = out.read_text()
     assert text.startswith("# Written by marketsim calibrate")
     assert f"# command: python -m marketsim calibrate {crowd} --truth {gold} --out {out}" in text
@@ -133,6 +134,9 @@ def test_crowd_stats_count_agreeing_pairs() -> None:
     assert stats.agreement == pytest.approx((2 + 2) / (6 + 2))  # ordered pairs
     assert list(stats.labels_per_task) == [3, 2] and list(stats.labels_per_worker) == [2, 2, 1]
     assert np.allclose(stats.worker_accuracy, [1.0, 1.0, 0.0])
+    assert stats.mostly_wrong == 0.0  # task 0: 2 of 3 right; task 1 has no reference
+    wrong = crowd_stats(tasks, workers, labels, np.array([0, 0]), 2, 3, 2)
+    assert wrong.mostly_wrong == 0.5  # task 0: 1 of 3 right; task 1: 2 of 2 right
 
 
 @pytest.mark.parametrize(("argv", "message"), [
