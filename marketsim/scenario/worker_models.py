@@ -145,7 +145,7 @@ class GladSpec(Table):
     difficulty (β = 1 a typical task, β → 0 a coin flip for everyone), drawn once per replicate
     from ``difficulty``; α_j is the worker's ability: σ(α_j) is their accuracy on a typical
     task, drawn as α_j = logit(p_j) with p_j from `[workers.ability]` unless ``alpha`` lists
-    one per worker (as `marketsim calibrate` writes)."""
+    one per worker (as `marketsim calibrate` wrote before it chose among worlds)."""
 
     difficulty: Literal[DIFFICULTY_DISTRIBUTIONS] = F(  # type: ignore[valid-type]
         "lognormal", "distribution of the tasks' inverse difficulty βᵢ: log βᵢ ~ N(0, sigma²), "
