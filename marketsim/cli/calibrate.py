@@ -1,9 +1,9 @@
 """``marketsim calibrate``: fit a world to a label file and write a scenario that runs as it is.
 
-The world (:mod:`marketsim.aggregation.world_fit`): the class prior; every worker's ability
-``alpha_j`` and share of the labels, kept per worker; task difficulty (GLAD, log-normal) when it
-lowers the BIC. Each label's chance of being right comes from ``--truth`` where the truth is
-known, else from the Dawid–Skene posterior. The written scenario
+The world (:mod:`marketsim.aggregation.confusion_fit`): the class prior; every worker's
+confusion matrix (or one ability) and share of the labels, kept per worker; look-alike tasks
+and task difficulty, each when it lowers the BIC. Each task's class comes from ``--truth``
+where the truth is known, else from the Dawid–Skene posterior. The written scenario
 (:mod:`marketsim.scenario.calibration`) has the command in its header; its first arm, "as
 collected", spends the file's label count the way the data were collected. The command then
 runs that arm once and prints the goodness of fit (real against simulated per-worker accuracy,
@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation.confusion_fit import candidate_worlds
+from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
 from marketsim.aggregation.registry import make_estimator
-from marketsim.aggregation.world_fit import CrowdStats, crowd_stats, fit_world
 from marketsim.data.columns import delimiter_name, parse_columns
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
 from marketsim.data.labels import LabelSet
@@ -112,25 +113,25 @@ def command_line(args: argparse.Namespace, labels: str, truth: str | None) -> st
 
 def reference(data: LabelSet, truth: np.ndarray | None) -> tuple[np.ndarray, np.ndarray,
                                                                   np.ndarray, str]:
-    """Each label's chance of being right, the class prior, each task's reference class (the
-    truth where known, else Dawid–Skene's) and where the chances came from."""
+    """Each task's class distribution (one-hot where the truth is known, else Dawid–Skene's
+    posterior; tasks × K), the class prior, each task's reference class and where the
+    classes came from."""
     est = make_estimator("ds")
     est.fit(data)
     proba = np.asarray(est.proba_)
-    y = proba[data.tasks, data.labels]
+    weights = proba.copy()
     ref = np.asarray(est.labels_, dtype=np.int64).copy()
     known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
     source = "the Dawid-Skene posterior (no truth file)"
     if known.any():
         assert truth is not None
-        on_known = known[data.tasks]
-        y = np.where(on_known, data.labels == truth[data.tasks], y)
+        weights[known] = np.eye(proba.shape[1])[truth[known]]
         ref[known] = truth[known]
         source = (f"the truth file ({int(known.sum())} of {data.n_tasks} tasks; "
                   "Dawid-Skene's posterior elsewhere)" if not known.all() else "the truth file")
     counts = np.bincount(ref[known], minlength=data.n_classes).astype(np.float64)
     prior = counts + proba[~known].sum(axis=0)
-    return y.astype(np.float64), prior / prior.sum(), ref, source
+    return weights, prior / prior.sum(), ref, source
 
 
 def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: float
@@ -157,6 +158,8 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
          "simulated": corr},
         {"statistic": "agreement rate (label pairs on a task)", "real": f"{real.agreement:.4f}",
          "simulated": f"{twin.agreement:.4f}"},
+        {"statistic": "tasks on which most labels are wrong (shared errors)",
+         "real": f"{real.mostly_wrong:.4f}", "simulated": f"{twin.mostly_wrong:.4f}"},
         {"statistic": "Dawid-Skene error rate", "real": f"{100 * real_error:.2f}%",
          "simulated": f"{100 * twin_error:.2f}% (1 replicate)"},
     ]
@@ -185,13 +188,12 @@ def execute(args: argparse.Namespace) -> int:
         check_truth_coverage(data, truth, truth_file=truth_file, labels_file=labels_file)
     if data.n_labels == 0:
         raise InputError("has no labels", source=labels_file)
-    y, prior, ref, source = reference(data, truth)
-    glad = fit_world(data.tasks, data.workers, y, data.n_tasks, data.n_workers, True)
-    flat = fit_world(data.tasks, data.workers, y, data.n_tasks, data.n_workers, False)
+    weights, prior, ref, source = reference(data, truth)
+    fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      glad, flat, source)
+                      fits, source)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
@@ -206,13 +208,16 @@ def execute(args: argparse.Namespace) -> int:
     real_error = float(np.mean(np.asarray(ds.labels_)[known] != ref[known])) if known.any() \
         else float("nan")
     rows = fit_rows(real_stats, twin_stats, real_error, sim_error)
+    chosen = cal.chosen
     write_json_atomic(fit_json, {
-        "scenario": str(out), "difficulty_sigma": cal.chosen.sigma,
-        "log_likelihood": {"glad": glad.log_likelihood, "equal_tasks": flat.log_likelihood},
-        "bic": {"glad": glad.bic, "equal_tasks": flat.bic}, "goodness_of_fit": rows})
+        "scenario": str(out), "world": chosen.name, "difficulty_sigma": chosen.sigma,
+        "lookalike": chosen.lookalike.tolist(),
+        "candidates": [{"world": f.name, "log_likelihood": f.log_likelihood,
+                        "parameters": f.n_params, "bic": f.bic} for f in cal.fits],
+        "goodness_of_fit": rows})
     plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
-    print(f"wrote {out} (difficulty sigma = {cal.chosen.sigma:.4f}; "
-          f"BIC {glad.bic:.1f} with difficulty, {flat.bic:.1f} without)")
+    print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, lowest of "
+          f"{len(cal.fits)} candidates)")
     width = max(len(r["statistic"]) for r in rows)
     print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")
     for r in rows:

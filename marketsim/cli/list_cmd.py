@@ -29,12 +29,17 @@ WORKER_MODEL_TEXT = {
     ),
     "confusion": (
         "per-worker K x K confusion matrices: diagonal uniform on [low, high] "
-        "(Zhang et al.) or Dirichlet rows"
+        "(Zhang et al.), Dirichlet rows or given per worker; optional look-alike tasks and "
+        "task difficulty"
     ),
     "spammer-hammer": "a fraction of perfect workers, the rest answer uniformly at random",
     "gaussian-scores": (
         "continuous scores in [0, 1] (Hoiem's bad-annotator model): a fraction good_fraction "
         "of annotators score N(mu_i, sigma^2) clipped to [0, 1], the rest uniformly at random"
+    ),
+    "communities": (
+        "communities sharing a confusion bias (Venanzi et al. 2014): each member's rows "
+        "Dirichlet around its community's matrix"
     ),
     "glad": (
         "tasks of different difficulty (GLAD, Whitehill et al. 2009): right with probability "

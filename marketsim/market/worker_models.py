@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from marketsim.market.answers.communities import CommunityWorkers
 from marketsim.market.answers.confusion import ConfusionWorkers
 from marketsim.market.answers.gaussian_scores import GaussianScoreWorkers
 from marketsim.market.answers.glad import GladWorkers
@@ -24,6 +25,7 @@ WORKER_MODELS: dict[str, WorkerModel] = {
     "spammer-hammer": SpammerHammerWorkers("spammer-hammer"),
     "gaussian-scores": GaussianScoreWorkers(),
     "glad": GladWorkers("glad"),
+    "communities": CommunityWorkers("communities"),
 }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from marketsim.aggregation.world_fit import CrowdStats
+from marketsim.aggregation.crowd_stats import CrowdStats
 from marketsim.record.files import write_bytes_atomic
 
 

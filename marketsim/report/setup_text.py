@@ -22,9 +22,18 @@ def crowd_text(workers: Mapping[str, Any], ability_txt: str) -> str:
                 f"probability {share:g}, else a spammer, who answers uniformly at random."
                 if isinstance(share, int | float) else "hammers and spammers (see the scenario).")
     if model == "confusion":
-        design = (workers.get("confusion") or {}).get("design", "see the scenario")
-        return (f"each worker has a K × K confusion matrix drawn once ({design} design): the "
-                "chance of each answer given the true class.")
+        table = workers.get("confusion") or {}
+        design = table.get("design", "see the scenario")
+        how = "given per worker" if design == "per-worker" else f"drawn once ({design} design)"
+        effects = " Some tasks look like another class to every worker (lookalike)." \
+            if table.get("lookalike") else ""
+        if table.get("sigma"):
+            effects += f" Tasks differ in difficulty (log-normal, sigma {table['sigma']:g})."
+        return (f"each worker has a K × K confusion matrix {how}: the chance of each answer "
+                f"given the true class.{effects}")
+    if model == "communities":
+        return ("workers belong to communities sharing a confusion bias (Venanzi et al. "
+                "2014); each member's matrix is drawn around its community's.")
     if model == "one-coin":
         return (f"{ability_txt}. A one-coin worker gives the true class with probability p and "
                 "otherwise a wrong class at random.")

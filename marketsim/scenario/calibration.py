@@ -1,12 +1,13 @@
 """The scenario ``marketsim calibrate`` writes: a fitted crowd (:mod:`marketsim.aggregation.
-world_fit`) as a scenario file that runs as it is, its choices explained in its comments.
+confusion_fit`) as a scenario file that runs as it is, its choices explained in its comments.
 
-The world is GLAD's (``workers.model = "glad"``), kept **per worker**: every worker's
-``alpha_j`` (``[workers.glad] alpha``) and share of the labels (``[workers.arrivals]
-weights``), so the twin is this crowd rather than a distribution fitted to it (a requester asks
-what would have happened with *their* workers; the budget can then be raised beyond the data,
-the same workers working in the same proportions). Task difficulty is log-normal with the
-fitted ``sigma`` when it lowers the BIC, else ``sigma = 0`` (equal tasks).
+The world is per-worker confusion matrices (``workers.model = "confusion"``, ``design =
+"per-worker"``), kept **per worker**: every worker's matrix (``[workers.confusion] matrices``)
+and share of the labels (``[workers.arrivals] weights``), so the twin is this crowd rather than
+a distribution fitted to it (a requester asks what would have happened with *their* workers;
+the budget can then be raised beyond the data, the same workers working in the same
+proportions). Of the candidate worlds (one ability or a full matrix per worker; with or without
+look-alike tasks; with or without task difficulty) the one with the lowest BIC is written.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.world_fit import WorldFit
+from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.policies.registry import market_problem
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
@@ -26,11 +27,14 @@ from marketsim.scenario.toml_out import dumps
 REPLICATES = 10
 #: Gold questions of the explore-exploit arm (no other arm asks for any: rate 0).
 GOLD_COUNT = 30
+#: Digits a probability is written with (rows then sum to 1 within the parser's 1e-6).
+DIGITS = 9
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """What the written scenario is made of."""
+    """What the written scenario is made of: the data's sizes, class prior and label shares,
+    and every candidate world fitted."""
 
     name: str
     n_tasks: int
@@ -38,23 +42,42 @@ class Calibration:
     n_labels: int
     prior: np.ndarray
     share: np.ndarray
-    glad: WorldFit
-    flat: WorldFit
+    fits: tuple[ConfusionFit, ...]
     truth_source: str
 
     @property
-    def chosen(self) -> WorldFit:
-        """The fit the scenario uses: with difficulty when its BIC is lower."""
-        return self.glad if self.glad.bic < self.flat.bic else self.flat
+    def chosen(self) -> ConfusionFit:
+        """The world the scenario uses: the candidate with the lowest BIC."""
+        return min(self.fits, key=lambda f: f.bic)
 
 
 def _round(values: np.ndarray, digits: int = 6) -> list[float]:
     return [float(round(float(v), digits)) for v in values]
 
 
+def _rows(matrix: np.ndarray) -> list[list[float]]:
+    """A stochastic matrix as rows of rounded probabilities (each still summing to 1)."""
+    out = []
+    for row in np.asarray(matrix, dtype=np.float64):
+        r = np.round(row / row.sum(), DIGITS)
+        r[int(np.argmax(r))] += 1.0 - r.sum()
+        out.append([float(round(float(v), DIGITS)) for v in r])
+    return out
+
+
+def world_table(fit: ConfusionFit) -> dict[str, Any]:
+    """``[workers.confusion]`` of a fitted world (the task effects only where fitted)."""
+    table: dict[str, Any] = {"design": "per-worker"}
+    if fit.sigma > 0:
+        table["sigma"] = float(round(fit.sigma, 6))
+    if not np.allclose(fit.lookalike, np.eye(fit.lookalike.shape[0])):
+        table["lookalike"] = _rows(fit.lookalike)
+    table["matrices"] = [_rows(m) for m in fit.confusion]
+    return table
+
+
 def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
     """The scenario as a TOML document."""
-    fit = cal.chosen
     edges = cal.n_labels
     prior = cal.prior / cal.prior.sum()
     arm = {"policy": "uniform", "inference": "ds"}
@@ -65,10 +88,9 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
         "scenario": {"name": cal.name, "seed": seed, "replicates": REPLICATES},
         "tasks": {"count": cal.n_tasks, "classes": cal.n_classes, "prior": _round(prior, 12)},
         "workers": {
-            "count": int(cal.share.size), "model": "glad",
+            "count": int(cal.share.size), "model": "confusion",
             "arrivals": {"rate": 1.0, "weights": _round(cal.share, 9)},
-            "glad": {"difficulty": "lognormal", "sigma": float(round(fit.sigma, 6)),
-                     "alpha": _round(fit.alpha, 6)},
+            "confusion": world_table(cal.chosen),
         },
         "budget": {"edges": edges, "initial": "one-per-task", "batch": cal.n_tasks},
         "gold": {"count": GOLD_COUNT, "rate": 0.0},
@@ -81,28 +103,37 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
 
 def header(cal: Calibration, command: str) -> list[str]:
     """The comment lines at the top of the file: the command, the data, the choices."""
-    g, f = cal.glad, cal.flat
-    with_difficulty = cal.chosen is g
+    chosen = cal.chosen
     per_task = cal.n_labels / cal.n_tasks
-    return [
+    k = cal.n_classes
+    lines = [
         "Written by marketsim calibrate: a twin of a real crowd, fitted to its labels.",
         f"command: {command}",
         f"data: {cal.n_tasks} tasks, {cal.share.size} workers, {cal.n_labels} labels "
-        f"({per_task:.2f} per task), {cal.n_classes} classes; each label's chance of being "
-        f"right from {cal.truth_source}.",
-        "world: GLAD (workers.model = 'glad'): a label is right with probability "
-        "sigmoid(alpha_j * beta_i),",
-        "  else a uniformly chosen wrong class; log beta_i ~ N(0, sigma^2) (task difficulty).",
-        "kept per worker, not summarised: each worker's alpha_j ([workers.glad] alpha) and "
-        "share of the labels",
-        "  ([workers.arrivals] weights), because the question is what *this* crowd would do "
-        "with another",
-        "  budget or policy; a fitted distribution would lose who is good and who works a lot.",
-        f"difficulty: log-likelihood {g.log_likelihood:.2f} with (sigma = {g.sigma:.4f}), "
-        f"{f.log_likelihood:.2f} without;",
-        f"  BIC {g.bic:.2f} with, {f.bic:.2f} without: "
-        + ("difficulty kept (lower BIC)." if with_difficulty
-           else "difficulty dropped (sigma = 0, equal tasks: no lower BIC)."),
+        f"({per_task:.2f} per task), {k} classes; each task's class from {cal.truth_source}.",
+        "world: per-worker confusion matrices (workers.model = 'confusion', design = "
+        "'per-worker'): a task of class c",
+        "  looks like class s ~ lookalike[c] to every worker (look-alike tasks: errors the "
+        "crowd shares), has inverse",
+        "  difficulty beta with log beta ~ N(0, sigma^2), and worker j answers l with "
+        "probability pi_j[s, l]^beta, normalised.",
+        "candidate worlds (fitted by maximum marginal likelihood of the labels given the "
+        "tasks' classes; lowest BIC chosen):",
+    ]
+    width = max(len(f.name) for f in cal.fits)
+    for f in cal.fits:
+        mark = "  <- chosen" if f is chosen else ""
+        extra = (f", sigma {f.sigma:.4f}" if f.sigma > 0 else "") + (
+            ", lookalike diagonal " + " ".join(f"{v:.3f}" for v in np.diag(f.lookalike))
+            if not np.allclose(f.lookalike, np.eye(k)) else "")
+        lines.append(f"  {f.name:<{width}}  log-lik {f.log_likelihood:10.2f}  "
+                     f"params {f.n_params:5d}  BIC {f.bic:10.2f}{extra}{mark}")
+    lines += [
+        "kept per worker, not summarised (nor as communities, which would draw new members "
+        "each replicate): each",
+        "  worker's matrix ([workers.confusion] matrices) and share of the labels "
+        "([workers.arrivals] weights), because",
+        "  the question is what *this* crowd would do with another budget or policy.",
         "labels per task: the 'as collected' arm spends the file's label count with the "
         "uniform policy,",
         "  one label per task first (initial = 'one-per-task'), then one round of distinct "
@@ -114,6 +145,7 @@ def header(cal: Calibration, command: str) -> list[str]:
         "budget.edges",
         "  to ask what more labels would buy.",
     ]
+    return lines
 
 
 def calibrated_text(cal: Calibration, command: str, seed: int = 0) -> str:

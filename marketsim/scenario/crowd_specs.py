@@ -20,6 +20,7 @@ from marketsim.scenario.table import FloatRows, Floats, Table
 from marketsim.scenario.validation import KeyProblem
 from marketsim.scenario.worker_models import (
     WORKER_MODEL_FACTS,
+    CommunitiesSpec,
     ConfusionSpec,
     GaussianScoresSpec,
     GladSpec,
@@ -198,7 +199,7 @@ class WorkersSpec(Table):
         "one-coin", "answer model: right with probability p, else a uniformly chosen wrong "
         "class; per-worker K×K confusion matrices; perfect or random workers; continuous "
         "scores (Hoiem's bad-annotator model); right with probability σ(α_j·β_i) on tasks of "
-        "drawn difficulty (GLAD)")
+        "drawn difficulty (GLAD); communities sharing a confusion bias (Venanzi et al.)")
     ability: AbilitySpec = F(AbilitySpec(), "worker abilities", shown="see the table")
     arrivals: ArrivalsSpec = F(ArrivalsSpec(), "worker arrivals", shown="see the table")
     service: ServiceSpec = F(ServiceSpec(), "labelling time", shown="see the table")
@@ -212,6 +213,8 @@ class WorkersSpec(Table):
     dynamics: DynamicsSpec | None = F(None, "learning, fatigue and drift of each worker's "
                                       "accuracy (class-label models)", shown="none",
                                       recorded_at_default=False)
+    communities: CommunitiesSpec = F(CommunitiesSpec(), "communities of workers",
+                                     shown="see the table", recorded_at_default=False)
     capacity: int | None = F(None, "labels (gold included) a worker gives at most; later "
                              "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000,
                              recorded_at_default=False)

@@ -56,6 +56,7 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
     workers: WorkersSpec = doc["workers"] or WorkersSpec()
     tasks = _tasks(doc["tasks"] or TasksSpec(), workers, replay, data, source)
     workers = _workers(workers, data, source)
+    _worker_matrices(workers, tasks.classes, source)
     budget = _budget(doc["budget"] or BudgetSpec(), tasks, workers, data, source)
     gold, blocking = read_mechanics(doc, workers, replay is not None, source)
     arms = []
@@ -177,6 +178,32 @@ def _workers(wk: WorkersSpec, data: ReplayData | None, source: str) -> WorkersSp
             raise _fail(key, f"must have workers.count = {wk.count} entries (one per worker), "
                         f"got {len(values)}", source)
     return wk
+
+
+def _worker_matrices(wk: WorkersSpec, k: int, source: str) -> None:
+    """The confusion-matrix keys have the shapes the market reads: K×K per worker or
+    community, K = tasks.classes."""
+    model = wk.model
+    effects = wk.confusion if model == "confusion" else wk.communities
+    if model not in ("confusion", "communities"):
+        return
+    table = f"workers.{model}"
+    if effects.lookalike is not None and (len(effects.lookalike) != k
+                                          or any(len(r) != k for r in effects.lookalike)):
+        raise _fail(f"{table}.lookalike", f"must be {k}×{k} (tasks.classes rows of "
+                    f"{k} numbers)", source)
+    mats = wk.confusion.matrices if model == "confusion" else wk.communities.confusion
+    if model == "communities" and mats is None:
+        raise _fail("workers.communities.confusion", "is required with workers.model = "
+                    "'communities' (one K×K matrix per community)", source)
+    if mats is None:
+        return
+    key = f"{table}.{'matrices' if model == 'confusion' else 'confusion'}"
+    if model == "confusion" and len(mats) != wk.count:
+        raise _fail(key, f"must have workers.count = {wk.count} matrices (one per worker), "
+                    f"got {len(mats)}", source)
+    if any(len(m) != k or any(len(r) != k for r in m) for m in mats):
+        raise _fail(key, f"must hold {k}×{k} matrices (tasks.classes = {k})", source)
 
 
 def _budget(bg: BudgetSpec, tasks: TasksSpec, workers: WorkersSpec, data: ReplayData | None,

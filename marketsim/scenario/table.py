@@ -63,3 +63,5 @@ def _as_tuple(value: Any) -> Any:
 Floats = Annotated[tuple[float, ...], BeforeValidator(_as_tuple)]
 #: An array of arrays of numbers (rows), held as tuples.
 FloatRows = Annotated[tuple[Floats, ...], BeforeValidator(_as_tuple)]
+#: An array of matrices (one K×K matrix per worker or community), held as tuples.
+FloatMatrices = Annotated[tuple[FloatRows, ...], BeforeValidator(_as_tuple)]

@@ -17,22 +17,63 @@ from pydantic import model_validator
 
 from marketsim.aggregation.registry import CLASS_METHODS, SCORE_METHODS
 from marketsim.options import F
-from marketsim.scenario.table import Floats, Table
+from marketsim.scenario.table import FloatMatrices, FloatRows, Floats, Table
 from marketsim.scenario.validation import KeyProblem
 
-CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet")
+CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet", "per-worker")
 #: Keys of ``[workers.confusion]`` that only one design reads.
 CONFUSION_DESIGN_KEYS = {"diagonal-uniform": ("low", "high"),
-                         "dirichlet": ("concentration", "diagonal_weight")}
+                         "dirichlet": ("concentration", "diagonal_weight"),
+                         "per-worker": ("matrices",)}
+#: How far a row of probabilities may sum from 1.
+ROW_TOLERANCE = 1e-6
 
 
-class ConfusionSpec(Table):
+def check_stochastic(key: str, rows: tuple[tuple[float, ...], ...]) -> None:
+    """Raise KeyProblem unless every row holds probabilities summing to 1."""
+    for row in rows:
+        if any(not 0.0 <= v <= 1.0 for v in row):
+            raise KeyProblem(key, f"entries must be probabilities in [0, 1], got {list(row)}")
+        if abs(sum(row) - 1.0) > ROW_TOLERANCE:
+            raise KeyProblem(key, f"rows must sum to 1, got {list(row)} (sum {sum(row):.9g})")
+
+
+class TaskEffects(Table):
+    """What makes real errors shared, for the confusion-matrix models (declared once here,
+    read by ``[workers.confusion]`` and ``[workers.communities]``): tasks that look like
+    another class to the whole crowd, and tasks of different difficulty. Both are off by
+    default (every task looks like its class and is equally hard)."""
+
+    sigma: float = F(0.0, "task difficulty: log βᵢ ~ N(0, sigma²) and worker j answers l with "
+                     "probability ∝ π_j[s, l]^βᵢ (βᵢ → 0 a guess); 0 = equally hard tasks",
+                     ge=0, le=10, recorded_at_default=False)
+    lookalike: FloatRows | None = F(
+        None, "K×K rows summing to 1: a task of true class c looks like class s to every "
+        "worker with probability lookalike[c][s] (workers answer from row s)",
+        shown="the identity", recorded_at_default=False)
+
+    @model_validator(mode="after")
+    def _lookalike_rows(self) -> Self:
+        if self.lookalike is not None:
+            check_stochastic("lookalike", self.lookalike)
+        return self
+
+    @property
+    def has_effects(self) -> bool:
+        """Difficulty or look-alikes are asked for (else answers come from the rows as they
+        are, with the random draws of the plain model)."""
+        return self.sigma > 0 or self.lookalike is not None
+
+
+class ConfusionSpec(TaskEffects):
     """``[workers.confusion]`` (`model = "confusion"` only)
 
     Per-worker K×K confusion matrices. ``diagonal-uniform``: each diagonal entry uniform on
     [low, high], the rest of the row spread evenly (Zhang et al.'s synthetic design; for K = 2
     exactly their setup). ``dirichlet``: row c drawn from Dirichlet(concentration·(1 +
-    diagonal_weight·e_c))."""
+    diagonal_weight·e_c)). ``per-worker``: every worker's matrix given (``matrices``, as
+    `marketsim calibrate` writes it). Any design may add look-alike tasks and task
+    difficulty (``lookalike``, ``sigma``)."""
 
     design: Literal[CONFUSION_DESIGNS] = F(  # type: ignore[valid-type]
         "diagonal-uniform", "diagonal uniform on [low, high] with the rest of the row spread "
@@ -42,6 +83,10 @@ class ConfusionSpec(Table):
     concentration: float = F(1.0, "`dirichlet`: row c ~ Dirichlet(concentration·(1 + "
                              "diagonal_weight·e_c))", gt=0, le=1e6)
     diagonal_weight: float = F(4.0, "`dirichlet`: weight of the diagonal", ge=0, le=1e6)
+    matrices: FloatMatrices | None = F(
+        None, "`per-worker`: one K×K matrix per worker (workers.count of them), row c the "
+        "worker's answer probabilities on a task of class c", shown="required with "
+        "`per-worker`", recorded_at_default=False)
 
     @model_validator(mode="after")
     def _design_keys(self) -> Self:
@@ -52,6 +97,11 @@ class ConfusionSpec(Table):
                                  f"{self.design!r}")
         if self.high < self.low:
             raise KeyProblem("high", f"must be >= workers.confusion.low ({self.low:g})")
+        if self.design == "per-worker":
+            if self.matrices is None:
+                raise KeyProblem("matrices", "is required with design = 'per-worker'")
+            for matrix in self.matrices:
+                check_stochastic("matrices", matrix)
         return self
 
     def document(self) -> dict[str, Any]:
@@ -95,7 +145,7 @@ class GladSpec(Table):
     difficulty (β = 1 a typical task, β → 0 a coin flip for everyone), drawn once per replicate
     from ``difficulty``; α_j is the worker's ability: σ(α_j) is their accuracy on a typical
     task, drawn as α_j = logit(p_j) with p_j from `[workers.ability]` unless ``alpha`` lists
-    one per worker (as `marketsim calibrate` writes)."""
+    one per worker (as `marketsim calibrate` wrote before it chose among worlds)."""
 
     difficulty: Literal[DIFFICULTY_DISTRIBUTIONS] = F(  # type: ignore[valid-type]
         "lognormal", "distribution of the tasks' inverse difficulty βᵢ: log βᵢ ~ N(0, sigma²), "
@@ -125,6 +175,38 @@ class GladSpec(Table):
         unread = {k for d, keys in DIFFICULTY_KEYS.items() if d != self.difficulty
                   for k in keys}
         return {k: v for k, v in super().document().items() if k not in unread}
+
+
+class CommunitiesSpec(TaskEffects):
+    """``[workers.communities]`` (`model = "communities"` only)
+
+    Communities of workers who share a confusion bias (Venanzi, Guiver, Kazai, Kohli &
+    Shokouhi, WWW 2014): worker j belongs to community m_j ~ Categorical(weights); community m
+    has the K×K matrix ``confusion[m]``; row c of the worker's own matrix is
+    Dirichlet(concentration·confusion[m][c]), a perturbation of the community's (its mean;
+    large ``concentration``: every member answers like the community). Drawn once per
+    replicate. Look-alike tasks and difficulty (``lookalike``, ``sigma``) as in
+    `[workers.confusion]`."""
+
+    confusion: FloatMatrices | None = F(
+        None, "one K×K matrix per community, rows summing to 1", shown="required")
+    weights: Floats | None = F(None, "each community's share of the workers (one number > 0 "
+                               "per community)", shown="equal shares")
+    concentration: float = F(100.0, "members' rows ~ Dirichlet(concentration × the "
+                             "community's row)", gt=0, le=1e9)
+
+    @model_validator(mode="after")
+    def _community_keys(self) -> Self:
+        for matrix in self.confusion or ():
+            check_stochastic("confusion", matrix)
+        if self.weights is not None:
+            if any(not 0 < w < 1e300 for w in self.weights):
+                raise KeyProblem("weights", f"entries must be finite numbers > 0, got "
+                                 f"{list(self.weights)}")
+            if self.confusion is not None and len(self.weights) != len(self.confusion):
+                raise KeyProblem("weights", f"must have one entry per community "
+                                 f"({len(self.confusion)}), got {len(self.weights)}")
+        return self
 
 
 @dataclass(frozen=True)
@@ -162,6 +244,7 @@ WORKER_MODEL_FACTS: dict[str, WorkerModelFacts] = {
     "gaussian-scores": WorkerModelFacts("gaussian-scores", "scores", "rmse", "gaussian-em",
                                         "gaussian_scores"),
     "glad": _classes("glad", "glad"),
+    "communities": _classes("communities", "communities"),
 }
 
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from scipy.special import expit
 
-from marketsim.aggregation.world_fit import crowd_stats, fit_world
+from marketsim.aggregation.confusion_fit import fit_confusion_world
+from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.cli import main
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.runner import run_unit
@@ -47,6 +49,7 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "goodness of fit" in printed and "agreement rate" in printed
+    assert "most labels are wrong" in printed
     text = out.read_text()
     assert text.startswith("# Written by marketsim calibrate")
     assert f"# command: python -m marketsim calibrate {crowd} --truth {gold} --out {out}" in text
@@ -54,7 +57,9 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert doc["arms"][0] == {"name": "as collected", "policy": "uniform", "inference": "ds",
                               "initial": "one-per-task"}
     assert doc["budget"]["edges"] == 1500 and doc["tasks"]["count"] == 300
-    assert doc["workers"]["model"] == "glad" and len(doc["workers"]["glad"]["alpha"]) == 12
+    assert doc["workers"]["model"] == "confusion"
+    assert doc["workers"]["confusion"]["design"] == "per-worker"
+    assert len(doc["workers"]["confusion"]["matrices"]) == 12
     assert [a["name"] for a in doc["arms"]] == ["as collected", "entropy-greedy",
                                                 "explore-exploit"]
     scenario = load_scenario(out)
@@ -62,27 +67,64 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     result = run_unit(scenario.with_overrides(replicates=1), 0, 0)
     assert result.rows[-1].edges == 1500
     fit = json.loads(out.with_suffix(".fit.json").read_text())
-    assert fit["bic"]["glad"] < fit["bic"]["equal_tasks"]  # sigma = 1: difficulty pays
+    bic = {c["world"]: c["bic"] for c in fit["candidates"]}
+    assert len(bic) == 8 and fit["world"] == min(bic, key=bic.__getitem__)
+    # sigma = 1: difficulty pays
+    assert bic["one ability per worker, task difficulty"] < bic["one ability per worker"]
+    assert "task difficulty" in fit["world"] and "sigma = " not in fit["world"]
     assert out.with_suffix(".fit.png").stat().st_size > 1000
 
 
-def test_the_fit_recovers_abilities_and_the_spread_of_difficulty(tmp_path: Path) -> None:
+def coin_fit(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray, truth: np.ndarray,
+             m: int, difficulty: bool, lookalike: bool = False, coins: bool = True) -> Any:
+    weights = np.eye(2)[truth]
+    start = np.full((m, 2, 2), 0.5)
+    return fit_confusion_world(tasks, workers, labels, weights, m, start, coins=coins,
+                               lookalike=lookalike, difficulty=difficulty)
+
+
+def test_the_fit_recovers_abilities_and_the_spread_of_difficulty() -> None:
     rng = np.random.default_rng(4)
     n, m, r = 3000, 10, 8
     alpha = np.linspace(0.5, 3.0, m)
     beta = np.exp(0.8 * rng.standard_normal(n))
+    truth = rng.integers(0, 2, n)
     tasks = np.repeat(np.arange(n), r)
     workers = np.argsort(rng.random((n, m)), axis=1)[:, :r].ravel()
-    right = (rng.random(tasks.size) < expit(alpha[workers] * beta[tasks])).astype(float)
-    fit = fit_world(tasks, workers, right, n, m, difficulty=True)
-    flat = fit_world(tasks, workers, right, n, m, difficulty=False)
+    right = rng.random(tasks.size) < expit(alpha[workers] * beta[tasks])
+    labels = np.where(right, truth[tasks], 1 - truth[tasks])
+    fit = coin_fit(tasks, workers, labels, truth, m, difficulty=True)
+    flat = coin_fit(tasks, workers, labels, truth, m, difficulty=False)
     assert abs(fit.sigma - 0.8) < 0.1
-    assert np.max(np.abs(fit.alpha - alpha)) < 0.35
+    fitted_alpha = np.log(fit.confusion[:, 0, 0] / fit.confusion[:, 0, 1])
+    assert np.max(np.abs(fitted_alpha - alpha)) < 0.35
     assert fit.bic < flat.bic and flat.sigma == 0.0
     # equal tasks: difficulty does not pay for its parameter
-    same = (rng.random(tasks.size) < expit(alpha[workers])).astype(float)
-    assert (fit_world(tasks, workers, same, n, m, True).bic
-            > fit_world(tasks, workers, same, n, m, False).bic)
+    same = rng.random(tasks.size) < expit(alpha[workers])
+    labels = np.where(same, truth[tasks], 1 - truth[tasks])
+    assert (coin_fit(tasks, workers, labels, truth, m, True).bic
+            > coin_fit(tasks, workers, labels, truth, m, False).bic)
+
+
+def test_the_fit_recovers_look_alike_tasks_and_asymmetric_workers() -> None:
+    """Tasks of class 1 look like class 0 to everyone with probability 0.3; workers confuse
+    the classes asymmetrically. The fit finds both, and BIC prefers them."""
+    rng = np.random.default_rng(6)
+    n, m, r = 2000, 12, 9
+    look = np.array([[0.95, 0.05], [0.3, 0.7]])
+    pi = np.stack([np.array([[a, 1 - a], [1 - b, b]]) for a, b in
+                   zip(np.linspace(0.6, 0.95, m), np.linspace(0.9, 0.7, m), strict=True)])
+    truth = rng.integers(0, 2, n)
+    seen = (rng.random(n) > look[truth, truth]).astype(int) ^ truth  # the class it looks like
+    tasks = np.repeat(np.arange(n), r)
+    workers = np.argsort(rng.random((n, m)), axis=1)[:, :r].ravel()
+    labels = (rng.random(tasks.size) > pi[workers, seen[tasks], seen[tasks]]).astype(int) \
+        ^ seen[tasks]
+    fit = coin_fit(tasks, workers, labels, truth, m, False, lookalike=True, coins=False)
+    plain = coin_fit(tasks, workers, labels, truth, m, False, lookalike=False, coins=False)
+    assert np.allclose(fit.lookalike, look, atol=0.04), fit.lookalike
+    assert np.max(np.abs(fit.confusion - pi)) < 0.12
+    assert fit.bic < plain.bic
 
 
 def test_crowd_stats_count_agreeing_pairs() -> None:
@@ -92,6 +134,9 @@ def test_crowd_stats_count_agreeing_pairs() -> None:
     assert stats.agreement == pytest.approx((2 + 2) / (6 + 2))  # ordered pairs
     assert list(stats.labels_per_task) == [3, 2] and list(stats.labels_per_worker) == [2, 2, 1]
     assert np.allclose(stats.worker_accuracy, [1.0, 1.0, 0.0])
+    assert stats.mostly_wrong == 0.0  # task 0: 2 of 3 right; task 1 has no reference
+    wrong = crowd_stats(tasks, workers, labels, np.array([0, 0]), 2, 3, 2)
+    assert wrong.mostly_wrong == 0.5  # task 0: 1 of 3 right; task 1: 2 of 2 right
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -124,7 +169,7 @@ def test_without_truth_the_dawid_skene_posterior_is_the_reference(tmp_path: Path
     out = tmp_path / "posterior.toml"
     assert main(["calibrate", str(crowd), "--out", str(out), "--seed", "7"]) == 0
     text = out.read_text()
-    assert "right from the Dawid-Skene posterior (no truth file)" in text
+    assert "class from the Dawid-Skene posterior (no truth file)" in text
     assert "--seed 7" in text.splitlines()[1]
     scenario = load_scenario(out)
     assert scenario.seed == 7 and scenario.workers.count == 12

@@ -188,6 +188,9 @@ def test_every_worker_model_is_registered_with_its_facts() -> None:
         assert facts.default_method in facts.methods
         assert (facts.labels, facts.metric) in {("classes", "error_rate"), ("scores", "rmse")}
         doc = scenario(model=name)
+        if name == "communities":  # the one model with a required key
+            doc["workers"]["communities"] = {"confusion": [[[0.8, 0.1, 0.1], [0.2, 0.7, 0.1],
+                                                             [0.1, 0.1, 0.8]]]}
         if facts.scores:
             doc["tasks"] = {"count": 400}
             doc["arms"][0]["inference"] = "gaussian-em"

@@ -197,3 +197,23 @@ def test_a_new_session_starts_after_rest_and_learning_counts_every_answer() -> N
         dyn.answer(0, 0)
     n, s = np.arange(5), np.array([0, 1, 2, 0, 1])
     assert np.allclose(shifts, 1.0 * (1 - np.exp(-n / 10.0)) - 0.5 * s)
+
+
+def test_dynamics_apply_to_confusion_workers_with_look_alike_tasks_and_difficulty() -> None:
+    """Task effects answer through their own path: all coefficients 0 give its answers draw
+    for draw, and learning raises the share of right answers."""
+    plain = doc({}, model="confusion", edges=3000, tasks=300)
+    del plain["workers"]["dynamics"], plain["workers"]["ability"]
+    plain["workers"]["confusion"] = {"lookalike": [[0.8, 0.2], [0.1, 0.9]], "sigma": 0.8}
+    zero = {**plain, "workers": {**plain["workers"], "dynamics": {"learning": 0.0}}}
+    learn = {**plain, "workers": {**plain["workers"], "dynamics": {"learning": 3.0,
+                                                                   "learning_labels": 10}}}
+    a, b, c = run(plain), run(zero), run(learn)
+    assert isinstance(b.answers, DynamicAnswers)
+    assert np.array_equal(a.log.view().labels, b.log.view().labels)
+
+    def right(m: Market) -> float:
+        view = m.log.view()
+        return float(np.mean(view.labels == m.world.truth[view.tasks]))
+
+    assert right(c) > right(a) + 0.05

@@ -9,10 +9,15 @@ registered by name in :mod:`marketsim.market.worker_models`:
 - :mod:`~marketsim.market.answers.one_coin`: ``workers.model = "one-coin"``;
 - :mod:`~marketsim.market.answers.spammer_hammer`: ``"spammer-hammer"`` (one-coin answers);
 - :mod:`~marketsim.market.answers.confusion`: ``"confusion"`` (full confusion matrices);
+- :mod:`~marketsim.market.answers.communities`: ``"communities"`` (Venanzi et al.'s shared
+  confusion bias);
+- :mod:`~marketsim.market.answers.glad`: ``"glad"`` (task difficulty);
 - :mod:`~marketsim.market.answers.gaussian_scores`: ``"gaussian-scores"`` (scores in [0, 1]);
 - :mod:`~marketsim.market.answers.replay`: real-data replay (the answer in the file).
 
-:mod:`~marketsim.market.answers.classes` is what the class-label models share.
+:mod:`~marketsim.market.answers.classes` is what the class-label models share;
+:mod:`~marketsim.market.answers.task_effects` the look-alike tasks and difficulty the
+confusion-matrix models may add.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Confusion-matrix workers (``workers.model = "confusion"``): worker ``j`` answers ``l`` on a
 task of true class ``c`` with probability ``confusion[j, c, l]``. The matrices are
-``diagonal-uniform`` (diagonal ``U[low, high]``, the rest spread evenly) or ``dirichlet`` (rows
-``Dirichlet(concentration * (1 + diagonal_weight * e_c))``)."""
+``diagonal-uniform`` (diagonal ``U[low, high]``, the rest spread evenly), ``dirichlet`` (rows
+``Dirichlet(concentration * (1 + diagonal_weight * e_c))``) or ``per-worker`` (given, as
+``marketsim calibrate`` writes them). With look-alike tasks or difficulty
+(:mod:`~marketsim.market.answers.task_effects`) the answers go through those."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numpy as np
 from marketsim.market.answers import AnswerModel
 from marketsim.market.answers.classes import ClassWorkers
 from marketsim.market.answers.dynamics import shifted
+from marketsim.market.answers.task_effects import EffectAnswers, EffectParams, draw_effect_world
 from marketsim.market.world import World
 from marketsim.scenario.specs import Scenario
 
@@ -18,6 +21,8 @@ def draw_confusion_matrices(scenario: Scenario, rng: np.random.Generator) -> np.
     """Per-worker confusion matrices (n_workers, K, K) of the scenario's confusion design."""
     m, k = scenario.workers.count, scenario.tasks.classes
     spec = scenario.workers.confusion
+    if spec.design == "per-worker":
+        return np.asarray(spec.matrices, dtype=np.float64)
     if spec.design == "diagonal-uniform":
         diag = rng.uniform(spec.low, spec.high, size=(m, k))
         conf = np.repeat(((1.0 - diag) / (k - 1))[:, :, None], k, axis=2)
@@ -85,6 +90,24 @@ class ConfusionWorkers(ClassWorkers):
         """Answers drawn through each worker's row (:func:`draw_labels`)."""
         return draw_labels(truth, confusion, workers, rng)
 
+    def draw(self, scenario: Scenario, rng: np.random.Generator, initial: str,
+             initial_rng: np.random.Generator | None) -> World:
+        """The shared class-model draw; with task effects, the matrices then the effects
+        (:func:`~marketsim.market.answers.task_effects.draw_effect_world`)."""
+        spec = scenario.workers.confusion
+        if not spec.has_effects:
+            return super().draw(scenario, rng, initial, initial_rng)
+        prior = np.asarray(scenario.tasks.prior)
+        truth = rng.choice(scenario.tasks.classes, size=scenario.tasks.count,
+                           p=prior).astype(np.int64)
+        matrices = self.draw_confusion(scenario, rng)
+        return draw_effect_world(self, scenario, spec, matrices, truth, rng, initial,
+                                 initial_rng)
+
     def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
-        """Per-label answers from the confusion matrices (:class:`ConfusionAnswers`)."""
+        """Per-label answers from the confusion matrices (:class:`ConfusionAnswers`), or
+        through the task effects (:class:`~marketsim.market.answers.task_effects.
+        EffectAnswers`)."""
+        if isinstance(world.params, EffectParams):
+            return EffectAnswers(world.params, rng, world.truth)
         return ConfusionAnswers(world.truth, world.confusion, rng)

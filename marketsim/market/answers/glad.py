@@ -4,7 +4,7 @@ model (Whitehill et al. 2009): worker ``j`` answers task ``i`` correctly with pr
 
 ``beta_i > 0`` is the task's inverse difficulty, drawn once per replicate (shared by every
 arm): ``log beta_i ~ N(0, sigma^2)`` or ``beta_i ~ Gamma(shape, 1/shape)``. ``alpha_j`` is the
-worker's ability, given per worker (``[workers.glad] alpha``, as ``marketsim calibrate`` writes
+worker's ability, given per worker (``[workers.glad] alpha``, as ``marketsim calibrate`` wrote
 it) or ``logit(p_j)`` with ``p_j`` drawn from ``[workers.ability]``. The world's confusion
 matrices are one-coin matrices of each worker's accuracy averaged over the difficulty
 distribution, ``E_beta[sigmoid(alpha_j * beta)]`` (what the recorder's ability error compares

@@ -1,0 +1,225 @@
+"""Fitting a crowd of per-worker confusion matrices to its labels (``marketsim calibrate``),
+with two task effects that make real errors shared: look-alike tasks and task difficulty.
+
+The model (``workers.model = "confusion"``, ``design = "per-worker"``): task ``i`` of true
+class ``c_i`` *looks like* class ``s_i ~ lookalike[c_i]`` to the whole crowd (a grosbeak that
+looks like a bunting: every worker sees the same wrong class, which no independent-worker
+model can produce); its inverse difficulty is ``beta_i`` with ``log beta_i ~ N(0, sigma^2)``;
+worker ``j`` answers ``l`` with probability ``softmax(beta_i * log pi_j[s_i])[l]`` (the
+worker's confusion row tempered by the task: ``beta = 1`` the row itself, ``beta -> 0`` a
+uniform guess, ``beta -> inf`` the row's most likely class). Without look-alikes
+(``lookalike`` the identity) and difficulty (``sigma = 0``) it is Dawid and Skene's model with
+the truth known.
+
+The marginal log-likelihood of the labels given each task's reference class (one-hot from a
+truth file, else Dawid–Skene's posterior),
+
+    L = sum_i log sum_{c, s, q} w_ic lookalike[c, s] / Q prod_{l in i} P(y_l | j_l, s, beta_q),
+
+is computed on ``QUANTILES`` equally likely ``beta_q`` and maximised over every worker's
+matrix, the look-alike matrix and ``sigma`` at once (L-BFGS with the exact gradient, arrays
+labels × classes × quantiles: no loop over labels, tasks or workers). Rows are log-softmax of
+free logits with a N(0, 3^2) prior (a worker who is always right stays finite). The four
+nested worlds (with or without each effect) are compared by BIC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import log_softmax, logsumexp, ndtri, softmax
+
+#: Equally likely values of ``beta`` the expectation over the difficulty is taken on.
+QUANTILES = 16
+#: Standard deviation of the N(0, s^2) prior on every logit.
+LOGIT_PRIOR_SD = 3.0
+#: Largest ``sigma`` the fit considers.
+MAX_SIGMA = 5.0
+#: Smallest ``sigma`` (log scale bound) while ``sigma`` is free.
+MIN_SIGMA = 1e-4
+
+
+@dataclass(frozen=True)
+class ConfusionFit:
+    """One fitted crowd: per-worker matrices ``confusion`` (workers, K, K), the ``lookalike``
+    matrix (K, K; the identity when not fitted), ``sigma`` (0 without difficulty), the marginal
+    log-likelihood (without the prior), its free parameter count and BIC."""
+
+    confusion: np.ndarray
+    lookalike: np.ndarray
+    sigma: float
+    log_likelihood: float
+    n_params: int
+    bic: float
+    name: str
+
+
+@dataclass(frozen=True)
+class _Problem:
+    tasks: np.ndarray
+    workers: np.ndarray
+    labels: np.ndarray
+    weights: np.ndarray  # (tasks, K): reference class distribution
+    by_task: sp.csr_matrix
+    z: np.ndarray  # (Q,)
+    n_workers: int
+    k: int
+    lookalike: bool
+    difficulty: bool
+    coins: bool
+
+    @property
+    def n_worker_params(self) -> int:
+        """Free numbers per worker: one ability (coins) or the K x K logits."""
+        return 1 if self.coins else self.k * self.k
+
+
+def _unpack(x: np.ndarray, p: _Problem) -> tuple[np.ndarray, np.ndarray, float]:
+    k, m = p.k, p.n_workers
+    at = m * p.n_worker_params
+    theta = (x[:m, None, None] * np.eye(k)[None] if p.coins
+             else x[:at].reshape(m, k, k))
+    lam = x[at:at + k * k].reshape(k, k) if p.lookalike else np.zeros((k, k))
+    at += k * k if p.lookalike else 0
+    sigma = float(np.exp(x[at])) if p.difficulty else 0.0
+    return theta, lam, sigma
+
+
+def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
+    """Negative log posterior, its gradient and the log-likelihood alone."""
+    k = p.k
+    theta, lam, sigma = _unpack(x, p)
+    log_pi = log_softmax(theta, axis=2)  # (m, K, K)
+    if p.lookalike:
+        log_t = log_softmax(lam, axis=1)
+    else:
+        log_t = np.where(np.eye(k, dtype=bool), 0.0, -np.inf)
+    beta = np.exp(sigma * p.z)  # (Q,)
+    u = log_pi[p.workers]  # (L, K_s, K_y)
+    scaled = beta[None, None, :, None] * u[:, :, None, :]  # (L, S, Q, Y)
+    rho = softmax(scaled, axis=3)
+    lab = p.labels
+    rows = np.arange(lab.size)
+    log_p = scaled[rows, :, :, lab] - logsumexp(scaled, axis=3)  # (L, S, Q)
+    per_task = (p.by_task @ log_p.reshape(lab.size, -1)).reshape(-1, k, p.z.size)
+    with np.errstate(divide="ignore"):
+        log_prior = logsumexp(np.log(p.weights)[:, :, None] + log_t[None, :, :], axis=1)
+    joint = per_task + log_prior[:, :, None] - np.log(p.z.size)  # (n, S, Q)
+    total = logsumexp(joint, axis=(1, 2))
+    post = np.exp(joint - total[:, None, None])  # (n, S, Q)
+    r = post[p.tasks]  # (L, S, Q)
+    onehot = np.eye(k)[lab]  # (L, Y)
+    # d log p / d theta[j, s, m] = beta_q (1[m = y] - rho_m), summed with r.
+    g_label = (r[:, :, :, None] * beta[None, None, :, None]
+               * (onehot[:, None, None, :] - rho)).sum(axis=2)  # (L, S, Y)
+    grad_theta = np.zeros_like(theta)
+    np.add.at(grad_theta, p.workers, g_label)
+    var = LOGIT_PRIOR_SD ** 2
+    loglik = float(total.sum())
+    if p.coins:
+        a = x[:p.n_workers]
+        value = -loglik + 0.5 * float(a @ a) / var
+        grads = [-np.trace(grad_theta, axis1=1, axis2=2) + a / var]
+    else:
+        value = -loglik + 0.5 * float((theta ** 2).sum()) / var
+        grads = [(-grad_theta + theta / var).ravel()]
+    if p.lookalike:
+        value += 0.5 * float((lam ** 2).sum()) / var
+        t = np.exp(log_t)
+        post_s = post.sum(axis=2)  # (n, S)
+        # posterior of (c, s) per task: w_ic t_cs / prior_is * post_is
+        prior_s = np.exp(log_prior)
+        resp = p.weights[:, :, None] * t[None, :, :] * (post_s / np.maximum(prior_s, 1e-300)
+                                                         )[:, None, :]  # (n, C, S)
+        counts = resp.sum(axis=0)  # (C, S)
+        grad_lam = counts - t * counts.sum(axis=1, keepdims=True)
+        grads.append((-grad_lam + lam / var).ravel())
+    if p.difficulty:
+        d_beta = (u[:, :, None, :] * (onehot[:, None, None, :] - rho)).sum(axis=3)  # (L,S,Q)
+        grad_sigma = float((r * d_beta * beta[None, None, :] * p.z[None, None, :]).sum())
+        grads.append(np.array([-grad_sigma * sigma]))
+    return value, np.concatenate(grads), loglik
+
+
+def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                        weights: np.ndarray, n_workers: int, start: np.ndarray, *,
+                        coins: bool, lookalike: bool, difficulty: bool,
+                        look_start: np.ndarray | None = None) -> ConfusionFit:
+    """Fit the crowd to ``labels`` of ``workers`` on ``tasks``, each task's reference class
+    distributed as ``weights`` (tasks, K). ``coins``: one ability per worker (a one-coin
+    matrix, GLAD's worker for K = 2), else a full matrix per worker; ``lookalike`` and
+    ``difficulty`` add the task effects. ``start`` (workers, K, K) is the first guess of the
+    matrices (:func:`counted_confusion`, or a simpler fit's: warm starts), ``look_start`` the
+    look-alike matrix's (default: mostly the identity)."""
+    n, k = weights.shape
+    by_task = sp.csr_matrix((np.ones(tasks.size), (tasks, np.arange(tasks.size))),
+                            shape=(n, tasks.size))
+    u = (np.arange(QUANTILES) + 0.5) / QUANTILES
+    z = np.asarray(ndtri(u)) if difficulty else np.zeros(1)
+    prob = _Problem(tasks, workers, labels, weights, by_task, z, n_workers, k, lookalike,
+                    difficulty, coins)
+    start = np.clip(start, 1e-3, 1.0)
+    if coins:
+        right = np.trace(start, axis1=1, axis2=2) / k
+        x0 = [np.log(right * (k - 1) / np.maximum(1.0 - right, 1e-3))]
+    else:
+        x0 = [np.log(start).ravel()]
+    bounds = [(-30.0, 30.0)] * (n_workers * prob.n_worker_params)
+    if lookalike:
+        look = 0.95 * np.eye(k) + 0.05 / k if look_start is None else look_start
+        x0.append(np.log(np.clip(look, 1e-6, 1.0)).ravel())
+        bounds += [(-30.0, 30.0)] * (k * k)
+    if difficulty:
+        x0.append(np.array([np.log(0.5)]))
+        bounds.append((np.log(MIN_SIGMA), np.log(MAX_SIGMA)))
+
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad, _ = _objective(x, prob)
+        return value, grad
+
+    result = minimize(fun, np.concatenate(x0), jac=True, method="L-BFGS-B", bounds=bounds,
+                      options={"maxiter": 500})
+    _, _, loglik = _objective(result.x, prob)
+    theta, lam, sigma = _unpack(result.x, prob)
+    per_worker = 1 if coins else k * (k - 1)
+    n_params = n_workers * per_worker + (k * (k - 1) if lookalike else 0) + int(difficulty)
+    bic = -2.0 * loglik + n_params * np.log(max(tasks.size, 1))
+    name = ("one ability per worker" if coins else "per-worker confusion") \
+        + (", look-alike tasks" if lookalike else "") \
+        + (", task difficulty" if difficulty else "")
+    look = softmax(lam, axis=1) if lookalike else np.eye(k)
+    return ConfusionFit(softmax(theta, axis=2), look, sigma, loglik, n_params, float(bic),
+                        name)
+
+
+def counted_confusion(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                      weights: np.ndarray, n_workers: int, smoothing: float = 0.5
+                      ) -> np.ndarray:
+    """Each worker's confusion matrix counted against the reference classes ``weights``
+    (tasks, K), with ``smoothing`` added to every cell: the fits' first guess."""
+    k = weights.shape[1]
+    by_answer = np.zeros((n_workers, k, k))  # (worker, answer, class)
+    np.add.at(by_answer, (workers, labels), weights[tasks])
+    counts = by_answer.transpose(0, 2, 1) + smoothing
+    return counts / counts.sum(axis=2, keepdims=True)
+
+
+def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                     weights: np.ndarray, n_workers: int) -> tuple[ConfusionFit, ...]:
+    """The eight nested worlds ``marketsim calibrate`` chooses from by BIC: one ability or a
+    full matrix per worker, with or without look-alike tasks, with or without difficulty
+    (each world with difficulty starts from the same world without it)."""
+    start = counted_confusion(tasks, workers, labels, weights, n_workers)
+    fits: list[ConfusionFit] = []
+    for coins in (True, False):
+        for lookalike in (False, True):
+            plain = fit_confusion_world(tasks, workers, labels, weights, n_workers, start,
+                                        coins=coins, lookalike=lookalike, difficulty=False)
+            hard = fit_confusion_world(tasks, workers, labels, weights, n_workers,
+                                       plain.confusion, coins=coins, lookalike=lookalike,
+                                       difficulty=True, look_start=plain.lookalike)
+            fits += [plain, hard]
+    return tuple(fits)

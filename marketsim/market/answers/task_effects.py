@@ -1,0 +1,139 @@
+"""Look-alike tasks and task difficulty on top of per-worker confusion matrices
+(``[workers.confusion]`` and ``[workers.communities]`` keys ``lookalike`` and ``sigma``): what
+makes real errors shared.
+
+Task ``i`` of true class ``c_i`` looks like class ``s_i ~ lookalike[c_i]`` to every worker, and
+has inverse difficulty ``beta_i`` (``log beta_i ~ N(0, sigma^2)``); worker ``j`` answers ``l``
+with probability ``softmax(beta_i * log pi_j[s_i])[l]``, i.e. ``pi_j[s_i, l]^beta_i``
+normalised. Both are drawn once per replicate, after the matrices (shared by every arm). The
+world's ``confusion`` is what a worker does on average over the tasks,
+``sum_s lookalike[c, s] E_beta[softmax(beta * log pi_j[s])]`` (what the recorder compares
+estimates with).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtri, softmax
+
+from marketsim.market.answers.dynamics import shifted
+from marketsim.market.task_features import draw_feature_proba, draw_task_features
+from marketsim.market.world import WorkerModel, World, accuracy, initial_pairs
+from marketsim.scenario.specs import Scenario
+from marketsim.scenario.worker_models import TaskEffects
+
+#: Quantile points of the difficulty distribution a worker's mean matrix averages over.
+QUANTILES = 64
+#: Probabilities are kept this far above 0 before their logarithm is tempered.
+FLOOR = 1e-12
+
+
+@dataclass(frozen=True)
+class EffectParams:
+    """A world's task effects: the class each task looks like (n_tasks,), its inverse
+    difficulty (n_tasks,) and the workers' own matrices (n_workers, K, K)."""
+
+    looks: np.ndarray
+    beta: np.ndarray
+    matrices: np.ndarray
+
+
+def lookalike_matrix(spec: TaskEffects, k: int) -> np.ndarray:
+    """The look-alike matrix (the identity when none is given)."""
+    return np.eye(k) if spec.lookalike is None else np.asarray(spec.lookalike, dtype=np.float64)
+
+
+def tempered(matrices: np.ndarray, beta: np.ndarray | float) -> np.ndarray:
+    """``softmax(beta * log matrices)`` over the last axis (``beta`` broadcast over rows)."""
+    logs = np.log(np.maximum(matrices, FLOOR))
+    return np.asarray(softmax(np.asarray(beta)[..., None] * logs, axis=-1))
+
+
+def mean_confusion(matrices: np.ndarray, spec: TaskEffects) -> np.ndarray:
+    """Each worker's answer probabilities averaged over look-alikes and difficulty,
+    (n_workers, K, K)."""
+    k = matrices.shape[1]
+    u = (np.arange(QUANTILES) + 0.5) / QUANTILES
+    beta = np.exp(spec.sigma * ndtri(u)) if spec.sigma > 0 else np.ones(1)
+    over_beta = np.mean([tempered(matrices, b) for b in beta], axis=0)  # (m, S, L)
+    return np.einsum("cs,msl->mcl", lookalike_matrix(spec, k), over_beta)
+
+
+def draw_effects(spec: TaskEffects, truth: np.ndarray, k: int, rng: np.random.Generator
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each task's look-alike class and inverse difficulty (a draw only for the effects
+    asked for)."""
+    looks = truth.copy()
+    if spec.lookalike is not None:
+        cumulative = np.cumsum(lookalike_matrix(spec, k)[truth], axis=1)
+        looks = (cumulative <= rng.random((truth.size, 1))).sum(axis=1)
+        looks = np.minimum(looks, k - 1).astype(np.int64)
+    beta = np.exp(spec.sigma * rng.standard_normal(truth.size)) if spec.sigma > 0 \
+        else np.ones(truth.size)
+    return looks, beta
+
+
+class EffectAnswers:
+    """Per-label answers with task effects: one uniform draw inverted through the worker's
+    row of the task's look-alike class, tempered by the task's difficulty."""
+
+    def __init__(self, params: EffectParams, rng: np.random.Generator,
+                 truth: np.ndarray) -> None:
+        self.truth = truth
+        self.logs = np.log(np.maximum(params.matrices, FLOOR))
+        self.looks = params.looks
+        self.beta = params.beta
+        self.rng = rng
+
+    def answer(self, task: int, worker: int) -> tuple[int, float | None]:
+        """The worker's label for ``task`` (no score)."""
+        return self._draw(self._probs(task, worker))
+
+    def answer_shifted(self, task: int, worker: int, shift: float) -> tuple[int, float | None]:
+        """The label with the logit of the true class's probability shifted by ``shift``, the
+        other classes scaled to keep their proportions (``[workers.dynamics]``; the same one
+        draw as :meth:`answer`)."""
+        probs = self._probs(task, worker)
+        truth = int(self.truth[task])
+        p0 = float(probs[truth])
+        p = shifted(p0, shift)
+        if p != p0:
+            probs = probs * ((1.0 - p) / (1.0 - p0))
+            probs[truth] = p
+        return self._draw(probs)
+
+    def _probs(self, task: int, worker: int) -> np.ndarray:
+        row = self.beta[task] * self.logs[worker, self.looks[task]]
+        p = np.exp(row - row.max())
+        return p / p.sum()
+
+    def _draw(self, probs: np.ndarray) -> tuple[int, float | None]:
+        cumulative = np.cumsum(probs)
+        label = min(int(np.searchsorted(cumulative, self.rng.random(), side="right")),
+                    len(cumulative) - 1)
+        return label, None
+
+
+def draw_effect_world(model: WorkerModel, scenario: Scenario, spec: TaskEffects,
+                      matrices: np.ndarray, truth: np.ndarray, rng: np.random.Generator,
+                      initial: str, initial_rng: np.random.Generator | None) -> World:
+    """The rest of a world whose classes and matrices are drawn: the task effects, features,
+    the initial graph and its answers (vectorised)."""
+    k = scenario.tasks.classes
+    prior = np.asarray(scenario.tasks.prior)
+    looks, beta = draw_effects(spec, truth, k, rng)
+    features = phi = None
+    if scenario.tasks.features is not None:
+        phi = draw_feature_proba(scenario.tasks.features, k, rng)
+        features = draw_task_features(truth, phi, rng)
+    graph_rng = rng if initial_rng is None else initial_rng
+    tasks, workers = initial_pairs(scenario, initial, graph_rng)
+    rows = tempered(matrices[workers, looks[tasks]], beta[tasks])
+    u = graph_rng.random((tasks.size, 1))
+    labels = np.minimum((np.cumsum(rows, axis=1) <= u).sum(axis=1), k - 1).astype(np.int64)
+    mean = mean_confusion(matrices, spec)
+    return World(truth, mean, accuracy(mean, prior), tasks, workers, labels, model,
+                 params=EffectParams(looks, beta, matrices), features=features,
+                 feature_proba=phi)
