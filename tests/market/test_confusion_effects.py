@@ -97,7 +97,7 @@ def test_market_answers_follow_the_same_rows() -> None:
     vectorised initial answers' formula."""
     sc = parse_scenario(scenario(tasks=400, lookalike=LOOKALIKE, sigma=0.7), "x")
     world = draw_world(sc, world_rng(5, 3))
-    answers = EffectAnswers(world.params, np.random.default_rng(0))
+    answers = EffectAnswers(world.params, np.random.default_rng(0), world.truth)
     reps = 60
     counts = np.zeros((3, 2, 2))
     for task in range(400):
