@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.market.answers import AnswerModel
-from marketsim.market.answers.classes import ClassWorkers
-from marketsim.market.answers.confusion import ConfusionAnswers, draw_labels
-from marketsim.market.answers.task_effects import EffectAnswers, EffectParams, draw_effect_world
-from marketsim.market.world import World
+from marketsim.market.answers.confusion import ConfusionWorkers
 from marketsim.scenario.specs import Scenario
+from marketsim.scenario.worker_models import TaskEffects
 
 #: Dirichlet parameters are kept at least this large (a zero entry of a community's row
 #: stays, to double precision, a zero of every member's).
@@ -36,34 +33,14 @@ def draw_members(scenario: Scenario, rng: np.random.Generator) -> tuple[np.ndarr
     return community, gamma / gamma.sum(axis=2, keepdims=True)
 
 
-class CommunityWorkers(ClassWorkers):
-    """The communities worker model: members' matrices perturb their community's."""
+class CommunityWorkers(ConfusionWorkers):
+    """The communities worker model: members' matrices perturb their community's; answers and
+    task effects as the confusion model's."""
 
     def draw_confusion(self, scenario: Scenario, rng: np.random.Generator) -> np.ndarray:
         """Each worker's own matrix (:func:`draw_members`)."""
         return draw_members(scenario, rng)[1]
 
-    def initial_answers(self, truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray,
-                        n_classes: int, rng: np.random.Generator) -> np.ndarray:
-        """Answers drawn through each worker's row (:func:`~marketsim.market.answers.
-        confusion.draw_labels`)."""
-        return draw_labels(truth, confusion, workers, rng)
-
-    def draw(self, scenario: Scenario, rng: np.random.Generator, initial: str,
-             initial_rng: np.random.Generator | None) -> World:
-        """The shared class-model draw; with task effects, the matrices then the effects."""
-        spec = scenario.workers.communities
-        if not spec.has_effects:
-            return super().draw(scenario, rng, initial, initial_rng)
-        prior = np.asarray(scenario.tasks.prior)
-        truth = rng.choice(scenario.tasks.classes, size=scenario.tasks.count,
-                           p=prior).astype(np.int64)
-        matrices = self.draw_confusion(scenario, rng)
-        return draw_effect_world(self, scenario, spec, matrices, truth, rng, initial,
-                                 initial_rng)
-
-    def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
-        """Per-label answers through each worker's matrix (with the task effects if any)."""
-        if isinstance(world.params, EffectParams):
-            return EffectAnswers(world.params, rng, world.truth)
-        return ConfusionAnswers(world.truth, world.confusion, rng)
+    def task_effects(self, scenario: Scenario) -> TaskEffects:
+        """``[workers.communities]`` holds this model's ``lookalike`` and ``sigma``."""
+        return scenario.workers.communities

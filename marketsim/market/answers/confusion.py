@@ -15,6 +15,7 @@ from marketsim.market.answers.dynamics import shifted
 from marketsim.market.answers.task_effects import EffectAnswers, EffectParams, draw_effect_world
 from marketsim.market.world import World
 from marketsim.scenario.specs import Scenario
+from marketsim.scenario.worker_models import TaskEffects
 
 
 def draw_confusion_matrices(scenario: Scenario, rng: np.random.Generator) -> np.ndarray:
@@ -85,6 +86,10 @@ class ConfusionWorkers(ClassWorkers):
         """The scenario's confusion design (:func:`draw_confusion_matrices`)."""
         return draw_confusion_matrices(scenario, rng)
 
+    def task_effects(self, scenario: Scenario) -> TaskEffects:
+        """The table holding this model's ``lookalike`` and ``sigma``."""
+        return scenario.workers.confusion
+
     def initial_answers(self, truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray,
                         n_classes: int, rng: np.random.Generator) -> np.ndarray:
         """Answers drawn through each worker's row (:func:`draw_labels`)."""
@@ -94,7 +99,7 @@ class ConfusionWorkers(ClassWorkers):
              initial_rng: np.random.Generator | None) -> World:
         """The shared class-model draw; with task effects, the matrices then the effects
         (:func:`~marketsim.market.answers.task_effects.draw_effect_world`)."""
-        spec = scenario.workers.confusion
+        spec = self.task_effects(scenario)
         if not spec.has_effects:
             return super().draw(scenario, rng, initial, initial_rng)
         prior = np.asarray(scenario.tasks.prior)
