@@ -82,7 +82,8 @@ def _load(
     try:
         optional = {"score": ("score",), **({"time": TIME_ALIASES} if timed else {})}
         cols, lines, names = _read_csv_named(labels_path, _LABEL_COLUMNS, optional,
-                                             delimiter=delimiter, columns=columns)
+                                             frozenset(optional), delimiter=delimiter,
+                                             columns=columns)
     except InputError as exc:
         if exc.detail.startswith("missing column 'label'") and "'score'" in exc.detail.lower():
             raise InputError(f"{exc.detail}; a file of continuous scores needs --scores",

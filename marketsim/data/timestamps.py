@@ -110,10 +110,13 @@ def _date_times(values: list[str], lines: np.ndarray, source: str, column: str) 
 
 
 def parse_times(values: list[str], lines: np.ndarray, source: str, column: str) -> Timestamps:
-    """The ``time`` column's values (stripped, non-empty) as :class:`Timestamps`; ``lines``
-    are their line numbers, for errors."""
+    """The ``time`` column's values (stripped strings) as :class:`Timestamps`; ``lines`` are
+    their line numbers, for errors."""
     if not values:
         raise InputError(f"column {column!r}: no times", source=source)
+    if "" in values:
+        k = values.index("")
+        raise _bad("empty time (every label needs its time)", source, int(lines[k]), column)
     first = values[0]
     if _number(first) is not None:
         raw, kind, unit = _numbers(values, lines, source, column), "numbers", \
