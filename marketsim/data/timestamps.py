@@ -32,6 +32,8 @@ TIME_ALIASES = ("time", "timestamp", "datetime", "submitted_at", "submitted", "s
 #: weeks, so rates and times to a target read as plain numbers).
 DATETIME_UNIT_SECONDS = 3600.0
 DATETIME_UNIT = "hour"
+#: The unit of numeric times: whatever the file counts in (named by the column).
+NUMBER_UNIT = "unit"
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,8 @@ class Timestamps:
     column: str
     #: ``"numbers"`` or ``"date-times"``.
     kind: str
-    #: The unit of :attr:`values`: ``"hour"`` for date-times, else the column's own unit.
+    #: The unit of :attr:`values`: ``"hour"`` for date-times, ``"unit"`` (the column's own) for
+    #: numbers.
     unit: str
 
 
@@ -119,8 +122,7 @@ def parse_times(values: list[str], lines: np.ndarray, source: str, column: str) 
         raise _bad("empty time (every label needs its time)", source, int(lines[k]), column)
     first = values[0]
     if _number(first) is not None:
-        raw, kind, unit = _numbers(values, lines, source, column), "numbers", \
-            f"unit of column {column!r}"
+        raw, kind, unit = _numbers(values, lines, source, column), "numbers", NUMBER_UNIT
     elif _date_time(first) is not None:
         raw = _date_times(values, lines, source, column) / DATETIME_UNIT_SECONDS
         kind, unit = "date-times", DATETIME_UNIT

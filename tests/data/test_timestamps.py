@@ -45,7 +45,7 @@ def test_numbers_keep_their_own_unit(tmp_path: Path) -> None:
     path = _file(tmp_path, "time;task;worker;label\n1700000100.5;a;w1;x\n1700000000;b;w1;y\n")
     _, _, times = load_csv_timed(path)
     assert times is not None and times.kind == "numbers"
-    assert times.unit == "unit of column 'time'" and np.allclose(times.values, [100.5, 0.0])
+    assert times.unit == "unit" and np.allclose(times.values, [100.5, 0.0])
 
 
 def test_a_file_without_a_time_column_has_no_times_and_zhang_files_neither(
