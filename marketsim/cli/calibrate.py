@@ -188,7 +188,9 @@ def arrivals_fit(times: Timestamps, source: str) -> ArrivalFit:
         raise InputError(
             f"column {times.column!r}: {fit.rate:.3g} labels per {fit.unit} is outside "
             f"[{MIN_RATE:g}, {MAX_RATE:g}], the arrival rates a scenario accepts; give the "
-            "times in a larger or smaller unit", source=source)
+            f"times in a {'larger' if fit.rate < MIN_RATE else 'smaller'} unit (e.g. "
+            f"{'seconds, not milliseconds' if fit.rate < MIN_RATE else 'seconds, not hours'})",
+            source=source)
     return fit
 
 

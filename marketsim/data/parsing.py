@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from marketsim.data.columns import COLUMN_ROLES, ColumnMap, map_columns, sniff_delimiter
+from marketsim.data.columns import ColumnMap, map_columns, sniff_delimiter
 from marketsim.errors import InputError
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
@@ -109,8 +109,7 @@ def _resolve_columns(
         if len(present) > 1:
             raise InputError(
                 f"columns {' and '.join(map(repr, present))} both give the {key}; keep one"
-                + (f" (or choose one with --columns {key}=COLUMN)" if key in COLUMN_ROLES
-                   else ""),
+                + (" (or choose one with --columns time=COLUMN)" if key == "time" else ""),
                 source=source,
                 where=str(line),
             )
