@@ -8,7 +8,9 @@ where the truth is known, else from the Dawid–Skene posterior. The written sce
 collected", spends the file's label count the way the data were collected. The command then
 runs that arm once and prints the goodness of fit (real against simulated per-worker accuracy,
 labels per task and per worker, agreement rate, Dawid–Skene error), saved as
-``<out>.fit.json`` with one plot, ``<out>.fit.png``.
+``<out>.fit.json`` with one plot, ``<out>.fit.png``. A CSV file's time column
+(:mod:`marketsim.data.timestamps`) adds the arrival process: the labels' Poisson rate
+(:mod:`marketsim.aggregation.arrival_fit`) and real against simulated gaps between labels.
 """
 
 from __future__ import annotations
@@ -21,24 +23,32 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit, fit_arrivals, gap_stats
 from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
 from marketsim.aggregation.registry import make_estimator
 from marketsim.data.columns import delimiter_name, parse_columns
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
 from marketsim.data.labels import LabelSet
-from marketsim.data.load import FORMATS, load_labels
+from marketsim.data.load import FORMATS, load_labels_timed
+from marketsim.data.timestamps import TIME_ALIASES, Timestamps
 from marketsim.data.truth import check_truth_coverage
 from marketsim.errors import EXIT_OK, InputError
 from marketsim.record.files import write_json_atomic, write_text_atomic
 from marketsim.record.predictions import refuse_overwriting_inputs
 from marketsim.report.calibration_plot import plot_fit
 from marketsim.scenario.calibration import Calibration, calibrated_text, check_text
+from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.twin import simulated_labels
 
 EPILOG = """examples:
   python -m marketsim calibrate labels.csv --truth truth.csv --out twin.toml
   python -m marketsim calibrate --dataset rte --out scenarios/calibrated_rte.toml
+  python -m marketsim calibrate labels.csv --columns time=submitted --out twin.toml
+
+a time column (header """ + "/".join(TIME_ALIASES) + """,
+or --columns time=COL) fits the arrival rate: numbers are read in their own unit (which becomes
+the unit of simulated time), ISO-8601 date-times in hours.
 """
 
 
@@ -68,7 +78,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="field separator of the CSV inputs: comma, tab, semicolon or pipe")
     p.add_argument("--columns", metavar="MAP",
                    help="column names of LABELS by role, e.g. task=item,worker=annotator,"
-                   "label=answer (roles: task, worker, label)")
+                   "label=answer,time=submitted (roles: task, worker, label, time)")
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -170,6 +180,60 @@ def _overall(stats: CrowdStats) -> str:
     return f"{np.average(stats.worker_accuracy[ok], weights=stats.labels_per_worker[ok]):.4f}"
 
 
+def arrivals_fit(times: Timestamps, source: str) -> ArrivalFit:
+    """The arrival process of the file's times; InputError when its rate is outside what a
+    scenario accepts (numbers in too small or too large a unit)."""
+    fit = fit_arrivals(times, source)
+    if not MIN_RATE <= fit.rate <= MAX_RATE:
+        raise InputError(
+            f"column {times.column!r}: {fit.rate:.3g} labels per {fit.unit} is outside "
+            f"[{MIN_RATE:g}, {MAX_RATE:g}], the arrival rates a scenario accepts; give the "
+            f"times in a {'larger' if fit.rate < MIN_RATE else 'smaller'} unit (e.g. "
+            f"{'seconds, not milliseconds' if fit.rate < MIN_RATE else 'seconds, not hours'})",
+            source=source)
+    return fit
+
+
+def time_rows(fit: ArrivalFit, real_times: np.ndarray, sim_times: np.ndarray
+              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Goodness of fit of the arrival process (rows) and its record for ``<out>.fit.json``.
+
+    The twin's initial graph is in place at time 0 (``at_zero`` labels): its gaps are those
+    from time 0 on, and its span is compared with the real time the labels after the first
+    ``at_zero`` took."""
+    unit = fit.unit
+    at_zero = int(np.count_nonzero(sim_times == 0.0))
+    sim = gap_stats(sim_times[max(at_zero - 1, 0):])
+    t = np.sort(real_times)
+    real_after = float(t[-1] - t[min(max(at_zero - 1, 0), t.size - 1)])
+    sim_span = float(sim_times[-1]) if sim_times.size else 0.0
+    g = fit.gaps
+    rows = [
+        {"statistic": f"gap between labels, mean ({unit}s)", "real": f"{g.mean:.6g}",
+         "simulated": f"{sim.mean:.6g}"},
+        {"statistic": "gap between labels, coefficient of variation (Poisson: 1)",
+         "real": f"{g.cv:.3f}", "simulated": f"{sim.cv:.3f}"},
+        {"statistic": f"time for the labels after the first {at_zero} ({unit}s)",
+         "real": f"{real_after:.6g}", "simulated": f"{sim_span:.6g} (from time 0)"},
+    ]
+    record = {
+        "column": fit.column, "kind": fit.kind, "unit": unit, "rate": fit.rate,
+        "labels": g.n_labels, "span": g.span, "gap_mean": g.mean, "gap_cv": g.cv,
+        "poor_fit": fit.poor, "poor_fit_cv": POOR_FIT_CV,
+        "simulated": {"labels_at_time_0": at_zero, "gap_mean": sim.mean, "gap_cv": sim.cv,
+                      "span": sim_span, "real_time_after_those": real_after},
+    }
+    return rows, record
+
+
+def poor_fit_warning(fit: ArrivalFit) -> str:
+    """What the output says when the real gaps are too bursty for a Poisson process."""
+    return (f"warning: the real gaps between labels have coefficient of variation "
+            f"{fit.gaps.cv:.2f} (a Poisson process has 1; above {POOR_FIT_CV:g} is a poor "
+            "fit): this crowd comes in bursts, the twin arrives steadily at the same long-run "
+            "rate, so its times to a target are a steady crowd's")
+
+
 def execute(args: argparse.Namespace) -> int:
     """Run ``calibrate``: load, fit, write the scenario, simulate it once, report the fit."""
     check_options(args)
@@ -182,22 +246,23 @@ def execute(args: argparse.Namespace) -> int:
     fit_json, fit_png = out.with_suffix(".fit.json"), out.with_suffix(".fit.png")
     refuse_overwriting_inputs({"--out": str(out), "--out (fit)": str(fit_json)},
                               {"labels": labels_file, "truth": truth_file})
-    data, truth = load_labels(labels_file, truth_file, fmt, delimiter=args.delimiter,
-                              columns=args.columns)
+    data, truth, times = load_labels_timed(labels_file, truth_file, fmt,
+                                           delimiter=args.delimiter, columns=args.columns)
     if truth is not None and truth_file is not None:
         check_truth_coverage(data, truth, truth_file=truth_file, labels_file=labels_file)
     if data.n_labels == 0:
         raise InputError("has no labels", source=labels_file)
+    arrivals = None if times is None else arrivals_fit(times, labels_file)
     weights, prior, ref, source = reference(data, truth)
     fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      fits, source)
+                      fits, source, arrivals)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
-    sim, sim_truth, sim_error = simulated_labels(scenario)
+    sim, sim_truth, sim_error, sim_times = simulated_labels(scenario)
     k = scenario.tasks.classes
     real_stats = crowd_stats(data.tasks, data.workers, data.labels, ref, data.n_tasks,
                              data.n_workers, k)
@@ -209,12 +274,16 @@ def execute(args: argparse.Namespace) -> int:
         else float("nan")
     rows = fit_rows(real_stats, twin_stats, real_error, sim_error)
     chosen = cal.chosen
-    write_json_atomic(fit_json, {
+    record: dict[str, Any] = {
         "scenario": str(out), "world": chosen.name, "difficulty_sigma": chosen.sigma,
         "lookalike": chosen.lookalike.tolist(),
         "candidates": [{"world": f.name, "log_likelihood": f.log_likelihood,
                         "parameters": f.n_params, "bic": f.bic} for f in cal.fits],
-        "goodness_of_fit": rows})
+        "goodness_of_fit": rows}
+    if arrivals is not None and times is not None:
+        more, record["arrivals"] = time_rows(arrivals, times.values, sim_times)
+        rows += more
+    write_json_atomic(fit_json, record)
     plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
     print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, lowest of "
           f"{len(cal.fits)} candidates)")
@@ -222,5 +291,10 @@ def execute(args: argparse.Namespace) -> int:
     print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")
     for r in rows:
         print(f"{r['statistic']:<{width}}  {r['real']:>28}  {r['simulated']}")
+    if arrivals is not None:
+        print(f"arrivals: {arrivals.rate:.6g} labels per {arrivals.unit} (1 unit of simulated "
+              f"time = 1 {arrivals.unit} of column {arrivals.column!r})")
+        if arrivals.poor:
+            print(poor_fit_warning(arrivals))
     print(f"saved {fit_json} and {fit_png}", file=sys.stderr)
     return EXIT_OK

@@ -11,7 +11,7 @@ from marketsim.errors import InputError
 #: ``--delimiter``), with their names.
 DELIMITERS = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
 #: Column roles that ``--columns`` can map to a header name.
-COLUMN_ROLES = ("task", "worker", "label", "score")
+COLUMN_ROLES = ("task", "worker", "label", "score", "time")
 #: Role -> column name (``--columns task=item,worker=annotator``).
 ColumnMap = Mapping[str, str]
 
@@ -70,14 +70,15 @@ def sniff_delimiter(text: str) -> str:
 
 def map_columns(
     wanted: Mapping[str, tuple[str, ...]],
-    optional: tuple[str, ...],
+    optional: Mapping[str, tuple[str, ...]],
     columns: ColumnMap,
     header: list[str],
     source: str,
     line: int,
     strict: bool,
 ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """``wanted`` and ``optional`` column aliases with the roles of ``columns`` renamed.
+    """``wanted`` and ``optional`` column aliases (role -> header names) with the roles of
+    ``columns`` renamed.
 
     ``strict`` (the labels file): a mapped role is read from its named column only, which must
     be in the header. Otherwise (truth and feature files) the named column is one more alias.
@@ -85,7 +86,7 @@ def map_columns(
     """
     found = ", ".join(repr(h) for h in header)
     names = {h.strip().lower() for h in header}
-    aliases = {**wanted, **{o: (o,) for o in optional}}
+    aliases = {**wanted, **optional}
     for role, name in columns.items():
         if role not in COLUMN_ROLES:
             raise InputError(

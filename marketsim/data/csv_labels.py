@@ -2,7 +2,8 @@
 
 A header row names the columns ``task,worker,label`` (or ``question,worker,answer``; any
 order, extra columns ignored, optional ``score``); truth ``task,label`` (or
-``question,truth``). Ids and classes may be arbitrary strings.
+``question,truth``). Ids and classes may be arbitrary strings. :func:`load_csv_timed` also
+reads the ``time`` column (:mod:`marketsim.data.timestamps`) that every other reader ignores.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import numpy as np
 from marketsim.data.assembly import MAX_CLASSES, Truth, _assemble, _codes, _too_many_classes
 from marketsim.data.columns import ColumnMap
 from marketsim.data.labels import LabelSet
-from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_table
+from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_named, _read_csv_table
+from marketsim.data.timestamps import TIME_ALIASES, Timestamps, parse_times
 from marketsim.errors import InputError
 
 _LABEL_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "label": ("label", "answer")}
@@ -33,7 +35,6 @@ def _class_value(text: str) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
-@_gc_paused()
 def load_csv(
     labels_path: str | os.PathLike[str],
     truth_path: str | os.PathLike[str] | None = None,
@@ -48,12 +49,41 @@ def load_csv(
     present, becomes ``LabelSet.scores`` (empty cells are NaN). Fields are separated by
     ``delimiter`` (default: detected per file from its header line). ``columns`` maps roles
     (task, worker, label, score) to the labels file's column names; in the truth file the
-    mapped name is accepted beside the usual ones.
+    mapped name is accepted beside the usual ones. A time column is ignored.
     """
+    data, truth, _ = _load(labels_path, truth_path, delimiter, columns, timed=False)
+    return data, truth
+
+
+def load_csv_timed(
+    labels_path: str | os.PathLike[str],
+    truth_path: str | os.PathLike[str] | None = None,
+    *,
+    delimiter: str | None = None,
+    columns: ColumnMap | None = None,
+) -> tuple[LabelSet, Truth, Timestamps | None]:
+    """:func:`load_csv` and each label's time (aligned with the label set's rows) from the
+    ``time`` column — a header named one of :data:`~marketsim.data.timestamps.TIME_ALIASES`
+    or mapped with ``columns`` — or ``None`` when the file has none."""
+    return _load(labels_path, truth_path, delimiter, columns, timed=True)
+
+
+@_gc_paused()
+def _load(
+    labels_path: str | os.PathLike[str],
+    truth_path: str | os.PathLike[str] | None,
+    delimiter: str | None,
+    columns: ColumnMap | None,
+    *,
+    timed: bool,
+) -> tuple[LabelSet, Truth, Timestamps | None]:
+    """The labels (and truth) and, when ``timed`` and the file has a time column, the times."""
     source = str(labels_path)
     try:
-        cols, lines = _read_csv_table(labels_path, _LABEL_COLUMNS, ("score",),
-                                      delimiter=delimiter, columns=columns)
+        optional = {"score": ("score",), **({"time": TIME_ALIASES} if timed else {})}
+        cols, lines, names = _read_csv_named(labels_path, _LABEL_COLUMNS, optional,
+                                             frozenset(optional), delimiter=delimiter,
+                                             columns=columns)
     except InputError as exc:
         if exc.detail.startswith("missing column 'label'") and "'score'" in exc.detail.lower():
             raise InputError(f"{exc.detail}; a file of continuous scores needs --scores",
@@ -99,7 +129,9 @@ def load_csv(
         scores = _parse_numbers(cols["score"], lines, source, "score", unit=False,
                                 allow_empty=True)
 
-    return _assemble(
+    times = None if "time" not in cols else parse_times(cols["time"], lines, source,
+                                                        names["time"])
+    data, truth = _assemble(
         source=source,
         tasks=tasks,
         workers=workers,
@@ -114,3 +146,4 @@ def load_csv(
         truth_labels=truth_labels,
         truth_lines=tlines,
     )
+    return data, truth, times

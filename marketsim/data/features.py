@@ -54,7 +54,7 @@ def load_features(
     header_line, header, rows, lines = _read_records(path, delimiter)
     wanted: dict[str, tuple[str, ...]] = {"task": ("task", "question")}
     if columns:
-        wanted, _ = map_columns(wanted, (), columns, header, source, header_line, strict=False)
+        wanted, _ = map_columns(wanted, {}, columns, header, source, header_line, strict=False)
     cols = _resolve_columns(header, wanted, (), source, header_line)
     task_col = cols["task"]
     features = [i for i in range(len(header)) if i != task_col]

@@ -1,7 +1,8 @@
 """Load labels (and truth) in either format: detection by extension and dispatch.
 
 Every loader returns ``(labels, truth)`` where ``truth`` is ``None`` or an int array over the
-label set's tasks holding the class index, or -1 where the truth is unknown. Bad files raise
+label set's tasks holding the class index, or -1 where the truth is unknown
+(:func:`load_labels_timed` also each label's time). Bad files raise
 :class:`~marketsim.errors.InputError` naming the file and line.
 """
 
@@ -12,8 +13,9 @@ from pathlib import Path
 
 from marketsim.data.assembly import Truth
 from marketsim.data.columns import ColumnMap
-from marketsim.data.csv_labels import load_csv
+from marketsim.data.csv_labels import load_csv, load_csv_timed
 from marketsim.data.labels import LabelSet
+from marketsim.data.timestamps import Timestamps
 from marketsim.data.zhang import load_zhang
 from marketsim.errors import InputError
 
@@ -50,3 +52,19 @@ def load_labels(
         raise InputError("--delimiter and --columns apply to CSV files only (zhang files are "
                          "whitespace-separated task worker label)", source=str(labels_path))
     return load_zhang(labels_path, truth_path)
+
+
+def load_labels_timed(
+    labels_path: str | os.PathLike[str],
+    truth_path: str | os.PathLike[str] | None = None,
+    fmt: str | None = None,
+    *,
+    delimiter: str | None = None,
+    columns: ColumnMap | None = None,
+) -> tuple[LabelSet, Truth, Timestamps | None]:
+    """:func:`load_labels` and each label's time from a CSV file's time column (``None``
+    without one; zhang files have no times)."""
+    if detect_format(labels_path, fmt) == "csv":
+        return load_csv_timed(labels_path, truth_path, delimiter=delimiter, columns=columns)
+    data, truth = load_labels(labels_path, truth_path, fmt, delimiter=delimiter, columns=columns)
+    return data, truth, None

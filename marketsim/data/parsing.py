@@ -108,7 +108,8 @@ def _resolve_columns(
         present = [a for a in aliases if a in seen]
         if len(present) > 1:
             raise InputError(
-                f"columns {' and '.join(map(repr, present))} both give the {key}; keep one",
+                f"columns {' and '.join(map(repr, present))} both give the {key}; keep one"
+                + (" (or choose one with --columns time=COLUMN)" if key == "time" else ""),
                 source=source,
                 where=str(line),
             )
@@ -237,7 +238,7 @@ def _columns(
 def _read_csv_table(
     path: str | os.PathLike[str],
     wanted: Mapping[str, tuple[str, ...]],
-    optional: tuple[str, ...],
+    optional: tuple[str, ...] | Mapping[str, tuple[str, ...]],
     may_be_empty: frozenset[str] = frozenset({"score"}),
     *,
     delimiter: str | None = None,
@@ -247,14 +248,33 @@ def _read_csv_table(
     """Read the wanted columns of a headed CSV file as stripped strings, with line numbers.
 
     ``columns`` maps roles to header names (see :func:`map_columns`; ``strict`` for the labels
-    file, not for truth files)."""
+    file, not for truth files); ``optional`` names columns read when present (a mapping:
+    role -> its header aliases)."""
+    cols, lines, _ = _read_csv_named(path, wanted, optional, may_be_empty, delimiter=delimiter,
+                                     columns=columns, strict=strict)
+    return cols, lines
+
+
+def _read_csv_named(
+    path: str | os.PathLike[str],
+    wanted: Mapping[str, tuple[str, ...]],
+    optional: tuple[str, ...] | Mapping[str, tuple[str, ...]],
+    may_be_empty: frozenset[str] = frozenset({"score"}),
+    *,
+    delimiter: str | None = None,
+    columns: ColumnMap | None = None,
+    strict: bool = True,
+) -> tuple[dict[str, list[str]], np.ndarray, dict[str, str]]:
+    """:func:`_read_csv_table` and each role's header name as the file spells it (for
+    messages naming the column)."""
     source = str(path)
     header_line, header, rows, lines = _read_records(path, delimiter)
-    opt: tuple[str, ...] | dict[str, tuple[str, ...]] = optional
+    opt = optional if isinstance(optional, Mapping) else {o: (o,) for o in optional}
     if columns:
-        wanted, opt = map_columns(wanted, optional, columns, header, source, header_line, strict)
+        wanted, opt = map_columns(wanted, opt, columns, header, source, header_line, strict)
     cols = _resolve_columns(header, wanted, opt, source, header_line)
-    return _columns(rows, lines, len(header), cols, may_be_empty, source)
+    out, lines = _columns(rows, lines, len(header), cols, may_be_empty, source)
+    return out, lines, {key: header[idx] for key, idx in cols.items()}
 
 
 def _parse_numbers(

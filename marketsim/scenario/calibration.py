@@ -8,6 +8,9 @@ a distribution fitted to it (a requester asks what would have happened with *the
 the budget can then be raised beyond the data, the same workers working in the same
 proportions). Of the candidate worlds (one ability or a full matrix per worker; with or without
 look-alike tasks; with or without task difficulty) the one with the lowest BIC is written.
+When the label file has a time column, ``[workers.arrivals] rate`` is the labels' Poisson rate
+(:mod:`marketsim.aggregation.arrival_fit`) in the file's time unit, which becomes the unit of
+simulated time; without one, the rate is 1 (simulated time then means nothing real).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit
 from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.policies.registry import market_problem
 from marketsim.scenario.parser import parse_scenario
@@ -44,6 +48,8 @@ class Calibration:
     share: np.ndarray
     fits: tuple[ConfusionFit, ...]
     truth_source: str
+    #: The arrival process fitted to the file's time column (``None``: the file has none).
+    arrivals: ArrivalFit | None = None
 
     @property
     def chosen(self) -> ConfusionFit:
@@ -89,7 +95,8 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
         "tasks": {"count": cal.n_tasks, "classes": cal.n_classes, "prior": _round(prior, 12)},
         "workers": {
             "count": int(cal.share.size), "model": "confusion",
-            "arrivals": {"rate": 1.0, "weights": _round(cal.share, 9)},
+            "arrivals": {"rate": 1.0 if cal.arrivals is None else float(f"{cal.arrivals.rate:.9g}"),
+                         "weights": _round(cal.share, 9)},
             "confusion": world_table(cal.chosen),
         },
         "budget": {"edges": edges, "initial": "one-per-task", "batch": cal.n_tasks},
@@ -144,6 +151,39 @@ def header(cal: Calibration, command: str) -> list[str]:
         "  (its gold questions: [gold], rate 0, no other arm asks) give the comparison; raise "
         "budget.edges",
         "  to ask what more labels would buy.",
+    ]
+    return lines + time_lines(cal)
+
+
+def time_lines(cal: Calibration) -> list[str]:
+    """The header's account of simulated time: the fitted arrival rate and its unit, or that
+    the file had no times."""
+    fit = cal.arrivals
+    if fit is None:
+        return []
+    unit = fit.unit
+    what = ("ISO-8601 date-times, read in hours" if fit.kind == "date-times"
+            else "numbers, read in their own unit")
+    g = fit.gaps
+    lines = [
+        f"time: 1 unit of simulated time = 1 {unit} of the file (column {fit.column!r}: {what}).",
+        f"  [workers.arrivals] rate = {fit.rate:.6g} labels per {unit}: the maximum-likelihood "
+        f"Poisson rate, {g.n_labels - 1} gaps",
+        f"  over the labels' span of {g.span:.6g} {unit}s; the real gaps have mean {g.mean:.6g} "
+        f"and coefficient of variation {g.cv:.3f}",
+        "  (a Poisson process has 1)"
+        + (f": above {POOR_FIT_CV:g}, the real crowd is bursty and the Poisson fit is poor — the "
+           "twin gets the" if fit.poor else "."),
+    ]
+    if fit.poor:
+        lines.append("  long-run rate right, not the bursts, so its times to a target are "
+                     "those of a steady crowd.")
+    lines += [
+        "  The initial graph (one label per task) is in place at time 0, so the twin's clock "
+        "starts once every",
+        f"  task has a label: its times to a target leave out the ~{cal.n_tasks / fit.rate:.6g} "
+        f"{unit}s ({cal.n_tasks} labels / rate)",
+        "  the real crowd took for those.",
     ]
     return lines
 

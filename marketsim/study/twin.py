@@ -1,5 +1,6 @@
 """A twin's labels: one arm of a scenario run through the market, and the labels it bought
-with the world's true classes (``marketsim calibrate`` compares them with the real labels)."""
+with the world's true classes and the simulated time each came in (``marketsim calibrate``
+compares them with the real labels)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 
 def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
-                     ) -> tuple[LabelSet, np.ndarray, float]:
-    """The labels arm ``arm`` of replicate ``replicate`` bought, the world's true classes and
-    the arm's final error rate (the same world and streams as ``marketsim run``'s unit)."""
+                     ) -> tuple[LabelSet, np.ndarray, float, np.ndarray]:
+    """The labels arm ``arm`` of replicate ``replicate`` bought, the world's true classes, the
+    arm's final error rate (the same world and streams as ``marketsim run``'s unit) and the
+    simulated times the labels came in (sorted; the initial graph's at 0), read from the
+    market's label graph."""
     spec = scenario.arms[arm]
     world = draw_world(scenario, world_rng(scenario.seed, replicate),
                        spec.initial_graph(scenario.budget),
@@ -26,6 +29,9 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
     market = Market(scenario.for_arm(spec), world, policy,
                     estimator_factory(scenario, spec.inference),
                     unit_streams(scenario.seed, replicate, arm),
-                    warm_start=spec.inference.warm_start, keep_graph=False)
+                    warm_start=spec.inference.warm_start, keep_graph=True)
     curve = market.run()
-    return market.log.view(), world.truth, float(curve[-1].error_rate)
+    assert market.graph is not None
+    times = np.sort(np.fromiter((t for _, _, t in market.graph.edges(data="time")),
+                                np.float64))
+    return market.log.view(), world.truth, float(curve[-1].error_rate), times

@@ -46,8 +46,10 @@ def test_scaling_every_arrival_weight_gives_the_same_labels() -> None:
                    tasks=60, initial="one-per-task")
         doc["budget"] = {"edges": 150, "initial": "one-per-task", "batch": 30}
         docs.append(parse_scenario(doc, "x"))
-    (a, truth_a, err_a), (b, truth_b, err_b) = (simulated_labels(s) for s in docs)
+    (a, truth_a, err_a, times_a), (b, truth_b, err_b, times_b) = (simulated_labels(s)
+                                                                  for s in docs)
     assert np.array_equal(truth_a, truth_b) and err_a == err_b
+    assert np.array_equal(times_a, times_b)
     for field in ("tasks", "workers", "labels"):
         assert np.array_equal(getattr(a, field), getattr(b, field))
 
