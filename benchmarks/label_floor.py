@@ -1,0 +1,129 @@
+"""The label floor of the label–time frontier (issue #30, point 5): the fewest labels any
+task-choice rule can expect to spend to bring worker_aware.toml's world to 1 % error, when
+every worker's accuracy is known.
+
+``known-workers`` (scenarios/frontier/known_workers.toml) measures the most-uncertain-first
+rule with perfect worker knowledge. This script bounds every other rule, lookahead and
+knowledge-gradient choices included. With the workers known, the tasks are independent given
+their labels, so the best a requester can do for a total expected error of ``E`` is, by a
+Lagrange multiplier λ, each task's own optimal stopping problem: in posterior log-odds state
+``x`` either stop (cost λ × the task's error probability) or buy one more label (cost 1) from a
+worker drawn from those above the decline cut. This script solves that stopping problem by
+value iteration on a grid of log-odds, starts each task from its real initial label (the
+replicate's world: its initial graph and the true accuracy of the worker who gave it), and
+finds the λ at which the expected errors of the 2,000 tasks sum to 1 % (20 tasks); the expected
+labels at that λ are the floor. The expected simulated time is the labels bought divided by the
+share of arrivals above the cut (arrivals are uniform over the 30 workers at total rate 1).
+
+It is a relaxation, so a lower bound for policies whose choice of task does not depend on the
+arriving worker: it ignores that a worker may label a task once, that the error is measured by
+EM estimates rather than the exact posterior, and that the error must *stay* at or below 1 %
+(realised, not expected); it also credits a policy with knowing every worker exactly. It does
+not cover routing the best of the accepted workers to the hardest tasks.
+
+    python benchmarks/label_floor.py scenarios/frontier/known_workers.toml
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from marketsim.market.worker_models import draw_world
+from marketsim.scenario.parser import load_scenario
+from marketsim.study.seeds import world_rng
+
+#: Log-odds grid of the value iteration.
+GRID = np.linspace(-16.0, 16.0, 1601)
+TARGET = 0.01
+CUTS = (0.0, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+LABEL_BOUND, TIME_BOUND = 4556.0, 11595.0  # 1.1 x oracle-workers', 1.5 x entropy-greedy's
+
+
+def stopping(accuracies: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Expected labels and expected error, on :data:`GRID`, of the optimal stopping rule at
+    multiplier ``lam`` with each label from a worker drawn uniformly from ``accuracies``."""
+    q = 1.0 / (1.0 + np.exp(-GRID))  # P(class 1 | x)
+    err = np.minimum(q, 1.0 - q)
+    lw = np.log(accuracies / (1.0 - accuracies))[:, None]
+    p = accuracies[:, None]
+    up = q[None, :] * p + (1.0 - q[None, :]) * (1.0 - p)  # P(label 1 | x) per worker
+    x_up, x_down = GRID[None, :] + lw, GRID[None, :] - lw
+
+    def expect(f: np.ndarray) -> np.ndarray:
+        """E over the worker and their label of ``f`` at the next state."""
+        nxt = up * np.interp(x_up, GRID, f) + (1.0 - up) * np.interp(x_down, GRID, f)
+        return nxt.mean(axis=0)
+
+    value = lam * err
+    for _ in range(500):
+        new = np.minimum(lam * err, 1.0 + expect(value))
+        if np.max(np.abs(new - value)) < 1e-10:
+            break
+        value = new
+    go = 1.0 + expect(value) < lam * err
+    labels, error = np.zeros_like(GRID), err.copy()
+    for _ in range(500):
+        new_labels = np.where(go, 1.0 + expect(labels), 0.0)
+        new_error = np.where(go, expect(error), err)
+        done = max(np.max(np.abs(new_labels - labels)), np.max(np.abs(new_error - error)))
+        labels, error = new_labels, new_error
+        if done < 1e-12:
+            break
+    return labels, error
+
+
+def floor(start: np.ndarray, accuracies: np.ndarray) -> tuple[float, float]:
+    """(labels bought, expected errors) summed over tasks starting at log-odds ``start``, at
+    the multiplier where the expected errors are :data:`TARGET` of the tasks."""
+    lo, hi = 0.0, 8.0  # log10 of λ
+    for _ in range(24):
+        mid = (lo + hi) / 2
+        labels, error = stopping(accuracies, 10.0**mid)
+        if np.interp(start, GRID, error).sum() > TARGET * start.size:
+            lo = mid
+        else:
+            hi = mid
+    labels, error = stopping(accuracies, 10.0**hi)
+    return float(np.interp(start, GRID, labels).sum()), float(np.interp(start, GRID,
+                                                                        error).sum())
+
+
+def main() -> None:
+    """Solve the floor for every replicate and cut; print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("scenario", type=Path)
+    args = parser.parse_args()
+    sc = load_scenario(args.scenario)
+    prior = np.asarray(sc.tasks.prior, dtype=np.float64)
+    rows: dict[float, list[tuple[float, float, int]]] = {c: [] for c in CUTS}
+    for r in range(sc.replicates):
+        world = draw_world(sc, world_rng(sc.seed, r))
+        ability = np.asarray(world.ability, dtype=np.float64)
+        p0 = ability[world.initial_workers]
+        lw0 = np.log(p0 / (1.0 - p0))
+        start = np.log(prior[1] / prior[0]) + np.where(world.initial_labels == 1, lw0, -lw0)
+        for cut in CUTS:
+            accepted = ability[ability >= cut]
+            bought, _ = floor(start, accepted)
+            rows[cut].append((start.size + bought, bought / (accepted.size / ability.size),
+                              accepted.size))
+    print(f"label floor at {TARGET:.0%} expected error, {sc.replicates} replicates of "
+          f"{args.scenario} (mean [min, max] over replicates)\n")
+    print("| decline cut | workers above | labels (floor) | simulated time | within both bounds |")
+    print("|---:|---:|---:|---:|:-:|")
+    for cut in CUTS:
+        lab = np.array([x[0] for x in rows[cut]])
+        tim = np.array([x[1] for x in rows[cut]])
+        inside = lab.mean() <= LABEL_BOUND and tim.mean() <= TIME_BOUND
+        above = np.mean([x[2] for x in rows[cut]])
+        print(f"| {cut:.2f} | {above:.1f} | "
+              f"{lab.mean():,.0f} [{lab.min():,.0f}, {lab.max():,.0f}] | "
+              f"{tim.mean():,.0f} [{tim.min():,.0f}, {tim.max():,.0f}] | "
+              f"{'yes' if inside else 'no'} |")
+
+
+if __name__ == "__main__":
+    main()
