@@ -21,12 +21,16 @@ EM estimates rather than the exact posterior, and that the error must *stay* at 
 (realised, not expected); it also credits a policy with knowing every worker exactly. It does
 not cover routing the best of the accepted workers to the hardest tasks.
 
-    python benchmarks/label_floor.py scenarios/frontier/known_workers.toml
+    python benchmarks/label_floor.py scenarios/frontier/known_workers.toml --json floor.json
+
+``--json`` keeps the floor per cut (mean labels and time) for
+``benchmarks/label_time_frontier.py --floor``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +99,7 @@ def main() -> None:
     """Solve the floor for every replicate and cut; print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", type=Path)
+    parser.add_argument("--json", type=Path, help="write the floor per cut here")
     args = parser.parse_args()
     sc = load_scenario(args.scenario)
     prior = np.asarray(sc.tasks.prior, dtype=np.float64)
@@ -123,6 +128,11 @@ def main() -> None:
               f"{lab.mean():,.0f} [{lab.min():,.0f}, {lab.max():,.0f}] | "
               f"{tim.mean():,.0f} [{tim.min():,.0f}, {tim.max():,.0f}] | "
               f"{'yes' if inside else 'no'} |")
+    if args.json:
+        args.json.write_text(json.dumps([
+            {"cut": cut, "labels": float(np.mean([x[0] for x in rows[cut]])),
+             "time": float(np.mean([x[1] for x in rows[cut]]))} for cut in CUTS], indent=1),
+            encoding="utf-8")
 
 
 if __name__ == "__main__":

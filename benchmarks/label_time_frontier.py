@@ -89,8 +89,10 @@ def table(arms: dict[str, tuple[list[float | None], list[float | None]]]) -> lis
     return rows
 
 
-def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path) -> None:
-    """Labels against time to 1 %, each arm with its intervals, and the box of both bounds."""
+def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path,
+         floor: list[dict] | None = None) -> None:
+    """Labels against time to 1 %, each arm with its intervals (squares: not realisable), the
+    box of both bounds and, if given, the optimal-stopping floor of benchmarks/label_floor.py."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -99,8 +101,17 @@ def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path) -> 
     fig, ax = plt.subplots(figsize=(8, 5.2))
     for i, row in enumerate(r for r in rows if r["labels"] and r["time"]):
         (lm, ll, lh), (tm, tl, th) = row["labels"], row["time"]
+        bound = row["arm"].startswith(("oracle", "known"))
         ax.errorbar(tm, lm, xerr=[[tm - tl], [th - tm]], yerr=[[lm - ll], [lh - lm]],
-                    fmt="o", color=f"C{i % 10}", capsize=3, label=row["arm"])
+                    fmt="s" if bound else "o", color=f"C{i % 10}", capsize=3,
+                    label=row["arm"] + (" (not realisable)" if bound else ""))
+    if floor:
+        pts = sorted((f["time"], f["labels"], f["cut"]) for f in floor)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "k--", lw=1,
+                label="floor: optimal stopping, known workers (expected error)")
+        for t, lab, cut in pts:
+            ax.annotate(f"{cut:g}", (t, lab), fontsize=6.5, xytext=(3, -9),
+                        textcoords="offset points")
     ax.axhline(label_bound, color="grey", ls=":", lw=1)
     ax.axvline(time_bound, color="grey", ls=":", lw=1)
     ax.fill_between([0, time_bound], 0, label_bound, color="green", alpha=0.08,
@@ -122,6 +133,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (the reference first)")
     parser.add_argument("--plot", type=Path, help="write the frontier figure here")
+    parser.add_argument("--floor", type=Path,
+                        help="JSON of benchmarks/label_floor.py --json: draw the floor")
     args = parser.parse_args()
     arms: dict[str, tuple[list[float | None], list[float | None]]] = {}
     for run in args.runs:
@@ -131,8 +144,9 @@ def main() -> None:
         ref_time = [t for t in arms[REFERENCE][1] if t is not None]
         bound_labels = interval(arms[BOUND_ARM][0])
         assert bound_labels is not None, f"{BOUND_ARM} must reach 1 % in every replicate"
+        floor = json.loads(args.floor.read_text(encoding="utf-8")) if args.floor else None
         plot(rows, LABEL_SLACK * bound_labels[0], TIME_SLACK * float(np.mean(ref_time)),
-             args.plot)
+             args.plot, floor)
 
 
 if __name__ == "__main__":
