@@ -48,7 +48,9 @@ LABEL_BOUND, TIME_BOUND = 4556.0, 11595.0  # 1.1 x oracle-workers', 1.5 x entrop
 
 def stopping(accuracies: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """Expected labels and expected error, on :data:`GRID`, of the optimal stopping rule at
-    multiplier ``lam`` with each label from a worker drawn uniformly from ``accuracies``."""
+    multiplier ``lam`` with each label from a worker drawn uniformly from ``accuracies`` and
+    at most ``accuracies.size`` labels per task (a worker labels a task once; by backward
+    induction over the labels bought)."""
     q = 1.0 / (1.0 + np.exp(-GRID))  # P(class 1 | x)
     err = np.minimum(q, 1.0 - q)
     lw = np.log(accuracies / (1.0 - accuracies))[:, None]
@@ -61,21 +63,12 @@ def stopping(accuracies: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray
         nxt = up * np.interp(x_up, GRID, f) + (1.0 - up) * np.interp(x_down, GRID, f)
         return nxt.mean(axis=0)
 
-    value = lam * err
-    for _ in range(500):
-        new = np.minimum(lam * err, 1.0 + expect(value))
-        if np.max(np.abs(new - value)) < 1e-10:
-            break
-        value = new
-    go = 1.0 + expect(value) < lam * err
-    labels, error = np.zeros_like(GRID), err.copy()
-    for _ in range(500):
-        new_labels = np.where(go, 1.0 + expect(labels), 0.0)
-        new_error = np.where(go, expect(error), err)
-        done = max(np.max(np.abs(new_labels - labels)), np.max(np.abs(new_error - error)))
-        labels, error = new_labels, new_error
-        if done < 1e-12:
-            break
+    value, labels, error = lam * err, np.zeros_like(GRID), err.copy()
+    for _ in range(accuracies.size):
+        go = 1.0 + expect(value) < lam * err
+        value = np.where(go, 1.0 + expect(value), lam * err)
+        labels = np.where(go, 1.0 + expect(labels), 0.0)
+        error = np.where(go, expect(error), err)
     return labels, error
 
 
@@ -111,7 +104,8 @@ def main() -> None:
         lw0 = np.log(p0 / (1.0 - p0))
         start = np.log(prior[1] / prior[0]) + np.where(world.initial_labels == 1, lw0, -lw0)
         for cut in CUTS:
-            accepted = ability[ability >= cut]
+            # Nobody above the cut: the market's decline rule admits everyone.
+            accepted = ability[ability >= cut] if (ability >= cut).any() else ability
             bought, _ = floor(start, accepted)
             rows[cut].append((start.size + bought, bought / (accepted.size / ability.size),
                               accepted.size))
