@@ -76,7 +76,7 @@ def floor(start: np.ndarray, accuracies: np.ndarray) -> tuple[float, float]:
     """(labels bought, expected errors) summed over tasks starting at log-odds ``start``, at
     the multiplier where the expected errors are :data:`TARGET` of the tasks."""
     lo, hi = 0.0, 8.0  # log10 of λ
-    for _ in range(24):
+    for _ in range(20):
         mid = (lo + hi) / 2
         labels, error = stopping(accuracies, 10.0**mid)
         if np.interp(start, GRID, error).sum() > TARGET * start.size:
@@ -88,15 +88,40 @@ def floor(start: np.ndarray, accuracies: np.ndarray) -> tuple[float, float]:
                                                                         error).sum())
 
 
+def best_crowd(start: np.ndarray, ability: np.ndarray) -> tuple[float, float, int]:
+    """(labels, time, k) of the replicate's best crowd: the fewest top-k workers (k = 1 … 30,
+    by bisection: fewer, better workers spend fewer labels and more time) whose floor is within
+    :data:`TIME_BOUND` (the whole crowd when none is)."""
+    ranked = np.sort(ability)[::-1]
+
+    def run(k: int) -> tuple[float, float, int]:
+        bought, _ = floor(start, ranked[:k])
+        return start.size + bought, bought * ranked.size / k, k
+
+    lo, hi = 0, ranked.size  # run(hi) is within the bound or hi is the whole crowd
+    found = run(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        got = run(mid)
+        if got[1] <= TIME_BOUND:
+            hi, found = mid, got
+        else:
+            lo = mid
+    return found
+
+
 def main() -> None:
     """Solve the floor for every replicate and cut; print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", type=Path)
     parser.add_argument("--json", type=Path, help="write the floor per cut here")
+    parser.add_argument("--top", action="store_true",
+                        help="also the best top-k crowd of each replicate within the time bound")
     args = parser.parse_args()
     sc = load_scenario(args.scenario)
     prior = np.asarray(sc.tasks.prior, dtype=np.float64)
     rows: dict[float, list[tuple[float, float, int]]] = {c: [] for c in CUTS}
+    best: list[tuple[float, float, int]] = []
     for r in range(sc.replicates):
         world = draw_world(sc, world_rng(sc.seed, r))
         ability = np.asarray(world.ability, dtype=np.float64)
@@ -109,6 +134,8 @@ def main() -> None:
             bought, _ = floor(start, accepted)
             rows[cut].append((start.size + bought, bought / (accepted.size / ability.size),
                               accepted.size))
+        if args.top:
+            best.append(best_crowd(start, ability))
     print(f"label floor at {TARGET:.0%} expected error, {sc.replicates} replicates of "
           f"{args.scenario} (mean [min, max] over replicates)\n")
     print("| decline cut | workers above | labels (floor) | simulated time | within both bounds |")
@@ -122,6 +149,12 @@ def main() -> None:
               f"{lab.mean():,.0f} [{lab.min():,.0f}, {lab.max():,.0f}] | "
               f"{tim.mean():,.0f} [{tim.min():,.0f}, {tim.max():,.0f}] | "
               f"{'yes' if inside else 'no'} |")
+    if best:
+        lab, tim = np.array([b[0] for b in best]), np.array([b[1] for b in best])
+        print(f"\nthe best crowd of each replicate (its top k workers, k chosen for the fewest "
+              f"labels within simulated time {TIME_BOUND:,.0f}): labels {lab.mean():,.0f} "
+              f"[{lab.min():,.0f}, {lab.max():,.0f}], time {tim.mean():,.0f}, k "
+              f"{sorted(b[2] for b in best)}")
     if args.json:
         args.json.write_text(json.dumps([
             {"cut": cut, "labels": float(np.mean([x[0] for x in rows[cut]])),
