@@ -1,27 +1,31 @@
-"""The label floor of the label–time frontier (issue #30, point 5): the fewest labels any
+"""The label floor of the label–time frontier (issue #30, point 5): the fewest labels a
 task-choice rule can expect to spend to bring worker_aware.toml's world to 1 % error, when
 every worker's accuracy is known.
 
 ``known-workers`` (scenarios/frontier/known_workers.toml) measures the most-uncertain-first
-rule with perfect worker knowledge. This script bounds every other rule, lookahead and
-knowledge-gradient choices included. With the workers known, the tasks are independent given
-their labels, so the best a requester can do for a total expected error of ``E`` is, by a
-Lagrange multiplier λ, each task's own optimal stopping problem: in posterior log-odds state
-``x`` either stop (cost λ × the task's error probability) or buy one more label (cost 1) from a
-worker drawn from those above the decline cut. This script solves that stopping problem by
-value iteration on a grid of log-odds, starts each task from its real initial label (the
-replicate's world: its initial graph and the true accuracy of the worker who gave it), and
-finds the λ at which the expected errors of the 2,000 tasks sum to 1 % (20 tasks); the expected
-labels at that λ are the floor. The expected simulated time is the labels bought divided by the
-share of arrivals above the cut (arrivals are uniform over the 30 workers at total rate 1).
+rule with perfect worker knowledge. This script bounds the other rules whose choice of task
+does not depend on the arriving worker, lookahead and knowledge-gradient choices included.
+With the workers known, the tasks are independent given their labels, so the best a requester
+can do for a total expected error of ``E`` is, by a Lagrange multiplier λ, each task's own
+optimal stopping problem: in posterior log-odds state ``x`` either stop (cost λ × the task's
+error probability) or buy one more label (cost 1) from a worker drawn from those above the
+decline cut, at most as many labels as there are such workers. This script solves that
+stopping problem by backward induction on a grid of log-odds, starts each task from its real
+initial label (the replicate's world: its initial graph and the true accuracy of the worker
+who gave it), and finds by bisection the λ at which the expected errors of the 2,000 tasks sum
+to at most 1 % (20 tasks); the expected labels at that λ are the floor. The expected simulated
+time is the labels bought divided by the share of arrivals above the cut (arrivals are uniform
+over the 30 workers at total rate 1). ``--top`` also finds, per replicate, the crowd of its
+best k workers that spends the fewest labels within the time bound.
 
-It is a relaxation, so a lower bound for policies whose choice of task does not depend on the
-arriving worker: it ignores that a worker may label a task once, that the error is measured by
-EM estimates rather than the exact posterior, and that the error must *stay* at or below 1 %
-(realised, not expected); it also credits a policy with knowing every worker exactly. It does
-not cover routing the best of the accepted workers to the hardest tasks.
+It is a relaxation, so optimistic for the policy: the error is the expected one under the exact
+posterior, not the realised error of the EM estimate that must then *stay* at or below 1 %,
+with no rounding up to the next checkpoint; a policy is credited with knowing every worker
+exactly; the worker of each label is drawn anew (the same one may come twice, the count per
+task is capped). It does not cover routing the best of the accepted workers to the hardest
+tasks (a task choice that depends on the arriving worker's accuracy).
 
-    python benchmarks/label_floor.py scenarios/frontier/known_workers.toml --json floor.json
+    python benchmarks/label_floor.py scenarios/frontier/known_workers.toml --top --json floor.json
 
 ``--json`` keeps the floor per cut (mean labels and time) for
 ``benchmarks/label_time_frontier.py --floor``.
