@@ -1,13 +1,16 @@
 """The label–time frontier of worker-aware policies on worker_aware.toml (issue #30, point 5).
 
 A requester pays in labels and in time: declining poor workers saves labels and costs the
-waiting for better ones. This script pairs two runs on worker_aware.toml's world (same seed, same
-replicates, so replicate r is the same crowd, tasks and initial graph in both):
+waiting for better ones. This script pairs runs on worker_aware.toml's world (same seed, same
+replicates, so replicate r is the same crowd, tasks and initial graph in all):
 
     python -m marketsim run scenarios/frontier/reference.toml --jobs 2 --out runs/frontier_ref
     python -m marketsim run scenarios/frontier/explore_exploit.toml --jobs 2 --out runs/frontier_ee
-    python benchmarks/label_time_frontier.py runs/frontier_ref runs/frontier_ee \
-        --plot docs/images/label_time_frontier.png
+    python -m marketsim run scenarios/frontier/known_workers.toml --jobs 2 --out runs/frontier_kw
+    python benchmarks/label_floor.py scenarios/frontier/known_workers.toml --top \
+        --json runs/floor.json
+    python benchmarks/label_time_frontier.py runs/frontier_ref runs/frontier_ee runs/frontier_kw \
+        --plot docs/images/label_time_frontier.png --floor runs/floor.json
 
 and prints, for every arm, the labels and the simulated time to 1 % error (each replicate's own
 figure: the labels after which its error stays at or below 1 %; mean [95 % Student-t interval]),
@@ -89,18 +92,30 @@ def table(arms: dict[str, tuple[list[float | None], list[float | None]]]) -> lis
     return rows
 
 
-def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path) -> None:
-    """Labels against time to 1 %, each arm with its intervals, and the box of both bounds."""
+def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path,
+         floor: list[dict] | None = None) -> None:
+    """Labels against time to 1 %, each arm with its intervals (squares: not realisable), the
+    box of both bounds and, if given, the optimal-stopping floor of benchmarks/label_floor.py."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5.2))
+    fig, ax = plt.subplots(figsize=(10.5, 5.6))
+    colours = plt.get_cmap("tab20")
     for i, row in enumerate(r for r in rows if r["labels"] and r["time"]):
         (lm, ll, lh), (tm, tl, th) = row["labels"], row["time"]
+        bound = row["arm"].startswith(("oracle", "known"))
         ax.errorbar(tm, lm, xerr=[[tm - tl], [th - tm]], yerr=[[lm - ll], [lh - lm]],
-                    fmt="o", color=f"C{i % 10}", capsize=3, label=row["arm"])
+                    fmt="s" if bound else "o", color=colours(i % 20), capsize=3,
+                    label=row["arm"] + (" (not realisable)" if bound else ""))
+    if floor:
+        pts = sorted((f["time"], f["labels"], f["cut"]) for f in floor)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "k--", lw=1,
+                label="floor: known workers, optimal stopping")
+        for t, lab, cut in pts:
+            ax.annotate(f"{cut:g}", (t, lab), fontsize=6.5, xytext=(3, -9),
+                        textcoords="offset points")
     ax.axhline(label_bound, color="grey", ls=":", lw=1)
     ax.axvline(time_bound, color="grey", ls=":", lw=1)
     ax.fill_between([0, time_bound], 0, label_bound, color="green", alpha=0.08,
@@ -109,11 +124,12 @@ def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path) -> 
     ax.set_xlabel("simulated time to 1 % error (arrivals at rate 1; mean, 95 % interval)")
     ax.set_ylabel("labels to 1 % error (gold included; mean, 95 % interval)")
     ax.set_title("Label–time frontier on worker_aware.toml (20 replicates)", fontsize=10)
-    ax.set_ylim(bottom=min(label_bound * 0.9, ax.get_ylim()[0]))
-    ax.legend(fontsize=7.5, loc="upper right")
+    low = min([label_bound] + [r["labels"][1] for r in rows if r["labels"]])
+    ax.set_ylim(bottom=0.9 * low)
+    ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    fig.savefig(out, dpi=120, bbox_inches="tight")
     print(f"\nwrote {out}")
 
 
@@ -122,6 +138,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (the reference first)")
     parser.add_argument("--plot", type=Path, help="write the frontier figure here")
+    parser.add_argument("--floor", type=Path,
+                        help="JSON of benchmarks/label_floor.py --json: draw the floor")
     args = parser.parse_args()
     arms: dict[str, tuple[list[float | None], list[float | None]]] = {}
     for run in args.runs:
@@ -131,8 +149,9 @@ def main() -> None:
         ref_time = [t for t in arms[REFERENCE][1] if t is not None]
         bound_labels = interval(arms[BOUND_ARM][0])
         assert bound_labels is not None, f"{BOUND_ARM} must reach 1 % in every replicate"
+        floor = json.loads(args.floor.read_text(encoding="utf-8")) if args.floor else None
         plot(rows, LABEL_SLACK * bound_labels[0], TIME_SLACK * float(np.mean(ref_time)),
-             args.plot)
+             args.plot, floor)
 
 
 if __name__ == "__main__":

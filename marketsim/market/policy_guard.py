@@ -130,13 +130,15 @@ def frozen_arrays(obj: T, *, skip: tuple[str, ...] = ()) -> T:
 def market_info(scenario: Scenario, world: World, policy: AssignmentPolicy,
                 make_estimator: Callable[[], BaseAggregator]) -> MarketInfo:
     """What the policy may know before the market starts, as read-only copies (the world is
-    shared by every arm); the truth only for policies that declare ``needs_truth``."""
+    shared by every arm); the truth only for policies that declare ``needs_truth``, the workers'
+    true confusion matrices also for those that declare ``needs_true_workers``."""
     ab, oracle = scenario.workers.ability, bool(getattr(policy, "needs_truth", False))
+    knows_workers = oracle or bool(getattr(policy, "needs_true_workers", False))
     return frozen_arrays(MarketInfo(
         n_tasks=scenario.tasks.count, n_workers=scenario.workers.count,
         n_classes=scenario.tasks.classes, class_prior=np.asarray(scenario.tasks.prior),
         ability_alpha=ab.alpha, ability_beta=ab.beta, ability_low=ab.low,
         inference=make_estimator, truth=world.truth if oracle else None,
-        true_confusion=world.confusion if oracle else None,
+        true_confusion=world.confusion if knows_workers else None,
         gold_count=0 if scenario.gold is None else scenario.gold.count,
     ))

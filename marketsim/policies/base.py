@@ -62,8 +62,9 @@ class MarketInfo:
 
     ``truth`` and ``true_confusion`` (the workers' true confusion matrices, (n_workers, K, K),
     rows = true class) are only filled in for policies that declare ``needs_truth = True`` (the
-    oracles). ``gold_count`` is the number of gold (control) questions of the scenario (0: the
-    policy must never return :data:`GOLD`).
+    oracles); ``true_confusion`` alone also for those that declare ``needs_true_workers = True``
+    (the known-workers bound). ``gold_count`` is the number of gold (control) questions of the
+    scenario (0: the policy must never return :data:`GOLD`).
     ``inference`` is the arm's estimator factory: calling it returns a fresh, unfitted estimator
     configured exactly like the market's inference service (used by simulation-based policies).
     """

@@ -15,6 +15,7 @@ from marketsim.policies.dynamic_overlap import DynamicOverlapPolicy
 from marketsim.policies.explore_exploit import ExploreExploitPolicy
 from marketsim.policies.fixed_overlap import FixedOverlapPolicy
 from marketsim.policies.knowledge_gradient import KnowledgeGradientPolicy
+from marketsim.policies.known_workers import KnownWorkersPolicy
 from marketsim.policies.oracle_workers import OracleWorkersPolicy
 from marketsim.policies.qasca import QascaPolicy
 from marketsim.policies.random_forest import RandomForestPolicy
@@ -26,7 +27,8 @@ from marketsim.policies.until_agreement import UntilAgreementPolicy
 POLICIES: dict[str, type] = {cls.name: cls for cls in (
     UniformPolicy, RandomForestPolicy, EntropyGreedyPolicy, OraclePolicy,
     KnowledgeGradientPolicy, UncertaintyPolicy, QascaPolicy, ExploreExploitPolicy,
-    OracleWorkersPolicy, FixedOverlapPolicy, DynamicOverlapPolicy, UntilAgreementPolicy)}
+    OracleWorkersPolicy, KnownWorkersPolicy, FixedOverlapPolicy, DynamicOverlapPolicy,
+    UntilAgreementPolicy)}
 
 
 def markets(cls: type) -> tuple[str, ...]:
