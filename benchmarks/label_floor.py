@@ -22,8 +22,16 @@ It is a relaxation, so optimistic for the policy: the error is the expected one 
 posterior, not the realised error of the EM estimate that must then *stay* at or below 1 %,
 with no rounding up to the next checkpoint; a policy is credited with knowing every worker
 exactly; the worker of each label is drawn anew (the same one may come twice, the count per
-task is capped). It does not cover routing the best of the accepted workers to the hardest
-tasks (a task choice that depends on the arriving worker's accuracy).
+task is capped).
+
+``--routing`` closes the one case that leaves open, a task choice that depends on the arriving
+worker (sending the best workers to the hardest tasks): it gives every task its labels from the
+replicate's best workers, best first (the initial labeller excepted: a worker labels a task
+once), with no decline, no waiting and no limit on how much one worker labels. A more accurate
+worker's label is a more informative experiment (Blackwell) for a binary task, so the k best
+workers' labels, taken in that order, are worth at least as much after every label as any k
+distinct workers' in any order: no policy, realisable or given every worker's accuracy, can
+expect to reach 1 % with fewer labels, whatever its time.
 
     python benchmarks/label_floor.py scenarios/frontier/known_workers.toml --top --json floor.json
 
@@ -92,6 +100,47 @@ def floor(start: np.ndarray, accuracies: np.ndarray) -> tuple[float, float]:
                                                                         error).sum())
 
 
+def routed(start: np.ndarray, initial: np.ndarray, ability: np.ndarray) -> tuple[float, float]:
+    """(labels bought, expected errors) when every task's labels come from the best workers,
+    best first, the initial labeller excepted, at the multiplier where the expected errors
+    are :data:`TARGET` of the tasks (optimal stopping by backward induction per sequence)."""
+    q = 1.0 / (1.0 + np.exp(-GRID))
+    err = np.minimum(q, 1.0 - q)
+    order = np.argsort(-ability, kind="stable")
+    firsts = np.unique(initial)
+
+    def solve(lam: float) -> tuple[float, float]:
+        bought = errors = 0.0
+        for w0 in firsts:  # one best-first sequence per initial labeller
+            seq = ability[order[order != w0]]
+            value, labels, error = lam * err, np.zeros_like(GRID), err.copy()
+            for p in seq[::-1]:  # backward over the stages: the last label first
+                lw = np.log(p / (1.0 - p))
+                up = q * p + (1.0 - q) * (1.0 - p)
+
+                def nxt(f: np.ndarray, lw: float = lw, up: np.ndarray = up) -> np.ndarray:
+                    return up * np.interp(GRID + lw, GRID, f) + (1.0 - up) * np.interp(
+                        GRID - lw, GRID, f)
+
+                go = 1.0 + nxt(value) < lam * err
+                value, labels, error = (np.where(go, 1.0 + nxt(value), lam * err),
+                                        np.where(go, 1.0 + nxt(labels), 0.0),
+                                        np.where(go, nxt(error), err))
+            mine = start[initial == w0]
+            bought += float(np.interp(mine, GRID, labels).sum())
+            errors += float(np.interp(mine, GRID, error).sum())
+        return bought, errors
+
+    lo, hi = 0.0, 8.0  # log10 of λ
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        if solve(10.0**mid)[1] > TARGET * start.size:
+            lo = mid
+        else:
+            hi = mid
+    return solve(10.0**hi)
+
+
 def best_crowd(start: np.ndarray, ability: np.ndarray) -> tuple[float, float, int]:
     """(labels, time, k) of the replicate's best crowd: the fewest top-k workers (k = 1 … 30,
     by bisection: fewer, better workers spend fewer labels and more time) whose floor is within
@@ -121,11 +170,15 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the floor per cut here")
     parser.add_argument("--top", action="store_true",
                         help="also the best top-k crowd of each replicate within the time bound")
+    parser.add_argument("--routing", action="store_true",
+                        help="also the floor of routing: every task's labels from the best "
+                        "workers, best first, time unbounded")
     args = parser.parse_args()
     sc = load_scenario(args.scenario)
     prior = np.asarray(sc.tasks.prior, dtype=np.float64)
     rows: dict[float, list[tuple[float, float, int]]] = {c: [] for c in CUTS}
     best: list[tuple[float, float, int]] = []
+    routes: list[float] = []
     for r in range(sc.replicates):
         world = draw_world(sc, world_rng(sc.seed, r))
         ability = np.asarray(world.ability, dtype=np.float64)
@@ -140,6 +193,8 @@ def main() -> None:
                               accepted.size))
         if args.top:
             best.append(best_crowd(start, ability))
+        if args.routing:
+            routes.append(start.size + routed(start, world.initial_workers, ability)[0])
     print(f"label floor at {TARGET:.0%} expected error, {sc.replicates} replicates of "
           f"{args.scenario} (mean [min, max] over replicates)\n")
     print("| decline cut | workers above | labels (floor) | simulated time | within both bounds |")
@@ -159,6 +214,12 @@ def main() -> None:
               f"labels within simulated time {TIME_BOUND:,.0f}): labels {lab.mean():,.0f} "
               f"[{lab.min():,.0f}, {lab.max():,.0f}], time {tim.mean():,.0f}, k "
               f"{sorted(b[2] for b in best)}")
+    if routes:
+        lab = np.array(routes)
+        print(f"\nrouting (every task's labels from the best workers, best first; no time "
+              f"bound): labels {lab.mean():,.0f} [{lab.min():,.0f}, {lab.max():,.0f}], "
+              f"{int((lab <= LABEL_BOUND).sum())} of {lab.size} replicates at or below "
+              f"{LABEL_BOUND:,.0f}")
     if args.json:
         args.json.write_text(json.dumps([
             {"cut": cut, "labels": float(np.mean([x[0] for x in rows[cut]])),
