@@ -108,6 +108,8 @@ class BlockMarket(Market):
                 now = float(self.env.now)
                 self.ledger.hand_out_block(workers, now)
                 self.ledger.receive_block(workers, now)
+                order = np.argsort(handed, kind="stable")  # logged in task order: the
+                handed, workers = handed[order], workers[order]  # refresh reads them in order
                 self._record(handed, workers, self._answer_block(handed, workers))
             if stuck:  # every worker arrived idle and got nothing since the last hand-out
                 self._refused = set(range(self.scenario.workers.count))

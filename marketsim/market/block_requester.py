@@ -22,8 +22,14 @@ import numpy as np
 
 from marketsim.market.pairs import MAX_FILTER_BYTES
 
+#: The walk's signature (``hand_out.walk``, :func:`walk_python`).
+Walk = Callable[..., int]
+
+walk_native: Walk | None
 try:
-    from marketsim.market._native.hand_out import walk as walk_native
+    from marketsim.market._native.hand_out import walk as _compiled_walk
+
+    walk_native = _compiled_walk
 except ImportError:  # no C compiler at install: the Python loop below (same results)
     walk_native = None
 

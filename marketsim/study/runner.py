@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from marketsim.errors import InputError, SimulationError
+from marketsim.market.block_market import engine
 from marketsim.market.graph import write_graphml
 from marketsim.market.inference import estimator_factory
-from marketsim.market.block_market import engine
 from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
 from marketsim.market.worker_models import draw_world

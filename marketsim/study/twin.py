@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.data.labels import LabelSet
-from marketsim.market.inference import estimator_factory
 from marketsim.market.block_market import engine
+from marketsim.market.inference import estimator_factory
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.specs import Scenario
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
