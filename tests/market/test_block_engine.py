@@ -6,6 +6,9 @@ simulate is refused at parse in one line naming the key."""
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,12 +18,16 @@ from marketsim.errors import InputError
 from marketsim.market import block_requester
 from marketsim.market.block_market import BlockMarket
 from marketsim.market.inference import estimator_factory
+from marketsim.market.ledger import Ledger, LedgerError
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.record.curves import CurvePoint
 from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.toml_out import dumps
 from marketsim.study.seeds import unit_streams, world_rng
+
+ROOT = Path(__file__).resolve().parents[2]
 
 DOC: dict[str, Any] = {
     "scenario": {"seed": 4, "engine": "blocks"},
@@ -41,6 +48,11 @@ def doc(**tables: Any) -> dict[str, Any]:
         else:
             out.setdefault(table, {}).update(keys)
     return out
+
+
+def toml_text(document: dict[str, Any]) -> str:
+    """The scenario file of ``document``."""
+    return dumps(document)
 
 
 def run(document: dict[str, Any], replicate: int = 0, engine: str | None = None,
@@ -174,3 +186,60 @@ def test_the_engine_key_is_left_out_of_the_record_at_its_default() -> None:
     blocks = parse_scenario(DOC, "b.toml")
     assert blocks.resolved_document()["scenario"]["engine"] == "blocks"
     assert blocks.to_dict()["engine"] == "blocks"
+
+
+def test_block_debits_refuse_each_broken_limit_as_an_internal_error() -> None:
+    """``hand_out_block`` / ``receive_block`` keep the per-label debits' invariants."""
+    def ledger(**kw: Any) -> Ledger:
+        return Ledger(np.ones(4), kw.get("edges", 100), kw.get("money"), kw.get("capacity"))
+
+    books = ledger(capacity=2)
+    with pytest.raises(LedgerError, match="capacity"):
+        books.hand_out_block(np.array([0, 1, 0, 0]), 1.0)
+    books = ledger(edges=3)
+    with pytest.raises(LedgerError, match="budget.edges"):
+        books.hand_out_block(np.array([0, 1, 2, 3]), 1.0)
+    books = ledger(money=2.5)
+    with pytest.raises(LedgerError, match="budget.money"):
+        books.hand_out_block(np.array([0, 1, 2]), 1.0)
+    books = ledger()
+    books.close(2)
+    with pytest.raises(LedgerError, match="worker 2 .*blocked"):
+        books.hand_out_block(np.array([0, 2]), 1.0)
+    books = ledger()
+    books.hand_out_block(np.array([0, 1]), 2.0)
+    with pytest.raises(LedgerError, match="time went back"):
+        books.receive_block(np.array([0, 1]), 1.0)
+    with pytest.raises(LedgerError, match="worker 3 delivered"):
+        books.receive_block(np.array([0, 3]), 2.0)
+    books.receive_block(np.array([0, 1]), 2.0)
+    assert (books.bought, books.spent, books.in_flight) == (2, 2.0, 0)
+
+
+def test_the_command_line_refuses_blocks_with_gold_in_one_line_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "gold.toml"
+    path.write_text(toml_text(doc(gold={"count": 10, "rate": 0.1})))
+    result = subprocess.run([sys.executable, "-m", "marketsim", "run", str(path), "--quiet",
+                             "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                            cwd=ROOT, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"marketsim: error: {path}: gold is not simulated by scenario.engine = 'blocks' (it hands out a "
+        "refresh's labels at once); use engine = 'events'")
+
+
+def test_jobs_1_and_2_give_the_same_bytes_on_the_block_engine(tmp_path: Path) -> None:
+    path = tmp_path / "blocks.toml"
+    document = doc(scenario={"replicates": 3})
+    document["arms"].append({"name": "u", "policy": "uniform", "inference": "mv"})
+    path.write_text(toml_text(document))
+    curves = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"jobs{jobs}"
+        result = subprocess.run([sys.executable, "-m", "marketsim", "run", str(path), "--quiet",
+                                 "--jobs", jobs, "--out", str(out)], capture_output=True,
+                                text=True, cwd=ROOT, timeout=300)
+        assert result.returncode == 0, result.stderr
+        curves.append((out / "curves.csv").read_bytes())
+    assert curves[0] == curves[1]
+    assert len(curves[0].splitlines()) == 1 + 3 * 2 * 13
