@@ -224,8 +224,8 @@ def test_the_command_line_refuses_blocks_with_gold_in_one_line_exit_2(tmp_path: 
                             cwd=ROOT, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        f"marketsim: error: {path}: gold is not simulated by scenario.engine = 'blocks' (it hands out a "
-        "refresh's labels at once); use engine = 'events'")
+        f"marketsim: error: {path}: gold is not simulated by scenario.engine = 'blocks' "
+        "(it hands out a refresh's labels at once); use engine = 'events'")
 
 
 def test_jobs_1_and_2_give_the_same_bytes_on_the_block_engine(tmp_path: Path) -> None:
