@@ -129,6 +129,7 @@ class BlockMarket(Market):
         clock = 0.0
         while self.bought < self.budget:
             clock = self._hand_out(min(self.bought + self.batch, self.budget), arrivals, clock)
+            self.blocks.forget_log()
             self.refresh()
         self.ledger.check_closed_books(self.curve[-1].edges, self.curve[-1].money)
         return self.curve

@@ -169,6 +169,12 @@ class BlockRequester:
                 raise ValueError("the block engine needs the label log's incidence matrix")
             self._indptr, self._indices = mat.indptr, mat.indices
 
+    def forget_log(self) -> None:
+        """Let go of the log's incidence arrays before a refresh merges new labels into fresh
+        ones, so that the old arrays (4 bytes a label) are not held through the fit; the next
+        round reads the new ones (:meth:`new_round`)."""
+        self._indptr = self._indices = None
+
     def mark(self, tasks: np.ndarray, workers: np.ndarray) -> None:
         """Remember that ``workers`` labelled ``tasks`` (the initial graph: received before the
         first refresh, so in the filter only)."""
