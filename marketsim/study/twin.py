@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.data.labels import LabelSet
-from marketsim.market.block_market import engine
 from marketsim.market.inference import estimator_factory
+from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.specs import Scenario
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
@@ -23,7 +23,7 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
                        None if spec.initial is None
                        else initial_graph_rng(scenario.seed, replicate, spec.initial))
     policy = spec.policy.build(allow_imports=False, source=scenario.source)
-    market = engine(scenario)(scenario.for_arm(spec), world, policy,
+    market = Market(scenario.for_arm(spec), world, policy,
                     estimator_factory(scenario, spec.inference),
                     unit_streams(scenario.seed, replicate, arm),
                     warm_start=spec.inference.warm_start, keep_graph=False)
