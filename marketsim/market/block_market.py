@@ -28,7 +28,6 @@ from marketsim.market.arrivals import Arrivals
 from marketsim.market.block_requester import BlockRequester
 from marketsim.market.market import Market
 from marketsim.record.curves import CurvePoint
-from marketsim.scenario.specs import Scenario
 
 #: Arrivals drawn and walked at once at most (their temporaries stay this size).
 CHUNK = 1 << 21
@@ -133,8 +132,3 @@ class BlockMarket(Market):
             self.refresh()
         self.ledger.check_closed_books(self.curve[-1].edges, self.curve[-1].money)
         return self.curve
-
-
-def engine(scenario: Scenario) -> type[Market]:
-    """The market class that simulates ``scenario`` (``[scenario] engine``)."""
-    return BlockMarket if scenario.scenario.engine == "blocks" else Market

@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from marketsim.errors import InputError, SimulationError
-from marketsim.market.block_market import engine
+from marketsim.market.block_market import BlockMarket
 from marketsim.market.graph import write_graphml
 from marketsim.market.inference import estimator_factory
+from marketsim.market.market import Market
 from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
 from marketsim.market.worker_models import draw_world
@@ -68,7 +69,8 @@ def run_unit(
             else initial_graph_rng(scenario.seed, replicate, spec.initial),
         )
     try:
-        market = engine(scenario)(
+        engine = BlockMarket if scenario.scenario.engine == "blocks" else Market
+        market = engine(
             scenario.for_arm(spec),
             world,
             _guarded_policy(scenario, arm, allow_imports),
