@@ -5,6 +5,7 @@ the arrays and Python containers each part of one unit holds at the end of its r
     python benchmarks/market_memory.py --labels 1e6 1e7      # the #30 acceptance, side by side
     python benchmarks/market_memory.py --labels 1e6 4e6 --policy entropy-greedy
     python benchmarks/market_memory.py --tree ../main --markdown   # another checkout's code
+    python benchmarks/market_memory.py --labels 1e6 1e7 --engine blocks   # the block engine
 
 Each size runs in a fresh process: large_market's shape scaled (tasks = labels / 5, workers =
 labels / 200, a refresh every labels / 20, warm-started one-coin EM with 10 iterations, no
@@ -66,12 +67,15 @@ def _arrays(obj: Any, depth: int, seen: set[int]) -> int:
     return sum(_arrays(c, depth - 1, seen) for c in children)
 
 
-def one_size(labels: int, policy: str, tree: Path = ROOT) -> dict[str, Any]:
-    """Run one unit of the scaled market in this process (the package of checkout ``tree``);
-    its memory and time figures."""
+def one_size(labels: int, policy: str, tree: Path = ROOT, engine: str = "events"
+             ) -> dict[str, Any]:
+    """Run one unit of the scaled market in this process (the package of checkout ``tree``,
+    with ``[scenario] engine``); its memory and time figures."""
     sys.path.insert(0, str(tree))
     from marketsim.market.inference import estimator_factory
     from marketsim.market.market import Market
+    if engine == "blocks":  # checkouts before the block engine have no such module
+        from marketsim.market.block_market import BlockMarket as Market  # noqa: N814
     from marketsim.market.worker_models import draw_world
     from marketsim.policies.registry import make_policy
     from marketsim.scenario.parser import parse_scenario
@@ -79,7 +83,8 @@ def one_size(labels: int, policy: str, tree: Path = ROOT) -> dict[str, Any]:
 
     tasks, workers = labels // 5, max(labels // 200, 10)
     sc = parse_scenario({
-        "scenario": {"name": "memory", "seed": 1},
+        "scenario": {"name": "memory", "seed": 1,
+                     **({"engine": engine} if engine != "events" else {})},
         "tasks": {"count": tasks, "prior": [0.75, 0.25]}, "workers": {"count": workers},
         "budget": {"edges": labels, "batch": max(labels // 20, 1)},
         "output": {"graph": False},
@@ -101,6 +106,7 @@ def one_size(labels: int, policy: str, tree: Path = ROOT) -> dict[str, Any]:
     parts = {name: _arrays(value, 3, seen) for name, value in vars(market).items()}
     parts = {k: v for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v > 0}
     return {"labels": labels, "tasks": tasks, "workers": workers, "policy": policy,
+            "engine": engine,
             "wall_s": wall, "seconds_per_label": wall / labels, "cpu_s": cpu,
             "cpu_seconds_per_label": cpu / labels, "total_peak_bytes": total,
             "built_bytes": built, "peak_bytes": peak, "peak_bytes_per_label": peak / labels,
@@ -131,6 +137,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--labels", type=float, nargs="+", default=[1e6])
     p.add_argument("--policy", default="uniform")
+    p.add_argument("--engine", choices=["events", "blocks"], default="events",
+                   help="[scenario] engine of the market (default: events)")
     p.add_argument("--tree", type=Path, default=ROOT,
                    help="checkout whose marketsim to measure (default: this one)")
     p.add_argument("--markdown", action="store_true", help="also print the docs' table")
@@ -138,17 +146,20 @@ def main() -> None:
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
-        print(json.dumps(one_size(int(args.labels[0]), args.policy, args.tree.resolve())))
+        print(json.dumps(one_size(int(args.labels[0]), args.policy, args.tree.resolve(),
+                                  args.engine)))
         return
     results = []
     for n in args.labels:
         out = subprocess.run([sys.executable, __file__, "--child", "--labels", str(n),
-                              "--policy", args.policy, "--tree", str(args.tree)], check=True,
+                              "--policy", args.policy, "--tree", str(args.tree),
+                              "--engine", args.engine], check=True,
                              capture_output=True, text=True).stdout
         r = json.loads(out)
         results.append(r)
         print(f"{r['labels']:>11,} labels ({r['tasks']:,} tasks, {r['workers']:,} workers, "
-              f"{r['policy']}): {r['wall_s']:.1f} s = {r['seconds_per_label'] * 1e6:.2f} µs/label "
+              f"{r['policy']}, {args.engine}): {r['wall_s']:.1f} s = "
+              f"{r['seconds_per_label'] * 1e6:.2f} µs/label "
               f"({r['cpu_seconds_per_label'] * 1e6:.2f} µs CPU),"
               f" peak RSS {r['total_peak_bytes'] / 2**20:,.0f} MiB, of which "
               f"{r['peak_bytes'] / 2**20:,.0f} MiB = {r['peak_bytes_per_label']:.1f} bytes/label "

@@ -9,7 +9,9 @@ time through the command line, as a user runs it (``--jobs 1``, progress display
 ``--scale`` shrinks the whole market in proportion (the same labels per task and per worker,
 the same number of refreshes), for machines or sessions that cannot spend the full run. Peak
 memory is the child process's high-water RSS (``wait4``'s ``ru_maxrss``: the interpreter and its
-imports included). Seconds depend on the machine's load; memory does not.
+imports included), CPU its user plus system time (``ru_utime + ru_stime``: what the load of
+other processes changes least). Seconds depend on the machine's load; memory does not. The
+scenario runs on the block engine (``[scenario] engine = "blocks"``).
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ def run_arm(arm: str, scale: float, quiet: bool) -> dict[str, Any]:
     return {"arm": arm, "scale": scale, "labels": labels,
             "tasks": int(doc["tasks"]["count"] * scale),
             "workers": int(doc["workers"]["count"] * scale), "wall_s": wall,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_bytes": peak, "peak_bytes_per_label": peak / labels,
             "final_curve_row": curves[-1]}
 
@@ -107,8 +110,12 @@ def main() -> None:
         r = run_arm(arm, args.scale, args.quiet)
         results.append(r)
         print(f"{arm}: {r['labels']:,} labels ({r['tasks']:,} tasks, {r['workers']:,} workers): "
-              f"{r['wall_s']:.0f} s wall, peak RSS {r['peak_bytes'] / 2**30:.2f} GiB = "
-              f"{r['peak_bytes_per_label']:.1f} bytes/label", flush=True)
+              f"{r['wall_s']:.0f} s wall, {r['cpu_s']:.0f} s CPU, peak RSS "
+              f"{r['peak_bytes'] / 2**30:.2f} GiB = {r['peak_bytes_per_label']:.1f} bytes/label, "
+              f"{r['wall_s'] / r['labels'] * 1e6:.2f} µs wall a label", flush=True)
+    print(f"all arms: {sum(r['wall_s'] for r in results):.0f} s wall, "
+          f"{sum(r['cpu_s'] for r in results):.0f} s CPU; load average at the end "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
 

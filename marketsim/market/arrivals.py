@@ -28,3 +28,12 @@ class Arrivals:
             return gap, int(rng.integers(self.n_workers))
         pick = int(np.searchsorted(self.cumulative, rng.random(), side="right"))
         return gap, min(pick, self.n_workers - 1)
+
+    def draw_block(self, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """``size`` arrivals at once, ``(gaps, workers)`` as arrays: all the gaps, then all the
+        workers (the block engine's layout of the stream, not :meth:`draw`'s)."""
+        gaps = rng.exponential(self.mean_gap, size)
+        if self.cumulative is None:
+            return gaps, rng.integers(self.n_workers, size=size, dtype=np.int64)
+        picks = np.searchsorted(self.cumulative, rng.random(size), side="right")
+        return gaps, np.minimum(picks, self.n_workers - 1).astype(np.int64)

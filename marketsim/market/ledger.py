@@ -165,6 +165,44 @@ class Ledger:
             self.task_labels += 1
             self.labels[worker] += 1
 
+    def hand_out_block(self, workers: np.ndarray, now: float) -> None:
+        """Commit one task label to each of ``workers`` (the block engine's hand-outs up to
+        simulated time ``now``): the checks of :meth:`hand_out`, on the whole block at once."""
+        self._tick(now)
+        workers = np.asarray(workers, dtype=np.int64)
+        counts = np.bincount(workers, minlength=self.handed.size)
+        cost = float(self.cost[workers].sum())
+        hit = np.flatnonzero(counts & self.closed)
+        if hit.size:
+            raise LedgerError(f"worker {int(hit[0])} was handed a label after being blocked or "
+                              "leaving the market")
+        if self.capacity is not None and bool((self.handed + counts > self.capacity).any()):
+            raise LedgerError(f"a worker was handed a label beyond workers.capacity = "
+                              f"{self.capacity}")
+        if self.assigned + workers.size > self.edges:
+            raise LedgerError(f"a label was handed out beyond budget.edges = {self.edges}")
+        if self.money is not None and self.committed + cost > self.money * (1 + MONEY_SLACK):
+            raise LedgerError(f"labels costing {cost:g} were handed out with "
+                              f"{self.money_left():g} of budget.money left")
+        self.handed += counts
+        self.assigned += workers.size
+        self.committed += cost
+
+    def receive_block(self, workers: np.ndarray, now: float) -> None:
+        """Pay each of ``workers`` for a task label that came back (the block engine's answers,
+        received at simulated time ``now``): :meth:`receive`'s check on the whole block."""
+        self._tick(now)
+        workers = np.asarray(workers, dtype=np.int64)
+        counts = np.bincount(workers, minlength=self.received.size)
+        over = np.flatnonzero(self.received + counts > self.handed)
+        if over.size:
+            raise LedgerError(f"worker {int(over[0])} delivered an answer they were never "
+                              "handed")
+        self.received += counts
+        self.labels += counts
+        self.spent += float(self.cost[workers].sum())
+        self.task_labels += workers.size
+
     def abandon(self, worker: int, now: float, *, gold: bool = False) -> None:
         """``worker`` left a hand-out unanswered: nothing is paid, the money it committed is
         released and the label may be handed out again (after a stop, the run buys one label

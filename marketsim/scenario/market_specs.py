@@ -18,7 +18,9 @@ INITIAL_GRAPHS = ("one-per-task", "bernoulli", "none")
 class HeaderSpec(Table):
     """``[scenario]``
 
-    The study's name, seed and replicate count."""
+    The study's name, seed and replicate count, and the engine that simulates its markets
+    (here because it is how the whole study is simulated, not a property of its crowd, budget
+    or arms)."""
 
     name: str = F(None, "shown in reports; the run folder is `reports/<slug of name>/"
                   "<timestamp>/` (the slug is cut to 60 characters)", shown="file name",
@@ -26,6 +28,11 @@ class HeaderSpec(Table):
     seed: int = F(0, "every random stream is spawned from it with "
                   "`numpy.random.SeedSequence`", ge=0, le=2**63 - 1)
     replicates: int = F(1, "independent worlds; every arm runs on each", ge=1, le=100_000)
+    engine: Literal["events", "blocks"] = F(
+        "events", "how a market is simulated: `events`, label by label in SimPy (every "
+        "mechanic); `blocks`, everything between two refreshes handed out at once (the same "
+        "model, other random draws, many times faster; no labelling time, gold, worker rules, "
+        "worker-aware policies or graph: docs/models.md)", recorded_at_default=False)
 
 
 class BudgetSpec(Table):

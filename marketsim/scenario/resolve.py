@@ -22,6 +22,7 @@ from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
 from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
 from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec
+from marketsim.scenario.engine import check_engine
 from marketsim.scenario.inference_options import check_inference, read_settings
 from marketsim.scenario.inference_spec import InferenceSpec
 from marketsim.scenario.market_specs import BudgetSpec
@@ -79,6 +80,7 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
                             workers, budget, source)
         arm_mechanics(arm, key, gold, replay is not None, workers.facts.scores, source, policy)
         arms.append(arm.model_copy(update={"policy": policy, "inference": inference}))
+    check_engine(doc, workers, arms, source)
     check_grid(doc["sweep"], [arm.name for arm in arms], root, source)
     return {"scenario": header.model_copy(update={"name": name}), "replay": replay,
             "tasks": tasks, "workers": workers, "budget": budget, "arms": tuple(arms)}

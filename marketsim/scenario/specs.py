@@ -214,7 +214,7 @@ class Scenario(Table):
             features.pop("informativeness")
         # mechanics that are off are left out, as written
         tables: tuple[tuple[Table, dict[str, Any]], ...] = (
-            (self.workers, workers), (self.budget, doc["budget"]),
+            (self.scenario, doc["scenario"]), (self.workers, workers), (self.budget, doc["budget"]),
             (self.workers.service, workers["service"]))
         for spec, written in tables:
             for key, info in type(spec).model_fields.items():

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from marketsim.errors import InputError, SimulationError
+from marketsim.market.block_market import BlockMarket
 from marketsim.market.graph import write_graphml
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
@@ -68,7 +69,8 @@ def run_unit(
             else initial_graph_rng(scenario.seed, replicate, spec.initial),
         )
     try:
-        market = Market(
+        engine = BlockMarket if scenario.scenario.engine == "blocks" else Market
+        market = engine(
             scenario.for_arm(spec),
             world,
             _guarded_policy(scenario, arm, allow_imports),

@@ -62,6 +62,10 @@ class ConfusionAnswers:
         label = min(int(np.searchsorted(row, self.rng.random(), side="right")), len(row) - 1)
         return label, None
 
+    def answer_block(self, tasks: np.ndarray, workers: np.ndarray) -> np.ndarray:
+        """The labels of a block of hand-outs at once (the block engine; :func:`draw_labels`)."""
+        return draw_labels(self.truth[tasks], self.confusion, workers, self.rng)
+
     def answer_shifted(self, task: int, worker: int, shift: float) -> tuple[int, float | None]:
         """The label with the logit of the right class's probability shifted by ``shift``, the
         wrong classes scaled to keep their proportions (the same draw as :meth:`answer`)."""

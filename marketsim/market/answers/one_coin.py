@@ -51,6 +51,13 @@ class OneCoinAnswers:
             label = 1 - truth if k == 2 else (truth + int(self.rng.integers(1, k))) % k
         return label, None
 
+    def answer_block(self, tasks: np.ndarray, workers: np.ndarray) -> np.ndarray:
+        """The labels of a block of hand-outs at once (the block engine; :func:`draw_answers`:
+        one uniform per label, then the wrong classes when K > 2)."""
+        truth = self.truth[tasks]
+        return draw_answers(truth, self.confusion[workers, truth, truth], self.n_classes,
+                            self.rng)
+
     def answer_shifted(self, task: int, worker: int, shift: float) -> tuple[int, float | None]:
         """The label with the logit of being right shifted by ``shift`` (the same draws as
         :meth:`answer`; ``[workers.dynamics]``)."""
