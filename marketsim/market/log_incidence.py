@@ -5,14 +5,22 @@ within a row: exactly the canonical matrix :attr:`~marketsim.data.labels.LabelSe
 builds from scratch, so every EM kernel adds the same terms in the same order. At each refresh
 only the labels received since the last one are sorted (by task, then column) and their places
 found by a binary search within their rows; the column indices are then merged in one pass
-(``np.insert``): 4 bytes per label for the indices, 8 for the shared ``1.0`` values, and no
-int64 key per label.
+(``np.insert``): 4 bytes per label for the indices and no int64 key per label. The values are
+one shared ``1.0`` (:func:`~marketsim.aggregation._ones.shared_ones`, which the EM kernels
+multiply without reading) in a log of at least :data:`SHARED_ONES_FROM` labels when the C
+extension is built; else an array of ``1.0``, 8 bytes a label.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+
+from marketsim.aggregation._ones import NATIVE, shared_ones
+
+#: Logs made for at least this many labels share one ``1.0`` as their matrix's values (below,
+#: an array of them costs under 1 MiB, and estimators that multiply through scipy need no copy).
+SHARED_ONES_FROM = 1 << 17
 
 
 def _row_lower_bound(indices: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -39,8 +47,10 @@ class GrowingIncidence:
         self.index_dtype = np.int32 if max(n_tasks, n_cols) < 2**31 else np.int64
         self.indptr = np.zeros(n_tasks + 1, dtype=self.index_dtype)
         self.indices = np.empty(0, dtype=self.index_dtype)
-        #: Entries the shared ``1.0`` values make room for before they grow.
+        #: Entries the ``1.0`` values make room for before they grow.
         self.capacity = capacity
+        #: Whether the values are one shared ``1.0`` (no values array; see the module).
+        self.shared_values = NATIVE and capacity >= SHARED_ONES_FROM
         self._ones = np.empty(0)
         self._filled = 0
         self._views_of: np.ndarray | None = None
@@ -112,20 +122,27 @@ class GrowingIncidence:
         """The matrix so far on read-only views of its arrays (canonical: sorted rows, no
         duplicates); later merges make new arrays, so it never changes under its holder."""
         nnz = self.nnz
-        if self._ones.size < nnz:  # room for ``capacity`` values: pages untouched are not
-            # resident, so the values cost 8 bytes a label merged, with no copy as they grow
-            ones = np.empty(max(nnz, self.capacity))
-            ones[: self._filled] = 1.0
-            self._ones = ones
-        self._ones[self._filled: nnz] = 1.0
-        self._filled = nnz
-        mat = sp.csr_matrix((self._ones[:nnz], self.indices[:], self.indptr[:]),
+        mat = sp.csr_matrix((self._values(nnz), self.indices[:], self.indptr[:]),
                             shape=(self.n_tasks, self.n_cols), copy=False)
         for arr in (mat.data, mat.indices, mat.indptr):  # views of the log's arrays
             arr.flags.writeable = False
         mat.has_sorted_indices = True
         mat.has_canonical_format = True
         return mat
+
+    def _values(self, nnz: int) -> np.ndarray:
+        """``nnz`` values of ``1.0``: shared, or the first of an array with room for
+        ``capacity`` (pages untouched are not resident, so it costs 8 bytes a label merged,
+        with no copy as it grows)."""
+        if self.shared_values:
+            return shared_ones(nnz)
+        if self._ones.size < nnz:
+            ones = np.empty(max(nnz, self.capacity))
+            ones[: self._filled] = 1.0
+            self._ones = ones
+        self._ones[self._filled: nnz] = 1.0
+        self._filled = nnz
+        return self._ones[:nnz]
 
     def degrees(self) -> np.ndarray:
         """Labels per task (int64, as ``np.bincount`` counts them)."""
