@@ -87,6 +87,11 @@ def one_size(labels: int, policy: str, tree: Path = ROOT) -> dict[str, Any]:
             "method": "one-coin-shifted-beta", "warm_start": True, "max_iter": 10,
             "tol": 1e-6}}]}, "memory.toml")
     arm = sc.arms[0]
+    try:  # as run_unit does (a checkout before it had no such module)
+        from marketsim.market.heap import map_big_arrays
+        heap = map_big_arrays()
+    except ImportError:
+        heap = False
     market = Market(sc, draw_world(sc, world_rng(sc.seed, 0)),
                     make_policy(arm.policy.name, arm.policy.options),
                     estimator_factory(sc, arm.inference), unit_streams(sc.seed, 0, 0),
@@ -105,7 +110,8 @@ def one_size(labels: int, policy: str, tree: Path = ROOT) -> dict[str, Any]:
             "cpu_seconds_per_label": cpu / labels, "total_peak_bytes": total,
             "built_bytes": built, "peak_bytes": peak, "peak_bytes_per_label": peak / labels,
             "total_peak_bytes_per_label": total / labels,
-            "held_bytes_per_label": {k: v / labels for k, v in parts.items()}}
+            "held_bytes_per_label": {k: v / labels for k, v in parts.items()},
+            "big_arrays_mapped": heap}
 
 
 def markdown(results: list[dict[str, Any]]) -> str:

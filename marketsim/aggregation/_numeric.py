@@ -15,6 +15,10 @@ from marketsim.data.labels import LabelSet
 #: Floor applied to probabilities before taking logs, so that no kernel ever produces -inf.
 PROB_FLOOR = 1e-12
 
+#: Rows a kernel's per-row temporaries cover at a time (512 KiB of float64 each): a big fit's
+#: E-step holds a few of these, not a few arrays of every task (issue #30).
+CHUNK_ROWS = 1 << 16
+
 
 def as_generator(random_state: Any) -> np.random.Generator:
     """Turn ``None``, an int seed, a SeedSequence or a Generator into a Generator (never global)."""
@@ -158,14 +162,20 @@ def log_odds_posterior(
     odds = np.ascontiguousarray(log_odds, dtype=np.float64)
     out = np.empty((2, n))  # class-major: the M-step reads column 1 contiguously
     out[1] = 0.0  # the mat-vec adds into it; row 0 is written whole
-    small, total, positive = np.empty(n), np.empty(n), np.empty(n)
+    total, positive = np.empty(n), np.empty(n)
 
     def rows(a: int, b: int) -> None:
+        # in chunks of at most CHUNK_ROWS rows, so the per-row temporaries of a big fit stay
+        # small (each row's arithmetic is the same whatever the chunks)
+        for lo in range(a, b, CHUNK_ROWS):
+            chunk(lo, min(lo + CHUNK_ROWS, b))
+
+    def chunk(a: int, b: int) -> None:
         s = out[1, a:b]
         csr_rows(mat, a, b, odds, s)
         s += offset
         np.maximum(s, 0.0, out=positive[a:b])
-        e = np.abs(s, out=small[a:b])
+        e = np.abs(s)
         np.negative(e, out=e)
         np.exp(e, out=e)
         np.add(e, 1.0, out=total[a:b])

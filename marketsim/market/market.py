@@ -228,10 +228,10 @@ class Market:
     def refresh(self) -> None:
         """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
         started = time.perf_counter()
+        self.estimator = None  # the last fit's arrays go before the merge and the fit
         labels = self.log.labels()  # read-only views: no one can change the market's labels
         if isinstance(self.requester, Requester):  # its set of recent pairs goes before the fit
             self.requester.done_pairs.settle()
-        self.estimator = None  # the last fit's arrays go too (``proba`` is the warm start)
         est = self._fit(labels)
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started
