@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
 from marketsim.aggregation._ones import csr_rows, matvec, transposed_matvecs, transposed_rows
 from marketsim.aggregation._threads import row_blocks, run_parallel
 from marketsim.data.labels import LabelSet
