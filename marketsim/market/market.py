@@ -387,8 +387,7 @@ class Market:
         if not keep.all():  # capacity or money cut a random initial graph
             tasks, workers, labels = tasks[keep], workers[keep], labels[keep]
             scores = None if scores is None else scores[keep]
-        for i, j in zip(tasks.tolist(), workers.tolist(), strict=True):
-            self.requester.mark(i, j)
+        self.requester.mark_many(tasks, workers)
         self._next_refresh = self.assigned
         self._record(tasks, workers, labels, scores)
         if self.assigned == 0 and not self._refresh_due.triggered:  # empty start

@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
+from marketsim.data.compact_labels import compact_id_dtype
 from marketsim.market.pairs import HandedPairs, ReceivedPairs
 
 
@@ -23,6 +24,9 @@ class TaskRequester(Protocol):
 
     def mark(self, task: int, worker: int) -> None:
         """``worker`` holds or labelled ``task``: never hand them that task again."""
+
+    def mark_many(self, tasks: np.ndarray, workers: np.ndarray) -> None:
+        """:meth:`mark` for each pair (the initial graph)."""
 
     def assign(self, worker: int) -> int | None:
         """Next task for ``worker``, or ``None`` if none is left for them."""
@@ -52,7 +56,7 @@ class Requester:
 
     def new_round(self, ranking: np.ndarray) -> None:
         """Start a round from a fresh ranking."""
-        self.ranking = np.asarray(ranking, dtype=np.int64)
+        self.ranking = np.asarray(ranking, dtype=compact_id_dtype(self.n_tasks))  # 4 B a task
         self._order = self.ranking.data
         self.cursor = 0
         self.given = bytearray(self.n_tasks)  # 1 where handed out this round
@@ -61,6 +65,10 @@ class Requester:
     def mark(self, task: int, worker: int) -> None:
         """Remember that ``worker`` holds or labelled ``task``."""
         self.done_pairs.add(task, worker)
+
+    def mark_many(self, tasks: np.ndarray, workers: np.ndarray) -> None:
+        """:meth:`mark` for each pair, vectorised (no Python int per pair)."""
+        self.done_pairs.add_many(tasks, workers)
 
     def assign(self, worker: int) -> int | None:
         """Next task for ``worker``, or ``None`` if none is left for them this round."""

@@ -1,6 +1,7 @@
 """What keeps a big market small (issue #30) changes no number: the incidence matrix's shared
-values, the world's compact initial triples and big arrays in their own mappings give the same
-curves as before."""
+values, the world's compact initial triples, big arrays in their own mappings, the merge
+without ``np.insert``'s temporaries and the initial pairs marked at once give the same curves
+and answers as before."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from marketsim.aggregation._ones import NATIVE
 from marketsim.market import log_incidence
 from marketsim.market.heap import map_big_arrays
 from marketsim.market.inference import estimator_factory
+from marketsim.market.label_log import LabelLog
 from marketsim.market.market import Market
+from marketsim.market.pairs import HandedPairs
 from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.record.curves import CurvePoint
@@ -69,3 +72,48 @@ def test_big_arrays_get_their_own_mappings_here() -> None:
     assert map_big_arrays()  # Linux with glibc: the CI's and this machine's
     before = _run(_scenario("uniform", "one-coin-shifted-beta"))[0]
     assert before == _run(_scenario("uniform", "one-coin-shifted-beta"))[0]
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
+def test_the_merge_inserts_as_np_insert_does(chunk: int,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(log_incidence, "INSERT_CHUNK", chunk)
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        n, k = int(rng.integers(0, 40)), int(rng.integers(0, 25))
+        arr = rng.integers(0, 99, n).astype(np.int32)
+        pos = np.sort(rng.integers(0, n + 1, k))  # ties: new values keep their order
+        values = rng.integers(0, 99, k).astype(np.int32)
+        merged = log_incidence.insert_sorted(arr, pos, values)
+        assert merged.dtype == np.int32
+        assert np.array_equal(merged, np.insert(arr, pos, values))
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_pairs_added_at_once_answer_as_pairs_added_one_by_one(exact: bool) -> None:
+    rng = np.random.default_rng(9)
+    n, m = 60, 30
+    budget = n * m if exact else 10  # a small budget: the hashed filter and the sorted keys
+    tasks, workers = rng.integers(0, n, 200), rng.integers(0, m, 200)
+    one, many = HandedPairs(n, m, budget), HandedPairs(n, m, budget)
+    assert one.exact is exact
+    for i, j in zip(tasks.tolist(), workers.tolist(), strict=True):
+        one.add(i, j)
+    many.add_many(tasks.astype(np.int32), workers.astype(np.int32))
+    assert bytes(one._filter) == bytes(many._filter)
+    for i in range(n):
+        for j in range(m):
+            assert one.has(i, j) == many.has(i, j)
+
+
+def test_the_initial_pairs_settle_into_the_log() -> None:
+    log = LabelLog(50, 40, 2, 20)
+    pairs = HandedPairs(50, 40, 20, log)
+    assert not pairs.exact
+    tasks, workers = np.arange(10), np.arange(10) * 3
+    pairs.add_many(tasks, workers)
+    log.extend(tasks, workers, np.zeros(10, dtype=np.int64))
+    log.incidence()  # the refresh's merge
+    pairs.settle()
+    assert pairs.pending.size == 0 and not pairs.recent and pairs.settled == 10
+    assert all(pairs.has(i, 3 * i) for i in range(10)) and not pairs.has(1, 4)
