@@ -97,11 +97,6 @@ class WorkerAwareRequester:
         self.held[worker].append(task)
         self.task_handed[task] += 1
 
-    def mark_many(self, tasks: np.ndarray, workers: np.ndarray) -> None:
-        """:meth:`mark` for each pair (the initial graph)."""
-        for task, worker in zip(tasks.tolist(), workers.tolist(), strict=True):
-            self.mark(task, worker)
-
     def release(self, task: int, worker: int) -> None:
         """``worker`` abandoned ``task`` unlabelled: it no longer counts as handed out (the
         worker still holds it in ``state.held``: never offered it again)."""

@@ -5,10 +5,11 @@ within a row: exactly the canonical matrix :attr:`~marketsim.data.labels.LabelSe
 builds from scratch, so every EM kernel adds the same terms in the same order. At each refresh
 only the labels received since the last one are sorted (by task, then column) and their places
 found by a binary search within their rows; the column indices are then merged in one pass
-(:func:`insert_sorted`, ``np.insert`` without its whole-array temporaries): 4 bytes per label for the indices and no int64 key per label. The values are
-one shared ``1.0`` (:func:`~marketsim.aggregation._ones.shared_ones`, which the EM kernels
-multiply without reading) in a log of at least :data:`SHARED_ONES_FROM` labels when the C
-extension is built; else an array of ``1.0``, 8 bytes a label.
+(:func:`insert_sorted`: ``np.insert`` without its whole-array temporaries): 4 bytes per label
+for the indices and no int64 key per label. The values are one shared ``1.0``
+(:func:`~marketsim.aggregation._ones.shared_ones`, which the EM kernels multiply without
+reading) in a log of at least :data:`SHARED_ONES_FROM` labels when the C extension is built;
+else an array of ``1.0``, 8 bytes a label.
 """
 
 from __future__ import annotations

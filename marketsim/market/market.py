@@ -50,7 +50,7 @@ from marketsim.market.policy_guard import (
     policy_label,
 )
 from marketsim.market.replay import ReplayRequester
-from marketsim.market.requester import Requester, TaskRequester
+from marketsim.market.requester import Requester, TaskRequester, mark_all
 from marketsim.market.service import Visits
 from marketsim.market.streams import Streams
 from marketsim.market.stuck import stuck_error, used_up
@@ -387,7 +387,7 @@ class Market:
         if not keep.all():  # capacity or money cut a random initial graph
             tasks, workers, labels = tasks[keep], workers[keep], labels[keep]
             scores = None if scores is None else scores[keep]
-        self.requester.mark_many(tasks, workers)
+        mark_all(self.requester, tasks, workers)
         self._next_refresh = self.assigned
         self._record(tasks, workers, labels, scores)
         if self.assigned == 0 and not self._refresh_due.triggered:  # empty start

@@ -43,11 +43,6 @@ class ReplayRequester:
         if task in tasks:
             tasks.remove(task)
 
-    def mark_many(self, tasks: np.ndarray, workers: np.ndarray) -> None:
-        """:meth:`mark` for each pair (the initial graph)."""
-        for task, worker in zip(tasks.tolist(), workers.tolist(), strict=True):
-            self.mark(task, worker)
-
     def release(self, task: int, worker: int) -> None:
         """``worker`` abandoned ``task``: only they can give the file's answer, so it is theirs
         to be handed again."""

@@ -25,14 +25,28 @@ class TaskRequester(Protocol):
     def mark(self, task: int, worker: int) -> None:
         """``worker`` holds or labelled ``task``: never hand them that task again."""
 
-    def mark_many(self, tasks: np.ndarray, workers: np.ndarray) -> None:
-        """:meth:`mark` for each pair (the initial graph)."""
-
     def assign(self, worker: int) -> int | None:
         """Next task for ``worker``, or ``None`` if none is left for them."""
 
     def release(self, task: int, worker: int) -> None:
         """``worker`` abandoned ``task`` unlabelled: hand it out again."""
+
+
+class Marks(Protocol):
+    """Any requester: it remembers who holds or labelled what."""
+
+    def mark(self, task: int, worker: int) -> None:
+        """``worker`` holds or labelled ``task``."""
+
+
+def mark_all(requester: Marks, tasks: np.ndarray, workers: np.ndarray) -> None:
+    """``requester.mark`` for each pair (the initial graph): a :class:`Requester` marks them
+    at once (:meth:`Requester.mark_many`, no Python int per pair), others one by one."""
+    if isinstance(requester, Requester):
+        requester.mark_many(tasks, workers)
+        return
+    for task, worker in zip(tasks.tolist(), workers.tolist(), strict=True):
+        requester.mark(task, worker)
 
 
 class Requester:
