@@ -10,7 +10,8 @@ the arrays and Python containers each part of one unit holds at the end of its r
 Each size runs in a fresh process: large_market's shape scaled (tasks = labels / 5, workers =
 labels / 200, a refresh every labels / 20, warm-started one-coin EM with 10 iterations, no
 networkx graph). ``peak`` is the process's high-water RSS (VmHWM: imports, world and policy
-included); ``above built`` is that minus its RSS once the market is built. The parts are the
+included); ``above built`` is that minus its RSS once the market is built; the RSS after the
+imports, after the world's draw and once built are printed too. The parts are the
 NumPy arrays reachable from the market's attributes (three levels deep) and its bytearrays,
 sets and lists (with the ints in them): what the labels make grow. Memory figures do not
 depend on the machine's load; seconds do, so compare seconds only within one run.
@@ -81,6 +82,7 @@ def one_size(labels: int, policy: str, tree: Path = ROOT, engine: str = "events"
     from marketsim.scenario.parser import parse_scenario
     from marketsim.study.seeds import unit_streams, world_rng
 
+    imported = _rss("VmRSS")
     tasks, workers = labels // 5, max(labels // 200, 10)
     sc = parse_scenario({
         "scenario": {"name": "memory", "seed": 1,
@@ -92,7 +94,14 @@ def one_size(labels: int, policy: str, tree: Path = ROOT, engine: str = "events"
             "method": "one-coin-shifted-beta", "warm_start": True, "max_iter": 10,
             "tol": 1e-6}}]}, "memory.toml")
     arm = sc.arms[0]
-    market = Market(sc, draw_world(sc, world_rng(sc.seed, 0)),
+    try:  # as run_unit does (a checkout before it had no such module)
+        from marketsim.market.heap import map_big_arrays
+        heap = map_big_arrays()
+    except ImportError:
+        heap = False
+    world = draw_world(sc, world_rng(sc.seed, 0))
+    drawn, drawn_peak = _rss("VmRSS"), _rss("VmHWM")
+    market = Market(sc, world,
                     make_policy(arm.policy.name, arm.policy.options),
                     estimator_factory(sc, arm.inference), unit_streams(sc.seed, 0, 0),
                     warm_start=True, keep_graph=False)
@@ -109,9 +118,11 @@ def one_size(labels: int, policy: str, tree: Path = ROOT, engine: str = "events"
             "engine": engine,
             "wall_s": wall, "seconds_per_label": wall / labels, "cpu_s": cpu,
             "cpu_seconds_per_label": cpu / labels, "total_peak_bytes": total,
+            "imported_bytes": imported, "world_bytes": drawn, "world_peak_bytes": drawn_peak,
             "built_bytes": built, "peak_bytes": peak, "peak_bytes_per_label": peak / labels,
             "total_peak_bytes_per_label": total / labels,
-            "held_bytes_per_label": {k: v / labels for k, v in parts.items()}}
+            "held_bytes_per_label": {k: v / labels for k, v in parts.items()},
+            "big_arrays_mapped": heap}
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -122,6 +133,11 @@ def markdown(results: list[dict[str, Any]]) -> str:
     rows = [head, "|---|" + "---:|" * len(results)]
     rows.append("| peak RSS of the process (MiB) | " + " | ".join(
         f"{r['total_peak_bytes'] / 2**20:,.0f}" for r in results) + " |")
+    for key, what in (("imported_bytes", "RSS after the imports (MiB)"),
+                      ("world_bytes", "RSS with the world drawn (MiB)"),
+                      ("built_bytes", "RSS with the market built (MiB)")):
+        rows.append(f"| {what} | " + " | ".join(
+            f"{r[key] / 2**20:,.0f}" if key in r else "–" for r in results) + " |")
     rows.append("| peak above the built market | " + " | ".join(
         f"**{r['peak_bytes_per_label']:.1f}**" for r in results) + " |")
     for part in parts:
@@ -164,6 +180,10 @@ def main() -> None:
               f" peak RSS {r['total_peak_bytes'] / 2**20:,.0f} MiB, of which "
               f"{r['peak_bytes'] / 2**20:,.0f} MiB = {r['peak_bytes_per_label']:.1f} bytes/label "
               "above the built market", flush=True)
+        print(f"    RSS after the imports {r['imported_bytes'] / 2**20:,.0f} MiB, with the world "
+              f"{r['world_bytes'] / 2**20:,.0f} MiB (its draw's peak "
+              f"{r['world_peak_bytes'] / 2**20:,.0f}), built {r['built_bytes'] / 2**20:,.0f} MiB;"
+              f" big arrays in their own mappings: {r['big_arrays_mapped']}")
         for part, per_label in r["held_bytes_per_label"].items():
             print(f"    {part:<24} {per_label:7.1f} bytes/label held at the end")
     if len(results) > 1:

@@ -8,13 +8,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.sparse import _sparsetools  # the compiled mat-vecs scipy itself calls
 
+from marketsim.aggregation._ones import csr_rows, matvec, transposed_matvecs, transposed_rows
 from marketsim.aggregation._threads import row_blocks, run_parallel
 from marketsim.data.labels import LabelSet
 
 #: Floor applied to probabilities before taking logs, so that no kernel ever produces -inf.
 PROB_FLOOR = 1e-12
+
+#: Rows a kernel's per-row temporaries cover at a time (512 KiB of float64 each): a big fit's
+#: E-step holds a few of these, not a few arrays of every task (issue #30).
+CHUNK_ROWS = 1 << 16
 
 
 def as_generator(random_state: Any) -> np.random.Generator:
@@ -96,7 +100,7 @@ def column_products(mat: Any, x: np.ndarray, n_threads: int = 1) -> np.ndarray:
     if n_threads <= 1 or not _plain_csr(mat, x):
         out = np.empty((k, mat.shape[0]))
         for c in range(k):
-            out[c] = mat @ np.ascontiguousarray(x[:, c])
+            out[c] = matvec(mat, np.ascontiguousarray(x[:, c]))
         return out.T
     out, fill = _row_products(mat, x)
     run_parallel([functools.partial(fill, a, b) for a, b in row_blocks(mat.shape[0], n_threads)],
@@ -116,8 +120,7 @@ def _row_products(
 
     def fill(a: int, b: int) -> None:
         for c in range(k):
-            _sparsetools.csr_matvec(b - a, mat.shape[1], mat.indptr[a:b + 1], mat.indices,
-                                    mat.data, columns[c], out[c, a:b])
+            csr_rows(mat, a, b, columns[c], out[c, a:b])
             if add is not None:
                 out[c, a:b] += add[c]
 
@@ -160,15 +163,20 @@ def log_odds_posterior(
     odds = np.ascontiguousarray(log_odds, dtype=np.float64)
     out = np.empty((2, n))  # class-major: the M-step reads column 1 contiguously
     out[1] = 0.0  # the mat-vec adds into it; row 0 is written whole
-    small, total, positive = np.empty(n), np.empty(n), np.empty(n)
+    total, positive = np.empty(n), np.empty(n)
 
     def rows(a: int, b: int) -> None:
+        # in chunks of at most CHUNK_ROWS rows, so the per-row temporaries of a big fit stay
+        # small (each row's arithmetic is the same whatever the chunks)
+        for lo in range(a, b, CHUNK_ROWS):
+            chunk(lo, min(lo + CHUNK_ROWS, b))
+
+    def chunk(a: int, b: int) -> None:
         s = out[1, a:b]
-        _sparsetools.csr_matvec(b - a, mat.shape[1], mat.indptr[a:b + 1], mat.indices,
-                                mat.data, odds, s)
+        csr_rows(mat, a, b, odds, s)
         s += offset
         np.maximum(s, 0.0, out=positive[a:b])
-        e = np.abs(s, out=small[a:b])
+        e = np.abs(s)
         np.negative(e, out=e)
         np.exp(e, out=e)
         np.add(e, 1.0, out=total[a:b])
@@ -203,14 +211,12 @@ def transposed_products(mat: Any, x: np.ndarray, n_threads: int = 1) -> np.ndarr
     """
     k = x.shape[1]
     if n_threads <= 1 or not _plain_csr(mat, x):
-        return mat.T @ np.ascontiguousarray(x)
-    n_rows, n_cols = mat.shape
-    out = np.zeros((k, n_cols))
+        return transposed_matvecs(mat, np.ascontiguousarray(x))
+    out = np.zeros((k, mat.shape[1]))
     columns = [np.ascontiguousarray(x[:, c]) for c in range(k)]
 
     def one_class(c: int) -> None:
-        _sparsetools.csc_matvec(n_cols, n_rows, mat.indptr, mat.indices, mat.data, columns[c],
-                                out[c])
+        transposed_rows(mat, columns[c], out[c])
 
     run_parallel([functools.partial(one_class, c) for c in range(k)], n_threads)
     return np.ascontiguousarray(out.T)
@@ -223,9 +229,8 @@ def transposed_product(mat: Any, x: np.ndarray) -> np.ndarray:
     x = np.ascontiguousarray(x)
     if not _plain_csr(mat, x):
         return np.asarray(mat.T @ x)
-    n_rows, n_cols = mat.shape
-    out = np.zeros(n_cols)
-    _sparsetools.csc_matvec(n_cols, n_rows, mat.indptr, mat.indices, mat.data, x, out)
+    out = np.zeros(mat.shape[1])
+    transposed_rows(mat, x, out)
     return out
 
 

@@ -87,7 +87,7 @@ def run_em(
     if clamp is not None:
         state = clamp(state)
     for n_iter in range(1, int(max_iter) + 1):  # noqa: B007 - n_iter read after loop
-        params = m_step(state, params)
+        params, state = m_step(state, params), None  # the old state goes before the E-step
         state, objective = e_step(params)
         if clamp is not None:
             state = clamp(state)

@@ -5,14 +5,23 @@ within a row: exactly the canonical matrix :attr:`~marketsim.data.labels.LabelSe
 builds from scratch, so every EM kernel adds the same terms in the same order. At each refresh
 only the labels received since the last one are sorted (by task, then column) and their places
 found by a binary search within their rows; the column indices are then merged in one pass
-(``np.insert``): 4 bytes per label for the indices, 8 for the shared ``1.0`` values, and no
-int64 key per label.
+(:func:`insert_sorted`: ``np.insert`` without its whole-array temporaries): 4 bytes per label
+for the indices and no int64 key per label. The values are one shared ``1.0``
+(:func:`~marketsim.aggregation._ones.shared_ones`, which the EM kernels multiply without
+reading) in a log of at least :data:`SHARED_ONES_FROM` labels when the C extension is built;
+else an array of ``1.0``, 8 bytes a label.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+
+from marketsim.aggregation._ones import NATIVE, shared_ones
+
+#: Logs made for at least this many labels share one ``1.0`` as their matrix's values (below,
+#: an array of them costs under 1 MiB, and estimators that multiply through scipy need no copy).
+SHARED_ONES_FROM = 1 << 17
 
 
 def _row_lower_bound(indices: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -30,6 +39,27 @@ def _row_lower_bound(indices: np.ndarray, lo: np.ndarray, hi: np.ndarray,
         hi = np.where(active & ~below, mid, hi)
 
 
+#: Entries of the merged array filled at a time by :func:`insert_sorted`.
+INSERT_CHUNK = 1 << 20
+
+
+def insert_sorted(arr: np.ndarray, pos: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.insert(arr, pos, values)`` for non-decreasing ``pos``: the same array, made
+    without ``np.insert``'s mask of the whole result and the int64 index of every old entry
+    its masked assignment makes (13 bytes a label at the refresh's peak); the old entries are
+    copied chunk by chunk of the result instead."""
+    at = pos + np.arange(pos.size)  # where the new values land (``np.insert``'s rule)
+    out = np.empty(arr.size + pos.size, dtype=arr.dtype)
+    out[at] = values
+    for a in range(0, out.size, INSERT_CHUNK):
+        b = min(a + INSERT_CHUNK, out.size)
+        lo, hi = np.searchsorted(at, [a, b])  # the new values in out[a:b]
+        keep = np.ones(b - a, dtype=bool)
+        keep[at[lo:hi] - a] = False
+        out[a:b][keep] = arr[a - lo:b - hi]  # the old entries in between, in order
+    return out
+
+
 class GrowingIncidence:
     """A ``(n_tasks, n_workers * K)`` CSR matrix of labels, merged into at each :meth:`add`."""
 
@@ -39,8 +69,10 @@ class GrowingIncidence:
         self.index_dtype = np.int32 if max(n_tasks, n_cols) < 2**31 else np.int64
         self.indptr = np.zeros(n_tasks + 1, dtype=self.index_dtype)
         self.indices = np.empty(0, dtype=self.index_dtype)
-        #: Entries the shared ``1.0`` values make room for before they grow.
+        #: Entries the ``1.0`` values make room for before they grow.
         self.capacity = capacity
+        #: Whether the values are one shared ``1.0`` (no values array; see the module).
+        self.shared_values = NATIVE and capacity >= SHARED_ONES_FROM
         self._ones = np.empty(0)
         self._filled = 0
         self._views_of: np.ndarray | None = None
@@ -71,7 +103,7 @@ class GrowingIncidence:
             return False
         self._views_of = None  # the memoryviews must not keep the old indices alive
         self._views = (memoryview(b""), memoryview(b""))
-        self.indices = np.insert(self.indices, pos, c)
+        self.indices = insert_sorted(self.indices, pos, c)
         per_row = np.bincount(t, minlength=self.n_tasks)
         indptr = np.empty_like(self.indptr)
         indptr[0] = 0
@@ -112,20 +144,27 @@ class GrowingIncidence:
         """The matrix so far on read-only views of its arrays (canonical: sorted rows, no
         duplicates); later merges make new arrays, so it never changes under its holder."""
         nnz = self.nnz
-        if self._ones.size < nnz:  # room for ``capacity`` values: pages untouched are not
-            # resident, so the values cost 8 bytes a label merged, with no copy as they grow
-            ones = np.empty(max(nnz, self.capacity))
-            ones[: self._filled] = 1.0
-            self._ones = ones
-        self._ones[self._filled: nnz] = 1.0
-        self._filled = nnz
-        mat = sp.csr_matrix((self._ones[:nnz], self.indices[:], self.indptr[:]),
+        mat = sp.csr_matrix((self._values(nnz), self.indices[:], self.indptr[:]),
                             shape=(self.n_tasks, self.n_cols), copy=False)
         for arr in (mat.data, mat.indices, mat.indptr):  # views of the log's arrays
             arr.flags.writeable = False
         mat.has_sorted_indices = True
         mat.has_canonical_format = True
         return mat
+
+    def _values(self, nnz: int) -> np.ndarray:
+        """``nnz`` values of ``1.0``: shared, or the first of an array with room for
+        ``capacity`` (pages untouched are not resident, so it costs 8 bytes a label merged,
+        with no copy as it grows)."""
+        if self.shared_values:
+            return shared_ones(nnz)
+        if self._ones.size < nnz:
+            ones = np.empty(max(nnz, self.capacity))
+            ones[: self._filled] = 1.0
+            self._ones = ones
+        self._ones[self._filled: nnz] = 1.0
+        self._filled = nnz
+        return self._ones[:nnz]
 
     def degrees(self) -> np.ndarray:
         """Labels per task (int64, as ``np.bincount`` counts them)."""

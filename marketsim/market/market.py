@@ -50,7 +50,7 @@ from marketsim.market.policy_guard import (
     policy_label,
 )
 from marketsim.market.replay import ReplayRequester
-from marketsim.market.requester import Requester, TaskRequester
+from marketsim.market.requester import Requester, TaskRequester, mark_all
 from marketsim.market.service import Visits
 from marketsim.market.streams import Streams
 from marketsim.market.stuck import stuck_error, used_up
@@ -228,10 +228,10 @@ class Market:
     def refresh(self) -> None:
         """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
         started = time.perf_counter()
+        self.estimator = None  # the last fit's arrays go before the merge and the fit
         labels = self.log.labels()  # read-only views: no one can change the market's labels
         if isinstance(self.requester, Requester):  # its set of recent pairs goes before the fit
             self.requester.done_pairs.settle()
-        self.estimator = None  # the last fit's arrays go too (``proba`` is the warm start)
         est = self._fit(labels)
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started
@@ -387,8 +387,7 @@ class Market:
         if not keep.all():  # capacity or money cut a random initial graph
             tasks, workers, labels = tasks[keep], workers[keep], labels[keep]
             scores = None if scores is None else scores[keep]
-        for i, j in zip(tasks.tolist(), workers.tolist(), strict=True):
-            self.requester.mark(i, j)
+        mark_all(self.requester, tasks, workers)
         self._next_refresh = self.assigned
         self._record(tasks, workers, labels, scores)
         if self.assigned == 0 and not self._refresh_due.triggered:  # empty start

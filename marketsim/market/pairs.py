@@ -1,10 +1,10 @@
 """Which (task, worker) pairs were handed out, so that no worker gets a task twice; compact for
 big markets (issue #30).
 
-The pairs handed out since the last refresh are a Python set; older ones are asked of the
-label log, whose incidence matrix holds every received label (a few bytes a label, where a set
-of every pair costs about 80). A bit filter (one byte a label of the budget) answers most
-"never" without a look at the log.
+The pairs handed out since the last refresh are a Python set (the initial graph's, added at
+once, a sorted array); older ones are asked of the label log, whose incidence matrix holds
+every received label (a few bytes a label, where a set of every pair costs about 80). A bit
+filter (one byte a label of the budget) answers most "never" without a look at the log.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ class HandedPairs:
                  log: ReceivedPairs | None = None) -> None:
         self.n_workers = n_workers
         self.recent: set[int] = set()
+        #: Keys added at once (:meth:`add_many`) not yet settled, sorted: no Python int each.
+        self.pending = np.zeros(0, dtype=np.int64)
         self.log = log
         #: Pairs handed out before the last :meth:`settle` that the log holds: asked of it.
         self.settled = 0
@@ -79,17 +81,32 @@ class HandedPairs:
         key = task * self.n_workers + worker
         if key in self.recent:
             return True
+        if self.pending.size:
+            at = int(np.searchsorted(self.pending, key))
+            if at < self.pending.size and self.pending[at] == key:
+                return True
         bit = key % self._bits
         if not self._filter[bit >> 3] >> (bit & 7) & 1 or self.log is None or not self.settled:
             return False
         return self.log.received_pair(task, worker)
 
+    def add_many(self, tasks: np.ndarray, workers: np.ndarray) -> None:
+        """:meth:`add` for many pairs at once (the initial graph), vectorised."""
+        keys = np.asarray(tasks, dtype=np.int64) * self.n_workers
+        keys += workers
+        bits = keys if self.exact else keys % self._bits
+        np.bitwise_or.at(np.frombuffer(self._filter, dtype=np.uint8), bits >> 3,
+                         np.left_shift(1, bits & 7).astype(np.uint8))
+        if not self.exact:
+            self.pending = np.union1d(self.pending, keys)
+
     def settle(self) -> None:
         """Drop from the set the pairs the log now holds (after it merged its labels at a
         refresh); pairs still in flight stay. Vectorised over the set."""
-        if self.exact or self.log is None or not self.recent:
+        if self.exact or self.log is None or not (self.recent or self.pending.size):
             return
-        keys = np.fromiter(self.recent, dtype=np.int64, count=len(self.recent))
+        keys = np.concatenate([self.pending, np.fromiter(self.recent, dtype=np.int64,
+                                                         count=len(self.recent))])
         kept = []
         for a in range(0, keys.size, BLOCK):  # a block at a time: small temporaries
             block = keys[a:a + BLOCK]
@@ -99,3 +116,4 @@ class HandedPairs:
             self.settled += int(held.sum())
             kept.extend(block[~held].tolist())
         self.recent = set(kept)
+        self.pending = np.zeros(0, dtype=np.int64)

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from marketsim.aggregation.base import BaseAggregator
+from marketsim.data.compact_labels import compact_id_dtype
 from marketsim.errors import PolicyError
 from marketsim.market.world import World
 from marketsim.policies.base import AssignmentPolicy, MarketInfo
@@ -64,7 +65,8 @@ def call_policy(policy: object, method: str, call: Callable[[], T]) -> T:
 
 
 def _ranking_problem(raw: Any, n_tasks: int) -> tuple[np.ndarray | None, str]:
-    """The ranking as int64, or ``None`` and what is wrong with it."""
+    """The ranking as a fresh array of the tasks' compact type (int32 below 2**31 tasks, as
+    the requester holds it), or ``None`` and what is wrong with it."""
     if raw is None:
         return None, "returned None"
     if isinstance(raw, (str, bytes, dict, set, frozenset)):
@@ -84,17 +86,20 @@ def _ranking_problem(raw: Any, n_tasks: int) -> tuple[np.ndarray | None, str]:
     bad = (arr < 0) | (arr >= n_tasks)
     if bad.any():
         return None, f"returned task index {arr[bad][0]}, outside [0, {n_tasks})"
-    arr = arr.astype(np.int64)
-    counts = np.bincount(arr, minlength=n_tasks)
-    if counts.max() > 1:
+    arr = arr.astype(compact_id_dtype(n_tasks))
+    seen = np.zeros(n_tasks, dtype=bool)
+    seen[arr] = True
+    if np.count_nonzero(seen) < arr.size:  # a repeat: counted only to say which
+        counts = np.bincount(arr, minlength=n_tasks)
         return None, f"returned task {int(np.argmax(counts > 1))} {int(counts.max())} times"
     return arr, ""
 
 
 def checked_ranking(policy: object, raw: Any, n_tasks: int) -> np.ndarray:
-    """``raw`` as a full int64 permutation of the ``n_tasks`` tasks: a prefix is followed by
-    the tasks it leaves out, in ascending index order. Raises ``PolicyError`` for anything but
-    a non-empty 1-D integer sequence of distinct indices in ``[0, n_tasks)``."""
+    """``raw`` as a full permutation of the ``n_tasks`` tasks (int32 below 2**31 tasks): a
+    prefix is followed by the tasks it leaves out, in ascending index order. Raises
+    ``PolicyError`` for anything but a non-empty 1-D integer sequence of distinct indices in
+    ``[0, n_tasks)``."""
     arr, problem = _ranking_problem(raw, n_tasks)
     if arr is None:
         raise PolicyError(
@@ -105,7 +110,7 @@ def checked_ranking(policy: object, raw: Any, n_tasks: int) -> np.ndarray:
         return arr  # a fresh array (astype copies): the policy cannot change it later
     missing = np.ones(n_tasks, dtype=bool)
     missing[arr] = False
-    return np.concatenate([arr, np.flatnonzero(missing)])
+    return np.concatenate([arr, np.flatnonzero(missing).astype(arr.dtype)])
 
 
 def read_only(arr: np.ndarray | None) -> np.ndarray | None:

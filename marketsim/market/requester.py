@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
+from marketsim.data.compact_labels import compact_id_dtype
 from marketsim.market.pairs import HandedPairs, ReceivedPairs
 
 
@@ -29,6 +30,23 @@ class TaskRequester(Protocol):
 
     def release(self, task: int, worker: int) -> None:
         """``worker`` abandoned ``task`` unlabelled: hand it out again."""
+
+
+class Marks(Protocol):
+    """Any requester: it remembers who holds or labelled what."""
+
+    def mark(self, task: int, worker: int) -> None:
+        """``worker`` holds or labelled ``task``."""
+
+
+def mark_all(requester: Marks, tasks: np.ndarray, workers: np.ndarray) -> None:
+    """``requester.mark`` for each pair (the initial graph): a :class:`Requester` marks them
+    at once (:meth:`Requester.mark_many`, no Python int per pair), others one by one."""
+    if isinstance(requester, Requester):
+        requester.mark_many(tasks, workers)
+        return
+    for task, worker in zip(tasks.tolist(), workers.tolist(), strict=True):
+        requester.mark(task, worker)
 
 
 class Requester:
@@ -52,7 +70,7 @@ class Requester:
 
     def new_round(self, ranking: np.ndarray) -> None:
         """Start a round from a fresh ranking."""
-        self.ranking = np.asarray(ranking, dtype=np.int64)
+        self.ranking = np.asarray(ranking, dtype=compact_id_dtype(self.n_tasks))  # 4 B a task
         self._order = self.ranking.data
         self.cursor = 0
         self.given = bytearray(self.n_tasks)  # 1 where handed out this round
@@ -61,6 +79,10 @@ class Requester:
     def mark(self, task: int, worker: int) -> None:
         """Remember that ``worker`` holds or labelled ``task``."""
         self.done_pairs.add(task, worker)
+
+    def mark_many(self, tasks: np.ndarray, workers: np.ndarray) -> None:
+        """:meth:`mark` for each pair, vectorised (no Python int per pair)."""
+        self.done_pairs.add_many(tasks, workers)
 
     def assign(self, worker: int) -> int | None:
         """Next task for ``worker``, or ``None`` if none is left for them this round."""

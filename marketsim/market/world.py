@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from marketsim.data.compact_labels import compact_class_dtype, compact_id_dtype
 from marketsim.data.labels import LabelSet
 from marketsim.market.answers import AnswerModel
 from marketsim.policies.base import MarketState
@@ -66,6 +67,26 @@ class World:
     #: Task features (n_tasks, count) of 0.0/1.0 and their class-conditional probabilities.
     features: np.ndarray | None = None
     feature_proba: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        """Hold the initial triples in the label log's compact types (int32 ids and int8
+        classes when their values fit): a big world's initial graph is 9 bytes a label, not
+        24, for the whole run (issue #30). The values, so every draw and result, are
+        unchanged."""
+        put = object.__setattr__  # frozen
+        put(self, "initial_tasks", _narrowed(self.initial_tasks, compact_id_dtype))
+        put(self, "initial_workers", _narrowed(self.initial_workers, compact_id_dtype))
+        put(self, "initial_labels", _narrowed(self.initial_labels, compact_class_dtype))
+
+
+def _narrowed(codes: np.ndarray, dtype_for: Any) -> np.ndarray:
+    """Integer ``codes`` in ``dtype_for(max + 1)`` when they are non-negative (else as
+    they are)."""
+    codes = np.asarray(codes)
+    if codes.size == 0 or codes.dtype.kind not in "iu" or int(codes.min()) < 0:
+        return codes
+    dtype = dtype_for(int(codes.max()) + 1)
+    return codes if codes.dtype == dtype else codes.astype(dtype)
 
 
 def one_coin_confusion(ability: np.ndarray, k: int) -> np.ndarray:

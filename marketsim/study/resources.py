@@ -7,11 +7,15 @@ The estimate is deliberately simple and on the generous side. Per simulated unit
 replicate of one arm, the work one worker process holds at a time):
 
 - posteriors: ``tasks x classes x 8`` bytes, about four copies alive during an EM refresh
-  (posterior, log joint, previous posterior, warm start);
-- label log: ``labels x 3 int64`` (task, worker, label; labels = ``budget.edges``, or what
-  ``budget.money`` pays for when that is fewer);
-- incidence matrices: the (tasks, workers x classes) CSR matrix and its transpose, about
-  ``2 x edges x 12`` bytes plus the row pointers;
+  (posterior, the E-step's new one, the warm start, the policy's read-only copy);
+- labels (:data:`LABEL_BYTES`, 48 a label; labels = ``budget.edges``, or what ``budget.money``
+  pays for when that is fewer): the compact label log (int32 task and worker, int8 class: 9),
+  its incidence matrix (int32 index and float64 value: 12; the values are shared in a big log
+  when the C extension is built), the refresh's merged copy of the indices (4), and room for
+  the int64 copies of the labels (24) or a transposed matrix that some estimators make (a
+  warm-started one-coin fit makes neither). Measured (docs/performance.md, issue #30): the
+  10-million-label one-coin market (``scenarios/large_market_10x.toml``) peaks at 454-466 MiB
+  for the whole process, interpreter and world included, where this estimate says 815 MiB;
 - worker parameters: ``workers x classes^2 x 8`` (confusion matrices) twice;
 - the networkx task-worker graph when ``output.graph`` is true: about 500 bytes per edge and
   300 per node (measured with networkx 3: 450 bytes per edge, node overhead included, for a
@@ -39,6 +43,9 @@ GRAPH_EDGE_BYTES = 500
 GRAPH_NODE_BYTES = 300
 #: Copies of the (tasks, classes) posterior alive during an EM refresh.
 POSTERIOR_COPIES = 4
+#: Bytes a label at a unit's peak: log 9, incidence 12, merge 4, wide copies or a transpose 24
+#: (rounded down: the values shared in big logs save 8).
+LABEL_BYTES = 48
 
 
 def estimate_unit_memory(scenario: Scenario) -> int:
@@ -46,13 +53,13 @@ def estimate_unit_memory(scenario: Scenario) -> int:
     n, k = scenario.tasks.count, scenario.tasks.classes
     m, edges = scenario.workers.count, scenario.max_labels
     posteriors = POSTERIOR_COPIES * n * k * 8
-    log = edges * 3 * 8
-    incidence = 2 * (edges * 12 + (n + m * k + 2) * 8)
+    labels = edges * LABEL_BYTES
+    pointers = 2 * (n + m * k + 2) * 8  # a matrix's and its transpose's row pointers
     workers = 2 * m * k * k * 8
     graph = 0
     if scenario.output.graph:
         graph = edges * GRAPH_EDGE_BYTES + (n + m) * GRAPH_NODE_BYTES
-    return int(posteriors + log + incidence + workers + graph)
+    return int(posteriors + labels + pointers + workers + graph)
 
 
 def estimate_run_memory(scenario: Scenario, jobs: int = 1) -> int:

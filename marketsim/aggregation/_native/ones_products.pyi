@@ -1,0 +1,6 @@
+"""Type stub of the C extension ``ones_products.c``: 0/1 CSR pattern products in scipy's order."""
+
+from typing import Any
+
+def row_sums(indptr: Any, indices: Any, x: Any, out: Any) -> None: ...
+def scatter_sums(indptr: Any, indices: Any, x: Any, out: Any, k: int = 1) -> None: ...
