@@ -90,8 +90,13 @@ def _resolve_columns(
     optional: tuple[str, ...] | Mapping[str, tuple[str, ...]],
     source: str,
     line: int,
+    by_position: bool = False,
 ) -> dict[str, int]:
-    """Map each wanted column to its index in ``header`` (names are case-insensitive)."""
+    """Map each wanted column to its index in ``header`` (names are case-insensitive).
+
+    ``by_position`` (two-column truth files such as ``q,truth``): when the header has exactly
+    one column per wanted role and a role's name is not there, the roles found by name keep
+    their columns and the others take the remaining ones in order."""
     names = [h.strip().lower() for h in header]
     found = ", ".join(repr(h) for h in header)
     seen: dict[str, int] = {}
@@ -101,6 +106,9 @@ def _resolve_columns(
                 f"column {header[i]!r} appears twice in the header", source=source, where=str(line)
             )
         seen[name] = i
+    missing = [key for key, aliases in wanted.items() if not any(a in seen for a in aliases)]
+    if by_position and missing and len(names) == len(wanted):
+        return _by_position(names, wanted)
     columns: dict[str, int] = {}
     if not isinstance(optional, dict):
         optional = {o: (o,) for o in optional}
@@ -123,6 +131,15 @@ def _resolve_columns(
                 where=str(line),
             )
     return columns
+
+
+def _by_position(names: list[str], wanted: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
+    """Each wanted role's column in a header of exactly one column per role: by name where
+    one of its aliases is there, else the first column no role named."""
+    named = {key: names.index(a) for key, aliases in wanted.items() for a in aliases
+             if a in names}
+    rest = iter(i for i in range(len(names)) if i not in named.values())
+    return {key: named[key] if key in named else next(rest) for key in wanted}
 
 
 def _read_records(
@@ -247,13 +264,15 @@ def _read_csv_table(
     """Read the wanted columns of a headed CSV file as stripped strings, with line numbers.
 
     ``columns`` maps roles to header names (see :func:`map_columns`; ``strict`` for the labels
-    file, not for truth files)."""
+    file, not for truth files, whose columns are also taken by position when the header has
+    exactly one column per role and names are missing)."""
     source = str(path)
     header_line, header, rows, lines = _read_records(path, delimiter)
     opt: tuple[str, ...] | dict[str, tuple[str, ...]] = optional
     if columns:
         wanted, opt = map_columns(wanted, optional, columns, header, source, header_line, strict)
-    cols = _resolve_columns(header, wanted, opt, source, header_line)
+    cols = _resolve_columns(header, wanted, opt, source, header_line,
+                            by_position=not strict and not optional)
     return _columns(rows, lines, len(header), cols, may_be_empty, source)
 
 
