@@ -6,7 +6,8 @@ labelled would otherwise add tasks to the twin and spread the file's labels thin
 collected" arm would not be how the data were collected). Refused: a file whose labels and
 truth name one class only (there is no crowd error to fit). Warned about: no truth and
 nothing to learn accuracy from (one worker, or one label per task: Dawid–Skene's posterior
-is then the labels themselves and every worker looks perfect), a truth file covering part of
+is then the labels themselves and every worker looks perfect; with more, the errors the
+whole crowd shares are invisible, so the twin is optimistic), a truth file covering part of
 the tasks, a class nobody answered, a class with under 1 % of the labels (a stray value in a
 binary file makes the twin K-class), and very few tasks.
 """
@@ -74,7 +75,11 @@ def calibration_warnings(data: LabelSet, truth: np.ndarray | None, dropped: int 
         notes.append(f"{why} and no truth file: Dawid-Skene's posterior is the labels "
                      "themselves, so every worker looks always right and the twin's error "
                      "says nothing; give --truth")
-    elif known.any() and not known.all():
+    elif not known.any():
+        notes.append("no truth file: the tasks' classes are Dawid-Skene's, so a task most "
+                     "workers get wrong counts as right and the twin cannot share that error; "
+                     "expect its error to be below the real one (see docs/models.md)")
+    elif not known.all():
         notes.append(f"the truth covers {int(known.sum())} of {data.n_tasks} tasks; the other "
                      "tasks' classes come from Dawid-Skene's posterior")
     counts = np.bincount(data.labels, minlength=data.n_classes)

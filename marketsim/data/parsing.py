@@ -260,19 +260,20 @@ def _read_csv_table(
     delimiter: str | None = None,
     columns: ColumnMap | None = None,
     strict: bool = True,
+    by_position: bool = False,
 ) -> tuple[dict[str, list[str]], np.ndarray]:
     """Read the wanted columns of a headed CSV file as stripped strings, with line numbers.
 
     ``columns`` maps roles to header names (see :func:`map_columns`; ``strict`` for the labels
-    file, not for truth files, whose columns are also taken by position when the header has
-    exactly one column per role and names are missing)."""
+    file, not for truth files); ``by_position`` (class truth files) takes the columns by
+    position when the header has exactly one column per role and a name is missing."""
     source = str(path)
     header_line, header, rows, lines = _read_records(path, delimiter)
     opt: tuple[str, ...] | dict[str, tuple[str, ...]] = optional
     if columns:
         wanted, opt = map_columns(wanted, optional, columns, header, source, header_line, strict)
     cols = _resolve_columns(header, wanted, opt, source, header_line,
-                            by_position=not strict and not optional)
+                            by_position=by_position)
     return _columns(rows, lines, len(header), cols, may_be_empty, source)
 
 
