@@ -52,6 +52,7 @@ from marketsim.aggregation.registry import make_estimator
 from marketsim.cli import main as marketsim_main
 from marketsim.data.columns import delimiter_name, parse_columns
 from marketsim.data.load import load_labels
+from marketsim.errors import InputError
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.twin import simulated_labels
 
@@ -148,8 +149,12 @@ def main() -> int:
     print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for ds in data_sets(args.sets):
-            data, truth = load_labels(ds.labels, ds.truth, delimiter=delimiter,
-                                      columns=columns)
+            try:
+                data, truth = load_labels(ds.labels, ds.truth, delimiter=delimiter,
+                                          columns=columns)
+            except InputError as exc:  # e.g. a worker who labelled a task twice
+                print(f"| {ds.name} | | | | | | | | refused: {exc} | |", flush=True)
+                continue
             if data.n_classes > 2 and not args.all_classes:
                 print(f"| {ds.name} | | {data.n_tasks} | {data.n_workers} | {data.n_labels} "
                       f"| | | | skipped: {data.n_classes} classes | |")
