@@ -27,6 +27,11 @@ from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit, fit_arriv
 from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
 from marketsim.aggregation.registry import make_estimator
+from marketsim.data.calibration_input import (
+    calibration_warnings,
+    check_calibratable,
+    labelled_only,
+)
 from marketsim.data.columns import delimiter_name, parse_columns
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
 from marketsim.data.labels import LabelSet
@@ -170,7 +175,8 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
          "simulated": f"{twin.agreement:.4f}"},
         {"statistic": "tasks on which most labels are wrong (shared errors)",
          "real": f"{real.mostly_wrong:.4f}", "simulated": f"{twin.mostly_wrong:.4f}"},
-        {"statistic": "Dawid-Skene error rate", "real": f"{100 * real_error:.2f}%",
+        {"statistic": "Dawid-Skene error rate",
+         "real": "n/a (no truth)" if np.isnan(real_error) else f"{100 * real_error:.2f}%",
          "simulated": f"{100 * twin_error:.2f}% (1 replicate)"},
     ]
 
@@ -234,6 +240,17 @@ def poor_fit_warning(fit: ArrivalFit) -> str:
             "rate, so its times to a target are a steady crowd's")
 
 
+def checked_input(data: LabelSet, truth: np.ndarray | None, labels_file: str
+                  ) -> tuple[LabelSet, np.ndarray | None]:
+    """The labelled tasks of ``data`` (and their truth), refused when there is nothing to fit;
+    one ``marketsim: warning:`` line on stderr per thing the fit cannot learn."""
+    data, truth, dropped = labelled_only(data, truth)
+    check_calibratable(data, truth, labels_file)
+    for note in calibration_warnings(data, truth, dropped):
+        print(f"marketsim: warning: {note}", file=sys.stderr)
+    return data, truth
+
+
 def execute(args: argparse.Namespace) -> int:
     """Run ``calibrate``: load, fit, write the scenario, simulate it once, report the fit."""
     check_options(args)
@@ -252,6 +269,7 @@ def execute(args: argparse.Namespace) -> int:
         check_truth_coverage(data, truth, truth_file=truth_file, labels_file=labels_file)
     if data.n_labels == 0:
         raise InputError("has no labels", source=labels_file)
+    data, truth = checked_input(data, truth, labels_file)
     arrivals = None if times is None else arrivals_fit(times, labels_file)
     weights, prior, ref, source = reference(data, truth)
     fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
@@ -268,7 +286,7 @@ def execute(args: argparse.Namespace) -> int:
                              data.n_workers, k)
     twin_stats = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, sim.n_tasks,
                              sim.n_workers, k)
-    known = ref >= 0 if truth is None else truth >= 0
+    known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
     ds = make_estimator("ds").fit(data)
     real_error = float(np.mean(np.asarray(ds.labels_)[known] != ref[known])) if known.any() \
         else float("nan")

@@ -2,8 +2,10 @@
 
 A header row names the columns ``task,worker,label`` (or ``question,worker,answer``; any
 order, extra columns ignored, optional ``score``); truth ``task,label`` (or
-``question,truth``). Ids and classes may be arbitrary strings. :func:`load_csv_timed` also
-reads the ``time`` column (:mod:`marketsim.data.timestamps`) that every other reader ignores.
+``question,truth``; a two-column truth file whose header names its columns otherwise, such
+as ``q,truth``, is read by position: task, then class). Ids and classes may be arbitrary
+strings. :func:`load_csv_timed` also reads the ``time`` column (:mod:`marketsim.data.timestamps`)
+that every other reader ignores.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def _load(
     truth_source = None if truth_path is None else str(truth_path)
     if truth_path is not None:
         tcols, tlines = _read_csv_table(truth_path, _TRUTH_COLUMNS, (), delimiter=delimiter,
-                                       columns=columns, strict=False)
+                                       columns=columns, strict=False, by_position=True)
         if not tlines.size:
             raise InputError("no truth rows (only a header)", source=truth_source)
     else:

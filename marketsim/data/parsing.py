@@ -90,8 +90,13 @@ def _resolve_columns(
     optional: tuple[str, ...] | Mapping[str, tuple[str, ...]],
     source: str,
     line: int,
+    by_position: bool = False,
 ) -> dict[str, int]:
-    """Map each wanted column to its index in ``header`` (names are case-insensitive)."""
+    """Map each wanted column to its index in ``header`` (names are case-insensitive).
+
+    ``by_position`` (two-column truth files such as ``q,truth``): when the header has exactly
+    one column per wanted role and a role's name is not there, the roles found by name keep
+    their columns and the others take the remaining ones in order."""
     names = [h.strip().lower() for h in header]
     found = ", ".join(repr(h) for h in header)
     seen: dict[str, int] = {}
@@ -101,6 +106,9 @@ def _resolve_columns(
                 f"column {header[i]!r} appears twice in the header", source=source, where=str(line)
             )
         seen[name] = i
+    missing = [key for key, aliases in wanted.items() if not any(a in seen for a in aliases)]
+    if by_position and missing and len(names) == len(wanted):
+        return _by_position(names, wanted)
     columns: dict[str, int] = {}
     if not isinstance(optional, dict):
         optional = {o: (o,) for o in optional}
@@ -124,6 +132,15 @@ def _resolve_columns(
                 where=str(line),
             )
     return columns
+
+
+def _by_position(names: list[str], wanted: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
+    """Each wanted role's column in a header of exactly one column per role: by name where
+    one of its aliases is there, else the first column no role named."""
+    named = {key: names.index(a) for key, aliases in wanted.items() for a in aliases
+             if a in names}
+    rest = iter(i for i in range(len(names)) if i not in named.values())
+    return {key: named[key] if key in named else next(rest) for key in wanted}
 
 
 def _read_records(
@@ -244,14 +261,16 @@ def _read_csv_table(
     delimiter: str | None = None,
     columns: ColumnMap | None = None,
     strict: bool = True,
+    by_position: bool = False,
 ) -> tuple[dict[str, list[str]], np.ndarray]:
     """Read the wanted columns of a headed CSV file as stripped strings, with line numbers.
 
     ``columns`` maps roles to header names (see :func:`map_columns`; ``strict`` for the labels
     file, not for truth files); ``optional`` names columns read when present (a mapping:
-    role -> its header aliases)."""
+    role -> its header aliases); ``by_position`` (class truth files) takes the columns by
+    position when the header has exactly one column per role and a name is missing."""
     cols, lines, _ = _read_csv_named(path, wanted, optional, may_be_empty, delimiter=delimiter,
-                                     columns=columns, strict=strict)
+                                     columns=columns, strict=strict, by_position=by_position)
     return cols, lines
 
 
@@ -264,6 +283,7 @@ def _read_csv_named(
     delimiter: str | None = None,
     columns: ColumnMap | None = None,
     strict: bool = True,
+    by_position: bool = False,
 ) -> tuple[dict[str, list[str]], np.ndarray, dict[str, str]]:
     """:func:`_read_csv_table` and each role's header name as the file spells it (for
     messages naming the column)."""
@@ -272,7 +292,8 @@ def _read_csv_named(
     opt = optional if isinstance(optional, Mapping) else {o: (o,) for o in optional}
     if columns:
         wanted, opt = map_columns(wanted, opt, columns, header, source, header_line, strict)
-    cols = _resolve_columns(header, wanted, opt, source, header_line)
+    cols = _resolve_columns(header, wanted, opt, source, header_line,
+                            by_position=by_position)
     out, lines = _columns(rows, lines, len(header), cols, may_be_empty, source)
     return out, lines, {key: header[idx] for key, idx in cols.items()}
 

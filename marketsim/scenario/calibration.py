@@ -33,6 +33,11 @@ REPLICATES = 10
 GOLD_COUNT = 30
 #: Digits a probability is written with (rows then sum to 1 within the parser's 1e-6).
 DIGITS = 9
+#: Every arm's inference: Dawid–Skene with the class prior re-estimated, as it is run on the
+#: real labels (a requester does not know the prior; the market's default, the scenario's
+#: true prior, made the twin's D&S 3.6 points better than the real one on ZenCrowd_in's
+#: 78/22 classes).
+INFERENCE = {"method": "ds", "class_prior": "estimate"}
 
 
 @dataclass(frozen=True)
@@ -86,8 +91,8 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
     """The scenario as a TOML document."""
     edges = cal.n_labels
     prior = cal.prior / cal.prior.sum()
-    arm = {"policy": "uniform", "inference": "ds"}
-    others = [{"name": name, "policy": name, "inference": "ds"}
+    arm = {"policy": "uniform", "inference": INFERENCE}
+    others = [{"name": name, "policy": name, "inference": INFERENCE}
               for name in ("entropy-greedy", "explore-exploit")
               if not market_problem(name, False, cal.n_classes)]
     return {
@@ -146,6 +151,9 @@ def header(cal: Calibration, command: str) -> list[str]:
         "  one label per task first (initial = 'one-per-task'), then one round of distinct "
         "tasks per refresh",
         f"  (batch = tasks.count), so every task gets about {per_task:.2f}.",
+        "inference: Dawid-Skene with the class prior re-estimated (class_prior = 'estimate'), "
+        "as on the real labels:",
+        "  the requester does not know the prior.",
         "arms: 'as collected' reproduces how the data were collected; entropy-greedy and "
         "explore-exploit",
         "  (its gold questions: [gold], rate 0, no other arm asks) give the comparison; raise "

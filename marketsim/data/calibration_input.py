@@ -1,0 +1,98 @@
+"""What a label file must have for ``marketsim calibrate`` to fit a crowd to it, and what it
+lacks that makes the fit say little (warnings).
+
+A twin is fitted to the labelled tasks only: a truth file that also covers tasks nobody
+labelled would otherwise add tasks to the twin and spread the file's labels thinner (the "as
+collected" arm would not be how the data were collected). Refused: a file whose labels and
+truth name one class only (there is no crowd error to fit). Warned about: no truth and
+nothing to learn accuracy from (one worker, or one label per task: Dawid–Skene's posterior
+is then the labels themselves and every worker looks perfect; with more, the errors the
+whole crowd shares are invisible, so the twin is optimistic), a truth file covering part of
+the tasks, a class nobody answered, a class with under 1 % of the labels (a stray value in a
+binary file makes the twin K-class), and very few tasks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.data.labels import LabelSet
+from marketsim.errors import InputError
+
+#: A class given in fewer than this share of the labels is reported as rare.
+RARE_CLASS = 0.01
+#: Fewer labelled tasks than this: the fit rests on too few tasks to choose a world.
+FEW_TASKS = 20
+
+
+def labelled_only(data: LabelSet, truth: np.ndarray | None
+                  ) -> tuple[LabelSet, np.ndarray | None, int]:
+    """``data`` and ``truth`` restricted to the tasks with at least one label (ids kept, order
+    kept) and how many tasks were dropped (tasks only the truth file names)."""
+    labelled = np.bincount(data.tasks, minlength=data.n_tasks) > 0
+    dropped = int(data.n_tasks - np.count_nonzero(labelled))
+    if not dropped:
+        return data, truth, 0
+    index = np.cumsum(labelled) - 1
+    kept = LabelSet(index[data.tasks], data.workers, data.labels, int(labelled.sum()),
+                    data.n_workers, data.n_classes, np.asarray(data.task_ids)[labelled],
+                    data.worker_ids, data.class_ids, data.scores)
+    return kept, None if truth is None else np.asarray(truth)[labelled], dropped
+
+
+def _class_name(data: LabelSet, k: int) -> str:
+    return repr(str(np.asarray(data.class_ids)[k]))
+
+
+def check_calibratable(data: LabelSet, truth: np.ndarray | None, labels_file: str) -> None:
+    """InputError (naming ``labels_file``) when the labels cannot be fitted: none at all, or
+    one class only in the labels and the truth."""
+    if data.n_labels == 0:
+        raise InputError("has no labels", source=labels_file)
+    used = np.bincount(data.labels, minlength=data.n_classes) > 0
+    if truth is not None:
+        known = truth[truth >= 0]
+        used |= np.bincount(known, minlength=data.n_classes) > 0
+    if np.count_nonzero(used) < 2:
+        only = _class_name(data, int(np.argmax(used)))
+        raise InputError(f"every label is class {only} and no truth file gives another class: "
+                         "there is no crowd error to fit (give --truth, or labels of at least "
+                         "two classes)", source=labels_file)
+
+
+def calibration_warnings(data: LabelSet, truth: np.ndarray | None, dropped: int = 0
+                         ) -> list[str]:
+    """One line per thing the fit cannot learn from ``data`` (after :func:`labelled_only`,
+    which dropped ``dropped`` tasks only the truth named)."""
+    notes: list[str] = []
+    per_task = np.bincount(data.tasks, minlength=data.n_tasks)
+    known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
+    if dropped:
+        notes.append(f"the truth file names {dropped} task{'s' if dropped > 1 else ''} nobody "
+                     "labelled; the twin has the labelled tasks only")
+    if not known.any() and (data.n_workers == 1 or per_task.max() <= 1):
+        why = "one worker" if data.n_workers == 1 else "one label per task"
+        notes.append(f"{why} and no truth file: Dawid-Skene's posterior is the labels "
+                     "themselves, so every worker looks always right and the twin's error "
+                     "says nothing; give --truth")
+    elif not known.any():
+        notes.append("no truth file: the tasks' classes are Dawid-Skene's, so a task most "
+                     "workers get wrong counts as right and the twin cannot share that error; "
+                     "expect its error to be below the real one (see docs/models.md)")
+    elif not known.all():
+        notes.append(f"the truth covers {int(known.sum())} of {data.n_tasks} tasks; the other "
+                     "tasks' classes come from Dawid-Skene's posterior")
+    counts = np.bincount(data.labels, minlength=data.n_classes)
+    for k in np.flatnonzero(counts == 0):
+        notes.append(f"class {_class_name(data, int(k))} is never given as a label (only the "
+                     "truth file has it): no worker in the twin answers it except by the "
+                     "fit's smoothing")
+    rare = np.flatnonzero((counts > 0) & (counts < RARE_CLASS * data.n_labels))
+    for k in rare:
+        notes.append(f"class {_class_name(data, int(k))} is {int(counts[k])} of "
+                     f"{data.n_labels} labels (under {100 * RARE_CLASS:g} %); the twin has "
+                     f"{data.n_classes} classes (a stray value in a binary file?)")
+    if data.n_tasks < FEW_TASKS:
+        notes.append(f"only {data.n_tasks} labelled task{'s' if data.n_tasks > 1 else ''}: the "
+                     "world chosen by BIC and the twin's error rest on very little")
+    return notes
