@@ -269,8 +269,8 @@ def execute(args: argparse.Namespace) -> int:
         check_truth_coverage(data, truth, truth_file=truth_file, labels_file=labels_file)
     if data.n_labels == 0:
         raise InputError("has no labels", source=labels_file)
-    data, truth = checked_input(data, truth, labels_file)
-    arrivals = None if times is None else arrivals_fit(times, labels_file)
+    arrivals = None if times is None else arrivals_fit(times, labels_file)  # errors first,
+    data, truth = checked_input(data, truth, labels_file)  # then the fit's warnings
     weights, prior, ref, source = reference(data, truth)
     fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
