@@ -13,6 +13,7 @@ import numpy as np
 
 from marketsim.options import Configurable, F, Options
 from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.policies.live_posterior import fold_in
 from marketsim.policies.simple import posterior_entropy
 from marketsim.policies.worker_aware import declines, pick_task
 
@@ -68,14 +69,9 @@ class KnownWorkersPolicy(Configurable[KnownWorkersOptions]):
         tasks, workers, labels = state.received
         end = int(tasks.shape[0])
         if end > self._cursor:
-            t = np.asarray(tasks[self._cursor:end], dtype=np.int64)
-            w = np.asarray(workers[self._cursor:end], dtype=np.int64)
-            lab = np.asarray(labels[self._cursor:end], dtype=np.int64)
-            np.add.at(self.log_post, t, self.log_confusion[w, :, lab])
-            touched = np.unique(t)
-            rows = self.log_post[touched]
-            rows = np.exp(rows - rows.max(axis=1, keepdims=True))
-            self.proba[touched] = rows / rows.sum(axis=1, keepdims=True)
+            new = slice(self._cursor, end)
+            touched = fold_in(self.log_post, self.proba, self.log_confusion, tasks[new],
+                              workers[new], labels[new])
             self.entropy[touched] = posterior_entropy(self.proba[touched])
             self._cursor = end
         return self.proba

@@ -30,6 +30,22 @@ def worker_confusions(state: MarketState) -> np.ndarray:
     return one_coin_matrices(np.asarray(state.skill, dtype=np.float64), state.proba.shape[1])
 
 
+def fold_in(log_post: np.ndarray, proba: np.ndarray, log_confusion: np.ndarray,
+            tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Multiply the likelihood of each label (``log_confusion[worker, :, label]``) into its
+    task's log posterior ``log_post`` and renormalise those rows of ``proba``, both in place;
+    the tasks that changed (sorted, distinct)."""
+    t = np.asarray(tasks, dtype=np.int64)
+    w = np.asarray(workers, dtype=np.int64)
+    lab = np.asarray(labels, dtype=np.int64)
+    np.add.at(log_post, t, log_confusion[w, :, lab])
+    touched = np.unique(t)
+    rows = log_post[touched]
+    rows = np.exp(rows - rows.max(axis=1, keepdims=True))
+    proba[touched] = rows / rows.sum(axis=1, keepdims=True)
+    return touched
+
+
 class LivePosterior:
     """The refresh's class posterior times the likelihood of every task label received since."""
 
@@ -59,14 +75,9 @@ class LivePosterior:
         tasks, workers, labels = state.received
         end = int(tasks.shape[0])
         if end > self._cursor:
-            t = np.asarray(tasks[self._cursor:end], dtype=np.int64)
-            w = np.asarray(workers[self._cursor:end], dtype=np.int64)
-            lab = np.asarray(labels[self._cursor:end], dtype=np.int64)
-            np.add.at(self._log, t, self._log_confusion[w, :, lab])
-            touched = np.unique(t)
-            rows = self._log[touched]
-            rows = np.exp(rows - rows.max(axis=1, keepdims=True))
-            self._proba[touched] = rows / rows.sum(axis=1, keepdims=True)
+            new = slice(self._cursor, end)
+            touched = fold_in(self._log, self._proba, self._log_confusion, tasks[new],
+                              workers[new], labels[new])
             self._cursor = end
             if changed is not None:
                 changed = touched
