@@ -93,9 +93,10 @@ def table(arms: dict[str, tuple[list[float | None], list[float | None]]]) -> lis
 
 
 def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path,
-         floor: list[dict] | None = None) -> None:
+         floor: list[dict] | None = None, routing: list[dict] | None = None) -> None:
     """Labels against time to 1 %, each arm with its intervals (squares: not realisable), the
-    box of both bounds and, if given, the optimal-stopping floor of benchmarks/label_floor.py."""
+    box of both bounds and, if given, the optimal-stopping floor of benchmarks/label_floor.py
+    and the floor of routing within a mean time of benchmarks/routing_floor.py."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -116,6 +117,10 @@ def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path,
         for t, lab, cut in pts:
             ax.annotate(f"{cut:g}", (t, lab), fontsize=6.5, xytext=(3, -9),
                         textcoords="offset points")
+    if routing:
+        pts = sorted((f["time"], f["labels"]) for f in routing if f["labels"] < 1e6)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "k-", lw=1.5,
+                label="floor: any policy, known workers, mean time at most x")
     ax.axhline(label_bound, color="grey", ls=":", lw=1)
     ax.axvline(time_bound, color="grey", ls=":", lw=1)
     ax.fill_between([0, time_bound], 0, label_bound, color="green", alpha=0.08,
@@ -140,6 +145,8 @@ def main() -> None:
     parser.add_argument("--plot", type=Path, help="write the frontier figure here")
     parser.add_argument("--floor", type=Path,
                         help="JSON of benchmarks/label_floor.py --json: draw the floor")
+    parser.add_argument("--routing-floor", type=Path,
+                        help="JSON of benchmarks/routing_floor.py --json: draw its curve")
     args = parser.parse_args()
     arms: dict[str, tuple[list[float | None], list[float | None]]] = {}
     for run in args.runs:
@@ -150,8 +157,10 @@ def main() -> None:
         bound_labels = interval(arms[BOUND_ARM][0])
         assert bound_labels is not None, f"{BOUND_ARM} must reach 1 % in every replicate"
         floor = json.loads(args.floor.read_text(encoding="utf-8")) if args.floor else None
+        routing = (json.loads(args.routing_floor.read_text(encoding="utf-8"))["curve"]
+                   if args.routing_floor else None)
         plot(rows, LABEL_SLACK * bound_labels[0], TIME_SLACK * float(np.mean(ref_time)),
-             args.plot, floor)
+             args.plot, floor, routing)
 
 
 if __name__ == "__main__":
