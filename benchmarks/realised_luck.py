@@ -27,6 +27,7 @@ from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import load_scenario
+from marketsim.scenario.specs import Scenario
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 
@@ -40,24 +41,24 @@ def stays_below(edges: np.ndarray, errors: np.ndarray, target: float) -> float:
     return float(edges[above[-1] + 1])
 
 
-def replicate_measures(sc: object, arm: int, replicate: int, target: float) -> tuple[
+def replicate_measures(sc: Scenario, arm: int, replicate: int, target: float) -> tuple[
         float, float, float]:
     """(curve, exact realised, exact expected) labels to ``target`` on one replicate."""
-    spec = sc.arms[arm]  # type: ignore[attr-defined]
-    world = draw_world(sc, world_rng(sc.seed, replicate),  # type: ignore[attr-defined,arg-type]
-                       spec.initial_graph(sc.budget),  # type: ignore[attr-defined]
+    spec = sc.arms[arm]
+    world = draw_world(sc, world_rng(sc.seed, replicate),
+                       spec.initial_graph(sc.budget),
                        None if spec.initial is None
-                       else initial_graph_rng(sc.seed, replicate,  # type: ignore[attr-defined]
+                       else initial_graph_rng(sc.seed, replicate,
                                               spec.initial))
-    policy = spec.policy.build(allow_imports=False, source=sc.source)  # type: ignore
-    market = Market(sc.for_arm(spec), world, policy,  # type: ignore[attr-defined]
-                    estimator_factory(sc, spec.inference),  # type: ignore[arg-type]
-                    unit_streams(sc.seed, replicate, arm),  # type: ignore[attr-defined]
+    policy = spec.policy.build(allow_imports=False, source=sc.source)
+    market = Market(sc.for_arm(spec), world, policy,
+                    estimator_factory(sc, spec.inference),
+                    unit_streams(sc.seed, replicate, arm),
                     warm_start=spec.inference.warm_start)
     curve = market.run()
     tasks, workers, labels = (np.asarray(a, dtype=np.int64) for a in market.log.arrays())
     ability = np.asarray(world.ability, dtype=np.float64)
-    prior = np.asarray(sc.tasks.prior, dtype=np.float64)  # type: ignore[attr-defined]
+    prior = np.asarray(sc.tasks.prior, dtype=np.float64)
     step = np.log(ability / (1.0 - ability))[workers] * np.where(labels == 1, 1.0, -1.0)
     n = world.truth.size
     edges = np.array([p.edges for p in curve], dtype=np.int64)
