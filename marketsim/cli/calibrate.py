@@ -27,6 +27,7 @@ from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit, fit_arriv
 from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
 from marketsim.aggregation.registry import make_estimator
+from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.data.calibration_input import (
     calibration_warnings,
     check_calibratable,
@@ -84,6 +85,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--columns", metavar="MAP",
                    help="column names of LABELS by role, e.g. task=item,worker=annotator,"
                    "label=answer,time=submitted (roles: task, worker, label, time)")
+    add_duplicates_option(p)
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -103,6 +105,7 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"unknown --format {args.format!r}; choose one of: {', '.join(FORMATS)}")
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
+    check_duplicates_option(args)
     if args.delimiter is not None:
         args.delimiter = delimiter_name(args.delimiter)
     if args.columns is not None:
@@ -123,6 +126,8 @@ def command_line(args: argparse.Namespace, labels: str, truth: str | None) -> st
         parts += ["--columns", ",".join(f"{k}={v}" for k, v in args.columns.items())]
     if args.seed:
         parts += ["--seed", str(args.seed)]
+    if args.duplicates != "error":
+        parts += ["--duplicates", args.duplicates]
     return shlex.join([*parts, "--out", args.out])
 
 
@@ -264,7 +269,8 @@ def execute(args: argparse.Namespace) -> int:
     refuse_overwriting_inputs({"--out": str(out), "--out (fit)": str(fit_json)},
                               {"labels": labels_file, "truth": truth_file})
     data, truth, times = load_labels_timed(labels_file, truth_file, fmt,
-                                           delimiter=args.delimiter, columns=args.columns)
+                                           delimiter=args.delimiter, columns=args.columns,
+                                           duplicates=args.duplicates, on_drop=warn)
     if truth is not None and truth_file is not None:
         check_truth_coverage(data, truth, truth_file=truth_file, labels_file=labels_file)
     if data.n_labels == 0:
