@@ -39,8 +39,8 @@ SHRINKAGE = 2.0
 #: Seeded random starts per number of types; the start with the highest posterior is kept.
 STARTS = 8
 #: EM iterations per start at most, and the relative change of the log posterior that stops it.
-MAX_ITER = 500
-TOL = 1e-8
+MAX_ITER = 300
+TOL = 1e-6
 #: Most types ``calibrate`` tries (one type is the one-matrix world it fits anyway).
 MAX_TYPES = 4
 #: Shares are kept at least this large (a type no task of a class takes stays finite in logs).

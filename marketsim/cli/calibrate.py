@@ -2,7 +2,9 @@
 
 The world (:mod:`marketsim.aggregation.confusion_fit`): the class prior; every worker's
 confusion matrix (or one ability) and share of the labels, kept per worker; look-alike tasks
-and task difficulty, each when it lowers the BIC. Each task's class comes from ``--truth``
+and task difficulty, each when it lowers the BIC; or, when it lowers the BIC further, a
+mixture of task types with one matrix per worker and type
+(:mod:`marketsim.aggregation.task_types`). Each task's class comes from ``--truth``
 where the truth is known, else from the Dawid–Skene posterior. The written scenario
 (:mod:`marketsim.scenario.calibration`) has the command in its header; its first arm, "as
 collected", spends the file's label count the way the data were collected. The command then
@@ -27,6 +29,7 @@ from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit, fit_arriv
 from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
 from marketsim.aggregation.registry import make_estimator
+from marketsim.aggregation.task_types import type_candidates
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.data.calibration_input import (
     calibration_warnings,
@@ -43,7 +46,13 @@ from marketsim.errors import EXIT_OK, InputError
 from marketsim.record.files import write_json_atomic, write_text_atomic
 from marketsim.record.predictions import refuse_overwriting_inputs
 from marketsim.report.calibration_plot import plot_fit
-from marketsim.scenario.calibration import Calibration, calibrated_text, check_text
+from marketsim.scenario.calibration import (
+    Calibration,
+    calibrated_text,
+    check_text,
+    fit_record,
+    types_summary,
+)
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.twin import simulated_labels
 
@@ -279,10 +288,12 @@ def execute(args: argparse.Namespace) -> int:
     data, truth = checked_input(data, truth, labels_file)  # then the fit's warnings
     weights, prior, ref, source = reference(data, truth)
     fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
+    types = type_candidates(data.tasks, data.workers, data.labels, weights, data.n_workers,
+                            seed=args.seed)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      fits, source, arrivals)
+                      fits, source, arrivals, types)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
@@ -298,19 +309,15 @@ def execute(args: argparse.Namespace) -> int:
         else float("nan")
     rows = fit_rows(real_stats, twin_stats, real_error, sim_error)
     chosen = cal.chosen
-    record: dict[str, Any] = {
-        "scenario": str(out), "world": chosen.name, "difficulty_sigma": chosen.sigma,
-        "lookalike": chosen.lookalike.tolist(),
-        "candidates": [{"world": f.name, "log_likelihood": f.log_likelihood,
-                        "parameters": f.n_params, "bic": f.bic} for f in cal.fits],
-        "goodness_of_fit": rows}
+    record: dict[str, Any] = {"scenario": str(out), **fit_record(cal), "goodness_of_fit": rows}
     if arrivals is not None and times is not None:
         more, record["arrivals"] = time_rows(arrivals, times.values, sim_times)
         rows += more
     write_json_atomic(fit_json, record)
     plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
     print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, lowest of "
-          f"{len(cal.fits)} candidates)")
+          f"{len(cal.candidates)} candidates)")
+    print(types_summary(cal))
     width = max(len(r["statistic"]) for r in rows)
     print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")
     for r in rows:
