@@ -1,6 +1,8 @@
 """A latent mixture of task types for ``marketsim calibrate``: each worker has one confusion
-matrix per type of task (after Welinder, Branson, Belongie & Perona, "The multidimensional
-wisdom of crowds", NIPS 2010: workers are good at some kinds of task and bad at others).
+matrix per type of task (the latent-class assumption of Tian & Zhu, "Uncovering the latent
+structures of crowd labeling", PAKDD 2015; a discrete form of Welinder, Branson, Belongie &
+Perona's "multidimensional wisdom of crowds", NIPS 2010: workers are good at some kinds of
+task and bad at others).
 
 The model: task ``i`` of class ``c_i`` has a type ``z_i ~ Categorical(rho[c_i])`` (shares per
 true class, ``rho`` (K, T)) or ``z_i ~ Categorical(rho)`` (one row of shares for every class);
