@@ -133,6 +133,9 @@ def main() -> int:
     p.add_argument("--duplicates", default="error",
                    help="--duplicates of calibrate: error (default), first or last (a worker "
                    "who answered a task twice, as in ZenCrowd's files)")
+    p.add_argument("--task-types", default="auto",
+                   help="--task-types of calibrate (default auto: by BIC); a number forces it "
+                   "(a diagnosis, not the acceptance check)")
     p.add_argument("--jobs", type=int, default=1, help="processes for the replicates")
     p.add_argument("--work", help="folder to keep the scenarios in (default: temporary)")
     p.add_argument("--all-classes", action="store_true", help="also run non-binary sets")
@@ -149,6 +152,8 @@ def main() -> int:
         options += ["--delimiter", args.delimiter]
     if args.duplicates != "error":
         options += ["--duplicates", args.duplicates]
+    if args.task_types != "auto":
+        options += ["--task-types", args.task_types]
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="twins-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"| set | classes from | tasks | workers | labels | real D&S error | twin mean "

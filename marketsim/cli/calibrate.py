@@ -29,7 +29,7 @@ from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit, fit_arriv
 from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
 from marketsim.aggregation.registry import make_estimator
-from marketsim.aggregation.task_types import type_candidates
+from marketsim.aggregation.task_types import MAX_TYPES, type_candidates
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.data.calibration_input import (
     calibration_warnings,
@@ -95,6 +95,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="column names of LABELS by role, e.g. task=item,worker=annotator,"
                    "label=answer,time=submitted (roles: task, worker, label, time)")
     add_duplicates_option(p)
+    p.add_argument("--task-types", metavar="K", default="auto",
+                   help=f"task types of the world: auto (default: 1 to {MAX_TYPES}, by BIC) or "
+                   f"a number 1-{MAX_TYPES} (e.g. the number of sources the tasks came from)")
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -115,6 +118,10 @@ def check_options(args: argparse.Namespace) -> None:
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
     check_duplicates_option(args)
+    if args.task_types != "auto" and args.task_types not in [str(k) for k in
+                                                              range(1, MAX_TYPES + 1)]:
+        raise InputError(f"--task-types must be auto or a number from 1 to {MAX_TYPES}, got "
+                         f"{args.task_types!r}")
     if args.delimiter is not None:
         args.delimiter = delimiter_name(args.delimiter)
     if args.columns is not None:
@@ -137,6 +144,8 @@ def command_line(args: argparse.Namespace, labels: str, truth: str | None) -> st
         parts += ["--seed", str(args.seed)]
     if args.duplicates != "error":
         parts += ["--duplicates", args.duplicates]
+    if args.task_types != "auto":
+        parts += ["--task-types", args.task_types]
     return shlex.join([*parts, "--out", args.out])
 
 
@@ -288,12 +297,14 @@ def execute(args: argparse.Namespace) -> int:
     data, truth = checked_input(data, truth, labels_file)  # then the fit's warnings
     weights, prior, ref, source = reference(data, truth)
     fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
+    forced = None if args.task_types == "auto" else int(args.task_types)
+    counts = tuple(range(2, MAX_TYPES + 1)) if forced is None else (forced,) * (forced > 1)
     types = type_candidates(data.tasks, data.workers, data.labels, weights, data.n_workers,
-                            seed=args.seed)
+                            seed=args.seed, counts=counts)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      fits, source, arrivals, types)
+                      fits, source, arrivals, types, forced)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
@@ -315,8 +326,9 @@ def execute(args: argparse.Namespace) -> int:
         rows += more
     write_json_atomic(fit_json, record)
     plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
-    print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, lowest of "
-          f"{len(cal.candidates)} candidates)")
+    how = (f"lowest of {len(cal.candidates)} candidates" if forced is None
+           else f"lowest with --task-types {forced}")
+    print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
     print(types_summary(cal))
     width = max(len(r["statistic"]) for r in rows)
     print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")

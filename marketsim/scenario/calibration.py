@@ -63,6 +63,8 @@ class Calibration:
     arrivals: ArrivalFit | None = None
     #: The mixtures of task types fitted (2 to 4 types; none: not tried).
     types: tuple[TypesFit, ...] = ()
+    #: The number of task types asked for (``calibrate --task-types K``); None: by BIC.
+    forced_types: int | None = None
 
     @property
     def candidates(self) -> tuple[World, ...]:
@@ -72,8 +74,14 @@ class Calibration:
     @property
     def chosen(self) -> World:
         """The world the scenario uses: the candidate with the lowest BIC (the first of
-        equals, so a one-matrix world wins a tie)."""
-        return min(self.candidates, key=lambda f: f.bic)
+        equals, so a one-matrix world wins a tie) among those with the number of task types
+        asked for, if any."""
+        eligible: tuple[World, ...] = self.candidates
+        if self.forced_types == 1:
+            eligible = self.fits
+        elif self.forced_types is not None:
+            eligible = tuple(f for f in self.types if f.n_types == self.forced_types)
+        return min(eligible, key=lambda f: f.bic)
 
 
 def _round(values: np.ndarray, digits: int = 6) -> list[float]:
@@ -158,7 +166,9 @@ def header(cal: Calibration, command: str) -> list[str]:
             "the per-worker world above).",
         ]
     lines.append("candidate worlds (fitted by maximum marginal likelihood of the labels given "
-                 "the tasks' classes; lowest BIC chosen):")
+                 "the tasks' classes; lowest BIC chosen"
+                 + ("):" if cal.forced_types is None else
+                    f" among those with --task-types {cal.forced_types}):"))
     width = max(len(f.name) for f in cal.candidates)
     for f in cal.candidates:
         mark = "  <- chosen" if f is chosen else ""

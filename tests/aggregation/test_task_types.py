@@ -48,7 +48,7 @@ def test_two_types_are_recovered_and_preferred_by_bic() -> None:
     w = world([[0.3, 0.7]], TYPES)
     tasks, workers, labels, weights = fit_input(w)
     one = fit_task_types(tasks, workers, labels, weights, N_WORKERS, 1, per_class=False)
-    fits = type_candidates(tasks, workers, labels, weights, N_WORKERS, max_types=2)
+    fits = type_candidates(tasks, workers, labels, weights, N_WORKERS, counts=(2,))
     best = min(fits, key=lambda f: f.bic)
     assert best.bic < one.bic and best.n_types == 2 and not best.per_class, \
         [(f.name, f.bic) for f in fits]
@@ -63,7 +63,7 @@ def test_one_matrix_per_worker_keeps_one_type() -> None:
     w = world(None, [TYPES[0]], seed=1)
     tasks, workers, labels, weights = fit_input(w)
     one = fit_task_types(tasks, workers, labels, weights, N_WORKERS, 1, per_class=False)
-    fits = type_candidates(tasks, workers, labels, weights, N_WORKERS, max_types=2)
+    fits = type_candidates(tasks, workers, labels, weights, N_WORKERS, counts=(2,))
     assert all(f.bic > one.bic for f in fits), [(f.name, f.bic, one.bic) for f in fits]
 
 
