@@ -101,6 +101,19 @@ def test_one_type_answers_as_the_plain_matrices() -> None:
     assert np.allclose(world.confusion, TYPE_MATRICES[1])
 
 
+def test_a_type_no_task_takes_changes_nothing() -> None:
+    """Metamorphic, bit for bit: adding a type whose share is 0 for every class (whatever its
+    matrices) leaves every type, answer and the world's mean matrices as they were."""
+    one = scenario(tasks=2000, shares=[[1.0]])
+    one["workers"]["confusion"]["type_matrices"] = [TYPE_MATRICES[0]]
+    two = scenario(tasks=2000, shares=[[1.0, 0.0], [1.0, 0.0]])
+    a = draw_world(parse_scenario(one, "x"), world_rng(7, 4))
+    b = draw_world(parse_scenario(two, "x"), world_rng(7, 4))
+    assert not b.params.types.any()
+    assert np.array_equal(a.initial_labels, b.initial_labels)
+    assert np.array_equal(a.truth, b.truth) and np.allclose(a.confusion, b.confusion)
+
+
 BAD = [
     ({"type_shares": [[0.5, 0.5]], "type_matrices": None},
      "workers.confusion.type_matrices is required with type_shares"),
