@@ -30,8 +30,8 @@ Sets with more than two classes are listed as skipped (the acceptance is for bin
 keeping each pair's first answer, in the real D&S error and in ``calibrate`` alike.)
 
 Every scenario and its ``.fit.json`` are kept under ``--work DIR`` (default: a temporary
-folder). Slow: each calibration fits eight worlds (a minute or more on a set of 10,000
-labels), each replicate runs the market once.
+folder). Slow: each calibration fits eight worlds and six task-type mixtures (minutes on a
+set of 10,000 labels), each replicate runs the market once.
 """
 
 from __future__ import annotations
