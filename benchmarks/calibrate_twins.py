@@ -26,9 +26,12 @@ Sets with more than two classes are listed as skipped (the acceptance is for bin
 
     python benchmarks/calibrate_twins.py /work/twin-data/sets/* --replicates 10 --jobs 2
 
+(``--duplicates first`` reads files that repeat a (task, worker) pair, such as ZenCrowd's,
+keeping each pair's first answer, in the real D&S error and in ``calibrate`` alike.)
+
 Every scenario and its ``.fit.json`` are kept under ``--work DIR`` (default: a temporary
-folder). Slow: each calibration fits eight worlds (a minute or more on a set of 10,000
-labels), each replicate runs the market once.
+folder). Slow: each calibration fits eight worlds and six task-type mixtures (minutes on a
+set of 10,000 labels), each replicate runs the market once.
 """
 
 from __future__ import annotations
@@ -127,6 +130,12 @@ def main() -> int:
     p.add_argument("--modes", default="truth", help="truth, posterior or truth,posterior")
     p.add_argument("--columns", help="--columns of calibrate (e.g. task=id)")
     p.add_argument("--delimiter", help="--delimiter of calibrate")
+    p.add_argument("--duplicates", default="error",
+                   help="--duplicates of calibrate: error (default), first or last (a worker "
+                   "who answered a task twice, as in ZenCrowd's files)")
+    p.add_argument("--task-types", default="auto",
+                   help="--task-types of calibrate (default auto: by BIC); a number forces it "
+                   "(a diagnosis, not the acceptance check)")
     p.add_argument("--jobs", type=int, default=1, help="processes for the replicates")
     p.add_argument("--work", help="folder to keep the scenarios in (default: temporary)")
     p.add_argument("--all-classes", action="store_true", help="also run non-binary sets")
@@ -141,6 +150,10 @@ def main() -> int:
         options += ["--columns", args.columns]
     if args.delimiter:
         options += ["--delimiter", args.delimiter]
+    if args.duplicates != "error":
+        options += ["--duplicates", args.duplicates]
+    if args.task_types != "auto":
+        options += ["--task-types", args.task_types]
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="twins-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"| set | classes from | tasks | workers | labels | real D&S error | twin mean "
@@ -151,7 +164,7 @@ def main() -> int:
         for ds in data_sets(args.sets):
             try:
                 data, truth = load_labels(ds.labels, ds.truth, delimiter=delimiter,
-                                          columns=columns)
+                                          columns=columns, duplicates=args.duplicates)
             except InputError as exc:  # e.g. a worker who labelled a task twice
                 print(f"| {ds.name} | | | | | | | | refused: {exc} | |", flush=True)
                 continue

@@ -2,7 +2,9 @@
 
 The world (:mod:`marketsim.aggregation.confusion_fit`): the class prior; every worker's
 confusion matrix (or one ability) and share of the labels, kept per worker; look-alike tasks
-and task difficulty, each when it lowers the BIC. Each task's class comes from ``--truth``
+and task difficulty, each when it lowers the BIC; or, when it lowers the BIC further, a
+mixture of task types with one matrix per worker and type
+(:mod:`marketsim.aggregation.task_types`). Each task's class comes from ``--truth``
 where the truth is known, else from the Dawid–Skene posterior. The written scenario
 (:mod:`marketsim.scenario.calibration`) has the command in its header; its first arm, "as
 collected", spends the file's label count the way the data were collected. The command then
@@ -27,6 +29,8 @@ from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit, fit_arriv
 from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
 from marketsim.aggregation.registry import make_estimator
+from marketsim.aggregation.task_types import MAX_TYPES, type_candidates
+from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.data.calibration_input import (
     calibration_warnings,
     check_calibratable,
@@ -42,7 +46,13 @@ from marketsim.errors import EXIT_OK, InputError
 from marketsim.record.files import write_json_atomic, write_text_atomic
 from marketsim.record.predictions import refuse_overwriting_inputs
 from marketsim.report.calibration_plot import plot_fit
-from marketsim.scenario.calibration import Calibration, calibrated_text, check_text
+from marketsim.scenario.calibration import (
+    Calibration,
+    calibrated_text,
+    check_text,
+    fit_record,
+    types_summary,
+)
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.twin import simulated_labels
 
@@ -84,6 +94,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--columns", metavar="MAP",
                    help="column names of LABELS by role, e.g. task=item,worker=annotator,"
                    "label=answer,time=submitted (roles: task, worker, label, time)")
+    add_duplicates_option(p)
+    p.add_argument("--task-types", metavar="K", default="auto",
+                   help=f"task types of the world: auto (default: 1 to {MAX_TYPES}, by BIC) or "
+                   f"a number 1-{MAX_TYPES} (e.g. the number of sources the tasks came from)")
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -103,6 +117,11 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"unknown --format {args.format!r}; choose one of: {', '.join(FORMATS)}")
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
+    check_duplicates_option(args)
+    if args.task_types != "auto" and args.task_types not in [str(k) for k in
+                                                              range(1, MAX_TYPES + 1)]:
+        raise InputError(f"--task-types must be auto or a number from 1 to {MAX_TYPES}, got "
+                         f"{args.task_types!r}")
     if args.delimiter is not None:
         args.delimiter = delimiter_name(args.delimiter)
     if args.columns is not None:
@@ -123,6 +142,10 @@ def command_line(args: argparse.Namespace, labels: str, truth: str | None) -> st
         parts += ["--columns", ",".join(f"{k}={v}" for k, v in args.columns.items())]
     if args.seed:
         parts += ["--seed", str(args.seed)]
+    if args.duplicates != "error":
+        parts += ["--duplicates", args.duplicates]
+    if args.task_types != "auto":
+        parts += ["--task-types", args.task_types]
     return shlex.join([*parts, "--out", args.out])
 
 
@@ -264,7 +287,8 @@ def execute(args: argparse.Namespace) -> int:
     refuse_overwriting_inputs({"--out": str(out), "--out (fit)": str(fit_json)},
                               {"labels": labels_file, "truth": truth_file})
     data, truth, times = load_labels_timed(labels_file, truth_file, fmt,
-                                           delimiter=args.delimiter, columns=args.columns)
+                                           delimiter=args.delimiter, columns=args.columns,
+                                           duplicates=args.duplicates, on_drop=warn)
     if truth is not None and truth_file is not None:
         check_truth_coverage(data, truth, truth_file=truth_file, labels_file=labels_file)
     if data.n_labels == 0:
@@ -273,10 +297,14 @@ def execute(args: argparse.Namespace) -> int:
     data, truth = checked_input(data, truth, labels_file)  # then the fit's warnings
     weights, prior, ref, source = reference(data, truth)
     fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
+    forced = None if args.task_types == "auto" else int(args.task_types)
+    counts = tuple(range(2, MAX_TYPES + 1)) if forced is None else (forced,) * (forced > 1)
+    types = type_candidates(data.tasks, data.workers, data.labels, weights, data.n_workers,
+                            seed=args.seed, counts=counts)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      fits, source, arrivals)
+                      fits, source, arrivals, types, forced)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
@@ -292,19 +320,16 @@ def execute(args: argparse.Namespace) -> int:
         else float("nan")
     rows = fit_rows(real_stats, twin_stats, real_error, sim_error)
     chosen = cal.chosen
-    record: dict[str, Any] = {
-        "scenario": str(out), "world": chosen.name, "difficulty_sigma": chosen.sigma,
-        "lookalike": chosen.lookalike.tolist(),
-        "candidates": [{"world": f.name, "log_likelihood": f.log_likelihood,
-                        "parameters": f.n_params, "bic": f.bic} for f in cal.fits],
-        "goodness_of_fit": rows}
+    record: dict[str, Any] = {"scenario": str(out), **fit_record(cal), "goodness_of_fit": rows}
     if arrivals is not None and times is not None:
         more, record["arrivals"] = time_rows(arrivals, times.values, sim_times)
         rows += more
     write_json_atomic(fit_json, record)
     plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
-    print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, lowest of "
-          f"{len(cal.fits)} candidates)")
+    how = (f"lowest of {len(cal.candidates)} candidates" if forced is None
+           else f"lowest with --task-types {forced}")
+    print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
+    print(types_summary(cal))
     width = max(len(r["statistic"]) for r in rows)
     print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")
     for r in rows:

@@ -31,6 +31,7 @@ import numpy as np
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS, make_estimator
 from marketsim.aggregation.summary import class_summary, score_summary
+from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.data.columns import delimiter_name, parse_columns
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
 from marketsim.data.features import FeatureTable, load_features
@@ -109,6 +110,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--columns", metavar="MAP",
                    help="column names of LABELS by role, e.g. task=item,worker=annotator,"
                    "label=answer (roles: task, worker, label, score)")
+    add_duplicates_option(p)
     p.add_argument("--max-iter", type=int, metavar="N",
                    help="maximum EM iterations (default: the method's, 100)")
     p.add_argument("--tol", type=float, metavar="X",
@@ -163,6 +165,7 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"--tol must be a finite number >= 0, got {args.tol}")
     if args.seed is not None and args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
+    check_duplicates_option(args)
     if args.labels is None and args.dataset is None:
         raise InputError("give a LABELS file or --dataset NAME")
     if args.labels is not None and args.dataset is not None:
@@ -207,7 +210,8 @@ def load_input(
     With ``--scores`` the truth is a float array of true means (NaN = unknown), else an int
     array of class indices (-1 = unknown).
     """
-    csv_options = {"delimiter": args.delimiter, "columns": args.columns}
+    csv_options = {"delimiter": args.delimiter, "columns": args.columns,
+                   "duplicates": args.duplicates, "on_drop": warn}
     if args.scores:
         return load_scores(labels_file, truth_file, **csv_options)
     fmt = "zhang" if args.dataset is not None else args.format

@@ -5,6 +5,8 @@ Internal to :mod:`marketsim.data`; shared by the Zhang, CSV and score loaders.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from marketsim.data.labels import LabelSet
@@ -15,6 +17,11 @@ from marketsim.errors import InputError
 MAX_CLASSES = 1000
 
 Truth = np.ndarray | None
+#: What a loader does with a (task, worker) pair answered more than once: refuse the file
+#: (naming the line), or keep the pair's first or last answer in file order.
+DUPLICATES = ("error", "first", "last")
+#: Called with the one-line note of how many repeated answers were dropped.
+DropNote = Callable[[str], None]
 
 
 def _codes(values: list[str], codes: dict[str, int]) -> np.ndarray:
@@ -67,6 +74,24 @@ def _first_repeat(keys: np.ndarray) -> tuple[int, int] | None:
     return first, repeat
 
 
+def check_duplicates(rule: str) -> None:
+    """Raise InputError unless ``rule`` is one of :data:`DUPLICATES`."""
+    if rule not in DUPLICATES:
+        raise InputError(f"--duplicates {rule!r} is not one of: {', '.join(DUPLICATES)} "
+                         "(error refuses a repeated (task, worker) pair; first or last keeps "
+                         "one answer per pair)")
+
+
+def kept_rows(keys: np.ndarray, rule: str) -> np.ndarray:
+    """Rows (in file order) that keep one row per distinct key: its ``first`` or ``last``."""
+    if rule == "first":
+        _, at = np.unique(keys, return_index=True)
+    else:
+        _, back = np.unique(keys[::-1], return_index=True)
+        at = keys.size - 1 - back
+    return np.sort(at)
+
+
 def _assemble(
     *,
     source: str,
@@ -82,11 +107,29 @@ def _assemble(
     truth_tasks: np.ndarray,
     truth_labels: np.ndarray,
     truth_lines: np.ndarray,
-) -> tuple[LabelSet, Truth]:
-    """Check repeated (task, worker) pairs and conflicting truth; build the LabelSet and truth."""
+    duplicates: str = "error",
+    on_drop: DropNote | None = None,
+) -> tuple[LabelSet, Truth, np.ndarray | None]:
+    """Check repeated (task, worker) pairs and conflicting truth; build the LabelSet and truth.
+
+    A repeated pair is an error naming its line (``duplicates = "error"``), or all but its
+    ``first``/``last`` answer are dropped and ``on_drop`` told how many; the third value is
+    then the rows kept (to drop the same rows of a column read beside the labels), else None."""
+    check_duplicates(duplicates)
     n_tasks, n_workers = len(task_ids), len(worker_ids)
-    repeat = _first_repeat(tasks * max(n_workers, 1) + workers)
-    if repeat is not None:
+    keys = tasks * max(n_workers, 1) + workers
+    repeat = _first_repeat(keys)
+    kept = None
+    if repeat is not None and duplicates != "error":
+        kept = kept_rows(keys, duplicates)
+        tasks, workers, labels = tasks[kept], workers[kept], labels[kept]
+        scores = None if scores is None else scores[kept]
+        if on_drop is not None:
+            dropped = keys.size - kept.size
+            on_drop(f"{source}: dropped {dropped} repeated answer{'s' * (dropped != 1)} of a "
+                    f"(task, worker) pair, keeping each pair's {duplicates} "
+                    f"(--duplicates {duplicates})")
+    elif repeat is not None:
         first, again = repeat
         raise InputError(
             f"task {str(task_ids[tasks[again]])!r} already labelled by worker "
@@ -107,7 +150,7 @@ def _assemble(
         scores=scores,
     )
     if truth_source is None:
-        return data, None
+        return data, None, kept
     truth = np.full(n_tasks, -1, dtype=np.int64)
     # identical repeats are fine; a task given two different classes is not
     pairs = truth_tasks * len(class_ids) + truth_labels
@@ -123,4 +166,4 @@ def _assemble(
             where=str(int(truth_lines[again])),
         )
     truth[truth_tasks] = truth_labels
-    return data, truth
+    return data, truth, kept

@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 
 import numpy as np
 
-from marketsim.data.assembly import MAX_CLASSES, Truth, _assemble, _codes, _too_many_classes
+from marketsim.data.assembly import (
+    MAX_CLASSES,
+    DropNote,
+    Truth,
+    _assemble,
+    _codes,
+    _too_many_classes,
+)
 from marketsim.data.columns import ColumnMap
 from marketsim.data.labels import LabelSet
 from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_named, _read_csv_table
@@ -43,6 +51,8 @@ def load_csv(
     *,
     delimiter: str | None = None,
     columns: ColumnMap | None = None,
+    duplicates: str = "error",
+    on_drop: DropNote | None = None,
 ) -> tuple[LabelSet, Truth]:
     """Load a headed CSV of labels (and truth); ids are strings coded in order of appearance.
 
@@ -51,9 +61,12 @@ def load_csv(
     present, becomes ``LabelSet.scores`` (empty cells are NaN). Fields are separated by
     ``delimiter`` (default: detected per file from its header line). ``columns`` maps roles
     (task, worker, label, score) to the labels file's column names; in the truth file the
-    mapped name is accepted beside the usual ones. A time column is ignored.
+    mapped name is accepted beside the usual ones. A time column is ignored. A repeated
+    (task, worker) pair is an error, or ``duplicates`` keeps its ``first`` or ``last`` answer
+    (``on_drop`` is told how many were dropped; see :func:`~marketsim.data.assembly._assemble`).
     """
-    data, truth, _ = _load(labels_path, truth_path, delimiter, columns, timed=False)
+    data, truth, _ = _load(labels_path, truth_path, delimiter, columns, timed=False,
+                           duplicates=duplicates, on_drop=on_drop)
     return data, truth
 
 
@@ -63,11 +76,15 @@ def load_csv_timed(
     *,
     delimiter: str | None = None,
     columns: ColumnMap | None = None,
+    duplicates: str = "error",
+    on_drop: DropNote | None = None,
 ) -> tuple[LabelSet, Truth, Timestamps | None]:
-    """:func:`load_csv` and each label's time (aligned with the label set's rows) from the
-    ``time`` column — a header named one of :data:`~marketsim.data.timestamps.TIME_ALIASES`
-    or mapped with ``columns`` — or ``None`` when the file has none."""
-    return _load(labels_path, truth_path, delimiter, columns, timed=True)
+    """:func:`load_csv` and each label's time (aligned with the label set's rows: the rows a
+    ``duplicates`` rule drops are dropped from the times too) from the ``time`` column — a
+    header named one of :data:`~marketsim.data.timestamps.TIME_ALIASES` or mapped with
+    ``columns`` — or ``None`` when the file has none."""
+    return _load(labels_path, truth_path, delimiter, columns, timed=True,
+                 duplicates=duplicates, on_drop=on_drop)
 
 
 @_gc_paused()
@@ -78,6 +95,8 @@ def _load(
     columns: ColumnMap | None,
     *,
     timed: bool,
+    duplicates: str,
+    on_drop: DropNote | None,
 ) -> tuple[LabelSet, Truth, Timestamps | None]:
     """The labels (and truth) and, when ``timed`` and the file has a time column, the times."""
     source = str(labels_path)
@@ -133,7 +152,7 @@ def _load(
 
     times = None if "time" not in cols else parse_times(cols["time"], lines, source,
                                                         names["time"])
-    data, truth = _assemble(
+    data, truth, kept = _assemble(
         source=source,
         tasks=tasks,
         workers=workers,
@@ -147,5 +166,9 @@ def _load(
         truth_tasks=truth_tasks,
         truth_labels=truth_labels,
         truth_lines=tlines,
+        duplicates=duplicates,
+        on_drop=on_drop,
     )
+    if times is not None and kept is not None:
+        times = replace(times, values=times.values[kept] - times.values[kept].min())
     return data, truth, times

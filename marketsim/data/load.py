@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from marketsim.data.assembly import Truth
+from marketsim.data.assembly import DropNote, Truth
 from marketsim.data.columns import ColumnMap
 from marketsim.data.csv_labels import load_csv, load_csv_timed
 from marketsim.data.labels import LabelSet
@@ -40,18 +40,22 @@ def load_labels(
     *,
     delimiter: str | None = None,
     columns: ColumnMap | None = None,
+    duplicates: str = "error",
+    on_drop: DropNote | None = None,
 ) -> tuple[LabelSet, Truth]:
     """Load labels (and truth) in ``fmt``, auto-detected from the labels file's extension.
 
     ``delimiter`` and ``columns`` (see :func:`~marketsim.data.csv_labels.load_csv`) apply to
-    CSV files only."""
+    CSV files only; ``duplicates`` (``error``, ``first``, ``last``) and ``on_drop`` to both
+    formats: what to do with a (task, worker) pair answered more than once."""
     kind = detect_format(labels_path, fmt)
     if kind == "csv":
-        return load_csv(labels_path, truth_path, delimiter=delimiter, columns=columns)
+        return load_csv(labels_path, truth_path, delimiter=delimiter, columns=columns,
+                        duplicates=duplicates, on_drop=on_drop)
     if delimiter is not None or columns:
         raise InputError("--delimiter and --columns apply to CSV files only (zhang files are "
                          "whitespace-separated task worker label)", source=str(labels_path))
-    return load_zhang(labels_path, truth_path)
+    return load_zhang(labels_path, truth_path, duplicates=duplicates, on_drop=on_drop)
 
 
 def load_labels_timed(
@@ -61,10 +65,14 @@ def load_labels_timed(
     *,
     delimiter: str | None = None,
     columns: ColumnMap | None = None,
+    duplicates: str = "error",
+    on_drop: DropNote | None = None,
 ) -> tuple[LabelSet, Truth, Timestamps | None]:
     """:func:`load_labels` and each label's time from a CSV file's time column (``None``
-    without one; zhang files have no times)."""
+    without one; zhang files have no times), the rows ``duplicates`` drops dropped from both."""
     if detect_format(labels_path, fmt) == "csv":
-        return load_csv_timed(labels_path, truth_path, delimiter=delimiter, columns=columns)
-    data, truth = load_labels(labels_path, truth_path, fmt, delimiter=delimiter, columns=columns)
+        return load_csv_timed(labels_path, truth_path, delimiter=delimiter, columns=columns,
+                              duplicates=duplicates, on_drop=on_drop)
+    data, truth = load_labels(labels_path, truth_path, fmt, delimiter=delimiter, columns=columns,
+                              duplicates=duplicates, on_drop=on_drop)
     return data, truth, None

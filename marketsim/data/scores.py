@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from marketsim.data.assembly import _assemble, _codes, _truth_conflict
+from marketsim.data.assembly import DropNote, _assemble, _codes, _truth_conflict
 from marketsim.data.columns import ColumnMap
 from marketsim.data.labels import LabelSet
 from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_table
@@ -23,6 +23,8 @@ def load_scores(
     *,
     delimiter: str | None = None,
     columns: ColumnMap | None = None,
+    duplicates: str = "error",
+    on_drop: DropNote | None = None,
 ) -> tuple[LabelSet, np.ndarray | None]:
     """Load a headed CSV of continuous scores in [0, 1] (and true task means).
 
@@ -35,7 +37,8 @@ def load_scores(
     Returns the scores as a :class:`LabelSet` (``scores`` set, every label 0, one class) and
     the true mean per task (NaN where unknown) or None. A truth row for a task without
     scores adds that task (its estimate is then missing). ``delimiter`` and ``columns`` as
-    for :func:`~marketsim.data.csv_labels.load_csv` (a mapped ``label`` role is ignored).
+    for :func:`~marketsim.data.csv_labels.load_csv` (a mapped ``label`` role is ignored);
+    ``duplicates`` and ``on_drop`` as there.
     """
     source = str(labels_path)
     cols, lines = _read_csv_table(labels_path, _SCORE_COLUMNS, (), frozenset({"score"}),
@@ -60,7 +63,7 @@ def load_scores(
                                allow_empty=False)
         truth_tasks = _codes(tcols["task"], task_codes)
     n = tasks.size
-    data, _ = _assemble(
+    data, _, _ = _assemble(
         source=source,
         tasks=tasks,
         workers=workers,
@@ -74,6 +77,8 @@ def load_scores(
         truth_tasks=truth_tasks,
         truth_labels=truth_tasks,
         truth_lines=truth_tasks,
+        duplicates=duplicates,
+        on_drop=on_drop,
     )
     if truth_path is None:
         return data, None

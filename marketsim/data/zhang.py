@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from marketsim.data.assembly import MAX_CLASSES, Truth, _assemble
+from marketsim.data.assembly import MAX_CLASSES, DropNote, Truth, _assemble
 from marketsim.data.labels import LabelSet
 from marketsim.data.parsing import _INT_RE, _read_text
 from marketsim.errors import InputError
@@ -58,14 +58,16 @@ def _parse_int_table(
 
 
 def load_zhang(
-    crowd_path: str | os.PathLike[str], truth_path: str | os.PathLike[str] | None = None
+    crowd_path: str | os.PathLike[str], truth_path: str | os.PathLike[str] | None = None,
+    *, duplicates: str = "error", on_drop: DropNote | None = None,
 ) -> tuple[LabelSet, Truth]:
     """Load ``task worker label`` integer lines (and ``task label`` truth lines).
 
     Tasks are every task id seen in either file (sorted), workers every worker id (sorted).
     Classes are ``1..K`` with ``K`` the largest label value in either file when all values are
     >= 1, else the distinct values (e.g. 0/1 or -1/+1). Repeated identical truth lines are
-    allowed (``dog_truth.txt`` repeats them); conflicting ones are an error.
+    allowed (``dog_truth.txt`` repeats them); conflicting ones are an error. A repeated
+    (task, worker) pair is an error unless ``duplicates`` keeps its ``first`` or ``last``.
     """
     source = str(crowd_path)
     crowd, crowd_lines = _parse_int_table(_read_text(crowd_path), 3, source, "task worker label")
@@ -101,7 +103,7 @@ def load_zhang(
     else:
         class_ids, class_idx = np.unique(values, return_inverse=True)
     n = crowd.shape[0]
-    return _assemble(
+    data, truth_classes, _ = _assemble(
         source=source,
         tasks=task_idx[:n],
         workers=worker_idx,
@@ -115,4 +117,7 @@ def load_zhang(
         truth_tasks=task_idx[n:],
         truth_labels=class_idx[n:],
         truth_lines=truth_lines,
+        duplicates=duplicates,
+        on_drop=on_drop,
     )
+    return data, truth_classes

@@ -7,7 +7,9 @@ and share of the labels (``[workers.arrivals] weights``), so the twin is this cr
 a distribution fitted to it (a requester asks what would have happened with *their* workers;
 the budget can then be raised beyond the data, the same workers working in the same
 proportions). Of the candidate worlds (one ability or a full matrix per worker; with or without
-look-alike tasks; with or without task difficulty) the one with the lowest BIC is written.
+look-alike tasks; with or without task difficulty; or a mixture of 2 to 4 task types, each
+worker with one matrix per type: :mod:`marketsim.aggregation.task_types`) the one with the
+lowest BIC is written.
 When the label file has a time column, ``[workers.arrivals] rate`` is the labels' Poisson rate
 (:mod:`marketsim.aggregation.arrival_fit`) in the file's time unit, which becomes the unit of
 simulated time; without one, the rate is 1 (simulated time then means nothing real).
@@ -22,6 +24,7 @@ import numpy as np
 
 from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit
 from marketsim.aggregation.confusion_fit import ConfusionFit
+from marketsim.aggregation.task_types import TypesFit
 from marketsim.policies.registry import market_problem
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
@@ -39,6 +42,9 @@ DIGITS = 9
 #: 78/22 classes).
 INFERENCE = {"method": "ds", "class_prior": "estimate"}
 
+#: A candidate world: one matrix per worker (with task effects) or a mixture of task types.
+World = ConfusionFit | TypesFit
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -55,11 +61,27 @@ class Calibration:
     truth_source: str
     #: The arrival process fitted to the file's time column (``None``: the file has none).
     arrivals: ArrivalFit | None = None
+    #: The mixtures of task types fitted (2 to 4 types; none: not tried).
+    types: tuple[TypesFit, ...] = ()
+    #: The number of task types asked for (``calibrate --task-types K``); None: by BIC.
+    forced_types: int | None = None
 
     @property
-    def chosen(self) -> ConfusionFit:
-        """The world the scenario uses: the candidate with the lowest BIC."""
-        return min(self.fits, key=lambda f: f.bic)
+    def candidates(self) -> tuple[World, ...]:
+        """Every world fitted: the one-matrix worlds, then the task-type mixtures."""
+        return (*self.fits, *self.types)
+
+    @property
+    def chosen(self) -> World:
+        """The world the scenario uses: the candidate with the lowest BIC (the first of
+        equals, so a one-matrix world wins a tie) among those with the number of task types
+        asked for, if any."""
+        eligible: tuple[World, ...] = self.candidates
+        if self.forced_types == 1:
+            eligible = self.fits
+        elif self.forced_types is not None:
+            eligible = tuple(f for f in self.types if f.n_types == self.forced_types)
+        return min(eligible, key=lambda f: f.bic)
 
 
 def _round(values: np.ndarray, digits: int = 6) -> list[float]:
@@ -76,9 +98,13 @@ def _rows(matrix: np.ndarray) -> list[list[float]]:
     return out
 
 
-def world_table(fit: ConfusionFit) -> dict[str, Any]:
+def world_table(fit: World) -> dict[str, Any]:
     """``[workers.confusion]`` of a fitted world (the task effects only where fitted)."""
     table: dict[str, Any] = {"design": "per-worker"}
+    if isinstance(fit, TypesFit):
+        table["type_shares"] = _rows(fit.shares)
+        table["type_matrices"] = [[_rows(m) for m in per_type] for per_type in fit.matrices]
+        return table
     if fit.sigma > 0:
         table["sigma"] = float(round(fit.sigma, 6))
     if not np.allclose(fit.lookalike, np.eye(fit.lookalike.shape[0])):
@@ -129,17 +155,25 @@ def header(cal: Calibration, command: str) -> list[str]:
         "crowd shares), has inverse",
         "  difficulty beta with log beta ~ N(0, sigma^2), and worker j answers l with "
         "probability pi_j[s, l]^beta, normalised.",
-        "candidate worlds (fitted by maximum marginal likelihood of the labels given the "
-        "tasks' classes; lowest BIC chosen):",
     ]
-    width = max(len(f.name) for f in cal.fits)
-    for f in cal.fits:
+    if cal.types:
+        lines += [
+            "  or task types (Welinder et al. 2010): a task of class c has type z ~ "
+            "type_shares[c] (or one row for every class),",
+            "  and worker j answers it from row c of their own matrix for that type, "
+            "type_matrices[z][j]; each type's rows",
+            "  shrunk toward the worker's pooled matrix (EM from seeded starts; one type is "
+            "the per-worker world above).",
+        ]
+    lines.append("candidate worlds (fitted by maximum marginal likelihood of the labels given "
+                 "the tasks' classes; lowest BIC chosen"
+                 + ("):" if cal.forced_types is None else
+                    f" among those with --task-types {cal.forced_types}):"))
+    width = max(len(f.name) for f in cal.candidates)
+    for f in cal.candidates:
         mark = "  <- chosen" if f is chosen else ""
-        extra = (f", sigma {f.sigma:.4f}" if f.sigma > 0 else "") + (
-            ", lookalike diagonal " + " ".join(f"{v:.3f}" for v in np.diag(f.lookalike))
-            if not np.allclose(f.lookalike, np.eye(k)) else "")
         lines.append(f"  {f.name:<{width}}  log-lik {f.log_likelihood:10.2f}  "
-                     f"params {f.n_params:5d}  BIC {f.bic:10.2f}{extra}{mark}")
+                     f"params {f.n_params:5d}  BIC {f.bic:10.2f}{_extra(f, k)}{mark}")
     lines += [
         "kept per worker, not summarised (nor as communities, which would draw new members "
         "each replicate): each",
@@ -161,6 +195,40 @@ def header(cal: Calibration, command: str) -> list[str]:
         "  to ask what more labels would buy.",
     ]
     return lines + time_lines(cal)
+
+
+def _extra(fit: World, k: int) -> str:
+    """What a candidate's line adds: its difficulty and look-alikes, or its type shares."""
+    if isinstance(fit, TypesFit):
+        return ", type shares " + " / ".join(" ".join(f"{v:.3f}" for v in row)
+                                             for row in fit.shares)
+    return (f", sigma {fit.sigma:.4f}" if fit.sigma > 0 else "") + (
+        ", lookalike diagonal " + " ".join(f"{v:.3f}" for v in np.diag(fit.lookalike))
+        if not np.allclose(fit.lookalike, np.eye(k)) else "")
+
+
+def fit_record(cal: Calibration) -> dict[str, Any]:
+    """The world's part of ``<out>.fit.json``: the chosen world and every candidate."""
+    chosen = cal.chosen
+    if isinstance(chosen, TypesFit):
+        world = {"difficulty_sigma": 0.0, "lookalike": np.eye(cal.n_classes).tolist(),
+                 "task_types": chosen.n_types, "type_shares": chosen.shares.tolist()}
+    else:
+        world = {"difficulty_sigma": chosen.sigma, "lookalike": chosen.lookalike.tolist(),
+                 "task_types": 1, "type_shares": None}
+    return {
+        "world": chosen.name, **world,
+        "candidates": [{"world": f.name, "log_likelihood": f.log_likelihood,
+                        "parameters": f.n_params, "bic": f.bic} for f in cal.candidates]}
+
+
+def types_summary(cal: Calibration) -> str:
+    """One line for the printed fit: the BIC and log-likelihood of 1 type (the best
+    one-matrix world) and of each mixture of task types."""
+    one = min(cal.fits, key=lambda f: f.bic)
+    parts = [f"1 type ({one.name}) BIC {one.bic:.1f}, log-lik {one.log_likelihood:.1f}"]
+    parts += [f"{f.name} BIC {f.bic:.1f}, log-lik {f.log_likelihood:.1f}" for f in cal.types]
+    return "task types: " + "; ".join(parts)
 
 
 def time_lines(cal: Calibration) -> list[str]:

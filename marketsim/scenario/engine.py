@@ -53,7 +53,7 @@ def _worker_keys(workers: WorkersSpec) -> list[tuple[str, str]]:
         out.append(("workers.model", f"= {workers.model!r} (answers drawn one at a time)"))
     for table in ("confusion", "communities"):
         if workers.model == table and getattr(workers, table).has_effects:
-            out.append((f"workers.{table}", "with sigma or lookalike (task effects)"))
+            out.append((f"workers.{table}", "with sigma, lookalike or task types (task effects)"))
     return out
 
 

@@ -194,6 +194,8 @@ def _worker_matrices(wk: WorkersSpec, k: int, source: str) -> None:
                                           or any(len(r) != k for r in effects.lookalike)):
         raise _fail(f"{table}.lookalike", f"must be {k}×{k} (tasks.classes rows of "
                     f"{k} numbers)", source)
+    if model == "confusion":
+        _type_matrices(wk, k, source)
     mats = wk.confusion.matrices if model == "confusion" else wk.communities.confusion
     if model == "communities" and mats is None:
         raise _fail("workers.communities.confusion", "is required with workers.model = "
@@ -206,6 +208,26 @@ def _worker_matrices(wk: WorkersSpec, k: int, source: str) -> None:
                     f"got {len(mats)}", source)
     if any(len(m) != k or any(len(r) != k for r in m) for m in mats):
         raise _fail(key, f"must hold {k}×{k} matrices (tasks.classes = {k})", source)
+
+
+def _type_matrices(wk: WorkersSpec, k: int, source: str) -> None:
+    """Task types' keys have the shapes the market reads: 1 or K rows of shares, and per type
+    workers.count K×K matrices."""
+    spec = wk.confusion
+    if spec.type_shares is None or spec.type_matrices is None:
+        return
+    if len(spec.type_shares) not in (1, k):
+        raise _fail("workers.confusion.type_shares", f"must have 1 row (every class) or "
+                    f"tasks.classes = {k} rows (one per class), got {len(spec.type_shares)}",
+                    source)
+    key = "workers.confusion.type_matrices"
+    for z, mats in enumerate(spec.type_matrices):
+        if len(mats) != wk.count:
+            raise _fail(key, f"type {z}: must have workers.count = {wk.count} matrices (one "
+                        f"per worker), got {len(mats)}", source)
+        if any(len(m) != k or any(len(r) != k for r in m) for m in mats):
+            raise _fail(key, f"type {z}: must hold {k}×{k} matrices (tasks.classes = {k})",
+                        source)
 
 
 def _budget(bg: BudgetSpec, tasks: TasksSpec, workers: WorkersSpec, data: ReplayData | None,

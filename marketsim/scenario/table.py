@@ -65,3 +65,5 @@ Floats = Annotated[tuple[float, ...], BeforeValidator(_as_tuple)]
 FloatRows = Annotated[tuple[Floats, ...], BeforeValidator(_as_tuple)]
 #: An array of matrices (one K×K matrix per worker or community), held as tuples.
 FloatMatrices = Annotated[tuple[FloatRows, ...], BeforeValidator(_as_tuple)]
+#: An array of arrays of matrices (one set of per-worker matrices per task type).
+FloatMatrixSets = Annotated[tuple[FloatMatrices, ...], BeforeValidator(_as_tuple)]

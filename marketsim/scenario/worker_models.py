@@ -17,14 +17,14 @@ from pydantic import model_validator
 
 from marketsim.aggregation.registry import CLASS_METHODS, SCORE_METHODS
 from marketsim.options import F
-from marketsim.scenario.table import FloatMatrices, FloatRows, Floats, Table
+from marketsim.scenario.table import FloatMatrices, FloatMatrixSets, FloatRows, Floats, Table
 from marketsim.scenario.validation import KeyProblem
 
 CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet", "per-worker")
 #: Keys of ``[workers.confusion]`` that only one design reads.
 CONFUSION_DESIGN_KEYS = {"diagonal-uniform": ("low", "high"),
                          "dirichlet": ("concentration", "diagonal_weight"),
-                         "per-worker": ("matrices",)}
+                         "per-worker": ("matrices", "type_shares", "type_matrices")}
 #: How far a row of probabilities may sum from 1.
 ROW_TOLERANCE = 1e-6
 
@@ -86,7 +86,16 @@ class ConfusionSpec(TaskEffects):
     matrices: FloatMatrices | None = F(
         None, "`per-worker`: one K×K matrix per worker (workers.count of them), row c the "
         "worker's answer probabilities on a task of class c", shown="required with "
-        "`per-worker`", recorded_at_default=False)
+        "`per-worker` (unless type_matrices)", recorded_at_default=False)
+    type_shares: FloatRows | None = F(
+        None, "`per-worker` task types: a task of class c has type z with probability "
+        "type_shares[c][z] (K rows, one per class) or type_shares[0][z] (one row for every "
+        "class); drawn once per replicate", shown="one type of task",
+        recorded_at_default=False)
+    type_matrices: FloatMatrixSets | None = F(
+        None, "`per-worker` with type_shares, instead of matrices: one set of workers.count "
+        "K×K matrices per task type; worker j answers a type-z task of class c from row c of "
+        "type_matrices[z][j]", shown="required with type_shares", recorded_at_default=False)
 
     @model_validator(mode="after")
     def _design_keys(self) -> Self:
@@ -98,11 +107,37 @@ class ConfusionSpec(TaskEffects):
         if self.high < self.low:
             raise KeyProblem("high", f"must be >= workers.confusion.low ({self.low:g})")
         if self.design == "per-worker":
-            if self.matrices is None:
-                raise KeyProblem("matrices", "is required with design = 'per-worker'")
-            for matrix in self.matrices:
-                check_stochastic("matrices", matrix)
+            self._per_worker_keys()
         return self
+
+    def _per_worker_keys(self) -> None:
+        """``matrices``, or ``type_shares`` with ``type_matrices``, stochastic and matching."""
+        if (self.type_shares is None) != (self.type_matrices is None):
+            given, missing = (("type_shares", "type_matrices") if self.type_matrices is None
+                              else ("type_matrices", "type_shares"))
+            raise KeyProblem(missing, f"is required with {given} (task types need both)")
+        if self.type_matrices is not None and self.matrices is not None:
+            raise KeyProblem("type_matrices", "replaces matrices (one set per task type); give "
+                             "one of them")
+        if self.matrices is None and self.type_matrices is None:
+            raise KeyProblem("matrices", "is required with design = 'per-worker'")
+        for matrix in self.matrices or ():
+            check_stochastic("matrices", matrix)
+        if self.type_shares is None or self.type_matrices is None:
+            return
+        check_stochastic("type_shares", self.type_shares)
+        n_types = len(self.type_matrices)
+        if any(len(row) != n_types for row in self.type_shares):
+            raise KeyProblem("type_shares", f"rows must have one share per task type "
+                             f"({n_types}, the sets of type_matrices)")
+        for matrices in self.type_matrices:
+            for matrix in matrices:
+                check_stochastic("type_matrices", matrix)
+
+    @property
+    def has_effects(self) -> bool:
+        """Difficulty, look-alikes or task types are asked for."""
+        return super().has_effects or self.type_shares is not None
 
     def document(self) -> dict[str, Any]:
         """The design and the keys that design reads."""

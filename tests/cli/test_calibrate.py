@@ -69,7 +69,8 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert result.rows[-1].edges == 1500
     fit = json.loads(out.with_suffix(".fit.json").read_text())
     bic = {c["world"]: c["bic"] for c in fit["candidates"]}
-    assert len(bic) == 8 and fit["world"] == min(bic, key=bic.__getitem__)
+    assert len(bic) == 8 + 6 and fit["world"] == min(bic, key=bic.__getitem__)
+    assert sum("task types" in name for name in bic) == 6  # 2-4 types, shared or per class
     # sigma = 1: difficulty pays
     assert bic["one ability per worker, task difficulty"] < bic["one ability per worker"]
     assert "task difficulty" in fit["world"] and "sigma = " not in fit["world"]

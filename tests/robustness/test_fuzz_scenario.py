@@ -82,6 +82,7 @@ OPTIONAL = [
     ("workers", "dynamics"), ("workers", "dynamics", "learning"), ("workers", "dynamics", "rest"),
     ("workers", "dynamics", "fatigue"), ("workers", "dynamics", "drift"),
     ("workers", "service", "speed_spread"), ("workers", "service", "abandon"),
+    ("workers", "confusion", "type_shares"), ("workers", "confusion", "type_matrices"),
 ]
 
 

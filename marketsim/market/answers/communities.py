@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.market.answers.confusion import ConfusionWorkers
+from marketsim.market.answers.task_types import TaskTypes
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.worker_models import TaskEffects
 
@@ -44,3 +45,7 @@ class CommunityWorkers(ConfusionWorkers):
     def task_effects(self, scenario: Scenario) -> TaskEffects:
         """``[workers.communities]`` holds this model's ``lookalike`` and ``sigma``."""
         return scenario.workers.communities
+
+    def task_types(self, scenario: Scenario) -> TaskTypes | None:
+        """None: communities have one matrix per member (task types are ``per-worker``)."""
+        return None

@@ -13,6 +13,7 @@ from marketsim.market.answers import AnswerModel
 from marketsim.market.answers.classes import ClassWorkers
 from marketsim.market.answers.dynamics import shifted
 from marketsim.market.answers.task_effects import EffectAnswers, EffectParams, draw_effect_world
+from marketsim.market.answers.task_types import TaskTypes, pooled_matrices, task_types
 from marketsim.market.world import World
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.worker_models import TaskEffects
@@ -23,7 +24,7 @@ def draw_confusion_matrices(scenario: Scenario, rng: np.random.Generator) -> np.
     m, k = scenario.workers.count, scenario.tasks.classes
     spec = scenario.workers.confusion
     if spec.design == "per-worker":
-        return np.asarray(spec.matrices, dtype=np.float64)
+        return pooled_matrices(spec, k)
     if spec.design == "diagonal-uniform":
         diag = rng.uniform(spec.low, spec.high, size=(m, k))
         conf = np.repeat(((1.0 - diag) / (k - 1))[:, :, None], k, axis=2)
@@ -94,6 +95,10 @@ class ConfusionWorkers(ClassWorkers):
         """The table holding this model's ``lookalike`` and ``sigma``."""
         return scenario.workers.confusion
 
+    def task_types(self, scenario: Scenario) -> TaskTypes | None:
+        """The ``per-worker`` design's task types, if given."""
+        return task_types(scenario.workers.confusion, scenario.tasks.classes)
+
     def initial_answers(self, truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray,
                         n_classes: int, rng: np.random.Generator) -> np.ndarray:
         """Answers drawn through each worker's row (:func:`draw_labels`)."""
@@ -102,7 +107,8 @@ class ConfusionWorkers(ClassWorkers):
     def draw(self, scenario: Scenario, rng: np.random.Generator, initial: str,
              initial_rng: np.random.Generator | None) -> World:
         """The shared class-model draw; with task effects, the matrices then the effects
-        (:func:`~marketsim.market.answers.task_effects.draw_effect_world`)."""
+        (:func:`~marketsim.market.answers.task_effects.draw_effect_world`), with the task
+        types when given."""
         spec = self.task_effects(scenario)
         if not spec.has_effects:
             return super().draw(scenario, rng, initial, initial_rng)
@@ -111,7 +117,7 @@ class ConfusionWorkers(ClassWorkers):
                            p=prior).astype(np.int64)
         matrices = self.draw_confusion(scenario, rng)
         return draw_effect_world(self, scenario, spec, matrices, truth, rng, initial,
-                                 initial_rng)
+                                 initial_rng, self.task_types(scenario))
 
     def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
         """Per-label answers from the confusion matrices (:class:`ConfusionAnswers`), or

@@ -5,10 +5,11 @@ makes real errors shared.
 Task ``i`` of true class ``c_i`` looks like class ``s_i ~ lookalike[c_i]`` to every worker, and
 has inverse difficulty ``beta_i`` (``log beta_i ~ N(0, sigma^2)``); worker ``j`` answers ``l``
 with probability ``softmax(beta_i * log pi_j[s_i])[l]``, i.e. ``pi_j[s_i, l]^beta_i``
-normalised. Both are drawn once per replicate, after the matrices (shared by every arm). The
-world's ``confusion`` is what a worker does on average over the tasks,
-``sum_s lookalike[c, s] E_beta[softmax(beta * log pi_j[s])]`` (what the recorder compares
-estimates with).
+normalised. Both are drawn once per replicate, after the matrices (shared by every arm); task types
+(:mod:`~marketsim.market.answers.task_types`) then choose which of the worker's matrices
+``pi_j`` a task is answered from. The world's ``confusion`` is what a worker does on average
+over the tasks, ``sum_s lookalike[c, s] E_beta[softmax(beta * log pi_j[s])]`` (averaged over
+the types of class ``c``; what the recorder compares estimates with).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from scipy.special import ndtri, softmax
 
 from marketsim.market.answers.dynamics import shifted
+from marketsim.market.answers.task_types import TaskTypes, draw_types, mean_over_types
 from marketsim.market.task_features import draw_feature_proba, draw_task_features
 from marketsim.market.world import WorkerModel, World, accuracy, initial_pairs
 from marketsim.scenario.specs import Scenario
@@ -33,11 +35,13 @@ FLOOR = 1e-12
 @dataclass(frozen=True)
 class EffectParams:
     """A world's task effects: the class each task looks like (n_tasks,), its inverse
-    difficulty (n_tasks,) and the workers' own matrices (n_workers, K, K)."""
+    difficulty (n_tasks,), the workers' own matrices per task type (types, n_workers, K, K;
+    one type without task types) and each task's type (n_tasks,)."""
 
     looks: np.ndarray
     beta: np.ndarray
     matrices: np.ndarray
+    types: np.ndarray
 
 
 def lookalike_matrix(spec: TaskEffects, k: int) -> np.ndarray:
@@ -85,6 +89,7 @@ class EffectAnswers:
         self.logs = np.log(np.maximum(params.matrices, FLOOR))
         self.looks = params.looks
         self.beta = params.beta
+        self.types = params.types
         self.rng = rng
 
     def answer(self, task: int, worker: int) -> tuple[int, float | None]:
@@ -105,7 +110,7 @@ class EffectAnswers:
         return self._draw(probs)
 
     def _probs(self, task: int, worker: int) -> np.ndarray:
-        row = self.beta[task] * self.logs[worker, self.looks[task]]
+        row = self.beta[task] * self.logs[self.types[task], worker, self.looks[task]]
         p = np.exp(row - row.max())
         return p / p.sum()
 
@@ -118,22 +123,29 @@ class EffectAnswers:
 
 def draw_effect_world(model: WorkerModel, scenario: Scenario, spec: TaskEffects,
                       matrices: np.ndarray, truth: np.ndarray, rng: np.random.Generator,
-                      initial: str, initial_rng: np.random.Generator | None) -> World:
-    """The rest of a world whose classes and matrices are drawn: the task effects, features,
-    the initial graph and its answers (vectorised)."""
+                      initial: str, initial_rng: np.random.Generator | None,
+                      task_types: TaskTypes | None = None) -> World:
+    """The rest of a world whose classes and matrices are drawn: the task effects, the task
+    types (``task_types``: their matrices replace ``matrices``), features, the initial graph
+    and its answers (vectorised)."""
     k = scenario.tasks.classes
     prior = np.asarray(scenario.tasks.prior)
     looks, beta = draw_effects(spec, truth, k, rng)
+    if task_types is None:
+        stack, types = matrices[None], np.zeros(truth.size, dtype=np.int64)
+        mean = mean_confusion(matrices, spec)
+    else:
+        stack, types = task_types.matrices, draw_types(task_types, truth, rng)
+        mean = mean_over_types(task_types, np.stack([mean_confusion(m, spec) for m in stack]))
     features = phi = None
     if scenario.tasks.features is not None:
         phi = draw_feature_proba(scenario.tasks.features, k, rng)
         features = draw_task_features(truth, phi, rng)
     graph_rng = rng if initial_rng is None else initial_rng
     tasks, workers = initial_pairs(scenario, initial, graph_rng)
-    rows = tempered(matrices[workers, looks[tasks]], beta[tasks])
+    rows = tempered(stack[types[tasks], workers, looks[tasks]], beta[tasks])
     u = graph_rng.random((tasks.size, 1))
     labels = np.minimum((np.cumsum(rows, axis=1) <= u).sum(axis=1), k - 1).astype(np.int64)
-    mean = mean_confusion(matrices, spec)
     return World(truth, mean, accuracy(mean, prior), tasks, workers, labels, model,
-                 params=EffectParams(looks, beta, matrices), features=features,
+                 params=EffectParams(looks, beta, stack, types), features=features,
                  feature_proba=phi)

@@ -1,0 +1,177 @@
+"""A latent mixture of task types for ``marketsim calibrate``: each worker has one confusion
+matrix per type of task (the latent-class assumption of Tian & Zhu, "Uncovering the latent
+structures of crowd labeling", PAKDD 2015; a discrete form of Welinder, Branson, Belongie &
+Perona's "multidimensional wisdom of crowds", NIPS 2010: workers are good at some kinds of
+task and bad at others).
+
+The model: task ``i`` of class ``c_i`` has a type ``z_i ~ Categorical(rho[c_i])`` (shares per
+true class, ``rho`` (K, T)) or ``z_i ~ Categorical(rho)`` (one row of shares for every class);
+worker ``j`` answers ``l`` with probability ``pi_j^(z_i)[c_i, l]``. With one type it is
+Dawid and Skene's model with the classes known. Where a data set pools tasks from several
+sources on which the same workers are differently accurate (ZenCrowd's four sources), one
+matrix per worker is misspecified and the labels are worth less than it says; the mixture
+can represent that.
+
+Each task's class is distributed as ``weights`` (one-hot from a truth file, else the
+Dawid–Skene posterior), and the marginal log-likelihood of the labels given the classes,
+
+    L = sum_i log sum_c w_ic sum_z rho[c, z] prod_{l in i} pi_{j_l}^(z)[c, y_l],
+
+is maximised by EM from several seeded random starts (responsibilities per task × type ×
+class; the M-step's counts are one sparse product over the labels: no loop over labels,
+tasks or workers). Sparse workers: each type's row is shrunk toward the worker's pooled row
+(:func:`~marketsim.aggregation.confusion_fit.counted_confusion`, the same counted matrix
+the one-matrix fits start from) by a Dirichlet prior worth :data:`SHRINKAGE` labels, so a
+worker who did three tasks of a type keeps, on that type, mostly their overall matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import logsumexp
+
+from marketsim.aggregation.confusion_fit import counted_confusion
+
+#: Pseudo-labels of the worker's pooled row added to each type's row of counts (the prior's
+#: weight: below it a type's own counts matter less than the worker's overall matrix).
+SHRINKAGE = 2.0
+#: Seeded random starts per number of types; the start with the highest posterior is kept.
+STARTS = 8
+#: EM iterations per start at most, and the relative change of the log posterior that stops it.
+MAX_ITER = 300
+TOL = 1e-6
+#: Most types ``calibrate`` tries (one type is the one-matrix world it fits anyway).
+MAX_TYPES = 4
+#: Shares are kept at least this large (a type no task of a class takes stays finite in logs).
+FLOOR = 1e-12
+
+
+@dataclass(frozen=True)
+class TypesFit:
+    """A fitted mixture: ``shares`` (1 or K rows of T type shares), ``matrices`` (T, workers,
+    K, K), the marginal log-likelihood (without the prior), free parameter count and BIC."""
+
+    shares: np.ndarray
+    matrices: np.ndarray
+    log_likelihood: float
+    n_params: int
+    bic: float
+    name: str
+
+    @property
+    def n_types(self) -> int:
+        """How many task types."""
+        return int(self.matrices.shape[0])
+
+    @property
+    def per_class(self) -> bool:
+        """The shares depend on the task's true class (one row per class)."""
+        return self.shares.shape[0] > 1
+
+
+@dataclass(frozen=True)
+class _Labels:
+    tasks: np.ndarray
+    workers: np.ndarray
+    labels: np.ndarray
+    log_w: np.ndarray  # (n, K)
+    by_task: sp.csr_matrix  # (n, L)
+    by_answer: sp.csr_matrix  # (m * K, L): row j * K + y
+    pooled: np.ndarray  # (m, K, K)
+    n_workers: int
+
+
+def _e_step(d: _Labels, log_pi: np.ndarray, log_rho: np.ndarray
+            ) -> tuple[np.ndarray, float]:
+    """Responsibilities (n, T, K) of (type, class) per task and the log-likelihood."""
+    t, _, k, _ = log_pi.shape
+    per_label = log_pi.transpose(1, 3, 0, 2)[d.workers, d.labels]  # (L, T, K)
+    per_task = np.asarray(d.by_task @ per_label.reshape(d.labels.size, t * k)).reshape(-1, t, k)
+    joint = per_task + log_rho.T[None, :, :] + d.log_w[:, None, :]
+    total = logsumexp(joint, axis=(1, 2))
+    return np.exp(joint - total[:, None, None]), float(total.sum())
+
+
+def _m_step(d: _Labels, resp: np.ndarray, per_class: bool
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Each type's matrices shrunk toward the pooled ones, and the shares (log, (R, T))."""
+    n, t, k = resp.shape
+    counts = np.asarray(d.by_answer @ resp[d.tasks].reshape(d.labels.size, t * k))
+    counts = counts.reshape(d.n_workers, k, t, k).transpose(2, 0, 3, 1)  # (T, m, K_c, K_y)
+    pi = counts + SHRINKAGE * d.pooled[None]
+    pi /= pi.sum(axis=3, keepdims=True)
+    if per_class:
+        mass = resp.sum(axis=0).T  # (K, T)
+    else:
+        mass = resp.sum(axis=(0, 2))[None, :]  # (1, T)
+    rho = np.maximum(mass / np.maximum(mass.sum(axis=1, keepdims=True), FLOOR), FLOOR)
+    rho /= rho.sum(axis=1, keepdims=True)
+    log_rho = np.log(rho)
+    if not per_class:
+        log_rho = np.repeat(log_rho, k, axis=0)
+    return np.log(pi), log_rho
+
+
+def _log_prior(d: _Labels, log_pi: np.ndarray) -> float:
+    return float(SHRINKAGE * (d.pooled[None] * log_pi).sum())
+
+
+def _one_start(d: _Labels, n_types: int, per_class: bool, rng: np.random.Generator
+               ) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """EM from random type responsibilities: (log pi, log rho, log-likelihood, log
+    posterior)."""
+    weights = np.exp(d.log_w)
+    resp = rng.dirichlet(np.ones(n_types), size=weights.shape[0])[:, :, None] \
+        * weights[:, None, :]
+    log_pi, log_rho = _m_step(d, resp, per_class)
+    before = -np.inf
+    loglik = post = -np.inf
+    for _ in range(MAX_ITER):
+        resp, loglik = _e_step(d, log_pi, log_rho)
+        post = loglik + _log_prior(d, log_pi)
+        if abs(post - before) <= TOL * abs(post):
+            break
+        before = post
+        log_pi, log_rho = _m_step(d, resp, per_class)
+    return log_pi, log_rho, loglik, post
+
+
+def fit_task_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                   weights: np.ndarray, n_workers: int, n_types: int, *, per_class: bool,
+                   seed: int = 0, starts: int = STARTS) -> TypesFit:
+    """The mixture of ``n_types`` task types fitted to ``labels`` of ``workers`` on
+    ``tasks``, each task's class distributed as ``weights`` (tasks, K); the best of
+    ``starts`` EM runs from seeded random starts (``seed``)."""
+    n, k = weights.shape
+    size = tasks.size
+    with np.errstate(divide="ignore"):
+        log_w = np.log(weights)
+    d = _Labels(tasks, workers, labels, log_w,
+                sp.csr_matrix((np.ones(size), (tasks, np.arange(size))), shape=(n, size)),
+                sp.csr_matrix((np.ones(size), (workers * k + labels, np.arange(size))),
+                              shape=(n_workers * k, size)),
+                counted_confusion(tasks, workers, labels, weights, n_workers), n_workers)
+    rng = np.random.default_rng(seed)
+    best = max((_one_start(d, n_types, per_class, rng) for _ in range(starts)),
+               key=lambda run: run[3])
+    log_pi, log_rho, loglik, _ = best
+    rows = np.exp(log_rho if per_class else log_rho[:1])
+    n_params = n_types * n_workers * k * (k - 1) + (n_types - 1) * rows.shape[0]
+    bic = -2.0 * loglik + n_params * np.log(max(size, 1))
+    name = f"{n_types} task types" + (", shares per class" if per_class else "")
+    return TypesFit(rows / rows.sum(axis=1, keepdims=True), np.exp(log_pi), loglik, n_params,
+                    float(bic), name)
+
+
+def type_candidates(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                    weights: np.ndarray, n_workers: int, seed: int = 0,
+                    counts: tuple[int, ...] = tuple(range(2, MAX_TYPES + 1))
+                    ) -> tuple[TypesFit, ...]:
+    """The mixtures ``calibrate`` compares with its one-matrix worlds by BIC: each number of
+    types in ``counts`` (2 to :data:`MAX_TYPES`), shares shared by the classes or per class."""
+    return tuple(fit_task_types(tasks, workers, labels, weights, n_workers, t,
+                                per_class=per_class, seed=seed)
+                 for t in counts for per_class in (False, True))
