@@ -96,7 +96,8 @@ def table(arms: dict[str, tuple[list[float | None], list[float | None]]]) -> lis
 def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path,
          floor: list[dict] | None = None) -> None:
     """Labels against time to 1 %, each arm with its intervals (squares: not realisable;
-    diamonds: explore-exploit's route option), the box of both bounds and, if given, the optimal-stopping floor of benchmarks/label_floor.py."""
+    diamonds: explore-exploit's route option), the box of both bounds and, if given, the
+    optimal-stopping floor of benchmarks/label_floor.py."""
     import matplotlib
 
     matplotlib.use("Agg")
