@@ -7,6 +7,7 @@ replicates, so replicate r is the same crowd, tasks and initial graph in all):
     python -m marketsim run scenarios/frontier/reference.toml --jobs 2 --out runs/frontier_ref
     python -m marketsim run scenarios/frontier/explore_exploit.toml --jobs 2 --out runs/frontier_ee
     python -m marketsim run scenarios/frontier/known_workers.toml --jobs 2 --out runs/frontier_kw
+    python -m marketsim run scenarios/frontier/route.toml --jobs 2 --out runs/frontier_route
     python benchmarks/label_floor.py scenarios/frontier/known_workers.toml --top \
         --json runs/floor.json
     python benchmarks/label_time_frontier.py runs/frontier_ref runs/frontier_ee runs/frontier_kw \
@@ -94,9 +95,10 @@ def table(arms: dict[str, tuple[list[float | None], list[float | None]]]) -> lis
 
 def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path,
          floor: list[dict] | None = None, routing: list[dict] | None = None) -> None:
-    """Labels against time to 1 %, each arm with its intervals (squares: not realisable), the
-    box of both bounds and, if given, the optimal-stopping floor of benchmarks/label_floor.py
-    and the floor of routing within a mean time of benchmarks/routing_floor.py."""
+    """Labels against time to 1 %, each arm with its intervals (squares: not realisable;
+    diamonds: explore-exploit's route option), the box of both bounds and, if given, the
+    optimal-stopping floor of benchmarks/label_floor.py and the floor of routing within a mean
+    time of benchmarks/routing_floor.py."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -107,8 +109,9 @@ def plot(rows: list[dict], label_bound: float, time_bound: float, out: Path,
     for i, row in enumerate(r for r in rows if r["labels"] and r["time"]):
         (lm, ll, lh), (tm, tl, th) = row["labels"], row["time"]
         bound = row["arm"].startswith(("oracle", "known"))
+        marker = "s" if bound else "D" if row["arm"].startswith("route") else "o"
         ax.errorbar(tm, lm, xerr=[[tm - tl], [th - tm]], yerr=[[lm - ll], [lh - lm]],
-                    fmt="s" if bound else "o", color=colours(i % 20), capsize=3,
+                    fmt=marker, color=colours(i % 20), capsize=3,
                     label=row["arm"] + (" (not realisable)" if bound else ""))
     if floor:
         pts = sorted((f["time"], f["labels"], f["cut"]) for f in floor)

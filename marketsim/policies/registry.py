@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -53,8 +54,10 @@ def options_model(cls: type) -> type[BaseModel] | None:
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
-def market_problem(name: str, scores: bool, n_classes: int) -> str | None:
-    """Why built-in policy ``name`` cannot run in this market, or ``None`` if it can.
+def market_problem(name: str, scores: bool, n_classes: int,
+                   options: Mapping[str, Any] | None = None) -> str | None:
+    """Why built-in policy ``name`` (with its scenario ``options``) cannot run in this market,
+    or ``None`` if it can.
 
     Entropy-greedy, the oracle, random-forest and knowledge-gradient rank by class posteriors
     or class votes, which a continuous-score market does not have; ``uncertainty`` ranks by the
@@ -68,6 +71,11 @@ def market_problem(name: str, scores: bool, n_classes: int) -> str | None:
                 "'gaussian-scores'")
     if name in BINARY_ONLY_POLICIES and n_classes != 2:
         return f"supports binary tasks only (2 classes), got {n_classes} classes"
+    binary_options = getattr(POLICIES.get(name), "BINARY_ONLY_OPTIONS", ())
+    for option in binary_options:
+        if n_classes != 2 and (options or {}).get(option) is True:
+            return (f"supports {option} = true for binary tasks only (2 classes), got "
+                    f"{n_classes} classes")
     return None
 
 

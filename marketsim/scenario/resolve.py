@@ -262,7 +262,7 @@ def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k:
                     f"'package.module:Class' path; got {name!r}{suggest(name, list(POLICIES))}",
                     source)
     if name in POLICIES:
-        problem = market_problem(name, workers.facts.scores, k)
+        problem = market_problem(name, workers.facts.scores, k, options)
         if problem:
             raise _fail(name_key, f"{name!r} {problem}", source)
         cls = POLICIES[name]
