@@ -10,10 +10,13 @@ one type whatever the data say. Held-out likelihood asks the question directly: 
 mixture, fitted on some tasks, predict the labels of tasks it has not seen better?
 
 The procedure: tasks are dealt into :data:`FOLDS` folds by a seeded permutation; for each
-number of types K = 1 .. MAX_TYPES (shares shared by the classes; K = 1 is one matrix per
-worker, shrunk alike) the mixture is fitted on the other folds and each held-out task scores
-``log sum_c w_c sum_z rho_z prod_l pi_{j_l}^(z)[c, y_l]``, ``w`` its truth (one-hot) or,
-without a truth, the fitted class prior (the class marginalised too). The K with the highest
+number of types the world is fitted on the other folds and each held-out task scores its
+labels' marginal log-likelihood given its class, ``w`` its truth (one-hot) or, without a
+truth, the class prior (the class marginalised too): for K = 1 the one-matrix world BIC chose
+among :func:`~marketsim.aggregation.confusion_fit.candidate_worlds` (the same kind of world
+refitted per fold: look-alikes and difficulty marginalised as in its fit), for K = 2 ..
+MAX_TYPES the mixture with shares shared by the classes,
+``log sum_c w_c sum_z rho_z prod_l pi_{j_l}^(z)[c, y_l]``. The K with the highest
 summed score is compared with K = 1 by the **one-standard-error rule** (Breiman et al. 1984;
 Hastie, Tibshirani & Friedman, *Elements of Statistical Learning*, 7.10): more types are kept
 only when their gain over one type exceeds one standard error of the gain, estimated from the
@@ -30,7 +33,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from marketsim.aggregation.task_types import MAX_TYPES, STARTS, fit_task_types
+from marketsim.aggregation.confusion_fit import ConfusionFit, refit_world, world_log_likelihood
+from marketsim.aggregation.task_types import MAX_TYPES, fit_task_types
 
 #: Folds of the cross-validation over tasks.
 FOLDS = 5
@@ -79,11 +83,12 @@ def held_out_log_likelihood(matrices: np.ndarray, shares: np.ndarray, tasks: np.
 
 def select_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                  weights: np.ndarray, known: np.ndarray, prior: np.ndarray, n_workers: int,
-                 seed: int = 0, folds: int = FOLDS, max_types: int = MAX_TYPES) -> HeldOut:
+                 one: ConfusionFit, seed: int = 0, folds: int = FOLDS,
+                 max_types: int = MAX_TYPES) -> HeldOut:
     """The number of task types by held-out likelihood (see the module's docstring):
     ``weights`` (tasks, K) each task's class as the fit uses it (truth one-hot or the
     posterior), ``known`` which tasks have a truth (the others are scored against
-    ``prior``)."""
+    ``prior``), ``one`` the one-matrix world that stands for one type."""
     n_tasks, k = weights.shape
     if n_tasks < folds:
         return HeldOut((), (), 0.0, 0.0, 1,
@@ -97,13 +102,12 @@ def select_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
         in_train = train_task[tasks]
         t_ids, t_idx = np.unique(tasks[in_train], return_inverse=True)
         h_ids, h_idx = np.unique(tasks[~in_train], return_inverse=True)
-        for n_types in range(1, max_types + 1):
-            fit = fit_task_types(t_idx, workers[in_train], labels[in_train], weights[t_ids],
-                                 n_workers, n_types, per_class=False, seed=seed,
-                                 starts=1 if n_types == 1 else STARTS)
-            scores[n_types - 1, f] = held_out_log_likelihood(
-                fit.matrices, fit.shares, h_idx, workers[~in_train], labels[~in_train],
-                scoring[h_ids])
+        train = (t_idx, workers[in_train], labels[in_train], weights[t_ids])
+        held = (h_idx, workers[~in_train], labels[~in_train], scoring[h_ids])
+        scores[0, f] = world_log_likelihood(refit_world(one, *train, n_workers), *held)
+        for n_types in range(2, max_types + 1):
+            fit = fit_task_types(*train, n_workers, n_types, per_class=False, seed=seed)
+            scores[n_types - 1, f] = held_out_log_likelihood(fit.matrices, fit.shares, *held)
     totals = scores.sum(axis=1)
     best = int(np.argmax(totals[1:])) + 2 if max_types > 1 else 1
     diffs = scores[best - 1] - scores[0]

@@ -305,7 +305,7 @@ def execute(args: argparse.Namespace) -> int:
     known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
     held = None if forced is not None else select_types(
         data.tasks, data.workers, data.labels, weights, known, prior, data.n_workers,
-        seed=args.seed)
+        min(fits, key=lambda f: f.bic), seed=args.seed)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
