@@ -9,7 +9,8 @@ workers' matrices then come from the Dawid–Skene posterior) and the written sc
 collected" arm for ``--replicates`` replicates (its own seed and streams, as ``marketsim run``
 draws them: :func:`marketsim.study.twin.simulated_labels`), and prints a markdown table: set,
 tasks, workers, labels, real D&S error, the twin's mean error [95 % t-interval], the
-difference, the world chosen by BIC and pass/fail at ``--tolerance`` points.
+difference, the world chosen (its number of task types by held-out likelihood, then the
+lowest BIC) and pass/fail at ``--tolerance`` points.
 
 A data set is given as
 
@@ -30,8 +31,9 @@ Sets with more than two classes are listed as skipped (the acceptance is for bin
 keeping each pair's first answer, in the real D&S error and in ``calibrate`` alike.)
 
 Every scenario and its ``.fit.json`` are kept under ``--work DIR`` (default: a temporary
-folder). Slow: each calibration fits eight worlds and six task-type mixtures (minutes on a
-set of 10,000 labels), each replicate runs the market once.
+folder). Slow: each calibration fits eight worlds, six task-type mixtures and the 5-fold
+cross-validation of 1 to 4 types (minutes on a set of 10,000 labels), each replicate runs the
+market once.
 """
 
 from __future__ import annotations
@@ -134,8 +136,8 @@ def main() -> int:
                    help="--duplicates of calibrate: error (default), first or last (a worker "
                    "who answered a task twice, as in ZenCrowd's files)")
     p.add_argument("--task-types", default="auto",
-                   help="--task-types of calibrate (default auto: by BIC); a number forces it "
-                   "(a diagnosis, not the acceptance check)")
+                   help="--task-types of calibrate (default auto: by held-out likelihood); a "
+                   "number forces it (a diagnosis, not the acceptance check)")
     p.add_argument("--jobs", type=int, default=1, help="processes for the replicates")
     p.add_argument("--work", help="folder to keep the scenarios in (default: temporary)")
     p.add_argument("--all-classes", action="store_true", help="also run non-binary sets")
@@ -157,7 +159,7 @@ def main() -> int:
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="twins-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"| set | classes from | tasks | workers | labels | real D&S error | twin mean "
-          f"[95 % CI], {args.replicates} replicates | difference | world (lowest BIC) | "
+          f"[95 % CI], {args.replicates} replicates | difference | world chosen | "
           f"±{args.tolerance:g} pt |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:

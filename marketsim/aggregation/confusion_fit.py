@@ -55,6 +55,10 @@ class ConfusionFit:
     n_params: int
     bic: float
     name: str
+    #: Which world of the eight: one ability per worker, look-alikes fitted, difficulty fitted.
+    coins: bool = False
+    with_lookalike: bool = False
+    with_difficulty: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,40 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
         + (", task difficulty" if difficulty else "")
     look = softmax(lam, axis=1) if lookalike else np.eye(k)
     return ConfusionFit(softmax(theta, axis=2), look, sigma, loglik, n_params, float(bic),
-                        name)
+                        name, coins, lookalike, difficulty)
+
+
+def refit_world(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                weights: np.ndarray, n_workers: int) -> ConfusionFit:
+    """The same kind of world as ``fit`` (ability or matrix, task effects) fitted to other
+    labels, warm-started as :func:`candidate_worlds` does (cross-validation's refits)."""
+    start = counted_confusion(tasks, workers, labels, weights, n_workers)
+    plain = fit_confusion_world(tasks, workers, labels, weights, n_workers, start,
+                                coins=fit.coins, lookalike=fit.with_lookalike, difficulty=False)
+    if not fit.with_difficulty:
+        return plain
+    return fit_confusion_world(tasks, workers, labels, weights, n_workers, plain.confusion,
+                               coins=fit.coins, lookalike=fit.with_lookalike, difficulty=True,
+                               look_start=plain.lookalike)
+
+
+def world_log_likelihood(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarray,
+                         labels: np.ndarray, weights: np.ndarray) -> float:
+    """The marginal log-likelihood of ``labels`` under the fitted world ``fit``, each task's
+    class distributed as ``weights`` (tasks, K): the module's ``L`` for labels the world was
+    not fitted to (held-out tasks)."""
+    n, k = weights.shape
+    by_task = sp.csr_matrix((np.ones(tasks.size), (tasks, np.arange(tasks.size))),
+                            shape=(n, tasks.size))
+    u = (np.arange(QUANTILES) + 0.5) / QUANTILES
+    beta = np.exp(fit.sigma * np.asarray(ndtri(u))) if fit.sigma > 0 else np.ones(1)
+    scaled = beta[None, None, :, None] * np.log(fit.confusion)[workers][:, :, None, :]
+    log_p = scaled[np.arange(labels.size), :, :, labels] - logsumexp(scaled, axis=3)
+    per_task = (by_task @ log_p.reshape(labels.size, -1)).reshape(n, k, beta.size)
+    with np.errstate(divide="ignore"):
+        log_prior = logsumexp(np.log(weights)[:, :, None] + np.log(fit.lookalike)[None], axis=1)
+    return float(logsumexp(per_task + log_prior[:, :, None] - np.log(beta.size),
+                           axis=(1, 2)).sum())
 
 
 def counted_confusion(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,

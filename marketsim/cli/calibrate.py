@@ -2,18 +2,17 @@
 
 The world (:mod:`marketsim.aggregation.confusion_fit`): the class prior; every worker's
 confusion matrix (or one ability) and share of the labels, kept per worker; look-alike tasks
-and task difficulty, each when it lowers the BIC; or, when it lowers the BIC further, a
-mixture of task types with one matrix per worker and type
-(:mod:`marketsim.aggregation.task_types`). Each task's class comes from ``--truth``
-where the truth is known, else from the Dawid–Skene posterior. The written scenario
-(:mod:`marketsim.scenario.calibration`) has the command in its header; its first arm, "as
-collected", spends the file's label count the way the data were collected. The command then
+and task difficulty, each when it lowers the BIC; or a mixture of task types with one matrix
+per worker and type (:mod:`marketsim.aggregation.task_types`) when more types predict held-out
+tasks' labels better (:mod:`marketsim.aggregation.type_selection`). Each task's class comes
+from ``--truth`` where the truth is known, else from the Dawid–Skene posterior. The written
+scenario (:mod:`marketsim.scenario.calibration`) has the command in its header; its first arm,
+"as collected", spends the file's label count the way the data were collected. The command then
 runs that arm once and prints the goodness of fit (real against simulated per-worker accuracy,
-labels per task and per worker, agreement rate, Dawid–Skene error), saved as
-``<out>.fit.json`` with one plot, ``<out>.fit.png``. A CSV file's time column
-(:mod:`marketsim.data.timestamps`) adds the arrival process: the labels' Poisson rate
-(:mod:`marketsim.aggregation.arrival_fit`) and real against simulated gaps between labels.
-"""
+labels per task and per worker, agreement rate, Dawid–Skene error), saved as ``<out>.fit.json``
+with one plot, ``<out>.fit.png``. A CSV file's time column (:mod:`marketsim.data.timestamps`)
+adds the arrival process: the labels' Poisson rate (:mod:`marketsim.aggregation.arrival_fit`)
+and real against simulated gaps between labels. """
 
 from __future__ import annotations
 
@@ -30,6 +29,7 @@ from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
 from marketsim.aggregation.registry import make_estimator
 from marketsim.aggregation.task_types import MAX_TYPES, type_candidates
+from marketsim.aggregation.type_selection import select_types
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.data.calibration_input import (
     calibration_warnings,
@@ -96,7 +96,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "label=answer,time=submitted (roles: task, worker, label, time)")
     add_duplicates_option(p)
     p.add_argument("--task-types", metavar="K", default="auto",
-                   help=f"task types of the world: auto (default: 1 to {MAX_TYPES}, by BIC) or "
+                   help=f"task types of the world: auto (default: 1 to {MAX_TYPES}, by held-out "
+                        "likelihood) or "
                    f"a number 1-{MAX_TYPES} (e.g. the number of sources the tasks came from)")
 
 
@@ -301,10 +302,14 @@ def execute(args: argparse.Namespace) -> int:
     counts = tuple(range(2, MAX_TYPES + 1)) if forced is None else (forced,) * (forced > 1)
     types = type_candidates(data.tasks, data.workers, data.labels, weights, data.n_workers,
                             seed=args.seed, counts=counts)
+    known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
+    held = None if forced is not None else select_types(
+        data.tasks, data.workers, data.labels, weights, known, prior, data.n_workers,
+        min(fits, key=lambda f: f.bic), seed=args.seed)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      fits, source, arrivals, types, forced)
+                      fits, source, arrivals, types, forced, held)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
@@ -314,7 +319,6 @@ def execute(args: argparse.Namespace) -> int:
                              data.n_workers, k)
     twin_stats = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, sim.n_tasks,
                              sim.n_workers, k)
-    known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
     ds = make_estimator("ds").fit(data)
     real_error = float(np.mean(np.asarray(ds.labels_)[known] != ref[known])) if known.any() \
         else float("nan")
@@ -326,8 +330,8 @@ def execute(args: argparse.Namespace) -> int:
         rows += more
     write_json_atomic(fit_json, record)
     plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
-    how = (f"lowest of {len(cal.candidates)} candidates" if forced is None
-           else f"lowest with --task-types {forced}")
+    how = (f"lowest with --task-types {forced}" if forced is not None else
+           f"lowest with {cal.n_types} type(s), by held-out likelihood")
     print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
     print(types_summary(cal))
     width = max(len(r["statistic"]) for r in rows)

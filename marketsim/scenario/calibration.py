@@ -8,8 +8,9 @@ a distribution fitted to it (a requester asks what would have happened with *the
 the budget can then be raised beyond the data, the same workers working in the same
 proportions). Of the candidate worlds (one ability or a full matrix per worker; with or without
 look-alike tasks; with or without task difficulty; or a mixture of 2 to 4 task types, each
-worker with one matrix per type: :mod:`marketsim.aggregation.task_types`) the one with the
-lowest BIC is written.
+worker with one matrix per type: :mod:`marketsim.aggregation.task_types`) the number of task
+types is chosen by held-out likelihood (:mod:`marketsim.aggregation.type_selection`), then the
+world with the lowest BIC among those with that many types is written.
 When the label file has a time column, ``[workers.arrivals] rate`` is the labels' Poisson rate
 (:mod:`marketsim.aggregation.arrival_fit`) in the file's time unit, which becomes the unit of
 simulated time; without one, the rate is 1 (simulated time then means nothing real).
@@ -25,6 +26,7 @@ import numpy as np
 from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit
 from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.task_types import TypesFit
+from marketsim.aggregation.type_selection import HeldOut
 from marketsim.policies.registry import market_problem
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
@@ -63,8 +65,10 @@ class Calibration:
     arrivals: ArrivalFit | None = None
     #: The mixtures of task types fitted (2 to 4 types; none: not tried).
     types: tuple[TypesFit, ...] = ()
-    #: The number of task types asked for (``calibrate --task-types K``); None: by BIC.
+    #: The number of task types asked for (``calibrate --task-types K``); None: chosen.
     forced_types: int | None = None
+    #: The cross-validation that chose the number of types (None: not run; then by BIC).
+    held_out: HeldOut | None = None
 
     @property
     def candidates(self) -> tuple[World, ...]:
@@ -72,15 +76,24 @@ class Calibration:
         return (*self.fits, *self.types)
 
     @property
+    def n_types(self) -> int | None:
+        """The number of task types the world has: asked for, else the cross-validation's
+        choice; None: any (the lowest BIC of all candidates)."""
+        if self.forced_types is not None:
+            return self.forced_types
+        return None if self.held_out is None else self.held_out.chosen
+
+    @property
     def chosen(self) -> World:
         """The world the scenario uses: the candidate with the lowest BIC (the first of
         equals, so a one-matrix world wins a tie) among those with the number of task types
-        asked for, if any."""
+        asked for or chosen by held-out likelihood, if any."""
         eligible: tuple[World, ...] = self.candidates
-        if self.forced_types == 1:
+        wanted = self.n_types
+        if wanted == 1:
             eligible = self.fits
-        elif self.forced_types is not None:
-            eligible = tuple(f for f in self.types if f.n_types == self.forced_types)
+        elif wanted is not None:
+            eligible = tuple(f for f in self.types if f.n_types == wanted) or self.fits
         return min(eligible, key=lambda f: f.bic)
 
 
@@ -165,15 +178,20 @@ def header(cal: Calibration, command: str) -> list[str]:
             "  shrunk toward the worker's pooled matrix (EM from seeded starts; one type is "
             "the per-worker world above).",
         ]
+    if cal.forced_types is not None:
+        among = f" among those with --task-types {cal.forced_types}"
+    elif cal.held_out is not None:
+        among = f" among those with {cal.held_out.chosen} type(s), chosen by held-out likelihood"
+    else:
+        among = ""
     lines.append("candidate worlds (fitted by maximum marginal likelihood of the labels given "
-                 "the tasks' classes; lowest BIC chosen"
-                 + ("):" if cal.forced_types is None else
-                    f" among those with --task-types {cal.forced_types}):"))
+                 f"the tasks' classes; lowest BIC chosen{among}):")
     width = max(len(f.name) for f in cal.candidates)
     for f in cal.candidates:
         mark = "  <- chosen" if f is chosen else ""
         lines.append(f"  {f.name:<{width}}  log-lik {f.log_likelihood:10.2f}  "
                      f"params {f.n_params:5d}  BIC {f.bic:10.2f}{_extra(f, k)}{mark}")
+    lines += held_out_lines(cal.held_out)
     lines += [
         "kept per worker, not summarised (nor as communities, which would draw new members "
         "each replicate): each",
@@ -197,6 +215,20 @@ def header(cal: Calibration, command: str) -> list[str]:
     return lines + time_lines(cal)
 
 
+def held_out_lines(held: HeldOut | None) -> list[str]:
+    """The header's account of the number of task types chosen by cross-validation."""
+    if held is None:
+        return []
+    if not held.totals:
+        return [f"task types by held-out likelihood: {held.note}."]
+    per_k = ", ".join(f"{k} {v:.2f}" for k, v in enumerate(held.totals, start=1))
+    return [f"task types by held-out likelihood ({len(held.per_fold[0])}-fold cross-validation "
+            "over tasks, shares shared by the classes;",
+            "  more types only when their gain over one type exceeds one standard error): "
+            "summed held-out log-lik per K:",
+            f"  {per_k}; {held.note}."]
+
+
 def _extra(fit: World, k: int) -> str:
     """What a candidate's line adds: its difficulty and look-alikes, or its type shares."""
     if isinstance(fit, TypesFit):
@@ -216,10 +248,17 @@ def fit_record(cal: Calibration) -> dict[str, Any]:
     else:
         world = {"difficulty_sigma": chosen.sigma, "lookalike": chosen.lookalike.tolist(),
                  "task_types": 1, "type_shares": None}
+    held = cal.held_out
     return {
         "world": chosen.name, **world,
         "candidates": [{"world": f.name, "log_likelihood": f.log_likelihood,
-                        "parameters": f.n_params, "bic": f.bic} for f in cal.candidates]}
+                        "parameters": f.n_params, "bic": f.bic} for f in cal.candidates],
+        "held_out": None if held is None else {
+            "folds": len(held.per_fold[0]) if held.per_fold else 0,
+            "log_likelihood_per_types": list(held.totals),
+            "per_fold": [list(row) for row in held.per_fold], "gain": held.gain,
+            "standard_error": held.standard_error, "task_types": held.chosen,
+            "note": held.note}}
 
 
 def types_summary(cal: Calibration) -> str:
@@ -228,7 +267,13 @@ def types_summary(cal: Calibration) -> str:
     one = min(cal.fits, key=lambda f: f.bic)
     parts = [f"1 type ({one.name}) BIC {one.bic:.1f}, log-lik {one.log_likelihood:.1f}"]
     parts += [f"{f.name} BIC {f.bic:.1f}, log-lik {f.log_likelihood:.1f}" for f in cal.types]
-    return "task types: " + "; ".join(parts)
+    text = "task types: " + "; ".join(parts)
+    held = cal.held_out
+    if held is not None:
+        text += "\nheld-out log-lik per K: " + (", ".join(
+            f"{k}: {v:.1f}" for k, v in enumerate(held.totals, start=1)) or "not run") \
+            + f" ({held.note})"
+    return text
 
 
 def time_lines(cal: Calibration) -> list[str]:
