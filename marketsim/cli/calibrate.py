@@ -3,8 +3,9 @@
 The world (:mod:`marketsim.aggregation.confusion_fit`): the class prior; every worker's
 confusion matrix (or one ability) and share of the labels, kept per worker; look-alike tasks
 and task difficulty, each when it lowers the BIC; or a mixture of task types with one matrix
-per worker and type (:mod:`marketsim.aggregation.task_types`) when more types predict held-out
-tasks' labels better (:mod:`marketsim.aggregation.type_selection`). Each task's class comes
+per worker and type (:mod:`marketsim.aggregation.task_types`), the number of types chosen
+(:mod:`marketsim.aggregation.type_selection`) by the errors each one's twin reproduces where
+the file has a truth, else by held-out likelihood. Each task's class comes
 from ``--truth`` where the truth is known, else from the Dawid–Skene posterior. The written
 scenario (:mod:`marketsim.scenario.calibration`) has the command in its header; its first arm,
 "as collected", spends the file's label count the way the data were collected. The command then
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +29,15 @@ import numpy as np
 from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit, fit_arrivals, gap_stats
 from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
+from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.registry import make_estimator
 from marketsim.aggregation.task_types import MAX_TYPES, type_candidates
-from marketsim.aggregation.type_selection import select_types
+from marketsim.aggregation.type_selection import (
+    MOMENT_REPLICATES,
+    MomentChoice,
+    choose_by_moments,
+    select_types,
+)
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.data.calibration_input import (
     calibration_warnings,
@@ -47,6 +55,7 @@ from marketsim.record.files import write_json_atomic, write_text_atomic
 from marketsim.record.predictions import refuse_overwriting_inputs
 from marketsim.report.calibration_plot import plot_fit
 from marketsim.scenario.calibration import (
+    REPLICATES,
     Calibration,
     calibrated_text,
     check_text,
@@ -54,7 +63,11 @@ from marketsim.scenario.calibration import (
     types_summary,
 )
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
-from marketsim.study.twin import simulated_labels
+from marketsim.study.twin import errors_per_types, simulated_labels
+
+#: Tasks with a truth a file needs for the number of task types to be chosen by the errors
+#: each one's twin reproduces (fewer: by held-out likelihood; the errors would be noise).
+MIN_KNOWN_FOR_MOMENTS = 50
 
 EPILOG = """examples:
   python -m marketsim calibrate labels.csv --truth truth.csv --out twin.toml
@@ -96,8 +109,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "label=answer,time=submitted (roles: task, worker, label, time)")
     add_duplicates_option(p)
     p.add_argument("--task-types", metavar="K", default="auto",
-                   help=f"task types of the world: auto (default: 1 to {MAX_TYPES}, by held-out "
-                        "likelihood) or "
+                   help=f"task types of the world: auto (default: 1 to {MAX_TYPES}, by the "
+                        "errors each one's twin reproduces where the truth is known, else by "
+                        "held-out likelihood) or "
                    f"a number 1-{MAX_TYPES} (e.g. the number of sources the tasks came from)")
 
 
@@ -275,6 +289,19 @@ def checked_input(data: LabelSet, truth: np.ndarray | None, labels_file: str
     return data, truth
 
 
+def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.ndarray,
+                  real_error: float, seed: int) -> MomentChoice:
+    """The number of task types whose twin best reproduces the real labels' majority-vote and
+    Dawid–Skene errors on the tasks with a truth (replicates after the written scenario's)."""
+    counts = np.zeros((data.n_tasks, cal.n_classes))
+    np.add.at(counts, (data.tasks, data.labels), 1.0)
+    real_vote = fractional_tie_error(counts, np.where(known, ref, -1))
+    print(f"choosing the number of task types: simulating each one's twin "
+          f"({MOMENT_REPLICATES} replicates)...", file=sys.stderr, flush=True)
+    vote, final = errors_per_types(cal, seed, range(REPLICATES, REPLICATES + MOMENT_REPLICATES))
+    return choose_by_moments(real_vote, real_error, vote, final)
+
+
 def execute(args: argparse.Namespace) -> int:
     """Run ``calibrate``: load, fit, write the scenario, simulate it once, report the fit."""
     check_options(args)
@@ -303,13 +330,19 @@ def execute(args: argparse.Namespace) -> int:
     types = type_candidates(data.tasks, data.workers, data.labels, weights, data.n_workers,
                             seed=args.seed, counts=counts)
     known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
-    held = None if forced is not None else select_types(
+    ds = make_estimator("ds").fit(data)
+    real_error = float(np.mean(np.asarray(ds.labels_)[known] != ref[known])) if known.any() \
+        else float("nan")
+    by_moments = forced is None and int(known.sum()) >= MIN_KNOWN_FOR_MOMENTS
+    held = None if forced is not None or by_moments else select_types(
         data.tasks, data.workers, data.labels, weights, known, prior, data.n_workers,
         min(fits, key=lambda f: f.bic), seed=args.seed)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, arrivals, types, forced, held)
+    if by_moments:
+        cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed))
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
@@ -319,9 +352,6 @@ def execute(args: argparse.Namespace) -> int:
                              data.n_workers, k)
     twin_stats = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, sim.n_tasks,
                              sim.n_workers, k)
-    ds = make_estimator("ds").fit(data)
-    real_error = float(np.mean(np.asarray(ds.labels_)[known] != ref[known])) if known.any() \
-        else float("nan")
     rows = fit_rows(real_stats, twin_stats, real_error, sim_error)
     chosen = cal.chosen
     record: dict[str, Any] = {"scenario": str(out), **fit_record(cal), "goodness_of_fit": rows}
@@ -331,7 +361,8 @@ def execute(args: argparse.Namespace) -> int:
     write_json_atomic(fit_json, record)
     plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
     how = (f"lowest with --task-types {forced}" if forced is not None else
-           f"lowest with {cal.n_types} type(s), by held-out likelihood")
+           f"lowest with {cal.n_types} type(s), by "
+           + ("the twins' errors" if cal.moments is not None else "held-out likelihood"))
     print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
     print(types_summary(cal))
     width = max(len(r["statistic"]) for r in rows)

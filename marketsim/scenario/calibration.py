@@ -26,7 +26,7 @@ import numpy as np
 from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit
 from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.task_types import TypesFit
-from marketsim.aggregation.type_selection import HeldOut
+from marketsim.aggregation.type_selection import MOMENT_MARGIN, HeldOut, MomentChoice
 from marketsim.policies.registry import market_problem
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
@@ -67,8 +67,10 @@ class Calibration:
     types: tuple[TypesFit, ...] = ()
     #: The number of task types asked for (``calibrate --task-types K``); None: chosen.
     forced_types: int | None = None
-    #: The cross-validation that chose the number of types (None: not run; then by BIC).
+    #: The cross-validation that chose the number of types (None: not run).
     held_out: HeldOut | None = None
+    #: The choice by the twins' simulated errors (None: not run; with neither, by BIC).
+    moments: MomentChoice | None = None
 
     @property
     def candidates(self) -> tuple[World, ...]:
@@ -77,17 +79,19 @@ class Calibration:
 
     @property
     def n_types(self) -> int | None:
-        """The number of task types the world has: asked for, else the cross-validation's
-        choice; None: any (the lowest BIC of all candidates)."""
+        """The number of task types the world has: asked for, else chosen by the twins'
+        errors or by cross-validation; None: any (the lowest BIC of all candidates)."""
         if self.forced_types is not None:
             return self.forced_types
+        if self.moments is not None:
+            return self.moments.chosen
         return None if self.held_out is None else self.held_out.chosen
 
     @property
     def chosen(self) -> World:
         """The world the scenario uses: the candidate with the lowest BIC (the first of
         equals, so a one-matrix world wins a tie) among those with the number of task types
-        asked for or chosen by held-out likelihood, if any."""
+        asked for or chosen, if any."""
         eligible: tuple[World, ...] = self.candidates
         wanted = self.n_types
         if wanted == 1:
@@ -180,6 +184,9 @@ def header(cal: Calibration, command: str) -> list[str]:
         ]
     if cal.forced_types is not None:
         among = f" among those with --task-types {cal.forced_types}"
+    elif cal.moments is not None:
+        among = (f" among those with {cal.moments.chosen} type(s), chosen by the errors "
+                 "each number of types' twin reproduces")
     elif cal.held_out is not None:
         among = f" among those with {cal.held_out.chosen} type(s), chosen by held-out likelihood"
     else:
@@ -191,7 +198,7 @@ def header(cal: Calibration, command: str) -> list[str]:
         mark = "  <- chosen" if f is chosen else ""
         lines.append(f"  {f.name:<{width}}  log-lik {f.log_likelihood:10.2f}  "
                      f"params {f.n_params:5d}  BIC {f.bic:10.2f}{_extra(f, k)}{mark}")
-    lines += held_out_lines(cal.held_out)
+    lines += held_out_lines(cal.held_out) + moment_lines(cal.moments)
     lines += [
         "kept per worker, not summarised (nor as communities, which would draw new members "
         "each replicate): each",
@@ -229,6 +236,20 @@ def held_out_lines(held: HeldOut | None) -> list[str]:
             f"  {per_k}; {held.note}."]
 
 
+def moment_lines(moments: MomentChoice | None) -> list[str]:
+    """The header's account of the number of task types chosen by the twins' errors."""
+    if moments is None:
+        return []
+    real_vote, real_ds = moments.real
+    per_k = "; ".join(f"{k}: {100 * v:.2f} / {100 * d:.2f} (gap {g:.2f})" for k, ((v, d), g)
+                      in enumerate(zip(moments.twin, moments.discrepancy, strict=True), start=1))
+    return [f"task types by the errors each one's twin reproduces ({moments.replicates} "
+            "replicates after the scenario's own; majority vote / Dawid-Skene, %,",
+            f"  real {100 * real_vote:.2f} / {100 * real_ds:.2f}; summed gap in points; more types "
+            f"only for a gap smaller by over {MOMENT_MARGIN:g}):",
+            f"  {per_k}; {moments.note}."]
+
+
 def _extra(fit: World, k: int) -> str:
     """What a candidate's line adds: its difficulty and look-alikes, or its type shares."""
     if isinstance(fit, TypesFit):
@@ -258,7 +279,16 @@ def fit_record(cal: Calibration) -> dict[str, Any]:
             "log_likelihood_per_types": list(held.totals),
             "per_fold": [list(row) for row in held.per_fold], "gain": held.gain,
             "standard_error": held.standard_error, "task_types": held.chosen,
-            "note": held.note}}
+            "note": held.note},
+        "simulated_moments": None if cal.moments is None else {
+            "replicates": cal.moments.replicates,
+            "real_majority_vote_error": cal.moments.real[0],
+            "real_dawid_skene_error": cal.moments.real[1],
+            "twin_majority_vote_error_per_types": [v for v, _ in cal.moments.twin],
+            "twin_dawid_skene_error_per_types": [d for _, d in cal.moments.twin],
+            "twin_dawid_skene_sd_per_types": list(cal.moments.twin_sd),
+            "discrepancy_points_per_types": list(cal.moments.discrepancy),
+            "task_types": cal.moments.chosen, "note": cal.moments.note}}
 
 
 def types_summary(cal: Calibration) -> str:
@@ -273,6 +303,10 @@ def types_summary(cal: Calibration) -> str:
         text += "\nheld-out log-lik per K: " + (", ".join(
             f"{k}: {v:.1f}" for k, v in enumerate(held.totals, start=1)) or "not run") \
             + f" ({held.note})"
+    if cal.moments is not None:
+        text += "\ntwins' errors per K (majority vote / Dawid-Skene): " + ", ".join(
+            f"{k}: {100 * v:.2f} / {100 * d:.2f} %" for k, (v, d)
+            in enumerate(cal.moments.twin, start=1)) + f" ({cal.moments.note})"
     return text
 
 

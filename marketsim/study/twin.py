@@ -4,12 +4,16 @@ compares them with the real labels)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.data.labels import LabelSet
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
+from marketsim.scenario.calibration import Calibration, calibrated_text, check_text
 from marketsim.scenario.specs import Scenario
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
@@ -35,3 +39,28 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
     times = np.sort(np.fromiter((t for _, _, t in market.graph.edges(data="time")),
                                 np.float64))
     return market.log.view(), world.truth, float(curve[-1].error_rate), times
+
+
+def twin_errors(scenario: Scenario, replicates: range) -> tuple[np.ndarray, np.ndarray]:
+    """The "as collected" arm's majority-vote error (ties counted fractionally) and final
+    error per replicate of ``replicates``: what ``calibrate`` compares with the real labels'
+    when it chooses the number of task types."""
+    vote, final = [], []
+    for replicate in replicates:
+        labels, truth, error, _ = simulated_labels(scenario, replicate)
+        counts = np.zeros((labels.n_tasks, scenario.tasks.classes))
+        np.add.at(counts, (labels.tasks, labels.labels), 1.0)
+        vote.append(fractional_tie_error(counts, truth))
+        final.append(error)
+    return np.asarray(vote), np.asarray(final)
+
+
+def errors_per_types(cal: Calibration, seed: int, replicates: range
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`twin_errors` of the world each number of task types proposes (1 to the most
+    fitted; row ``K - 1``): the scenario ``calibrate`` would write with ``--task-types K``."""
+    counts = range(1, max((f.n_types for f in cal.types), default=1) + 1)
+    rows = [twin_errors(check_text(calibrated_text(replace(cal, forced_types=k), ""),
+                                   f"<twin with {k} task type(s)>"), replicates)
+            for k in counts]
+    return np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
