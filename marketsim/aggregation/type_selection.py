@@ -9,7 +9,8 @@ scenario does not use, and the world chosen is the one whose twin best reproduce
 statistics of the real labels on the tasks with a truth: the **majority-vote error** (how
 often most of a task's labels are wrong: the errors the crowd shares) and the **Dawid–Skene
 error** (what the data's aggregator makes of them), summed absolute discrepancy in points;
-more types only when they lower it by more than :data:`MOMENT_MARGIN`. Why: both likelihood
+more types only when they lower it by more than the replicates' noise (two standard errors
+of the difference, at least :data:`MOMENT_MARGIN`). Why: both likelihood
 criteria answer "which world predicts the labels best", and the twin is for another question,
 "what would this crowd give a requester's aggregator". Measured (docs/models.md): on RTE
 held-out likelihood prefers two types, whose over-fitted per-type matrices make the twin's
@@ -169,19 +170,28 @@ def choose_by_moments(real_vote: float, real_ds: float, twin_vote: np.ndarray,
                       twin_ds: np.ndarray, margin: float = MOMENT_MARGIN) -> MomentChoice:
     """The number of task types whose twin best reproduces the real majority-vote and
     Dawid–Skene errors (fractions; ``twin_vote`` and ``twin_ds`` (types, replicates), row
-    ``K - 1`` for K types): the fewest types within ``margin`` points of the smallest summed
-    absolute discrepancy."""
-    vote = np.asarray(twin_vote, dtype=np.float64).mean(axis=1)
+    ``K - 1`` for K types): the fewest types whose summed absolute discrepancy is within the
+    noise of the smallest — ``margin`` points or two standard errors of the difference
+    (from the replicates' spread), whichever is larger."""
+    vote = np.asarray(twin_vote, dtype=np.float64)
     ds = np.asarray(twin_ds, dtype=np.float64)
-    gap = 100.0 * (np.abs(vote - real_vote) + np.abs(ds.mean(axis=1) - real_ds))
-    chosen = int(np.flatnonzero(gap <= gap.min() + margin)[0]) + 1
-    note = (f"{chosen} type(s): twin's errors {100 * vote[chosen - 1]:.2f} % (majority vote) "
-            f"and {100 * ds[chosen - 1].mean():.2f} % (Dawid-Skene) against the real "
+    reps = ds.shape[1]
+    gap = 100.0 * (np.abs(vote.mean(axis=1) - real_vote) + np.abs(ds.mean(axis=1) - real_ds))
+    if reps > 1:
+        se = 100.0 * np.sqrt((vote.var(axis=1, ddof=1) + ds.var(axis=1, ddof=1)) / reps)
+    else:
+        se = np.zeros(gap.size)
+    best = int(np.argmin(gap))
+    allowed = gap[best] + np.maximum(margin, 2.0 * np.sqrt(se ** 2 + se[best] ** 2))
+    chosen = int(np.flatnonzero(gap <= allowed)[0]) + 1
+    note = (f"{chosen} type(s): twin's errors {100 * vote[chosen - 1].mean():.2f} % (majority "
+            f"vote) and {100 * ds[chosen - 1].mean():.2f} % (Dawid-Skene) against the real "
             f"{100 * real_vote:.2f} % and {100 * real_ds:.2f} %, discrepancy "
-            f"{gap[chosen - 1]:.2f} points")
-    sd = ds.std(axis=1, ddof=1) if ds.shape[1] > 1 else np.zeros(ds.shape[0])
+            f"{gap[chosen - 1]:.2f} points (smallest {gap[best]:.2f}, {best + 1} type(s))")
+    sd = ds.std(axis=1, ddof=1) if reps > 1 else np.zeros(ds.shape[0])
     return MomentChoice((float(real_vote), float(real_ds)),
-                        tuple((float(v), float(d)) for v, d in zip(vote, ds.mean(axis=1),
+                        tuple((float(v), float(d)) for v, d in zip(vote.mean(axis=1),
+                                                                   ds.mean(axis=1),
                                                                    strict=True)),
-                        tuple(float(v) for v in sd), tuple(float(g) for g in gap),
-                        int(ds.shape[1]), chosen, note)
+                        tuple(float(v) for v in sd), tuple(float(g) for g in gap), reps,
+                        chosen, note)

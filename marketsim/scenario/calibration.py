@@ -246,7 +246,8 @@ def moment_lines(moments: MomentChoice | None) -> list[str]:
     return [f"task types by the errors each one's twin reproduces ({moments.replicates} "
             "replicates after the scenario's own; majority vote / Dawid-Skene, %,",
             f"  real {100 * real_vote:.2f} / {100 * real_ds:.2f}; summed gap in points; more types "
-            f"only for a gap smaller by over {MOMENT_MARGIN:g}):",
+            "only for a gap smaller by over two standard errors, at least "
+            f"{MOMENT_MARGIN:g}):",
             f"  {per_k}; {moments.note}."]
 
 
