@@ -9,8 +9,9 @@ workers' matrices then come from the Dawid–Skene posterior) and the written sc
 collected" arm for ``--replicates`` replicates (its own seed and streams, as ``marketsim run``
 draws them: :func:`marketsim.study.twin.simulated_labels`), and prints a markdown table: set,
 tasks, workers, labels, real D&S error, the twin's mean error [95 % t-interval], the
-difference, the world chosen (its number of task types by held-out likelihood, then the
-lowest BIC) and pass/fail at ``--tolerance`` points.
+difference, the world chosen (its number of task types by the errors each one's twin
+reproduces on replicates 10-14, or by held-out likelihood without a truth; then the lowest
+BIC) and pass/fail at ``--tolerance`` points.
 
 A data set is given as
 
@@ -136,8 +137,9 @@ def main() -> int:
                    help="--duplicates of calibrate: error (default), first or last (a worker "
                    "who answered a task twice, as in ZenCrowd's files)")
     p.add_argument("--task-types", default="auto",
-                   help="--task-types of calibrate (default auto: by held-out likelihood); a "
-                   "number forces it (a diagnosis, not the acceptance check)")
+                   help="--task-types of calibrate (default auto: by the twins' errors with a "
+                   "truth, else by held-out likelihood); a number forces it (a diagnosis, not "
+                   "the acceptance check)")
     p.add_argument("--jobs", type=int, default=1, help="processes for the replicates")
     p.add_argument("--work", help="folder to keep the scenarios in (default: temporary)")
     p.add_argument("--all-classes", action="store_true", help="also run non-binary sets")

@@ -1,5 +1,6 @@
 """``marketsim calibrate`` with task types: on a crowd whose workers are good on one type of
-task and poor on the other, BIC chooses a mixture of two types and the scenario carries it
+task and poor on the other, a mixture of two types is chosen (the twins' errors choose two
+types, and the lowest BIC among them, also the lowest of all) and the scenario carries it
 (``type_shares``, ``type_matrices``) and runs; ``--task-types 1`` keeps one matrix per
 worker; a bad ``--task-types`` is one line with exit code 2; ``--duplicates first`` reads a
 file with repeated pairs and times, keeping each kept label's own time."""
@@ -41,8 +42,8 @@ def two_type_crowd(tmp_path: Path, seed: int = 0, times: bool = False,
     return crowd, gold
 
 
-def test_bic_chooses_two_task_types_and_the_twin_runs(tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture) -> None:
+def test_two_task_types_are_chosen_and_the_twin_runs(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture) -> None:
     crowd, gold = two_type_crowd(tmp_path)
     out = tmp_path / "twin.toml"
     assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0

@@ -1,0 +1,51 @@
+"""``marketsim calibrate`` with a truth chooses the number of task types by the errors each
+one's twin reproduces: on a crowd made of two task types it finds them, and reports every
+number of types' twin errors (header, ``.fit.json``, printed fit) from replicates the written
+scenario does not use; the cross-validation is not run."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from marketsim.aggregation.type_selection import MOMENT_REPLICATES
+from marketsim.cli import main
+from tests.cli.test_calibrate_types import two_type_crowd
+
+
+def test_truth_chooses_types_by_the_twins_errors(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    crowd, gold = two_type_crowd(tmp_path)
+    out = tmp_path / "twin.toml"
+    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "simulating each one's twin" in captured.err
+    assert "by the twins' errors" in captured.out
+    assert "twins' errors per K (majority vote / Dawid-Skene): 1: " in captured.out
+    fit = json.loads(out.with_suffix(".fit.json").read_text())
+    moments = fit["simulated_moments"]
+    assert fit["held_out"] is None and moments["replicates"] == MOMENT_REPLICATES
+    assert moments["task_types"] == fit["task_types"] == 2
+    assert len(moments["twin_dawid_skene_error_per_types"]) == 4
+    gaps = moments["discrepancy_points_per_types"]
+    # One matrix per worker cannot make Dawid-Skene as bad as the real crowd makes it.
+    assert gaps[0] > gaps[1] + 3.0
+    real = (moments["real_majority_vote_error"], moments["real_dawid_skene_error"])
+    assert 0.0 < real[0] < real[1] < 0.5
+    text = out.read_text()
+    assert "# task types by the errors each one's twin reproduces" in text
+    assert "lowest BIC chosen among those with 2 type(s), chosen by the errors" in text
+    assert len(tomllib.loads(text)["workers"]["confusion"]["type_matrices"]) == 2
+
+
+def test_same_seed_same_choice(tmp_path: Path) -> None:
+    crowd, gold = two_type_crowd(tmp_path, n_tasks=200)
+    records = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.toml"
+        assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
+        records.append(json.loads(out.with_suffix(".fit.json").read_text())["simulated_moments"])
+    assert records[0] == records[1]
