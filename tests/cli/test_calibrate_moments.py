@@ -49,3 +49,16 @@ def test_same_seed_same_choice(tmp_path: Path) -> None:
         assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
         records.append(json.loads(out.with_suffix(".fit.json").read_text())["simulated_moments"])
     assert records[0] == records[1]
+
+
+@pytest.mark.parametrize(("known", "by"), [(49, "held_out"), (50, "simulated_moments")])
+def test_too_few_known_tasks_fall_back_to_held_out_likelihood(tmp_path: Path, known: int,
+                                                              by: str) -> None:
+    crowd, gold = two_type_crowd(tmp_path, n_tasks=120)
+    lines = gold.read_text().splitlines()
+    gold.write_text("\n".join(lines[:known + 1]) + "\n")  # header + the first tasks' truth
+    out = tmp_path / "twin.toml"
+    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
+    fit = json.loads(out.with_suffix(".fit.json").read_text())
+    other = {"held_out", "simulated_moments"} - {by}
+    assert fit[by] is not None and fit[other.pop()] is None
