@@ -170,8 +170,9 @@ def type_candidates(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                     weights: np.ndarray, n_workers: int, seed: int = 0,
                     counts: tuple[int, ...] = tuple(range(2, MAX_TYPES + 1))
                     ) -> tuple[TypesFit, ...]:
-    """The mixtures ``calibrate`` compares with its one-matrix worlds by BIC: each number of
-    types in ``counts`` (2 to :data:`MAX_TYPES`), shares shared by the classes or per class."""
+    """The mixtures ``calibrate`` compares with its one-matrix worlds (the lowest BIC per number
+    of types proposes that number's world): each number of types in ``counts`` (2 to
+    :data:`MAX_TYPES`), shares shared by the classes or per class."""
     return tuple(fit_task_types(tasks, workers, labels, weights, n_workers, t,
                                 per_class=per_class, seed=seed)
                  for t in counts for per_class in (False, True))
