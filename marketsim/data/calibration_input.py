@@ -94,5 +94,5 @@ def calibration_warnings(data: LabelSet, truth: np.ndarray | None, dropped: int 
                      f"{data.n_classes} classes (a stray value in a binary file?)")
     if data.n_tasks < FEW_TASKS:
         notes.append(f"only {data.n_tasks} labelled task{'s' if data.n_tasks > 1 else ''}: the "
-                     "world chosen by BIC and the twin's error rest on very little")
+                     "world chosen and the twin's error rest on very little")
     return notes
