@@ -15,6 +15,7 @@ from marketsim.market.answers.communities import draw_members
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import world_rng
+from tests.helpers import edit_table
 
 COMMUNITIES = [[[0.9, 0.1], [0.2, 0.8]], [[0.55, 0.45], [0.05, 0.95]]]
 
@@ -106,11 +107,7 @@ def test_task_effects_apply_to_communities() -> None:
 def test_bad_community_keys_are_one_line_errors(table: dict, message: str) -> None:
     doc = scenario(workers=5, tasks=20)
     comm = doc["workers"]["communities"]
-    for key, value in table.items():
-        if value is None:
-            comm.pop(key)
-        else:
-            comm[key] = value
+    edit_table(comm, table)
     with pytest.raises(InputError) as info:
         parse_scenario(doc, "x")
     text = str(info.value)

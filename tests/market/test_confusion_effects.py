@@ -14,6 +14,7 @@ from marketsim.market.answers.task_effects import EffectAnswers, mean_confusion,
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import world_rng
+from tests.helpers import within
 
 MATRICES = [[[0.9, 0.1], [0.3, 0.7]], [[0.6, 0.4], [0.05, 0.95]], [[0.5, 0.5], [0.5, 0.5]]]
 LOOKALIKE = [[0.9, 0.1], [0.25, 0.75]]
@@ -30,12 +31,6 @@ def scenario(tasks: int = 20_000, **confusion: Any) -> dict[str, Any]:
                    "batch": tasks},
         "arms": [{"name": "ds", "policy": "uniform", "inference": "ds"}],
     }
-
-
-def within(observed: np.ndarray, expected: np.ndarray, n: np.ndarray, z: float = 4.5) -> None:
-    """Each observed share lies within ``z`` binomial standard errors of its expectation."""
-    se = np.sqrt(np.maximum(expected * (1 - expected), 1e-4) / np.maximum(n, 1))
-    assert np.all(np.abs(observed - expected) <= z * se + 1e-9), (observed, expected)
 
 
 def frequencies(world: Any, k: int = 2) -> tuple[np.ndarray, np.ndarray]:

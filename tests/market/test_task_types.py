@@ -15,6 +15,7 @@ from marketsim.market.answers.task_effects import EffectAnswers
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import world_rng
+from tests.helpers import edit_table, within
 
 #: Two types: on type 0 worker 0 is good and worker 1 poor, on type 1 the other way round;
 #: worker 2 guesses on both.
@@ -37,12 +38,6 @@ def scenario(tasks: int = 20_000, shares: Any = PER_CLASS, **extra: Any) -> dict
                    "batch": tasks},
         "arms": [{"name": "ds", "policy": "uniform", "inference": "ds"}],
     }
-
-
-def within(observed: np.ndarray, expected: np.ndarray, n: np.ndarray, z: float = 4.5) -> None:
-    """Each observed share lies within ``z`` binomial standard errors of its expectation."""
-    se = np.sqrt(np.maximum(expected * (1 - expected), 1e-4) / np.maximum(n, 1))
-    assert np.all(np.abs(observed - expected) <= z * se + 1e-9), (observed, expected)
 
 
 @pytest.mark.parametrize("shares", [PER_CLASS, [[0.35, 0.65]]])
@@ -138,11 +133,7 @@ BAD = [
 def test_hostile_type_keys_are_one_line_errors(change: dict, message: str) -> None:
     doc = scenario(tasks=10)
     table = doc["workers"]["confusion"]
-    for key, value in change.items():
-        if value is None:
-            table.pop(key)
-        else:
-            table[key] = value
+    edit_table(table, change)
     with pytest.raises(InputError) as err:
         parse_scenario(doc, "x.toml")
     text = str(err.value)

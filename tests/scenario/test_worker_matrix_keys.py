@@ -15,6 +15,7 @@ import pytest
 
 from marketsim.errors import InputError
 from marketsim.scenario.parser import parse_scenario
+from tests.helpers import edit_table
 
 ROOT = Path(__file__).resolve().parents[2]
 MATRICES = [[[0.9, 0.1], [0.3, 0.7]], [[0.6, 0.4], [0.05, 0.95]], [[0.5, 0.5], [0.5, 0.5]]]
@@ -64,11 +65,7 @@ CASES = [
 def test_bad_confusion_keys_are_one_line_errors(table: dict, message: str) -> None:
     doc = scenario()
     conf = doc["workers"]["confusion"]
-    for key, value in table.items():
-        if value is None:
-            conf.pop(key)
-        else:
-            conf[key] = value
+    edit_table(conf, table)
     with pytest.raises(InputError) as info:
         parse_scenario(doc, "x")
     assert message in str(info.value) and "\n" not in str(info.value), str(info.value)
