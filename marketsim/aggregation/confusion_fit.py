@@ -40,6 +40,15 @@ LOGIT_PRIOR_SD = 3.0
 MAX_SIGMA = 5.0
 #: Smallest ``sigma`` (log scale bound) while ``sigma`` is free.
 MIN_SIGMA = 1e-4
+#: The standard normal's ``QUANTILES`` mid-quantiles: ``log beta_q = sigma * Z_GRID[q]``.
+Z_GRID = np.asarray(ndtri((np.arange(QUANTILES) + 0.5) / QUANTILES))
+
+
+def label_rows(rows: np.ndarray, n_rows: int) -> sp.csr_matrix:
+    """The (n_rows, labels) 0/1 matrix putting label ``l`` in row ``rows[l]`` (its task, or
+    its worker and answer): sums over each row's labels as one sparse product."""
+    return sp.csr_matrix((np.ones(rows.size), (rows, np.arange(rows.size))),
+                         shape=(n_rows, rows.size))
 
 
 @dataclass(frozen=True)
@@ -159,12 +168,9 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
     matrices (:func:`counted_confusion`, or a simpler fit's: warm starts), ``look_start`` the
     look-alike matrix's (default: mostly the identity)."""
     n, k = weights.shape
-    by_task = sp.csr_matrix((np.ones(tasks.size), (tasks, np.arange(tasks.size))),
-                            shape=(n, tasks.size))
-    u = (np.arange(QUANTILES) + 0.5) / QUANTILES
-    z = np.asarray(ndtri(u)) if difficulty else np.zeros(1)
-    prob = _Problem(tasks, workers, labels, weights, by_task, z, n_workers, k, lookalike,
-                    difficulty, coins)
+    z = Z_GRID if difficulty else np.zeros(1)
+    prob = _Problem(tasks, workers, labels, weights, label_rows(tasks, n), z, n_workers, k,
+                    lookalike, difficulty, coins)
     start = np.clip(start, 1e-3, 1.0)
     if coins:
         right = np.trace(start, axis1=1, axis2=2) / k
@@ -219,10 +225,8 @@ def world_log_likelihood(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarr
     class distributed as ``weights`` (tasks, K): the module's ``L`` for labels the world was
     not fitted to (held-out tasks)."""
     n, k = weights.shape
-    by_task = sp.csr_matrix((np.ones(tasks.size), (tasks, np.arange(tasks.size))),
-                            shape=(n, tasks.size))
-    u = (np.arange(QUANTILES) + 0.5) / QUANTILES
-    beta = np.exp(fit.sigma * np.asarray(ndtri(u))) if fit.sigma > 0 else np.ones(1)
+    by_task = label_rows(tasks, n)
+    beta = np.exp(fit.sigma * Z_GRID) if fit.sigma > 0 else np.ones(1)
     scaled = beta[None, None, :, None] * np.log(fit.confusion)[workers][:, :, None, :]
     log_p = scaled[np.arange(labels.size), :, :, labels] - logsumexp(scaled, axis=3)
     per_task = (by_task @ log_p.reshape(labels.size, -1)).reshape(n, k, beta.size)

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from marketsim.aggregation.confusion_fit import counted_confusion
+from marketsim.aggregation.confusion_fit import counted_confusion, label_rows
 
 #: Pseudo-labels of the worker's pooled row added to each type's row of counts (the prior's
 #: weight: below it a type's own counts matter less than the worker's overall matrix).
@@ -84,13 +84,20 @@ class _Labels:
     n_workers: int
 
 
+def _joint(by_task: sp.csr_matrix, workers: np.ndarray, labels: np.ndarray,
+           log_w: np.ndarray, log_pi: np.ndarray, log_rho: np.ndarray) -> np.ndarray:
+    """``log w_ic + log rho[c, z] + sum_{l in i} log pi_{j_l}^(z)[c, y_l]`` per task, type and
+    class, (n, T, K): ``log_pi`` (T, m, K, K), ``log_rho`` (K, T)."""
+    t, _, k, _ = log_pi.shape
+    per_label = log_pi.transpose(1, 3, 0, 2)[workers, labels]  # (L, T, K)
+    per_task = np.asarray(by_task @ per_label.reshape(labels.size, t * k)).reshape(-1, t, k)
+    return per_task + log_rho.T[None, :, :] + log_w[:, None, :]
+
+
 def _e_step(d: _Labels, log_pi: np.ndarray, log_rho: np.ndarray
             ) -> tuple[np.ndarray, float]:
     """Responsibilities (n, T, K) of (type, class) per task and the log-likelihood."""
-    t, _, k, _ = log_pi.shape
-    per_label = log_pi.transpose(1, 3, 0, 2)[d.workers, d.labels]  # (L, T, K)
-    per_task = np.asarray(d.by_task @ per_label.reshape(d.labels.size, t * k)).reshape(-1, t, k)
-    joint = per_task + log_rho.T[None, :, :] + d.log_w[:, None, :]
+    joint = _joint(d.by_task, d.workers, d.labels, d.log_w, log_pi, log_rho)
     total = logsumexp(joint, axis=(1, 2))
     return np.exp(joint - total[:, None, None]), float(total.sum())
 
@@ -149,10 +156,8 @@ def fit_task_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
     size = tasks.size
     with np.errstate(divide="ignore"):
         log_w = np.log(weights)
-    d = _Labels(tasks, workers, labels, log_w,
-                sp.csr_matrix((np.ones(size), (tasks, np.arange(size))), shape=(n, size)),
-                sp.csr_matrix((np.ones(size), (workers * k + labels, np.arange(size))),
-                              shape=(n_workers * k, size)),
+    d = _Labels(tasks, workers, labels, log_w, label_rows(tasks, n),
+                label_rows(workers * k + labels, n_workers * k),
                 counted_confusion(tasks, workers, labels, weights, n_workers), n_workers)
     rng = np.random.default_rng(seed)
     best = max((_one_start(d, n_types, per_class, rng) for _ in range(starts)),
@@ -164,6 +169,21 @@ def fit_task_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
     name = f"{n_types} task types" + (", shares per class" if per_class else "")
     return TypesFit(rows / rows.sum(axis=1, keepdims=True), np.exp(log_pi), loglik, n_params,
                     float(bic), name)
+
+
+def mixture_log_likelihood(matrices: np.ndarray, shares: np.ndarray, tasks: np.ndarray,
+                           workers: np.ndarray, labels: np.ndarray, weights: np.ndarray
+                           ) -> float:
+    """``sum_i log sum_c w_ic sum_z rho[c, z] prod_{l in i} pi_{j_l}^(z)[c, y_l]`` over the
+    tasks ``tasks`` index (0 .. weights.shape[0]-1): ``matrices`` (T, workers, K, K),
+    ``shares`` one row or one per class of T type shares, ``weights`` (tasks, K); labels a
+    mixture was not fitted to score it (held-out tasks)."""
+    t, _, k, _ = matrices.shape
+    with np.errstate(divide="ignore"):
+        log_w = np.log(weights)
+    joint = _joint(label_rows(tasks, weights.shape[0]), workers, labels, log_w,
+                   np.log(matrices), np.log(np.broadcast_to(shares, (k, t))))
+    return float(logsumexp(joint, axis=(1, 2)).sum())
 
 
 def type_candidates(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,

@@ -53,11 +53,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.special import logsumexp
 
 from marketsim.aggregation.confusion_fit import ConfusionFit, refit_world, world_log_likelihood
-from marketsim.aggregation.task_types import MAX_TYPES, fit_task_types
+from marketsim.aggregation.task_types import MAX_TYPES, fit_task_types, mixture_log_likelihood
 
 #: Folds of the cross-validation over tasks.
 FOLDS = 5
@@ -90,25 +88,6 @@ def fold_of_tasks(n_tasks: int, folds: int, seed: int) -> np.ndarray:
     return fold
 
 
-def held_out_log_likelihood(matrices: np.ndarray, shares: np.ndarray, tasks: np.ndarray,
-                            workers: np.ndarray, labels: np.ndarray, weights: np.ndarray
-                            ) -> float:
-    """``sum_i log sum_c w_ic sum_z rho[c, z] prod_{l in i} pi_{j_l}^(z)[c, y_l]`` over the
-    tasks ``tasks`` index (0 .. weights.shape[0]-1): ``matrices`` (T, workers, K, K),
-    ``shares`` one row or one per class of T type shares, ``weights`` (tasks, K)."""
-    t, _, k, _ = matrices.shape
-    n = weights.shape[0]
-    log_pi = np.log(matrices)
-    per_label = log_pi.transpose(1, 3, 0, 2)[workers, labels]  # (L, T, K)
-    by_task = sp.csr_matrix((np.ones(tasks.size), (tasks, np.arange(tasks.size))),
-                            shape=(n, tasks.size))
-    per_task = np.asarray(by_task @ per_label.reshape(tasks.size, t * k)).reshape(n, t, k)
-    log_rho = np.log(np.broadcast_to(shares, (k, t)))  # (K, T)
-    with np.errstate(divide="ignore"):
-        log_w = np.log(weights)
-    return float(logsumexp(per_task + log_rho.T[None] + log_w[:, None, :], axis=(1, 2)).sum())
-
-
 def select_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                  weights: np.ndarray, known: np.ndarray, prior: np.ndarray, n_workers: int,
                  one: ConfusionFit, seed: int = 0, folds: int = FOLDS,
@@ -135,7 +114,7 @@ def select_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
         scores[0, f] = world_log_likelihood(refit_world(one, *train, n_workers), *held)
         for n_types in range(2, max_types + 1):
             fit = fit_task_types(*train, n_workers, n_types, per_class=False, seed=seed)
-            scores[n_types - 1, f] = held_out_log_likelihood(fit.matrices, fit.shares, *held)
+            scores[n_types - 1, f] = mixture_log_likelihood(fit.matrices, fit.shares, *held)
     totals = scores.sum(axis=1)
     best = int(np.argmax(totals[1:])) + 2 if max_types > 1 else 1
     diffs = scores[best - 1] - scores[0]

@@ -14,12 +14,11 @@ from marketsim.aggregation.confusion_fit import (
     candidate_worlds,
     world_log_likelihood,
 )
-from marketsim.aggregation.task_types import type_candidates
+from marketsim.aggregation.task_types import mixture_log_likelihood, type_candidates
 from marketsim.aggregation.type_selection import (
     FOLDS,
     HeldOut,
     fold_of_tasks,
-    held_out_log_likelihood,
     select_types,
 )
 
@@ -115,5 +114,5 @@ def test_held_out_scores_are_the_fitted_likelihoods_on_the_fitted_labels() -> No
     for fit in candidate_worlds(t, w, y, wt, N_WORKERS)[::3]:
         assert np.isclose(world_log_likelihood(fit, t, w, y, wt), fit.log_likelihood)
     mix = type_candidates(t, w, y, wt, N_WORKERS, counts=(2,))[0]
-    assert np.isclose(held_out_log_likelihood(mix.matrices, mix.shares, t, w, y, wt),
+    assert np.isclose(mixture_log_likelihood(mix.matrices, mix.shares, t, w, y, wt),
                       mix.log_likelihood)
