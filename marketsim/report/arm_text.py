@@ -11,6 +11,8 @@ from typing import Any
 from marketsim.aggregation.registry import METHODS
 from marketsim.policies.registry import POLICIES, describe, is_import_path, options_model
 from marketsim.record.metric import Metric
+from marketsim.report.crowd_text import setting
+from marketsim.scenario.crowd_specs import AbilitySpec
 
 #: An arm's entry of the resolved scenario (``Scenario.to_dict()["arms"][i]``).
 ArmSpec = Mapping[str, Any]
@@ -90,9 +92,15 @@ def method_values(spec: ArmSpec | None) -> dict[str, Any]:
             for k, f in entry.options.model_fields.items()}
 
 
-def inference_settings(spec: ArmSpec | None) -> str:
-    """The arm's inference settings in words, every one its method takes (empty if
-    unknown)."""
+def _prior_value(values: Mapping[str, Any], ability: Mapping[str, Any] | None, key: str) -> Any:
+    """An ability-prior setting: the arm's, else the scenario's ``[workers.ability]`` value."""
+    own = values.get(key)
+    return own if own is not None else setting(ability, AbilitySpec, key)
+
+
+def inference_settings(spec: ArmSpec | None, ability: Mapping[str, Any] | None = None) -> str:
+    """The arm's inference settings in words, every one its method takes (empty if unknown);
+    ``ability``: the scenario's recorded ``[workers.ability]``, the prior's default."""
     values = method_values(spec)
     if not values:
         return ""
@@ -107,11 +115,13 @@ def inference_settings(spec: ArmSpec | None) -> str:
         parts.append("EM starts from " + {"majority": "majority vote", "random": "a random start",
                                           "spectral": "a spectral estimate"}.get(str(init),
                                                                                  str(init)))
-    prior = {k: values[k] for k in ("alpha", "beta", "low") if k in values}
+    prior = [k for k in ("alpha", "beta", "low") if k in values]
     if prior:
-        given = ", ".join(f"{k} = {v:g}" for k, v in prior.items() if v is not None)
-        parts.append("the ability prior is the scenario's `[workers.ability]`" + (
-            f" except {given}" if given else ""))
+        own = [k for k in prior if values[k] is not None]
+        shown = ", ".join(f"{k} = {_prior_value(values, ability, k):g}" for k in prior)
+        parts.append(f"the ability prior has {shown} (" + (
+            f"{', '.join(own)} set by the arm, the rest " if own else "") +
+            "the scenario's `[workers.ability]`)")
     if values.get("warm_start"):
         parts.append("each refresh starts from the previous estimate (warm start)")
     if values.get("spectral_rule") == "authors":
@@ -173,9 +183,13 @@ def policies_section(names: Sequence[str], specs: Mapping[str, ArmSpec]) -> list
 
 
 def methods_section(
-    names: Sequence[str], specs: Mapping[str, ArmSpec], metric: Metric
+    names: Sequence[str], specs: Mapping[str, ArmSpec], metric: Metric,
+    setup: Mapping[str, Any] | None = None,
 ) -> list[str]:
-    """"Inference methods": one line per (method, settings) pair and the arms using it."""
+    """"Inference methods": one line per (method, settings) pair and the arms using it
+    (``setup``: the resolved scenario, whose ability distribution a prior defaults to)."""
+    workers = (setup or {}).get("workers")
+    ability = workers.get("ability") if isinstance(workers, Mapping) else None
     estimate_txt = ("task's mean score (and every annotator's probability of being good)"
                     if not metric.percent else "task's class (and every worker's accuracy)")
     lines = ["## Inference methods", "",
@@ -185,7 +199,8 @@ def methods_section(
     groups: dict[tuple[str, str], list[str]] = {}
     for name in names:
         method = method_name(specs.get(name)) or "?"
-        groups.setdefault((method, inference_settings(specs.get(name))), []).append(name)
+        groups.setdefault((method, inference_settings(specs.get(name), ability)),
+                          []).append(name)
     for (method, settings), arm_names in groups.items():
         desc = method_description(method) if method != "?" else "unknown (no scenario found)"
         lines.append(f"- `{method}` — {desc}. {settings}Arms: {', '.join(arm_names)}.")

@@ -42,7 +42,7 @@ def sections(scenario: Scenario) -> tuple[str, str, str]:
     names = [arm.name for arm in scenario.arms]
     return ("\n".join(setup_section(setup, summary)),  # type: ignore[arg-type]
             "\n".join(policies_section(names, specs)),
-            "\n".join(methods_section(names, specs, ERROR_RATE)))
+            "\n".join(methods_section(names, specs, ERROR_RATE, setup)))
 
 
 def policy_block(policies: str, policy: str) -> list[str]:
@@ -274,3 +274,17 @@ def test_communities_are_given_with_their_shares_and_concentration() -> None:
         "weights = [3.0, 1.0]\nconcentration = 40.0")))
     assert "2 communities" in setup and "75 %, 25 %" in setup
     assert "0.900, 0.500" in setup and "Dirichlet(40 ×" in setup
+
+
+def test_the_ability_prior_of_each_arm_is_given_with_its_numbers() -> None:
+    scenario = make(
+        workers="[workers.ability]\nalpha = 4.0\nbeta = 3.0\nlow = 0.2",
+        arms=('[[arms]]\nname = "scenario prior"\npolicy = "uniform"\n'
+              'inference = "one-coin-shifted-beta"\n'
+              '[[arms]]\nname = "own prior"\npolicy = "uniform"\n'
+              'inference = { method = "one-coin-shifted-beta", alpha = 9.0 }\n'))
+    _, _, methods = sections(scenario)
+    line = next(ln for ln in methods.splitlines() if ln.endswith("Arms: scenario prior."))
+    assert "alpha = 4, beta = 3, low = 0.2 (the scenario's" in line
+    line = next(ln for ln in methods.splitlines() if ln.endswith("Arms: own prior."))
+    assert "alpha = 9, beta = 3, low = 0.2 (alpha set by the arm" in line
