@@ -117,8 +117,8 @@ def effects_text(table: Record, spec: type[TaskEffects]) -> str:
     sigma = setting(table, spec, "sigma")
     if sigma:
         out += (f" Tasks differ in difficulty: each task's β is drawn once with log β ~ "
-                f"N(0, {sigma:g}²), and a worker answers l with probability proportional to "
-                "their matrix entry to the power β (β near 0: a guess).")
+                f"N(0, sigma²), sigma = {sigma:g}, and a worker answers l with probability "
+                "proportional to their matrix entry to the power β (β near 0: a guess).")
     return out
 
 
@@ -187,10 +187,10 @@ def glad_text(workers: Record, k: int) -> str:
     difficulty = setting(glad, GladSpec, "difficulty")
     if difficulty == "gamma":
         shape = setting(glad, GladSpec, "shape")
-        beta_txt = f"β ~ Gamma(shape {shape:g}, scale 1/{shape:g}) (mean 1)"
+        beta_txt = f"β ~ Gamma(shape, scale 1/shape) with shape = {shape:g} (mean 1)"
     else:
         sigma = setting(glad, GladSpec, "sigma")
-        beta_txt = (f"log β ~ N(0, {sigma:g}²)" if sigma else
+        beta_txt = (f"log β ~ N(0, sigma²) with sigma = {sigma:g}" if sigma else
                     "β = 1 for every task (sigma 0: every task equally hard)")
     alpha = setting(glad, GladSpec, "alpha")
     if alpha:

@@ -214,10 +214,10 @@ def test_an_arms_own_initial_graph_is_named_with_the_arm() -> None:
 
 def test_glad_difficulty_is_given_with_its_numbers() -> None:
     lognormal, _, _ = sections(make(workers='model = "glad"\n[workers.glad]\nsigma = 0.5'))
-    assert "log β ~ N(0, 0.5²)" in lognormal and "Beta(6, 2)" in lognormal
+    assert "log β ~ N(0, sigma²) with sigma = 0.5" in lognormal and "Beta(6, 2)" in lognormal
     gamma, _, _ = sections(make(workers='model = "glad"\n[workers.glad]\n'
                                         'difficulty = "gamma"\nshape = 3.0'))
-    assert "Gamma(shape 3" in gamma and "see the scenario" not in gamma
+    assert "with shape = 3" in gamma and "see the scenario" not in gamma
     flat, _, _ = sections(make(workers='model = "glad"\n[workers.glad]\nsigma = 0.0'))
     assert "every task equally hard" in flat
 
@@ -233,7 +233,7 @@ def test_task_types_and_lookalikes_are_described() -> None:
     assert "Tasks come in 2 types" in setup and "25 %, 75 % for every class" in setup
     assert "type 1 0.850, type 2 0.600" in setup
     assert "class 1 as class 1 90 %, class 2 10 %" in setup
-    assert "N(0, 0.7²)" in setup
+    assert "sigma = 0.7" in setup
 
 
 def test_arms_sharing_a_policy_keep_their_own_options() -> None:
