@@ -161,8 +161,9 @@ def options_lines(arm_names: Sequence[str], specs: Mapping[str, ArmSpec]) -> lis
         return [f"Options (the scenario's, defaults filled in): {_options(shared)}", ""]
     lines = ["Options (the scenario's, defaults filled in), each arm's own where they differ:",
              ""]
-    lines += [f"- *{n}*: " + _options({k: values[n][k] for k in differ if k in values[n]})
-              for n in arm_names]
+    lines += [f"- *{n}*: " + ", ".join(
+        f"`{k} = {values[n][k]!r}`" if k in values[n] else f"`{k}` not set (the policy's own "
+        "default)" for k in differ) for n in arm_names]
     if shared:
         lines += [f"- every arm above: {_options(shared)}"]
     return [*lines, ""]
