@@ -94,23 +94,25 @@ def _who(names: Sequence[str]) -> str:
 
 
 def gold_rules(setup: Record) -> list[str]:
-    """Sentences on the gold questions and blocking of the scenario, then of each arm that has
-    its own (the arms sharing a rule named together)."""
-    sentences = []
+    """Sentences on the gold questions and blocking each arm runs with: the scenario's rule
+    (for every arm, or every arm without its own), and each arm's own (the arms sharing one
+    named together)."""
     shared = gold_text(setup.get("gold"), setup.get("blocking"))
-    if shared:
-        sentences.append(f"For every arm: {shared}.")
     own: dict[str, list[str]] = {}
     for arm in _arms(setup):
         if arm.get("gold") or arm.get("blocking"):
             text = gold_text(arm.get("gold") or setup.get("gold"),
                              arm.get("blocking") or setup.get("blocking"))
             own.setdefault(text, []).append(str(arm.get("name")))
+    others = len(_arms(setup)) > sum(len(names) for names in own.values())
+    sentences = []
+    if shared and (others or not own):
+        sentences.append(f"For every {'other ' if own else ''}arm: {shared}.")
     for text, names in own.items():
         several = len(names) > 1
         sentences.append(f"Arm{'s' if several else ''} {_who(names)} "
                          f"{'have their' if several else 'has its'} own rule: {text}.")
-    if own and not shared:
+    if own and others and not shared:
         sentences.append("The other arms use no gold questions and block no one.")
     return sentences
 

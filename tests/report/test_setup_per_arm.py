@@ -288,3 +288,16 @@ def test_the_ability_prior_of_each_arm_is_given_with_its_numbers() -> None:
     assert "alpha = 4, beta = 3, low = 0.2 (the scenario's" in line
     line = next(ln for ln in methods.splitlines() if ln.endswith("Arms: own prior."))
     assert "alpha = 9, beta = 3, low = 0.2 (alpha set by the arm" in line
+
+
+def test_an_arms_own_gold_is_not_said_to_be_every_arms() -> None:
+    scenario = make(
+        budget="[gold]\ncount = 5\nrate = 0.1",
+        arms=('[[arms]]\nname = "shared"\npolicy = "uniform"\n'
+              '[[arms]]\nname = "strict"\npolicy = "uniform"\n'
+              "gold = { count = 8, rate = 0.3 }\nblocking = { after = 2, min_accuracy = 0.7 }\n"))
+    setup, _, _ = sections(scenario)
+    assert "For every arm:" not in setup
+    assert "For every other arm: 5 gold (control) questions" in setup
+    assert "Arm *strict* has its own rule: 8 gold (control) questions" in setup
+    assert "less than 70 % correct after 2" in setup
