@@ -220,6 +220,9 @@ def test_glad_difficulty_is_given_with_its_numbers() -> None:
     assert "with shape = 3" in gamma and "see the scenario" not in gamma
     flat, _, _ = sections(make(workers='model = "glad"\n[workers.glad]\nsigma = 0.0'))
     assert "every task equally hard" in flat
+    alphas = ", ".join(str(a) for a in (-1.0, 0.5, 1.5, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 3.0))
+    given, _, _ = sections(make(workers=f'model = "glad"\n[workers.glad]\nalpha = [{alphas}]'))
+    assert "given in the scenario (10 values from -1 to 3)" in given and "Beta(" not in given
 
 
 def test_task_types_and_lookalikes_are_described() -> None:
