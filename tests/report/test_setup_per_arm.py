@@ -42,7 +42,7 @@ def sections(scenario: Scenario) -> tuple[str, str, str]:
     names = [arm.name for arm in scenario.arms]
     return ("\n".join(setup_section(setup, summary)),  # type: ignore[arg-type]
             "\n".join(policies_section(names, specs)),
-            "\n".join(methods_section(names, specs, ERROR_RATE, setup)))
+            "\n".join(methods_section(names, specs, ERROR_RATE)))
 
 
 def policy_block(policies: str, policy: str) -> list[str]:
@@ -286,7 +286,9 @@ def test_the_ability_prior_of_each_arm_is_given_with_its_numbers() -> None:
               'inference = "one-coin-shifted-beta"\n'
               '[[arms]]\nname = "own prior"\npolicy = "uniform"\n'
               'inference = { method = "one-coin-shifted-beta", alpha = 9.0 }\n'))
-    _, _, methods = sections(scenario)
+    setup = scenario.to_dict()
+    specs = arm_specs(setup)
+    methods = "\n".join(methods_section(list(specs), specs, ERROR_RATE, setup))
     line = next(ln for ln in methods.splitlines() if ln.endswith("Arms: scenario prior."))
     assert "alpha = 4, beta = 3, low = 0.2 (the scenario's" in line
     line = next(ln for ln in methods.splitlines() if ln.endswith("Arms: own prior."))
