@@ -9,8 +9,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from marketsim.aggregation.registry import METHODS
-from marketsim.policies.registry import POLICIES, describe, is_import_path
+from marketsim.policies.registry import POLICIES, describe, is_import_path, options_model
 from marketsim.record.metric import Metric
+from marketsim.report.crowd_text import setting
+from marketsim.scenario.crowd_specs import AbilitySpec
 
 #: An arm's entry of the resolved scenario (``Scenario.to_dict()["arms"][i]``).
 ArmSpec = Mapping[str, Any]
@@ -72,36 +74,103 @@ def method_description(name: str) -> str:
     return spec.description if spec else "unknown method"
 
 
-def is_score_method(name: Any) -> bool:
-    """Whether ``name`` is a registry method estimating continuous scores."""
-    spec = METHODS.get(name) if isinstance(name, str) else None
-    return spec is not None and spec.output == "scores"
+#: Inference settings :func:`inference_settings` words itself; every other setting the
+#: method takes is listed as ``name = value``.
+_WORDED = ("class_prior", "init", "warm_start", "spectral_rule", "alpha", "beta", "low")
 
 
-def inference_settings(spec: ArmSpec | None) -> str:
-    """The arm's inference settings in words (empty if unknown)."""
+def method_values(spec: ArmSpec | None) -> dict[str, Any]:
+    """Every setting the arm's inference method runs with: the recorded value, else the
+    default the method's settings model declares (a setting is recorded only when set)."""
     inf = (spec or {}).get("inference")
     if not isinstance(inf, Mapping):
+        return {}
+    entry = METHODS.get(str(inf.get("method")))
+    if entry is None:
+        return {}
+    return {k: inf.get(k, f.get_default(call_default_factory=True))
+            for k, f in entry.options.model_fields.items()}
+
+
+def _prior_value(values: Mapping[str, Any], ability: Mapping[str, Any] | None, key: str) -> Any:
+    """An ability-prior setting: the arm's, else the scenario's ``[workers.ability]`` value."""
+    own = values.get(key)
+    return own if own is not None else setting(ability, AbilitySpec, key)
+
+
+def inference_settings(spec: ArmSpec | None, ability: Mapping[str, Any] | None = None) -> str:
+    """The arm's inference settings in words, every one its method takes (empty if unknown);
+    ``ability``: the scenario's recorded ``[workers.ability]``, the prior's default."""
+    values = method_values(spec)
+    if not values:
         return ""
-    if is_score_method(inf.get("method")):  # class prior, init, warm start do not apply
-        return ""
-    cp = inf.get("class_prior")
-    cp_txt = {"true": "the class prior is the scenario's, known to the requester",
-              "estimate": "the class prior is re-estimated by EM"}.get(
-                  str(cp), f"the class prior is fixed at {cp}")
-    init = inf.get("init")
-    init_txt = {"majority": "majority vote", "random": "a random start",
-                "spectral": "a spectral estimate"}.get(str(init), str(init))
-    parts = [cp_txt, f"EM starts from {init_txt}" if init else ""]
-    if inf.get("warm_start"):
+    parts = []
+    if "class_prior" in values:
+        cp = values["class_prior"]
+        parts.append({"true": "the class prior is the scenario's, known to the requester",
+                      "estimate": "the class prior is re-estimated by EM"}.get(
+                          str(cp), f"the class prior is fixed at {cp}"))
+    init = values.get("init")
+    if init:
+        parts.append("EM starts from " + {"majority": "majority vote", "random": "a random start",
+                                          "spectral": "a spectral estimate"}.get(str(init),
+                                                                                 str(init)))
+    prior = [k for k in ("alpha", "beta", "low") if k in values]
+    if prior:
+        own = [k for k in prior if values[k] is not None]
+        shown = ", ".join(f"{k} = {_prior_value(values, ability, k):g}" for k in prior)
+        parts.append(f"the ability prior has {shown} (" + (
+            f"{', '.join(own)} set by the arm, the rest " if own else "") +
+            "the scenario's `[workers.ability]`)")
+    if values.get("warm_start"):
         parts.append("each refresh starts from the previous estimate (warm start)")
-    if inf.get("spectral_rule") == "authors":
+    if values.get("spectral_rule") == "authors":
         parts.append("the spectral start is the authors' released code's (numbering-dependent)")
-    return "Settings: " + "; ".join(p for p in parts if p) + ". "
+    rest = [f"`{k} = {v!r}`" for k, v in values.items() if k not in _WORDED]
+    if rest:
+        parts.append(", ".join(rest))
+    return "Settings: " + "; ".join(parts) + ". "
+
+
+def policy_values(spec: ArmSpec | None) -> dict[str, Any]:
+    """Every option the arm's policy runs with: the scenario's, and the defaults of a built-in
+    policy's options model for the others (an import-path policy: the scenario's only)."""
+    name = policy_name(spec)
+    cls = POLICIES.get(name) if name else None
+    model = options_model(cls) if cls is not None else None
+    defaults = ({k: f.get_default(call_default_factory=True)
+                 for k, f in model.model_fields.items()} if model is not None else {})
+    return {**defaults, **policy_options(spec)}
+
+
+def _options(values: Mapping[str, Any]) -> str:
+    return ", ".join(f"`{k} = {v!r}`" for k, v in values.items())
+
+
+def options_lines(arm_names: Sequence[str], specs: Mapping[str, ArmSpec]) -> list[str]:
+    """The options of the arms of one policy: one line when they run alike, else the options
+    they share and a line per arm with its own values of the others."""
+    values = {n: policy_values(specs.get(n)) for n in arm_names}
+    keys = list(dict.fromkeys(k for v in values.values() for k in v))
+    if not keys:
+        return []
+    missing = object()
+    differ = [k for k in keys if len({repr(v.get(k, missing)) for v in values.values()}) > 1]
+    shared = {k: values[arm_names[0]][k] for k in keys if k not in differ}
+    if not differ:
+        return [f"Options (the scenario's, defaults filled in): {_options(shared)}", ""]
+    lines = ["Options (the scenario's, defaults filled in), each arm's own where they differ:",
+             ""]
+    lines += [f"- *{n}*: " + ", ".join(
+        f"`{k} = {values[n][k]!r}`" if k in values[n] else f"`{k}` not set (the policy's own "
+        "default)" for k in differ) for n in arm_names]
+    if shared:
+        lines += [f"- every arm above: {_options(shared)}"]
+    return [*lines, ""]
 
 
 def policies_section(names: Sequence[str], specs: Mapping[str, ArmSpec]) -> list[str]:
-    """"Policies": each policy used, its arms, description and options."""
+    """"Policies": each policy used, its arms, description and each arm's options."""
     lines = ["## Policies", ""]
     used: dict[str, list[str]] = {}
     for name in names:
@@ -110,16 +179,18 @@ def policies_section(names: Sequence[str], specs: Mapping[str, ArmSpec]) -> list
         lines += [f"### `{pol}`", "", f"Arms: {', '.join(arm_names)}.", ""]
         if pol != "?":
             lines += [policy_description(pol), ""]
-        opts = {k: v for n in arm_names for k, v in policy_options(specs.get(n)).items()}
-        if opts:
-            lines += ["Options: " + ", ".join(f"`{k} = {v!r}`" for k, v in opts.items()), ""]
+        lines += options_lines(arm_names, specs)
     return lines
 
 
 def methods_section(
-    names: Sequence[str], specs: Mapping[str, ArmSpec], metric: Metric
+    names: Sequence[str], specs: Mapping[str, ArmSpec], metric: Metric,
+    setup: Mapping[str, Any] | None = None,
 ) -> list[str]:
-    """"Inference methods": one line per (method, settings) pair and the arms using it."""
+    """"Inference methods": one line per (method, settings) pair and the arms using it
+    (``setup``: the resolved scenario, whose ability distribution a prior defaults to)."""
+    workers = (setup or {}).get("workers")
+    ability = workers.get("ability") if isinstance(workers, Mapping) else None
     estimate_txt = ("task's mean score (and every annotator's probability of being good)"
                     if not metric.percent else "task's class (and every worker's accuracy)")
     lines = ["## Inference methods", "",
@@ -129,7 +200,8 @@ def methods_section(
     groups: dict[tuple[str, str], list[str]] = {}
     for name in names:
         method = method_name(specs.get(name)) or "?"
-        groups.setdefault((method, inference_settings(specs.get(name))), []).append(name)
+        groups.setdefault((method, inference_settings(specs.get(name), ability)),
+                          []).append(name)
     for (method, settings), arm_names in groups.items():
         desc = method_description(method) if method != "?" else "unknown (no scenario found)"
         lines.append(f"- `{method}` — {desc}. {settings}Arms: {', '.join(arm_names)}.")

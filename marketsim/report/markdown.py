@@ -110,7 +110,7 @@ def report_lines(
     lines += gold_section(arms, names)
     lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest)
     lines += policies_section(names, specs)
-    lines += methods_section(names, specs, metric)
+    lines += methods_section(names, specs, metric, setup)
     return lines
 
 

@@ -286,10 +286,10 @@ def test_report_unknown_arm(run_copy: Path) -> None:
 def test_setup_text_describes_the_crowd_of_each_worker_model() -> None:
     # The one-coin Beta sentence was written for every model (a spammer-hammer crowd read as
     # "p = 0.1 + 0.9 · Beta(6, 2)").
-    from marketsim.report.setup_text import crowd_text
-    beta = "each worker's accuracy ... Beta(6, 2)"
-    hammers = crowd_text({"model": "spammer-hammer", "hammer_fraction": 0.3}, beta)
+    from marketsim.report.crowd_text import crowd_text
+    hammers = crowd_text({"model": "spammer-hammer", "hammer_fraction": 0.3})
     assert "hammer" in hammers and "0.3" in hammers and "Beta" not in hammers
-    confusion = crowd_text({"model": "confusion", "confusion": {"design": "dirichlet"}}, beta)
+    confusion = crowd_text({"model": "confusion", "confusion": {"design": "dirichlet"}})
     assert "confusion matrix" in confusion and "dirichlet" in confusion and "Beta" not in confusion
-    assert crowd_text({"model": "one-coin"}, beta).startswith(beta)
+    one_coin = crowd_text({"model": "one-coin", "ability": {"alpha": 6, "beta": 2, "low": 0.1}})
+    assert one_coin.startswith("each worker's accuracy") and "Beta(6, 2)" in one_coin
