@@ -31,7 +31,7 @@ from marketsim.aggregation.type_selection import MOMENT_MARGIN, HeldOut, MomentC
 from marketsim.policies.registry import market_problem
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
-from marketsim.scenario.toml_out import dumps
+from marketsim.scenario.toml_out import comment, dumps
 
 #: Replicates the written scenario asks for (the acceptance check's number).
 REPLICATES = 10
@@ -348,7 +348,7 @@ def time_lines(cal: Calibration) -> list[str]:
 def calibrated_text(cal: Calibration, command: str, seed: int = 0) -> str:
     """The scenario file: comment header, then the document (checked to validate)."""
     text = dumps(scenario_document(cal, seed))
-    lines = "".join(f"# {line}\n" for line in header(cal, command))
+    lines = "".join(f"{comment(line)}\n" for line in header(cal, command))
     return lines + "\n" + text
 
 
