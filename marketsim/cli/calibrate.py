@@ -18,7 +18,6 @@ and real against simulated gaps between labels. """
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 from dataclasses import replace
@@ -151,14 +150,8 @@ def check_options(args: argparse.Namespace) -> None:
                          "--name out for one from LABELS)")
     if args.name is not None and any(0xD800 <= ord(ch) <= 0xDFFF for ch in args.name):
         raise InputError(f"--name {args.name!r} is not UTF-8 text (undecodable bytes)")
-    out = Path(args.out)
-    if not args.out or out.is_dir():
+    if not args.out or Path(args.out).is_dir():
         raise InputError(f"--out {args.out!r} is a folder; give a file name")
-    folder = out.parent
-    if not folder.is_dir():
-        raise InputError(f"--out {args.out!r}: folder {str(folder)!r} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"--out {args.out!r}: folder {str(folder)!r} is not writable")
 
 
 def output_files(out: Path) -> tuple[Path, Path]:

@@ -22,7 +22,6 @@ import json
 import math
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -190,9 +189,6 @@ def check_options(args: argparse.Namespace) -> None:
         args.delimiter = delimiter_name(args.delimiter)
     if args.columns is not None:
         args.columns = parse_columns(args.columns)
-    for opt, value in (("--output", args.output), ("--workers", args.workers)):
-        if value is not None and Path(value).is_dir():
-            raise InputError(f"{opt} {value!r} is a folder; give a file name")
 
 
 def input_files(args: argparse.Namespace) -> tuple[str, str | None]:

@@ -21,11 +21,18 @@ def print_notes(notes: list[str]) -> None:
         print(f"marketsim: note: {note}", file=sys.stderr)
 
 
+#: Warnings for developers, hidden by Python's default filters: not shown as notes either.
+DEVELOPER_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning,
+                      ResourceWarning)
+
+
 @contextmanager
 def warnings_as_notes() -> Iterator[None]:
-    """Record every warning the block raises; when it ends normally, print each distinct one
-    as one ``marketsim: note:`` line (an error leaves the block with its own one line)."""
+    """Record every warning the block raises (each time it is raised: none is lost to
+    Python's once-per-place registry); when the block ends normally, print each distinct one as
+    one ``marketsim: note:`` line (an error leaves the block with its own one line)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
-    print_notes(note_lines([str(w.message) for w in caught]))
+    print_notes(note_lines([str(w.message) for w in caught
+                            if not issubclass(w.category, DEVELOPER_WARNINGS)]))

@@ -31,11 +31,16 @@ def check_output_files(
     outputs: dict[str, str | os.PathLike[str] | None],
     inputs: dict[str, str | os.PathLike[str] | None],
 ) -> None:
-    """InputError, before anything is computed, when an output file (option -> path) is one of
-    the input files (what -> path) or another output: written one after the other, the last
-    would silently replace the first."""
+    """InputError, before anything is computed, when an output file (option -> path) is a
+    folder or in a folder that does not exist, or is one of the input files (what -> path) or
+    another output: written one after the other, the last would silently replace the first."""
     given = [(opt, out) for opt, out in outputs.items() if out is not None]
     for i, (opt, out) in enumerate(given):
+        folder = os.path.dirname(out) or "."
+        if os.path.isdir(out) or not str(out):
+            raise InputError(f"{opt} {str(out)!r} is a folder; give a file name")
+        if not os.path.isdir(folder):
+            raise InputError(f"{opt} {str(out)!r}: folder {folder!r} does not exist")
         for what, inp in inputs.items():
             if inp is not None and _same_file(out, inp):
                 raise InputError(f"{opt} {str(out)!r} is the {what} file, an input: choose "

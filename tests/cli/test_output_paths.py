@@ -66,3 +66,17 @@ def test_distinct_outputs_are_written(folder: Path, capsys: pytest.CaptureFixtur
     assert main(["infer", "labels.csv", "--output", "p.csv", "--workers", "sub/w.csv"]) == 0
     assert (folder / "p.csv").read_text().startswith("task,predicted")
     assert (folder / "sub" / "w.csv").read_text().startswith("worker,n_labels")
+
+
+@pytest.mark.parametrize(("option", "path", "fragment"), [
+    ("--output", "nowhere/p.csv", "--output 'nowhere/p.csv': folder 'nowhere' does not exist"),
+    ("--workers", "sub", "--workers 'sub' is a folder"),
+])
+def test_an_output_that_cannot_be_written_is_refused_before_reading(
+        option: str, path: str, fragment: str, folder: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a missing folder was found when the file was written, after the fit."""
+    monkeypatch.setattr(infer_cmd, "load_labels", no_read)
+    code = main(["infer", "labels.csv", option, path])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and fragment in err, err
