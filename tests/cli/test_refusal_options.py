@@ -119,3 +119,31 @@ def test_each_refusal_suggests_only_options_of_its_command(
     known = options()
     wrong = [(cmd, opt) for cmd, opt in suggested(err, argv[0]) if opt not in known[cmd]]
     assert not wrong, f"{err.strip()}: options that do not exist: {wrong}"
+
+
+def defined_options(path: Path) -> set[str]:
+    """The options ``path`` declares with ``add_argument`` (a module's own command line)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {arg.value for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and getattr(node.func, "attr", "") == "add_argument" for arg in node.args
+            if isinstance(arg, ast.Constant) and str(arg.value).startswith("--")}
+
+
+def test_every_option_any_module_names_exists_somewhere() -> None:
+    """Beyond the command modules: a message of the scenario, study or report layers, or a
+    docstring, names an option of some command, of a module's own command line
+    (``python -m marketsim.record.schemas --write``) or of the benchmark script it names."""
+    known = set().union(*options().values())
+    modules = sorted(PACKAGE.rglob("*.py"))
+    known |= set().union(*(defined_options(path) for path in modules))
+    script = re.compile(r"benchmarks/(\w+)\.py")
+    wrong = []
+    for path in modules:
+        for line, text in strings(path):
+            for match in OPTION.finditer(text):
+                named = script.findall(text[:match.start()])
+                allowed = known if not named else defined_options(
+                    PACKAGE.parent / "benchmarks" / f"{named[-1]}.py")
+                if match.group() not in allowed:
+                    wrong.append((str(path.relative_to(PACKAGE)), line, match.group()))
+    assert not wrong, f"options that do not exist: {wrong}"
