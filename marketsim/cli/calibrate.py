@@ -62,6 +62,7 @@ from marketsim.scenario.calibration import (
     REPLICATES,
     Calibration,
     calibrated_text,
+    check_header,
     check_text,
     fit_record,
     types_summary,
@@ -148,10 +149,21 @@ def check_options(args: argparse.Namespace) -> None:
     if args.name is not None and not args.name.strip():
         raise InputError(f"--name {args.name!r} is blank; give the scenario a name (or leave "
                          "--name out for one from LABELS)")
-    if args.name is not None and any(0xD800 <= ord(ch) <= 0xDFFF for ch in args.name):
-        raise InputError(f"--name {args.name!r} is not UTF-8 text (undecodable bytes)")
+    name = scenario_name(args)
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in name):
+        raise InputError(f"--name {name!r} is not UTF-8 text (undecodable bytes)")
+    for opt, table in (("--name", {"name": name}), ("--seed", {"seed": args.seed})):
+        try:  # what the written scenario's parser would refuse after the fit
+            check_header(table)
+        except InputError as exc:
+            raise InputError(f"{opt}: {exc.detail}") from None
     if not args.out or Path(args.out).is_dir():
         raise InputError(f"--out {args.out!r} is a folder; give a file name")
+
+
+def scenario_name(args: argparse.Namespace) -> str:
+    """``--name``, else ``calibrated <dataset or labels file's stem>``."""
+    return args.name or f"calibrated {args.dataset or Path(args.labels).stem}"
 
 
 def output_files(out: Path) -> tuple[Path, Path]:
@@ -317,7 +329,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         data.tasks, data.workers, data.labels, weights, known, prior, data.n_workers,
         min(fits, key=lambda f: f.bic), seed=args.seed)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
-    name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
+    name = scenario_name(args)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, arrivals, types, forced, held)
     if by_moments:

@@ -112,6 +112,7 @@ def no_read(*_a: object, **_k: object) -> None:
 @pytest.mark.parametrize(("args", "fragment"), [
     (["--name", ""], "--name '' is blank"),
     (["--name", " \n"], "is blank"),
+    (["--seed", str(2**64)], "--seed: scenario.seed must be <="),
     (["--out", "nowhere/twin.toml"], "folder 'nowhere' does not exist"),
     (["--out", "twin.toml", "--truth", "twin.fit.json"],
      "--out (fit) 'twin.fit.json' is the truth file, an input"),
