@@ -32,8 +32,9 @@ def check_output_files(
     inputs: dict[str, str | os.PathLike[str] | None],
 ) -> None:
     """InputError, before anything is computed, when an output file (option -> path) is a
-    folder or in a folder that does not exist, or is one of the input files (what -> path) or
-    another output: written one after the other, the last would silently replace the first."""
+    folder or in a folder that does not exist or is not writable, or is one of the input files
+    (what -> path) or another output: written one after the other, the last would silently
+    replace the first."""
     given = [(opt, out) for opt, out in outputs.items() if out is not None]
     for i, (opt, out) in enumerate(given):
         folder = os.path.dirname(out) or "."
@@ -41,6 +42,8 @@ def check_output_files(
             raise InputError(f"{opt} {str(out)!r} is a folder; give a file name")
         if not os.path.isdir(folder):
             raise InputError(f"{opt} {str(out)!r}: folder {folder!r} does not exist")
+        if not os.access(folder, os.W_OK):
+            raise InputError(f"{opt} {str(out)!r}: folder {folder!r} is not writable")
         for what, inp in inputs.items():
             if inp is not None and _same_file(out, inp):
                 raise InputError(f"{opt} {str(out)!r} is the {what} file, an input: choose "
