@@ -13,7 +13,12 @@ runs that arm once and prints the goodness of fit (real against simulated per-wo
 labels per task and per worker, agreement rate, Dawid–Skene error), saved as ``<out>.fit.json``
 with one plot, ``<out>.fit.png``. A CSV file's time column (:mod:`marketsim.data.timestamps`)
 adds the arrival process: the labels' Poisson rate (:mod:`marketsim.aggregation.arrival_fit`)
-and real against simulated gaps between labels. """
+and real against simulated gaps between labels (the rows: :mod:`marketsim.cli.twin_fit`).
+
+The options and output files are checked before anything is read (a bad ``--name``,
+``--seed`` or ``--out`` would otherwise fail after the fit); the twin's classes are the classes
+workers gave (:func:`~marketsim.data.calibration_input.worker_classes_only`); the fit's Python
+warnings are shown as ``infer`` shows them (:mod:`marketsim.cli.notes`). """
 
 from __future__ import annotations
 
