@@ -13,7 +13,12 @@ runs that arm once and prints the goodness of fit (real against simulated per-wo
 labels per task and per worker, agreement rate, Dawid–Skene error), saved as ``<out>.fit.json``
 with one plot, ``<out>.fit.png``. A CSV file's time column (:mod:`marketsim.data.timestamps`)
 adds the arrival process: the labels' Poisson rate (:mod:`marketsim.aggregation.arrival_fit`)
-and real against simulated gaps between labels. """
+and real against simulated gaps between labels (the rows: :mod:`marketsim.cli.twin_fit`).
+
+The options and output files are checked before anything is read (a bad ``--name``,
+``--seed`` or ``--out`` would otherwise fail after the fit); the twin's classes are the classes
+workers gave (:func:`~marketsim.data.calibration_input.worker_classes_only`); the fit's Python
+warnings are shown as ``infer`` shows them (:mod:`marketsim.cli.notes`). """
 
 from __future__ import annotations
 
@@ -26,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit, fit_arrivals, gap_stats
+from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds
-from marketsim.aggregation.crowd_stats import CrowdStats, crowd_stats
+from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.registry import make_estimator
 from marketsim.aggregation.task_types import MAX_TYPES, type_candidates
@@ -39,12 +44,16 @@ from marketsim.aggregation.type_selection import (
     select_types,
 )
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
+from marketsim.cli.notes import warnings_as_notes
+from marketsim.cli.twin_fit import fit_rows, poor_fit_warning, time_rows
 from marketsim.data.calibration_input import (
     calibration_warnings,
     check_calibratable,
     labelled_only,
+    worker_classes_only,
 )
 from marketsim.data.columns import delimiter_name, parse_columns
+from marketsim.data.csv_labels import ScoreFileError
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
 from marketsim.data.labels import LabelSet
 from marketsim.data.load import FORMATS, load_labels_timed
@@ -52,12 +61,13 @@ from marketsim.data.timestamps import TIME_ALIASES, Timestamps
 from marketsim.data.truth import check_truth_coverage
 from marketsim.errors import EXIT_OK, InputError
 from marketsim.record.files import write_json_atomic, write_text_atomic
-from marketsim.record.predictions import refuse_overwriting_inputs
+from marketsim.record.predictions import check_output_files
 from marketsim.report.calibration_plot import plot_fit
 from marketsim.scenario.calibration import (
     REPLICATES,
     Calibration,
     calibrated_text,
+    check_header,
     check_text,
     fit_record,
     types_summary,
@@ -141,8 +151,30 @@ def check_options(args: argparse.Namespace) -> None:
         args.delimiter = delimiter_name(args.delimiter)
     if args.columns is not None:
         args.columns = parse_columns(args.columns)
-    if Path(args.out).is_dir():
+    if args.name is not None and not args.name.strip():
+        raise InputError(f"--name {args.name!r} is blank; give the scenario a name (or leave "
+                         "--name out for one from LABELS)")
+    name = scenario_name(args)
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in name):
+        raise InputError(f"--name {name!r} is not UTF-8 text (undecodable bytes)")
+    for opt, table in (("--name", {"name": name}), ("--seed", {"seed": args.seed})):
+        try:  # what the written scenario's parser would refuse after the fit
+            check_header(table)
+        except InputError as exc:
+            raise InputError(f"{opt}: {exc.detail}") from None
+    if not args.out or Path(args.out).is_dir():
         raise InputError(f"--out {args.out!r} is a folder; give a file name")
+
+
+def scenario_name(args: argparse.Namespace) -> str:
+    """``--name``, else ``calibrated <dataset or labels file's stem>``."""
+    return args.name or f"calibrated {args.dataset or Path(args.labels).stem}"
+
+
+def output_files(out: Path) -> tuple[Path, Path]:
+    """``<out>.fit.json`` and ``<out>.fit.png``: the goodness of fit written beside the
+    scenario."""
+    return out.with_suffix(".fit.json"), out.with_suffix(".fit.png")
 
 
 def command_line(args: argparse.Namespace, labels: str, truth: str | None) -> str:
@@ -187,43 +219,6 @@ def reference(data: LabelSet, truth: np.ndarray | None) -> tuple[np.ndarray, np.
     return weights, prior / prior.sum(), ref, source
 
 
-def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: float
-             ) -> list[dict[str, Any]]:
-    """Goodness of fit: one row per statistic, real against simulated."""
-    def spread(x: np.ndarray) -> str:
-        return f"{np.mean(x):.2f} (sd {np.std(x):.2f}, {np.min(x)}-{np.max(x)})"
-
-    both = ~np.isnan(real.worker_accuracy) & ~np.isnan(twin.worker_accuracy)
-    gap = np.abs(real.worker_accuracy[both] - twin.worker_accuracy[both])
-    weights = real.labels_per_worker[both]
-    constant = np.ptp(real.labels_per_worker) == 0 or np.ptp(twin.labels_per_worker) == 0
-    corr = "n/a (constant)" if constant else \
-        f"{np.corrcoef(real.labels_per_worker, twin.labels_per_worker)[0, 1]:.4f}"
-    return [
-        {"statistic": "accuracy (all labels)", "real": _overall(real), "simulated": _overall(twin)},
-        {"statistic": "per-worker accuracy, mean |real - simulated| (label-weighted)",
-         "real": "", "simulated": f"{np.average(gap, weights=weights):.4f}"},
-        {"statistic": "labels per task", "real": spread(real.labels_per_task),
-         "simulated": spread(twin.labels_per_task)},
-        {"statistic": "labels per worker", "real": spread(real.labels_per_worker),
-         "simulated": spread(twin.labels_per_worker)},
-        {"statistic": "labels per worker, correlation real/simulated", "real": "",
-         "simulated": corr},
-        {"statistic": "agreement rate (label pairs on a task)", "real": f"{real.agreement:.4f}",
-         "simulated": f"{twin.agreement:.4f}"},
-        {"statistic": "tasks on which most labels are wrong (shared errors)",
-         "real": f"{real.mostly_wrong:.4f}", "simulated": f"{twin.mostly_wrong:.4f}"},
-        {"statistic": "Dawid-Skene error rate",
-         "real": "n/a (no truth)" if np.isnan(real_error) else f"{100 * real_error:.2f}%",
-         "simulated": f"{100 * twin_error:.2f}% (1 replicate)"},
-    ]
-
-
-def _overall(stats: CrowdStats) -> str:
-    ok = ~np.isnan(stats.worker_accuracy)
-    return f"{np.average(stats.worker_accuracy[ok], weights=stats.labels_per_worker[ok]):.4f}"
-
-
 def arrivals_fit(times: Timestamps, source: str) -> ArrivalFit:
     """The arrival process of the file's times; InputError when its rate is outside what a
     scenario accepts (numbers in too small or too large a unit)."""
@@ -238,53 +233,14 @@ def arrivals_fit(times: Timestamps, source: str) -> ArrivalFit:
     return fit
 
 
-def time_rows(fit: ArrivalFit, real_times: np.ndarray, sim_times: np.ndarray
-              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Goodness of fit of the arrival process (rows) and its record for ``<out>.fit.json``.
-
-    The twin's initial graph is in place at time 0 (``at_zero`` labels): its gaps are those
-    from time 0 on, and its span is compared with the real time the labels after the first
-    ``at_zero`` took."""
-    unit = fit.unit
-    at_zero = int(np.count_nonzero(sim_times == 0.0))
-    sim = gap_stats(sim_times[max(at_zero - 1, 0):])
-    t = np.sort(real_times)
-    real_after = float(t[-1] - t[min(max(at_zero - 1, 0), t.size - 1)])
-    sim_span = float(sim_times[-1]) if sim_times.size else 0.0
-    g = fit.gaps
-    rows = [
-        {"statistic": f"gap between labels, mean ({unit}s)", "real": f"{g.mean:.6g}",
-         "simulated": f"{sim.mean:.6g}"},
-        {"statistic": "gap between labels, coefficient of variation (Poisson: 1)",
-         "real": f"{g.cv:.3f}", "simulated": f"{sim.cv:.3f}"},
-        {"statistic": f"time for the labels after the first {at_zero} ({unit}s)",
-         "real": f"{real_after:.6g}", "simulated": f"{sim_span:.6g} (from time 0)"},
-    ]
-    record = {
-        "column": fit.column, "kind": fit.kind, "unit": unit, "rate": fit.rate,
-        "labels": g.n_labels, "span": g.span, "gap_mean": g.mean, "gap_cv": g.cv,
-        "poor_fit": fit.poor, "poor_fit_cv": POOR_FIT_CV,
-        "simulated": {"labels_at_time_0": at_zero, "gap_mean": sim.mean, "gap_cv": sim.cv,
-                      "span": sim_span, "real_time_after_those": real_after},
-    }
-    return rows, record
-
-
-def poor_fit_warning(fit: ArrivalFit) -> str:
-    """What the output says when the real gaps are too bursty for a Poisson process."""
-    return (f"warning: the real gaps between labels have coefficient of variation "
-            f"{fit.gaps.cv:.2f} (a Poisson process has 1; above {POOR_FIT_CV:g} is a poor "
-            "fit): this crowd comes in bursts, the twin arrives steadily at the same long-run "
-            "rate, so its times to a target are a steady crowd's")
-
-
 def checked_input(data: LabelSet, truth: np.ndarray | None, labels_file: str
                   ) -> tuple[LabelSet, np.ndarray | None]:
     """The labelled tasks of ``data`` (and their truth), refused when there is nothing to fit;
     one ``marketsim: warning:`` line on stderr per thing the fit cannot learn."""
     data, truth, dropped = labelled_only(data, truth)
+    data, truth, taken_out = worker_classes_only(data, truth)
     check_calibratable(data, truth, labels_file)
-    for note in calibration_warnings(data, truth, dropped):
+    for note in [*taken_out, *calibration_warnings(data, truth, dropped)]:
         print(f"marketsim: warning: {note}", file=sys.stderr)
     return data, truth
 
@@ -302,8 +258,23 @@ def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.n
     return choose_by_moments(real_vote, real_error, vote, final)
 
 
+def load(args: argparse.Namespace, labels_file: str, truth_file: str | None, fmt: str | None
+         ) -> tuple[LabelSet, np.ndarray | None, Timestamps | None]:
+    """The labels, truth and times of the file; a file of scores is refused in one line."""
+    try:
+        return load_labels_timed(labels_file, truth_file, fmt, delimiter=args.delimiter,
+                                 columns=args.columns, duplicates=args.duplicates,
+                                 on_drop=warn)
+    except ScoreFileError as exc:
+        raise InputError(f"{exc.detail}; a file of continuous scores cannot be calibrated "
+                         "(calibrate fits class labels; marketsim infer reads score files)",
+                         source=exc.source, where=exc.where) from None
+
+
 def execute(args: argparse.Namespace) -> int:
-    """Run ``calibrate``: load, fit, write the scenario, simulate it once, report the fit."""
+    """Run ``calibrate``: load, fit, write the scenario, simulate it once, report the fit.
+    Every check of the options and output files comes before the fit; the fit's Python
+    warnings are printed as ``marketsim: note:`` lines, as ``infer`` prints them."""
     check_options(args)
     if args.dataset is not None:
         crowd, truth_path = dataset_paths(args.dataset, args.data_dir)
@@ -311,12 +282,37 @@ def execute(args: argparse.Namespace) -> int:
     else:
         labels_file, truth_file, fmt = args.labels, args.truth, args.format
     out = Path(args.out)
-    fit_json, fit_png = out.with_suffix(".fit.json"), out.with_suffix(".fit.png")
-    refuse_overwriting_inputs({"--out": str(out), "--out (fit)": str(fit_json)},
-                              {"labels": labels_file, "truth": truth_file})
-    data, truth, times = load_labels_timed(labels_file, truth_file, fmt,
-                                           delimiter=args.delimiter, columns=args.columns,
-                                           duplicates=args.duplicates, on_drop=warn)
+    fit_json, fit_png = output_files(out)
+    check_output_files({"--out": out, "--out (fit)": fit_json, "--out (plot)": fit_png},
+                       {"labels": labels_file, "truth": truth_file})
+    with warnings_as_notes():
+        cal, rows, arrivals = fit_twin(args, labels_file, truth_file, fmt)
+    chosen, forced = cal.chosen, cal.forced_types
+    how = (f"lowest with --task-types {forced}" if forced is not None else
+           f"lowest with {cal.n_types} type(s), by "
+           + ("the twins' errors" if cal.moments is not None else "held-out likelihood"))
+    print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
+    print(types_summary(cal))
+    width = max(len(r["statistic"]) for r in rows)
+    print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")
+    for r in rows:
+        print(f"{r['statistic']:<{width}}  {r['real']:>28}  {r['simulated']}")
+    if arrivals is not None:
+        print(f"arrivals: {arrivals.rate:.6g} labels per {arrivals.unit} (1 unit of simulated "
+              f"time = 1 {arrivals.unit} of column {arrivals.column!r})")
+        if arrivals.poor:
+            print(poor_fit_warning(arrivals))
+    print(f"saved {fit_json} and {fit_png}", file=sys.stderr)
+    return EXIT_OK
+
+
+def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
+             fmt: str | None) -> tuple[Calibration, list[dict[str, Any]], ArrivalFit | None]:
+    """Load, fit, write the scenario and its goodness of fit (``<out>.fit.json``, ``.png``);
+    the calibration, the goodness-of-fit rows and the arrival fit, for the printed summary."""
+    out = Path(args.out)
+    fit_json, fit_png = output_files(out)
+    data, truth, times = load(args, labels_file, truth_file, fmt)
     if truth is not None and truth_file is not None:
         check_truth_coverage(data, truth, truth_file=truth_file, labels_file=labels_file)
     if data.n_labels == 0:
@@ -338,7 +334,7 @@ def execute(args: argparse.Namespace) -> int:
         data.tasks, data.workers, data.labels, weights, known, prior, data.n_workers,
         min(fits, key=lambda f: f.bic), seed=args.seed)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
-    name = args.name or f"calibrated {args.dataset or Path(labels_file).stem}"
+    name = scenario_name(args)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, arrivals, types, forced, held)
     if by_moments:
@@ -353,26 +349,10 @@ def execute(args: argparse.Namespace) -> int:
     twin_stats = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, sim.n_tasks,
                              sim.n_workers, k)
     rows = fit_rows(real_stats, twin_stats, real_error, sim_error)
-    chosen = cal.chosen
     record: dict[str, Any] = {"scenario": str(out), **fit_record(cal), "goodness_of_fit": rows}
     if arrivals is not None and times is not None:
         more, record["arrivals"] = time_rows(arrivals, times.values, sim_times)
         rows += more
     write_json_atomic(fit_json, record)
     plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
-    how = (f"lowest with --task-types {forced}" if forced is not None else
-           f"lowest with {cal.n_types} type(s), by "
-           + ("the twins' errors" if cal.moments is not None else "held-out likelihood"))
-    print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
-    print(types_summary(cal))
-    width = max(len(r["statistic"]) for r in rows)
-    print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")
-    for r in rows:
-        print(f"{r['statistic']:<{width}}  {r['real']:>28}  {r['simulated']}")
-    if arrivals is not None:
-        print(f"arrivals: {arrivals.rate:.6g} labels per {arrivals.unit} (1 unit of simulated "
-              f"time = 1 {arrivals.unit} of column {arrivals.column!r})")
-        if arrivals.poor:
-            print(poor_fit_warning(arrivals))
-    print(f"saved {fit_json} and {fit_png}", file=sys.stderr)
-    return EXIT_OK
+    return cal, rows, arrivals

@@ -22,8 +22,6 @@ import json
 import math
 import sys
 import time
-import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +30,9 @@ from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS, make_estimator
 from marketsim.aggregation.summary import class_summary, score_summary
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
+from marketsim.cli.notes import print_notes, warnings_as_notes
 from marketsim.data.columns import delimiter_name, parse_columns
+from marketsim.data.csv_labels import ScoreFileError
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
 from marketsim.data.features import FeatureTable, load_features
 from marketsim.data.labels import LabelSet
@@ -41,7 +41,7 @@ from marketsim.data.scores import load_scores
 from marketsim.data.truth import check_truth_coverage
 from marketsim.errors import EXIT_OK, InputError
 from marketsim.record.predictions import (
-    refuse_overwriting_inputs,
+    check_output_files,
     score_worker_table,
     worker_table,
     write_means,
@@ -189,9 +189,6 @@ def check_options(args: argparse.Namespace) -> None:
         args.delimiter = delimiter_name(args.delimiter)
     if args.columns is not None:
         args.columns = parse_columns(args.columns)
-    for opt, value in (("--output", args.output), ("--workers", args.workers)):
-        if value is not None and Path(value).is_dir():
-            raise InputError(f"{opt} {value!r} is a folder; give a file name")
 
 
 def input_files(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -215,7 +212,11 @@ def load_input(
     if args.scores:
         return load_scores(labels_file, truth_file, **csv_options)
     fmt = "zhang" if args.dataset is not None else args.format
-    return load_labels(labels_file, truth_file, fmt, **csv_options)
+    try:
+        return load_labels(labels_file, truth_file, fmt, **csv_options)
+    except ScoreFileError as exc:
+        raise InputError(f"{exc.detail}; a file of continuous scores needs --scores",
+                         source=exc.source, where=exc.where) from None
 
 
 def build_estimator(args: argparse.Namespace) -> tuple[BaseAggregator, list[str]]:
@@ -236,25 +237,17 @@ def build_estimator(args: argparse.Namespace) -> tuple[BaseAggregator, list[str]
 # --------------------------------------------------------------------------------------------
 # fitting and results
 # --------------------------------------------------------------------------------------------
-def fit(
-    est: BaseAggregator, data: LabelSet, method: str, **fit_params: Any
-) -> tuple[float, list[str]]:
-    """Fit ``est`` (with ``fit_params``, e.g. ``features``); return the seconds taken and
-    one-line notes for warnings raised."""
-    notes: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+def fit(est: BaseAggregator, data: LabelSet, method: str, **fit_params: Any) -> float:
+    """Fit ``est`` (with ``fit_params``, e.g. ``features``); return the seconds taken. The
+    warnings raised are printed as ``marketsim: note:`` lines (:mod:`marketsim.cli.notes`)."""
+    with warnings_as_notes():
         started = time.perf_counter()
         try:
             est.fit(data, **fit_params)
         except ValueError as exc:
             raise InputError(f"method {method!r} cannot fit these labels: {exc}") from None
         seconds = time.perf_counter() - started
-    for w in caught:
-        text = " ".join(str(w.message).split())
-        if text not in notes:
-            notes.append(text)
-    return seconds, notes
+    return seconds
 
 
 def _fmt(x: Any) -> str:
@@ -346,7 +339,7 @@ def execute(args: argparse.Namespace) -> int:
     """Run ``infer``: check options, load, fit, report, write files."""
     check_options(args)
     labels_file, truth_file = input_files(args)
-    refuse_overwriting_inputs(
+    check_output_files(
         {"--output": args.output, "--workers": args.workers},
         {"labels": labels_file, "truth": truth_file, "features": args.features},
     )
@@ -361,15 +354,11 @@ def execute(args: argparse.Namespace) -> int:
     if args.features is not None:
         features, notes = load_task_features(args.features, data, args)
         fit_params["features"] = features.values
-        for note in notes:
-            print(f"marketsim: note: {note}", file=sys.stderr)
+        print_notes(notes)
     load_seconds = time.perf_counter() - started
     est, ignored = build_estimator(args)
-    for opt in ignored:
-        print(f"marketsim: note: {opt} is ignored by method {args.method!r}", file=sys.stderr)
-    seconds, notes = fit(est, data, args.method, **fit_params)
-    for note in notes:
-        print(f"marketsim: note: {note}", file=sys.stderr)
+    print_notes([f"{opt} is ignored by method {args.method!r}" for opt in ignored])
+    seconds = fit(est, data, args.method, **fit_params)
     make_summary = score_summary if args.scores else class_summary
     result = make_summary(est, data, truth, method=args.method, seconds=seconds,
                           labels_file=labels_file, truth_file=truth_file)

@@ -82,11 +82,26 @@ def map_columns(
 
     ``strict`` (the labels file): a mapped role is read from its named column only, which must
     be in the header. Otherwise (truth and feature files) the named column is one more alias.
-    Roles the file does not have are ignored; a role not in :data:`COLUMN_ROLES` is an error.
+    A mapped column is never claimed by another role's default name: in the labels file that
+    is an error naming both (``--columns label=task`` on a header with ``task``), elsewhere the
+    other role just does not take it. Roles the file does not have are ignored; a role not in
+    :data:`COLUMN_ROLES` is an error.
     """
     found = ", ".join(repr(h) for h in header)
     names = {h.strip().lower() for h in header}
     aliases = {**wanted, **optional}
+    mapped = {name.strip().lower(): role for role, name in columns.items() if role in aliases}
+    for role, role_aliases in aliases.items():  # a mapped column is its role's only
+        taken = [a for a in role_aliases if mapped.get(a, role) != role]
+        if strict and role not in columns and any(a in names for a in taken):
+            other = mapped[next(a for a in taken if a in names)]
+            raise InputError(
+                f"--columns {other}={columns[other]}: column {columns[other]!r} is also the "
+                f"default {role} column; give the {role} role its own column too (--columns "
+                f"{other}={columns[other]},{role}=COLUMN)",
+                source=source, where=str(line),
+            )
+        aliases[role] = tuple(a for a in role_aliases if a not in taken)
     for role, name in columns.items():
         if role not in COLUMN_ROLES:
             raise InputError(

@@ -10,9 +10,9 @@ that every other reader ignores.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import replace
+from itertools import chain
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from marketsim.data.assembly import (
     _codes,
     _too_many_classes,
 )
+from marketsim.data.class_values import class_table
 from marketsim.data.columns import ColumnMap
 from marketsim.data.labels import LabelSet
 from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_named, _read_csv_table
@@ -34,15 +35,9 @@ _LABEL_COLUMNS = {"task": ("task", "question"), "worker": ("worker",), "label": 
 _TRUTH_COLUMNS = {"task": ("task", "question"), "label": ("label", "truth", "answer")}
 
 
-def _class_value(text: str) -> int | float | None:
-    """The number a class label spells (int when integral), or None if not numeric."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(value):
-        return None
-    return int(value) if value.is_integer() else value
+class ScoreFileError(InputError):
+    """A labels file with a ``score`` column and no class label: a file of continuous scores.
+    The command that read it says what reads such a file (``infer --scores``)."""
 
 
 def load_csv(
@@ -56,12 +51,13 @@ def load_csv(
 ) -> tuple[LabelSet, Truth]:
     """Load a headed CSV of labels (and truth); ids are strings coded in order of appearance.
 
-    Class labels are sorted numerically when all are numbers (``"1"`` and ``"1.0"`` are the same
-    class), else lexicographically; ``class_ids`` maps indices back. A ``score`` column, when
-    present, becomes ``LabelSet.scores`` (empty cells are NaN). Fields are separated by
-    ``delimiter`` (default: detected per file from its header line). ``columns`` maps roles
-    (task, worker, label, score) to the labels file's column names; in the truth file the
-    mapped name is accepted beside the usual ones. A time column is ignored. A repeated
+    Class labels are read exactly (:mod:`~marketsim.data.class_values`): sorted numerically when
+    all are numbers (``"1"`` and ``"1.0"`` are the same class, spelled as first written), else
+    lexicographically; ``class_ids`` maps indices back, as the files spell them. A ``score``
+    column, when present, becomes ``LabelSet.scores`` (empty cells are NaN). Fields are
+    separated by ``delimiter`` (default: detected per file from its header line). ``columns``
+    maps roles (task, worker, label, score) to the labels file's column names; in the truth file
+    the mapped name is accepted beside the usual ones. A time column is ignored. A repeated
     (task, worker) pair is an error, or ``duplicates`` keeps its ``first`` or ``last`` answer
     (``on_drop`` is told how many were dropped; see :func:`~marketsim.data.assembly._assemble`).
     """
@@ -107,8 +103,7 @@ def _load(
                                              columns=columns)
     except InputError as exc:
         if exc.detail.startswith("missing column 'label'") and "'score'" in exc.detail.lower():
-            raise InputError(f"{exc.detail}; a file of continuous scores needs --scores",
-                             source=exc.source, where=exc.where) from None
+            raise ScoreFileError(exc.detail, source=exc.source, where=exc.where) from None
         raise
     if not lines.size:
         raise InputError("no labels (only a header)", source=source)
@@ -130,17 +125,7 @@ def _load(
     distinct = set(cols["label"]).union(tcols["label"])
     if len(distinct) > MAX_CLASSES:
         _too_many_classes(cols["label"], lines, tcols["label"], tlines, source, truth_source)
-    numeric = {s: _class_value(s) for s in distinct}
-    if all(v is not None for v in numeric.values()):
-        ordered = sorted(set(numeric.values()))  # type: ignore[type-var]
-        position = {v: i for i, v in enumerate(ordered)}
-        class_index = {s: position[v] for s, v in numeric.items()}
-        is_int = all(isinstance(v, int) for v in ordered)
-        class_ids = np.array(ordered, dtype=np.int64 if is_int else np.float64)
-    else:
-        ordered_s = sorted(distinct)
-        class_index = {s: i for i, s in enumerate(ordered_s)}
-        class_ids = np.array(ordered_s, dtype=str)
+    class_index, class_ids = class_table(chain(cols["label"], tcols["label"]))
     labels = np.fromiter(map(class_index.__getitem__, cols["label"]), np.int64, len(lines))
     truth_labels = np.fromiter(map(class_index.__getitem__, tcols["label"]), np.int64,
                                len(tlines))

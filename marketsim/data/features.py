@@ -76,7 +76,8 @@ def load_features(
         raise InputError("no feature rows (only a header)", source=source)
 
     ids = np.asarray(task_ids)
-    integer_ids = ids.dtype.kind in "iu"
+    integer_ids = ids.dtype.kind in "iu" or (  # zhang ids beyond int64 are Python ints
+        ids.dtype == object and all(isinstance(t, int) for t in ids.tolist()))
     index = {str(t): i for i, t in enumerate(ids.tolist())}
     keys = out["task"]
     if integer_ids:

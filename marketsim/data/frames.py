@@ -38,14 +38,18 @@ def pandas() -> Any:
 
 
 def as_object_column(values: Iterable[Any]) -> np.ndarray:
-    """A 1-d array of the values; tuples and other sequences stay single elements."""
+    """A 1-d array of the values; tuples and other sequences stay single elements. Integers
+    become int64 when they all fit, else stay Python ints (never floats: exact at any size)."""
     items = list(values)
     arr = np.empty(len(items), dtype=object)
     arr[:] = items
     kinds = {type(v) for v in items}
     if kinds and all(issubclass(t, (int, np.integer)) and not issubclass(t, bool)
                      for t in kinds):
-        return arr.astype(np.int64)
+        try:
+            return arr.astype(np.int64)
+        except OverflowError:  # beyond int64: Python ints, exact at any size
+            return arr
     if kinds and all(issubclass(t, (float, np.floating)) for t in kinds):
         return arr.astype(np.float64)
     if kinds and all(issubclass(t, str) for t in kinds):
@@ -103,12 +107,23 @@ def frame_columns(
     pd = pandas()
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame or a LabelSet, got {type(frame).__name__}")
-    missing = [c for c in (task, worker, label) if c not in frame.columns]
+    roles = {"task": task, "worker": worker, "label": label}
+    missing = [c for c in roles.values() if c not in frame.columns]
     if missing:
         raise ValueError(
             f"DataFrame has no column {missing[0]!r}; it has {', '.join(map(str, frame.columns))}"
             " (name the columns with task=, worker=, label=)"
         )
+    for role, name in roles.items():
+        twice = int(np.count_nonzero(np.asarray(frame.columns == name)))
+        if twice > 1:
+            raise ValueError(f"DataFrame has {twice} columns named {name!r} (the {role} "
+                             "column): keep one, or rename them and name the columns with "
+                             "task=, worker=, label=")
+        other = next((r for r, n in roles.items() if r != role and n == name), None)
+        if other is not None:
+            raise ValueError(f"{role}= and {other}= both name column {name!r}; give each "
+                             "role its own column")
     out = []
     for name in (task, worker, label):
         col = frame[name].to_numpy()

@@ -15,13 +15,12 @@ from marketsim.data.labels import LabelSet
 from marketsim.data.parsing import _INT_RE, _read_text
 from marketsim.errors import InputError
 
-_INT64_MAX = 2**63 - 1
-
 
 def _parse_int_table(
     text: str, ncols: int, source: str, names: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Parse whitespace-separated integer rows; return ``(values (n, ncols), line numbers)``.
+    """Parse whitespace-separated integer rows; return ``(values (n, ncols), line numbers)``:
+    int64, or exact Python ints (an object array) when some value is beyond int64.
 
     Fast path: one ``str.split`` and one numpy conversion. Only when that fails are lines
     scanned one by one, to name the offending line.
@@ -48,13 +47,27 @@ def _parse_int_table(
         return values.reshape(-1, ncols), line_numbers
     for i in rows.tolist():
         for token in lines[i].split():
-            if not _INT_RE.fullmatch(token) or abs(int(token)) > _INT64_MAX:
+            if not _INT_RE.fullmatch(token):
                 raise InputError(
                     f"{token!r} is not an integer (fields: {names}, all integers)",
                     source=source,
                     where=str(i + 1),
                 )
-    raise InputError(f"cannot read integers (fields: {names})", source=source)  # pragma: no cover
+    # every token an integer, some beyond int64: exact Python ints (ids of any size)
+    big = np.empty(int(nfields[rows].sum()), dtype=object)
+    try:
+        big[:] = [int(token) for token in text.split()]
+    except ValueError:  # more digits than Python converts: refuse, naming the line
+        for i in rows.tolist():
+            for token in lines[i].split():
+                try:
+                    int(token)
+                except ValueError:
+                    raise InputError(f"integer of {len(token)} characters is too long "
+                                     f"(fields: {names})", source=source,
+                                     where=str(i + 1)) from None
+        raise  # pragma: no cover
+    return big.reshape(-1, ncols), line_numbers
 
 
 def load_zhang(
@@ -102,6 +115,7 @@ def load_zhang(
         class_idx = values - 1
     else:
         class_ids, class_idx = np.unique(values, return_inverse=True)
+    class_idx = np.asarray(class_idx, dtype=np.int64)  # small indices, also from Python ints
     n = crowd.shape[0]
     data, truth_classes, _ = _assemble(
         source=source,

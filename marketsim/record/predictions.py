@@ -19,23 +19,39 @@ from marketsim.errors import InputError
 from marketsim.record.files import write_csv_atomic
 
 
-def refuse_overwriting_inputs(
-    outputs: dict[str, str | None], inputs: dict[str, str | os.PathLike[str] | None]
+def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file: the same resolved path (symlinks, ``./`` and ``..``
+    followed), or the same file (``os.path.samefile``, e.g. a hard link) when both exist."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+
+
+def check_output_files(
+    outputs: dict[str, str | os.PathLike[str] | None],
+    inputs: dict[str, str | os.PathLike[str] | None],
 ) -> None:
-    """InputError when an output file (option -> path) is one of the input files (what ->
-    path): the same resolved path, or the same file (``os.path.samefile``) when both exist."""
-    for opt, out in outputs.items():
-        if out is None:
-            continue
+    """InputError, before anything is computed, when an output file (option -> path) is a
+    folder or in a folder that does not exist or is not writable, or is one of the input files
+    (what -> path) or another output: written one after the other, the last would silently
+    replace the first."""
+    given = [(opt, out) for opt, out in outputs.items() if out is not None]
+    for i, (opt, out) in enumerate(given):
+        folder = os.path.dirname(out) or "."
+        if os.path.isdir(out) or not str(out):
+            raise InputError(f"{opt} {str(out)!r} is a folder; give a file name")
+        if not os.path.isdir(folder):
+            raise InputError(f"{opt} {str(out)!r}: folder {folder!r} does not exist")
+        if not os.access(folder, os.W_OK):
+            raise InputError(f"{opt} {str(out)!r}: folder {folder!r} is not writable")
         for what, inp in inputs.items():
-            if inp is None:
-                continue
-            same = os.path.realpath(out) == os.path.realpath(inp)
-            if not same and os.path.exists(out) and os.path.exists(inp):
-                same = os.path.samefile(out, inp)
-            if same:
-                raise InputError(f"{opt} {out!r} is the {what} file, an input: choose another "
-                                 "output file name")
+            if inp is not None and _same_file(out, inp):
+                raise InputError(f"{opt} {str(out)!r} is the {what} file, an input: choose "
+                                 "another output file name")
+        for other, path in given[:i]:
+            if _same_file(out, path):
+                raise InputError(f"{other} {str(path)!r} and {opt} {str(out)!r} are the same "
+                                 "file: give each output its own file name")
 
 
 def _num(x: float) -> str:

@@ -29,9 +29,11 @@ from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.task_types import TypesFit
 from marketsim.aggregation.type_selection import MOMENT_MARGIN, HeldOut, MomentChoice
 from marketsim.policies.registry import market_problem
+from marketsim.scenario.market_specs import HeaderSpec
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
-from marketsim.scenario.toml_out import dumps
+from marketsim.scenario.toml_out import comment, dumps
+from marketsim.scenario.validation import validate
 
 #: Replicates the written scenario asks for (the acceptance check's number).
 REPLICATES = 10
@@ -348,8 +350,15 @@ def time_lines(cal: Calibration) -> list[str]:
 def calibrated_text(cal: Calibration, command: str, seed: int = 0) -> str:
     """The scenario file: comment header, then the document (checked to validate)."""
     text = dumps(scenario_document(cal, seed))
-    lines = "".join(f"# {line}\n" for line in header(cal, command))
+    lines = "".join(f"{comment(line)}\n" for line in header(cal, command))
     return lines + "\n" + text
+
+
+def check_header(table: dict[str, Any]) -> None:
+    """Values of the ``[scenario]`` table (``name``, ``seed``) validated as the parser will
+    validate the written file: ``calibrate`` checks its ``--name`` and ``--seed`` with this
+    before it fits anything. InputError naming the key."""
+    validate(HeaderSpec, {**table, "replicates": REPLICATES}, "", prefix=("scenario",))
 
 
 def check_text(text: str, source: str) -> Scenario:

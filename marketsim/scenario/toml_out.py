@@ -30,6 +30,22 @@ def string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def _control(ch: str) -> bool:
+    """Whether TOML forbids ``ch`` as it is in a string or a comment (tab is allowed)."""
+    return (ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F
+
+
+def comment(text: str) -> str:
+    r"""A TOML comment line ``# text``: line breaks and other control characters in ``text``
+    (a user's ``--name``, a file name) are written as escapes (``\n``, ``\u001b``; also a
+    lone surrogate, an undecodable byte of a file name), so the text cannot end the comment
+    and start TOML of its own, nor make the file unwritable as UTF-8."""
+    short = {"\n": "\\n", "\r": "\\r"}
+    body = "".join(short.get(ch, f"\\u{ord(ch):04x}")
+                   if _control(ch) or 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
+    return f"# {body}"
+
+
 def value(v: Any) -> str:
     """A TOML value (tables inline)."""
     if isinstance(v, bool):

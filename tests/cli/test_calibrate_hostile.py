@@ -66,16 +66,18 @@ def test_all_labels_identical_without_truth_is_one_line_exit_2(
     assert not (tmp_path / "twin.toml").exists()
 
 
-def test_a_class_only_the_truth_has_is_fitted_with_a_warning(
+def test_labels_of_one_class_are_refused_whatever_classes_the_truth_has(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A twin's classes are the classes workers gave (issue #38 point 16): a truth file's
+    other class is not one, so one class is left and nothing to fit (before: a 2-class twin
+    whose workers answered class 0 by the fit's smoothing alone)."""
     tasks = np.repeat(np.arange(30), 3)
     crowd = write_crowd(tmp_path / "same.csv", tasks, np.tile([0, 1, 2], 30), np.ones(90, int))
     truth = write_truth(tmp_path / "truth.csv", np.arange(30), np.arange(30) % 2)
     code, _, err = calibrate(tmp_path, crowd, truth, capsys)
-    assert code == 0
-    assert any("class '0' is never given as a label" in w for w in warnings_of(err))
-    scenario = load_scenario(tmp_path / "twin.toml")
-    assert scenario.tasks.classes == 2 and scenario.tasks.count == 30
+    assert code == 2 and err.count("\n") == 1
+    assert "same.csv" in err and "every label is class '1'" in err
+    assert not (tmp_path / "twin.toml").exists()
 
 
 @pytest.mark.parametrize("shape", ["one worker", "one label per task"])
