@@ -16,7 +16,7 @@ from pydantic import model_validator
 
 from marketsim.options import F
 from marketsim.scenario.dynamics_specs import DynamicsSpec
-from marketsim.scenario.table import FloatRows, Floats, Table
+from marketsim.scenario.table import FloatRows, Floats, Table, bounded_floats
 from marketsim.scenario.validation import KeyProblem
 from marketsim.scenario.worker_models import (
     WORKER_MODEL_FACTS,
@@ -33,6 +33,11 @@ ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 #: Bounds of ``workers.arrivals.rate``: simulated times stay far from float overflow (a rate of
 #: 1e-308 would make inter-arrival times of 1e308 and the clock infinite).
 MIN_RATE, MAX_RATE = 1e-6, 1e9
+#: The highest price of a label (``workers.price``, a tier's, ``budget.min_price``): every
+#: money figure stays finite (labels x price x (1 + fee) far below float overflow).
+MAX_PRICE = 1e9
+#: Tier prices: each > 0 and at most :data:`MAX_PRICE`.
+Prices = bounded_floats(gt=0, le=MAX_PRICE)
 
 
 class TaskMeansSpec(Table):
@@ -165,8 +170,9 @@ class TiersSpec(Table):
                      "len(cuts) + 1 tiers; tier = number of cuts ≤ ability + N(0, noise²), "
                      "drawn once per replicate and shared by every arm", min_length=1)
     noise: float = F(0.0, "standard deviation of the observation noise", ge=0, le=10)
-    prices: Floats = F(..., "price of one label per tier, len(cuts) + 1 numbers > 0",
-                       min_length=2)
+    prices: Prices = F(  # type: ignore[valid-type]  # a bounded_floats alias
+        ..., f"price of one label per tier, len(cuts) + 1 numbers in (0, {MAX_PRICE:g}]",
+        min_length=2)
 
     @model_validator(mode="after")
     def _tiers(self) -> Self:
@@ -176,8 +182,6 @@ class TiersSpec(Table):
         if len(prices) != len(cuts) + 1:
             raise KeyProblem("prices", f"must have len(cuts) + 1 = {len(cuts) + 1} entries "
                              f"(one per tier), got {len(prices)}")
-        if any(not p > 0 for p in prices):
-            raise KeyProblem("prices", f"entries must be > 0, got {list(prices)}")
         return self
 
 
@@ -223,7 +227,7 @@ class WorkersSpec(Table):
                                    "1 / session_mean", shown="never", ge=1, le=1e12,
                                    recorded_at_default=False)
     price: float = F(1.0, "price of one label (gold included), the same for every worker; "
-                     "or `[workers.tiers]`", gt=0, le=1e9, recorded_at_default=False)
+                     "or `[workers.tiers]`", gt=0, le=MAX_PRICE, recorded_at_default=False)
     tiers: TiersSpec | None = F(None, "prices by qualification tier", shown="none",
                                 recorded_at_default=False)
 
