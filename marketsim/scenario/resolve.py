@@ -19,7 +19,13 @@ from pydantic import BaseModel
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
-from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
+from marketsim.policies.registry import (
+    POLICIES,
+    is_import_path,
+    market_problem,
+    options_model,
+    policy_class,
+)
 from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
 from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec
 from marketsim.scenario.engine import check_engine
@@ -272,7 +278,25 @@ def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k:
         return spec
     check_options(cls, name, options, key, source)
     check_builds(cls, name, options, key, source)
+    _per_task(cls, options, key, workers.count, source)
     return spec.with_class(cls)
+
+
+def _per_task(cls: type, options: Mapping[str, Any], key: str, n_workers: int,
+              source: str) -> None:
+    """A preset's label counts per task (``PER_TASK_OPTIONS``: overlaps, a quorum) within the
+    crowd: a task's labels come from distinct workers, so a larger count is never reached."""
+    model = options_model(cls)
+    if model is None:
+        return
+    for option in getattr(cls, "PER_TASK_OPTIONS", ()):
+        given = option in options
+        value = options[option] if given else model.model_fields[option].default
+        if value > n_workers:
+            raise _fail(f"{key}.{option}", f"= {value}{'' if given else ' (its default)'} must "
+                        f"be <= workers.count = {n_workers}: a task's labels come from distinct "
+                        f"workers, so it could never get {value} (allowed: 1 to {n_workers})",
+                        source)
 
 
 def _method(spec: InferenceSpec | None, key: str, workers: WorkersSpec, source: str) -> str:
