@@ -33,11 +33,13 @@ ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 #: Bounds of ``workers.arrivals.rate``: simulated times stay far from float overflow (a rate of
 #: 1e-308 would make inter-arrival times of 1e308 and the clock infinite).
 MIN_RATE, MAX_RATE = 1e-6, 1e9
-#: The highest price of a label (``workers.price``, a tier's, ``budget.min_price``): every
-#: money figure stays finite (labels x price x (1 + fee) far below float overflow).
-MAX_PRICE = 1e9
-#: Tier prices: each > 0 and at most :data:`MAX_PRICE`.
-Prices = bounded_floats(gt=0, le=MAX_PRICE)
+#: The range of a label's price (``workers.price``, a tier's, ``budget.min_price``): every
+#: money figure stays finite (labels x price x (1 + fee) far below float overflow), and so
+#: does what policies compute per unit of price (information per unit of price, at most 1e6
+#: times the information itself).
+MIN_PRICE, MAX_PRICE = 1e-6, 1e9
+#: Tier prices: each in [:data:`MIN_PRICE`, :data:`MAX_PRICE`].
+Prices = bounded_floats(ge=MIN_PRICE, le=MAX_PRICE)
 
 
 class TaskMeansSpec(Table):
@@ -171,7 +173,8 @@ class TiersSpec(Table):
                      "drawn once per replicate and shared by every arm", min_length=1)
     noise: float = F(0.0, "standard deviation of the observation noise", ge=0, le=10)
     prices: Prices = F(  # type: ignore[valid-type]  # a bounded_floats alias
-        ..., f"price of one label per tier, len(cuts) + 1 numbers in (0, {MAX_PRICE:g}]",
+        ..., f"price of one label per tier, len(cuts) + 1 numbers in [{MIN_PRICE:g}, "
+        f"{MAX_PRICE:g}]",
         min_length=2)
 
     @model_validator(mode="after")
@@ -227,7 +230,8 @@ class WorkersSpec(Table):
                                    "1 / session_mean", shown="never", ge=1, le=1e12,
                                    recorded_at_default=False)
     price: float = F(1.0, "price of one label (gold included), the same for every worker; "
-                     "or `[workers.tiers]`", gt=0, le=MAX_PRICE, recorded_at_default=False)
+                     "or `[workers.tiers]`", ge=MIN_PRICE, le=MAX_PRICE,
+                     recorded_at_default=False)
     tiers: TiersSpec | None = F(None, "prices by qualification tier", shown="none",
                                 recorded_at_default=False)
 

@@ -9,7 +9,7 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, model_validator
 
 from marketsim.options import F
-from marketsim.scenario.crowd_specs import MAX_PRICE
+from marketsim.scenario.crowd_specs import MAX_PRICE, MIN_PRICE
 from marketsim.scenario.table import Table
 from marketsim.scenario.validation import KeyProblem
 
@@ -60,7 +60,8 @@ class BudgetSpec(Table):
                    "(e.g. 0.2: MTurk's 20 %)", ge=0, le=10, recorded_at_default=False)
     min_price: float | None = F(None, "the platform's minimum price of a label: a "
                                 "workers.price (or tier price) below it is refused",
-                                shown="none", gt=0, le=MAX_PRICE, recorded_at_default=False)
+                                shown="none", ge=MIN_PRICE, le=MAX_PRICE,
+                                recorded_at_default=False)
 
 
 class GoldSpec(Table):
