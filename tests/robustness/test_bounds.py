@@ -170,7 +170,15 @@ def bellman_gap(value: np.ndarray, crowd: np.ndarray, price: float, wait: float)
     return float(np.max(np.abs(value - np.minimum(sv.stop_cost(sv.GRID, price), go_on))))
 
 
-ROUTE_MAX = bound(ExploreExploitOptions, "price", "le")
+#: route's largest price (an error's cost in labels) and wait.
+ROUTE_MAX = 1e6
+
+
+def test_route_declares_its_largest_price_and_wait() -> None:
+    assert bound(ExploreExploitOptions, "price", "le") == ROUTE_MAX
+    assert bound(ExploreExploitOptions, "wait", "le") == ROUTE_MAX
+    # the grid's ends (log-odds ±16) are worth stopping at: less than one label of error cost
+    assert ROUTE_MAX * float(sv.stop_cost(sv.GRID[-1:], 1.0)[0]) < 1.0
 
 
 @pytest.mark.parametrize(("crowd", "price", "wait"), [
