@@ -71,7 +71,9 @@ class GoldSpec(Table):
     the classes clamped when ``in_inference``."""
 
     count: int = F(..., "gold questions, classes drawn from tasks.prior once per replicate, "
-                   "answered by the world's worker model; a worker answers each at most once",
+                   "answered by the world's worker model as items of their own (their own "
+                   "difficulty, look-alike class, task type); a worker answers each at most "
+                   "once",
                    ge=1, le=10_000_000)
     rate: float = F(0.0, "probability that an arriving worker gets a gold question instead of "
                     "a task (any policy; a worker-aware policy may also ask for gold)",
