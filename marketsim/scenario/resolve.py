@@ -278,25 +278,34 @@ def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k:
         return spec
     check_options(cls, name, options, key, source)
     check_builds(cls, name, options, key, source)
-    _per_task(cls, options, key, workers.count, source)
+    _crowd_counts(cls, options, key, workers, source)
     return spec.with_class(cls)
 
 
-def _per_task(cls: type, options: Mapping[str, Any], key: str, n_workers: int,
-              source: str) -> None:
-    """A preset's label counts per task (``PER_TASK_OPTIONS``: overlaps, a quorum) within the
-    crowd: a task's labels come from distinct workers, so a larger count is never reached."""
+def _crowd_counts(cls: type, options: Mapping[str, Any], key: str, workers: WorkersSpec,
+                  source: str) -> None:
+    """A policy's counts that the crowd must be able to give, defaults included: label counts
+    per task (``PER_TASK_OPTIONS``: a preset's overlaps, a quorum) at most ``workers.count``,
+    since a task's labels come from distinct workers; a qualification tier
+    (``TIER_OPTIONS``) at most the highest tier, since a tier nobody is in would admit
+    everyone."""
     model = options_model(cls)
     if model is None:
         return
-    for option in getattr(cls, "PER_TASK_OPTIONS", ()):
+    n_tiers = 1 if workers.tiers is None else len(workers.tiers.prices)
+    tiers_are = (f"the highest tier of [workers.tiers] is {n_tiers - 1}" if workers.tiers
+                 is not None else "without [workers.tiers] every worker is in tier 0")
+    limits = [(o, workers.count, "a task's labels come from distinct workers, and "
+               f"workers.count = {workers.count}") for o in getattr(cls, "PER_TASK_OPTIONS", ())]
+    limits += [(o, n_tiers - 1, tiers_are) for o in getattr(cls, "TIER_OPTIONS", ())]
+    for option, most, reason in limits:
+        field = model.model_fields[option]
         given = option in options
-        value = options[option] if given else model.model_fields[option].default
-        if value > n_workers:
+        value = options[option] if given else field.default
+        if value > most:
+            floor = next((m.ge for m in field.metadata if getattr(m, "ge", None) is not None), 0)
             raise _fail(f"{key}.{option}", f"= {value}{'' if given else ' (its default)'} must "
-                        f"be <= workers.count = {n_workers}: a task's labels come from distinct "
-                        f"workers, so it could never get {value} (allowed: 1 to {n_workers})",
-                        source)
+                        f"be between {floor} and {most}: {reason}", source)
 
 
 def _method(spec: InferenceSpec | None, key: str, workers: WorkersSpec, source: str) -> str:

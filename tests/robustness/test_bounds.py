@@ -226,6 +226,19 @@ def test_preset_label_counts_above_the_crowd_are_refused(policy: dict[str, Any],
     refused(data, f"arms[0].policy.{key}", "workers.count = 4")
 
 
+@pytest.mark.parametrize(("workers", "min_tier", "needle"), [
+    ({"count": 4}, 1, "without [workers.tiers]"),
+    ({"count": 4, "tiers": {"cuts": [0.8], "prices": [1.0, 2.0]}}, 2, "highest tier"),
+])
+def test_a_qualification_tier_nobody_can_be_in_is_refused(workers: dict[str, Any],
+                                                          min_tier: int, needle: str) -> None:
+    """A tier above the highest would admit everyone (nobody qualifies, and the market must
+    not stall): the requirement would silently mean nothing."""
+    data = doc(workers=workers)
+    data["arms"] = [{"name": "q", "policy": {"name": "qasca", "min_tier": min_tier}}]
+    refused(data, f"arms[0].policy.min_tier = {min_tier}", needle)
+
+
 def test_preset_label_counts_equal_to_the_crowd_run() -> None:
     assert DynamicOverlapOptions.model_fields["max_overlap"].default > 4
     data = doc()
