@@ -14,6 +14,7 @@ from typing import Any, Literal, Self
 
 from pydantic import model_validator
 
+from marketsim.aggregation.one_coin import MAX_PRIOR
 from marketsim.options import F
 from marketsim.scenario.dynamics_specs import DynamicsSpec
 from marketsim.scenario.table import FloatRows, Floats, Table, bounded_floats
@@ -111,8 +112,8 @@ class AbilitySpec(Table):
 
     distribution: Literal[ABILITY_DISTRIBUTIONS] = F(  # type: ignore[valid-type]
         "shifted-beta", "p = low + (1 − low)·Beta(alpha, beta)")
-    alpha: float = F(6.0, "Beta parameter", gt=0, le=1e6)
-    beta: float = F(2.0, "Beta parameter", gt=0, le=1e6)
+    alpha: float = F(6.0, "Beta parameter", gt=0, le=MAX_PRIOR)
+    beta: float = F(2.0, "Beta parameter", gt=0, le=MAX_PRIOR)
     low: float = F(0.1, "lower end of the abilities", ge=0, lt=1)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from marketsim.errors import InputError
 from marketsim.market.worker_models import draw_world
 from marketsim.policies.dynamic_overlap import DynamicOverlapOptions
 from marketsim.policies.explore_exploit import ExploreExploitOptions
-from marketsim.scenario.crowd_specs import ArrivalsSpec, TiersSpec, WorkersSpec
+from marketsim.scenario.crowd_specs import AbilitySpec, ArrivalsSpec, TiersSpec, WorkersSpec
 from marketsim.scenario.dynamics_specs import DynamicsSpec
 from marketsim.scenario.market_specs import BudgetSpec
 from marketsim.scenario.parser import parse_scenario
@@ -158,6 +159,22 @@ def test_the_smallest_glad_shape_gives_a_valid_world() -> None:
     world = draw_world(parse_scenario(data, "g.toml"), world_rng(4, 0))
     assert np.all(np.isfinite(world.confusion)) and np.all(np.isfinite(world.params.beta))
     assert np.all((world.ability >= 0.5 - 1e-9) & (world.ability <= 1))
+
+
+# --- ability priors: the inference's as the world's -------------------------------------------
+@pytest.mark.parametrize("method", ["one-coin-beta", "one-coin-shifted-beta"])
+@pytest.mark.parametrize("key", ["alpha", "beta"])
+def test_ability_prior_parameters_share_the_worlds_bound(method: str, key: str) -> None:
+    most = bound(AbilitySpec, key, "le")
+    data = doc()
+    data["arms"] = [{"name": "a", "policy": "uniform",
+                     "inference": {"method": method, key: most * 10}}]
+    refused(data, f"arms[0].inference.{key}", f"{most:g}")
+    data["arms"][0]["inference"][key] = most
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow in the MAP's quadratic
+        result = marketsim.run(marketsim.scenario_from_dict(data), progress=False)
+    assert np.all(np.isfinite(result.curves["error_rate"].to_numpy()))
 
 
 # --- route's stopping value: converges, exactly, with bounded work -----------------------------
