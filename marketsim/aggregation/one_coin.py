@@ -28,6 +28,9 @@ from marketsim.options import F
 EPS = 1e-6
 
 PRIORS = (None, "beta", "shifted-beta")
+#: The largest Beta parameter of an ability prior (here and ``[workers.ability]``, whose
+#: values it defaults to): the MAP's quadratic stays far from float overflow.
+MAX_PRIOR = 1e6
 
 
 class OneCoinSpectralOptions(SpectralStartOptions):
@@ -37,8 +40,10 @@ class OneCoinSpectralOptions(SpectralStartOptions):
 class OneCoinBetaOptions(EMOptions):
     """Settings of ``one-coin-beta``: one-coin EM with a Beta(alpha, beta) ability prior."""
 
-    alpha: float | None = F(None, "Beta ability prior", shown="workers.ability.alpha", gt=0)
-    beta: float | None = F(None, "see alpha", shown="workers.ability.beta", gt=0)
+    alpha: float | None = F(None, "Beta ability prior", shown="workers.ability.alpha", gt=0,
+                            le=MAX_PRIOR)
+    beta: float | None = F(None, "see alpha", shown="workers.ability.beta", gt=0,
+                           le=MAX_PRIOR)
 
 
 class OneCoinShiftedBetaOptions(OneCoinBetaOptions):

@@ -1,17 +1,18 @@
 """Gold (control) questions: questions whose class the requester knows (issue #16).
 
 Their classes are drawn once per replicate from the task class prior (a stream of their own,
-shared by every arm), and workers answer them with the world's worker model. Gold answers cost
-budget like any label but are kept apart from the task labels: they are never results (the
-error rate is over the real tasks only). With ``gold.in_inference`` they enter the EM fit as
-extra tasks whose posteriors are clamped to their known class
+shared by every arm), then, in a world with per-task effects, each question's own effects
+(difficulty, look-alike class, task type) from the same stream and the same distributions as
+the tasks' (:meth:`~marketsim.market.world.WorkerModel.items`); workers answer them with the
+world's worker model, as the questions they are — never as the real task of the same number.
+Gold answers cost budget like any label but are kept apart from the task labels: they are never
+results (the error rate is over the real tasks only). With ``gold.in_inference`` they enter the
+EM fit as extra tasks whose posteriors are clamped to their known class
 (:func:`marketsim.aggregation.base.clamp_known`), so they calibrate the workers who answered
 them; estimators without EM ignore them.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from marketsim.data.labels import LabelSet
 from marketsim.market.answers import AnswerModel
 from marketsim.market.world import World
 from marketsim.scenario.market_specs import GoldSpec
+from marketsim.scenario.specs import Scenario
 
 
 def draw_gold_truth(spec: GoldSpec, prior: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -30,13 +32,14 @@ class GoldQuestions:
     """The gold questions of one market, who answered which, and the answers."""
 
     @classmethod
-    def draw(cls, spec: GoldSpec, world: World, prior: np.ndarray, n_classes: int,
-             n_workers: int, world_rng: np.random.Generator,
-             rng: np.random.Generator) -> GoldQuestions:
-        """A replicate's gold questions: their classes from ``world_rng`` (shared by every
-        arm), answered by ``world``'s worker model with answers and picks drawn from ``rng``."""
-        truth = draw_gold_truth(spec, prior, world_rng)
-        answers = world.model.answers(replace(world, truth=truth), n_classes, rng)
+    def draw(cls, scenario: Scenario, spec: GoldSpec, world: World, n_workers: int,
+             world_rng: np.random.Generator, rng: np.random.Generator) -> GoldQuestions:
+        """A replicate's gold questions: their classes, then their own per-task effects, from
+        ``world_rng`` (shared by every arm), answered by ``world``'s worker model with answers
+        and picks drawn from ``rng``."""
+        truth = draw_gold_truth(spec, np.asarray(scenario.tasks.prior), world_rng)
+        items = world.model.items(scenario, world, truth, world_rng)
+        answers = world.model.answers(items, scenario.tasks.classes, rng)
         return cls(spec, truth, answers, n_workers, rng)
 
     def __init__(self, spec: GoldSpec, truth: np.ndarray, answers: AnswerModel,

@@ -100,8 +100,7 @@ class Market:
                              scenario.workers.capacity, scenario.budget.fee)
         self.workforce = Workforce(scenario, self.ledger, tier, streams.workforce)
         self.gold = None if scenario.gold is None else GoldQuestions.draw(
-            scenario.gold, world, np.asarray(scenario.tasks.prior), k, m, streams.gold_world,
-            streams.gold)
+            scenario, scenario.gold, world, m, streams.gold_world, streams.gold)
         self.worker_aware = is_worker_aware(policy)
         self.requester: TaskRequester | WorkerAwareRequester
         if self.worker_aware:  # never with [replay]: refused when the scenario is parsed

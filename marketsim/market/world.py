@@ -41,6 +41,14 @@ class WorkerModel(Protocol):
     def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
         """The per-label answers of ``world``'s workers, drawn from ``rng``."""
 
+    def items(self, scenario: Scenario, world: World, truth: np.ndarray,
+              rng: np.random.Generator) -> World:
+        """``world``'s workers facing other items of classes ``truth`` (gold questions): each
+        item's own per-task effects (difficulty, look-alike class, type, mean), drawn from
+        ``rng`` from the distributions the tasks' are drawn from; nothing is drawn for a model
+        without per-task effects. Its ``answers`` then answer item ``q`` as the item it is,
+        never as real task ``q``."""
+
     def measure(self, scenario: Scenario, world: World, est: Any, labels: LabelSet,
                 now: float) -> tuple[CurvePoint, MarketState]:
         """The curve point of the fitted estimator ``est`` at simulated time ``now`` and the

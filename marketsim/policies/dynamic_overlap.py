@@ -64,6 +64,8 @@ class DynamicOverlapPolicy(OverlapRule, Configurable[DynamicOverlapOptions]):
 
     name = "dynamic-overlap"
     Options = DynamicOverlapOptions
+    #: Options counting a task's labels, each from a distinct worker (at most workers.count).
+    PER_TASK_OPTIONS = ("min_overlap", "max_overlap")
     DESCRIPTION = (
         "Dynamic-overlap is Toloka's incremental relabelling: each task gets `min_overlap` "
         "labels, then one more at a time until the posterior confidence of its winning "

@@ -22,6 +22,8 @@ class FixedOverlapPolicy(OverlapRule, Configurable[FixedOverlapOptions]):
 
     name = "fixed-overlap"
     Options = FixedOverlapOptions
+    #: Options counting a task's labels, each from a distinct worker (at most workers.count).
+    PER_TASK_OPTIONS = ("overlap",)
     DESCRIPTION = (
         "Fixed-overlap is a platform's plain preset: every task gets exactly `overlap` labels "
         "(the initial graph's included), handed out in task order to workers who have not "

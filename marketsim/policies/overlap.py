@@ -29,6 +29,9 @@ class OverlapRule:
 
     name = "overlap"
     needs_truth = False
+    #: Options counting a task's labels (each from a distinct worker, so at most the crowd's
+    #: size: checked when a scenario is read).
+    PER_TASK_OPTIONS: tuple[str, ...] = ()
     #: Cheap: a vectorised pass over the tasks per arrival.
     UNIT_COST = 1.0
 

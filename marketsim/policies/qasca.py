@@ -45,6 +45,8 @@ class QascaPolicy(Configurable[QascaOptions]):
     )
 
     Options = QascaOptions
+    #: Options naming a qualification tier (at most the highest tier of [workers.tiers]).
+    TIER_OPTIONS = ("min_tier",)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

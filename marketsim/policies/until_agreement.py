@@ -24,6 +24,8 @@ class UntilAgreementPolicy(OverlapRule, Configurable[UntilAgreementOptions]):
 
     name = "until-agreement"
     Options = UntilAgreementOptions
+    #: Options counting a task's labels, each from a distinct worker (at most workers.count).
+    PER_TASK_OPTIONS = ("agree", "max_overlap")
     DESCRIPTION = (
         "Until-agreement hands each task `agree` labels, then one more at a time while no "
         "answer has `agree` votes, up to `max_overlap` (agree = 2, max_overlap = 3 is \"two "

@@ -14,9 +14,10 @@ from typing import Any, Literal, Self
 
 from pydantic import model_validator
 
+from marketsim.aggregation.one_coin import MAX_PRIOR
 from marketsim.options import F
 from marketsim.scenario.dynamics_specs import DynamicsSpec
-from marketsim.scenario.table import FloatRows, Floats, Table
+from marketsim.scenario.table import FloatRows, Floats, Table, bounded_floats
 from marketsim.scenario.validation import KeyProblem
 from marketsim.scenario.worker_models import (
     WORKER_MODEL_FACTS,
@@ -33,6 +34,13 @@ ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 #: Bounds of ``workers.arrivals.rate``: simulated times stay far from float overflow (a rate of
 #: 1e-308 would make inter-arrival times of 1e308 and the clock infinite).
 MIN_RATE, MAX_RATE = 1e-6, 1e9
+#: The range of a label's price (``workers.price``, a tier's, ``budget.min_price``): every
+#: money figure stays finite (labels x price x (1 + fee) far below float overflow), and so
+#: does what policies compute per unit of price (information per unit of price, at most 1e6
+#: times the information itself).
+MIN_PRICE, MAX_PRICE = 1e-6, 1e9
+#: Tier prices: each in [:data:`MIN_PRICE`, :data:`MAX_PRICE`].
+Prices = bounded_floats(ge=MIN_PRICE, le=MAX_PRICE)
 
 
 class TaskMeansSpec(Table):
@@ -104,8 +112,8 @@ class AbilitySpec(Table):
 
     distribution: Literal[ABILITY_DISTRIBUTIONS] = F(  # type: ignore[valid-type]
         "shifted-beta", "p = low + (1 − low)·Beta(alpha, beta)")
-    alpha: float = F(6.0, "Beta parameter", gt=0, le=1e6)
-    beta: float = F(2.0, "Beta parameter", gt=0, le=1e6)
+    alpha: float = F(6.0, "Beta parameter", gt=0, le=MAX_PRIOR)
+    beta: float = F(2.0, "Beta parameter", gt=0, le=MAX_PRIOR)
     low: float = F(0.1, "lower end of the abilities", ge=0, lt=1)
 
 
@@ -165,8 +173,10 @@ class TiersSpec(Table):
                      "len(cuts) + 1 tiers; tier = number of cuts ≤ ability + N(0, noise²), "
                      "drawn once per replicate and shared by every arm", min_length=1)
     noise: float = F(0.0, "standard deviation of the observation noise", ge=0, le=10)
-    prices: Floats = F(..., "price of one label per tier, len(cuts) + 1 numbers > 0",
-                       min_length=2)
+    prices: Prices = F(  # type: ignore[valid-type]  # a bounded_floats alias
+        ..., f"price of one label per tier, len(cuts) + 1 numbers in [{MIN_PRICE:g}, "
+        f"{MAX_PRICE:g}]",
+        min_length=2)
 
     @model_validator(mode="after")
     def _tiers(self) -> Self:
@@ -176,8 +186,6 @@ class TiersSpec(Table):
         if len(prices) != len(cuts) + 1:
             raise KeyProblem("prices", f"must have len(cuts) + 1 = {len(cuts) + 1} entries "
                              f"(one per tier), got {len(prices)}")
-        if any(not p > 0 for p in prices):
-            raise KeyProblem("prices", f"entries must be > 0, got {list(prices)}")
         return self
 
 
@@ -223,7 +231,8 @@ class WorkersSpec(Table):
                                    "1 / session_mean", shown="never", ge=1, le=1e12,
                                    recorded_at_default=False)
     price: float = F(1.0, "price of one label (gold included), the same for every worker; "
-                     "or `[workers.tiers]`", gt=0, le=1e9, recorded_at_default=False)
+                     "or `[workers.tiers]`", ge=MIN_PRICE, le=MAX_PRICE,
+                     recorded_at_default=False)
     tiers: TiersSpec | None = F(None, "prices by qualification tier", shown="none",
                                 recorded_at_default=False)
 

@@ -132,18 +132,40 @@ def _literals(annotation: Any) -> list[str]:
     return [v for a in typing.get_args(annotation) for v in _literals(a)]
 
 
-def allowed(field: FieldInfo) -> str:
-    """Allowed values or range, e.g. ``"a"``, ``"b"`` or ``> 0, ≤ 1e+06``."""
-    names = _literals(field.annotation)
-    if names:
-        return ", ".join(f'`"{n}"`' for n in names)
+def _bounds(metadata: Any) -> list[str]:
     parts = []
-    for meta in field.metadata:
+    for meta in metadata:
         for attr, sign in (("gt", ">"), ("ge", "≥"), ("lt", "<"), ("le", "≤")):
             bound = getattr(meta, attr, None)
             if bound is not None:
                 parts.append(f"{sign} {bound:g}")
-    return ", ".join(parts)
+    return parts
+
+
+def _entry_bounds(annotation: Any) -> list[str]:
+    """The range of each entry of an array whose entries declare one (``bounded_floats``)."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return next((found for a in typing.get_args(annotation) if (found := _entry_bounds(a))),
+                    [])
+    if typing.get_origin(annotation) not in (list, tuple):
+        return []
+    entry = typing.get_args(annotation)[0]
+    if typing.get_origin(entry) is not typing.Annotated:
+        return []
+    return _bounds([m for a in typing.get_args(entry)[1:] for m in getattr(a, "metadata", [a])])
+
+
+def allowed(field: FieldInfo) -> str:
+    """Allowed values or range, e.g. ``"a"``, ``"b"``, ``> 0, ≤ 1e+06`` or, for an array
+    whose entries have a range, ``each > 0, ≤ 1e+09``."""
+    names = _literals(field.annotation)
+    if names:
+        return ", ".join(f'`"{n}"`' for n in names)
+    entries = _entry_bounds(field.annotation)
+    return ", ".join(_bounds(field.metadata) + (["each " + ", ".join(entries)] if entries
+                                                 else []))
 
 
 def default(field: FieldInfo) -> str:

@@ -9,6 +9,7 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, model_validator
 
 from marketsim.options import F
+from marketsim.scenario.crowd_specs import MAX_PRICE, MIN_PRICE
 from marketsim.scenario.table import Table
 from marketsim.scenario.validation import KeyProblem
 
@@ -59,7 +60,8 @@ class BudgetSpec(Table):
                    "(e.g. 0.2: MTurk's 20 %)", ge=0, le=10, recorded_at_default=False)
     min_price: float | None = F(None, "the platform's minimum price of a label: a "
                                 "workers.price (or tier price) below it is refused",
-                                shown="none", gt=0, le=1e9, recorded_at_default=False)
+                                shown="none", ge=MIN_PRICE, le=MAX_PRICE,
+                                recorded_at_default=False)
 
 
 class GoldSpec(Table):
@@ -69,7 +71,9 @@ class GoldSpec(Table):
     the classes clamped when ``in_inference``."""
 
     count: int = F(..., "gold questions, classes drawn from tasks.prior once per replicate, "
-                   "answered by the world's worker model; a worker answers each at most once",
+                   "answered by the world's worker model as items of their own (their own "
+                   "difficulty, look-alike class, task type); a worker answers each at most "
+                   "once",
                    ge=1, le=10_000_000)
     rate: float = F(0.0, "probability that an arriving worker gets a gold question instead of "
                     "a task (any policy; a worker-aware policy may also ask for gold)",

@@ -19,7 +19,13 @@ from pydantic import BaseModel
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
-from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
+from marketsim.policies.registry import (
+    POLICIES,
+    is_import_path,
+    market_problem,
+    options_model,
+    policy_class,
+)
 from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
 from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec
 from marketsim.scenario.engine import check_engine
@@ -272,7 +278,34 @@ def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k:
         return spec
     check_options(cls, name, options, key, source)
     check_builds(cls, name, options, key, source)
+    _crowd_counts(cls, options, key, workers, source)
     return spec.with_class(cls)
+
+
+def _crowd_counts(cls: type, options: Mapping[str, Any], key: str, workers: WorkersSpec,
+                  source: str) -> None:
+    """A policy's counts that the crowd must be able to give, defaults included: label counts
+    per task (``PER_TASK_OPTIONS``: a preset's overlaps, a quorum) at most ``workers.count``,
+    since a task's labels come from distinct workers; a qualification tier
+    (``TIER_OPTIONS``) at most the highest tier, since a tier nobody is in would admit
+    everyone."""
+    model = options_model(cls)
+    if model is None:
+        return
+    n_tiers = 1 if workers.tiers is None else len(workers.tiers.prices)
+    tiers_are = (f"the highest tier of [workers.tiers] is {n_tiers - 1}" if workers.tiers
+                 is not None else "without [workers.tiers] every worker is in tier 0")
+    limits = [(o, workers.count, "a task's labels come from distinct workers, and "
+               f"workers.count = {workers.count}") for o in getattr(cls, "PER_TASK_OPTIONS", ())]
+    limits += [(o, n_tiers - 1, tiers_are) for o in getattr(cls, "TIER_OPTIONS", ())]
+    for option, most, reason in limits:
+        field = model.model_fields[option]
+        given = option in options
+        value = options[option] if given else field.default
+        if value > most:
+            floor = next((m.ge for m in field.metadata if getattr(m, "ge", None) is not None), 0)
+            raise _fail(f"{key}.{option}", f"= {value}{'' if given else ' (its default)'} must "
+                        f"be between {floor} and {most}: {reason}", source)
 
 
 def _method(spec: InferenceSpec | None, key: str, workers: WorkersSpec, source: str) -> str:

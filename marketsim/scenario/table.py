@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BaseModel, BeforeValidator, Field
 
 from marketsim.options import STRICT, omitted_at_default
 
@@ -67,3 +67,10 @@ FloatRows = Annotated[tuple[Floats, ...], BeforeValidator(_as_tuple)]
 FloatMatrices = Annotated[tuple[FloatRows, ...], BeforeValidator(_as_tuple)]
 #: An array of arrays of matrices (one set of per-worker matrices per task type).
 FloatMatrixSets = Annotated[tuple[FloatMatrices, ...], BeforeValidator(_as_tuple)]
+
+
+def bounded_floats(**bounds: float) -> Any:
+    """An array of numbers each within ``bounds`` (pydantic's ``gt``, ``ge``, ``lt``, ``le``),
+    held as a tuple: the entries' range is declared in the type, so the schema and the docs
+    read it and a bad entry is refused naming its index."""
+    return Annotated[tuple[Annotated[float, Field(**bounds)], ...], BeforeValidator(_as_tuple)]

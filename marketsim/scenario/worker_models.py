@@ -187,8 +187,10 @@ class GladSpec(Table):
         "or βᵢ ~ Gamma(shape, scale 1/shape) (mean 1)")
     sigma: float = F(1.0, "`lognormal`: standard deviation of log βᵢ; 0 = every task equally "
                      "hard (βᵢ = 1)", ge=0, le=10)
-    shape: float = F(2.0, "`gamma`: shape of βᵢ ~ Gamma(shape, 1/shape); large = equal tasks",
-                     gt=0, le=1e6)
+    shape: float = F(2.0, "`gamma`: shape of βᵢ ~ Gamma(shape, 1/shape); large = equal tasks; "
+                     "at least 0.001 (below it virtually every βᵢ underflows to 0: every task "
+                     "a coin flip, and the difficulty's quantiles are no longer numbers)",
+                     ge=1e-3, le=1e6)
     alpha: Floats | None = F(None, "one α_j per worker (workers.count numbers in [-50, 50]); "
                              "else α_j = logit(p_j), p_j drawn from [workers.ability]",
                              shown="from [workers.ability]")

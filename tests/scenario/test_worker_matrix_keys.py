@@ -77,7 +77,7 @@ def test_bad_confusion_keys_are_one_line_errors(table: dict, message: str) -> No
     ("glad", {"alpha": 1.0}, "workers.glad.alpha"),
     ("glad", {"sigma": NAN}, "workers.glad.sigma"),
     ("glad", {"sigma": "wide"}, "workers.glad.sigma must be a number"),
-    ("glad", {"shape": -1.0, "difficulty": "gamma"}, "workers.glad.shape must be > 0"),
+    ("glad", {"shape": -1.0, "difficulty": "gamma"}, "workers.glad.shape must be >= 0.001"),
     ("glad", {"difficulty": "uniform"}, "workers.glad.difficulty"),
     ("glad", {"alpah": [1.0, 2.0, 3.0]}, "workers.glad.alpah"),
 ])

@@ -6,6 +6,7 @@ confusion matrices, its initial answers and its per-label answers."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,13 @@ class ClassWorkers(ABC):
         labels = self.initial_answers(truth[tasks], confusion, workers, k, graph_rng)
         return World(truth, confusion, accuracy(confusion, prior), tasks, workers, labels, self,
                      features=features, feature_proba=phi)
+
+    def items(self, scenario: Scenario, world: World, truth: np.ndarray,
+              rng: np.random.Generator) -> World:
+        """``world`` with items of classes ``truth`` for tasks: a worker's answer depends on the
+        item's class only (no per-task effects, so nothing is drawn; task features are data for
+        the estimator and do not change answers, so the items have none)."""
+        return replace(world, truth=truth, features=None)
 
     def measure(self, scenario: Scenario, world: World, est: Any, labels: LabelSet,
                 now: float) -> tuple[CurvePoint, MarketState]:

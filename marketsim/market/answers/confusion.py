@@ -7,12 +7,19 @@ task of true class ``c`` with probability ``confusion[j, c, l]``. The matrices a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from marketsim.market.answers import AnswerModel
 from marketsim.market.answers.classes import ClassWorkers
 from marketsim.market.answers.dynamics import shifted
-from marketsim.market.answers.task_effects import EffectAnswers, EffectParams, draw_effect_world
+from marketsim.market.answers.task_effects import (
+    EffectAnswers,
+    EffectParams,
+    draw_effect_world,
+    draw_item_effects,
+)
 from marketsim.market.answers.task_types import TaskTypes, pooled_matrices, task_types
 from marketsim.market.world import World
 from marketsim.scenario.specs import Scenario
@@ -118,6 +125,18 @@ class ConfusionWorkers(ClassWorkers):
         matrices = self.draw_confusion(scenario, rng)
         return draw_effect_world(self, scenario, spec, matrices, truth, rng, initial,
                                  initial_rng, self.task_types(scenario))
+
+    def items(self, scenario: Scenario, world: World, truth: np.ndarray,
+              rng: np.random.Generator) -> World:
+        """``world`` with items of classes ``truth``; with task effects, each item's own
+        look-alike class, difficulty and type (:func:`~marketsim.market.answers.task_effects.
+        draw_item_effects`, the tasks' distributions)."""
+        items = super().items(scenario, world, truth, rng)
+        if not isinstance(world.params, EffectParams):
+            return items
+        return replace(items, params=draw_item_effects(
+            world.params, self.task_effects(scenario), self.task_types(scenario), truth,
+            scenario.tasks.classes, rng))
 
     def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
         """Per-label answers from the confusion matrices (:class:`ConfusionAnswers`), or

@@ -8,7 +8,7 @@ A fraction ``good_fraction`` of the annotators is good and scores task ``i`` as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -115,6 +115,16 @@ class GaussianScoreWorkers:
             initial_scores=scores,
             params=ScoreParams(mu, good, spec.sigma),
         )
+
+    def items(self, scenario: Scenario, world: World, truth: np.ndarray,
+              rng: np.random.Generator) -> World:
+        """``world`` with ``truth.size`` other items, each with its own true mean drawn as the
+        tasks' are (:func:`draw_task_means`; the class is always 0)."""
+        p: ScoreParams = world.params
+        assert scenario.tasks.means is not None
+        means = draw_task_means(scenario.tasks.means, truth.size, rng)
+        return replace(world, truth=np.zeros(truth.size, dtype=np.int64),
+                       params=ScoreParams(means, p.good, p.sigma))
 
     def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
         """Per-label scores (:class:`ScoreAnswers`)."""

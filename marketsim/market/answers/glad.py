@@ -14,7 +14,7 @@ estimates with).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import expit, gammaincinv, logit, ndtri
@@ -144,6 +144,14 @@ class GladWorkers(ClassWorkers):
         return World(truth, one_coin_confusion(ability, k), ability, tasks, workers, labels,
                      self, params=GladParams(alpha, beta), features=features,
                      feature_proba=phi)
+
+    def items(self, scenario: Scenario, world: World, truth: np.ndarray,
+              rng: np.random.Generator) -> World:
+        """``world`` with items of classes ``truth``, each with its own inverse difficulty
+        drawn as the tasks' are (:func:`draw_difficulty`), answered by the same workers."""
+        beta = draw_difficulty(scenario.workers.glad, truth.size, rng)
+        return replace(world, truth=truth, features=None,
+                       params=GladParams(world.params.alpha, beta))
 
     def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
         """Per-label GLAD answers (:class:`GladAnswers`)."""

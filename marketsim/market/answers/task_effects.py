@@ -79,6 +79,18 @@ def draw_effects(spec: TaskEffects, truth: np.ndarray, k: int, rng: np.random.Ge
     return looks, beta
 
 
+def draw_item_effects(params: EffectParams, spec: TaskEffects, task_types: TaskTypes | None,
+                      truth: np.ndarray, k: int, rng: np.random.Generator) -> EffectParams:
+    """The effects of other items of classes ``truth`` (gold questions) in the world of
+    ``params``: their own look-alike classes and difficulties, then their types, drawn as the
+    tasks' are (:func:`draw_effects`, :func:`~marketsim.market.answers.task_types.
+    draw_types`), answered from the same workers' matrices."""
+    looks, beta = draw_effects(spec, truth, k, rng)
+    types = (np.zeros(truth.size, dtype=np.int64) if task_types is None
+             else draw_types(task_types, truth, rng))
+    return EffectParams(looks, beta, params.matrices, types)
+
+
 class EffectAnswers:
     """Per-label answers with task effects: one uniform draw inverted through the worker's
     row of the task's look-alike class, tempered by the task's difficulty."""
