@@ -99,14 +99,14 @@ def explore(scenario: Scenario | str | Path, key: str, values: Sequence[Any], *,
     ``[sweep]`` name it) that re-runs ``scenario`` (a Scenario or a TOML file) at the chosen
     value and redraws its error plot against ``x`` (``"labels"``, ``"money"`` or ``"time"``),
     with the target errors when ``targets``. ``replicates`` overrides the scenario's (fewer
-    is faster). Display the returned :class:`Explorer` in a notebook cell."""
+    is faster). A scenario's own ``[sweep]`` is left out: the slider is the sweep. Display
+    the returned :class:`Explorer` in a notebook cell."""
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
     if not values:
         raise InputError(f"explore({key!r}): give at least one value")
-    if scenario.sweep:
-        raise InputError("has a [sweep]: explore one setting of a plain study (remove the "
-                         "[sweep] table, the slider is the sweep)", source=scenario.source)
+    if scenario.sweep:  # the slider is the sweep: each value runs one study
+        scenario = scenario.without_sweep()
     if x not in ("labels", "money", "time"):
         raise InputError(f"x must be 'labels', 'money' or 'time', got {x!r}")
     return Explorer(scenario, key, values, x=x, targets=targets, replicates=replicates,
