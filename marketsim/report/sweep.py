@@ -223,8 +223,8 @@ def sweep_markdown(keys: list[str], rows: list[dict[str, Any]],
     RMSE); the figure is linked only when ``plot`` (it was written)."""
     head = [*keys, "arm", f"final {metric.short}",
             *(f"labels to {metric.target_short(t)}" for t in targets)]
-    cells = [[*(value_text(r[k]) for k in keys), md_literal(r["arm"]), fmt_error(r["final_error_rate"]),
-              *(reach_cell(r, t) for t in targets)] for r in rows]
+    cells = [[*(value_text(r[k]) for k in keys), md_literal(r["arm"]),
+              fmt_error(r["final_error_rate"]), *(reach_cell(r, t) for t in targets)] for r in rows]
     stops = [f"- {r['point']} ({', '.join(f'{k} = {value_text(r[k])}' for k in keys)}), "
              f"*{md_literal(r['arm'])}*: {r['stopped_detail']}" for r in rows if r.get("stopped")]
     if stops:
