@@ -31,9 +31,16 @@ def md_literal(name: object) -> str:
     """``name`` as Markdown text that shows exactly ``name``: control characters as escapes
     (:func:`clean_name`, so a name cannot start a new line), and every character that could
     begin markup backslash-escaped (a CommonMark escape), so ``x *y* z`` keeps its stars and
-    ``[a](javascript:…)`` or ``<img>`` stay text wherever a report inserts a name."""
-    text = _MARKUP.sub(r"\\\1", clean_name(str(name)))
-    return _LINE_START.sub(r"\1\\\2", text)
+    ``[a](javascript:…)`` or ``<img>`` stay text wherever a report inserts a name; spaces at
+    its ends are character references (``&#32;``)."""
+    text = _LINE_START.sub(r"\1\\\2", _MARKUP.sub(r"\\\1", clean_name(str(name))))
+    # spaces at the ends as character references: Markdown drops them from a table cell or a
+    # heading, and a space inside ``*…*`` would end the emphasis around the name
+    core = text.strip(" ")
+    if not core:
+        return "&#32;" * len(text)
+    start, end = text.index(core), len(text) - len(core) - text.index(core)
+    return "&#32;" * start + core + "&#32;" * end
 
 
 def plot_text(name: object) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from marketsim.aggregation.registry import METHODS
 from marketsim.policies.registry import POLICIES
 from marketsim.record.metric import metric_of
-from marketsim.record.summary_model import ArmSummary, Summary
+from marketsim.record.summary_model import ArmComparison, ArmSummary, Summary
 from marketsim.report.arm_text import (
     arm_specs,
     method_name,
@@ -131,7 +131,7 @@ def as_text(summary: Summary, setup: Mapping[str, Any] | None
     comp = summary.comparisons
     comp = comp.model_copy(update={
         "reference": None if comp.reference is None else md_literal(comp.reference),
-        "arms": {md_literal(name): entry for name, entry in comp.arms.items()}})
+        "arms": {md_literal(name): _entry_text(entry) for name, entry in comp.arms.items()}})
     shown = summary.model_copy(update={"scenario": md_literal(summary.scenario), "arms": arms,
                                        "comparisons": comp})
     if setup is None:
@@ -143,6 +143,18 @@ def as_text(summary: Summary, setup: Mapping[str, Any] | None
         out["arms"] = [{**a, "name": md_literal(a["name"])}
                        if isinstance(a, Mapping) and "name" in a else a for a in out["arms"]]
     return shown, out
+
+
+def _entry_text(entry: ArmComparison) -> ArmComparison:
+    """``entry`` with every verdict (a plain sentence that names both arms) as Markdown
+    text."""
+    def said(point: Any) -> Any:
+        return point.model_copy(update={"verdict": md_literal(point.verdict)})
+
+    reach = {f"{axis}_to_reach": {k: said(v) for k, v in found.items()}
+             for axis in ("edges", "money", "time") if (found := entry.to_reach(axis))}
+    return entry.model_copy(update={"checkpoints": [said(c) for c in entry.checkpoints],
+                                    **reach})
 
 
 def files_section(
