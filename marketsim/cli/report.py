@@ -96,7 +96,7 @@ def execute(args: argparse.Namespace) -> int:
     from marketsim.report.html import require_html_extra, write_html_report
     from marketsim.report.render import render_report
     from marketsim.report.slides import write_slides, write_sweep_slides
-    from marketsim.study.run_folder import scenario_setup, sync_curves
+    from marketsim.study.run_folder import check_curves, scenario_setup, sync_curves
 
     run_dir = Path(args.run_dir)
     if args.html:
@@ -105,6 +105,7 @@ def execute(args: argparse.Namespace) -> int:
     done: list[dict[str, Any]] = []
     for folder in folders:
         sync_curves(folder, _warn_damaged)  # a killed run: curves.csv from its unit checkpoints
+        check_curves(folder)  # a report of what the run saved, never of a truncated file
         summary = render_report(folder, fallback=scenario_setup)
         entry: dict[str, Any] = {"run_dir": str(folder), "complete": summary.complete,
                                  "report": str(folder / "report.md")}
