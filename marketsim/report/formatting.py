@@ -22,7 +22,8 @@ def clean_name(name: str) -> str:
 
 #: Characters that can begin Markdown markup inside a line (CommonMark and GitHub's: emphasis,
 #: code, links and images, raw HTML, entities, table cells, strikethrough, math, headings).
-_MARKUP = re.compile(r"([\\`*_\[\]<>&|~$#])")
+#: An ``_`` between two letters or digits never is (``adaptive_prior`` stays as written).
+_MARKUP = re.compile(r"([\\`*\[\]<>&|~$#]|(?<![^\W_])_|_(?![^\W_]))")
 #: What makes a line's start a list item, a thematic break or a setext underline.
 _LINE_START = re.compile(r"^(\d*)([-+=.)])")
 
