@@ -190,7 +190,8 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<python>", *,
                         inference if _is_object(inference) else None)
     if objects and "sweep" in doc:
         raise InputError(f"sweep cannot be combined with policy or estimator objects "
-                         f"(arms[{min(objects)}]); run each point with scenario.replace(...)",
+                         f"(arms[{min(objects)}]); build the scenario without it and run the "
+                         "grid with marketsim.sweep(scenario, grid)",
                          source=source)
     parsed = parse_scenario(doc, source, allow_imports=allow_imports)
     arms_out = list(parsed.arms)
