@@ -257,3 +257,19 @@ def test_a_markdown_literal_is_shown_as_written_in_a_sentence_and_a_table(name: 
     want = clean_name(name)
     assert texts[:3] == [f"{want}: title", f"Against {want} and {want}.", f"{want}: stopped"]
     assert texts[-2] == want  # the table's one cell of the name
+
+
+def test_validate_prints_a_name_on_its_own_line_without_terminal_codes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from marketsim.cli import main
+
+    (tmp_path / "s.toml").write_text(
+        '[scenario]\nname = "red\\u001b[31m\\nname: fake"\n[tasks]\ncount = 20\n'
+        '[workers]\ncount = 4\n[budget]\nedges = 60\nbatch = 20\n'
+        '[[arms]]\nname = "a\\nb"\npolicy = "uniform"\n', encoding="utf-8")
+    assert main(["validate", str(tmp_path / "s.toml")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    named = [ln for ln in out.splitlines() if ln.startswith("name:")]
+    assert len(named) == 1 and named[0].startswith("name: red\\x1b[31m\\nname: fake   seed:")
+    assert "arm a\\nb: policy uniform" in out
