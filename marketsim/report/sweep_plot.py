@@ -58,10 +58,11 @@ def hashable(value: Any) -> Any:
 
 
 def tick_text(value: Any) -> str:
-    """A swept value as a tick label: ``20``, ``0.25``, ``one-coin``, ``[1, 1.5]``."""
+    """A swept value as a tick label: ``20``, ``0.25``, ``one-coin``, ``[1, 1.5]`` (a string
+    as :func:`~marketsim.report.formatting.plot_text` shows it: as written)."""
     if isinstance(value, list | tuple):
         return "[" + ", ".join(tick_text(v) for v in value) + "]"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{value:g}" if isinstance(value, float) else plot_text(value)
 
 
 def _numeric(values: Sequence[Any]) -> bool:
