@@ -96,9 +96,10 @@ def run(
     replicates, seed = (None if v is None else int(v) for v in (replicates, seed))
     jobs = int(jobs)
     if scenario.sweep:
-        raise InputError("has a [sweep]: marketsim.run runs one study; run each point with "
-                         "scenario.replace(...), or the whole sweep with 'python -m marketsim "
-                         "run'", source=scenario.source)
+        raise InputError("has a [sweep]: marketsim.run runs one study; run the grid with "
+                         "marketsim.sweep(scenario), one point with scenario.without_sweep()"
+                         ".replace({key: value}), or the whole sweep with 'python -m "
+                         "marketsim run'", source=scenario.source)
     scenario = resolve_imports(scenario.with_overrides(replicates=replicates, seed=seed),
                                scenario.allow_imports)
     jobs, note = capped_jobs(jobs, scenario.replicates * len(scenario.arms))
@@ -285,21 +286,8 @@ class StudyResult:
         lines. Drawn on ``ax`` when given, else on a new pyplot
         figure, so a notebook shows it inline and ``plt.show()`` shows it in a script; returns
         the matplotlib ``Axes`` (``.figure`` to save it). Nothing is saved."""
-        axis = {"labels": "edges", "money": "money", "time": "time"}.get(x)
-        if axis is None:
-            raise InputError(f"x must be 'labels', 'money' or 'time', got {x!r}")
-        if axis == "money" and any(arm.money is None for arm in self.summary.arms.values()):
-            raise InputError("this market records no money: plot against 'labels' or 'time'")
-        if ax is None:
-            import matplotlib.pyplot as plt  # pyplot: the figure a notebook displays inline
-
-            _fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
-        draw_error_axes(
-            ax, self.summary.arms, scenario_name=self.scenario.name,
-            n_tasks=self.scenario.tasks.count, partial=not self.summary.complete,
-            metric=metric_of(self.summary), x=axis,
-            targets=targets_of(self.summary.arms) if targets else ())
-        return ax
+        return _plot(self.summary, self.scenario.name, self.scenario.tasks.count, ax, x=x,
+                     targets=targets)
 
     def to_html(self, path: str | Path) -> Path:
         """Write the report as one self-contained page to ``path`` (what ``marketsim report
@@ -310,6 +298,26 @@ class StudyResult:
         page = report_html(self.summary, setup, run_dir=self.run_dir)
         Path(path).write_text(page, encoding="utf-8")
         return Path(path)
+
+
+def _plot(summary: Summary, name: str, n_tasks: int, ax: Any, *, x: str,
+          targets: bool) -> Any:
+    """:meth:`StudyResult.plot` of ``summary``'s arms, titled ``name``, with the log-scale
+    floor of ``n_tasks`` tasks."""
+    axis = {"labels": "edges", "money": "money", "time": "time"}.get(x)
+    if axis is None:
+        raise InputError(f"x must be 'labels', 'money' or 'time', got {x!r}")
+    if axis == "money" and any(arm.money is None for arm in summary.arms.values()):
+        raise InputError("this market records no money: plot against 'labels' or 'time'")
+    if ax is None:
+        import matplotlib.pyplot as plt  # pyplot: the figure a notebook displays inline
+
+        _fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
+    draw_error_axes(
+        ax, summary.arms, scenario_name=name, n_tasks=n_tasks,
+        partial=not summary.complete, metric=metric_of(summary), x=axis,
+        targets=targets_of(summary.arms) if targets else ())
+    return ax
 
 
 def _interval(ci: ReachInterval | None) -> dict[str, Any]:
@@ -324,36 +332,47 @@ def compare(*results: StudyResult, names: Sequence[str] | None = None, ax: Any =
     """Overlay the error curves of several runs (e.g. before and after changing one thing)
     on one plot: every arm of every run, named ``<run name>: <arm>`` (``names``: one per run,
     default each run's scenario name, numbered when they repeat); ``ax``, ``x`` and
-    ``targets`` as :meth:`StudyResult.plot`. Returns the matplotlib ``Axes``."""
+    ``targets`` as :meth:`StudyResult.plot`. The log-scale floor (half of one task's error)
+    is that of the run with the most tasks, so no run's curve is drawn above its own error.
+    Returns the matplotlib ``Axes``."""
     if not results or not all(isinstance(r, StudyResult) for r in results):
         raise InputError("compare() needs StudyResults from marketsim.run")
     names = list(names) if names is not None else [r.scenario.name for r in results]
     if len(names) != len(results):
         raise InputError(f"compare() got {len(results)} results and {len(names)} names")
+    if len({metric_of(r.summary).key for r in results}) > 1:
+        raise InputError("compare() needs runs of one metric: error rates and RMSEs cannot "
+                         "share an axis")
     if len(set(names)) < len(names):
         names = [f"{i + 1}. {n}" for i, n in enumerate(names)]
     arms = {f"{n}: {arm}": s for n, r in zip(names, results, strict=True)
             for arm, s in r.summary.arms.items()}
     merged = results[0].summary.model_copy(update={
         "arms": arms, "complete": all(r.summary.complete for r in results)})
-    return StudyResult(results[0].scenario.replace(name=" vs ".join(names)), merged, ()).plot(
-        ax, x=x, targets=targets)
+    tasks = max(r.scenario.tasks.count for r in results)  # the lowest floor of all runs
+    return _plot(merged, " vs ".join(names), tasks, ax, x=x, targets=targets)
 
 
-def sweep(scenario: ScenarioSpec, grid: Mapping[str, Sequence[Any]], *,
+def sweep(scenario: ScenarioSpec, grid: Mapping[str, Sequence[Any]] | None = None, *,
           replicates: int | None = None, seed: int | None = None, jobs: int = 1,
           progress: bool | ProgressCallback = False) -> Any:
     """Run ``scenario`` at every point of ``grid`` (dotted key -> values, as a ``[sweep]``
     table; the keys ``scenario.replace`` takes) and return the sweep table as a pandas
     DataFrame: one row per grid point and arm, the columns of ``sweep.csv`` (final error with
     its interval, labels, money and time to each target, paired differences to the first
-    arm). Nothing is written; every point runs on the same worlds (same seed)."""
+    arm). Without ``grid``, the scenario's own ``[sweep]`` is the grid; a ``grid`` given
+    replaces it. Nothing is written; every point runs on the same worlds (same seed)."""
     pd = _pandas()
-    if not grid or any(isinstance(v, str) or not len(v) for v in grid.values()):
-        raise InputError("sweep() needs {dotted key: non-empty list of values}")
     if not isinstance(scenario, ScenarioSpec):
         raise InputError(f"sweep() needs a scenario from marketsim.load_scenario or "
                          f"marketsim.scenario_from_dict, got {type(scenario).__name__}")
+    if grid is None:
+        grid = {key: list(values) for key, values in scenario.sweep}
+    if not grid or any(isinstance(v, str) or not len(v) for v in grid.values()):
+        raise InputError("sweep() needs {dotted key: non-empty list of values} (or a "
+                         "scenario with a [sweep] table)")
+    if scenario.sweep:  # the points are studies of the scenario without its own grid
+        scenario = editable(scenario).without_sweep()
     keys = list(grid)
     points: list[dict[str, Any]] = []
     for i, values in enumerate(itertools.product(*grid.values())):

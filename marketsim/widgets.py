@@ -12,14 +12,16 @@ key :meth:`marketsim.Scenario.replace` takes (``"workers.count"``, ``"arms.adapt
 
 from __future__ import annotations
 
+import html
 import io
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from marketsim.api import StudyResult, load_scenario, run
 from marketsim.errors import InputError
-from marketsim.report.formatting import fmt_error
+from marketsim.report.formatting import clean_name, fmt_error
 from marketsim.report.plots import FIGSIZE
 from marketsim.scenario.build import Scenario
 
@@ -39,7 +41,8 @@ class Explorer:
     """The widget :func:`explore` returns: ``slider`` (a ``SelectionSlider`` over the values),
     ``image`` (the error plot as PNG), ``caption`` (each arm's final error) and ``result``
     (the :class:`~marketsim.StudyResult` on screen); ``widget`` is the box a notebook shows
-    (the explorer displays itself as that box)."""
+    (the explorer displays itself as that box). The caption is HTML: names are escaped into
+    it, so a name is shown as written."""
 
     def __init__(self, scenario: Scenario, key: str, values: Sequence[Any], *, x: str,
                  targets: bool, replicates: int | None, jobs: int) -> None:
@@ -71,7 +74,8 @@ class Explorer:
         result = self.results[index]
         self.image.value = _png(result, self.x, self.targets)
         self.caption.value = "final error: " + ", ".join(
-            f"<b>{name}</b> {fmt_error(arm.error_rate[-1]) if arm.error_rate else '—'}"
+            f"<b>{html.escape(clean_name(name))}</b> "
+            f"{fmt_error(arm.error_rate[-1]) if arm.error_rate else '—'}"
             for name, arm in result.summary.arms.items())
         return result
 
@@ -88,7 +92,9 @@ def _png(result: StudyResult, x: str, targets: bool) -> bytes:
     fig = Figure(figsize=FIGSIZE, dpi=100, layout="constrained")
     result.plot(fig.add_subplot(), x=x, targets=targets)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
+    with warnings.catch_warnings():  # a name in a script the font lacks: boxes, no noise
+        warnings.filterwarnings("ignore", r"Glyph \d+ .*missing from font", UserWarning)
+        fig.savefig(buf, format="png", metadata={"Software": None})
     return buf.getvalue()
 
 
@@ -99,14 +105,14 @@ def explore(scenario: Scenario | str | Path, key: str, values: Sequence[Any], *,
     ``[sweep]`` name it) that re-runs ``scenario`` (a Scenario or a TOML file) at the chosen
     value and redraws its error plot against ``x`` (``"labels"``, ``"money"`` or ``"time"``),
     with the target errors when ``targets``. ``replicates`` overrides the scenario's (fewer
-    is faster). Display the returned :class:`Explorer` in a notebook cell."""
+    is faster). A scenario's own ``[sweep]`` is left out: the slider is the sweep. Display
+    the returned :class:`Explorer` in a notebook cell."""
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
     if not values:
         raise InputError(f"explore({key!r}): give at least one value")
-    if scenario.sweep:
-        raise InputError("has a [sweep]: explore one setting of a plain study (remove the "
-                         "[sweep] table, the slider is the sweep)", source=scenario.source)
+    if scenario.sweep:  # the slider is the sweep: each value runs one study
+        scenario = scenario.without_sweep()
     if x not in ("labels", "money", "time"):
         raise InputError(f"x must be 'labels', 'money' or 'time', got {x!r}")
     return Explorer(scenario, key, values, x=x, targets=targets, replicates=replicates,

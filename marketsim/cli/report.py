@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     p.add_argument("--html", action="store_true",
                    help="also write report.html: one self-contained page (interactive chart, "
-                   "the tables; opens without network); needs plotly: "
+                   "the tables, the glossary; opens without network); needs plotly and Jinja2: "
                    'pip install "marketsim[html]"')
     p.add_argument("--slides", action="store_true",
                    help="also write the figures slide-sized (16:9, 1920x1080, larger type) "
@@ -93,19 +93,19 @@ def _warn_damaged(path: Path, reason: str) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     """Render every folder; a bad folder or malformed curves.csv raises InputError."""
-    from marketsim.report.html import write_html_report
-    from marketsim.report.html_chart import plotly_module
+    from marketsim.report.html import require_html_extra, write_html_report
     from marketsim.report.render import render_report
     from marketsim.report.slides import write_slides, write_sweep_slides
-    from marketsim.study.run_folder import scenario_setup, sync_curves
+    from marketsim.study.run_folder import check_curves, scenario_setup, sync_curves
 
     run_dir = Path(args.run_dir)
     if args.html:
-        plotly_module()  # no plotly: one line saying how to install it, before any work
+        require_html_extra()  # no plotly or Jinja2: one line saying what to install, first
     folders, missing = _folders(run_dir)
     done: list[dict[str, Any]] = []
     for folder in folders:
         sync_curves(folder, _warn_damaged)  # a killed run: curves.csv from its unit checkpoints
+        check_curves(folder)  # a report of what the run saved, never of a truncated file
         summary = render_report(folder, fallback=scenario_setup)
         entry: dict[str, Any] = {"run_dir": str(folder), "complete": summary.complete,
                                  "report": str(folder / "report.md")}

@@ -7,6 +7,7 @@ import argparse
 import json
 
 from marketsim.errors import EXIT_OK, InputError
+from marketsim.report.formatting import clean_name
 from marketsim.scenario.market_specs import BlockingSpec, GoldSpec
 from marketsim.scenario.parser import load_scenario
 from marketsim.scenario.specs import Scenario
@@ -50,11 +51,13 @@ def _mechanics_text(gold: GoldSpec | None, blocking: BlockingSpec | None) -> str
 
 
 def summary(scenario: Scenario, points: int) -> list[str]:
-    """A few lines: name, seed, sizes, one line per arm, sweep size."""
+    """A few lines: name, seed, sizes, one line per arm, sweep size (names with their control
+    characters as escapes: a name cannot add a line or colour the terminal)."""
     tk, wk, bg = scenario.tasks, scenario.workers, scenario.budget
     kind = "continuous scores" if scenario.worker_model.scores else f"{tk.classes} classes"
     lines = [
-        f"name: {scenario.name}   seed: {scenario.seed}   replicates: {scenario.replicates}",
+        f"name: {clean_name(scenario.name)}   seed: {scenario.seed}   "
+        f"replicates: {scenario.replicates}",
         f"tasks: {tk.count} ({kind})   workers: {wk.count} ({wk.model})   "
         f"budget: {bg.edges} labels, initial {bg.initial}, batch {bg.batch}",
     ]
@@ -68,8 +71,8 @@ def summary(scenario: Scenario, points: int) -> list[str]:
         policy = f"{arm.policy.name}({options})" if options else arm.policy.name
         initial = f", initial {arm.initial}" if arm.initial else ""
         own = _mechanics_text(arm.gold, arm.blocking)
-        lines.append(f"arm {arm.name}: policy {policy}, inference {arm.inference.method}"
-                     f"{initial}{f'; {own}' if own else ''}")
+        lines.append(f"arm {clean_name(arm.name)}: policy {policy}, inference "
+                     f"{arm.inference.method}{initial}{f'; {own}' if own else ''}")
     if scenario.sweep:
         keys = ", ".join(f"{k} ({len(v)})" for k, v in scenario.sweep)
         lines.append(f"sweep: {points} points over {keys}")

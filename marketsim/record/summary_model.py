@@ -191,8 +191,9 @@ class Summary(_Record):
     complete: bool = Field(description="false for an interrupted run")
     units_finished: int
     units_total: int
-    seconds: float | None = Field(description="wall-clock run time (null when re-rendered "
-                                  "without an earlier summary.json)")
+    seconds: float | None = Field(description="wall-clock run time, summed over the "
+                                  "invocations that simulated units (a resume adds its own); "
+                                  "null when re-rendered without an earlier summary.json")
     arms: dict[str, ArmSummary]
     comparisons: Comparisons
     cost_axes: list[Literal["money", "time"]] = Field(

@@ -5,6 +5,7 @@ value the same way."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,39 @@ DASH = "—"
 def clean_name(name: str) -> str:
     """``name`` with control characters replaced by their escapes (nothing can garble a line)."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(name))
+
+
+#: Characters that can begin Markdown markup inside a line (CommonMark and GitHub's: emphasis,
+#: code, links and images, raw HTML, entities, table cells, strikethrough, math, headings).
+#: An ``_`` between two letters or digits never is (``adaptive_prior`` stays as written).
+_MARKUP = re.compile(r"([\\`*\[\]<>&|~$#]|(?<![^\W_])_|_(?![^\W_]))")
+#: What makes a line's start a list item, a thematic break or a setext underline.
+_LINE_START = re.compile(r"^(\d*)([-+=.)])")
+
+
+def md_literal(name: object) -> str:
+    """``name`` as Markdown text that shows exactly ``name``: control characters as escapes
+    (:func:`clean_name`, so a name cannot start a new line), and every character that could
+    begin markup backslash-escaped (a CommonMark escape), so ``x *y* z`` keeps its stars and
+    ``[a](javascript:…)`` or ``<img>`` stay text wherever a report inserts a name; spaces at
+    its ends are character references (``&#32;``)."""
+    text = _LINE_START.sub(r"\1\\\2", _MARKUP.sub(r"\\\1", clean_name(str(name))))
+    # spaces at the ends as character references: Markdown drops them from a table cell or a
+    # heading, and a space inside ``*…*`` would end the emphasis around the name
+    core = text.strip(" ")
+    if not core:
+        return "&#32;" * len(text)
+    start, end = text.index(core), len(text) - len(core) - text.index(core)
+    return "&#32;" * start + core + "&#32;" * end
+
+
+def plot_text(name: object) -> str:
+    """``name`` as matplotlib text that shows exactly ``name``: ``$`` escaped (matplotlib
+    reads ``$…$`` as mathtext, and a malformed one stops the figure from being saved),
+    control characters as escapes, and a leading ``_`` kept (matplotlib leaves such a label
+    out of the legend) behind a zero-width space."""
+    text = clean_name(str(name)).replace("$", r"\$")
+    return "\u200b" + text if text.startswith("_") else text
 
 
 def short(text: str, n: int) -> str:
@@ -74,7 +108,9 @@ def fmt_axis(n: float) -> str:
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A table cell: a ``|`` not already escaped (a name as :func:`md_literal` writes it) is
+    escaped, a newline is a space."""
+    return re.sub(r"(?<!\\)\|", r"\\|", str(text)).replace("\n", " ")
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[Any]], align: str = "") -> list[str]:

@@ -9,6 +9,7 @@ exact lines."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -64,7 +65,8 @@ def anchors(text: str) -> set[str]:
 
 
 #: Parts of a line that are never linked: code spans, links and images.
-_PROTECTED = re.compile(r"`[^`]*`|!?\[[^\]]*\]\([^)]*\)")
+#: (A backslash-escaped backtick or bracket, as in a name, begins neither.)
+_PROTECTED = re.compile(r"(?<!\\)`[^`]*`|(?<!\\)!?\[[^\]]*\]\([^)]*\)")
 
 
 def _link_first(line: str, pattern: re.Pattern[str], target: str) -> tuple[str, bool]:
@@ -83,17 +85,18 @@ def _link_first(line: str, pattern: re.Pattern[str], target: str) -> tuple[str, 
     return line, False
 
 
-def link_terms(markdown: str) -> str:
+def link_terms(markdown: str, target: Callable[[str], str] | None = None) -> str:
     """``markdown`` with the first use of each glossary term in running text linked to its
-    entry in the folder's ``glossary.md``."""
+    entry: by default in the folder's ``glossary.md``, else at ``target(heading)`` (the
+    page's own glossary section)."""
     lines = markdown.split("\n")
     prose = [i for i, line in enumerate(lines)
              if line.strip() and not line.lstrip().startswith(("#", "|", "!", "```", ">"))]
     for term, heading in TERMS:
-        target = anchor(heading)
+        link = f"{GLOSSARY_NAME}#{anchor(heading)}" if target is None else target(heading)
         pattern = re.compile(rf"(?<![\w\-\[]){term}(?![\w\-])", flags=re.I)
         for i in prose:
-            lines[i], done = _link_first(lines[i], pattern, f"{GLOSSARY_NAME}#{target}")
+            lines[i], done = _link_first(lines[i], pattern, link)
             if done:
                 break
     return "\n".join(lines)

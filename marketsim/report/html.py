@@ -2,13 +2,16 @@
 interactive error chart (:mod:`~marketsim.report.html_chart`) and every table and claim of
 ``report.md``, converted from the very lines ``report.md`` is written from
 (:func:`~marketsim.report.markdown.report_lines`), so the page and the Markdown report read
-the same ``summary.json`` and print every number the same way.
+the same ``summary.json`` and print every number the same way; its terms link to the glossary
+at the end of the page.
 
-Nothing is fetched when the page opens: plotly's JavaScript and the style sheet are inline."""
+Nothing is fetched when the page opens: plotly's JavaScript and the style sheet are inline. The
+page is a Jinja2 template that escapes every value it is given; only the HTML that
+markdown-it (raw HTML off, safe links only: :mod:`~marketsim.report.html_text`) and plotly
+wrote is inserted as it is, so a scenario's or arm's name is text on the page, never markup."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,8 +21,17 @@ from marketsim.record.files import write_text_atomic
 from marketsim.record.metric import metric_of
 from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import Summary, read_summary
-from marketsim.report.html_chart import CHART_ID, SWITCH, chart_axes, error_chart, plotly_module
-from marketsim.report.html_text import markdown_html
+from marketsim.report.formatting import clean_name
+from marketsim.report.glossary import link_terms
+from marketsim.report.html_chart import (
+    CHART_ID,
+    PLOTLY_HINT,
+    SWITCH,
+    chart_axes,
+    error_chart,
+    plotly_module,
+)
+from marketsim.report.html_text import GLOSSARY_ID, glossary_anchor, glossary_html, markdown_html
 from marketsim.report.markdown import fewest_replicates, report_lines
 from marketsim.report.render import SetupFallback, load_setup, task_count
 
@@ -42,6 +54,49 @@ blockquote { border-left: 4px solid #d55e00; margin: 1rem 0; padding: .3rem 1rem
 """
 
 
+#: The page. Autoescaped: ``title``, ``heading`` and ``caption`` are text; ``top``, ``chart``,
+#: ``rest`` and ``glossary`` are HTML that markdown-it and plotly wrote (``Markup``).
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }}: marketsim report</title>
+<style>{{ style }}</style>
+</head>
+<body>
+{{ top }}
+<h2>{{ heading }} against labels, money or time</h2>
+<div class="chart">
+{{ chart }}
+</div>
+<p class="caption">{{ caption }}</p>
+{{ rest }}
+{{ glossary }}
+<footer>Written by <code>python -m marketsim report RUN_DIR --html</code> from this run's
+<code>summary.json</code>; <code>report.md</code> holds the same numbers.</footer>
+</body>
+</html>
+"""
+
+
+def _jinja() -> tuple[Any, Any]:
+    """Jinja2's autoescaping page template and ``Markup`` (the ``html`` extra), or an
+    :class:`InputError` saying how to install it."""
+    try:
+        import jinja2  # optional third-party package (the "html" extra)
+        from markupsafe import Markup  # installed with Jinja2
+    except ImportError:
+        raise InputError(PLOTLY_HINT) from None
+    return jinja2.Environment(autoescape=True).from_string(_PAGE), Markup
+
+
+def require_html_extra() -> None:
+    """Fail (one line saying what to install) unless plotly and Jinja2 are both installed."""
+    plotly_module()
+    _jinja()
+
+
 def _caption(summary: Summary, axes: list[str], floor_note: str) -> str:
     """What the chart shows and how to use it."""
     metric = metric_of(summary)
@@ -58,7 +113,8 @@ def _caption(summary: Summary, axes: list[str], floor_note: str) -> str:
 def report_html(summary: Summary, setup: Mapping[str, Any] | None, *,
                 run_dir: Path | None = None) -> str:
     """The page: the report's title and key results, the chart, then every section of
-    ``report.md`` except its figures and file list."""
+    ``report.md`` except its figures and file list, then the glossary its terms link to."""
+    page, html = _jinja()
     metric = metric_of(summary)
     n_tasks = task_count(setup) if metric.percent else None
     title = f"{summary.scenario}: {'task error' if metric.percent else metric.label}"
@@ -71,28 +127,27 @@ def report_html(summary: Summary, setup: Mapping[str, Any] | None, *,
              "are drawn at that floor (dotted line)." if n_tasks else
              "values below half the smallest positive mean are drawn at that floor (dotted "
              "line).")
-    lines = report_lines(summary, setup, figures=[], run_dir=run_dir)
+    lines = report_lines(summary, setup, figures=[], run_dir=run_dir,
+                         glossary=f"#{GLOSSARY_ID}")
+    lines = link_terms("\n".join(lines), glossary_anchor_link).split("\n")
     split = next((i for i, ln in enumerate(lines) if ln.startswith("## ")), len(lines))
-    name = html.escape(summary.scenario)
-    return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{name}: marketsim report</title>", f"<style>{_STYLE}</style>", "</head>",
-        "<body>", markdown_html(lines[:split]),
-        f'<h2>{html.escape(metric.heading)} against labels, money or time</h2>',
-        '<div class="chart">', chart, "</div>",
-        f'<p class="caption">{html.escape(_caption(summary, chart_axes(summary.arms), floor))}'
-        "</p>", markdown_html(lines[split:]),
-        "<footer>Written by <code>python -m marketsim report RUN_DIR --html</code> from this "
-        "run's <code>summary.json</code>; <code>report.md</code> holds the same numbers."
-        "</footer>", "</body>", "</html>", ""])
+    return str(page.render(
+        title=clean_name(summary.scenario), style=html(_STYLE),
+        top=html(markdown_html(lines[:split])), heading=metric.heading, chart=html(chart),
+        caption=_caption(summary, chart_axes(summary.arms), floor),
+        rest=html(markdown_html(lines[split:])), glossary=html(glossary_html())))
+
+
+def glossary_anchor_link(heading: str) -> str:
+    """A term's link on the page: the anchor of its entry in the page's glossary."""
+    return f"#{glossary_anchor(heading)}"
 
 
 def write_html_report(run_dir: str | Path, fallback: SetupFallback | None = None) -> Path:
     """Write ``report.html`` into the run folder from its ``summary.json`` (and ``run.json``
-    for the setup); its path. Without plotly, or without a ``summary.json``, an
+    for the setup); its path. Without plotly or Jinja2, or without a ``summary.json``, an
     :class:`InputError` says what to do."""
-    plotly_module()  # fail before reading anything when plotly is missing
+    require_html_extra()  # fail before reading anything when the extra is missing
     run_dir = Path(run_dir)
     try:
         summary = read_summary(run_dir / "summary.json")

@@ -8,6 +8,7 @@ curves, intervals and log-scale floor as the report's PNG figures
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,11 +17,11 @@ import numpy as np
 from marketsim.errors import InputError
 from marketsim.record.metric import Metric
 from marketsim.record.summary_model import ArmSummary
-from marketsim.report.formatting import num
+from marketsim.report.formatting import clean_name, num
 from marketsim.report.plots import X_AXES, arm_style, error_floor
 
-#: What ``--html`` says when plotly is not installed.
-PLOTLY_HINT = 'the HTML report needs plotly: pip install "marketsim[html]"'
+#: What ``--html`` says when plotly or Jinja2 (the page's template engine) is not installed.
+PLOTLY_HINT = 'the HTML report needs plotly and Jinja2: pip install "marketsim[html]"'
 #: The chart's element id in the page (fixed, so the page's bytes depend on the run only).
 CHART_ID = "error-chart"
 #: The switch's button labels, by ``summary.json`` axis name.
@@ -55,6 +56,13 @@ def _hover(arm: ArmSummary, metric: Metric, i: int) -> str:
             f"<br>{metric.short}: {metric.fmt(arm.error_rate[i])}{band}")
 
 
+def chart_text(text: str) -> str:
+    """A name as plotly text: plotly reads ``<b>``, ``<a href>`` and ``&…;`` in trace names,
+    titles and hover labels as markup, so a name's ``&``, ``<`` and ``>`` are escaped (and
+    control characters shown as escapes): the chart shows the name as written."""
+    return html.escape(clean_name(text), quote=False)
+
+
 def _x(arm: ArmSummary, axis: str) -> list[float]:
     return arm.axis_values(X_AXES[axis].key) or []
 
@@ -73,6 +81,7 @@ def error_chart(arms: Mapping[str, ArmSummary], *, metric: Metric, title: str,
         if not arm.edges:
             continue
         style = arm_style(idx)
+        label = chart_text(name)
         mean = np.maximum(np.asarray(arm.error_rate, dtype=float), floor)
         lo = np.maximum(np.asarray(arm.error_rate_low, dtype=float), floor)
         hi = np.maximum(np.asarray(arm.error_rate_high, dtype=float), floor)
@@ -85,20 +94,23 @@ def error_chart(arms: Mapping[str, ArmSummary], *, metric: Metric, title: str,
         fig.add_trace(go.Scatter(
             x=x0 + x0[::-1], y=[*hi, *lo[::-1]], mode="lines", fill="toself",
             fillcolor=style["color"],
-            opacity=0.18, line={"width": 0}, hoverinfo="skip", legendgroup=name,
-            showlegend=False, name=f"{name} band"))
+            opacity=0.18, line={"width": 0}, hoverinfo="skip", legendgroup=str(idx),
+            showlegend=False, name=f"{label} band"))
         fig.add_trace(go.Scatter(
-            x=x0, y=mean, mode="lines", name=f"{name} (n={arm.replicates})", legendgroup=name,
+            x=x0, y=mean, mode="lines", name=f"{label} (n={arm.replicates})",
+            legendgroup=str(idx), meta=label,
             line={"color": style["color"], "width": 2.2, "dash": _DASHES[idx % len(_DASHES)]},
             text=[_hover(arm, metric, i) for i in range(len(arm.edges))],
-            hovertemplate="%{text}<extra>" + name.replace("<", "&lt;") + "</extra>"))
+            # the name as a value (meta), never as part of the template: a "%{x}" in a name
+            # is shown as written
+            hovertemplate="%{text}<extra>%{meta}</extra>"))
     for t in targets:
         fig.add_hline(y=t, line={"color": "#404040", "width": 1, "dash": "dash"},
                       annotation_text=metric.target(t), annotation_position="top left")
     fig.add_hline(y=floor, line={"color": "#808080", "width": 1, "dash": "dot"})
     ticks = [10.0 ** k for k in range(int(np.floor(np.log10(floor))), 1)]
     fig.update_layout(
-        title={"text": title}, template="plotly_white", height=560, hovermode="closest",
+        title={"text": chart_text(title)}, template="plotly_white", height=560, hovermode="closest",
         legend={"title": {"text": "arm (replicates): click to hide or show"}},
         margin={"t": 120},
         xaxis={"title": {"text": X_AXES["edges"].label}, "separatethousands": True},

@@ -16,7 +16,7 @@ from typing import Any
 from marketsim.aggregation.registry import METHODS
 from marketsim.policies.registry import POLICIES
 from marketsim.record.metric import metric_of
-from marketsim.record.summary_model import ArmSummary, Summary
+from marketsim.record.summary_model import ArmComparison, ArmSummary, Summary
 from marketsim.report.arm_text import (
     arm_specs,
     method_name,
@@ -31,6 +31,7 @@ from marketsim.report.cost_text import (
     gold_section,
     under_budget_section,
 )
+from marketsim.report.formatting import md_literal
 from marketsim.report.glossary import GLOSSARY_NAME
 from marketsim.report.plots import PNG_NAME, SVG_NAME, PlotInfo
 from marketsim.report.results_text import (
@@ -76,17 +77,23 @@ def report_lines(
     *,
     figures: list[str],
     run_dir: Path | None = None,
+    glossary: str = GLOSSARY_NAME,
 ) -> list[str]:
     """The Markdown lines of the report from its title to the inference methods, with the
     ``figures`` lines (the plots and their captions) after the arms; ``report.md`` and
-    ``report.html`` (which draws its own chart) both read these."""
+    ``report.html`` (which draws its own chart) both read these. ``glossary`` is where the
+    glossary is: the folder's file (``report.md``) or the page's own section (``#glossary``).
+    The scenario's and arms' names are Markdown literals in every line (:func:`as_text`)."""
+    summary, setup = as_text(summary, setup)
     arms: Mapping[str, ArmSummary] = summary.arms
     names = list(arms)
     specs = arm_specs(setup)
     metric = metric_of(summary)
     lines = [f"# {summary.scenario}: which policy gets the error down fastest?", "",
-             f"The words this report uses are explained in [{GLOSSARY_NAME}]({GLOSSARY_NAME}) "
-             "(linked where they first appear).", ""]
+             "The words this report uses are explained in "
+             + (f"[{GLOSSARY_NAME}]({GLOSSARY_NAME})" if glossary == GLOSSARY_NAME else
+                f"the [glossary]({glossary}) at the end of this page")
+             + " (linked where they first appear).", ""]
     if not summary.complete:
         resume = f"python -m marketsim run --resume {run_dir}" if run_dir else "run --resume"
         lines += [
@@ -112,6 +119,42 @@ def report_lines(
     lines += policies_section(names, specs)
     lines += methods_section(names, specs, metric, setup)
     return lines
+
+
+def as_text(summary: Summary, setup: Mapping[str, Any] | None
+            ) -> tuple[Summary, Mapping[str, Any] | None]:
+    """``summary`` and ``setup`` with the scenario's and every arm's name as Markdown text
+    (:func:`~marketsim.report.formatting.md_literal`): names are data a user typed, so every
+    section that inserts one (a heading, a sentence, a table cell) shows it as written and a
+    crafted name never becomes a link, emphasis or a new table column."""
+    arms = {md_literal(name): arm for name, arm in summary.arms.items()}
+    comp = summary.comparisons
+    comp = comp.model_copy(update={
+        "reference": None if comp.reference is None else md_literal(comp.reference),
+        "arms": {md_literal(name): _entry_text(entry) for name, entry in comp.arms.items()}})
+    shown = summary.model_copy(update={"scenario": md_literal(summary.scenario), "arms": arms,
+                                       "comparisons": comp})
+    if setup is None:
+        return shown, None
+    out = dict(setup)
+    if isinstance(out.get("name"), str):
+        out["name"] = md_literal(out["name"])
+    if isinstance(out.get("arms"), list):
+        out["arms"] = [{**a, "name": md_literal(a["name"])}
+                       if isinstance(a, Mapping) and "name" in a else a for a in out["arms"]]
+    return shown, out
+
+
+def _entry_text(entry: ArmComparison) -> ArmComparison:
+    """``entry`` with every verdict (a plain sentence that names both arms) as Markdown
+    text."""
+    def said(point: Any) -> Any:
+        return point.model_copy(update={"verdict": md_literal(point.verdict)})
+
+    reach = {f"{axis}_to_reach": {k: said(v) for k, v in found.items()}
+             for axis in ("edges", "money", "time") if (found := entry.to_reach(axis))}
+    return entry.model_copy(update={"checkpoints": [said(c) for c in entry.checkpoints],
+                                    **reach})
 
 
 def files_section(

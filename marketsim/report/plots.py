@@ -9,6 +9,7 @@ distinguishable in grey print.
 from __future__ import annotations
 
 import io
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from marketsim.record.files import write_bytes_atomic
 from marketsim.record.metric import ERROR_RATE, Metric
 from marketsim.record.summary_model import ArmSummary
 from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
+from marketsim.report.formatting import plot_text
 
 #: The error plot's size in inches (the report's files and a notebook's figure alike).
 FIGSIZE = (7.5, 4.8)
@@ -151,7 +153,9 @@ def write_png_svg(fig: Any, png: Path, svg: Path) -> None:
     second pass would only find the same positions)."""
     for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
         buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, metadata=meta)
+        with warnings.catch_warnings():  # a name in a script the font lacks: boxes, no noise
+            warnings.filterwarnings("ignore", r"Glyph \d+ .*missing from font", UserWarning)
+            fig.savefig(buf, format=fmt, metadata=meta)
         write_bytes_atomic(path, buf.getvalue())
         fig.set_layout_engine("none")  # keep the positions the PNG's layout found
 
@@ -232,7 +236,7 @@ def draw_error_axes(
         shown = np.maximum(mean, floor)
         top = max(top, float(hi.max()), float(shown.max()))  # one replicate: no interval
         style = arm_style(idx)
-        label = f"{name} (n={arm.replicates})"
+        label = f"{plot_text(name)} (n={arm.replicates})"
         ax.fill_between(edges, lo, hi, color=style["color"], alpha=0.18, linewidth=0)
         ax.plot(
             edges, shown, label=label, linewidth=1.8, markersize=5,
@@ -244,7 +248,7 @@ def draw_error_axes(
             plain_arr = np.maximum(np.asarray(plain, dtype=float), floor)
             top = max(top, float(plain_arr.max()))
             ax.plot(edges, plain_arr, color=style["color"], linewidth=1.0, linestyle=":",
-                    label=f"{name}: plain mean")
+                    label=f"{plot_text(name)}: plain mean")
         plotted += 1
     ax.set_yscale("log")
     tick = _percent_tick if metric.percent else _plain_tick
@@ -256,7 +260,8 @@ def draw_error_axes(
     ax.set_ylim(bottom=floor * 0.8, top=max(top * 1.25, floor * 10))
     ax.set_xlabel(axis.label)
     ax.set_ylabel(f"{metric.label} (log scale)")
-    title = f"{scenario_name}: {'task error' if metric.percent else metric.label} vs. {axis.title}"
+    what = "task error" if metric.percent else metric.label
+    title = f"{plot_text(scenario_name)}: {what} vs. {axis.title}"
     if partial:
         title += " (partial run)"
     ax.set_title(title)

@@ -5,8 +5,10 @@ Works on a finished run and on an interrupted (partial) one. The setup is taken 
 ``run.json`` (the resolved scenario the run used), else from the ``scenario.toml`` copy, else
 from an existing ``summary.json``, else from ``curves.csv`` alone. ``summary.json`` is rebuilt
 with :func:`marketsim.record.summary.build_summary`, so it is the file the run wrote; its
-``seconds`` (wall-clock run time, which ``curves.csv`` does not hold) is carried over from the
-existing ``summary.json``, or is ``null`` if there is none.
+``seconds`` (wall-clock run time summed over the run's invocations, which ``curves.csv`` does
+not hold) is carried over from the existing ``summary.json``, or is ``null`` if there is none.
+The command line checks ``curves.csv`` against the unit checkpoints first
+(:func:`marketsim.study.run_folder.check_curves`).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from marketsim.record.run_model import read_run
 from marketsim.record.summary import TARGETS, targets_of
 from marketsim.record.summary_model import Summary, read_summary
 from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
-from marketsim.report.formatting import DASH, fmt_error, num, table
+from marketsim.report.formatting import DASH, fmt_error, md_literal, num, table
 from marketsim.report.glossary import link_terms, write_glossary
 from marketsim.report.plots import write_png_svg
 from marketsim.report.results_text import stop_lines
@@ -223,10 +223,10 @@ def sweep_markdown(keys: list[str], rows: list[dict[str, Any]],
     RMSE); the figure is linked only when ``plot`` (it was written)."""
     head = [*keys, "arm", f"final {metric.short}",
             *(f"labels to {metric.target_short(t)}" for t in targets)]
-    cells = [[*(value_text(r[k]) for k in keys), r["arm"], fmt_error(r["final_error_rate"]),
-              *(reach_cell(r, t) for t in targets)] for r in rows]
+    cells = [[*(value_text(r[k]) for k in keys), md_literal(r["arm"]),
+              fmt_error(r["final_error_rate"]), *(reach_cell(r, t) for t in targets)] for r in rows]
     stops = [f"- {r['point']} ({', '.join(f'{k} = {value_text(r[k])}' for k in keys)}), "
-             f"*{r['arm']}*: {r['stopped_detail']}" for r in rows if r.get("stopped")]
+             f"*{md_literal(r['arm'])}*: {r['stopped_detail']}" for r in rows if r.get("stopped")]
     if stops:
         stops = ["Stopped before the budget (the curve ends there; see the point's "
                  "`report.md`):", "", *stops, ""]

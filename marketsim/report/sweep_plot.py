@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from marketsim.record.metric import ERROR_RATE, Metric
 from marketsim.record.summary import TARGETS
 from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
+from marketsim.report.formatting import plot_text
 from marketsim.report.plots import arm_style
 
 if TYPE_CHECKING:
@@ -57,10 +58,11 @@ def hashable(value: Any) -> Any:
 
 
 def tick_text(value: Any) -> str:
-    """A swept value as a tick label: ``20``, ``0.25``, ``one-coin``, ``[1, 1.5]``."""
+    """A swept value as a tick label: ``20``, ``0.25``, ``one-coin``, ``[1, 1.5]`` (a string
+    as :func:`~marketsim.report.formatting.plot_text` shows it: as written)."""
     if isinstance(value, list | tuple):
         return "[" + ", ".join(tick_text(v) for v in value) + "]"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{value:g}" if isinstance(value, float) else plot_text(value)
 
 
 def _numeric(values: Sequence[Any]) -> bool:
@@ -124,7 +126,7 @@ def _draw_arm(ax: Any, xs: list[float], pts: list[tuple[float, float, float, int
     hollow with ``k/n``; the number of points drawn."""
     style = arm_style(index)
     full = [i for i, p in enumerate(pts) if not math.isnan(p[0]) and p[3] is None]
-    ax.plot(xs, [p[0] for p in pts], label=arm, linewidth=1.6, markersize=6,
+    ax.plot(xs, [p[0] for p in pts], label=plot_text(arm), linewidth=1.6, markersize=6,
             markevery=full, markeredgewidth=1.3, zorder=3, **style)
     bars = [(x, p) for x, p in zip(xs, pts, strict=True) if p[2] > p[1]]
     if bars:
@@ -208,7 +210,7 @@ def sweep_figure(keys: list[str], rows: list[dict[str, Any]], metric: Metric = E
             title = (f"final {metric.short}" if what == "final"
                      else f"{amount} to reach {metric.target(target or 0.0)}")
             if diff:
-                title = f"{title}: arm − {reference}"
+                title = f"{title}: arm − {plot_text(reference)}"
                 if drawn:
                     ax.axhline(0.0, color="0.4", linewidth=0.9, linestyle=":", zorder=1,
                                label="_zero")
@@ -239,7 +241,7 @@ def sweep_figure(keys: list[str], rows: list[dict[str, Any]], metric: Metric = E
         f"Final {metric.short} and {amounts} needed to reach a target, against {x_key}: mean "
         "over replicates with its 95 % interval; hollow k/n = only k of n replicates reached "
         "it (mean of those); no point = none did"
-        + (f"; lower row: paired difference to {reference}" if has_diff else ""),
+        + (f"; lower row: paired difference to {plot_text(reference)}" if has_diff else ""),
         fontsize="medium", wrap=True)
     if arms:
         handles, labels = grid[0][0].get_legend_handles_labels()

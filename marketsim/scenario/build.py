@@ -91,11 +91,16 @@ class Scenario(specs.Scenario):
         (a table is merged into the one there); an arm's keys as ``[sweep]`` names them,
         ``replace({"arms.adaptive.gold.rate": 0.2})`` or ``"arms[1].policy.n_trees"``.
         ``name``, ``seed`` and ``replicates`` are the ``[scenario]`` table's; ``arms``
-        replaces every arm (see :meth:`with_arms`)."""
+        replaces every arm (see :meth:`with_arms`); ``sweep=None`` (or ``{}``) removes the
+        ``[sweep]`` table (:meth:`without_sweep`), a ``sweep`` table is merged into it."""
         doc = self.document()
         arm_names = [arm.name for arm in self.arms]
         for key, value in {**(changes or {}), **more}.items():
             dotted = f"scenario.{key}" if key in _SCENARIO_KEYS else key
+            if dotted == "sweep" and (value is None or (isinstance(value, Mapping)
+                                                        and not value)):
+                doc.pop("sweep", None)  # no grid: one study
+                continue
             if dotted.startswith(("arms.", "arms[")):  # an arm's key, as [sweep] names it
                 set_path(doc, key_path(dotted, arm_names, type(self), self.source),
                          _copy_doc(value))
@@ -113,6 +118,11 @@ class Scenario(specs.Scenario):
             else:
                 node[last] = _copy_doc(value)
         return scenario_from_dict(doc, _changed(self.source), allow_imports=self.allow_imports)
+
+    def without_sweep(self) -> Scenario:
+        """A copy without the ``[sweep]`` table: the one study the grid varies, to run with
+        :func:`marketsim.run` (each grid point is ``without_sweep().replace({key: value})``)."""
+        return self.replace(sweep=None)
 
     def with_arms(self, *arms: Mapping[str, Any], keep: bool = False) -> Scenario:
         """A copy whose arms are ``arms`` (tables of the ``[[arms]]`` layout: name, policy,
@@ -180,7 +190,8 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<python>", *,
                         inference if _is_object(inference) else None)
     if objects and "sweep" in doc:
         raise InputError(f"sweep cannot be combined with policy or estimator objects "
-                         f"(arms[{min(objects)}]); run each point with scenario.replace(...)",
+                         f"(arms[{min(objects)}]); build the scenario without it and run the "
+                         "grid with marketsim.sweep(scenario, grid)",
                          source=source)
     parsed = parse_scenario(doc, source, allow_imports=allow_imports)
     arms_out = list(parsed.arms)

@@ -89,22 +89,38 @@ def _row_problem(rows: Any, scenario: Scenario, stop: Stop | None = None,
         bad = [x for i, x in enumerate(row[1:]) if not _number(x, null=i >= 3)]
         if bad:
             return f"row {idx}: {bad[0]!r} where a number belongs"
-    edges = [row[0] for row in rows]
+    return curve_problem([row[0] for row in rows], scenario,
+                         None if stop is None else stop.labels, closes)
+
+
+def curve_problem(edges: list[int], scenario: Scenario, stopped_at: int | None = None,
+                  closes: bool = False) -> str | None:
+    """Why a unit's curve ending at ``edges[-1]`` labels (the label counts of its rows) cannot
+    be an arm's full curve in ``scenario``, or None: it must step by ``budget.batch`` and end
+    at ``budget.edges``, or earlier where the unit recorded a stop (``stopped_at``), a money
+    budget or a policy that closes tasks (``closes``) may end it."""
     steps = [b - a for a, b in zip(edges, edges[1:], strict=False)]
     batch, budget = scenario.budget.batch, scenario.budget.edges
     # The market refreshes every ``batch`` labels and once more when the budget is spent.
     if any(s != batch for s in steps[:-1]) or (steps and not 0 < steps[-1] <= batch):
-        return f"{len(rows)} rows that do not step by budget.batch = {batch}"
+        return f"{len(edges)} rows that do not step by budget.batch = {batch}"
     # A money budget (budget.money) may end a curve before budget.edges, never after it, and
     # so may running out of workers, when the unit recorded that it stopped there, or a policy
     # that closed every task (a platform preset).
-    if stop is not None and edges[-1] != stop.labels:
-        return f"rows ending at {edges[-1]} labels, but the unit stopped at {stop.labels}"
-    early = (scenario.budget.money is not None or stop is not None or closes) and \
+    if stopped_at is not None and edges[-1] != stopped_at:
+        return f"rows ending at {edges[-1]} labels, but the unit stopped at {stopped_at}"
+    early = (scenario.budget.money is not None or stopped_at is not None or closes) and \
         edges[-1] <= budget
     if not early and (edges[-1] < budget or (len(edges) > 1 and edges[-1] != budget)):
-        return f"{len(rows)} rows ending at {edges[-1]} labels, not budget.edges = {budget}"
+        return f"{len(edges)} rows ending at {edges[-1]} labels, not budget.edges = {budget}"
     return None
+
+
+def may_close(scenario: Scenario, arm: int) -> bool:
+    """Whether arm ``arm``'s policy chooses per worker, so it may close every task and end
+    a unit under budget."""
+    policy = scenario.arms[arm].policy
+    return is_worker_aware(policy.cls or policy.obj)
 
 
 def _read_unit(path: Path, scenario: Scenario) -> UnitResult | str | None:
@@ -134,9 +150,7 @@ def _read_unit(path: Path, scenario: Scenario) -> UnitResult | str | None:
     stop = _stop(data.get("stop"))
     if isinstance(stop, str):
         return stop
-    policy = scenario.arms[arm].policy
-    problem = _row_problem(data["rows"], scenario, stop,
-                           closes=is_worker_aware(policy.cls or policy.obj))
+    problem = _row_problem(data["rows"], scenario, stop, closes=may_close(scenario, arm))
     if problem:
         return problem
     seconds = data.get("seconds", 0.0)

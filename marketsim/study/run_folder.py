@@ -23,16 +23,23 @@ from typing import Any
 
 from marketsim._version import __version__
 from marketsim.errors import InputError
-from marketsim.record.curves import read_curves, write_curves
+from marketsim.record.curves import CurveRow, read_curves, write_curves
 from marketsim.record.files import write_bytes_atomic, write_json_atomic
 from marketsim.record.run_model import RunRecord, read_run, run_json
 from marketsim.record.summary import TARGETS
 from marketsim.record.summary import build_summary as summarise_study
-from marketsim.record.summary_model import Summary, summary_json
+from marketsim.record.summary_model import Summary, read_summary, summary_json
 from marketsim.record.units import UnitResult, canonical_rows
 from marketsim.scenario.parser import load_scenario, parse_scenario
 from marketsim.scenario.specs import Scenario
-from marketsim.study.checkpoints import Damaged, load_units, save_unit, unit_path
+from marketsim.study.checkpoints import (
+    Damaged,
+    curve_problem,
+    load_units,
+    may_close,
+    save_unit,
+    unit_path,
+)
 from marketsim.study.identity import (
     absolute_document,
     check_data_unchanged,
@@ -46,9 +53,9 @@ from marketsim.study.identity import (
 )
 
 __all__ = [
-    "build_summary", "check_same_study", "default_run_dir", "load_units", "resume_scenario",
-    "run_record", "save_unit", "scenario_setup", "start_run", "sync_curves", "unit_path",
-    "write_run",
+    "build_summary", "check_curves", "check_same_study", "default_run_dir", "earlier_seconds",
+    "load_units", "resume_scenario", "run_record", "save_unit", "scenario_setup", "start_run",
+    "sync_curves", "unit_path", "write_run",
 ]
 
 DEPENDENCIES = (
@@ -220,6 +227,77 @@ def sync_curves(run_dir: Path, on_damaged: Damaged | None = None) -> bool:
     return True
 
 
+def _recorded_stops(run_dir: Path) -> dict[tuple[str, int], int]:
+    """(arm, replicate) -> labels of every early stop the folder's ``summary.json`` records."""
+    try:
+        summary = read_summary(run_dir / "summary.json")
+    except (OSError, InputError):
+        return {}
+    return {(name, s.replicate): s.labels for name, arm in summary.arms.items()
+            for s in arm.stopped or ()}
+
+
+def check_curves(run_dir: Path) -> None:
+    """Refuse a ``curves.csv`` that is not what the run saved, before a report is built from
+    it: an :class:`InputError` (one line naming the file and the unit) when a unit's rows
+    differ from its checkpoint in ``units/`` (a truncated or edited file), or, for a unit
+    without a checkpoint, when its curve does not step by ``budget.batch`` or ends before
+    ``budget.edges`` where no early stop is recorded. A folder whose scenario cannot be read
+    is not checked."""
+    curves = run_dir / "curves.csv"
+    if not curves.is_file():
+        return
+    try:
+        scenario = resume_scenario(run_dir)
+    except InputError:
+        return
+    index = {arm.name: i for i, arm in enumerate(scenario.arms)}
+    saved = {(u.arm, u.replicate): u for u in load_units(run_dir, scenario)}
+    units: dict[tuple[str, int], list[CurveRow]] = {}
+    for row in read_curves(curves):
+        units.setdefault((row.arm, row.replicate), []).append(row)
+    stops = _recorded_stops(run_dir)
+    for (name, rep), rows in units.items():
+        arm = index.get(name)
+        if arm is None:  # an arm the scenario does not have: the report names it
+            continue
+        where = f"replicate {rep} of arm {name!r}"
+        unit = saved.get((arm, rep))
+        if unit is not None:
+            if [_headline(r) for r in rows] != [_headline(r) for r in unit.rows]:
+                raise InputError(
+                    f"{where} is not what its checkpoint {unit_path(run_dir, rep, arm).name} "
+                    f"holds ({len(rows)} rows ending at {rows[-1].edges} labels, the checkpoint "
+                    f"{len(unit.rows)} ending at {unit.rows[-1].edges}): truncated or edited? "
+                    "Delete curves.csv and run 'report' again to rebuild it from the "
+                    "checkpoints", source=str(curves))
+            continue
+        problem = curve_problem([r.edges for r in rows], scenario, stops.get((name, rep)),
+                                closes=may_close(scenario, arm))
+        if problem:
+            raise InputError(f"{where}: {problem}, and no checkpoint or early stop is recorded "
+                             "for it: truncated or edited?", source=str(curves))
+
+
+def _headline(row: CurveRow) -> tuple[Any, ...]:
+    """What a report reads of a row (the columns every ``curves.csv`` has)."""
+    return row.edges, *row.metrics()[:3]
+
+
+def earlier_seconds(run_dir: Path, done: list[UnitResult]) -> float:
+    """The run time earlier invocations measured for the units ``done`` that a resume (or a
+    re-run into the folder) found checkpointed: the ``seconds`` of the folder's
+    ``summary.json`` (which they wrote on finishing or on Ctrl-C), else, when they were killed
+    before writing it, the units' own simulation times; 0 without units."""
+    if not done:
+        return 0.0
+    try:
+        seconds = read_summary(run_dir / "summary.json").seconds
+    except (OSError, InputError):
+        seconds = None
+    return seconds if seconds is not None else sum(u.seconds for u in done)
+
+
 def write_run(
     run_dir: Path,
     scenario: Scenario,
@@ -227,10 +305,15 @@ def write_run(
     started: float,
     *,
     complete: bool,
+    earlier: float = 0.0,
+    ran: bool = True,
 ) -> Summary:
-    """Write curves.csv and summary.json (each atomically); return the summary."""
+    """Write curves.csv and summary.json (each atomically); return the summary. Its run time
+    is the sum over invocations: ``earlier`` (:func:`earlier_seconds`) plus this one's since
+    ``started`` when it simulated a unit (``ran``)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     write_curves(run_dir / "curves.csv", canonical_rows(results))
-    summary = build_summary(scenario, results, time.perf_counter() - started, complete)
+    seconds = earlier + (time.perf_counter() - started if ran else 0.0)
+    summary = build_summary(scenario, results, seconds, complete)
     write_json_atomic(run_dir / "summary.json", summary_json(summary))
     return summary

@@ -20,6 +20,7 @@ from marketsim.study.checkpoints import Damaged
 from marketsim.study.run_folder import (
     build_summary,
     check_same_study,
+    earlier_seconds,
     load_units,
     run_record,
     save_unit,
@@ -45,10 +46,12 @@ def run_observed(
     :class:`marketsim.report.progress.RunObserver` (start, refresh, unit_done, stop)."""
     started = time.perf_counter()
     done: list[UnitResult] = []
+    earlier = 0.0  # the run time earlier invocations measured (resumed or re-run folder)
     if run_dir is not None:
         record = run_record(scenario)
         check_same_study(run_dir, record)
         done = load_units(run_dir, scenario, on_damaged)
+        earlier = earlier_seconds(run_dir, done)
         start_run(run_dir, scenario, record)
     results: list[UnitResult] = list(done)
     total = scenario.replicates * len(scenario.arms)
@@ -77,7 +80,7 @@ def run_observed(
     except KeyboardInterrupt:
         observer.stop(interrupted=True)
         if run_dir is not None:
-            write_run(run_dir, scenario, results, started, complete=False)
+            write_run(run_dir, scenario, results, started, complete=False, earlier=earlier)
         raise
     except SimulationError:  # a policy failed: finished units stay checkpointed
         observer.stop(interrupted=False)
@@ -85,4 +88,5 @@ def run_observed(
     observer.stop(interrupted=False)
     if run_dir is None:
         return build_summary(scenario, results, time.perf_counter() - started, True), results
-    return write_run(run_dir, scenario, results, started, complete=True), results
+    return write_run(run_dir, scenario, results, started, complete=True, earlier=earlier,
+                     ran=len(results) > len(done)), results
