@@ -6,12 +6,14 @@ where j did not label i. A binary estimator returns a ±1 sign per task for each
 predicted (1-based) class is the first l whose sign is -1, else K.
 
 Thresholds need an order of the classes. So that renaming the classes cannot change the answer
-(#13 item 22), :func:`class_order` takes it from the data: rarest class first, by label count;
-classes with equal counts keep their given order (the one tie rule, so exact ties in the counts
-are the only place where the spelling of the classes still matters). ``class_order="given"``
-thresholds in index order, as Zhang et al.'s released code does (needed to reproduce their
-Table 3 on the 4-class Dog data). With K = 2 there is one threshold and the given order is
-always kept: the binary estimators are symmetric in the two classes up to exact zero signs.
+(#13 item 22), :func:`class_order` takes it from the data: the reverse of the tie rule's class
+rank (:func:`._ties.class_rank`), i.e. rarest class first, by label count, and of classes with
+equal counts the one first given last, never by name. ``class_order="given"`` thresholds in
+index order, as Zhang et al.'s released code does (needed to reproduce their Table 3 on the
+4-class Dog data). With K = 2 there is one threshold and the given order is always kept: the
+binary estimators are symmetric in the two classes up to exact zero signs, and a task whose
+sign is exactly 0 is a tie, decided by the estimators' one tie rule (:mod:`._ties`), not sent
+to the class whose name sorts last.
 
 :class:`ThresholdReduction` is the estimator skeleton; each baseline supplies its sign rule.
 """
@@ -27,6 +29,7 @@ import scipy.sparse.linalg as spla
 
 from marketsim.aggregation._numeric import check_choice
 from marketsim.aggregation._threads import one_blas_thread
+from marketsim.aggregation._ties import break_ties, class_rank
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.data.labels import LabelSet
@@ -41,14 +44,14 @@ CLASS_ORDERS = ("frequency", "given")
 def class_order(data: LabelSet, how: str) -> np.ndarray:
     """Classes in threshold order: ``order[r]`` is the class ranked r-th (0-based).
 
-    ``"frequency"``: by label count, rarest first, equal counts in index order; ``"given"``
-    (and any K <= 2): index order.
+    ``"frequency"``: by label count, rarest first; of equal counts the class first given last
+    (the reverse of :func:`._ties.class_rank`); ``"given"`` (and any K <= 2): index order.
     """
     check_choice("class_order", how, CLASS_ORDERS)
     k = data.n_classes
     if how == "given" or k <= 2:
         return np.arange(k)
-    return np.argsort(np.bincount(data.labels, minlength=k), kind="stable")
+    return np.argsort(class_rank(data))[::-1].copy()
 
 
 def threshold_matrix(data: LabelSet, level: int) -> sp.csr_matrix:
@@ -103,6 +106,8 @@ def reduce_and_combine(
                 signs[:, level - 1] = -1.0
             else:
                 signs[:, level - 1] = binary(mat)
+    if k == 2:  # a zero sign is a tie between the two classes: the one tie rule decides
+        return break_ties(np.column_stack([-signs[:, 0], signs[:, 0]]), data)
     return combine_signs(signs, k)
 
 

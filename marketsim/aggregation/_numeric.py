@@ -304,15 +304,6 @@ def _normalise_log_two(
     return out, loglik
 
 
-def argmax_labels(proba: np.ndarray) -> np.ndarray:
-    """Most probable class per task (lowest index on exact ties, deterministic)."""
-    if proba.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    if proba.shape[1] == 2:  # argmax's answer for finite rows, without its short-axis loop
-        return np.greater(proba[:, 1], proba[:, 0]).astype(np.int64)
-    return np.argmax(proba, axis=1).astype(np.int64)
-
-
 def majority_posterior(data: LabelSet, prior: np.ndarray | None = None) -> np.ndarray:
     """Soft majority vote: per-task vote shares; unlabelled tasks get the prior (or uniform)."""
     proba = data.vote_counts()
