@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import connected_components
 
 from marketsim.aggregation._binary import threshold_matrix
 from marketsim.aggregation._numeric import as_generator
@@ -76,9 +77,11 @@ def covariation(data: LabelSet) -> tuple[np.ndarray, np.ndarray]:
 
 
 def reduced_means(x: np.ndarray, observed: np.ndarray, other: np.ndarray, own: np.ndarray,
-                  f: int, zero: float) -> np.ndarray:
+                  f: np.ndarray, zero: float) -> np.ndarray:
     """One M-MSR half-step: for each column j the MSR-reduced mean of ``x[i, j] / other[i]``
-    over observed i, relative to ``own[j]``; columns with nothing observed keep ``own``."""
+    over observed i, relative to ``own[j]``, dropping ``f[j]`` values on each side (``f`` is
+    per column: each connected part of the crowd has its own); columns with nothing observed
+    keep ``own``."""
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(observed, x / other[:, None], 0.0)
     count = observed.sum(axis=0)
@@ -89,7 +92,7 @@ def reduced_means(x: np.ndarray, observed: np.ndarray, other: np.ndarray, own: n
     prefix = np.vstack([np.zeros(r.shape[1]), np.cumsum(np.where(np.isfinite(ascending),
                                                                  ascending, 0.0), axis=0)])
     cols = np.arange(r.shape[1])
-    smallest = prefix[min(f, r.shape[0]), cols]
+    smallest = prefix[np.minimum(f, r.shape[0]), cols]
     largest = total - prefix[np.clip(count - f, 0, r.shape[0]), cols]
     low = np.where(n_below < f, (r * below).sum(axis=0), smallest)
     high = np.where(n_above < f, (r * above).sum(axis=0), largest)
@@ -99,34 +102,52 @@ def reduced_means(x: np.ndarray, observed: np.ndarray, other: np.ndarray, own: n
     return np.where(kept > 0, mean, own)
 
 
-def sign_vector(c: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """±1 per worker from the two-colouring of the signed graph of ``c`` (0 for a worker with no
-    nonzero observed entry), oriented so that the positive side is at least as large."""
-    signed = np.where(observed, np.sign(c), 0.0)
-    valid = np.flatnonzero(np.abs(signed).sum(axis=1) > 0)
-    out = np.zeros(c.shape[0])
-    if valid.size == 0:
-        return out
-    s = signed[np.ix_(valid, valid)]
-    k = valid.size
-    neg = sp.csr_matrix(np.triu(s < 0, 1).astype(np.float64))
-    pi, pj = np.nonzero(np.triu(s > 0, 1))
+def _two_colouring(signed: np.ndarray) -> np.ndarray:
+    """±1 per node of one connected signed graph (no isolated node): the eigenvector of the
+    smallest eigenvalue of its random-walk matrix (an edge per negative entry, a two-edge path
+    through a new node per positive one)."""
+    k = signed.shape[0]
+    neg = sp.csr_matrix(np.triu(signed < 0, 1).astype(np.float64))
+    pi, pj = np.nonzero(np.triu(signed > 0, 1))
     mid = sp.csr_matrix((np.ones(2 * pi.size), (np.repeat(np.arange(pi.size), 2),
                                                 np.column_stack([pi, pj]).ravel())),
                         shape=(pi.size, k))
     adj = sp.bmat([[neg + neg.T, mid.T], [mid, None]], format="csr")
     degree = np.asarray(adj.sum(axis=1)).ravel()
     scale = sp.diags(1.0 / np.sqrt(degree))
-    sym = scale @ adj @ scale  # eigenvalues of D^-1 A; -1 for a bipartite component
+    sym = scale @ adj @ scale  # eigenvalues of D^-1 A; -1 for a bipartite graph
     if sym.shape[0] <= DENSE_NODES:
         with one_blas_thread():
             vec = np.linalg.eigh(sym.toarray())[1][:, 0]
     else:
         start = np.random.default_rng(0).random(sym.shape[0])
         vec = spla.eigsh(sp.identity(sym.shape[0]) - sym, k=1, which="LA", v0=start)[1][:, 0]
-    side = np.sign(vec[:k])
-    out[valid] = side * (1.0 if side.sum() >= 0 else -1.0)
-    return out
+    return np.sign(vec[:k])
+
+
+def sign_vector(c: np.ndarray, observed: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """±1 per worker, each connected part of the signed graph of ``c`` (its nonzero observed
+    entries) on its own: the part's two-colouring, oriented so that most of its workers are
+    better than chance (M-MSR's premise: the adversaries are a minority), on a tie in numbers
+    so that its summed skill ``size`` is positive. 0 for a worker without information: no
+    nonzero observed entry, or in a part whose two sides tie in number and in summed skill
+    (within rounding: nothing in the data says which side is right)."""
+    signed = np.where(observed, np.sign(c), 0.0)
+    valid = np.abs(signed).sum(axis=1) > 0
+    out = np.zeros(c.shape[0])
+    parts = connected_components(sp.csr_matrix(signed != 0), directed=False)[1]
+    # one decomposition per connected part with information (a loop over parts; most crowds
+    # have one)
+    for part in np.unique(parts[valid]):
+        members = np.flatnonzero(valid & (parts == part))
+        out[members] = _two_colouring(signed[np.ix_(members, members)])
+    n_parts = int(parts.max(initial=-1)) + 1
+    count = np.bincount(parts, weights=out, minlength=n_parts)
+    skill = np.bincount(parts, weights=out * size, minlength=n_parts)
+    scale = np.bincount(parts, weights=np.abs(out * size), minlength=n_parts)
+    skill = np.where(np.abs(skill) > 1e-9 * scale, skill, 0.0)
+    flip = np.where(count != 0, np.sign(count), np.sign(skill))
+    return out * flip[parts]
 
 
 class MMSR(WeightedVote):
@@ -180,9 +201,18 @@ class MMSR(WeightedVote):
         u = as_generator(self.random_state).random(m)
         c, observed = covariation(data) if data.n_classes == 2 else (np.zeros((m, m)),) * 2
         observed = observed.astype(bool)
+        # each connected part of the co-labelling graph is its own rank-one problem: its own F
+        # (from the fewest partners in it), scale and sign (a worker alone is a part)
+        parts = connected_components(sp.csr_matrix(observed), directed=False)[1]
+        n_parts = int(parts.max(initial=-1)) + 1
         partners = observed.sum(axis=0)
-        f = max(int(partners.min(initial=0)) // 2 - 1, 0)
+        fewest = np.full(n_parts, m, dtype=np.int64)
+        np.minimum.at(fewest, parts, partners)
+        f = np.maximum(fewest // 2 - 1, 0)[parts]
         x, v, zero = np.abs(c), u.copy(), 1.0 / np.sqrt(n)
+
+        def per_part(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return np.bincount(parts, weights=a * b, minlength=n_parts)
         self.loss_history_: list[float] = []
         self.converged_ = False
         diverged = False
@@ -191,8 +221,10 @@ class MMSR(WeightedVote):
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 v = reduced_means(x, observed, u, v, f, zero)
                 u = reduced_means(x, observed, v, u, f, zero)
-                sq = ((u @ u) * (v @ v) + (u_prev @ u_prev) * (v_prev @ v_prev)
-                      - 2.0 * (u @ u_prev) * (v @ v_prev))
+                # ||u v^T - u' v'^T||_F over the parts' diagonal blocks
+                sq = float(np.sum(per_part(u, u) * per_part(v, v)
+                                  + per_part(u_prev, u_prev) * per_part(v_prev, v_prev)
+                                  - 2.0 * per_part(u, u_prev) * per_part(v, v_prev)))
             if not (np.isfinite(sq) and np.isfinite(u).all() and np.isfinite(v).all()):
                 # The iteration diverges on some degenerate crowds (too few shared tasks to
                 # pin the rank-one estimate): keep the last finite one, and say so.
@@ -210,9 +242,13 @@ class MMSR(WeightedVote):
         elif not self.converged_ and float(self.tol) > 0:
             warnings.warn(f"mmsr did not converge in {self.n_iter} iterations",
                           ConvergenceWarning, stacklevel=3)
-        nu, nv = np.linalg.norm(u), np.linalg.norm(v)
-        size = u / float(np.sqrt(nu / nv)) if nu > 0 and nv > 0 else u
-        s = sign_vector(c, observed) * size
+        nu, nv = np.sqrt(per_part(u, u))[parts], np.sqrt(per_part(v, v))[parts]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            size = np.where((nu > 0) & (nv > 0), u / np.sqrt(nu / nv), u)
+        sign = sign_vector(c, observed, size)
+        # a worker the data say nothing about (alone, or in a part with no orientation) is
+        # neutral: the least skill above chance, so their tasks go by their own majority
+        s = np.where(sign != 0, sign * size, zero)
         s = np.clip(s, -1.0 + zero, 1.0 - zero)  # K = 2: -1/(K-1) = -1
         self.skill_ = (s + 1.0) / 2.0
         self.skills_ = np.log(self.skill_ / (1.0 - self.skill_))
