@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from marketsim.aggregation._numeric import hash_uniform
 from marketsim.data.labels import LabelSet
 
 #: Scores within this much of a task's top score (times ``max(1, |top|)``) tie with it.
@@ -84,4 +85,30 @@ def break_ties(scores: np.ndarray, data: LabelSet) -> np.ndarray:
     top_mask &= votes >= votes.max(axis=1, keepdims=True)
     ranked = np.where(top_mask, class_rank(data)[None, :], k)
     labels[tied] = np.argmin(ranked, axis=1)
+    return labels
+
+
+def seeded_ties(counts: np.ndarray, data: LabelSet, seed: int) -> np.ndarray:
+    """Majority vote's rule: the top of ``counts`` (n_tasks, K), a tie among t classes broken
+    at random, the same way under any renaming. Each tied task draws one uniform ``u`` hashed
+    from ``seed`` and the row of its first label (its place in the file, not its name; every
+    task without labels draws the same) and takes the ``floor(u t)``-th of its tied classes in
+    the order of :func:`class_rank`. So a seed gives one answer, renaming classes, workers or
+    tasks renames it, and over seeds each tied class is equally likely."""
+    n, k = counts.shape
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    top = counts == counts.max(axis=1, keepdims=True)
+    n_tied = top.sum(axis=1)
+    labels = np.argmax(counts, axis=1).astype(np.int64)
+    tied = np.flatnonzero(n_tied > 1)
+    if tied.size == 0:
+        return labels
+    first = np.full(n, data.n_labels, dtype=np.int64)
+    np.minimum.at(first, data.tasks, np.arange(data.n_labels))
+    u = hash_uniform(seed, first[tied])
+    pick = np.minimum((u * n_tied[tied]).astype(np.int64), n_tied[tied] - 1)
+    in_rank_order = np.argsort(np.where(top[tied], class_rank(data)[None, :], k), axis=1,
+                               kind="stable")
+    labels[tied] = in_rank_order[np.arange(tied.size), pick]
     return labels

@@ -4,9 +4,9 @@
 A weighted vote gives task i the score ``S[i, c] = sum_{j labelled i with c} w_j`` and predicts
 ``argmax_c S[i, c]`` (ties by the estimators' one rule, :mod:`._ties`: the task's majority, then
 the class with the most labels, then the class given first; crowd-kit's ``idxmax`` takes the
-class whose value sorts first). :class:`WeightedVote` is the estimator skeleton: ``fit`` estimates the worker
-weights (``_fit_weights``), then ``predict``/``predict_proba`` vote with them on any labels of
-the same workers.
+class whose value sorts first). :class:`WeightedVote` is the estimator skeleton: ``fit``
+estimates the worker weights (``_fit_weights``), then ``predict``/``predict_proba`` vote with
+them on any labels of the same workers.
 """
 
 from __future__ import annotations

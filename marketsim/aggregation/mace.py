@@ -45,8 +45,8 @@ from marketsim.aggregation._numeric import (
     safe_log,
     transposed_product,
 )
-from marketsim.aggregation._ties import break_ties
 from marketsim.aggregation._threads import blocks, max_threads, run_parallel, threads_for
+from marketsim.aggregation._ties import break_ties
 from marketsim.aggregation.base import (
     BaseAggregator,
     EMTrace,
