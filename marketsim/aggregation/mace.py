@@ -108,6 +108,15 @@ def e_step(data: LabelSet, params: Params) -> tuple[np.ndarray, float]:
     return proba, base + softplus
 
 
+def log_likelihood(data: LabelSet, competence: np.ndarray, strategies: np.ndarray) -> float:
+    """MACE's data log-likelihood at proper parameters ``theta_j`` (``competence``) and
+    ``xi_j`` (``strategies``, rows summing to 1), uniform class prior: the yardstick on which
+    fits of different code are compared (``benchmarks/d_product_mace.py``)."""
+    know = np.asarray(competence, dtype=np.float64)
+    params = {"spam": 1.0 - know, "know": know, "strategy": np.asarray(strategies, float)}
+    return e_step(data, params)[1]
+
+
 def own_class_mass(data: LabelSet, proba: np.ndarray) -> np.ndarray:
     """``A[j, l] = sum q_i(l)`` over the tasks to which worker j gave class l, ``(W, K)``."""
     k = data.n_classes

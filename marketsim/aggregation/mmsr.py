@@ -77,7 +77,7 @@ def covariation(data: LabelSet) -> tuple[np.ndarray, np.ndarray]:
 
 
 def reduced_means(x: np.ndarray, observed: np.ndarray, other: np.ndarray, own: np.ndarray,
-                  f: np.ndarray, zero: float) -> np.ndarray:
+                  f: np.ndarray, zero: np.ndarray | float) -> np.ndarray:
     """One M-MSR half-step: for each column j the MSR-reduced mean of ``x[i, j] / other[i]``
     over observed i, relative to ``own[j]``, dropping ``f[j]`` values on each side (``f`` is
     per column: each connected part of the crowd has its own); columns with nothing observed
@@ -197,7 +197,6 @@ class MMSR(WeightedVote):
             raise ValueError(f"mmsr works on the dense worker-by-worker agreement matrix: "
                              f"{m:,} workers need {m * m:,} entries per matrix (at most "
                              f"{self.MAX_WORKERS:,} workers); use another method")
-        n = max(int(np.unique(data.tasks).size), 1)
         u = as_generator(self.random_state).random(m)
         c, observed = covariation(data) if data.n_classes == 2 else (np.zeros((m, m)),) * 2
         observed = observed.astype(bool)
@@ -209,7 +208,13 @@ class MMSR(WeightedVote):
         fewest = np.full(n_parts, m, dtype=np.int64)
         np.minimum.at(fewest, parts, partners)
         f = np.maximum(fewest // 2 - 1, 0)[parts]
-        x, v, zero = np.abs(c), u.copy(), 1.0 / np.sqrt(n)
+        # n, the part's own number of tasks: the floor 1/sqrt(n) of a reduced mean and the
+        # clip of the skills
+        task_part = np.full(data.n_tasks, -1, dtype=np.int64)
+        task_part[data.tasks] = parts[data.workers]  # a task's workers are all in one part
+        n_part = np.bincount(task_part[task_part >= 0], minlength=n_parts)
+        zero = 1.0 / np.sqrt(np.maximum(n_part, 1))[parts]
+        x, v = np.abs(c), u.copy()
 
         def per_part(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             return np.bincount(parts, weights=a * b, minlength=n_parts)
@@ -247,9 +252,11 @@ class MMSR(WeightedVote):
             size = np.where((nu > 0) & (nv > 0), u / np.sqrt(nu / nv), u)
         sign = sign_vector(c, observed, size)
         # a worker the data say nothing about (alone, or in a part with no orientation) is
-        # neutral: the least skill above chance, so their tasks go by their own majority
-        s = np.where(sign != 0, sign * size, zero)
-        s = np.clip(s, -1.0 + zero, 1.0 - zero)  # K = 2: -1/(K-1) = -1
+        # neutral: the whole data's least skill above chance, 1/sqrt(n), so their tasks go
+        # by their own majority (weight 0 left them to the class spelled first)
+        neutral = 1.0 / np.sqrt(max(int(n_part.sum()), 2))
+        s = np.clip(sign * size, -1.0 + zero, 1.0 - zero)  # K = 2: -1/(K-1) = -1
+        s = np.where(sign != 0, s, neutral)
         self.skill_ = (s + 1.0) / 2.0
         self.skills_ = np.log(self.skill_ / (1.0 - self.skill_))
         return self.skills_
