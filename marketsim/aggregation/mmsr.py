@@ -13,7 +13,8 @@ the new ``v``,
 where "reduced" is the mean-subsequence reduction of MSR consensus: drop the F largest values
 above the current ``v_j`` (all of them when fewer than F are) and the F smallest below it,
 ``F = floor(d/2) - 1`` with d the fewest partners any worker has (the number of adversaries the
-iteration tolerates). ``u`` and ``v`` start from the same uniform draw (``random_state``); the
+iteration tolerates). ``u`` and ``v`` start from the same uniform draw (``random_state``, each
+worker's number keyed by its label counts, not its index, so renaming cannot move it); the
 loop stops when ``||u v^T - u' v'^T||_F <= tol`` or after ``n_iter`` rounds. Then
 ``|s| = u / sqrt(|u|/|v|)``; the signs come from the two-colouring of the signed graph of C
 (an edge for each negative entry, a two-edge path through a new node for each positive one: the
@@ -22,14 +23,28 @@ workers are positive; ``s`` is clipped to ``[-1/(K-1) + 1/sqrt(n), 1 - 1/sqrt(n)
 ``p = s (K-1)/K + 1/K``, and the tasks are decided by a weighted vote with the log-odds
 weights ``w_i = log((K-1) p_i / (1 - p_i))``.
 
+Connected parts. Workers who share no task with the others carry no information about them:
+C has no entry between two parts, the rank-one model holds within each part, and one global
+eigenvector cannot orient them (issue #38: two workers on three other tasks flipped a whole
+crowd from 18 % to 86 % error). So every step runs per connected part of the co-labelling
+graph (``scipy.sparse.csgraph.connected_components``): d, F, n, the scale of ``u`` and ``v``
+and the stopping norm (over the parts' diagonal blocks) are the part's own (vectorised: F and
+n as per-column arrays), and each part of the signed graph is two-coloured and oriented on
+its own (most of its workers positive, on a tie its summed skill). A worker the data say
+nothing about (alone on their tasks, or in a part whose orientation ties both ways) gets the
+neutral skill ``1/sqrt(n)`` of the whole data, a small positive weight, so their tasks go by
+their own votes; weight 0 left those tasks to the tie rule's last resort. Ties of the vote go
+by the estimators' one rule (:mod:`._ties`).
+
 Vectorised: each half-step sorts the (workers × workers) matrix column-wise once; no Python
-loop over workers, tasks or labels. Where this differs from crowd-kit 1.4.2: (1) F is at least
-0 (crowd-kit's F = -1, when some worker shares tasks with at most one other, keeps only the
-largest value); (2) the sign graph uses the observed pairs only (crowd-kit also reads the
-unobserved pairs and the diagonal, both -1/(K-1), as negative edges); (3) a reduced mean of 0
-becomes ``1/sqrt(n)`` (crowd-kit does so for a single kept 0 only; a 0 divides by zero next);
-(4) repeated labels of one worker on one task count by the sign of their sum (crowd-kit keeps
-the last).
+loop over workers, tasks or labels (the sign step loops over the connected parts). Where this
+differs from crowd-kit 1.4.2: (1) F is at least 0 (crowd-kit's F = -1, when some worker shares
+tasks with at most one other, keeps only the largest value), and each part has its own; (2)
+the sign graph uses the observed pairs only (crowd-kit also reads the unobserved pairs and the
+diagonal, both -1/(K-1), as negative edges); (3) a reduced mean of 0 becomes ``1/sqrt(n)``
+(crowd-kit does so for a single kept 0 only; a 0 divides by zero next); (4) repeated labels of
+one worker on one task count by the sign of their sum (crowd-kit keeps the last); (5) parts
+and neutral workers, above (crowd-kit orients the whole crowd at once).
 """
 
 from __future__ import annotations
@@ -43,7 +58,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
 
 from marketsim.aggregation._binary import threshold_matrix
-from marketsim.aggregation._numeric import as_generator
+from marketsim.aggregation._numeric import as_generator, hash_uniform
 from marketsim.aggregation._threads import one_blas_thread
 from marketsim.aggregation._weighted_vote import WeightedVote
 from marketsim.aggregation.estimator import ConvergenceWarning
@@ -197,7 +212,12 @@ class MMSR(WeightedVote):
             raise ValueError(f"mmsr works on the dense worker-by-worker agreement matrix: "
                              f"{m:,} workers need {m * m:,} entries per matrix (at most "
                              f"{self.MAX_WORKERS:,} workers); use another method")
-        u = as_generator(self.random_state).random(m)
+        # the uniform start, drawn per worker from the seed and what the worker did (labels,
+        # labels per class, symmetric in the classes), not from its index: with the MSR
+        # trimming the end point can depend on the start, and renaming must not move it
+        seed = int(as_generator(self.random_state).integers(0, 2**63))
+        counts = data.worker_label_counts
+        u = hash_uniform(seed, data.worker_degree, (counts.astype(np.int64) ** 2).sum(axis=1))
         c, observed = covariation(data) if data.n_classes == 2 else (np.zeros((m, m)),) * 2
         observed = observed.astype(bool)
         # each connected part of the co-labelling graph is its own rank-one problem: its own F
