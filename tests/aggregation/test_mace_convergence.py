@@ -21,7 +21,7 @@ def brute_force(data: LabelSet, theta: np.ndarray, xi: np.ndarray) -> float:
     """``sum_i log sum_c (1/K) prod_{labels l of i} P(l | c, j)``, label by label."""
     k = data.n_classes
     per_task = np.zeros((data.n_tasks, k))
-    for t, w, label in zip(data.tasks, data.workers, data.labels):
+    for t, w, label in zip(data.tasks, data.workers, data.labels, strict=True):
         for c in range(k):
             per_task[t, c] += np.log((1 - theta[w]) * xi[w, label] + theta[w] * (label == c))
     return float(logsumexp(per_task - np.log(k), axis=1).sum())
