@@ -10,6 +10,8 @@ and answer distribution ``xi_j`` per worker, and is scored by
   ``theta_j`` and Dirichlet(10) on ``xi_j`` (what MAP with those priors maximises),
 
 together with the accuracy of the class each task is most probably under those parameters.
+Every solution is scored at the parameters its own E-step uses (under VB, crowd-kit's and ours,
+the exp-digamma values, normalised to probabilities).
 
 Solutions: crowd-kit's fit (VB, its defaults) on the file as read, after a random renaming of
 the workers, and after renumbering them in order of first appearance, each read as its own
@@ -131,7 +133,12 @@ def main(argv: list[str]) -> int:
             est = MACE(**params).fit(data, init_proba=init)
         note = " (did not converge)" if any("converge" in str(w.message) for w in caught) \
             else ""
-        rows.append((name + note, est.competence_, est.strategies_))
+        # scored at the parameters its E-step uses (under VB the exp-digamma values,
+        # normalised), as crowd-kit's rows are
+        params = est.params_
+        theta = params["know"] / (params["know"] + params["spam"])
+        rows.append((name + note, theta,
+                     params["strategy"] / params["strategy"].sum(axis=1, keepdims=True)))
     print(f"{'solution':50} {'log-lik':>10} {'log-post':>10} {'acc %':>7}")
     for name, theta, xi in rows:
         ll, lp, acc = score(data, truth, theta, xi)
