@@ -4,7 +4,8 @@ classes, or shuffling the label rows, changes the output only by the same renami
 Ties aside: the crowds drawn here have a unique majority class on every task, and (for the
 class renaming, K > 2) distinct label counts per class, since the threshold reduction orders
 classes by label count and keeps the given order on equal counts (tested on its own below).
-mv's seeded tie breaks are drawn per index, so crowds have no vote ties. kos starts from
+(Tie-heavy crowds, where every estimator's ties go by the one rule of aggregation/_ties.py,
+are drawn at the end of this file.) kos starts from
 all-ones messages; opt-ds runs with its default ``spectral_rule="equivariant"``, a spectral
 start that is a function of the data alone (worker groups in a canonical order, power-method
 starts from the whitened class directions, and a power iteration that has not converged falls
