@@ -31,7 +31,8 @@ Writes ``--json FILE`` (the raw figures) and, with ``--doc FILE``, replaces the 
 ``<!-- BEGIN crowdkit_table -->`` and ``<!-- END crowdkit_table -->`` in it with the tables.
 Run: ``python benchmarks/crowdkit_table.py --extra /tmp/cti/datasets --doc docs/infer.md
 --json docs/crowdkit_table.json``; ``--from-json FILE --doc docs/infer.md`` rewrites the tables
-from a saved run without running anything.
+from a saved run without running anything; ``--ours-from-json FILE`` re-runs marketsim's side
+only and keeps crowd-kit's figures from the saved run (when only marketsim changed).
 """
 
 from __future__ import annotations
@@ -225,10 +226,15 @@ def main(argv: list[str]) -> int:
     p.add_argument("--doc", type=Path, default=None)
     p.add_argument("--from-json", type=Path, default=None,
                    help="write the tables from a earlier run's --json file, running nothing")
+    p.add_argument("--ours-from-json", type=Path, default=None,
+                   help="re-run marketsim's side only, keeping crowd-kit's figures from an "
+                   "earlier run's --json file (crowd-kit 1.4.2 does not change)")
     args = p.parse_args(argv)
     if args.from_json is not None:
         saved = json.loads(args.from_json.read_text())
         return report(args, saved["meta"], saved["rows"])
+    if args.ours_from_json is not None:
+        return rerun_ours(args, json.loads(args.ours_from_json.read_text()))
     versions = subprocess.run(
         [args.crowdkit_python, "-c", "import crowdkit, pandas, sklearn; print(crowdkit.__version__,"
          " pandas.__version__, sklearn.__version__)"], capture_output=True, text=True
@@ -255,6 +261,27 @@ def main(argv: list[str]) -> int:
     if args.json:
         args.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     return report(args, meta, rows)
+
+
+def rerun_ours(args: argparse.Namespace, saved: dict[str, Any]) -> int:
+    """Re-run our side of every row of ``saved`` on the data sets found, keep crowd-kit's."""
+    files = {name: (kind, labels, truth) for _, name, kind, labels, truth in data_sets(args)}
+    missing = sorted({r["data"] for r in saved["rows"]} - set(files))
+    if missing:
+        raise SystemExit(f"data sets of the saved run not found: {', '.join(missing)}")
+    for name in dict.fromkeys(r["data"] for r in saved["rows"]):
+        df, gold = load(*files[name])
+        for row in (r for r in saved["rows"] if r["data"] == name):
+            row["ours"] = ours(row["method"], df, gold, args.repeat)
+            print(f"{name:35} {row['method']:9} ours {row['ours']}", flush=True)
+    meta = dict(saved["meta"])
+    meta["date"] = (f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} (marketsim's side; "
+                    f"crowd-kit's figures from the run of {saved['meta']['date']})")
+    meta["load_average_at_end"] = round(os.getloadavg()[0], 2)
+    meta["repeat"] = args.repeat
+    if args.json:
+        args.json.write_text(json.dumps({"meta": meta, "rows": saved["rows"]}, indent=1) + "\n")
+    return report(args, meta, saved["rows"])
 
 
 def report(args: argparse.Namespace, meta: dict[str, Any], rows: list[dict[str, Any]]) -> int:

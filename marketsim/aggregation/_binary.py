@@ -6,12 +6,14 @@ where j did not label i. A binary estimator returns a ±1 sign per task for each
 predicted (1-based) class is the first l whose sign is -1, else K.
 
 Thresholds need an order of the classes. So that renaming the classes cannot change the answer
-(#13 item 22), :func:`class_order` takes it from the data: rarest class first, by label count;
-classes with equal counts keep their given order (the one tie rule, so exact ties in the counts
-are the only place where the spelling of the classes still matters). ``class_order="given"``
-thresholds in index order, as Zhang et al.'s released code does (needed to reproduce their
-Table 3 on the 4-class Dog data). With K = 2 there is one threshold and the given order is
-always kept: the binary estimators are symmetric in the two classes up to exact zero signs.
+(#13 item 22), :func:`class_order` takes it from the data: the reverse of the tie rule's class
+rank (:func:`._ties.class_rank`), i.e. rarest class first, by label count, and of classes with
+equal counts the one first given last, never by name. ``class_order="given"`` thresholds in
+index order, as Zhang et al.'s released code does (needed to reproduce their Table 3 on the
+4-class Dog data). With K = 2 there is one threshold and the given order is always kept: the
+binary estimators are symmetric in the two classes up to exact zero signs, and a task whose
+sign is exactly 0 is a tie, decided by the estimators' one tie rule (:mod:`._ties`), not sent
+to the class whose name sorts last.
 
 :class:`ThresholdReduction` is the estimator skeleton; each baseline supplies its sign rule.
 """
@@ -24,9 +26,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import connected_components
 
 from marketsim.aggregation._numeric import check_choice
 from marketsim.aggregation._threads import one_blas_thread
+from marketsim.aggregation._ties import break_ties, class_rank
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.data.labels import LabelSet
@@ -41,14 +45,14 @@ CLASS_ORDERS = ("frequency", "given")
 def class_order(data: LabelSet, how: str) -> np.ndarray:
     """Classes in threshold order: ``order[r]`` is the class ranked r-th (0-based).
 
-    ``"frequency"``: by label count, rarest first, equal counts in index order; ``"given"``
-    (and any K <= 2): index order.
+    ``"frequency"``: by label count, rarest first; of equal counts the class first given last
+    (the reverse of :func:`._ties.class_rank`); ``"given"`` (and any K <= 2): index order.
     """
     check_choice("class_order", how, CLASS_ORDERS)
     k = data.n_classes
     if how == "given" or k <= 2:
         return np.arange(k)
-    return np.argsort(np.bincount(data.labels, minlength=k), kind="stable")
+    return np.argsort(class_rank(data))[::-1].copy()
 
 
 def threshold_matrix(data: LabelSet, level: int) -> sp.csr_matrix:
@@ -74,6 +78,37 @@ def combine_signs(signs: np.ndarray, n_classes: int) -> np.ndarray:
     neg = signs < 0
     first = np.argmax(neg, axis=1)
     return np.where(neg.any(axis=1), first, n_classes - 1).astype(np.int64)
+
+
+def by_parts(binary: Callable[[sp.csr_matrix], np.ndarray], mat: sp.csr_matrix) -> np.ndarray:
+    """``binary`` run on each connected part of the task-worker graph of ``mat`` on its own
+    (its own singular vectors and its own sign orientation); a task nobody labelled gets 0.
+
+    A part shares no worker with the others, so nothing in the data relates their signs: one
+    decomposition of the whole matrix puts its top vector on one part (or, on equal singular
+    values, on a mix that depends on the order of the workers) and leaves the others to
+    rounding. Most crowds have one part, run as before. A loop over the parts, each a sparse
+    slice; the parts come from one ``connected_components`` call.
+    """
+    n, m = mat.shape
+    pattern = abs(mat)
+    graph = sp.bmat([[None, pattern], [pattern.T, None]], format="csr")
+    n_parts, part = connected_components(graph, directed=False)
+    if n_parts <= 1:
+        return binary(mat)
+    task_part, worker_part = part[:n], part[n:]
+    out = np.zeros(n)
+    tasks_by = np.argsort(task_part, kind="stable")
+    workers_by = np.argsort(worker_part, kind="stable")
+    task_cut = np.searchsorted(task_part[tasks_by], np.arange(n_parts + 1))
+    worker_cut = np.searchsorted(worker_part[workers_by], np.arange(n_parts + 1))
+    for p in range(n_parts):
+        cols = workers_by[worker_cut[p]:worker_cut[p + 1]]
+        if cols.size == 0:  # a task without labels
+            continue
+        rows = tasks_by[task_cut[p]:task_cut[p + 1]]
+        out[rows] = binary(mat[rows][:, cols].tocsr())
+    return out
 
 
 def reduce_and_combine(
@@ -102,7 +137,9 @@ def reduce_and_combine(
             elif mat.nnz and (mat.data < 0).all():  # none is (e.g. a class nobody chose)
                 signs[:, level - 1] = -1.0
             else:
-                signs[:, level - 1] = binary(mat)
+                signs[:, level - 1] = by_parts(binary, mat)
+    if k == 2:  # a zero sign is a tie between the two classes: the one tie rule decides
+        return break_ties(np.column_stack([-signs[:, 0], signs[:, 0]]), data)
     return combine_signs(signs, k)
 
 
@@ -112,7 +149,10 @@ def top_singular(
     """Top singular triple (u, s, v) of ``mat`` (columns optionally centred to mean 0).
 
     Dense LAPACK for small matrices, ARPACK (``svds``) on a linear operator otherwise, so the
-    centred matrix is never formed for large inputs.
+    centred matrix is never formed for large inputs. Where the dense path finds the top
+    singular value repeated (within ``1e-9``), no direction is the top one (LAPACK's pick
+    depends on the order of the rows and columns): ``u`` and ``v`` are zeros, a tie for the
+    sign rules.
     """
     n, m = mat.shape
     if n == 0 or m == 0:
@@ -124,6 +164,8 @@ def top_singular(
             dense = dense - dense.mean(axis=0, keepdims=True)
         with one_blas_thread():
             u, s, vt = np.linalg.svd(dense, full_matrices=False)
+        if s.size > 1 and s[1] >= s[0] * (1.0 - 1e-9):
+            return np.zeros(n), float(s[0]), np.zeros(m)
         return u[:, 0], float(s[0]), vt[0]
     csr = sp.csr_matrix(mat, dtype=np.float64)
     means = np.asarray(csr.mean(axis=0)).ravel() if center_columns else np.zeros(m)

@@ -27,7 +27,7 @@ from functools import partial
 import numpy as np
 from scipy.sparse import _sparsetools  # the compiled mat-vecs scipy itself calls
 
-from marketsim.aggregation._numeric import safe_log
+from marketsim.aggregation._numeric import hash_uniform, safe_log
 from marketsim.aggregation._threads import blocks, row_blocks, run_parallel, threads_for
 from marketsim.aggregation.base import EMTrace
 from marketsim.data.labels import LabelSet
@@ -46,30 +46,14 @@ GROUP = 10
 SIGN = np.int64(-(2**63))
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser on uint64 (wrapping): a well-mixed hash of each entry."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _uniform(seed: int, *keys: np.ndarray) -> np.ndarray:
-    """Uniform numbers in [0, 1), one per entry of the broadcast ``keys``, from their hash."""
-    h = np.full(np.broadcast_shapes(*(np.shape(k) for k in keys)), seed, dtype=np.uint64)
-    for key in keys:
-        h = _mix(h ^ np.asarray(key).astype(np.uint64))
-    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
 def random_start(data: LabelSet, seed: int, noise: float) -> Params:
     """A random start: ``(spam, know)`` and ``xi_j`` proportional to numbers drawn uniformly
     from ``[1, 1 + noise]``, keyed by what each worker did (see the module docstring)."""
     counts = data.worker_label_counts
     degree = data.worker_degree[:, None]
     shape = (counts ** 2).sum(axis=1, keepdims=True)  # invariant to renaming classes
-    pair = 1.0 + noise * _uniform(seed, degree, shape, np.arange(2)[None, :])
-    xi = 1.0 + noise * _uniform(seed ^ 0x5DEECE66D, degree, shape, counts,
+    pair = 1.0 + noise * hash_uniform(seed, degree, shape, np.arange(2)[None, :])
+    xi = 1.0 + noise * hash_uniform(seed ^ 0x5DEECE66D, degree, shape, counts,
                                 counts.sum(axis=0)[None, :])
     pair /= pair.sum(axis=1, keepdims=True)
     return {"spam": pair[:, 0], "know": pair[:, 1],

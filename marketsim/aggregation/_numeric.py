@@ -304,13 +304,20 @@ def _normalise_log_two(
     return out, loglik
 
 
-def argmax_labels(proba: np.ndarray) -> np.ndarray:
-    """Most probable class per task (lowest index on exact ties, deterministic)."""
-    if proba.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    if proba.shape[1] == 2:  # argmax's answer for finite rows, without its short-axis loop
-        return np.greater(proba[:, 1], proba[:, 0]).astype(np.int64)
-    return np.argmax(proba, axis=1).astype(np.int64)
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on uint64 (wrapping): a well-mixed hash of each entry."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def hash_uniform(seed: int, *keys: np.ndarray) -> np.ndarray:
+    """Uniform numbers in [0, 1), one per entry of the broadcast ``keys``, from their hash."""
+    h = np.full(np.broadcast_shapes(*(np.shape(k) for k in keys)), seed, dtype=np.uint64)
+    for key in keys:
+        h = _mix(h ^ np.asarray(key).astype(np.uint64))
+    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def majority_posterior(data: LabelSet, prior: np.ndarray | None = None) -> np.ndarray:

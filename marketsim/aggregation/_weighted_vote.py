@@ -2,10 +2,11 @@
 ``MajorityVote(skills=...)``), vectorised over labels with ``np.bincount``.
 
 A weighted vote gives task i the score ``S[i, c] = sum_{j labelled i with c} w_j`` and predicts
-``argmax_c S[i, c]`` (exact ties: the lowest class index, as crowd-kit's ``idxmax`` over sorted
-label values). :class:`WeightedVote` is the estimator skeleton: ``fit`` estimates the worker
-weights (``_fit_weights``), then ``predict``/``predict_proba`` vote with them on any labels of
-the same workers.
+``argmax_c S[i, c]`` (ties by the estimators' one rule, :mod:`._ties`: the task's majority, then
+the class with the most labels, then the class given first; crowd-kit's ``idxmax`` takes the
+class whose value sorts first). :class:`WeightedVote` is the estimator skeleton: ``fit``
+estimates the worker weights (``_fit_weights``), then ``predict``/``predict_proba`` vote with
+them on any labels of the same workers.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation._ties import break_ties
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.data.frames import labels_series, pandas, proba_frame
@@ -28,11 +30,10 @@ def vote_scores(data: LabelSet, weights: np.ndarray) -> np.ndarray:
     return flat.astype(np.float64).reshape(data.n_tasks, k)
 
 
-def top_class(scores: np.ndarray) -> np.ndarray:
-    """Highest-scoring class per task; exact ties go to the lowest class index."""
-    if scores.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.argmax(scores, axis=1).astype(np.int64)
+def top_class(scores: np.ndarray, data: LabelSet) -> np.ndarray:
+    """Highest-scoring class per task; ties by the one tie rule (:mod:`._ties`: the task's
+    majority, then the class with the most labels, then the class first given)."""
+    return break_ties(scores, data)
 
 
 def vote_shares(scores: np.ndarray) -> np.ndarray:
@@ -85,7 +86,7 @@ class WeightedVote(BaseAggregator):
             raise ValueError(f"the labels have {data.n_workers} workers, the fit had "
                              f"{self.weights_.shape[0]}")
         scores = vote_scores(data, self.weights_)
-        return scores, self._proba(scores), top_class(scores)
+        return scores, self._proba(scores), top_class(scores, data)
 
     def _coded(self, data: Any) -> tuple[LabelSet, bool]:
         """``data`` as a LabelSet coded like the fit (workers and classes), and whether it

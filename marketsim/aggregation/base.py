@@ -23,7 +23,6 @@ import numpy as np
 
 from marketsim.aggregation._numeric import (
     PROB_FLOOR,
-    argmax_labels,
     as_generator,
     check_choice,
     column_sums,
@@ -34,6 +33,7 @@ from marketsim.aggregation._numeric import (
     random_posterior,
 )
 from marketsim.aggregation._threads import run_parallel, threads_for
+from marketsim.aggregation._ties import break_ties
 from marketsim.aggregation.estimator import ConvergenceWarning, Estimator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.aggregation.metrics import mean_accuracy
@@ -389,7 +389,7 @@ class EMAggregator(BaseAggregator):
             name=type(self).__name__, clamp=clamp,
         )
         self.proba_ = np.ascontiguousarray(proba)
-        self.labels_ = argmax_labels(proba)
+        self.labels_ = break_ties(proba, data)
         self.prior_ = params["prior"]
         self.params_ = params
         self.log_likelihood_ = trace.history

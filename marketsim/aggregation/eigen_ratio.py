@@ -27,10 +27,13 @@ from marketsim.aggregation.ghosh_svd import ghosh_signs
 
 
 def _orient(mat: sp.csr_matrix, v: np.ndarray) -> np.ndarray:
-    """``sign(O v)``, flipped so that ``u^T O 1 >= 0``."""
+    """``sign(O v)``, flipped so that ``u^T O 1 > 0`` (all 0, a tie, where it is 0)."""
     u = mat @ v
     row_sums = np.asarray(mat.sum(axis=1)).ravel()
-    return tie_sign(u) if u @ row_sums >= 0 else -tie_sign(u)
+    score = float(u @ row_sums)
+    if abs(score) <= 1e-12 * float(np.abs(u) @ np.abs(row_sums)):
+        return np.zeros_like(u)
+    return tie_sign(u) if score > 0 else -tie_sign(u)
 
 
 def _ratio(v1: np.ndarray, v2: np.ndarray) -> np.ndarray:

@@ -14,11 +14,20 @@ from marketsim.aggregation._binary import ThresholdReduction, tie_sign, top_sing
 
 
 def ghosh_signs(mat: sp.csr_matrix) -> np.ndarray:
-    """``u = sign(top left singular vector of O)``, flipped so that ``u^T O 1 >= 0``."""
+    """``u = sign(top left singular vector of O)``, flipped so that ``u^T O 1 > 0``; all 0 (a
+    tie, for the estimators' one tie rule) where ``u^T O 1 = 0`` leaves the sign open."""
     u, _, _ = top_singular(mat)
     u = tie_sign(u)
     row_sums = np.asarray(mat.sum(axis=1)).ravel()
-    return u if u @ row_sums >= 0 else -u
+    return oriented(u, row_sums)
+
+
+def oriented(u: np.ndarray, row_sums: np.ndarray) -> np.ndarray:
+    """``u`` or ``-u``, whichever has ``u^T O 1 > 0``; zeros where it is 0 (within rounding)."""
+    score = float(u @ row_sums)
+    if abs(score) <= 1e-12 * float(np.abs(u) @ np.abs(row_sums)):
+        return np.zeros_like(u)
+    return u if score > 0 else -u
 
 
 class GhoshSVD(ThresholdReduction):

@@ -33,14 +33,20 @@ class KOSOptions(Options):
 def kos_svd_signs(mat: sp.csr_matrix) -> np.ndarray:
     """Task signs from the top singular pair (u, v) of the column-centred ±1 matrix.
 
-    The sign is fixed so that v's positive part holds at least half of v's squared mass
-    (Zhang et al.'s code); task sign = sign(u).
+    The sign is fixed so that v's positive part holds more than half of v's squared mass
+    (Zhang et al.'s code); task sign = sign(u). Where nothing fixes it (a zero singular value,
+    or exactly half the mass on each side, as for two workers who disagree on one task) every
+    sign is 0: a tie, left to the estimators' one tie rule instead of the decomposition's
+    arbitrary sign.
     """
-    u, _, v = top_singular(mat, center_columns=True)
+    u, s, v = top_singular(mat, center_columns=True)
     norm = np.linalg.norm(v)
-    v = v / norm if norm > 0 else v
-    flip = 1.0 if np.sum(v[v >= 0] ** 2) >= 0.5 else -1.0
-    return flip * tie_sign(u)
+    if s <= 1e-12 * max(1.0, float(np.sqrt(mat.nnz))) or norm == 0:
+        return np.zeros(mat.shape[0])
+    positive = float(np.sum((v / norm)[v >= 0] ** 2))
+    if abs(positive - 0.5) <= 1e-12:
+        return np.zeros(mat.shape[0])
+    return (1.0 if positive > 0.5 else -1.0) * tie_sign(u)
 
 
 #: Starts of the KOS edge messages: "ones" (deterministic, the mean of the paper's draw) or

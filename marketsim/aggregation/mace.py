@@ -38,7 +38,6 @@ from scipy.special import digamma
 from marketsim.aggregation import _mace_starts
 from marketsim.aggregation._mace_starts import random_start
 from marketsim.aggregation._numeric import (
-    argmax_labels,
     as_generator,
     check_choice,
     log_odds_posterior,
@@ -47,6 +46,7 @@ from marketsim.aggregation._numeric import (
     transposed_product,
 )
 from marketsim.aggregation._threads import blocks, max_threads, run_parallel, threads_for
+from marketsim.aggregation._ties import break_ties
 from marketsim.aggregation.base import (
     BaseAggregator,
     EMTrace,
@@ -73,7 +73,7 @@ class MACEOptions(Options):
     n_restarts: int = F(10, "random starts; the one with the highest likelihood wins",
                         ge=1, le=1000)
     tol: float = F(1e-7, "stop a start when the log-likelihood changes by less than tol per "
-                   "label; 0 runs 50 iterations", ge=0)
+                   "label; 0 runs all 500 iterations", ge=0)
     warm_start: bool = F(False, "start each refresh from the previous posterior (one start)")
 
 
@@ -106,6 +106,15 @@ def e_step(data: LabelSet, params: Params) -> tuple[np.ndarray, float]:
     proba, softplus = log_odds_posterior(data.incidence, odds.ravel(), 0.0, threads)
     base = data.n_tasks * log_uniform + float(data.worker_label_counts.ravel() @ zero.ravel())
     return proba, base + softplus
+
+
+def log_likelihood(data: LabelSet, competence: np.ndarray, strategies: np.ndarray) -> float:
+    """MACE's data log-likelihood at proper parameters ``theta_j`` (``competence``) and
+    ``xi_j`` (``strategies``, rows summing to 1), uniform class prior: the yardstick on which
+    fits of different code are compared (``benchmarks/d_product_mace.py``)."""
+    know = np.asarray(competence, dtype=np.float64)
+    params = {"spam": 1.0 - know, "know": know, "strategy": np.asarray(strategies, float)}
+    return e_step(data, params)[1]
 
 
 def own_class_mass(data: LabelSet, proba: np.ndarray) -> np.ndarray:
@@ -168,8 +177,10 @@ class MACE(BaseAggregator):
     n_restarts : int
         Random starts; the fit with the highest data log-likelihood is kept.
     max_iter, tol : int, float
-        Each start runs at most ``max_iter`` M-steps (crowd-kit's ``n_iter``: 50), stopping when
-        the log-likelihood changes by at most ``tol`` per label (0: all of them).
+        Each start runs at most ``max_iter`` M-steps, stopping when the objective changes by at
+        most ``tol`` per label (0: all of them). crowd-kit stops at 50 (``n_iter``), before
+        its fits on D_Product or Bird converge; ours default to 500 (D_Product's best start
+        needs 131, docs/infer.md).
     smoothing : float or None
         EM's pseudo-count on every count; ``None`` is the paper's ``0.01 / K``.
     default_noise : float
@@ -199,7 +210,7 @@ class MACE(BaseAggregator):
         *,
         method: str = "vb",
         n_restarts: int = 10,
-        max_iter: int = 50,
+        max_iter: int = 500,
         tol: float = 1e-7,
         smoothing: float | None = None,
         default_noise: float = 0.5,
@@ -350,7 +361,7 @@ class MACE(BaseAggregator):
             warnings.warn(f"MACE did not converge in {self.max_iter} iterations",
                           ConvergenceWarning, stacklevel=2)
         self._store(data, proba, params)
-        self.labels_ = argmax_labels(self.proba_)
+        self.labels_ = break_ties(self.proba_, data)
         self.log_likelihood_ = trace.history
         self.n_iter_ = trace.n_iter
         self.converged_ = trace.converged

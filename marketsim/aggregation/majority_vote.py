@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation._numeric import as_generator, majority_posterior
+from marketsim.aggregation._ties import seeded_ties
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.data.labels import LabelSet
@@ -31,7 +32,9 @@ def fractional_tie_error(counts: np.ndarray, truth: np.ndarray) -> float:
 
 
 class MajorityVote(BaseAggregator):
-    """Per-task vote shares; ``labels_`` breaks ties uniformly at random with ``random_state``.
+    """Per-task vote shares; ``labels_`` breaks ties uniformly at random with ``random_state``,
+    by a draw that no renaming of classes, workers or tasks changes
+    (:func:`marketsim.aggregation._ties.seeded_ties`).
 
     Examples
     --------
@@ -46,17 +49,11 @@ class MajorityVote(BaseAggregator):
 
     def fit(self, data: LabelSet, **_: Any) -> MajorityVote:
         """Count votes; no iterations, log-likelihood undefined (empty history)."""
-        rng = as_generator(self.random_state)
+        seed = int(as_generator(self.random_state).integers(0, 2**63))
         counts = data.vote_counts()
         self.counts_ = counts
         self.proba_ = majority_posterior(data)
-        noise = rng.random(counts.shape)
-        top = counts == counts.max(axis=1, keepdims=True) if data.n_tasks else counts.astype(bool)
-        self.labels_ = (
-            np.argmax(np.where(top, noise, -1.0), axis=1).astype(np.int64)
-            if data.n_tasks
-            else np.zeros(0, dtype=np.int64)
-        )
+        self.labels_ = seeded_ties(counts, data, seed)
         k = data.n_classes
         self.prior_ = self.proba_.mean(axis=0) if data.n_tasks else np.full(k, 1 / k)
         self.log_likelihood_: list[float] = []

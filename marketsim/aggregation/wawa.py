@@ -2,7 +2,8 @@
 
 Three steps, each one pass of ``np.bincount`` over the labels:
 
-1. majority vote (exact ties: the lowest class index, as crowd-kit's ``idxmax``);
+1. majority vote (ties by the one tie rule of :mod:`._ties`; crowd-kit's ``idxmax`` takes the
+   class whose value sorts first);
 2. each worker's skill = the share of their labels that agree with the majority labels;
 3. a weighted vote with those skills as weights.
 
@@ -41,7 +42,7 @@ class Wawa(WeightedVote):
         """No parameters: an explicit signature, which ``get_params`` reads."""
 
     def _fit_weights(self, data: LabelSet) -> np.ndarray:
-        majority = top_class(vote_scores(data, np.ones(data.n_workers)))
+        majority = top_class(vote_scores(data, np.ones(data.n_workers)), data)
         self.skills_ = agreement(data, majority, idle=0.0)
         self.skill_ = self.skills_
         self.n_iter_ = 1

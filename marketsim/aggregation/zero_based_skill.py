@@ -1,8 +1,8 @@
 """Zero-Based Skill (crowd-kit's ``ZeroBasedSkill``): skills re-estimated by gradient steps.
 
 Every worker starts at skill ``1/K' + eps`` (K' = the number of distinct label values in the
-data). Each of ``n_iter`` iterations votes with the current skills (a weighted vote, exact ties
-to the lowest class index), then moves each skill toward the worker's agreement rate with that
+data). Each of ``n_iter`` iterations votes with the current skills (a weighted vote, ties by
+the one rule of :mod:`._ties`), then moves each skill toward the worker's agreement rate with that
 vote: ``s <- s + lr (agreement - s)``, a gradient step on the squared error between them. The
 learning rate starts at ``lr_init`` and is multiplied by ``lr_reduce_factor`` at every
 iteration that is a multiple of ``lr_steps_to_reduce``. The answer is the weighted vote with
@@ -76,7 +76,7 @@ class ZeroBasedSkill(WeightedVote):
         for iteration in range(1, int(self.n_iter) + 1):
             if iteration % int(self.lr_steps_to_reduce) == 0:
                 rate *= float(self.lr_reduce_factor)
-            voted = top_class(vote_scores(data, skills))
+            voted = top_class(vote_scores(data, skills), data)
             skills = skills + rate * (agreement(data, voted, idle=skills) - skills)
         self.skills_ = skills
         self.skill_ = np.clip(skills, 0.0, 1.0)

@@ -287,7 +287,7 @@ class RandomForestPolicy(Configurable[RandomForestOptions]):
         est.fit(data)
         skill = estimated_skill(est, data)
         x = task_features(data.tasks, data.workers, data.n_tasks, est.proba_, skill, np.float32)
-        y = est.labels_ != truth.ravel()  # labels_: argmax of proba_, lowest class on ties
+        y = est.labels_ != truth.ravel()  # labels_: argmax of proba_, ties by aggregation._ties
         return x, y
 
     def fit_forest(
