@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.errors import MarketStuckError
+from marketsim.errors import MarketStuckError, PolicyError
 from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions
 from marketsim.market.ledger import Ledger
-from marketsim.market.policy_guard import policy_label
+from marketsim.market.policy_guard import call_policy, policy_label
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import TaskRequester
 from marketsim.market.workforce import Workforce
@@ -104,7 +104,7 @@ def preset_used_up(wanted: np.ndarray, held: list[list[int]], task_abandoned: np
     if not who.size or not tasks.size or not all(
             np.isin(tasks, held[w]).all() for w in who.tolist()):
         return None
-    what = (f"every task {policy} still wants labelled ({tasks.size} "
+    what = (f"every task still open under {policy} ({tasks.size} "
             f"task{'s' if tasks.size > 1 else ''} short of the overlap)")
     return _ran_out(workforce, who, bool(task_abandoned[tasks].any()), what)
 
@@ -121,8 +121,13 @@ def ran_out(scenario: Scenario, ledger: Ledger, workforce: Workforce, gold: Gold
             else type(requester).__name__)
     wanted = getattr(policy, "wanted_tasks", None)
     if isinstance(requester, WorkerAwareRequester) and callable(wanted):
-        out = preset_used_up(np.asarray(wanted(), dtype=bool), requester.held,
-                             requester.abandoned, workforce, refused, kind)
+        mask = np.asarray(call_policy(policy, "wanted_tasks", wanted), dtype=bool)
+        if mask.shape != (scenario.tasks.count,):
+            raise PolicyError(f"{kind}: wanted_tasks() returned shape {mask.shape}; expected "
+                              f"({scenario.tasks.count},), a bool per task")
+        out = preset_used_up(mask, requester.held,
+                             requester.abandoned, workforce, refused,
+                             str(getattr(policy, "name", kind)))
     else:
         out = None if replay else used_up(scenario.tasks.count, ledger, workforce, refused)
     if out is not None and out[0]:

@@ -106,7 +106,7 @@ def test_a_closed_preset_task_meets_its_rule_in_answered_labels(policy: dict) ->
                 assert ((votes.max(axis=1) >= 2) | (counts >= 4)).all(), seed
         else:  # the crowd could not finish: a recorded stop that says so
             assert "ran out" not in market.stop.detail
-            assert "still wants labelled" in market.stop.detail
+            assert "still open under" in market.stop.detail
 
 
 def test_a_preset_the_crowd_cannot_finish_because_of_abandonment_is_a_recorded_stop() -> None:
@@ -116,7 +116,7 @@ def test_a_preset_the_crowd_cannot_finish_because_of_abandonment_is_a_recorded_s
                           service={"mean": 5.0, "abandon": 0.3}, batch=10))
     stop = market.stop
     assert stop is not None and stop.causes == ("abandonment",)
-    assert "labelled or abandoned every task policy 'dynamic-overlap'" in stop.detail
+    assert "labelled or abandoned every task still open under dynamic-overlap" in stop.detail
     assert "lower workers.service.abandon or add workers" in stop.detail
     assert market.bought == market.curve[-1].edges < 200
 
@@ -133,7 +133,7 @@ def test_a_preset_whose_workers_leave_with_tasks_open_ends_as_a_recorded_stop() 
         stops.append(market.stop)
         if market.stop.causes != ("closed",):
             assert market.stop.causes == ("sessions",)
-            assert "still wants labelled" in market.stop.detail
+            assert "still open under" in market.stop.detail
             assert "left after their session (raise workers.session_mean)" in market.stop.detail
     assert any(s.causes == ("sessions",) for s in stops)
 
