@@ -73,8 +73,8 @@ class Ledger:
         #: them the task labels (not gold questions).
         self.abandoned = np.zeros(m, dtype=np.int64)
         self.abandoned_tasks = np.zeros(m, dtype=np.int64)
-        #: Hand-outs of each worker neither answered nor abandoned yet, and their total.
-        self.outstanding = np.zeros(m, dtype=np.int64)
+        #: Hand-outs neither answered nor abandoned yet, counted as they happen (per worker:
+        #: :attr:`outstanding`).
         self.n_outstanding = 0
         #: Workers who may never be handed another label (blocked, departed), and why.
         self.closed = np.zeros(m, dtype=bool)
@@ -94,6 +94,11 @@ class Ledger:
     def bought(self) -> int:
         """Answers received so far, gold included: what ``budget.edges`` counts."""
         return self.task_labels + self.gold_labels
+
+    @property
+    def outstanding(self) -> np.ndarray:
+        """Each worker's hand-outs neither answered nor abandoned yet."""
+        return self.handed - self.received - self.abandoned
 
     @property
     def in_flight(self) -> int:
@@ -159,7 +164,6 @@ class Ledger:
             raise LedgerError(f"a label at price {price:g} was handed out with "
                               f"{self.money_left():g} of budget.money left")
         self.handed[worker] += 1
-        self.outstanding[worker] += 1
         self.n_outstanding += 1
         self.assigned += 1
         self.committed += price
@@ -168,7 +172,7 @@ class Ledger:
     def receive(self, worker: int, now: float, *, gold: bool = False) -> None:
         """Pay ``worker`` for an answer that came back (a task label, or a gold answer)."""
         self._tick(now)
-        if self.outstanding[worker] <= 0:
+        if self.received[worker] + self.abandoned[worker] >= self.handed[worker]:
             raise LedgerError(f"worker {worker} delivered an answer they were never handed "
                               "(or had abandoned)")
         price = float(self.cost[worker])
@@ -202,7 +206,6 @@ class Ledger:
             raise LedgerError(f"labels costing {cost:g} were handed out with "
                               f"{self.money_left():g} of budget.money left")
         self.handed += counts
-        self.outstanding += counts
         self.n_outstanding += workers.size
         self.assigned += workers.size
         self.committed += cost
@@ -221,7 +224,6 @@ class Ledger:
         cost = float(self.cost[workers].sum())
         self.received += counts
         self.labels += counts
-        self.outstanding -= counts
         self.n_outstanding -= workers.size
         self.held -= cost
         self.spent += cost
@@ -233,7 +235,7 @@ class Ledger:
         released and the label may be handed out again (after a stop, the run buys one label
         fewer). It still counts against the worker's ``workers.capacity``."""
         self._tick(now)
-        if self.outstanding[worker] <= 0:
+        if self.received[worker] + self.abandoned[worker] >= self.handed[worker]:
             raise LedgerError(f"worker {worker} abandoned a label they were never handed")
         price = float(self.cost[worker])
         self.abandoned[worker] += 1
@@ -247,7 +249,6 @@ class Ledger:
     def _settle(self, worker: int, count: int, price: float) -> None:
         """``count`` outstanding labels of ``worker`` at ``price`` each were answered or
         abandoned: they and their money are no longer held."""
-        self.outstanding[worker] -= count
         self.n_outstanding -= count
         self.held -= count * price
         if self.held < -self._money_tol():
@@ -288,20 +289,26 @@ class Ledger:
                               f"{self.committed!r} (budget.money = {self.money!r})")
 
     def check_labels(self, when: str) -> None:
-        """Every worker's hand-outs = answers + abandoned + outstanding, and the labels the
-        budget counts (``assigned``) = answers + outstanding (vectorised; at each curve point
-        and at the end)."""
-        split = self.received + self.abandoned + self.outstanding
-        wrong = np.flatnonzero((split != self.handed) | (self.outstanding < 0))
+        """Every worker's hand-outs = answers + abandoned + outstanding (none below zero), their
+        total the running count, the labels the budget counts (``assigned``) = answers +
+        outstanding, and the money held = the costs of the outstanding labels (vectorised; at
+        each curve point and at the end)."""
+        outstanding = self.outstanding
+        wrong = np.flatnonzero(outstanding < 0)
         if wrong.size:
             w = int(wrong[0])
             raise LedgerError(f"{when}: worker {w} was handed {int(self.handed[w])} labels but "
-                              f"answered {int(self.received[w])}, abandoned "
-                              f"{int(self.abandoned[w])} and holds {int(self.outstanding[w])}")
-        if int(self.outstanding.sum()) != self.n_outstanding or \
+                              f"answered {int(self.received[w])} and abandoned "
+                              f"{int(self.abandoned[w])}")
+        if int(outstanding.sum()) != self.n_outstanding or \
                 self.assigned != self.bought + self.n_outstanding:
             raise LedgerError(f"{when}: {self.assigned} labels handed out and not abandoned, "
-                              f"but {self.bought} answered and {self.n_outstanding} outstanding")
+                              f"{self.bought} answered, {int(outstanding.sum())} outstanding by "
+                              f"worker and {self.n_outstanding} counted")
+        expected = float(np.dot(outstanding, self.cost))
+        if not math.isclose(self.held, expected, rel_tol=1e-9, abs_tol=self._money_tol()):
+            raise LedgerError(f"{when}: money held {self.held!r} is not the cost of the "
+                              f"outstanding labels {expected!r}")
         self._check_money(when)
 
     def _check_totals(self, when: str) -> None:
