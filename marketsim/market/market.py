@@ -295,6 +295,8 @@ class Market:
         if self.gold is not None and self.gold.wants(worker):
             return GOLD, self.gold.pick(worker)
         task = self.requester.assign(worker)
+        if task == DONE and self.ledger.in_flight and self.visits.abandon_p:
+            return None, None  # a label still out may be abandoned: the task wants it again
         if task == DONE:
             self._close_all()
             return None, None
@@ -304,7 +306,7 @@ class Market:
 
     def _close_all(self) -> None:
         """The policy closed every task: the run ends under budget, as a platform's preset
-        does (the labels in flight are still received and paid)."""
+        does (the labels in flight, which nobody may abandon, are still received and paid)."""
         self._stop_early(("closed",), "the policy closed every task (its stopping rule was "
                          "met) before budget.edges")
 

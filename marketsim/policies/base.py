@@ -25,7 +25,8 @@ from marketsim.data.labels import LabelSet
 GOLD: Final[int] = -1
 #: What ``assign`` returns when every task is closed (a platform preset's overlap rule is met
 #: everywhere): the requester stops buying, and the run ends under budget with the labels
-#: already handed out.
+#: already handed out. When those may be abandoned (``workers.service.abandon``) the market
+#: first waits until none is outstanding, so an abandoned label is handed out again.
 DONE: Final[int] = -2
 
 

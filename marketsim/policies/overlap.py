@@ -6,17 +6,18 @@ labels (its current overlap), is judged when all the labels it was handed have c
 is then either **closed** (never labelled again) or given one more label, up to a cap. An
 arriving worker gets the first task in index order (the order the tasks were uploaded) that is
 open, wants more labels than it was handed and that the worker has not labelled; with none for
-them they are declined (their next arrival may find one). When every task is closed or holds
-its cap in *answered* labels the policy returns :data:`~marketsim.policies.base.DONE` and the
-requester stops spending: a preset may finish under budget.
+them they are declined (their next arrival may find one). When no task can ever want another
+label the policy returns :data:`~marketsim.policies.base.DONE` and the requester stops spending:
+a preset may finish under budget.
 
 A label handed out is outstanding until it is answered or abandoned (``workers.service.abandon``,
 issue #38): an abandoned label no longer counts as handed (``task_handed``), so its task wants
 it again and is handed to a worker who has not held it; a task is judged, and closed, only with
-nothing outstanding, and the run is never declared done while a task waits for labels.
-:meth:`OverlapRule.wanted_tasks` tells the market which tasks still want labels, so a crowd
-whose every worker who may work has held all of them ends as a recorded stop (ran out of
-workers), not as a preset that declines.
+nothing outstanding. When labels may be abandoned the market takes ``DONE`` only once none is
+outstanding (:meth:`marketsim.market.market.Market._choose`), so "closed every task" means
+every task has its overlap in answered labels. :meth:`OverlapRule.wanted_tasks` tells the
+market which tasks still want labels, so a crowd whose every worker who may work has held all
+of them ends as a recorded stop (ran out of workers), not as a preset that declines.
 
 The policy reads the market's live counts (``MarketState.task_votes``, ``task_handed``) and the
 received labels past its own cursor (``MarketState.received``), so its work per arrival is the
@@ -102,15 +103,9 @@ class OverlapRule:
         free = np.flatnonzero(wants & ~np.asarray(state.held))
         if free.size:
             return int(free[0])
-        if not wants.any() and bool(self.finished(state).all()):
-            return DONE
+        if not wants.any() and bool((self.closed | (handed >= self.cap())).all()):
+            return DONE  # the market waits for labels still out that may be abandoned
         return None
-
-    def finished(self, state: MarketState) -> np.ndarray:
-        """Tasks that will never want another label (bool): closed, or holding the cap in
-        answered labels (not merely handed: a label still out may yet be abandoned)."""
-        assert state.task_votes is not None
-        return self.closed | (np.asarray(state.task_votes).sum(axis=1) >= self.cap())
 
     def wanted_tasks(self) -> np.ndarray:
         """Tasks that wanted a label at the last :meth:`assign` (bool): open, and handed fewer
