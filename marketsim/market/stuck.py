@@ -63,11 +63,16 @@ def stuck_error(scenario: Scenario, ledger: Ledger, workforce: Workforce,
 def _ran_out(workforce: Workforce, who: np.ndarray, abandoned: bool,
              what: str) -> tuple[tuple[str, ...], str]:
     """(causes, detail) of a crowd whose ``who``, the only workers who may still work, each
-    hold ``what`` (labelled, or abandoned when ``abandoned``): the worker rules that stopped
-    the others, and ``abandonment`` when abandoned hand-outs are part of it (no cause: neither
-    explains it, the market is stuck: :func:`stuck_error`)."""
-    causes = workforce.exhausted_causes() + (("abandonment",) if abandoned else ())
-    rules = workforce.exhausted_rules()
+    hold ``what`` (labelled, or abandoned when ``abandoned``): ``money`` when the money left
+    cannot pay some of the others, the worker rules that stopped the others, and
+    ``abandonment`` when abandoned hand-outs are part of it (no cause: none explains it, the
+    market is stuck: :func:`stuck_error`)."""
+    unpaid = workforce.n_active() - workforce.n_available()  # active, but the money is short
+    causes = (("money",) if unpaid else ()) + workforce.exhausted_causes() + (
+        ("abandonment",) if abandoned else ())
+    rules = "; ".join(part for part in (
+        f"{unpaid} cannot be paid from the {workforce.ledger.money_left():,.2f} of budget.money "
+        "left" if unpaid else "", workforce.exhausted_rules()) if part)
     left = ("the one worker who may still work has" if who.size == 1 else
             f"the {who.size} workers who may still work have each")
     return causes, (f"{left} {'labelled or abandoned' if abandoned else 'labelled'} {what}"

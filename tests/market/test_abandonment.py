@@ -217,6 +217,21 @@ def test_running_out_of_workers_counts_abandoned_tasks() -> None:
             "every worker is stopped" in stop.detail
 
 
+@pytest.mark.parametrize("policy", [{"name": "fixed-overlap", "overlap": 3}, "uniform"])
+def test_workers_the_money_cannot_pay_are_a_recorded_money_stop(policy: Any) -> None:
+    # The two cheap workers labelled every task they may; the others cost more than the whole
+    # budget: before, "the market is stuck" (exit 70), blaming the preset for fixed-overlap.
+    stops = []
+    for seed in range(8):
+        market = run(document(5, 4, 15, seed=seed, policy=policy, service={"mean": 1.0},
+                              workers={"tiers": {"cuts": [0.75], "prices": [1.0, 30.0]}},
+                              budget={"money": 25.0}))
+        if market.stop is not None:
+            stops.append(market.stop)
+    assert stops and all(s.causes == ("money",) for s in stops)
+    assert any("cannot be paid from the" in s.detail and "labelled" in s.detail for s in stops)
+
+
 # --- gold ------------------------------------------------------------------------------------
 
 
@@ -386,9 +401,10 @@ def test_every_market_with_abandonment_ends_with_its_budget_or_a_recorded_stop(
     assert math.isclose(led.spent, paid, rel_tol=1e-9, abs_tol=1e-9)
     assert math.isclose(market.curve[-1].money, paid, rel_tol=1e-9, abs_tol=1e-9)
     assert math.isclose(led.committed, led.spent, abs_tol=1e-9)  # nothing held
-    if stop is not None and "money" in stop.causes:  # no worker who may work is affordable
-        left = float(sc.budget.money or 0.0) - led.spent
-        assert (led.cost[~wf.stopped] > left * (1 + 1e-12) + 1e-12).all()
+    if stop is not None and "money" in stop.causes:  # no worker who may work is affordable,
+        left = float(sc.budget.money or 0.0) - led.spent  # or those who are have no task left
+        affordable = ~wf.stopped & (led.cost <= left * (1 + 1e-12) + 1e-12)
+        assert not affordable.any() or "labelled" in stop.detail
     # Gold: nobody is handed more gold questions than there are.
     if market.gold is not None:
         gold_handed = wf.gold_answered + (led.abandoned - led.abandoned_tasks)
