@@ -305,7 +305,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     n, m = draw(st.integers(4, 12)), draw(st.integers(2, 6))
     initial = draw(st.sampled_from(["none", "one-per-task"]))
     name = draw(st.sampled_from([*PRESETS, *PRESETS, "uniform", "entropy-greedy", "qasca",
-                                 "explore-exploit"]))
+                                 "explore-exploit", "oracle-workers"]))
     policy: dict[str, Any] = {"name": name}
     if name == "fixed-overlap":
         policy["overlap"] = draw(st.integers(1, m))
