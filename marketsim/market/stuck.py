@@ -71,8 +71,8 @@ def _ran_out(workforce: Workforce, who: np.ndarray, abandoned: bool,
     causes = (("money",) if unpaid else ()) + workforce.exhausted_causes() + (
         ("abandonment",) if abandoned else ())
     rules = "; ".join(part for part in (
-        f"{unpaid} cannot be paid from the {workforce.ledger.money_left():,.2f} of budget.money "
-        "left" if unpaid else "", workforce.exhausted_rules()) if part)
+        f"{unpaid} cannot be paid from the {max(workforce.ledger.money_left(), 0.0):,.2f} of "
+        "budget.money left" if unpaid else "", workforce.exhausted_rules()) if part)
     left = ("the one worker who may still work has" if who.size == 1 else
             f"the {who.size} workers who may still work have each")
     return causes, (f"{left} {'labelled or abandoned' if abandoned else 'labelled'} {what}"
@@ -149,5 +149,6 @@ def money_detail(ledger: Ledger) -> str:
     held = (f" and {ledger.held:,.2f} committed to the {out} label{'s' if out > 1 else ''} "
             "still being answered" if out else "")
     return (f"the money budget is spent: {ledger.spent:,.2f} paid{held}, "
-            f"{ledger.money_left():,.2f} of {float(ledger.money or 0.0):,.2f} left, less than "
+            f"{max(ledger.money_left(), 0.0):,.2f} of {float(ledger.money or 0.0):,.2f} left, "
+            "less than "
             "any worker who may still work costs")
