@@ -84,6 +84,8 @@ class WorkerAwareRequester:
         self.task_handed = np.zeros(n_tasks, dtype=np.int64)
         #: Task labels received per task and class: one increment per label (:meth:`voted`).
         self.task_votes = np.zeros((n_tasks, max(n_classes, 1)), dtype=np.int64)
+        #: Hand-outs of each task that were abandoned (:meth:`release`).
+        self.abandoned = np.zeros(n_tasks, dtype=np.int64)
         self.received = received
         self.state: MarketState | None = None
 
@@ -102,6 +104,7 @@ class WorkerAwareRequester:
         worker still holds it in ``state.held``: never offered it again)."""
         self.task_handed[task] -= 1
         self.handed[task] = max(int(self.handed[task]) - 1, 0)
+        self.abandoned[task] += 1
 
     def voted(self, task: int | np.ndarray, label: int | np.ndarray) -> None:
         """Labels of class ``label`` were received for ``task`` (one, or arrays of them)."""

@@ -8,6 +8,10 @@ account (a blocked or departed worker) handed another label, simulated time neve
 so a broken rule elsewhere stops the run with a :class:`LedgerError` instead of writing a wrong
 number. The rules that decide who *may* work live in :mod:`marketsim.market.workforce`; the
 ledger only refuses what no rule may ever allow.
+
+A label handed out is **outstanding** until it is answered or abandoned (issue #38): per worker,
+handed = answered + abandoned + outstanding, and the money of a money budget is spent (answers
+paid) + held (for the outstanding labels) + left, at every step.
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ class Ledger:
 
     ``handed`` counts hand-outs (labels in flight included: capacity and money are committed when
     a label is handed out), ``received`` the answers that came back (task labels and gold
-    answers); ``spent`` is the money paid for received answers, what the curve records.
+    answers), ``abandoned`` the hand-outs left unanswered and ``outstanding`` those still out;
+    ``spent`` is the money paid for received answers, what the curve records, ``held`` the money
+    committed to the outstanding labels (``committed`` = spent + held).
 
     ``price`` is each worker's reward per label; the requester pays ``cost`` = price × (1 +
     ``fee``), the platform's fee on every payment (gold included): every debit, limit and check
@@ -67,6 +73,9 @@ class Ledger:
         #: them the task labels (not gold questions).
         self.abandoned = np.zeros(m, dtype=np.int64)
         self.abandoned_tasks = np.zeros(m, dtype=np.int64)
+        #: Hand-outs neither answered nor abandoned yet, counted as they happen (per worker:
+        #: :attr:`outstanding`).
+        self.n_outstanding = 0
         #: Workers who may never be handed another label (blocked, departed), and why.
         self.closed = np.zeros(m, dtype=bool)
         self.assigned = 0
@@ -74,6 +83,9 @@ class Ledger:
         self.gold_labels = 0
         self.committed = 0.0
         self.spent = 0.0
+        #: Money committed to the outstanding labels: paid when answered, released when
+        #: abandoned.
+        self.held = 0.0
         self.gold_spent = 0.0
         self.now = 0.0
 
@@ -84,9 +96,14 @@ class Ledger:
         return self.task_labels + self.gold_labels
 
     @property
+    def outstanding(self) -> np.ndarray:
+        """Each worker's hand-outs neither answered nor abandoned yet."""
+        return self.handed - self.received - self.abandoned
+
+    @property
     def in_flight(self) -> int:
-        """Labels handed out and not yet received."""
-        return self.assigned - self.bought
+        """Labels handed out and neither answered nor abandoned yet (outstanding)."""
+        return self.n_outstanding
 
     def affordable(self, price: float) -> bool:
         """Whether one more label at ``price`` fits in the money budget."""
@@ -147,16 +164,20 @@ class Ledger:
             raise LedgerError(f"a label at price {price:g} was handed out with "
                               f"{self.money_left():g} of budget.money left")
         self.handed[worker] += 1
+        self.n_outstanding += 1
         self.assigned += 1
         self.committed += price
+        self.held += price
 
     def receive(self, worker: int, now: float, *, gold: bool = False) -> None:
         """Pay ``worker`` for an answer that came back (a task label, or a gold answer)."""
         self._tick(now)
-        if self.received[worker] >= self.handed[worker]:
-            raise LedgerError(f"worker {worker} delivered an answer they were never handed")
+        if self.received[worker] + self.abandoned[worker] >= self.handed[worker]:
+            raise LedgerError(f"worker {worker} delivered an answer they were never handed "
+                              "(or had abandoned)")
         price = float(self.cost[worker])
         self.received[worker] += 1
+        self._settle(worker, 1, price)
         self.spent += price
         if gold:
             self.gold_labels += 1
@@ -185,8 +206,10 @@ class Ledger:
             raise LedgerError(f"labels costing {cost:g} were handed out with "
                               f"{self.money_left():g} of budget.money left")
         self.handed += counts
+        self.n_outstanding += workers.size
         self.assigned += workers.size
         self.committed += cost
+        self.held += cost
 
     def receive_block(self, workers: np.ndarray, now: float) -> None:
         """Pay each of ``workers`` for a task label that came back (the block engine's answers,
@@ -194,14 +217,18 @@ class Ledger:
         self._tick(now)
         workers = np.asarray(workers, dtype=np.int64)
         counts = np.bincount(workers, minlength=self.received.size)
-        over = np.flatnonzero(self.received + counts > self.handed)
+        over = np.flatnonzero(counts > self.outstanding)
         if over.size:
             raise LedgerError(f"worker {int(over[0])} delivered an answer they were never "
                               "handed")
+        cost = float(self.cost[workers].sum())
         self.received += counts
         self.labels += counts
-        self.spent += float(self.cost[workers].sum())
+        self.n_outstanding -= workers.size
+        self.held -= cost
+        self.spent += cost
         self.task_labels += workers.size
+        self._check_money("a block of answers")
 
     def abandon(self, worker: int, now: float, *, gold: bool = False) -> None:
         """``worker`` left a hand-out unanswered: nothing is paid, the money it committed is
@@ -210,12 +237,22 @@ class Ledger:
         self._tick(now)
         if self.received[worker] + self.abandoned[worker] >= self.handed[worker]:
             raise LedgerError(f"worker {worker} abandoned a label they were never handed")
+        price = float(self.cost[worker])
         self.abandoned[worker] += 1
         self.abandoned_tasks[worker] += int(not gold)
+        self._settle(worker, 1, price)
         self.assigned -= 1
-        self.committed -= float(self.cost[worker])
+        self.committed -= price
         if self.stopped is not None:
             self.target -= 1
+
+    def _settle(self, worker: int, count: int, price: float) -> None:
+        """``count`` outstanding labels of ``worker`` at ``price`` each were answered or
+        abandoned: they and their money are no longer held."""
+        self.n_outstanding -= count
+        self.held -= count * price
+        if self.held < -self._money_tol():
+            raise LedgerError(f"money held for outstanding labels went negative ({self.held!r})")
 
     def stop_buying(self, reason: str) -> None:
         """The money can pay no worker who may still work, or no worker may work at all: the
@@ -239,6 +276,41 @@ class Ledger:
             raise LedgerError(f"simulated time went back from {self.now!r} to {now!r}")
         self.now = now
 
+    def _money_tol(self) -> float:
+        """Rounding slack of money sums: relative to the money moved so far."""
+        return 1e-9 * max(1.0, self.committed, self.spent)
+
+    def _check_money(self, when: str) -> None:
+        """Spent + held + left = the money budget (spent + held = committed without one)."""
+        if not math.isclose(self.spent + self.held, self.committed, rel_tol=1e-9,
+                            abs_tol=self._money_tol()):
+            raise LedgerError(f"{when}: money spent {self.spent!r} + held for outstanding "
+                              f"labels {self.held!r} is not the money committed "
+                              f"{self.committed!r} (budget.money = {self.money!r})")
+
+    def check_labels(self, when: str) -> None:
+        """Every worker's hand-outs = answers + abandoned + outstanding (none below zero), their
+        total the running count, the labels the budget counts (``assigned``) = answers +
+        outstanding, and the money held = the costs of the outstanding labels (vectorised; at
+        each curve point and at the end)."""
+        outstanding = self.outstanding
+        wrong = np.flatnonzero(outstanding < 0)
+        if wrong.size:
+            w = int(wrong[0])
+            raise LedgerError(f"{when}: worker {w} was handed {int(self.handed[w])} labels but "
+                              f"answered {int(self.received[w])} and abandoned "
+                              f"{int(self.abandoned[w])}")
+        if int(outstanding.sum()) != self.n_outstanding or \
+                self.assigned != self.bought + self.n_outstanding:
+            raise LedgerError(f"{when}: {self.assigned} labels handed out and not abandoned, "
+                              f"{self.bought} answered, {int(outstanding.sum())} outstanding by "
+                              f"worker and {self.n_outstanding} counted")
+        expected = float(np.dot(outstanding, self.cost))
+        if not math.isclose(self.held, expected, rel_tol=1e-9, abs_tol=self._money_tol()):
+            raise LedgerError(f"{when}: money held {self.held!r} is not the cost of the "
+                              f"outstanding labels {expected!r}")
+        self._check_money(when)
+
     def _check_totals(self, when: str) -> None:
         if self.bought > self.edges:
             raise LedgerError(f"{when}: {self.bought} labels bought, more than budget.edges = "
@@ -257,6 +329,7 @@ class Ledger:
         if last_edges is not None and edges <= last_edges:
             raise LedgerError(f"a curve point at {edges} labels follows one at {last_edges}: "
                               "labels must strictly increase")
+        self.check_labels(f"the curve point at {edges} labels")
 
     def check_closed_books(self, last_edges: int | None = None,
                            last_money: float | None = None) -> None:
@@ -270,11 +343,10 @@ class Ledger:
                               f"money {self.spent!r})")
         if self.in_flight:
             raise LedgerError(f"the run ended with {self.in_flight} labels still in flight")
-        open_ = np.flatnonzero(self.handed != self.received + self.abandoned)
-        if open_.size:
-            raise LedgerError(f"worker {int(open_[0])} was handed {int(self.handed[open_[0]])} "
-                              f"labels but answered {int(self.received[open_[0]])} and "
-                              f"abandoned {int(self.abandoned[open_[0]])}")
+        self.check_labels("at the end of the run")
+        if abs(self.held) > self._money_tol():
+            raise LedgerError(f"the run ended with money {self.held!r} held for labels "
+                              "nobody answered or abandoned")
         if self.bought != self.target or (self.target < self.edges and self.stopped is None):
             raise LedgerError(f"the run ended with {self.bought} labels bought, its target "
                               f"{self.target} of budget.edges = {self.edges} and no recorded "

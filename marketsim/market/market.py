@@ -47,13 +47,12 @@ from marketsim.market.policy_guard import (
     checked_ranking,
     frozen_arrays,
     market_info,
-    policy_label,
 )
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import Requester, TaskRequester, mark_all
 from marketsim.market.service import Visits
 from marketsim.market.streams import Streams
-from marketsim.market.stuck import stuck_error, used_up
+from marketsim.market.stuck import money_detail, ran_out
 from marketsim.market.workforce import Workforce, worker_prices
 from marketsim.market.world import World
 from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware
@@ -295,6 +294,8 @@ class Market:
         if self.gold is not None and self.gold.wants(worker):
             return GOLD, self.gold.pick(worker)
         task = self.requester.assign(worker)
+        if task == DONE and self.ledger.in_flight and self.visits.abandon_p:
+            return None, None  # a label still out may be abandoned: the task wants it again
         if task == DONE:
             self._close_all()
             return None, None
@@ -304,17 +305,18 @@ class Market:
 
     def _close_all(self) -> None:
         """The policy closed every task: the run ends under budget, as a platform's preset
-        does (the labels in flight are still received and paid)."""
+        does (the labels in flight, which nobody may abandon, are still received and paid)."""
         self._stop_early(("closed",), "the policy closed every task (its stopping rule was "
                          "met) before budget.edges")
 
     def _unable(self) -> None:
         """An arriving worker may not work: end the run if the money is spent, stop if no
         worker can ever work again."""
-        wf = self.workforce
+        wf, led = self.workforce, self.ledger
         if wf.out_of_money():  # the money budget ends the run (the curve early)
-            self._stop_early(("money",), "the money budget is spent: no worker who may still "
-                             "work can be paid")
+            if led.in_flight and self.visits.abandon_p:
+                return  # money held for labels still out: an abandonment may release it
+            self._stop_early(("money",), money_detail(led))
             return
         reason = wf.exhausted()
         if reason is not None:  # no worker left: the arm's result is where its curve stops
@@ -364,18 +366,12 @@ class Market:
         self._arriving = False
 
     def _stuck(self) -> None:
-        """Every worker who may work, idle, was offered nothing since the last hand-out: stop,
-        don't spin, and say why (:func:`~marketsim.market.stuck.stuck_error`); or stop early
-        when those workers labelled every task and the rules stopped the others."""
-        replay = isinstance(self.requester, ReplayRequester)
-        out = None if self.worker_aware or replay else used_up(
-            self.scenario.tasks.count, self.ledger, self.workforce, sorted(self._refused))
-        if out is not None:
-            return self._stop_early(*out)
-        kind = ("replay" if replay else policy_label(self.policy) if self.worker_aware
-                else type(self.requester).__name__)
-        raise stuck_error(self.scenario, self.ledger, self.workforce, self.gold,
-                          sorted(self._refused), kind, self.worker_aware, self.budget)
+        """Every worker who may work, idle, was offered nothing since the last hand-out: stop
+        early when the crowd ran out, else raise why it is stuck, don't spin
+        (:func:`~marketsim.market.stuck.ran_out`)."""
+        self._stop_early(*ran_out(self.scenario, self.ledger, self.workforce, self.gold,
+                                  self.requester, self.policy, sorted(self._refused),
+                                  self.budget))
 
     def run(self) -> list[CurvePoint]:
         """Seed the initial graph, start the processes, and run until the budget is spent."""

@@ -187,6 +187,8 @@ class Workforce:
         available = ~self.stopped
         if self.money is not None:
             available &= self.ledger.committed + self.cost <= self.money * (1 + MONEY_SLACK)
+        abandoned = self.ledger.abandoned_tasks
         return WorkerStats(self.ledger.labels.copy(), self.gold_answered.copy(),
                            self.gold_correct.copy(), self.blocked.copy(), self.price.copy(),
-                           self.tier.copy(), left, available)
+                           self.tier.copy(), left, available, abandoned.copy(),
+                           self.ledger.abandoned - abandoned)

@@ -25,7 +25,8 @@ from marketsim.data.labels import LabelSet
 GOLD: Final[int] = -1
 #: What ``assign`` returns when every task is closed (a platform preset's overlap rule is met
 #: everywhere): the requester stops buying, and the run ends under budget with the labels
-#: already handed out.
+#: already handed out. When those may be abandoned (``workers.service.abandon``) the market
+#: first waits until none is outstanding, so an abandoned label is handed out again.
 DONE: Final[int] = -2
 
 
@@ -54,6 +55,14 @@ class WorkerStats:
     #: capacity left and a price the money left can pay — the market's own rule. ``None``
     #: (records built by hand) means: not blocked and with capacity left.
     available: np.ndarray | None = None
+    #: Task hand-outs each worker abandoned (``workers.service.abandon``). Like a labelled
+    #: task, an abandoned one is never handed to that worker again: a worker has a task left
+    #: while ``labels + abandoned < n_tasks``. ``None`` (records built by hand): none.
+    abandoned: np.ndarray | None = None
+    #: Gold questions each worker abandoned: each is handed to a worker at most once, so a
+    #: worker has a gold question left while ``gold_answered + gold_abandoned`` is below the
+    #: scenario's ``gold.count``. ``None`` (records built by hand): none.
+    gold_abandoned: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -154,7 +163,12 @@ class WorkerAwarePolicy(Protocol):
 
     def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
         """The task index for the arriving ``worker`` (one they do not hold, see
-        ``state.held``), :data:`GOLD` for a control question, or ``None`` to decline them."""
+        ``state.held``), :data:`GOLD` for a control question, or ``None`` to decline them.
+
+        A policy that may return :data:`DONE` (a platform preset) may also define
+        ``wanted_tasks() -> np.ndarray``, the tasks (bool) that wanted a label at its last
+        ``assign``: when every worker who may work holds all of them (labelled or abandoned)
+        the market records that it ran out of workers instead of stopping stuck."""
 
 
 #: Rough CPU cost of one (replicate, arm) unit of a policy relative to the uniform policy's, read

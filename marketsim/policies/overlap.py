@@ -10,6 +10,15 @@ them they are declined (their next arrival may find one). When no task can ever 
 label the policy returns :data:`~marketsim.policies.base.DONE` and the requester stops spending:
 a preset may finish under budget.
 
+A label handed out is outstanding until it is answered or abandoned (``workers.service.abandon``,
+issue #38): an abandoned label no longer counts as handed (``task_handed``), so its task wants
+it again and is handed to a worker who has not held it; a task is judged, and closed, only with
+nothing outstanding. When labels may be abandoned the market takes ``DONE`` only once none is
+outstanding (:meth:`marketsim.market.market.Market._choose`), so "closed every task" means
+every task has its overlap in answered labels. :meth:`OverlapRule.wanted_tasks` tells the
+market which tasks still want labels, so a crowd whose every worker who may work has held all
+of them ends as a recorded stop (ran out of workers), not as a preset that declines.
+
 The policy reads the market's live counts (``MarketState.task_votes``, ``task_handed``) and the
 received labels past its own cursor (``MarketState.received``), so its work per arrival is the
 new labels and one vectorised pass over the tasks.
@@ -55,6 +64,7 @@ class OverlapRule:
         self.closed = np.zeros(n, dtype=bool)
         self.wanted = np.full(n, self.first(), dtype=np.int64)
         self.cursor = 0
+        self._wants = ~self.closed
         #: (worker, label) pairs of each task's received labels, in order of receipt.
         self.by_task: list[list[tuple[int, int]]] = [[] for _ in range(n)]
 
@@ -92,10 +102,17 @@ class OverlapRule:
         self.judge(state)
         assert state.task_handed is not None and state.held is not None
         handed = np.asarray(state.task_handed)
-        wants = ~self.closed & (handed < np.minimum(self.wanted, self.cap()))
+        wants = self._wants = ~self.closed & (handed < np.minimum(self.wanted, self.cap()))
         free = np.flatnonzero(wants & ~np.asarray(state.held))
         if free.size:
             return int(free[0])
         if not wants.any() and bool((self.closed | (handed >= self.cap())).all()):
-            return DONE
+            return DONE  # the market waits for labels still out that may be abandoned
         return None
+
+    def wanted_tasks(self) -> np.ndarray:
+        """Tasks that wanted a label at the last :meth:`assign` (bool): open, and handed fewer
+        labels than they want (an abandoned label is not handed). The market's test of a crowd
+        that ran out: every worker who may work holds all of them
+        (:mod:`marketsim.market.stuck`)."""
+        return self._wants.copy()

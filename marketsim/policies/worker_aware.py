@@ -126,13 +126,16 @@ def best_gain_task(
 def open_workers(state: MarketState, n_workers: int) -> np.ndarray:
     """Workers who may still work (bool): those the market may hand a label now (not blocked,
     not departed, with capacity left, affordable: ``WorkerStats.available``) with a task they
-    have not labelled yet (fewer task labels than tasks)."""
+    have neither labelled nor abandoned yet (an abandoned task is never handed to them again)."""
     w = state.workers
     if w is None:
         return np.ones(n_workers, dtype=bool)
     may = (np.asarray(w.available, dtype=bool) if w.available is not None
            else ~np.asarray(w.blocked, dtype=bool) & (np.asarray(w.capacity_left) != 0))
-    return may & (np.asarray(w.labels) < state.proba.shape[0])
+    used = np.asarray(w.labels)
+    if w.abandoned is not None:
+        used = used + np.asarray(w.abandoned)
+    return may & (used < state.proba.shape[0])
 
 
 def declines(worker: int, value: np.ndarray, cut: float, state: MarketState) -> bool:

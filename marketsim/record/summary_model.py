@@ -62,9 +62,11 @@ class StoppedEarly(_Record):
 
     replicate: int
     labels: int = Field(description="labels bought when it stopped (gold included)")
-    causes: list[Literal["money", "blocking", "capacity", "sessions", "closed"]] = Field(
-        description="money: the money budget was spent; otherwise the rules that left no "
-        "worker who may work")
+    causes: list[Literal["money", "blocking", "capacity", "sessions", "abandonment",
+                         "closed"]] = Field(
+        description="money: the money budget was spent; closed: a platform preset closed "
+        "every task; otherwise what left no worker who may work: the worker rules, and "
+        "abandonment when the workers left had abandoned the tasks they could still be given")
     detail: str
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from marketsim.record.curves import CurveRow
 
 #: Why a market may stop buying before ``budget.edges``: a recorded result, not an error.
-STOP_CAUSES = ("money", "blocking", "capacity", "sessions", "closed")
+STOP_CAUSES = ("money", "blocking", "capacity", "sessions", "abandonment", "closed")
 
 
 @dataclass(frozen=True)
@@ -15,9 +15,10 @@ class Stop:
     """A unit that stopped buying labels before ``budget.edges``: at ``labels`` labels (gold
     answers included, the last curve point), because of ``causes`` (from
     :data:`STOP_CAUSES`: the money budget was spent, no worker was left who may work (blocked,
-    at their capacity, or gone after their session), or the policy closed every task (a
-    platform preset's stopping rule), with ``detail`` in words (what
-    stopped how many workers, and what to change)."""
+    at their capacity, gone after their session, or holding, as labelled or abandoned, every
+    task they could still be given), or the policy closed every task (a platform preset's
+    stopping rule), with ``detail`` in words (what stopped how many workers, and what to
+    change)."""
 
     labels: int
     causes: tuple[str, ...]

@@ -230,19 +230,21 @@ def _listed(items: Sequence[str]) -> str:
 
 
 def stop_lines(arm: ArmSummary) -> list[str]:
-    """How an arm's replicates stopped before the budget, one phrase per kind of stop: ``ran
-    out of workers at 1,064 labels (blocking) in replicate 2: <what stopped them>``."""
-    groups: dict[tuple[str, ...], list[Any]] = {}
-    for stop in arm.stopped:
-        groups.setdefault(tuple(stop.causes), []).append(stop)
+    """How an arm's replicates stopped before the budget, one phrase per kind of stop and its
+    detail (each replicate's own: replicates share a phrase only when their details agree):
+    ``ran out of workers at 1,064 labels (blocking) in replicate 2: <what stopped them>``."""
+    groups: dict[tuple[tuple[str, ...], str], list[Any]] = {}
+    for stop in arm.stopped:  # "closed every task" says it all: no detail to tell apart
+        key = tuple(stop.causes), "" if "closed" in stop.causes else stop.detail
+        groups.setdefault(key, []).append(stop)
     out = []
-    for causes, stops in groups.items():
+    for (causes, detail), stops in groups.items():
         what = ("the money budget ran out" if "money" in causes else
                 "closed every task" if "closed" in causes else "ran out of workers")
         at = _listed([num(s.labels) for s in stops])
         reps = _listed([str(s.replicate) for s in stops])
         why = "" if "closed" in causes else f" ({', '.join(causes)})"
-        tail = "" if "closed" in causes else f": {stops[0].detail}"  # the phrase says it all
+        tail = f": {detail}" if detail else ""
         out.append(f"{what} at {at} labels{why} in "
                    f"{'replicate' if len(stops) == 1 else 'replicates'} {reps} of "
                    f"{arm.replicates}{tail}")
