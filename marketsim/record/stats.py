@@ -182,15 +182,17 @@ def paired_comparison(
     reference_values: Sequence[float] | np.ndarray,
     *,
     level: float = LEVEL,
+    bounds: tuple[float, float] | None = None,
 ) -> PairedComparison:
     """Compare two arms measured on the same replicates (index ``i`` of both sequences is the
     same world); NaN pairs (a replicate one arm did not finish, or a target not reached) are
-    left out."""
+    left out. ``bounds`` clips the interval to the differences possible (``(-1, 1)`` for two
+    error rates), as :func:`mean_interval` does."""
     a = np.asarray(values, dtype=np.float64)
     b = np.asarray(reference_values, dtype=np.float64)
     keep = np.isfinite(a) & np.isfinite(b)
     diff = a[keep] - b[keep]
-    interval = mean_interval(diff, level=level)
+    interval = mean_interval(diff, level=level, bounds=bounds)
     if diff.size < 2:
         p = math.nan
     elif np.ptp(diff) <= 1e-12 * max(1.0, float(np.abs(diff).max())):  # constant: no spread
