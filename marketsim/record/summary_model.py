@@ -127,12 +127,18 @@ class ArmSummary(_Record):
         money and time, which the mean curve holds as means only). None when unknown."""
         stored = {"edges": self.final_edges, "error": self.final_error,
                   "money": self.final_money, "time": self.final_time}[what]
-        if stored is not None or not self.edges or self.ended_under_budget:
+        if stored is not None or self.ended_under_budget:
             return stored
-        n, i = self.replicates, len(self.edges) - 1
-        if what == "error":
-            return Interval(mean=self.error_rate[i], low=self.error_rate_low[i],
-                            high=self.error_rate_high[i], n=n)
+        n = self.replicates
+        if what == "error":  # final_error_rate was the mean curve's last point
+            if self.final_error_rate is None:
+                return None
+            low, high = (v[-1] if v else None for v in (self.error_rate_low,
+                                                        self.error_rate_high))
+            return Interval(mean=self.final_error_rate, low=low, high=high, n=n)
+        if not self.edges:
+            return None
+        i = len(self.edges) - 1
         if what == "edges":
             end = float(self.edges[i])
             return Interval(mean=end, low=end if n > 1 else None,

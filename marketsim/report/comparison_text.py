@@ -139,9 +139,21 @@ def _fewest(arms: Arms, names: Sequence[str], key: str, reach: Reach
         if needed and pairs >= 2:
             text += f" (about {max(needed)} would be needed)"
     if missed and len(ties) < len(names):
-        text += (f"; {', '.join(f'*{n}*' for n in missed)} did not reach it "
-                 f"{reach.missing}")
+        text += _missed(arms, missed, key, reach)
     return text, best, ties
+
+
+def _missed(arms: Arms, missed: Sequence[str], key: str, reach: Reach) -> str:
+    """``; *b* did not reach it within the budget; *c* did not reach it in every replicate``:
+    the arms with no figure, those no replicate of which reached the target first."""
+    def reached(name: str) -> int:
+        ci = arms[name].to_reach_ci95(reach.axis).get(key)
+        return ci.reached if ci is not None else 0
+
+    groups = (([n for n in missed if not reached(n)], "within the budget"),
+              ([n for n in missed if reached(n)], "in every replicate"))
+    return "".join(f"; {', '.join(f'*{n}*' for n in names)} did not reach it {where}"
+                   for names, where in groups if names)
 
 
 def _interval_text(cmp: PairedComparison, reach: Reach) -> str:

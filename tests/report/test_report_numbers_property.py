@@ -395,10 +395,11 @@ def _check_in_short(rows: Rows, lines: list[str], names: list[str],
             tied = re.findall(r"\*([^*]+?)\*(?:,| tie)", line.split(" tie with ")[0] + " tie")
             for arm in tied:
                 assert means[arm] == means[name], (line, arm)
-        missed = re.search(r"; (.+) did not reach it in every replicate", line)
-        if missed:
-            for arm in re.findall(r"\*(.+?)\*", missed[1]):
-                assert means[arm] is None, (line, arm)
+        for names_, where in re.findall(r"; ((?:\*[^*]+\*(?:, )?)+) did not reach it "
+                                        r"(within the budget|in every replicate)", line):
+            for arm in re.findall(r"\*(.+?)\*", names_):
+                got = [v is not None for v in reach(rows, arm, target).values()]
+                assert not all(got) and any(got) == (where == "in every replicate"), line
         against = re.search(r"; against \*(.+?)\*: (.*)\.$", line)
         if against:
             cmp = Paired(per[name], per[against[1]])
