@@ -56,8 +56,10 @@ def score_section(
         return []
     return [
         "## Estimator against the plain mean", "",
-        "At the end of the budget: the arm's task-mean RMSE, the RMSE of the plain (unweighted) "
-        "mean of exactly the same scores, how much lower the estimator's is, and the share of "
+        "At the last label count all of the arm's replicates reached (the mean curve's last "
+        "point: the end of the budget, unless some replicate stopped early): the arm's "
+        "task-mean RMSE, the RMSE of the plain (unweighted) mean of exactly the same scores, "
+        "how much lower the estimator's is, and the share of "
         "annotators (with at least one score) whose good/bad call P(good) > 0.5 is right.", "",
         *table(["arm", "RMSE", "plain-mean RMSE", "reduction", "good/bad call accuracy"],
                rows), "",
@@ -218,8 +220,8 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
     head = ["arm"]
     for t in targets:
         short = f"{100 * t:g} %" if metric.percent else f"{t:g}"
-        head += [f"labels to {short} (mean curve)"] + ([f"saving at {short}"] if has_uniform
-                                                        else [])
+        head += [f"labels to {short} (mean curve)"] + (
+            [f"saving at {short} (mean curve)"] if has_uniform else [])
     if has_uniform:
         head.append("baseline")
     rows = []
