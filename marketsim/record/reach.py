@@ -118,14 +118,15 @@ FINAL_COLUMNS = {"final_edges": "edges", "final_error": "error_rate",
 
 
 def final_values(rows: Sequence[CurveRow], replicates: Sequence[int],
-                 error_bounds: tuple[float, float] = (0.0, 1.0)) -> dict[str, Any]:
+                 error_bounds: tuple[float, float] = (0.0, 1.0),
+                 max_edges: float = math.inf) -> dict[str, Any]:
     """What "final" means, defined once: each replicate's value at its own last point
     (:func:`replicate_ends`), then their mean and 95 % Student-t interval — the labels
-    (``final_edges``), the headline error (``final_error``, clipped to ``error_bounds``: [0, 1]
-    for an error rate), the simulated time (``final_time``), the money (``final_money``), the
-    gold answers, their money and the blocked workers (``gold_labels``, ``gold_money``,
-    ``blocked_workers``). A key only when its column is finite in every row (money: in every
-    replicate's last row)."""
+    (``final_edges``, clipped to ``max_edges``, the budget), the headline error
+    (``final_error``, clipped to ``error_bounds``: [0, 1] for an error rate), the simulated
+    time (``final_time``), the money (``final_money``), the gold answers, their money and the
+    blocked workers (``gold_labels``, ``gold_money``, ``blocked_workers``). A key only when
+    its column is finite in every row (money: in every replicate's last row)."""
     last = replicate_ends(rows)
     ends = [last[rep] for rep in replicates if rep in last]
     if not ends:
@@ -137,7 +138,8 @@ def final_values(rows: Sequence[CurveRow], replicates: Sequence[int],
                                   "final_time") else rows
         if not all(math.isfinite(getattr(r, column)) for r in checked):
             continue
-        bounds = error_bounds if key == "final_error" else (0.0, math.inf)
+        bounds = {"final_error": error_bounds, "final_edges": (0.0, max_edges)}.get(
+            key, (0.0, math.inf))
         out[key] = interval_dict(mean_interval(values, bounds=bounds))
     return out
 

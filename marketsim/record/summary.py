@@ -114,7 +114,8 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
         e_arr, m_arr = np.asarray(edges), np.asarray(means)
         replicates = sorted(reps[arm])
         reach = reach_summary(arm_rows[arm], replicates, targets)
-        ends = final_values(arm_rows[arm], replicates, bounds)
+        ends = final_values(arm_rows[arm], replicates, bounds,
+                            math.inf if budget_edges is None else budget_edges)
         fields: dict[str, Any] = {
             "metric": metric,
             "replicates": n_rep,

@@ -83,6 +83,8 @@ def test_final_error_labels_money_and_time_are_read_at_each_runs_end() -> None:
         iv = preset.final(what)  # type: ignore[arg-type]
         assert iv is not None
         assert iv.mean == pytest.approx(np.mean([getattr(r, column) for r in last.values()]))
+    labels = preset.final("edges")  # 333 [-97, 764] unclipped: no run spends above budget
+    assert labels is not None and labels.low == 0 and labels.high == BUDGET
     # an arm that spent its budget everywhere: the same figure as the mean curve's end
     uniform = summary.arms["uniform"]
     assert uniform.final_error_rate == pytest.approx(uniform.error_rate[-1])

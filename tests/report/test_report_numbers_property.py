@@ -272,7 +272,7 @@ def check_report(folder: Path, doc: dict[str, Any]) -> None:
     secs = sections(report)
     names = [a["name"] for a in doc["arms"]]
     budget = int(doc["budget"]["edges"])
-    _check_arms(rows, secs["Arms"], names)
+    _check_arms(rows, secs["Arms"], names, budget)
     _check_under_budget(rows, secs.get("Runs that ended under budget", []), budget)
     _check_checkpoints(rows, secs["Error at budget checkpoints"])
     targets = sorted(doc["report"]["targets"], reverse=True)
@@ -281,11 +281,11 @@ def check_report(folder: Path, doc: dict[str, Any]) -> None:
                              if k.startswith("Paired comparisons against")), names)
 
 
-def _check_arms(rows: Rows, lines: list[str], names: list[str]) -> None:
+def _check_arms(rows: Rows, lines: list[str], names: list[str], budget: int) -> None:
     for cells in table_rows(lines)[2:]:
         arm = cells[0]
         last = ends(rows, arm)
-        labels = interval([r["edges"] for r in last.values()], 0.0)
+        labels = interval([r["edges"] for r in last.values()], 0.0, budget)
         found = numbers(cells[4])
         close(found[0], labels[0])
         if len(found) > 1:
@@ -317,7 +317,7 @@ def _check_under_budget(rows: Rows, lines: list[str], budget: int) -> None:
     for cells in table_rows(lines)[2:]:
         arm, last = cells[0], ends(rows, cells[0])
         assert cells[1] == f"{early[arm]} of {len(last)}"
-        for cell, column, low, high in ((cells[2], "edges", 0, math.inf),
+        for cell, column, low, high in ((cells[2], "edges", 0, budget),
                                         (cells[3], "money", 0, math.inf),
                                         (cells[4], "error_rate", 0, 1)):
             if cell == "—":
