@@ -157,8 +157,8 @@ def _missed(arms: Arms, missed: Sequence[str], key: str, reach: Reach) -> str:
 
 
 def _interval_text(cmp: PairedComparison, reach: Reach) -> str:
-    """``-128 [-237, -19] labels``: ``cmp``'s reference minus its arm (the other arm's
-    saving), with the paired interval."""
+    """``-128 [-237, -19]``: ``cmp``'s reference minus its arm (the other arm's saving), with
+    the paired interval."""
     d = cmp.difference
     fmt = {"edges": signed, **DIFF_FORMATS}[reach.axis]
     return f"{fmt(-d.mean)} [{fmt(-d.high)}, {fmt(-d.low)}]"
