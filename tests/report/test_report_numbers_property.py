@@ -277,6 +277,11 @@ def check_report(folder: Path, doc: dict[str, Any]) -> None:
     _check_checkpoints(rows, secs["Error at budget checkpoints"])
     targets = sorted(doc["report"]["targets"], reverse=True)
     _check_in_short(rows, secs[""], names, targets)
+    costs = next((v for k, v in secs.items() if k.endswith("to reach each target")), [])
+    if any(ln.startswith("Least money") for ln in costs):  # the same sentences, in money
+        start = next(i for i, ln in enumerate(costs) if ln.startswith("Least money"))
+        end = next(i for i, ln in enumerate(costs) if i > start + 2 and not ln.strip())
+        _check_in_short(rows, costs[start:end], names, targets, "money")
     _check_paired(rows, next(v for k, v in secs.items()
                              if k.startswith("Paired comparisons against")), names)
 
@@ -337,21 +342,23 @@ def _check_checkpoints(rows: Rows, lines: list[str]) -> None:
             check_error_cell(cell, *interval(list(errors.values()), 0, 1))
 
 
-def _means(rows: Rows, target: float) -> dict[str, float | None]:
+def _means(rows: Rows, target: float, column: str = "edges") -> dict[str, float | None]:
     """Per arm: the replicates' mean labels-to-target, None unless every replicate reached."""
     out: dict[str, float | None] = {}
     for arm in rows:
-        values = list(reach(rows, arm, target).values())
+        values = list(reach(rows, arm, target, column).values())
         out[arm] = None if None in values else float(np.mean(values))
     return out
 
 
 def _check_in_short(rows: Rows, lines: list[str], names: list[str],
-                    targets: list[float]) -> None:
+                    targets: list[float], column: str = "edges") -> None:
+    """The sentences of "In short" (labels) or of "Least money to each target"."""
+    fewer = "fewer labels" if column == "edges" else "less money"
     items = [ln for ln in lines if ln.startswith("- ")]
     assert len(items) == len(targets), items
     for line, target in zip(items, targets, strict=True):
-        means = _means(rows, target)
+        means = _means(rows, target, column)
         if line.startswith("- No arm reached"):
             assert all(v is None for v in means.values()), (line, means)
             continue
@@ -360,9 +367,9 @@ def _check_in_short(rows: Rows, lines: list[str], names: list[str],
         name = best[1]
         assert means[name] is not None and means[name] == min(
             v for v in means.values() if v is not None), (line, means)
-        per = {a: reach(rows, a, target) for a in rows}
+        per = {a: reach(rows, a, target, column) for a in rows}
         others = [a for a in names if a != name and means[a] is not None]
-        if "needs detectably fewer labels than every other arm" in line:
+        if f"needs detectably {fewer} than every other arm" in line:
             m = re.search(rf"({NUMBER}) on average", line)
             assert m
             close(m[1], means[name])
@@ -398,7 +405,7 @@ def _check_in_short(rows: Rows, lines: list[str], names: list[str],
         for names_, where in re.findall(r"; ((?:\*[^*]+\*(?:, )?)+) did not reach it "
                                         r"(within the budget|in every replicate)", line):
             for arm in re.findall(r"\*(.+?)\*", names_):
-                got = [v is not None for v in reach(rows, arm, target).values()]
+                got = [v is not None for v in reach(rows, arm, target, column).values()]
                 assert not all(got) and any(got) == (where == "in every replicate"), line
         against = re.search(r"; against \*(.+?)\*: (.*)\.$", line)
         if against:
