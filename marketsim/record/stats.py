@@ -106,9 +106,12 @@ class PairedComparison:
     def no_spread(self) -> bool:
         """Every replicate pair differs by the same amount: the t-interval has zero width,
         which says nothing about the spread of the differences (labels-to-target sits on the
-        refresh grid, so two replicates often agree exactly)."""
+        refresh grid, so two replicates often agree exactly). "The same" up to rounding, as
+        the p-value reads it: two errors 0.3 - 0.2 and 0.2 - 0.1 apart differ in the last
+        bit, which is no spread either."""
         d = self.difference
-        return d.n >= 2 and d.half_width == 0 and d.mean != 0
+        return (d.n >= 2 and d.mean != 0
+                and d.half_width <= 1e-12 * max(1.0, abs(d.mean)) * t_multiplier(d.n))
 
     @property
     def detected(self) -> bool:

@@ -20,6 +20,7 @@ from marketsim.record.comparisons import compare_arms
 from marketsim.record.curves import CurveRow
 from marketsim.record.metric import ERROR_RATE
 from marketsim.record.reach import cost_axes
+from marketsim.record.stats import paired_comparison
 from marketsim.record.summary import summarise
 from marketsim.record.summary_model import Summary
 from marketsim.report.comparison_text import comparisons_section, key_results
@@ -186,3 +187,12 @@ def test_error_intervals_stay_in_their_range() -> None:
     text = "\n".join(under_budget_section(summary.arms, ["a", "b"]))
     cells: list[Any] = re.findall(r"\[([0-9.]+), ([0-9.]+)\] \|$", text, flags=re.M)
     assert cells and all(0.0 <= float(lo) <= float(hi) <= 1.0 for lo, hi in cells)
+
+
+def test_two_pairs_apart_by_the_same_amount_up_to_rounding_are_not_a_detection() -> None:
+    """0.3 - 0.2 and 0.2 - 0.1 differ in the last bit: no spread, not a zero-width interval
+    that excludes zero (which called a difference detected with two replicates)."""
+    cmp = paired_comparison("a", "b", [0.3, 0.2], [0.2, 0.1])
+    assert cmp.difference.half_width > 0  # rounding
+    assert cmp.no_spread and not cmp.detected
+    assert "no difference detectable with 2 replicates" in cmp.verdict()
