@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -281,10 +281,11 @@ def check_report(folder: Path, doc: dict[str, Any]) -> None:
     targets = sorted(doc["report"]["targets"], reverse=True)
     _check_in_short(rows, secs[""], names, targets)
     costs = next((v for k, v in secs.items() if k.endswith("to reach each target")), [])
-    if any(ln.startswith("Least money") for ln in costs):  # the same sentences, in money
-        start = next(i for i, ln in enumerate(costs) if ln.startswith("Least money"))
-        end = next(i for i, ln in enumerate(costs) if i > start + 2 and not ln.strip())
-        _check_in_short(rows, costs[start:end], names, targets, "money")
+    for head, column in (("Least money", "money"), ("Least simulated time", "sim_time")):
+        if any(ln.startswith(head) for ln in costs):  # the same sentences, in money (time)
+            start = next(i for i, ln in enumerate(costs) if ln.startswith(head))
+            end = next(i for i, ln in enumerate(costs) if i > start + 2 and not ln.strip())
+            _check_in_short(rows, costs[start:end], names, targets, column)
     _check_paired(rows, next(v for k, v in secs.items()
                              if k.startswith("Paired comparisons against")), names)
 
@@ -357,7 +358,8 @@ def _means(rows: Rows, target: float, column: str = "edges") -> dict[str, float 
 def _check_in_short(rows: Rows, lines: list[str], names: list[str],
                     targets: list[float], column: str = "edges") -> None:
     """The sentences of "In short" (labels) or of "Least money to each target"."""
-    fewer = "fewer labels" if column == "edges" else "less money"
+    fewer = {"edges": "fewer labels", "money": "less money",
+             "sim_time": "less simulated time"}[column]
     items = [ln for ln in lines if ln.startswith("- ")]
     assert len(items) == len(targets), items
     for line, target in zip(items, targets, strict=True):
@@ -565,8 +567,38 @@ SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
-@settings(max_examples=3, **SETTINGS)  # type: ignore[arg-type]
+def _doc(arms: list[Any], **mechanics: Any) -> dict[str, Any]:
+    """A fixed example of :func:`scenarios`' shape."""
+    doc: dict[str, Any] = {
+        "scenario": {"name": "example", "seed": 29, "replicates": 3},
+        "tasks": {"count": 16, "classes": 2},
+        "workers": {"count": 5, "ability": {"distribution": "shifted-beta", "alpha": 4,
+                                            "beta": 2, "low": 0.3}},
+        "budget": {"edges": 48, "initial": "one-per-task", "batch": 5},
+        "report": {"targets": [0.3, 0.1]},
+        "arms": [{"name": f"arm {i}", "policy": a, "inference": "mv"}
+                 for i, a in enumerate(arms)]}
+    for key, value in mechanics.items():
+        table, name = key.split("__")
+        doc.setdefault(table, {})[name] = value
+    return doc
+
+
+#: Presets that stop early, with tiers, a fee, money that runs out and gold; presets with
+#: abandonment: always run, beside the generated examples.
+EXAMPLES = [
+    _doc(["uniform", "until-agreement", {"name": "fixed-overlap", "overlap": 2}],
+         workers__tiers={"cuts": [0.75], "prices": [1.0, 2.0], "noise": 0.05},
+         budget__fee=0.2, budget__money=60.0, gold__count=3, gold__rate=0.1),
+    _doc(["entropy-greedy", "dynamic-overlap", {"name": "fixed-overlap", "overlap": 3}],
+         workers__service={"mean": 0.5, "abandon": 0.1}),
+]
+
+
+@settings(max_examples=2, **SETTINGS)  # type: ignore[arg-type]
 @given(doc=scenarios(sweeps=False))
+@example(doc=EXAMPLES[0])
+@example(doc=EXAMPLES[1])
 def test_report_numbers_are_the_tables_and_the_curves(doc: dict[str, Any],
                                                       tmp_path_factory: pytest.TempPathFactory
                                                       ) -> None:
