@@ -211,21 +211,25 @@ class StudyResult:
 
     @property
     def final_error(self) -> Any:
-        """DataFrame, one row per arm, of the headline error at the end of the run:
-        ``arm, labels`` (the labels every replicate spent), ``mean`` over replicates, its 95 %
-        Student-t interval ``low, high`` (NaN with one replicate) and ``replicates``. This is
-        the number to rank arms by (not ``curves.groupby("arm")["error_rate"].last()``, which
-        is the last replicate's error)."""
-        records = [{"arm": name, "labels": arm.edges[-1] if arm.edges else None,
-                    "mean": arm.final_error_rate,
-                    "low": arm.error_rate_low[-1] if arm.error_rate_low else None,
-                    "high": arm.error_rate_high[-1] if arm.error_rate_high else None,
-                    "replicates": arm.replicates}
-                   for name, arm in self.summary.arms.items()]
+        """DataFrame, one row per arm, of the headline error at the end of each replicate's
+        run (its last point: the budget, or where it stopped): ``arm, labels`` (the mean over
+        replicates of the labels each had spent at its end), ``mean`` over replicates, its
+        95 % Student-t interval ``low, high`` (NaN with one replicate) and ``replicates`` —
+        ``summary.arms[arm].final_error`` and ``final_edges``, the figures report.md and
+        sweep.csv print. This is the number to rank arms by (not
+        ``curves.groupby("arm")["error_rate"].last()``, which is the last replicate's
+        error)."""
+        records = []
+        for name, arm in self.summary.arms.items():
+            error, labels = arm.final("error"), arm.final("edges")
+            records.append({"arm": name, "labels": None if labels is None else labels.mean,
+                            "mean": None if error is None else error.mean,
+                            "low": None if error is None else error.low,
+                            "high": None if error is None else error.high,
+                            "replicates": arm.replicates})
         frame = _pandas().DataFrame.from_records(
             records, columns=["arm", "labels", "mean", "low", "high", "replicates"])
-        frame["labels"] = frame["labels"].astype("Int64")
-        return frame.astype({"mean": float, "low": float, "high": float})
+        return frame.astype({"labels": float, "mean": float, "low": float, "high": float})
 
     @property
     def target_summary(self) -> Any:

@@ -74,8 +74,7 @@ class Explorer:
         result = self.results[index]
         self.image.value = _png(result, self.x, self.targets)
         self.caption.value = "final error: " + ", ".join(
-            f"<b>{html.escape(clean_name(name))}</b> "
-            f"{fmt_error(arm.error_rate[-1]) if arm.error_rate else '—'}"
+            f"<b>{html.escape(clean_name(name))}</b> {fmt_error(arm.final_error_rate)}"
             for name, arm in result.summary.arms.items())
         return result
 

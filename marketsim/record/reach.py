@@ -100,52 +100,60 @@ def reach_summary(rows: Sequence[CurveRow], replicates: Sequence[int],
     return out
 
 
-def final_counts(rows: Sequence[CurveRow], replicates: Sequence[int]) -> dict[str, Any]:
-    """Gold spend and blocked workers at the end of each replicate, as mean and interval:
-    ``gold_labels``, ``gold_money`` (the money paid for them) and ``blocked_workers``; a key
-    only when its column is finite in every row."""
+def replicate_ends(rows: Sequence[CurveRow]) -> dict[int, CurveRow]:
+    """Each replicate's last point (most labels): where its run ended — the budget, or where
+    it stopped (a preset closed every task, the money ran out, no worker was left)."""
     last: dict[int, CurveRow] = {}
     for r in rows:
         if r.replicate not in last or r.edges > last[r.replicate].edges:
             last[r.replicate] = r
+    return last
+
+
+#: ``summary.json`` key -> the ``CurveRow`` attribute read at each replicate's end.
+FINAL_COLUMNS = {"final_edges": "edges", "final_error": "error_rate",
+                 "final_time": "sim_time", "final_money": "money",
+                 "gold_labels": "gold_labels", "gold_money": "gold_money",
+                 "blocked_workers": "blocked_workers"}
+
+
+def final_values(rows: Sequence[CurveRow], replicates: Sequence[int],
+                 error_bounds: tuple[float, float] = (0.0, 1.0),
+                 max_edges: float = math.inf) -> dict[str, Any]:
+    """What "final" means, defined once: each replicate's value at its own last point
+    (:func:`replicate_ends`), then their mean and 95 % Student-t interval — the labels
+    (``final_edges``, clipped to ``max_edges``, the budget), the headline error
+    (``final_error``, clipped to ``error_bounds``: [0, 1] for an error rate), the simulated
+    time (``final_time``), the money (``final_money``), the gold answers, their money and the
+    blocked workers (``gold_labels``, ``gold_money``, ``blocked_workers``). A key only when
+    its column is finite in every row (money: in every replicate's last row)."""
+    last = replicate_ends(rows)
     ends = [last[rep] for rep in replicates if rep in last]
-    columns = {
-        "gold_labels": [r.gold_labels for r in ends],
-        "gold_money": [r.gold_money for r in ends],
-        "blocked_workers": [r.blocked_workers for r in ends],
-    }
-    needs = {"gold_labels": ("gold_labels",), "gold_money": ("gold_money",),
-             "blocked_workers": ("blocked_workers",)}
-    return {key: interval_dict(mean_interval(values, bounds=(0.0, math.inf)))
-            for key, values in columns.items()
-            if rows and all(math.isfinite(getattr(r, c)) for r in rows for c in needs[key])}
+    if not ends:
+        return {}
+    out: dict[str, Any] = {}
+    for key, column in FINAL_COLUMNS.items():
+        values = [float(getattr(r, column)) for r in ends]
+        checked = ends if key in ("final_money", "final_edges", "final_error",
+                                  "final_time") else rows
+        if not all(math.isfinite(getattr(r, column)) for r in checked):
+            continue
+        bounds = {"final_error": error_bounds, "final_edges": (0.0, max_edges)}.get(
+            key, (0.0, math.inf))
+        out[key] = interval_dict(mean_interval(values, bounds=bounds))
+    return out
 
 
 def under_budget(rows: Sequence[CurveRow], replicates: Sequence[int],
                  budget_edges: int | None) -> dict[str, Any]:
-    """When some replicate ended before ``budget_edges`` labels (a preset closed every task,
-    or the money ran out): how many did (``ended_under_budget``) and every replicate's final
-    labels, money and error as mean and interval (``final_edges``, ``final_money``,
-    ``final_error``); ``{}`` when
-    every replicate spent the whole budget or the budget is not known."""
-    last: dict[int, CurveRow] = {}
-    for r in rows:
-        if r.replicate not in last or r.edges > last[r.replicate].edges:
-            last[r.replicate] = r
-    ends = [last[rep] for rep in replicates if rep in last]
-    early = sum(r.edges < budget_edges for r in ends) if budget_edges is not None else 0
-    if not early:
-        return {}
-    out: dict[str, Any] = {
-        "ended_under_budget": early,
-        "final_edges": interval_dict(mean_interval([float(r.edges) for r in ends],
-                                                   bounds=(0.0, math.inf))),
-        "final_error": interval_dict(mean_interval([r.error_rate for r in ends],
-                                                   bounds=(0.0, math.inf)))}
-    if all(math.isfinite(r.money) for r in ends):
-        out["final_money"] = interval_dict(mean_interval([r.money for r in ends],
-                                                         bounds=(0.0, math.inf)))
-    return out
+    """``ended_under_budget``: how many replicates ended before ``budget_edges`` labels (a
+    preset closed every task, the money ran out, no worker was left), only when some did and
+    the budget is known (their labels, money and error at the end are :func:`final_values`,
+    as for every run)."""
+    last = replicate_ends(rows)
+    early = (sum(last[rep].edges < budget_edges for rep in replicates if rep in last)
+             if budget_edges is not None else 0)
+    return {"ended_under_budget": early} if early else {}
 
 
 def cost_axes(rows: Sequence[CurveRow]) -> list[str]:

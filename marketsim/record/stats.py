@@ -106,9 +106,12 @@ class PairedComparison:
     def no_spread(self) -> bool:
         """Every replicate pair differs by the same amount: the t-interval has zero width,
         which says nothing about the spread of the differences (labels-to-target sits on the
-        refresh grid, so two replicates often agree exactly)."""
+        refresh grid, so two replicates often agree exactly). "The same" up to rounding, as
+        the p-value reads it: two errors 0.3 - 0.2 and 0.2 - 0.1 apart differ in the last
+        bit, which is no spread either."""
         d = self.difference
-        return d.n >= 2 and d.half_width == 0 and d.mean != 0
+        return (d.n >= 2 and d.mean != 0
+                and d.half_width <= 1e-12 * max(1.0, abs(d.mean)) * t_multiplier(d.n))
 
     @property
     def detected(self) -> bool:
@@ -182,15 +185,17 @@ def paired_comparison(
     reference_values: Sequence[float] | np.ndarray,
     *,
     level: float = LEVEL,
+    bounds: tuple[float, float] | None = None,
 ) -> PairedComparison:
     """Compare two arms measured on the same replicates (index ``i`` of both sequences is the
     same world); NaN pairs (a replicate one arm did not finish, or a target not reached) are
-    left out."""
+    left out. ``bounds`` clips the interval to the differences possible (``(-1, 1)`` for two
+    error rates), as :func:`mean_interval` does."""
     a = np.asarray(values, dtype=np.float64)
     b = np.asarray(reference_values, dtype=np.float64)
     keep = np.isfinite(a) & np.isfinite(b)
     diff = a[keep] - b[keep]
-    interval = mean_interval(diff, level=level)
+    interval = mean_interval(diff, level=level, bounds=bounds)
     if diff.size < 2:
         p = math.nan
     elif np.ptp(diff) <= 1e-12 * max(1.0, float(np.abs(diff).max())):  # constant: no spread

@@ -17,7 +17,7 @@ from marketsim.record.reach import (
     TARGETS,
     cost_axes,
     edges_to_reach,
-    final_counts,
+    final_values,
     reach_summary,
     under_budget,
 )
@@ -57,10 +57,16 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
     ``time_to_reach_*`` and (when every row has money) ``money_to_reach_*`` are the same for
     the simulated time and the money spent (:mod:`marketsim.record.reach`). ``sim_time`` (and
     ``money``) hold their mean per edge count, the x values of the error-against-time (money)
-    plots; ``gold_labels``, ``gold_money`` and ``blocked_workers`` the replicates' final counts
-    as mean and interval, when ``curves.csv`` has those columns; with ``budget_edges``, an arm
-    some of whose replicates ended before it also gets ``ended_under_budget``, ``final_edges``
-    and ``final_money`` (:func:`~marketsim.record.reach.under_budget`).
+    plots.
+
+    "Final" is each replicate's own last point (where its run ended: the budget, or where it
+    stopped), then the mean over replicates and its interval
+    (:func:`~marketsim.record.reach.final_values`): ``final_edges``, ``final_error``,
+    ``final_time``, ``final_money``, ``gold_labels``, ``gold_money``, ``blocked_workers``;
+    ``final_error_rate`` is ``final_error``'s mean. The mean curve ends at the labels every
+    replicate reached, which is not where the runs end when some stopped early. With
+    ``budget_edges``, an arm some of whose replicates ended before it also gets
+    ``ended_under_budget`` (:func:`~marketsim.record.reach.under_budget`).
 
     Arms of a continuous-score market (finite ``rmse`` everywhere) also get the mean
     ``rmse``, ``plain_rmse`` and ``good_accuracy`` per edge count, and ``metric = "rmse"``
@@ -108,6 +114,8 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
         e_arr, m_arr = np.asarray(edges), np.asarray(means)
         replicates = sorted(reps[arm])
         reach = reach_summary(arm_rows[arm], replicates, targets)
+        ends = final_values(arm_rows[arm], replicates, bounds,
+                            math.inf if budget_edges is None else budget_edges)
         fields: dict[str, Any] = {
             "metric": metric,
             "replicates": n_rep,
@@ -119,13 +127,13 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
             "error_rate_high": highs,
             "ability_error": abil,
             "confusion_error": conf,
-            "final_error_rate": means[-1] if means else None,
+            "final_error_rate": (ends.get("final_error") or {}).get("mean"),
             "edges_to_reach": {
                 f"{t:g}": edges_to_reach(e_arr, m_arr, t) for t in targets
             },
             **reach,
             "sim_time": [float(np.mean(axis_values["sim_time"][e])) for e in edges],
-            **final_counts(arm_rows[arm], replicates),
+            **ends,
             **under_budget(arm_rows[arm], replicates, budget_edges),
         }
         if "money_to_reach_ci95" in reach:

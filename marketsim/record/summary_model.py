@@ -84,7 +84,9 @@ class ArmSummary(_Record):
     error_rate_high: list[float | None]
     ability_error: list[float]
     confusion_error: list[float | None]
-    final_error_rate: float | None
+    final_error_rate: float | None = Field(
+        description="mean over replicates of each replicate's own last headline error "
+        "(final_error.mean; the mean curve's last point when every replicate ended there)")
     edges_to_reach: Targets = Field(description="read off the mean curve")
     edges_to_reach_replicates: dict[str, list[int | None]]
     edges_to_reach_ci95: dict[str, ReachInterval]
@@ -94,21 +96,57 @@ class ArmSummary(_Record):
     time_to_reach_replicates: dict[str, list[float | None]]
     time_to_reach_ci95: dict[str, ReachInterval]
     sim_time: list[float]
-    gold_labels: Interval | None = Field(default=None, description="only when curves.csv has it")
+    gold_labels: Interval | None = Field(default=None, description="gold answers at the end "
+                                         "of each replicate; only when curves.csv has it")
     gold_money: Interval | None = None
     blocked_workers: Interval | None = None
     money: list[float] | None = Field(default=None, description="mean money per edge count")
     ended_under_budget: int | None = Field(default=None, description="replicates that ended "
                                            "before budget.edges (every task closed, or the "
                                            "money ran out); only when some did")
-    final_edges: Interval | None = Field(default=None, description="labels at the end")
-    final_money: Interval | None = Field(default=None, description="money at the end")
-    final_error: Interval | None = Field(default=None, description="headline error at the end")
+    final_edges: Interval | None = Field(default=None, description=(
+        "labels at the end of each replicate's run (its last point), mean and interval; "
+        "written for every arm (files of earlier versions: only when some replicate ended "
+        "under budget)"))
+    final_money: Interval | None = Field(default=None, description="money at the end of each "
+                                         "replicate's run; only when curves.csv has money")
+    final_error: Interval | None = Field(default=None, description="headline error at the end "
+                                         "of each replicate's run, interval clipped to the "
+                                         "metric's range")
+    final_time: Interval | None = Field(default=None, description="simulated time at the end "
+                                        "of each replicate's run")
     rmse: list[float | None] | None = Field(default=None, description="continuous markets only")
     plain_rmse: list[float | None] | None = None
     good_accuracy: list[float | None] | None = None
     stopped: list[StoppedEarly] = Field(
         default_factory=list, description="replicates that stopped before budget.edges")
+
+    def final(self, what: Literal["edges", "error", "money", "time"]) -> Interval | None:
+        """The one figure "final" means: each replicate's value at its own last point (where
+        its run ended), their mean and interval (``final_<what>``). A ``summary.json`` of an
+        earlier version has these only when some replicate ended under budget; otherwise
+        every replicate ended at the mean curve's last point, which is read (no interval for
+        money and time, which the mean curve holds as means only). None when unknown."""
+        stored = {"edges": self.final_edges, "error": self.final_error,
+                  "money": self.final_money, "time": self.final_time}[what]
+        if stored is not None or self.ended_under_budget:
+            return stored
+        n = self.replicates
+        if what == "error":  # final_error_rate was the mean curve's last point
+            if self.final_error_rate is None:
+                return None
+            low, high = (v[-1] if v else None for v in (self.error_rate_low,
+                                                        self.error_rate_high))
+            return Interval(mean=self.final_error_rate, low=low, high=high, n=n)
+        if not self.edges:
+            return None
+        i = len(self.edges) - 1
+        if what == "edges":
+            end = float(self.edges[i])
+            return Interval(mean=end, low=end if n > 1 else None,
+                            high=end if n > 1 else None, n=n)
+        values = self.money if what == "money" else self.sim_time
+        return None if values is None else Interval(mean=values[i], low=None, high=None, n=n)
 
     def to_reach_ci95(self, axis: str) -> dict[str, ReachInterval]:
         """``<axis>_to_reach_ci95`` of ``axis`` (``edges``, ``money``, ``time``); empty when
@@ -157,10 +195,14 @@ class Checkpoint(_Record):
 
 
 class ArmComparison(_Record):
-    """One arm against the reference: at each shared checkpoint, and per target on labels
-    (money, simulated time) to reach it where both arms have that axis."""
+    """One arm against the reference: at each shared checkpoint, on the final error, and per
+    target on labels (money, simulated time) to reach it where both arms have that axis."""
 
     checkpoints: list[Checkpoint]
+    final_error: Difference | None = Field(default=None, description=(
+        "each replicate's own final error (its last point, where its run ended) minus the "
+        "reference's on the same replicate; the last checkpoint is instead the error at the "
+        "last label count both arms' replicates all reached"))
     edges_to_reach: dict[str, Difference] | None = None
     money_to_reach: dict[str, Difference] | None = None
     time_to_reach: dict[str, Difference] | None = None

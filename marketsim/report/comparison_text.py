@@ -51,12 +51,17 @@ class Reach:
     missing: str
 
     def value(self, arm: ArmSummary, key: str) -> float | None:
-        """The arm's figure for target ``key``: labels read off the mean curve, money and time
-        as the mean of the replicates' own (None unless every replicate reached it)."""
-        if self.axis == "edges":
-            return arm.edges_to_reach.get(key)
+        """The arm's figure for target ``key``: the mean of the replicates' own labels (money,
+        time) to reach it, None unless every replicate reached it — the per-replicate values
+        the paired comparisons are computed from, so a ranking by it never contradicts them
+        (the mean curve's labels-to-target is another statistic, shown in its own column)."""
         ci = arm.to_reach_ci95(self.axis).get(key)
         return float(ci.mean) if ci is not None and ci.mean is not None else None
+
+
+#: A paired difference in money or simulated time as printed.
+DIFF_FORMATS: dict[str, Callable[[float], str]] = {"money": "{:+,.2f}".format,
+                                                   "time": "{:+,.1f}".format}
 
 
 def money(x: float | None) -> str:
@@ -70,7 +75,7 @@ def sim_time(x: float | None) -> str:
 
 
 LABELS = Reach("edges", "fewer labels", "the fewest labels", num, lambda x: f"{num(x)} labels",
-               "within the budget")
+               "in every replicate")
 MONEY = Reach("money", "less money", "the least money", money, lambda x: f"{money(x)} in money",
               "in every replicate")
 TIME = Reach("time", "less simulated time", "the least simulated time", sim_time,
@@ -104,8 +109,14 @@ def _fewest(arms: Arms, names: Sequence[str], key: str, reach: Reach
     others = [n for n in names if n not in ties and reach.value(arms[n], key) is not None]
     missed = [n for n in names if reach.value(arms[n], key) is None]
     cmps = [reach_comparison(arms, best, o, key, reach) for o in others]
-    undetected = [c for c in cmps if not (c.detected and c.difference.mean < 0)]
-    if len(ties) > 1:
+    undetected = [c for c in cmps if not c.detected]
+    beaten = [c for c in cmps if c.detected and c.difference.mean > 0]
+    if beaten:  # arms with different replicates (a partial run): the pairs decide
+        text = (f"*{best}* needs {reach.fewest} on average ({reach.fmt(best_value)}), but on "
+                "the replicates both ran " + ", ".join(
+                    f"*{c.reference}* needs detectably {reach.fewer} "
+                    f"({_interval_text(c, reach)})" for c in beaten))
+    elif len(ties) > 1:
         text = (f"{', '.join(f'*{n}*' for n in ties)} tie with {reach.amount(best_value)} "
                 "on average")
     elif not others:
@@ -128,9 +139,29 @@ def _fewest(arms: Arms, names: Sequence[str], key: str, reach: Reach
         if needed and pairs >= 2:
             text += f" (about {max(needed)} would be needed)"
     if missed and len(ties) < len(names):
-        text += (f"; {', '.join(f'*{n}*' for n in missed)} did not reach it "
-                 f"{reach.missing}")
+        text += _missed(arms, missed, key, reach)
     return text, best, ties
+
+
+def _missed(arms: Arms, missed: Sequence[str], key: str, reach: Reach) -> str:
+    """``; *b* did not reach it within the budget; *c* did not reach it in every replicate``:
+    the arms with no figure, those no replicate of which reached the target first."""
+    def reached(name: str) -> int:
+        ci = arms[name].to_reach_ci95(reach.axis).get(key)
+        return ci.reached if ci is not None else 0
+
+    groups = (([n for n in missed if not reached(n)], "within the budget"),
+              ([n for n in missed if reached(n)], "in every replicate"))
+    return "".join(f"; {', '.join(f'*{n}*' for n in names)} did not reach it {where}"
+                   for names, where in groups if names)
+
+
+def _interval_text(cmp: PairedComparison, reach: Reach) -> str:
+    """``-128 [-237, -19]``: ``cmp``'s reference minus its arm (the other arm's saving), with
+    the paired interval."""
+    d = cmp.difference
+    fmt = {"edges": signed, **DIFF_FORMATS}[reach.axis]
+    return f"{fmt(-d.mean)} [{fmt(-d.high)}, {fmt(-d.low)}]"
 
 
 def _were(n: int) -> str:
@@ -154,7 +185,7 @@ def key_results(arms: Arms, specs: Mapping[str, ArmSpec], names: Sequence[str],
         text = f"- **{metric.target(t)}**: {text}"
         base = baseline(best, specs, names) if reach is LABELS else None
         # A baseline that missed the target is already named among those that did not reach it.
-        if base and base not in ties and arms[base].edges_to_reach.get(key) is not None:
+        if base and base not in ties and reach.value(arms[base], key) is not None:
             text += f"; against *{base}*: {_against(reach_comparison(arms, best, base, key))}"
         out.append(text + ".")
     return out
@@ -208,14 +239,21 @@ def comparisons_section(summary: Summary, names: Sequence[str], metric: Metric,
         "world, with no interval, and no difference can be claimed (a paired comparison "
         "needs at least two replicates). Negative is better (lower error, fewer labels).")
     lines = [f"## Paired comparisons against *{ref}*", "", intro, ""]
+    end = _ends_elsewhere(summary, checkpoints)
+    if end:
+        lines += ["Some runs did not end at the last label count shown: the last column, *end "
+                  "of each run*, pairs each replicate's own final error (at its last point) "
+                  "with the reference's on the same replicate.", ""]
     rows = []
     for name in names:
         entry = comp.arms.get(name)
         if entry is None:
             continue
         at = {c.edges: c for c in entry.checkpoints}
-        rows.append([name, *(diff_cell(at.get(e), diff) for e in checkpoints)])
-    lines += table(["arm \\ labels spent", *(num(e) for e in checkpoints)], rows) + [""]
+        rows.append([name, *(diff_cell(at.get(e), diff) for e in checkpoints),
+                     *([diff_cell(entry.final_error, diff)] if end else [])])
+    lines += table(["arm \\ labels spent", *(num(e) for e in checkpoints),
+                    *(["end of each run"] if end else [])], rows) + [""]
     rows = []
     for name in names:
         entry = comp.arms.get(name)
@@ -231,7 +269,26 @@ def comparisons_section(summary: Summary, names: Sequence[str], metric: Metric,
               "replicates' mean of the table above:", "", *table(head, rows), ""]
     for name in names:
         entry = comp.arms.get(name)
-        if entry and entry.checkpoints:
-            lines.append(f"- at {num(entry.checkpoints[-1].edges)} labels: "
-                         f"{entry.checkpoints[-1].verdict}")
+        if entry is None:
+            continue
+        at = {c.edges: c for c in entry.checkpoints}
+        last = at.get(checkpoints[-1]) if checkpoints else None
+        if last is not None:
+            lines.append(f"- at {num(last.edges)} labels: {last.verdict}")
+        if end and entry.final_error is not None:
+            lines.append(f"- at the end of each run: {entry.final_error.verdict}")
     return [*lines, ""]
+
+
+def _ends_elsewhere(summary: Summary, checkpoints: Sequence[int]) -> bool:
+    """Whether some replicate's run did not end at the last of ``checkpoints`` (it stopped
+    earlier, or the arms ran different budgets): the final errors are then a comparison of
+    their own."""
+    if not checkpoints:
+        return False
+    for arm in summary.arms.values():
+        labels = arm.final("edges")
+        if labels is None or labels.mean != checkpoints[-1] or (
+                labels.low is not None and labels.low != labels.high):
+            return True
+    return False

@@ -15,7 +15,15 @@ from marketsim.record.metric import Metric
 from marketsim.record.summary import targets_of
 from marketsim.record.summary_model import ArmSummary, Interval, Summary
 from marketsim.report.arm_text import ArmSpec
-from marketsim.report.comparison_text import LABELS, MONEY, TIME, Reach, diff_cell, key_results
+from marketsim.report.comparison_text import (
+    DIFF_FORMATS,
+    LABELS,
+    MONEY,
+    TIME,
+    Reach,
+    diff_cell,
+    key_results,
+)
 from marketsim.report.formatting import table
 from marketsim.report.plots import X_AXES, PlotInfo
 from marketsim.report.results_text import reach_interval, stop_lines
@@ -27,8 +35,6 @@ _NOUNS = {"edges": "labels", "money": "money", "time": "time"}
 #: Which arms a plot against money (time) tells apart.
 _WHY = {"money": "arms that pay different prices per label",
         "time": "arms that wait longer for their labels (declined or blocked workers)"}
-#: A paired difference in money or simulated time as printed.
-DIFF_FORMATS = {"money": "{:+,.2f}".format, "time": "{:+,.1f}".format}
 
 
 def cost_axes(summary: Summary) -> list[str]:
@@ -129,8 +135,9 @@ def under_budget_section(arms: Arms, names: Sequence[str]) -> list[str]:
              "Replicates that stopped before `budget.edges`: a platform preset closed every "
              "task (the requester stops spending, which is the preset's point), the money ran "
              "out, or no worker who may still work was left. A replicate's curve ends where it "
-             "stopped; the arm's mean curve, and every number read off it, stops at the labels "
-             "all its replicates reached.", ""]
+             "stopped; the arm's mean curve (the plots, the checkpoints) stops at the labels "
+             "all its replicates reached, while its final figures (the Arms table, the table "
+             "below) are each replicate's own at the end of its run.", ""]
     if causes:
         lines += [*causes, ""]
     if ended:

@@ -38,6 +38,7 @@ TERMS: tuple[tuple[str, str], ...] = (
     (r"simulated time", "Money and simulated time"),
     (r"task error rate|error rate", "Error rate"),
     (r"mean curve", "Mean curve"),
+    (r"end of each (?:replicate's )?run", "Final error"),
     (r"Student-t interval", "Confidence interval"),
     (r"labels? (?:needed )?to reach", "Labels to target"),
     (r"detect(?:ed|able)", "Detectable difference"),

@@ -102,9 +102,10 @@ def report_lines(
             f"use the finished units only and may change. Finish it with `{resume}`.", "",
         ]
     if arms:
-        lines += ["**In short** (labels needed for the mean error to reach and stay below a "
-                  "target; a difference is claimed only when its paired 95 % interval excludes "
-                  "zero; details below):", "", *key_results(arms, specs, names, metric), ""]
+        lines += ["**In short** (the mean over replicates of the labels each replicate needed "
+                  "for its error to reach a target and stay at or below it; a difference is "
+                  "claimed only when its paired 95 % interval excludes zero; details below):",
+                  "", *key_results(arms, specs, names, metric), ""]
     lines += setup_section(setup, summary)
     lines += arms_section(arms, names, specs, metric)
     lines += under_budget_section(arms, names)  # where and why runs stopped early

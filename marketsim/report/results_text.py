@@ -11,7 +11,7 @@ import numpy as np
 
 from marketsim.record.metric import Metric
 from marketsim.record.summary import targets_of
-from marketsim.record.summary_model import ArmSummary
+from marketsim.record.summary_model import ArmSummary, Interval
 from marketsim.report.arm_text import ArmSpec, method_name, policy_name
 from marketsim.report.comparison_text import BASELINE_POLICY, baseline
 from marketsim.report.formatting import num, table
@@ -56,8 +56,10 @@ def score_section(
         return []
     return [
         "## Estimator against the plain mean", "",
-        "At the end of the budget: the arm's task-mean RMSE, the RMSE of the plain (unweighted) "
-        "mean of exactly the same scores, how much lower the estimator's is, and the share of "
+        "At the last label count all of the arm's replicates reached (the mean curve's last "
+        "point: the end of the budget, unless some replicate stopped early): the arm's "
+        "task-mean RMSE, the RMSE of the plain (unweighted) mean of exactly the same scores, "
+        "how much lower the estimator's is, and the share of "
         "annotators (with at least one score) whose good/bad call P(good) > 0.5 is right.", "",
         *table(["arm", "RMSE", "plain-mean RMSE", "reduction", "good/bad call accuracy"],
                rows), "",
@@ -93,19 +95,36 @@ def _bounds(arm: ArmSummary, i: int) -> tuple[float | None, float | None]:
     return arm.error_rate_low[i], arm.error_rate_high[i]
 
 
+def labels_cell(iv: Interval | None) -> str:
+    """Labels at the end of the runs: ``1,600`` when every replicate ended there, else the
+    mean over replicates with its 95 % interval, ``151 [138, 163]``."""
+    if iv is None or iv.mean is None:
+        return "—"
+    if iv.low is None or iv.high is None or iv.low == iv.high:
+        return num(iv.mean)
+    return f"{num(iv.mean)} [{num(iv.low)}, {num(iv.high)}]"
+
+
 def arms_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpec],
                  metric: Metric) -> list[str]:
-    """"Arms": policy, inference, replicates, labels spent and final error of each arm."""
+    """"Arms": policy, inference, replicates, labels spent and final error of each arm, both
+    read where each replicate's run ended (:meth:`ArmSummary.final`)."""
     rows = []
+    ended = False
     for name in names:
         spec, a = specs.get(name), arms[name]
-        final = a.final_error_rate
-        final_txt = "—" if final is None else _mean_ci(metric, final, *_bounds(a, -1))
+        final, labels = a.final("error"), a.final("edges")
+        final_txt = ("—" if final is None or final.mean is None else
+                     _mean_ci(metric, final.mean, final.low, final.high))
+        ended |= labels_cell(labels).endswith("]")
         rows.append([name, f"`{policy_name(spec) or '?'}`", f"`{method_name(spec) or '?'}`",
-                     a.replicates, num(a.edges[-1]) if a.edges else "—",
-                     final_txt])
-    return ["## Arms", "", *table(["arm", "policy", "inference", "replicates", "labels spent",
-                                   f"final {metric.short}"], rows, "lllrrr"), ""]
+                     a.replicates, labels_cell(labels), final_txt])
+    note = ([f"Labels spent and final {metric.short} at the end of each replicate's run "
+             "(where it stopped, when it stopped before the budget): the mean over replicates "
+             "with its 95 % interval.", ""] if ended else [])
+    return ["## Arms", "", *note, *table(["arm", "policy", "inference", "replicates",
+                                          "labels spent", f"final {metric.short}"], rows,
+                                         "lllrrr"), ""]
 
 
 def plot_section(plot: PlotInfo, metric: Metric, replicates: int = 2) -> list[str]:
@@ -201,8 +220,8 @@ def targets_section(arms: Arms, names: Sequence[str], specs: Mapping[str, ArmSpe
     head = ["arm"]
     for t in targets:
         short = f"{100 * t:g} %" if metric.percent else f"{t:g}"
-        head += [f"labels to {short} (mean curve)"] + ([f"saving at {short}"] if has_uniform
-                                                        else [])
+        head += [f"labels to {short} (mean curve)"] + (
+            [f"saving at {short} (mean curve)"] if has_uniform else [])
     if has_uniform:
         head.append("baseline")
     rows = []

@@ -47,17 +47,22 @@ def _reach_columns(t: float) -> list[str]:
 
 def columns(keys: list[str], targets: Sequence[float] = TARGETS) -> list[str]:
     """The header of ``sweep.csv``: the grid point, the swept keys, the arm, the results (the
-    final error with its interval, the final money spent and simulated time as means over
-    replicates, :func:`_reach_columns` per target, and :func:`diff_columns`)."""
+    final error with its interval, the final labels, money spent and simulated time as means
+    over replicates — "final" is each replicate's own last point, where its run ended, as in
+    ``summary.json``'s ``final_*`` —, :func:`_reach_columns` per target, and
+    :func:`diff_columns`)."""
     return ["point", *keys, "arm", "final_error_rate", "final_error_low", "final_error_high",
-            "replicates", "stopped", "stopped_detail", "final_money", "final_time",
+            "replicates", "stopped", "stopped_detail", "final_edges", "final_money",
+            "final_time",
             *(c for t in targets for c in _reach_columns(t)), *diff_columns(targets)]
 
 
 def diff_columns(targets: Sequence[float] = TARGETS) -> list[str]:
-    """The paired differences to the point's reference arm (its first): the final error and
-    the labels and money to each target, mean over the replicates (where both reached the
-    target) with the 95 % paired interval (empty for the reference itself)."""
+    """The paired differences to the point's reference arm (its first): the final error (each
+    replicate's own final error minus the reference's on the same replicate: its mean is the
+    difference of the two rows' ``final_error_rate``) and the labels and money to each target
+    (the replicates where both reached it), mean with the 95 % paired interval (empty for the
+    reference itself)."""
     return ["reference", *(f"diff_{what}_{end}" for what in (
         "final_error", *(f"{axis}_to_{t:g}" for axis in ("edges", "money") for t in targets))
         for end in ("mean", "low", "high"))]
@@ -72,8 +77,7 @@ def _differences(summary: Summary, arm: str) -> dict[str, Any]:
     entry = cmp.arms.get(arm)
     if entry is None or arm == cmp.reference:
         return out
-    found: list[tuple[str, Any]] = [
-        ("final_error", entry.checkpoints[-1] if entry.checkpoints else None)]
+    found: list[tuple[str, Any]] = [("final_error", entry.final_error)]
     found += [(f"{axis}_to_{t:g}", entry.to_reach(axis).get(f"{t:g}"))
               for axis in ("edges", "money") for t in targets]
     for what, value in found:
@@ -81,10 +85,6 @@ def _differences(summary: Summary, arm: str) -> dict[str, Any]:
             out[f"diff_{what}_mean"] = value.difference
             out[f"diff_{what}_low"], out[f"diff_{what}_high"] = value.low, value.high
     return out
-
-
-def _last(values: list[Any] | None) -> Any:
-    return values[-1] if values else None
 
 
 def _mean_of_reached(values: list[Any]) -> float | None:
@@ -121,12 +121,17 @@ def sweep_rows(source: Path | str | list[dict[str, Any]]) -> list[dict[str, Any]
     for pt in points:
         summary: Summary = pt["summary"]
         for arm, s in summary.arms.items():
+            error, edges = s.final("error"), s.final("edges")
+            money, time = s.final("money"), s.final("time")
             row: dict[str, Any] = {
                 "point": pt["folder"], **dict(pt["values"]), "arm": arm,
-                "replicates": s.replicates, "final_error_rate": s.final_error_rate,
-                "final_error_low": _last(s.error_rate_low),
-                "final_error_high": _last(s.error_rate_high),
-                "final_money": _last(s.money), "final_time": _last(s.sim_time)}
+                "replicates": s.replicates,
+                "final_error_rate": None if error is None else error.mean,
+                "final_error_low": None if error is None else error.low,
+                "final_error_high": None if error is None else error.high,
+                "final_edges": None if edges is None else edges.mean,
+                "final_money": None if money is None else money.mean,
+                "final_time": None if time is None else time.mean}
             for t in targets_of(summary.arms):
                 key = f"{t:g}"
                 base, iv = f"edges_to_{key}", s.edges_to_reach_ci95.get(key)
@@ -239,8 +244,11 @@ def sweep_markdown(keys: list[str], rows: list[dict[str, Any]],
         "the labels each replicate needed to stay at or below the target, with its 95 % "
         "Student-t interval [low, high] (no interval with one replicate); "
         f"'{DASH} (k/n reached)' means only k of the n replicates reached the target within "
-        "the budget (no mean then). `sweep.csv` adds the money and simulated time to each "
-        "target, the final money spent and the mean over the replicates that reached a target."
+        f"the budget (no mean then). The final {metric.short} is the mean over replicates of "
+        "each one's own at the end of its run (where it stopped, when it stopped before the "
+        "budget). `sweep.csv` adds its interval, the money and simulated time to each target, "
+        "the labels, money and time at the end, the mean over the replicates that reached a "
+        "target, and the paired differences to the point's first arm."
         + (f" The plot is `{PLOT_NAME}.png`." if plot else ""),
         "",
         *table(head, cells, "l" * len(head)),

@@ -218,8 +218,8 @@ def sweep_figure(keys: list[str], rows: list[dict[str, Any]], metric: Metric = E
             _x_axis(ax, positions, [tick_text(x_shown[v]) for v in x_keys], log_x)
             ax.set_xlabel(axis_label(x_key))
             if what == "final":
-                ax.set_ylabel("paired difference, 95 % interval" if diff else
-                               f"final {metric.short} (mean, 95 % interval)")
+                ax.set_ylabel(f"paired difference of final {metric.short}s, 95 % interval"
+                              if diff else f"final {metric.short} (mean, 95 % interval)")
                 if metric.percent and diff:
                     ax.yaxis.set_major_formatter(FuncFormatter(
                         lambda y, _pos: f"{100 * y:+.3g} pt"))

@@ -1,6 +1,6 @@
 """Runs that end under budget (a preset closed every task, or the money ran out): the summary
-says how many replicates did and their final labels and money; a run that spent its whole
-budget gets none of these keys, so existing summaries do not change."""
+says how many replicates did; their final labels, money and error, like every run's, are each
+replicate's own at its last point."""
 
 from __future__ import annotations
 
@@ -29,9 +29,15 @@ def test_summary_counts_the_replicates_that_ended_under_budget() -> None:
     assert any(line.startswith("| preset | 2 of 3 | 400 [") for line in lines)
 
 
-def test_no_keys_when_every_replicate_spent_the_budget_or_it_is_unknown() -> None:
+def test_no_under_budget_count_when_every_replicate_spent_the_budget_or_it_is_unknown() -> None:
+    """The count and the report's section only when some replicate ended early; the final
+    labels, money and error (each replicate's own last point) are there for every run, equal to
+    the mean curve's last point when every replicate ended there."""
     for budget in (500, None):
         arm = summarise(rows({0: 500, 1: 500}), budget_edges=budget)["preset"]
-        assert arm.ended_under_budget is None and arm.final_edges is None
+        assert arm.ended_under_budget is None
         assert "ended_under_budget" not in arm.model_dump(exclude_none=True)
         assert under_budget_section({"preset": arm}, ["preset"]) == []
+        assert arm.final_edges is not None and arm.final_edges.mean == arm.edges[-1] == 500
+        assert arm.final_error is not None and arm.final_error.mean == arm.error_rate[-1]
+        assert arm.final_error_rate == arm.error_rate[-1]

@@ -81,7 +81,10 @@ def test_in_short_says_which_arms_never_reached_and_when_nothing_can_be_tested()
     lines = key_results(arms, specs, ["a", "b"], ERROR_RATE)
     assert lines[0] == ("- **5 % error**: only *a* reached it: 120 on average; *b* did not reach "
                         "it within the budget.")
-    arms = {"a": arm([100.0, None], 120.0), "c": arm([None, 200.0], 200.0)}
+    # both reached it in every replicate they ran, but they ran different replicates (a
+    # partial run): no pair
+    arms = {"a": arm([100.0, 140.0], 120.0),
+            "c": arm([200.0, 200.0], 200.0).model_copy(update={"replicate_ids": [2, 3]})}
     text = key_results(arms, specs, ["a", "c"], ERROR_RATE)[0]
     assert "detectable with 0 replicates" not in text
     assert ("no difference from *c* (200) can be tested: a paired comparison needs two "
