@@ -59,8 +59,11 @@ class LiveDashboard:
     of error against money and simulated time when the study has cost axes."""
 
     def __init__(self, console: Console | None = None, refresh_per_second: float = 4,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, auto_refresh: bool = True) -> None:
         self.console = console if console is not None else Console(stderr=True)
+        #: Redraw from rich's own thread ``refresh_per_second`` times a second; ``False``
+        #: draws only on :meth:`render` calls (a test that reads frames, free of that thread).
+        self.auto_refresh = auto_refresh
         #: Wall clock of the charts' axis rotation (a test passes its own).
         self.clock = clock
         self._shown_at = clock()
@@ -109,6 +112,7 @@ class LiveDashboard:
                 get_renderable=self.render,
                 console=self.console,
                 refresh_per_second=self.refresh_per_second,
+                auto_refresh=self.auto_refresh,
                 transient=False,
                 vertical_overflow="crop",
             )

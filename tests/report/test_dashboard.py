@@ -284,7 +284,9 @@ def priced_study(width: int, clock: list[float]) -> tuple[LiveDashboard, Console
     sc = scenario(2, replicates=2)
     console = Console(record=True, width=width, height=40, force_terminal=True,
                       file=io.StringIO())
-    dash = LiveDashboard(console, clock=lambda: clock[0])
+    # No refresh thread: a frame it drew at the previous clock could land between the test's
+    # own print and its read of the console (seen under load).
+    dash = LiveDashboard(console, clock=lambda: clock[0], auto_refresh=False)
     dash.start(sc, None)
     for arm, price, step in ((0, 1.0, 1.0), (1, 2.0, 3.0)):
         dash.unit_done(UnitResult(0, arm, tuple(
