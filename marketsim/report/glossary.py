@@ -9,7 +9,7 @@ exact lines."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 
@@ -70,11 +70,23 @@ def anchors(text: str) -> set[str]:
 _PROTECTED = re.compile(r"(?<!\\)`[^`]*`|(?<!\\)!?\[[^\]]*\]\([^)]*\)")
 
 
-def _link_first(line: str, pattern: re.Pattern[str], target: str) -> tuple[str, bool]:
-    """``line`` with the first match of ``pattern`` outside code spans and links linked to
-    ``target``; whether one was."""
+def _protected(names: Iterable[str]) -> re.Pattern[str]:
+    """:data:`_PROTECTED`, and every one of ``names`` (as the text shows them): a word inside
+    an arm's or the scenario's name is part of that name, never a glossary link."""
+    shown = sorted({n for n in names if n}, key=len, reverse=True)
+    if not shown:
+        return _PROTECTED
+    # whole words only where a name begins or ends with one: a name "a" keeps its own "a"
+    return re.compile(_PROTECTED.pattern + "|" + "|".join(
+        rf"(?<!\w){re.escape(n)}(?!\w)" for n in shown))
+
+
+def _link_first(line: str, pattern: re.Pattern[str], target: str,
+                protected: re.Pattern[str] = _PROTECTED) -> tuple[str, bool]:
+    """``line`` with the first match of ``pattern`` outside ``protected`` spans (code spans,
+    links, names) linked to ``target``; whether one was."""
     pos = 0
-    for guard in [*_PROTECTED.finditer(line), None]:
+    for guard in [*protected.finditer(line), None]:
         end = guard.start() if guard is not None else len(line)
         match = pattern.search(line, pos, end)
         if match:
@@ -86,10 +98,13 @@ def _link_first(line: str, pattern: re.Pattern[str], target: str) -> tuple[str, 
     return line, False
 
 
-def link_terms(markdown: str, target: Callable[[str], str] | None = None) -> str:
+def link_terms(markdown: str, target: Callable[[str], str] | None = None,
+               names: Iterable[str] = ()) -> str:
     """``markdown`` with the first use of each glossary term in running text linked to its
     entry: by default in the folder's ``glossary.md``, else at ``target(heading)`` (the
-    page's own glossary section)."""
+    page's own glossary section). Words inside ``names`` (the scenario's and the arms' names
+    as the text spells them) are never linked: a name is shown as written."""
+    protected = _protected(names)
     lines = markdown.split("\n")
     prose = [i for i, line in enumerate(lines)
              if line.strip() and not line.lstrip().startswith(("#", "|", "!", "```", ">"))]
@@ -97,7 +112,7 @@ def link_terms(markdown: str, target: Callable[[str], str] | None = None) -> str
         link = f"{GLOSSARY_NAME}#{anchor(heading)}" if target is None else target(heading)
         pattern = re.compile(rf"(?<![\w\-\[]){term}(?![\w\-])", flags=re.I)
         for i in prose:
-            lines[i], done = _link_first(lines[i], pattern, link)
+            lines[i], done = _link_first(lines[i], pattern, link, protected)
             if done:
                 break
     return "\n".join(lines)

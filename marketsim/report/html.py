@@ -32,7 +32,7 @@ from marketsim.report.html_chart import (
     plotly_module,
 )
 from marketsim.report.html_text import GLOSSARY_ID, glossary_anchor, glossary_html, markdown_html
-from marketsim.report.markdown import fewest_replicates, report_lines
+from marketsim.report.markdown import fewest_replicates, report_lines, shown_names
 from marketsim.report.render import SetupFallback, load_setup, task_count
 
 HTML_NAME = "report.html"
@@ -129,7 +129,8 @@ def report_html(summary: Summary, setup: Mapping[str, Any] | None, *,
              "line).")
     lines = report_lines(summary, setup, figures=[], run_dir=run_dir,
                          glossary=f"#{GLOSSARY_ID}")
-    lines = link_terms("\n".join(lines), glossary_anchor_link).split("\n")
+    lines = link_terms("\n".join(lines), glossary_anchor_link,
+                       names=shown_names(summary)).split("\n")
     split = next((i for i, ln in enumerate(lines) if ln.startswith("## ")), len(lines))
     return str(page.render(
         title=clean_name(summary.scenario), style=html(_STYLE),

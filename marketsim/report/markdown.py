@@ -122,6 +122,12 @@ def report_lines(
     return lines
 
 
+def shown_names(summary: Summary) -> list[str]:
+    """The scenario's and every arm's name as the report's Markdown spells them (what
+    :func:`~marketsim.report.glossary.link_terms` leaves unlinked)."""
+    return [md_literal(summary.scenario), *map(md_literal, summary.arms)]
+
+
 def as_text(summary: Summary, setup: Mapping[str, Any] | None
             ) -> tuple[Summary, Mapping[str, Any] | None]:
     """``summary`` and ``setup`` with the scenario's and every arm's name as Markdown text

@@ -29,7 +29,7 @@ from marketsim.record.summary_model import Summary, read_summary, summary_json
 from marketsim.record.units import UnitResult
 from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
 from marketsim.report.glossary import link_terms, write_glossary
-from marketsim.report.markdown import REPORT_NAME, report_markdown
+from marketsim.report.markdown import REPORT_NAME, report_markdown, shown_names
 from marketsim.report.plots import PlotInfo, plot_error_vs_budget
 
 
@@ -177,7 +177,7 @@ def render_report(
     write_glossary(run_dir)  # before the report, which lists it and links to it
     text = report_markdown(summary, setup, plots.pop("edges"), run_dir=run_dir,
                            versions=run_meta.versions if run_meta else None, cost_plots=plots)
-    write_text_atomic(run_dir / REPORT_NAME, link_terms(text))
+    write_text_atomic(run_dir / REPORT_NAME, link_terms(text, names=shown_names(summary)))
     return summary
 
 

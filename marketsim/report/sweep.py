@@ -180,7 +180,8 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
     write_sweep_figure(run_dir, keys, points, rows)
     write_glossary(run_dir)
     write_text_atomic(run_dir / "sweep.md", link_terms(sweep_markdown(
-        keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets)))
+        keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets),
+        names={md_literal(r["arm"]) for r in rows}))
 
 
 def write_sweep_figure(out_dir: Path, keys: list[str], points: list[dict[str, Any]],

@@ -101,3 +101,38 @@ def test_every_link_of_a_generated_report_resolves(tmp_path: Path) -> None:
 def test_unlinking_gives_back_the_plain_text() -> None:
     text = "Every arm runs on each replicate, with its paired 95 % interval."
     assert unlink_terms(link_terms(text)) == text
+
+
+def test_a_word_inside_a_name_is_never_linked() -> None:
+    """A name is text (issue #38, point 10): a glossary word inside an arm's name stays part
+    of the name; the same word elsewhere in running text is still linked."""
+    text = "The arm *replicates of EM* ran 3 replicates with EM."
+    linked = link_terms(text, names=["replicates of EM"])
+    assert "*replicates of EM*" in linked
+    assert f"3 [replicates]({GLOSSARY_NAME}#replicate)" in linked
+    assert f"with [EM]({GLOSSARY_NAME}#em)" in linked
+    assert link_terms("a is an arm", names=["a"]).startswith("a is an [arm]")
+
+
+def test_report_and_sweep_show_names_made_of_glossary_words_unlinked(tmp_path: Path) -> None:
+    """Arms named with glossary words: sweep.md, each point's report.md and report.html show
+    each name as written, never with a link inside it."""
+    names = ["arm", "paired interval prior", "EM replicates"]
+    arms = "".join(f'[[arms]]\nname = "{n}"\npolicy = "uniform"\n' for n in names)
+    path = tmp_path / "s.toml"
+    path.write_text(SWEEP + arms, encoding="utf-8")
+    run = tmp_path / "run"
+    assert main(["run", str(path), "--out", str(run), "--jobs", "1", "--quiet"]) == 0
+    assert main(["report", str(run / "points" / "p000"), "--html"]) == 0
+    shown = 0
+    for report in [run / "sweep.md", *sorted(run.glob("points/*/report.md"))]:
+        for emphasis in re.findall(r"(?<!\*)\*([^*\n]+)\*(?!\*)", report.read_text("utf-8")):
+            if unlink_terms(emphasis) in names:
+                assert emphasis in names, (report.name, emphasis)
+                shown += 1
+    html = (run / "points" / "p000" / "report.html").read_text(encoding="utf-8")
+    for emphasis in re.findall(r"<em>(.*?)</em>", html):
+        if re.sub(r"<[^>]+>", "", emphasis) in names:
+            assert "<a" not in emphasis, emphasis
+            shown += 1
+    assert shown >= len(names)
