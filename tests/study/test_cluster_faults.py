@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -144,7 +145,11 @@ def test_worker_killed_mid_study_gives_the_local_bytes(cluster: Cluster, tmp_pat
         cluster.workers[0].send_signal(signal.SIGKILL)
         _, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err
-    assert err == ""
+    # Dask's own log of its recovery may appear when the kill lands during a gather (a race
+    # with the kill, seen once in .ci/run); marketsim itself prints nothing.
+    assert [line for line in err.splitlines()
+            if not re.search(r" - distributed\.client - WARNING - Couldn't gather \d+ keys?, "
+                             r"rescheduling", line)] == [], err
     assert cluster.workers[0].wait() == -signal.SIGKILL
     assert cluster.workers[1].poll() is None  # the other worker finished the study
     assert sorted(p.name for p in (out / "units").iterdir()) == sorted(
