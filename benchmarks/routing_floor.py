@@ -48,7 +48,7 @@ from scipy.optimize import minimize
 from scipy.sparse.linalg import splu
 
 from marketsim.market.worker_models import draw_world
-from marketsim.market.world import World
+from marketsim.workers.base import World
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.seeds import world_rng
 

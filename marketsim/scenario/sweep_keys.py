@@ -27,8 +27,8 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.inference_spec import InferenceSpec
-from marketsim.scenario.table import _as_tuple
 from marketsim.scenario.validation import KeyProblem, printable, suggest
+from marketsim.tables import _as_tuple
 
 #: Most grid points a ``[sweep]`` may have: a bigger grid is refused at once.
 MAX_SWEEP_POINTS = 10_000

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from marketsim.errors import InputError
+from marketsim.tables import KeyProblem
 
 
 def printable(text: str) -> str:
@@ -49,18 +50,6 @@ def suggest(word: str, allowed: Sequence[str]) -> str:
     """``"; did you mean X?"`` for a close match among ``allowed``, else ``""``."""
     close = difflib.get_close_matches(word, list(allowed), n=1, cutoff=0.6)
     return f"; did you mean {close[0]}?" if close else ""
-
-
-class KeyProblem(ValueError):
-    """A table's rule that spans its keys, broken: ``key`` (dotted, relative to the table the
-    rule belongs to) and the sentence after it. :func:`validate` prefixes the table's place in
-    the document, so the same table reports ``workers.confusion.high`` or ``arms[1].gold.rate``
-    wherever it sits."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key} {message}")
-        self.key = key
-        self.message = message
 
 
 def validate(model: type[BaseModel], data: Any, source: str,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from marketsim.market.answers.task_effects import EffectAnswers, mean_confusion, tempered
+from marketsim.workers.task_effects import EffectAnswers, mean_confusion, tempered
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import world_rng

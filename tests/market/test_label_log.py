@@ -11,7 +11,7 @@ from marketsim.data.labels import LabelSet
 from marketsim.market import recorder
 from marketsim.market.label_log import LabelLog
 from marketsim.market.pairs import HandedPairs
-from marketsim.market.recorder import skill_counts
+from marketsim.workers.recorder import skill_counts
 
 
 def _random_log(rng: np.random.Generator, n: int, m: int, k: int, batches: int,

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from marketsim.market.answers.gaussian_scores import ScoreParams
+from marketsim.workers.gaussian_scores import ScoreParams
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from marketsim.errors import InputError
-from marketsim.market.answers.task_effects import EffectAnswers
+from marketsim.workers.task_effects import EffectAnswers
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import world_rng

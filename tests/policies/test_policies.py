@@ -8,7 +8,7 @@ import pytest
 from marketsim.aggregation.one_coin import OneCoinEM
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
-from marketsim.market.answers.one_coin import draw_answers
+from marketsim.workers.one_coin import draw_answers
 from marketsim.policies.base import DONE, GOLD, MarketInfo, MarketState, is_worker_aware
 from marketsim.policies.registry import POLICIES, make_policy
 

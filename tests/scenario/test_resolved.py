@@ -266,7 +266,7 @@ def test_a_new_key_is_recorded_unless_declared_left_out_at_its_default() -> None
     ``recorded_at_default=False``, and then as soon as it is set away from its default: a key
     that changes results can never be missing from a run's identity."""
     from marketsim.options import F
-    from marketsim.scenario.table import Table
+    from marketsim.tables import Table
 
     class Scratch(Table):
         kept: float = F(1.0, "a key every record writes")
