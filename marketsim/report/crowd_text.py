@@ -74,7 +74,9 @@ def recorded_model(workers: Record) -> WorkerModel | None:
     table = dict(table_of(workers, cls.table))
     if cls.recorded_flat is not None and cls.recorded_flat in workers:
         table[cls.recorded_flat] = workers[cls.recorded_flat]
-    return cls(cls.Options.model_validate(table))
+    known = {k: v for k, v in table.items() if k in cls.Options.model_fields}
+    # as recorded (every key, those its variant does not read included): read, not re-checked
+    return cls(cls.Options.model_construct(**known))
 
 
 def world_text(setup: Record) -> str:

@@ -316,13 +316,16 @@ def _variant(model: type[WorkerModel]) -> type[WorkersSpec]:
     if model.table is not None:
         fields[model.table] = (model.Options, F(model.Options(), model.summary,
                                                 shown="see the table"))
-    return create_model(f"{model.__name__}Spec", __base__=WorkersSpec,
+    return create_model(f"{model.__name__}Spec", __base__=WorkersSpec, __module__=__name__,
                         __doc__=WorkersSpec.__doc__, **fields)
 
 
 #: Each model's ``[workers]`` variant, by model name.
 WORKERS_VARIANTS: dict[str, type[WorkersSpec]] = {
     name: _variant(cls) for name, cls in WORKER_MODELS.items()}
+# each variant is a name of this module, as a class statement would make it (pickle finds it
+# there: scenarios travel to worker processes and Dask workers)
+globals().update({v.__name__: v for v in WORKERS_VARIANTS.values()})
 
 
 def _variant_tag(data: Any) -> str:

@@ -56,7 +56,7 @@ def market(sc: Scenario, arm: int = 0, replicate: int = 0, **kw: Any) -> Market:
 def test_world_draws_means_types_and_scored_initial_graph() -> None:
     sc = scenario()
     world = draw_world(sc, world_rng(sc.seed, 0))
-    assert world.model.facts.scores and isinstance(world.params, ScoreParams)
+    assert world.model.scores and isinstance(world.params, ScoreParams)
     means = world.params.means
     assert means.shape == (150,) and np.all((means > 0) & (means < 1))
     assert world.params.good.sum() == 14  # round(0.7 * 20): an exact count

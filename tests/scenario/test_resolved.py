@@ -75,6 +75,8 @@ def _omitted_at_default() -> dict[str, Any]:
             if omitted_at_default(info):
                 out[prefix + name] = info.default
             for arg in typing.get_args(info.annotation) or (info.annotation,):
+                if typing.get_origin(arg) is typing.Annotated:  # a tagged variant ([workers])
+                    arg = typing.get_args(arg)[0]
                 if isinstance(arg, type) and issubclass(arg, BaseModel):
                     walk(arg, f"{prefix}{name}.")
 
