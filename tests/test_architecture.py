@@ -183,7 +183,7 @@ def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
 
 #: Most files of the package whose code names something ``continuous`` (issue #26: what kind
 #: of labels a market has is a fact of its worker model, not a flag through every layer).
-MAX_CONTINUOUS_FILES = 5
+MAX_CONTINUOUS_FILES = 1
 
 
 def continuous_names(path: Path) -> set[str]:

@@ -36,7 +36,7 @@ Prices = bounded_floats(ge=MIN_PRICE, le=MAX_PRICE)
 
 
 class TaskMeansSpec(Table):
-    """``[tasks.means]`` (``gaussian-scores`` only)
+    """``[tasks.means]`` (worker models whose labels are scores only)
 
     True task means ``mu_i ~ Beta(alpha, beta)``."""
 
@@ -87,18 +87,18 @@ class TasksSpec(Table):
 
     count: int = F(None, "number of tasks (from the data set with `[replay]`)",
                    shown="required", ge=1, le=50_000_000)
-    classes: int = F(2, "K (not with `gaussian-scores` or `[replay]`)", ge=2, le=100)
+    classes: int = F(2, "K (not with a worker model of scores or `[replay]`)", ge=2, le=100)
     prior: Floats = F(None, "class prior, K numbers ≥ 0 summing to 1; class 1 (first entry) "
-                      "is Maginnis & Gupta's t = +1 (not with `gaussian-scores`)",
+                      "is Maginnis & Gupta's t = +1 (not with a worker model of scores)",
                       shown="uniform (replay: the truth's)")
-    means: TaskMeansSpec | None = F(None, "`gaussian-scores` only: distribution of the true "
+    means: TaskMeansSpec | None = F(None, "worker models of scores only: distribution of the true "
                                     "task means", shown="uniform")
     features: FeaturesSpec | None = F(None, "binary task features (not with "
-                                      "`gaussian-scores` or `[replay]`)", shown="none")
+                                      "a worker model of scores or `[replay]`)", shown="none")
 
 
 class AbilitySpec(Table):
-    """``[workers.ability]`` (not with `gaussian-scores`)
+    """``[workers.ability]`` (not with a worker model of scores)
 
     Worker accuracy ``p = low + (1 - low)·Beta(alpha, beta)``."""
 
@@ -286,12 +286,11 @@ class WorkersSpec(Table):
     def _model_tables_record(self, own: type[WorkerModel]) -> dict[str, Any]:
         """The worker models' tables as the record writes them (see :meth:`record`)."""
         out: dict[str, Any] = {}
-        for cls in WORKER_MODELS.values():
-            if cls.table is None:
-                continue
+        every = sorted((c for c in WORKER_MODELS.values() if c.recorded_for_every_model),
+                       key=lambda c: c.recorded_for_every_model or 0)
+        for cls in [*every, *([] if own in every else [own])]:
             options = self.options if cls is own else cls.Options()
-            if not (cls.recorded_for_every_model
-                    or (cls is own and options != cls.Options())):
+            if cls.table is None or (cls not in every and options == cls.Options()):
                 continue
             table = options.record()
             if cls.recorded_flat is not None:

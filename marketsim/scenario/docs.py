@@ -80,7 +80,7 @@ def _shared_base(models: list[type[BaseModel]]) -> type[BaseModel] | None:
     if len(models) < 2 or len(bases) != 1:
         return None
     base = bases.pop()
-    return base if base.model_fields and issubclass(base, BaseModel) else None
+    return base if issubclass(base, BaseModel) and base.model_fields else None
 
 
 def schema_tables() -> list[tuple[str, type[BaseModel], list[str]]]:

@@ -200,7 +200,7 @@ class ConfusionWorkers(ClassWorkers):
     table: ClassVar[str | None] = "confusion"
     Options: ClassVar[type[Table]] = ConfusionSpec
     answers_in_blocks: ClassVar[bool] = True
-    recorded_for_every_model: ClassVar[bool] = True
+    recorded_for_every_model: ClassVar[int | None] = 1
 
     def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
         """The table's confusion design (:func:`draw_confusion_matrices`)."""

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from marketsim.errors import InputError
-from marketsim.workers.communities import draw_members
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import world_rng
+from marketsim.workers.communities import draw_members
 from tests.helpers import edit_table
 
 COMMUNITIES = [[[0.9, 0.1], [0.2, 0.8]], [[0.55, 0.45], [0.05, 0.95]]]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from marketsim.data.labels import LabelSet
-from marketsim.workers import recorder
 from marketsim.market.label_log import LabelLog
 from marketsim.market.pairs import HandedPairs
+from marketsim.workers import recorder
 from marketsim.workers.recorder import skill_counts
 
 

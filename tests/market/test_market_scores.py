@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from marketsim.workers.gaussian_scores import ScoreParams
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
@@ -18,6 +17,7 @@ from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.study.runner import run_study, run_unit
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
+from marketsim.workers.gaussian_scores import ScoreParams
 
 SCORES: dict[str, Any] = {
     "scenario": {"seed": 7, "replicates": 2},
