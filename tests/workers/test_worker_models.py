@@ -20,7 +20,6 @@ from marketsim.scenario.parser import parse_scenario
 from marketsim.workers.base import WorkerModel
 from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS, _declared
 
-
 #: The scenario JSON Schema as shipped (tests/scenario/test_schema.py keeps it current).
 SCHEMA = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
 
