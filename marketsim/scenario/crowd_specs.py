@@ -313,8 +313,11 @@ def _variant(model: type[WorkerModel]) -> type[WorkersSpec]:
         Field(model.name if model.default else ..., json_schema_extra={"const": model.name},
               description=f"`{model.name}`: {model.summary}"))}
     if model.table is not None:
-        fields[model.table] = (model.Options, F(model.Options(), model.summary,
-                                                shown="see the table"))
+        # like any key added after runs were recorded, a table not recorded for every model is
+        # left out while at its defaults (run records and `validate --toml`)
+        fields[model.table] = (model.Options, F(
+            model.Options(), model.summary, shown="see the table",
+            recorded_at_default=model.recorded_for_every_model is not None))
     return create_model(f"{model.__name__}Spec", __base__=WorkersSpec, __module__=__name__,
                         __doc__=WorkersSpec.__doc__, **fields)
 
