@@ -15,7 +15,7 @@ blocking, prices, a money budget (:mod:`marketsim.market.workforce`) — are off
 scenario asks for them.
 
 Inference runs on the :class:`~marketsim.market.label_log.LabelLog` arrays (the networkx graph
-of who labelled what is optional). Next door: the worker models (:mod:`marketsim.market.answers`)
+of who labelled what is optional). The worker models (:mod:`marketsim.workers`)
 answer tasks and measure each refit; hand-out is :mod:`marketsim.market.requester` (and
 ``replay``, ``assign``); every call into the policy goes through
 :mod:`marketsim.market.policy_guard`.

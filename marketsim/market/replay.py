@@ -78,7 +78,7 @@ class ReplayRequester:
 
 def replay_world(
     data: ReplayData, initial: str, n_classes: int, prior: np.ndarray, rng: np.random.Generator
-):  # noqa: ANN201 - returns marketsim.market.world.World (import cycle)
+) -> World:
     """The world of a replay market: the data set's truth and measured worker quality; the
     initial graph gives each task one of its real answers (``one-per-task``) or nothing."""
     lab = data.labels

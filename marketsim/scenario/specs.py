@@ -220,7 +220,7 @@ class Scenario(Table):
     def to_dict(self) -> dict[str, Any]:
         """The resolved parameters (defaults included) in the layout ``summary.json``,
         ``run.json`` and the run's fingerprint have always had (``validate --json``): the
-        tables' records (:meth:`~marketsim.scenario.table.Table.record`) with ``[scenario]``'s
+        tables' records (:meth:`~marketsim.tables.Table.record`) with ``[scenario]``'s
         keys at the top, then where the scenario came from."""
         tables = self.record()
         out: dict[str, Any] = {**tables.pop("scenario"), **tables}

@@ -3,7 +3,7 @@ task of true class ``c`` with probability ``confusion[j, c, l]``. The matrices a
 ``diagonal-uniform`` (diagonal ``U[low, high]``, the rest spread evenly), ``dirichlet`` (rows
 ``Dirichlet(concentration * (1 + diagonal_weight * e_c))``) or ``per-worker`` (given, as
 ``marketsim calibrate`` writes them). With look-alike tasks or difficulty
-(:mod:`~marketsim.market.answers.task_effects`) the answers go through those."""
+(:mod:`~marketsim.workers.task_effects`) the answers go through those."""
 
 from __future__ import annotations
 
