@@ -48,9 +48,9 @@ from scipy.optimize import minimize
 from scipy.sparse.linalg import splu
 
 from marketsim.market.worker_models import draw_world
-from marketsim.market.world import World
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.seeds import world_rng
+from marketsim.workers.base import World
 
 TARGET = 0.01
 LABEL_BOUND, TIME_BOUND = 4556.0, 11595.0  # 1.1 x oracle-workers', 1.5 x entropy-greedy's

@@ -19,33 +19,10 @@ from marketsim.policies.registry import (
     policy_class,
     summary,
 )
-from marketsim.scenario.crowd_specs import WORKER_MODELS
 from marketsim.scenario.docs import allowed, default, type_name
 from marketsim.scenario.validation import suggest
+from marketsim.workers.registry import WORKER_MODELS
 
-WORKER_MODEL_TEXT = {
-    "one-coin": (
-        "right with probability p = low + (1-low) Beta(alpha, beta), else a uniform wrong class"
-    ),
-    "confusion": (
-        "per-worker K x K confusion matrices: diagonal uniform on [low, high] "
-        "(Zhang et al.), Dirichlet rows or given per worker; optional look-alike tasks and "
-        "task difficulty"
-    ),
-    "spammer-hammer": "a fraction of perfect workers, the rest answer uniformly at random",
-    "gaussian-scores": (
-        "continuous scores in [0, 1] (Hoiem's bad-annotator model): a fraction good_fraction "
-        "of annotators score N(mu_i, sigma^2) clipped to [0, 1], the rest uniformly at random"
-    ),
-    "communities": (
-        "communities sharing a confusion bias (Venanzi et al. 2014): each member's rows "
-        "Dirichlet around its community's matrix"
-    ),
-    "glad": (
-        "tasks of different difficulty (GLAD, Whitehill et al. 2009): right with probability "
-        "sigmoid(alpha_j * beta_i), beta_i log-normal or gamma, else a uniform wrong class"
-    ),
-}
 DATASETS = {
     "bluebird": "Welinder et al. 2010: 108 binary bird images, 39 workers, 4,212 labels",
     "rte": "Snow et al. 2008: 800 textual-entailment pairs, 164 workers, 8,000 labels",
@@ -141,7 +118,7 @@ def execute(args: argparse.Namespace) -> int:
     for title, rows in (
         ("policies", [(n, summary(n)) for n in POLICIES]),
         ("inference methods", [(n, s.description) for n, s in METHODS.items()]),
-        ("worker models", [(n, WORKER_MODEL_TEXT[n]) for n in WORKER_MODELS]),
+        ("worker models", [(n, cls.summary) for n, cls in WORKER_MODELS.items()]),
         ("reference data sets (infer --dataset; files from --data-dir, $MARKETSIM_DATA or "
          "../shared/data)",
          list(DATASETS.items())),

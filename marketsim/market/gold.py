@@ -3,7 +3,7 @@
 Their classes are drawn once per replicate from the task class prior (a stream of their own,
 shared by every arm), then, in a world with per-task effects, each question's own effects
 (difficulty, look-alike class, task type) from the same stream and the same distributions as
-the tasks' (:meth:`~marketsim.market.world.WorkerModel.items`); workers answer them with the
+the tasks' (:meth:`~marketsim.workers.base.WorkerModel.items`); workers answer them with the
 world's worker model, as the questions they are — never as the real task of the same number.
 Gold answers cost budget like any label but are kept apart from the task labels: they are never
 results (the error rate is over the real tasks only). With ``gold.in_inference`` they enter the
@@ -17,10 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.data.labels import LabelSet
-from marketsim.market.answers import AnswerModel
-from marketsim.market.world import World
 from marketsim.scenario.market_specs import GoldSpec
 from marketsim.scenario.specs import Scenario
+from marketsim.workers.base import AnswerModel, World
 
 
 def draw_gold_truth(spec: GoldSpec, prior: np.ndarray, rng: np.random.Generator) -> np.ndarray:

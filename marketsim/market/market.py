@@ -15,7 +15,7 @@ blocking, prices, a money budget (:mod:`marketsim.market.workforce`) — are off
 scenario asks for them.
 
 Inference runs on the :class:`~marketsim.market.label_log.LabelLog` arrays (the networkx graph
-of who labelled what is optional). Next door: the worker models (:mod:`marketsim.market.answers`)
+of who labelled what is optional). The worker models (:mod:`marketsim.workers`)
 answer tasks and measure each refit; hand-out is :mod:`marketsim.market.requester` (and
 ``replay``, ``assign``); every call into the policy goes through
 :mod:`marketsim.market.policy_guard`.
@@ -33,8 +33,6 @@ import numpy as np
 import simpy
 
 from marketsim.aggregation.base import BaseAggregator
-from marketsim.market.answers.dynamics import with_dynamics
-from marketsim.market.answers.replay import ReplayAnswers
 from marketsim.market.arrivals import Arrivals
 from marketsim.market.assign import WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions
@@ -48,18 +46,19 @@ from marketsim.market.policy_guard import (
     frozen_arrays,
     market_info,
 )
-from marketsim.market.replay import ReplayRequester
+from marketsim.market.replay import ReplayAnswers, ReplayRequester
 from marketsim.market.requester import Requester, TaskRequester, mark_all
 from marketsim.market.service import Visits
 from marketsim.market.streams import Streams
 from marketsim.market.stuck import money_detail, ran_out
 from marketsim.market.workforce import Workforce, worker_prices
-from marketsim.market.world import World
 from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import Stop
 from marketsim.scenario.replay import ReplayData
 from marketsim.scenario.specs import Scenario
+from marketsim.workers.base import World
+from marketsim.workers.dynamics import with_dynamics
 
 
 class Market:
@@ -89,7 +88,7 @@ class Market:
         self.n_classes = k
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
-        self.log = LabelLog(n, m, k, scenario.max_labels, scores=world.model.facts.scores)
+        self.log = LabelLog(n, m, k, scenario.max_labels, scores=world.model.scores)
         self.answers = (ReplayAnswers(replay) if replay is not None else with_dynamics(
             world.model.answers(world, k, streams.answers), scenario.workers.dynamics, m,
             streams.dynamics, lambda: float(self.env.now)))

@@ -21,9 +21,9 @@ import numpy as np
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.data.compact_labels import compact_id_dtype
 from marketsim.errors import PolicyError
-from marketsim.market.world import World
 from marketsim.policies.base import AssignmentPolicy, MarketInfo
 from marketsim.scenario.specs import Scenario
+from marketsim.workers.base import World
 
 T = TypeVar("T")
 

@@ -7,13 +7,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.market.answers.confusion import ConfusionWorkers
-from marketsim.market.world import World, accuracy
 from marketsim.scenario.replay import ReplayData, empirical_confusion
+from marketsim.workers.base import World
+from marketsim.workers.confusion import ConfusionWorkers
+from marketsim.workers.draws import accuracy
 
 #: A replayed crowd's worker model: its measured confusion matrices answer gold questions (the
 #: file answers every task); it is measured like any class-label crowd.
-REPLAYED_CROWD = ConfusionWorkers("confusion")
+REPLAYED_CROWD = ConfusionWorkers()
+
+
+class ReplayAnswers:
+    """Look up the file's answer of each (task, worker) pair; no random draw."""
+
+    def __init__(self, data: ReplayData) -> None:
+        self.n_workers = data.labels.n_workers
+        keys = data.pair_keys.tolist()
+        self.answers: dict[int, int] = dict(zip(keys, data.labels.labels.tolist(), strict=True))
+
+    def answer(self, task: int, worker: int) -> tuple[int, float | None]:
+        """The label ``worker`` gave ``task`` in the file (no score)."""
+        return self.answers[task * self.n_workers + worker], None
 
 
 class ReplayRequester:
@@ -64,7 +78,7 @@ class ReplayRequester:
 
 def replay_world(
     data: ReplayData, initial: str, n_classes: int, prior: np.ndarray, rng: np.random.Generator
-):  # noqa: ANN201 - returns marketsim.market.world.World (import cycle)
+) -> World:
     """The world of a replay market: the data set's truth and measured worker quality; the
     initial graph gives each task one of its real answers (``one-per-task``) or nothing."""
     lab = data.labels

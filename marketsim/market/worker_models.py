@@ -1,32 +1,12 @@
-"""The worker models by name (``workers.model``), and the world draw of a replicate.
-
-Each model is an object (:class:`~marketsim.market.world.WorkerModel`) in its own module of
-:mod:`marketsim.market.answers`; its facts (label kind, headline error, methods) are in
-:mod:`marketsim.scenario.worker_models`, under the same name.
-"""
+"""The world draw of a replicate: the scenario's worker model (an instance of its class in
+:mod:`marketsim.workers`, with the scenario's options) draws it."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from marketsim.market.answers.communities import CommunityWorkers
-from marketsim.market.answers.confusion import ConfusionWorkers
-from marketsim.market.answers.gaussian_scores import GaussianScoreWorkers
-from marketsim.market.answers.glad import GladWorkers
-from marketsim.market.answers.one_coin import OneCoinWorkers
-from marketsim.market.answers.spammer_hammer import SpammerHammerWorkers
-from marketsim.market.world import WorkerModel, World
 from marketsim.scenario.specs import Scenario
-
-#: Every worker model by its ``workers.model`` name.
-WORKER_MODELS: dict[str, WorkerModel] = {
-    "one-coin": OneCoinWorkers("one-coin"),
-    "confusion": ConfusionWorkers("confusion"),
-    "spammer-hammer": SpammerHammerWorkers("spammer-hammer"),
-    "gaussian-scores": GaussianScoreWorkers(),
-    "glad": GladWorkers("glad"),
-    "communities": CommunityWorkers("communities"),
-}
+from marketsim.workers.base import World
 
 
 def draw_world(
@@ -39,5 +19,5 @@ def draw_world(
 
     The initial graph is drawn from ``initial_rng`` when given (one stream per kind of graph, so
     arms with different initial graphs still share the truth and the workers)."""
-    model = WORKER_MODELS[scenario.workers.model]
+    model = scenario.workers.worker_model
     return model.draw(scenario, rng, initial or scenario.budget.initial, initial_rng)

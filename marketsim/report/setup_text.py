@@ -14,36 +14,14 @@ from typing import Any
 from marketsim.record.summary_model import Summary
 from marketsim.report.crowd_text import (
     arrivals_text,
-    crowd_text,
     dynamics_text,
-    features_text,
     replay_text,
-    score_setup,
     service_text,
-    setting,
+    world_text,
 )
 from marketsim.report.formatting import count_of, num
 from marketsim.report.market_text import engine_text, initial_text, rules_text
-from marketsim.scenario.crowd_specs import TasksSpec, WorkersSpec
-from marketsim.scenario.worker_models import worker_model_facts
-
-
-def world_text(setup: Mapping[str, Any]) -> str:
-    """The world each replicate draws (or the data set a replay replays), in words."""
-    tasks = setup.get("tasks") or {}
-    workers = setup.get("workers") or {}
-    if setup.get("replay"):
-        return replay_text(setup)
-    if worker_model_facts(workers.get("model")).scores:
-        return score_setup(setup)
-    k = setting(tasks, TasksSpec, "classes")
-    prior = tasks.get("prior") or []
-    prior_txt = ", ".join(f"class {i + 1} {100 * p:g} %" for i, p in enumerate(prior))
-    model = setting(workers, WorkersSpec, "model")
-    return (f"Each replicate draws a fresh world of **{num(tasks.get('count'))} tasks** with "
-            f"**{k} classes** (class prior: {prior_txt or 'uniform'}) and "
-            f"**{num(workers.get('count'))} workers** who answer under the {model} model: "
-            f"{crowd_text(workers, k)}{features_text(tasks)}")
+from marketsim.workers.registry import worker_model
 
 
 def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str]:
@@ -59,18 +37,12 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str
         return out
     workers = setup.get("workers") or {}
     budget = setup.get("budget") or {}
-    scores = worker_model_facts(workers.get("model")).scores
-    refit_txt = ("re-estimates every task's mean and every annotator's probability of being "
-                 "good" if scores else "re-estimates every task's class and every worker's "
-                 "accuracy")
-    error_txt = ("The headline error is the root-mean-square error (RMSE) of the estimated task "
-                 "means against the true ones; a task without any score counts with the mean "
-                 "of the task-mean distribution." if scores else
-                 "The task error rate is the fraction of tasks whose estimated class is wrong.")
+    model = worker_model(workers.get("model"))
+    refit_txt, error_txt = model.refit_words, model.error_words
     crowd_txt = f" {arrivals_text(workers)} and {service_text(workers)}.{dynamics_text(workers)}"
     replicates = summary.replicates
     out += [
-        f"{world_text(setup)}{crowd_txt}",
+        f"{replay_text(setup) if setup.get('replay') else world_text(setup)}{crowd_txt}",
         "",
         f"The requester has a **budget of {num(budget.get('edges'))} labels** (edges of the "
         f"task–worker graph); {initial_text(setup)}. Labels are bought in batches of "

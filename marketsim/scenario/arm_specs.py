@@ -15,8 +15,8 @@ from marketsim.policies.base import AssignmentPolicy
 from marketsim.policies.registry import POLICIES, instantiate, policy_class
 from marketsim.scenario.inference_spec import InferenceSpec
 from marketsim.scenario.market_specs import INITIAL_GRAPHS, BlockingSpec, BudgetSpec, GoldSpec
-from marketsim.scenario.table import Table
 from marketsim.scenario.validation import KeyProblem
+from marketsim.tables import Table
 
 
 class PolicySpec(Table):

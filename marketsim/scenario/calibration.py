@@ -34,6 +34,7 @@ from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.toml_out import comment, dumps
 from marketsim.scenario.validation import validate
+from marketsim.workers.confusion import ConfusionWorkers
 
 #: Replicates the written scenario asks for (the acceptance check's number).
 REPLICATES = 10
@@ -145,10 +146,10 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
         "scenario": {"name": cal.name, "seed": seed, "replicates": REPLICATES},
         "tasks": {"count": cal.n_tasks, "classes": cal.n_classes, "prior": _round(prior, 12)},
         "workers": {
-            "count": int(cal.share.size), "model": "confusion",
+            "count": int(cal.share.size), "model": ConfusionWorkers.name,
             "arrivals": {"rate": 1.0 if cal.arrivals is None else float(f"{cal.arrivals.rate:.9g}"),
                          "weights": _round(cal.share, 9)},
-            "confusion": world_table(cal.chosen),
+            str(ConfusionWorkers.table): world_table(cal.chosen),
         },
         "budget": {"edges": edges, "initial": "one-per-task", "batch": cal.n_tasks},
         "gold": {"count": GOLD_COUNT, "rate": 0.0},

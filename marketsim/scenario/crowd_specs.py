@@ -10,26 +10,18 @@ there.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, Union
 
-from pydantic import model_validator
+from pydantic import Discriminator, Field, Tag, create_model, model_validator
 
 from marketsim.aggregation.one_coin import MAX_PRIOR
 from marketsim.options import F
-from marketsim.scenario.dynamics_specs import DynamicsSpec
-from marketsim.scenario.table import FloatRows, Floats, Table, bounded_floats
-from marketsim.scenario.validation import KeyProblem
-from marketsim.scenario.worker_models import (
-    WORKER_MODEL_FACTS,
-    CommunitiesSpec,
-    ConfusionSpec,
-    GaussianScoresSpec,
-    GladSpec,
-    SpammerHammerSpec,
-    WorkerModelFacts,
-)
+from marketsim.tables import FloatRows, Floats, KeyProblem, Table, bounded_floats
+from marketsim.workers.base import WorkerModel
+from marketsim.workers.dynamics import DynamicsSpec
+from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS
 
-WORKER_MODELS = tuple(WORKER_MODEL_FACTS)
 ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 #: Bounds of ``workers.arrivals.rate``: simulated times stay far from float overflow (a rate of
 #: 1e-308 would make inter-arrival times of 1e308 and the clock infinite).
@@ -44,7 +36,7 @@ Prices = bounded_floats(ge=MIN_PRICE, le=MAX_PRICE)
 
 
 class TaskMeansSpec(Table):
-    """``[tasks.means]`` (``gaussian-scores`` only)
+    """``[tasks.means]`` (worker models whose labels are scores only)
 
     True task means ``mu_i ~ Beta(alpha, beta)``."""
 
@@ -95,18 +87,18 @@ class TasksSpec(Table):
 
     count: int = F(None, "number of tasks (from the data set with `[replay]`)",
                    shown="required", ge=1, le=50_000_000)
-    classes: int = F(2, "K (not with `gaussian-scores` or `[replay]`)", ge=2, le=100)
+    classes: int = F(2, "K (not with a worker model of scores or `[replay]`)", ge=2, le=100)
     prior: Floats = F(None, "class prior, K numbers ≥ 0 summing to 1; class 1 (first entry) "
-                      "is Maginnis & Gupta's t = +1 (not with `gaussian-scores`)",
+                      "is Maginnis & Gupta's t = +1 (not with a worker model of scores)",
                       shown="uniform (replay: the truth's)")
-    means: TaskMeansSpec | None = F(None, "`gaussian-scores` only: distribution of the true "
+    means: TaskMeansSpec | None = F(None, "worker models of scores only: distribution of the true "
                                     "task means", shown="uniform")
     features: FeaturesSpec | None = F(None, "binary task features (not with "
-                                      "`gaussian-scores` or `[replay]`)", shown="none")
+                                      "a worker model of scores or `[replay]`)", shown="none")
 
 
 class AbilitySpec(Table):
-    """``[workers.ability]`` (not with `gaussian-scores`)
+    """``[workers.ability]`` (not with a worker model of scores)
 
     Worker accuracy ``p = low + (1 - low)·Beta(alpha, beta)``."""
 
@@ -191,38 +183,30 @@ class TiersSpec(Table):
 
 #: Worker tables whose key the run record writes flat under ``workers`` (see
 #: :meth:`WorkersSpec.record`): table -> (key, flat name).
-_FLAT_IN_RECORD = {"arrivals": ("rate", "arrival_rate"), "service": ("mean", "service_mean"),
-                   "spammer_hammer": ("hammer_fraction", "hammer_fraction")}
+_FLAT_IN_RECORD = {"arrivals": ("rate", "arrival_rate"), "service": ("mean", "service_mean")}
+#: The worker models' names, in the registry's order.
+WORKER_MODEL_NAMES = tuple(WORKER_MODELS)
 
 
 class WorkersSpec(Table):
     """``[workers]`` (required unless `[replay]`)
 
     The pool's size, answer model, abilities, arrivals, labelling time, and the worker-aware
-    mechanics (capacity, sessions, prices)."""
+    mechanics (capacity, sessions, prices). The keys every worker model shares; a scenario's
+    ``[workers]`` is one model's variant of it (:data:`Workers`), which adds that model's
+    table (``[workers.<table>]``, the model's ``Options``)."""
 
     count: int = F(None, "size of the worker pool (from the data set with `[replay]`)",
                    shown="required", ge=1, le=10_000_000)
-    model: Literal[WORKER_MODELS] = F(  # type: ignore[valid-type]
-        "one-coin", "answer model: right with probability p, else a uniformly chosen wrong "
-        "class; per-worker K×K confusion matrices; perfect or random workers; continuous "
-        "scores (Hoiem's bad-annotator model); right with probability σ(α_j·β_i) on tasks of "
-        "drawn difficulty (GLAD); communities sharing a confusion bias (Venanzi et al.)")
+    model: Literal[WORKER_MODEL_NAMES] = F(  # type: ignore[valid-type]
+        DEFAULT_MODEL, "the worker model: how workers answer (`marketsim list` describes "
+        "each; a model's own options are its table `[workers.<table>]`)")
     ability: AbilitySpec = F(AbilitySpec(), "worker abilities", shown="see the table")
     arrivals: ArrivalsSpec = F(ArrivalsSpec(), "worker arrivals", shown="see the table")
     service: ServiceSpec = F(ServiceSpec(), "labelling time", shown="see the table")
-    confusion: ConfusionSpec = F(ConfusionSpec(), "confusion matrices", shown="see the table")
-    spammer_hammer: SpammerHammerSpec = F(SpammerHammerSpec(), "spammers and hammers",
-                                          shown="see the table")
-    gaussian_scores: GaussianScoresSpec = F(GaussianScoresSpec(), "continuous scores",
-                                            shown="see the table")
-    glad: GladSpec = F(GladSpec(), "task difficulty (GLAD)", shown="see the table",
-                       recorded_at_default=False)
     dynamics: DynamicsSpec | None = F(None, "learning, fatigue and drift of each worker's "
                                       "accuracy (class-label models)", shown="none",
                                       recorded_at_default=False)
-    communities: CommunitiesSpec = F(CommunitiesSpec(), "communities of workers",
-                                     shown="see the table", recorded_at_default=False)
     capacity: int | None = F(None, "labels (gold included) a worker gives at most; later "
                              "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000,
                              recorded_at_default=False)
@@ -236,35 +220,58 @@ class WorkersSpec(Table):
     tiers: TiersSpec | None = F(None, "prices by qualification tier", shown="none",
                                 recorded_at_default=False)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _other_models_tables(cls, data: Any) -> Any:
+        """A model's table given with another model: named as such (not as an unknown key)."""
+        if isinstance(data, Mapping):
+            chosen = data.get("model", DEFAULT_MODEL)
+            for other in WORKER_MODELS.values():
+                if other.table is not None and other.table in data and other.name != chosen:
+                    raise KeyProblem(other.table, f"only applies with workers.model = "
+                                     f"'{other.name}'")
+        return data
+
     @model_validator(mode="after")
     def _model_tables(self) -> Self:
         given = self.model_fields_set
-        if self.facts.scores and "ability" in given:
-            raise KeyProblem("ability", "does not apply with workers.model = "
-                             "'gaussian-scores' (see workers.gaussian_scores)")
-        for facts in WORKER_MODEL_FACTS.values():
-            if facts.table is not None and facts.table in given and facts is not self.facts:
-                raise KeyProblem(facts.table, f"only applies with workers.model = "
-                                 f"'{facts.name}'")
-        if self.glad.alpha is not None and "ability" in given:
-            raise KeyProblem("ability", "does not apply when workers.glad.alpha gives every "
-                             "worker's ability")
+        unread = self.worker_model.ability_unread()
+        if unread is not None and "ability" in given:
+            raise KeyProblem("ability", unread)
         if self.tiers is not None and "price" in given:
             raise KeyProblem("price", "give either workers.price or [workers.tiers], not both")
         return self
 
     @property
-    def facts(self) -> WorkerModelFacts:
-        """What the worker model is: class labels or scores, headline error, methods."""
-        return WORKER_MODEL_FACTS[self.model]
+    def model_class(self) -> type[WorkerModel]:
+        """The worker model: its facts (class labels or scores, headline error, methods)."""
+        return WORKER_MODELS[self.model]
+
+    @property
+    def options(self) -> Table:
+        """The model's own options (its table; an empty one for a model that takes none)."""
+        cls = self.model_class
+        return cls.Options() if cls.table is None else getattr(self, cls.table)
+
+    @property
+    def worker_model(self) -> WorkerModel:
+        """The worker model with this table's options (draws worlds, answers, measures)."""
+        return self.model_class(self.options)
 
     def record(self) -> dict[str, Any]:
-        """The record layout runs were recorded in before ``[workers.arrivals]``,
-        ``[workers.service]`` and ``[workers.spammer_hammer]`` were tables: their key written
-        flat (``arrival_rate``, ``service_mean``, ``hammer_fraction``), so those runs keep
-        their fingerprints; a key added to those tables later is recorded in its table."""
+        """The record layout runs have been recorded in (``Scenario.to_dict``, the run's
+        identity): ``[workers.arrivals] rate``, ``[workers.service] mean`` and a model's
+        ``recorded_flat`` key written flat (``arrival_rate``, ``service_mean``,
+        ``hammer_fraction``), and after ``service`` the tables of the models that declare
+        ``recorded_for_every_model`` (at their defaults under another model), then the model
+        in use's own table when it is not at its defaults, so recorded runs keep their
+        fingerprints."""
+        own = self.model_class
+        recorded = super().record()
+        if own.table is not None:
+            recorded.pop(own.table, None)
         out: dict[str, Any] = {}
-        for key, value in super().record().items():
+        for key, value in recorded.items():
             if key in _FLAT_IN_RECORD:
                 inner, flat = _FLAT_IN_RECORD[key]
                 out[flat] = value.pop(inner)
@@ -272,9 +279,76 @@ class WorkersSpec(Table):
                     out[key] = value
             else:
                 out[key] = value
+            if key == "service":
+                out.update(self._model_tables_record(own))
+        return out
+
+    def _model_tables_record(self, own: type[WorkerModel]) -> dict[str, Any]:
+        """The worker models' tables as the record writes them (see :meth:`record`)."""
+        out: dict[str, Any] = {}
+        every = sorted((c for c in WORKER_MODELS.values() if c.recorded_for_every_model),
+                       key=lambda c: c.recorded_for_every_model or 0)
+        for cls in [*every, *([] if own in every else [own])]:
+            options = self.options if cls is own else cls.Options()
+            if cls.table is None or (cls not in every and options == cls.Options()):
+                continue
+            table = options.record()
+            if cls.recorded_flat is not None:
+                out[cls.recorded_flat] = table.pop(cls.recorded_flat)
+                if not table:
+                    continue
+            out[cls.table] = table
         return out
 
     @property
     def cheapest_price(self) -> float:
         """The lowest price a label can cost (a tier's, or the flat price)."""
         return min(self.tiers.prices) if self.tiers is not None else self.price
+
+
+def _variant(model: type[WorkerModel]) -> type[WorkersSpec]:
+    """``[workers]`` with ``model = model.name``: the shared keys and the model's table."""
+    fields: dict[str, Any] = {"model": (
+        Literal[WORKER_MODEL_NAMES],  # every name: a wrong one is refused with a did-you-mean
+        Field(model.name if model.default else ..., json_schema_extra={"const": model.name},
+              description=f"`{model.name}`: {model.summary}"))}
+    if model.table is not None:
+        # like any key added after runs were recorded, a table not recorded for every model is
+        # left out while at its defaults (run records and `validate --toml`)
+        fields[model.table] = (model.Options, F(
+            model.Options(), model.summary, shown="see the table",
+            recorded_at_default=model.recorded_for_every_model is not None))
+    return create_model(f"{model.__name__}Spec", __base__=WorkersSpec, __module__=__name__,
+                        __doc__=WorkersSpec.__doc__, **fields)
+
+
+#: Each model's ``[workers]`` variant, by model name.
+WORKERS_VARIANTS: dict[str, type[WorkersSpec]] = {
+    name: _variant(cls) for name, cls in WORKER_MODELS.items()}
+# each variant is a name of this module, as a class statement would make it (pickle finds it
+# there: scenarios travel to worker processes and Dask workers)
+globals().update({v.__name__: v for v in WORKERS_VARIANTS.values()})
+
+
+def _variant_tag(data: Any) -> str:
+    """The variant a ``[workers]`` table validates as: its ``model``'s (the default model's
+    when ``model`` is left out, or is not a model's name: that variant then refuses it with
+    the list of names)."""
+    if isinstance(data, WorkersSpec):
+        return type(data).__name__
+    name = data.get("model", DEFAULT_MODEL) if isinstance(data, Mapping) else DEFAULT_MODEL
+    variant = WORKERS_VARIANTS.get(name) if isinstance(name, str) else None
+    return (variant or WORKERS_VARIANTS[DEFAULT_MODEL]).__name__
+
+
+if TYPE_CHECKING:
+    Workers = WorkersSpec
+else:
+    #: ``[workers]``: a union over the worker models' variants, discriminated by ``model``.
+    _TAGGED = tuple(Annotated[v, Tag(v.__name__)] for v in WORKERS_VARIANTS.values())
+    Workers = Annotated[Union[_TAGGED], Discriminator(_variant_tag)]  # noqa: UP007
+
+
+def default_workers() -> WorkersSpec:
+    """``[workers]`` at every default (a replayed crowd's): the default model's."""
+    return WORKERS_VARIANTS[DEFAULT_MODEL]()

@@ -64,11 +64,23 @@ def _models(annotation: Any) -> list[tuple[type[BaseModel], bool]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [(annotation, False)]
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:  # a tagged member of a union of tables
+        return _models(args[0])
     if origin in (list, tuple):
         return [(m, True) for m, _ in _models(args[0])]
     if origin in (typing.Union, types.UnionType):
         return [m for a in args for m in _models(a)]
     return []
+
+
+def _shared_base(models: list[type[BaseModel]]) -> type[BaseModel] | None:
+    """The table a union's variants all derive from (``[workers]``'s shared keys, each worker
+    model's variant adding its own table), or ``None`` when ``models`` are not such variants."""
+    bases = {m.__bases__[0] for m in models}
+    if len(models) < 2 or len(bases) != 1:
+        return None
+    base = bases.pop()
+    return base if issubclass(base, BaseModel) and base.model_fields else None
 
 
 def schema_tables() -> list[tuple[str, type[BaseModel], list[str]]]:
@@ -79,10 +91,24 @@ def schema_tables() -> list[tuple[str, type[BaseModel], list[str]]]:
     out: list[tuple[str, type[BaseModel], list[str]]] = [("top level", Scenario, [])]
     seen: dict[type[BaseModel], int] = {Scenario: 0}
 
-    def walk(model: type[BaseModel], path: str, under_array: bool) -> None:
+    def walk(model: type[BaseModel], path: str, under_array: bool,
+             keys: list[str] | None = None) -> None:
         for key, field in model.model_fields.items():
+            if keys is not None and key not in keys:
+                continue
             dotted = f"{path}.{key}" if path else key
-            for sub, array in _models(input_type(field)):
+            subs = _models(input_type(field))
+            shared = _shared_base([sub for sub, _ in subs])
+            if shared is not None:  # [workers]: its shared keys, then each variant's own tables
+                heading = dotted if under_array else f"[{dotted}]"
+                seen[shared] = len(out)
+                out.append((heading, shared, []))
+                walk(shared, dotted, under_array)
+                for variant, _ in subs:
+                    walk(variant, dotted, under_array,
+                         [k for k in variant.model_fields if k not in shared.model_fields])
+                continue
+            for sub, array in subs:
                 if array:
                     heading = f"[[{dotted}]]"
                 else:

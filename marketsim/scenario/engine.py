@@ -18,16 +18,18 @@ from marketsim.policies.registry import POLICIES
 from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.crowd_specs import WorkersSpec
 from marketsim.scenario.validation import printable
+from marketsim.workers.registry import WORKER_MODELS
 
-#: Worker models whose answers are drawn in blocks (``answer_block``), without task effects.
-BLOCK_MODELS = ("one-coin", "spammer-hammer", "confusion", "communities")
-
-#: What the block engine does not simulate, for the docs (each refused with its key).
+#: What the block engine does not simulate, for the docs (each refused with its key; the
+#: worker models it refuses are those whose facts say they do not answer in blocks, and a
+#: model's options it cannot simulate, such as task effects, are the model's to name).
 REFUSED = ("[replay]", "[gold] and arms' gold", "[blocking] and arms' blocking",
            "workers.capacity", "workers.session_mean", "budget.money",
            "workers.service (mean, speed_spread, abandon)", "workers.dynamics",
            "task effects (workers.confusion / workers.communities sigma, lookalike)",
-           "workers.model 'glad' and 'gaussian-scores'",
+           "worker models that do not answer in blocks ("
+           + ", ".join(repr(n) for n, c in WORKER_MODELS.items() if not c.answers_in_blocks)
+           + ")",
            "policies that choose per arriving worker (assign)", "output.graph = true")
 
 
@@ -49,11 +51,11 @@ def _worker_keys(workers: WorkersSpec) -> list[tuple[str, str]]:
     for key in ("mean", "speed_spread", "abandon"):
         if getattr(service, key) > 0:
             out.append((f"workers.service.{key}", "(labelling time, abandonment)"))
-    if workers.model not in BLOCK_MODELS:
+    if not workers.model_class.answers_in_blocks:
         out.append(("workers.model", f"= {workers.model!r} (answers drawn one at a time)"))
-    for table in ("confusion", "communities"):
-        if workers.model == table and getattr(workers, table).has_effects:
-            out.append((f"workers.{table}", "with sigma, lookalike or task types (task effects)"))
+    problem = workers.worker_model.block_problem()
+    if problem is not None:
+        out.append((f"workers.{problem[0]}", problem[1]))
     return out
 
 

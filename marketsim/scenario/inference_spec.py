@@ -11,7 +11,7 @@ from pydantic import ConfigDict, PrivateAttr, model_serializer
 
 from marketsim.aggregation.registry import METHODS, MethodSpec
 from marketsim.options import F, Options
-from marketsim.scenario.table import Table
+from marketsim.tables import Table
 
 
 class InferenceSpec(Table):

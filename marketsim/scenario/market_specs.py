@@ -10,8 +10,8 @@ from pydantic import Field, model_validator
 
 from marketsim.options import F
 from marketsim.scenario.crowd_specs import MAX_PRICE, MIN_PRICE
-from marketsim.scenario.table import Table
 from marketsim.scenario.validation import KeyProblem
+from marketsim.tables import Table
 
 INITIAL_GRAPHS = ("one-per-task", "bernoulli", "none")
 

@@ -92,7 +92,7 @@ def check_replay_policy(policy: type | None, name: str, replay: bool, key: str,
 
 
 def arm_mechanics(arm: ArmSpec, key: str, scenario_gold: GoldSpec | None, replay: bool,
-                  scores: bool, source: str, policy: PolicySpec) -> None:
+                  workers: WorkersSpec, source: str, policy: PolicySpec) -> None:
     """An arm's own gold questions and blocking rule fit the market; its policy checked
     against a replayed crowd."""
     check_replay_policy(policy.cls or POLICIES.get(policy.name), policy.name, replay,
@@ -101,9 +101,9 @@ def arm_mechanics(arm: ArmSpec, key: str, scenario_gold: GoldSpec | None, replay
     if given and replay:
         raise _fail(f"{key}.{given[0]}", "is not available with [replay] (a replayed crowd "
                     "has no worker model to answer gold questions)", source)
-    if given and scores:
+    if given and workers.model_class.scores:
         raise _fail(f"{key}.{given[0]}", "needs class labels; it does not apply with "
-                    "workers.model = 'gaussian-scores'", source)
+                    f"workers.model = {workers.model!r}", source)
     check_blocking(arm.gold, arm.blocking, scenario_gold, f"{key}.", source)
 
 
@@ -115,9 +115,9 @@ def read_mechanics(doc: Mapping[str, Any], workers: WorkersSpec, replay: bool, s
     if given and replay:
         raise _fail(given[0], "is not available with [replay] (a replayed crowd has no worker "
                     "model to answer gold questions, leave or be priced)", source)
-    if given and workers.facts.scores:
+    if given and workers.model_class.scores:
         raise _fail(given[0], "needs class labels; it does not apply with workers.model = "
-                    "'gaussian-scores'", source)
+                    f"{workers.model!r}", source)
     check_blocking(doc["gold"], doc["blocking"], None, "", source)
     if doc["budget"] is not None:
         _check_min_price(workers, doc["budget"].min_price, source)

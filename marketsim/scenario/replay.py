@@ -24,8 +24,8 @@ from marketsim.data.labels import LabelSet
 from marketsim.data.truth import check_truth_coverage
 from marketsim.errors import InputError
 from marketsim.options import F
-from marketsim.scenario.table import Table
 from marketsim.scenario.validation import KeyProblem
+from marketsim.tables import Table
 
 #: Keys holding file or folder paths, relative to the scenario file as written.
 PATH_KEYS = ("labels", "truth", "data_dir")

@@ -27,7 +27,7 @@ from marketsim.policies.registry import (
     policy_class,
 )
 from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
-from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec
+from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec, default_workers
 from marketsim.scenario.engine import check_engine
 from marketsim.scenario.inference_options import check_inference, read_settings
 from marketsim.scenario.inference_spec import InferenceSpec
@@ -37,6 +37,7 @@ from marketsim.scenario.options import check_builds, check_options
 from marketsim.scenario.replay import ReplayData, ReplaySpec, load_replay
 from marketsim.scenario.sweep_keys import check_grid
 from marketsim.scenario.validation import printable, suggest
+from marketsim.workers.registry import WORKER_MODELS
 
 
 def _fail(key: str, message: str, source: str) -> InputError:
@@ -60,10 +61,12 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
     for table in ("tasks", "workers", "budget"):
         if replay is None and doc[table] is None:
             raise _fail(table, "is required (a table)", source)
-    workers: WorkersSpec = doc["workers"] or WorkersSpec()
+    workers: WorkersSpec = doc["workers"] or default_workers()
     tasks = _tasks(doc["tasks"] or TasksSpec(), workers, replay, data, source)
     workers = _workers(workers, data, source)
-    _worker_matrices(workers, tasks.classes, source)
+    problem = workers.worker_model.crowd_problem(tasks.classes, workers.count)
+    if problem is not None:
+        raise _fail(f"workers.{problem[0]}", problem[1], source)
     budget = _budget(doc["budget"] or BudgetSpec(), tasks, workers, data, source)
     gold, blocking = read_mechanics(doc, workers, replay is not None, source)
     arms = []
@@ -84,7 +87,7 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
         check_initial_graph(arm.initial or budget.initial,
                             f"{key}.initial" if arm.initial else "budget.initial", tasks.count,
                             workers, budget, source)
-        arm_mechanics(arm, key, gold, replay is not None, workers.facts.scores, source, policy)
+        arm_mechanics(arm, key, gold, replay is not None, workers, source, policy)
         arms.append(arm.model_copy(update={"policy": policy, "inference": inference}))
     check_engine(doc, workers, arms, source)
     check_grid(doc["sweep"], [arm.name for arm in arms], root, source)
@@ -117,19 +120,18 @@ def _prior(value: tuple[float, ...] | None, key: str, k: int, default: tuple[flo
 
 def _tasks(tk: TasksSpec, workers: WorkersSpec, replay: ReplaySpec | None,
            data: ReplayData | None, source: str) -> TasksSpec:
-    given, scores = tk.model_fields_set, workers.facts.scores
+    given, scores = tk.model_fields_set, workers.model_class.scores
+    model = f"workers.model = {workers.model!r}"
     if scores:
         if replay is not None:
-            raise _fail("workers.model", "'gaussian-scores' is not available with [replay]",
+            raise _fail("workers.model", f"{workers.model!r} is not available with [replay]",
                         source)
         for key in ("classes", "prior"):
             if key in given:
-                raise _fail(f"tasks.{key}", "does not apply with workers.model = "
-                            "'gaussian-scores' (tasks have continuous means, see tasks.means)",
-                            source)
+                raise _fail(f"tasks.{key}", f"does not apply with {model} (tasks have "
+                            "continuous means, see tasks.means)", source)
     elif tk.means is not None:
-        raise _fail("tasks.means", "only applies with workers.model = 'gaussian-scores'",
-                    source)
+        raise _fail("tasks.means", f"only applies with workers.model = {_score_models()}", source)
     if data is None:
         if tk.count is None:
             raise _fail("tasks.count", "is required", source)
@@ -146,20 +148,21 @@ def _tasks(tk: TasksSpec, workers: WorkersSpec, replay: ReplaySpec | None,
         freq = np.bincount(known, minlength=classes) / max(known.size, 1)
         default_prior = tuple(float(x) for x in freq) if known.size else default_prior
     prior = _prior(tk.prior, "tasks.prior", classes, default_prior, source)
-    _features(tk, classes, scores, replay is not None, source)
+    _features(tk, classes, model if scores else "", replay is not None, source)
     means = (tk.means or TaskMeansSpec()) if scores else None
     return tk.model_copy(update={"count": count, "classes": classes, "prior": prior,
                                  "means": means})
 
 
-def _features(tk: TasksSpec, k: int, scores: bool, replay: bool, source: str) -> None:
-    """``[tasks.features]`` fits the market: class labels, simulated, one row per class."""
+def _features(tk: TasksSpec, k: int, scores_model: str, replay: bool, source: str) -> None:
+    """``[tasks.features]`` fits the market: class labels (``scores_model``: the
+    ``workers.model = ...`` of a score market, else ""), simulated, one row per class."""
     ft = tk.features
     if ft is None:
         return
-    if scores:
-        raise _fail("tasks.features", "needs class labels; it does not apply with "
-                    "workers.model = 'gaussian-scores'", source)
+    if scores_model:
+        raise _fail("tasks.features", f"needs class labels; it does not apply with "
+                    f"{scores_model}", source)
     if replay:
         raise _fail("tasks.features", "is not available with [replay] (the data set has none)",
                     source)
@@ -176,64 +179,20 @@ def _workers(wk: WorkersSpec, data: ReplayData | None, source: str) -> WorkersSp
         raise _fail("workers.count", "comes from the replayed data set; remove it", source)
     else:
         wk = wk.model_copy(update={"count": data.labels.n_workers})
-    if wk.dynamics is not None and (wk.facts.scores or data is not None):
+    if wk.dynamics is not None and (not wk.model_class.allows_dynamics or data is not None):
         raise _fail("workers.dynamics", "needs simulated class labels: it does not apply with "
-                    + ("[replay]" if data is not None else "workers.model = 'gaussian-scores'"),
+                    + ("[replay]" if data is not None else f"workers.model = {wk.model!r}"),
                     source)
-    for key, values in (("workers.arrivals.weights", wk.arrivals.weights),
-                        ("workers.glad.alpha", wk.glad.alpha)):
-        if values is not None and len(values) != wk.count:
-            raise _fail(key, f"must have workers.count = {wk.count} entries (one per worker), "
-                        f"got {len(values)}", source)
+    weights = wk.arrivals.weights
+    if weights is not None and len(weights) != wk.count:
+        raise _fail("workers.arrivals.weights", f"must have workers.count = {wk.count} entries "
+                    f"(one per worker), got {len(weights)}", source)
     return wk
 
 
-def _worker_matrices(wk: WorkersSpec, k: int, source: str) -> None:
-    """The confusion-matrix keys have the shapes the market reads: K×K per worker or
-    community, K = tasks.classes."""
-    model = wk.model
-    effects = wk.confusion if model == "confusion" else wk.communities
-    if model not in ("confusion", "communities"):
-        return
-    table = f"workers.{model}"
-    if effects.lookalike is not None and (len(effects.lookalike) != k
-                                          or any(len(r) != k for r in effects.lookalike)):
-        raise _fail(f"{table}.lookalike", f"must be {k}×{k} (tasks.classes rows of "
-                    f"{k} numbers)", source)
-    if model == "confusion":
-        _type_matrices(wk, k, source)
-    mats = wk.confusion.matrices if model == "confusion" else wk.communities.confusion
-    if model == "communities" and mats is None:
-        raise _fail("workers.communities.confusion", "is required with workers.model = "
-                    "'communities' (one K×K matrix per community)", source)
-    if mats is None:
-        return
-    key = f"{table}.{'matrices' if model == 'confusion' else 'confusion'}"
-    if model == "confusion" and len(mats) != wk.count:
-        raise _fail(key, f"must have workers.count = {wk.count} matrices (one per worker), "
-                    f"got {len(mats)}", source)
-    if any(len(m) != k or any(len(r) != k for r in m) for m in mats):
-        raise _fail(key, f"must hold {k}×{k} matrices (tasks.classes = {k})", source)
-
-
-def _type_matrices(wk: WorkersSpec, k: int, source: str) -> None:
-    """Task types' keys have the shapes the market reads: 1 or K rows of shares, and per type
-    workers.count K×K matrices."""
-    spec = wk.confusion
-    if spec.type_shares is None or spec.type_matrices is None:
-        return
-    if len(spec.type_shares) not in (1, k):
-        raise _fail("workers.confusion.type_shares", f"must have 1 row (every class) or "
-                    f"tasks.classes = {k} rows (one per class), got {len(spec.type_shares)}",
-                    source)
-    key = "workers.confusion.type_matrices"
-    for z, mats in enumerate(spec.type_matrices):
-        if len(mats) != wk.count:
-            raise _fail(key, f"type {z}: must have workers.count = {wk.count} matrices (one "
-                        f"per worker), got {len(mats)}", source)
-        if any(len(m) != k or any(len(r) != k for r in m) for m in mats):
-            raise _fail(key, f"type {z}: must hold {k}×{k} matrices (tasks.classes = {k})",
-                        source)
+def _score_models() -> str:
+    """The worker models whose labels are scores, as ``'a' or 'b'``."""
+    return " or ".join(repr(name) for name, cls in WORKER_MODELS.items() if cls.scores)
 
 
 def _budget(bg: BudgetSpec, tasks: TasksSpec, workers: WorkersSpec, data: ReplayData | None,
@@ -268,7 +227,7 @@ def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k:
                     f"'package.module:Class' path; got {name!r}{suggest(name, list(POLICIES))}",
                     source)
     if name in POLICIES:
-        problem = market_problem(name, workers.facts.scores, k, options)
+        problem = market_problem(name, workers.model_class.scores, k, options)
         if problem:
             raise _fail(name_key, f"{name!r} {problem}", source)
         cls = POLICIES[name]
@@ -311,17 +270,17 @@ def _crowd_counts(cls: type, options: Mapping[str, Any], key: str, workers: Work
 def _method(spec: InferenceSpec | None, key: str, workers: WorkersSpec, source: str) -> str:
     """The method name, checked against the worker model: score methods (``gaussian-em``,
     ``gaussian-hard-em``) when its labels are scores, class methods for every other one."""
-    facts = workers.facts
+    facts = workers.model_class
     allowed = facts.methods
     method = facts.default_method if spec is None or spec.method is None else spec.method
     if method in allowed:
         return method
     if method in METHODS and facts.scores:
-        raise _fail(key, f"{method!r} estimates classes, but workers.model = 'gaussian-scores' "
+        raise _fail(key, f"{method!r} estimates classes, but workers.model = {facts.name!r} "
                     f"gives continuous scores; use one of {', '.join(allowed)}", source)
     if method in METHODS:
         raise _fail(key, f"{method!r} estimates continuous scores and needs workers.model = "
-                    f"'gaussian-scores'; use one of {', '.join(allowed)}", source)
+                    f"{_score_models()}; use one of {', '.join(allowed)}", source)
     raise _fail(key, f"must be one of {', '.join(allowed)}; got {method!r}"
                 f"{suggest(method, allowed)}", source)
 

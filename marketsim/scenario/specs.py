@@ -21,7 +21,7 @@ from pydantic import BeforeValidator, PrivateAttr, ValidationInfo, model_validat
 
 from marketsim.options import F, omitted_at_default
 from marketsim.scenario.arm_specs import ArmSpec
-from marketsim.scenario.crowd_specs import TasksSpec, WorkersSpec
+from marketsim.scenario.crowd_specs import TasksSpec, Workers
 from marketsim.scenario.market_specs import (
     BlockingSpec,
     BudgetSpec,
@@ -33,11 +33,8 @@ from marketsim.scenario.market_specs import (
 from marketsim.scenario.replay import ReplaySpec
 from marketsim.scenario.resolve import import_policies, resolve
 from marketsim.scenario.sweep_keys import SweepGrid
-from marketsim.scenario.table import Table, _as_tuple
-from marketsim.scenario.worker_models import (
-    WORKER_MODEL_FACTS,
-    WorkerModelFacts,
-)
+from marketsim.tables import Table, _as_tuple
+from marketsim.workers.base import WorkerModel
 
 #: Longest ``Scenario.slug`` (the run folder's name): long names must not break paths.
 MAX_SLUG = 60
@@ -51,7 +48,7 @@ class Scenario(Table):
     scenario: HeaderSpec = F(HeaderSpec(), "name, seed, replicates", shown="see the table")
     replay: ReplaySpec | None = F(None, "real-data replay", shown="none")
     tasks: TasksSpec = F(None, "the tasks", shown="required unless [replay]")
-    workers: WorkersSpec = F(None, "the worker pool", shown="required unless [replay]")
+    workers: Workers = F(None, "the worker pool", shown="required unless [replay]")
     budget: BudgetSpec = F(None, "labels to buy", shown="required unless [replay]")
     gold: GoldSpec | None = F(None, "gold (control) questions", shown="none",
                               recorded_at_default=False)
@@ -130,10 +127,10 @@ class Scenario(Table):
         return tuple(sorted(set(given or ()), reverse=True))
 
     @property
-    def worker_model(self) -> WorkerModelFacts:
-        """The worker model's facts: whether labels are scores (Hoiem's bad-annotator model:
-        score methods, RMSE as the headline error) or classes."""
-        return self.workers.facts
+    def worker_model(self) -> type[WorkerModel]:
+        """The worker model, whose facts say whether labels are scores (score methods, RMSE
+        as the headline error) or classes."""
+        return self.workers.model_class
 
     @property
     def max_labels(self) -> int:
@@ -194,21 +191,17 @@ class Scenario(Table):
         confusion design does not read are left out, as a file must leave them out."""
         doc = self.model_dump(exclude_none=True)
         tasks, workers = doc["tasks"], doc["workers"]
-        facts = self.workers.facts
+        facts = self.workers.model_class
         if self.replay is not None:
             for table, key in (("tasks", "count"), ("tasks", "classes"), ("workers", "count")):
                 doc[table].pop(key)
         if facts.scores:
             for key in ("classes", "prior"):
                 tasks.pop(key, None)
-            workers.pop("ability")
-        for other in WORKER_MODEL_FACTS.values():  # only the model's own table, as it writes it
-            if other.table is not None:
-                workers.pop(other.table)
-        if facts.table is not None:
-            workers[facts.table] = getattr(self.workers, facts.table).document()
-        if facts.table == "glad" and self.workers.glad.alpha is not None:
-            workers.pop("ability")  # the per-worker abilities replace the distribution
+        if facts.table is not None:  # the keys its variant (design, distribution) reads
+            workers[facts.table] = self.workers.options.document()
+        if self.workers.worker_model.ability_unread() is not None:
+            workers.pop("ability")  # e.g. per-worker abilities replace the distribution
         features = tasks.get("features")
         if features is not None and "probabilities" in features:
             features.pop("informativeness")
@@ -227,7 +220,7 @@ class Scenario(Table):
     def to_dict(self) -> dict[str, Any]:
         """The resolved parameters (defaults included) in the layout ``summary.json``,
         ``run.json`` and the run's fingerprint have always had (``validate --json``): the
-        tables' records (:meth:`~marketsim.scenario.table.Table.record`) with ``[scenario]``'s
+        tables' records (:meth:`~marketsim.tables.Table.record`) with ``[scenario]``'s
         keys at the top, then where the scenario came from."""
         tables = self.record()
         out: dict[str, Any] = {**tables.pop("scenario"), **tables}

@@ -27,8 +27,8 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.inference_spec import InferenceSpec
-from marketsim.scenario.table import _as_tuple
 from marketsim.scenario.validation import KeyProblem, printable, suggest
+from marketsim.tables import _as_tuple
 
 #: Most grid points a ``[sweep]`` may have: a bigger grid is refused at once.
 MAX_SWEEP_POINTS = 10_000
@@ -73,6 +73,8 @@ def _models(annotation: Any) -> list[type[BaseModel]]:
     """The pydantic models inside a field's annotation (``X | None``, ``str | X``...)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
+    if typing.get_origin(annotation) is typing.Annotated:  # a tagged member of a union
+        return _models(typing.get_args(annotation)[0])
     if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
         return [m for arg in typing.get_args(annotation) for m in _models(arg)]
     return []
@@ -82,14 +84,16 @@ def _check_schema(key: str, path: Path, root: type[BaseModel], source: str) -> N
     """Each part of ``path`` is a key of the table above it in the scenario model ``root`` (a
     policy table's options are checked per grid point, against the policy's own schema)."""
     model: type[BaseModel] | None = root
+    variants: list[type[BaseModel]] = [root]
     for pos, part in enumerate(path):
         if isinstance(part, int):
-            model = ArmSpec
+            model, variants = ArmSpec, [ArmSpec]
             continue
         if model is None:
             raise _fail(key, f"goes below {'.'.join(str(p) for p in path[:pos])}, which is "
                         "not a table", source)
-        fields = model.model_fields
+        # a table that is a union of variants ([workers], one per worker model): any variant's key
+        fields = {k: f for v in variants for k, f in v.model_fields.items()}
         if part not in fields:
             if model is InferenceSpec:  # a setting of some method (checked per point)
                 allowed = list(dict.fromkeys([*fields, *(
@@ -104,8 +108,8 @@ def _check_schema(key: str, path: Path, root: type[BaseModel], source: str) -> N
                         f"{suggest(part, allowed)}", source)
         if part == "arms":
             continue  # the arm's index follows
-        found = _models(fields[part].annotation)
-        model = found[0] if found else None
+        variants = _models(fields[part].annotation)
+        model = variants[0] if variants else None
 
 
 def key_path(key: str, arm_names: Sequence[str], root: type[BaseModel], source: str) -> Path:

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from marketsim.errors import InputError
+from marketsim.tables import KeyProblem
 
 
 def printable(text: str) -> str:
@@ -51,18 +52,6 @@ def suggest(word: str, allowed: Sequence[str]) -> str:
     return f"; did you mean {close[0]}?" if close else ""
 
 
-class KeyProblem(ValueError):
-    """A table's rule that spans its keys, broken: ``key`` (dotted, relative to the table the
-    rule belongs to) and the sentence after it. :func:`validate` prefixes the table's place in
-    the document, so the same table reports ``workers.confusion.high`` or ``arms[1].gold.rate``
-    wherever it sits."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key} {message}")
-        self.key = key
-        self.message = message
-
-
 def validate(model: type[BaseModel], data: Any, source: str,
              prefix: Sequence[str | int] = (), context: dict[str, Any] | None = None) -> Any:
     """``model`` validated from ``data`` (``context``: what its validators need besides the
@@ -93,7 +82,7 @@ def to_input_error(exc: ValidationError, model: type[BaseModel], data: Any, sour
         return InputError(f"{dotted(loc)} must be {expected}, got {short(first['input'])}",
                           source=source)
     if first["type"] == "extra_forbidden":
-        allowed = _keys_at(model, first["loc"][:-1])
+        allowed = _keys_at(model, first["raw_loc"][:-1])
         key = str(first["loc"][-1])
         return InputError(f"{dotted(loc)} is not a known key (allowed here: "
                           f"{', '.join(allowed)}){suggest(key, allowed)}", source=source)
@@ -117,7 +106,7 @@ def _strip_union_tags(error: Mapping[str, Any], data: Any) -> dict[str, Any]:
             loc.append(part)
     wrong = next(((at, value) for at, tag, value in tags if _kind_of(tag) is not _kind(value)),
                  None)
-    return {**error, "loc": tuple(loc), "wrong_branch": wrong}
+    return {**error, "loc": tuple(loc), "raw_loc": tuple(error["loc"]), "wrong_branch": wrong}
 
 
 def _is_tag(part: str) -> bool:
@@ -204,30 +193,35 @@ def _message(error: dict) -> str:
 
 
 def _keys_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
-    """The keys the table at ``loc`` of ``model``'s document allows."""
-    current: Any = model
+    """The keys the table at ``loc`` (pydantic's, union tags included: a tag names the
+    variant of a union of tables, such as a worker model's ``[workers]``) of ``model``'s
+    document allows."""
+    current: list[Any] = [model]
     for part in loc:
         if isinstance(part, int):
             continue
-        field = current.model_fields.get(part) if _is_model(current) else None
+        tagged = [m for m in current if m.__name__ == part]
+        if tagged:
+            current = tagged
+            continue
+        field = next((m.model_fields[part] for m in current if part in m.model_fields), None)
         if field is None:
             return []
-        current = _table_type(field.annotation)
-    return list(current.model_fields) if _is_model(current) else []
+        current = _table_types(field.annotation)
+    return list(current[0].model_fields) if current else []
 
 
 def _is_model(obj: Any) -> bool:
     return isinstance(obj, type) and issubclass(obj, BaseModel)
 
 
-def _table_type(annotation: Any) -> Any:
-    """The model inside ``X | None``, ``list[X]``, ``str | X``."""
+def _table_types(annotation: Any) -> list[Any]:
+    """The models inside ``X | None``, ``list[X]``, ``str | X`` or a tagged union of tables."""
     if _is_model(annotation):
-        return annotation
+        return [annotation]
     origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _table_types(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType, list, tuple):
-        for arg in typing.get_args(annotation):
-            found = _table_type(arg)
-            if found is not None:
-                return found
-    return None
+        return [m for arg in typing.get_args(annotation) for m in _table_types(arg)]
+    return []

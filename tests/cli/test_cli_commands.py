@@ -49,8 +49,9 @@ def test_list_prints_each_entry_whole_or_its_first_whole_sentence() -> None:
     method's, worker model's and data set's description whole: brackets are words, not
     console markup, and no summary ends in '..'."""
     from marketsim.aggregation.registry import METHODS
-    from marketsim.cli.list_cmd import DATASETS, WORKER_MODEL_TEXT
+    from marketsim.cli.list_cmd import DATASETS
     from marketsim.policies.registry import POLICIES, describe, first_sentence
+    from marketsim.workers.registry import WORKER_MODELS
 
     result = subprocess.run([sys.executable, "-m", "marketsim", "list"], capture_output=True,
                             text=True, cwd=ROOT, timeout=120,
@@ -60,7 +61,7 @@ def test_list_prints_each_entry_whole_or_its_first_whole_sentence() -> None:
              if len(parts := line.split("│")) == 4 and parts[1].strip()}
     expected = {n: first_sentence(describe(n)) for n in POLICIES}
     expected |= {n: s.description for n, s in METHODS.items()}
-    expected |= WORKER_MODEL_TEXT | DATASETS
+    expected |= {n: cls.summary for n, cls in WORKER_MODELS.items()} | DATASETS
     for name, text in expected.items():
         assert cells[name] == " ".join(text.split()), name
     for name in POLICIES:

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from marketsim.errors import InputError
-from marketsim.market.answers.communities import draw_members
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import world_rng
+from marketsim.workers.communities import draw_members
 from tests.helpers import edit_table
 
 COMMUNITIES = [[[0.9, 0.1], [0.2, 0.8]], [[0.55, 0.45], [0.05, 0.95]]]
@@ -37,7 +37,7 @@ def test_each_community_matrix_is_recovered_from_its_members_labels() -> None:
     sc = parse_scenario(scenario(), "x")
     rng = world_rng(9, 0)
     rng.choice(2, size=3000, p=[0.5, 0.5])  # the world draws the classes first
-    community, own = draw_members(sc, rng)
+    community, own = draw_members(sc.workers.communities, sc.workers.count, rng)
     world = draw_world(sc, world_rng(9, 0))
     assert np.allclose(world.confusion, own)  # the same draw, the same stream
     counts = np.zeros((2, 2, 2))
@@ -55,7 +55,7 @@ def test_each_community_matrix_is_recovered_from_its_members_labels() -> None:
 
 def test_membership_follows_the_weights_and_members_spread_as_dirichlet() -> None:
     sc = parse_scenario(scenario(workers=6000, tasks=2), "x")
-    community, own = draw_members(sc, world_rng(9, 1))
+    community, own = draw_members(sc.workers.communities, sc.workers.count, world_rng(9, 1))
     share = np.mean(community == 0)
     assert abs(share - 2 / 3) < 4.5 * np.sqrt(2 / 9 / 6000)
     for m in range(2):
@@ -70,7 +70,7 @@ def test_membership_follows_the_weights_and_members_spread_as_dirichlet() -> Non
 def test_a_large_concentration_makes_every_member_answer_like_the_community() -> None:
     """Metamorphic: concentration -> infinity is the community's matrix for every member."""
     sc = parse_scenario(scenario(workers=30, tasks=2, concentration=1e9), "x")
-    community, own = draw_members(sc, world_rng(9, 2))
+    community, own = draw_members(sc.workers.communities, sc.workers.count, world_rng(9, 2))
     assert np.allclose(own, np.asarray(COMMUNITIES)[community], atol=1e-3)
 
 

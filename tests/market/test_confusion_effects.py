@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from marketsim.market.answers.task_effects import EffectAnswers, mean_confusion, tempered
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import world_rng
+from marketsim.workers.task_effects import EffectAnswers, mean_confusion, tempered
 from tests.helpers import within
 
 MATRICES = [[[0.9, 0.1], [0.3, 0.7]], [[0.6, 0.4], [0.05, 0.95]], [[0.5, 0.5], [0.5, 0.5]]]

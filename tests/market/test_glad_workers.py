@@ -8,14 +8,14 @@ import pytest
 from scipy.special import expit
 
 from marketsim.errors import InputError
-from marketsim.market.answers.glad import GladAnswers, mean_accuracy
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
-from marketsim.market.world import weighted_workers
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import unit_streams, world_rng
+from marketsim.workers.draws import weighted_workers
+from marketsim.workers.glad import GladAnswers, mean_accuracy
 
 ALPHA = [-0.5, 0.3, 1.0, 2.0, 4.0]
 

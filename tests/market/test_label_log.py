@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from marketsim.data.labels import LabelSet
-from marketsim.market import recorder
 from marketsim.market.label_log import LabelLog
 from marketsim.market.pairs import HandedPairs
-from marketsim.market.recorder import skill_counts
+from marketsim.workers import recorder
+from marketsim.workers.recorder import skill_counts
 
 
 def _random_log(rng: np.random.Generator, n: int, m: int, k: int, batches: int,

@@ -175,29 +175,26 @@ def test_an_empty_initial_graph_starts_with_one_refresh_at_zero_labels() -> None
 
 
 def test_every_worker_model_is_registered_with_its_facts() -> None:
-    """The market's worker models and the scenario's facts name the same models; each model
-    draws worlds that carry it, and the facts say what its labels and headline error are."""
-    from marketsim.market.worker_models import WORKER_MODELS
-    from marketsim.scenario.crowd_specs import WORKER_MODELS as NAMES
-    from marketsim.scenario.worker_models import WORKER_MODEL_FACTS
+    """Every discovered worker model selects itself by name; each draws worlds that carry it
+    with its options, and its facts say what its labels and headline error are."""
+    from marketsim.scenario.crowd_specs import WORKER_MODEL_NAMES
+    from marketsim.workers.registry import WORKER_MODELS
 
-    assert tuple(WORKER_MODELS) == NAMES == tuple(WORKER_MODEL_FACTS)
-    for name, model in WORKER_MODELS.items():
-        facts = WORKER_MODEL_FACTS[name]
-        assert model.facts is facts and facts.name == name
-        assert facts.default_method in facts.methods
-        assert (facts.labels, facts.metric) in {("classes", "error_rate"), ("scores", "rmse")}
+    assert tuple(WORKER_MODELS) == WORKER_MODEL_NAMES
+    for name, cls in WORKER_MODELS.items():
+        assert cls.name == name and cls.default_method in cls.methods
+        assert (cls.labels, cls.metric) in {("classes", "error_rate"), ("scores", "rmse")}
         doc = scenario(model=name)
-        if name == "communities":  # the one model with a required key
-            doc["workers"]["communities"] = {"confusion": [[[0.8, 0.1, 0.1], [0.2, 0.7, 0.1],
-                                                             [0.1, 0.1, 0.8]]]}
-        if facts.scores:
+        if cls.table is not None and cls.example:
+            doc["workers"][cls.table] = dict(cls.example)
+        if cls.scores:
             doc["tasks"] = {"count": 400}
-            doc["arms"][0]["inference"] = "gaussian-em"
+            doc["arms"][0]["inference"] = cls.default_method
         sc = parse_scenario(doc, "x")
-        assert sc.worker_model is facts
+        assert sc.worker_model is cls
         world = draw_world(sc, world_rng(sc.seed, 0))
-        assert world.model is model
-        assert (world.initial_scores is not None) == facts.scores
-        label, score = model.answers(world, sc.tasks.classes, np.random.default_rng(0)).answer(0, 0)
-        assert 0 <= label < sc.tasks.classes and (score is not None) == facts.scores
+        assert type(world.model) is cls and world.model.options == sc.workers.options
+        assert (world.initial_scores is not None) == cls.scores
+        answers = world.model.answers(world, sc.tasks.classes, np.random.default_rng(0))
+        label, score = answers.answer(0, 0)
+        assert 0 <= label < sc.tasks.classes and (score is not None) == cls.scores

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from marketsim.market.answers.gaussian_scores import ScoreParams
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
@@ -18,6 +17,7 @@ from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.study.runner import run_study, run_unit
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
+from marketsim.workers.gaussian_scores import ScoreParams
 
 SCORES: dict[str, Any] = {
     "scenario": {"seed": 7, "replicates": 2},
@@ -56,7 +56,7 @@ def market(sc: Scenario, arm: int = 0, replicate: int = 0, **kw: Any) -> Market:
 def test_world_draws_means_types_and_scored_initial_graph() -> None:
     sc = scenario()
     world = draw_world(sc, world_rng(sc.seed, 0))
-    assert world.model.facts.scores and isinstance(world.params, ScoreParams)
+    assert world.model.scores and isinstance(world.params, ScoreParams)
     means = world.params.means
     assert means.shape == (150,) and np.all((means > 0) & (means < 1))
     assert world.params.good.sum() == 14  # round(0.7 * 20): an exact count

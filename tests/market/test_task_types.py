@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from marketsim.errors import InputError
-from marketsim.market.answers.task_effects import EffectAnswers
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import world_rng
+from marketsim.workers.task_effects import EffectAnswers
 from tests.helpers import edit_table, within
 
 #: Two types: on type 0 worker 0 is good and worker 1 poor, on type 1 the other way round;

@@ -15,16 +15,15 @@ import numpy as np
 import pytest
 from scipy.special import expit, logit
 
-from marketsim.market.answers.dynamics import DynamicAnswers, shifted
-from marketsim.market.answers.one_coin import OneCoinAnswers
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
-from marketsim.market.world import one_coin_confusion
 from marketsim.policies.registry import make_policy
-from marketsim.scenario.dynamics_specs import DynamicsSpec
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.seeds import unit_streams, world_rng
+from marketsim.workers.draws import one_coin_confusion
+from marketsim.workers.dynamics import DynamicAnswers, DynamicsSpec, shifted
+from marketsim.workers.one_coin import OneCoinAnswers
 
 
 def doc(dynamics: dict[str, Any], *, tasks: int = 1500, workers: int = 30,

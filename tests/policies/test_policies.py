@@ -8,9 +8,9 @@ import pytest
 from marketsim.aggregation.one_coin import OneCoinEM
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
-from marketsim.market.answers.one_coin import draw_answers
 from marketsim.policies.base import DONE, GOLD, MarketInfo, MarketState, is_worker_aware
 from marketsim.policies.registry import POLICIES, make_policy
+from marketsim.workers.one_coin import draw_answers
 
 #: Ranking policies (``rank`` at each refresh) and worker-aware ones (``assign`` per arrival).
 RANKING = [name for name in POLICIES if not is_worker_aware(POLICIES[name])]

@@ -286,7 +286,12 @@ def test_report_unknown_arm(run_copy: Path) -> None:
 def test_setup_text_describes_the_crowd_of_each_worker_model() -> None:
     # The one-coin Beta sentence was written for every model (a spammer-hammer crowd read as
     # "p = 0.1 + 0.9 · Beta(6, 2)").
-    from marketsim.report.crowd_text import crowd_text
+    from marketsim.report.crowd_text import world_text
+
+    def crowd_text(workers: dict) -> str:
+        text = world_text({"tasks": {"count": 10}, "workers": {"count": 3, **workers}})
+        return text.split(" model: ", 1)[1]
+
     hammers = crowd_text({"model": "spammer-hammer", "hammer_fraction": 0.3})
     assert "hammer" in hammers and "0.3" in hammers and "Beta" not in hammers
     confusion = crowd_text({"model": "confusion", "confusion": {"design": "dirichlet"}})

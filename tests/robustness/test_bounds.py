@@ -27,12 +27,14 @@ from marketsim.market.worker_models import draw_world
 from marketsim.policies.dynamic_overlap import DynamicOverlapOptions
 from marketsim.policies.explore_exploit import ExploreExploitOptions
 from marketsim.scenario.crowd_specs import AbilitySpec, ArrivalsSpec, TiersSpec, WorkersSpec
-from marketsim.scenario.dynamics_specs import DynamicsSpec
 from marketsim.scenario.market_specs import BudgetSpec
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.toml_out import dumps
-from marketsim.scenario.worker_models import CommunitiesSpec, ConfusionSpec, GladSpec
 from marketsim.study.seeds import world_rng
+from marketsim.workers.communities import CommunitiesSpec
+from marketsim.workers.confusion import ConfusionSpec
+from marketsim.workers.dynamics import DynamicsSpec
+from marketsim.workers.glad import GladSpec
 from tests.helpers import within
 
 SCHEMA_WORDS = {"gt": "exclusiveMinimum", "ge": "minimum", "lt": "exclusiveMaximum",

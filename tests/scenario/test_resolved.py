@@ -75,6 +75,8 @@ def _omitted_at_default() -> dict[str, Any]:
             if omitted_at_default(info):
                 out[prefix + name] = info.default
             for arg in typing.get_args(info.annotation) or (info.annotation,):
+                if typing.get_origin(arg) is typing.Annotated:  # a tagged variant ([workers])
+                    arg = typing.get_args(arg)[0]
                 if isinstance(arg, type) and issubclass(arg, BaseModel):
                     walk(arg, f"{prefix}{name}.")
 
@@ -266,7 +268,7 @@ def test_a_new_key_is_recorded_unless_declared_left_out_at_its_default() -> None
     ``recorded_at_default=False``, and then as soon as it is set away from its default: a key
     that changes results can never be missing from a run's identity."""
     from marketsim.options import F
-    from marketsim.scenario.table import Table
+    from marketsim.tables import Table
 
     class Scratch(Table):
         kept: float = F(1.0, "a key every record writes")

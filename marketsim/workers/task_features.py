@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.aggregation.features import simulate_features
-from marketsim.scenario.crowd_specs import FeaturesSpec
+from marketsim.workers.base import FeaturesView
 
 
-def draw_feature_proba(spec: FeaturesSpec, n_classes: int, rng: np.random.Generator) -> np.ndarray:
+def draw_feature_proba(spec: FeaturesView, n_classes: int, rng: np.random.Generator) -> np.ndarray:
     """``phi`` (K, count): the scenario's explicit probabilities, else
     ``phi[c, f] ~ U[1/2 - informativeness/2, 1/2 + informativeness/2]`` (one draw per replicate;
     nothing is drawn for explicit probabilities)."""

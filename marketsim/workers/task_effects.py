@@ -1,12 +1,13 @@
 """Look-alike tasks and task difficulty on top of per-worker confusion matrices
-(``[workers.confusion]`` and ``[workers.communities]`` keys ``lookalike`` and ``sigma``): what
+(``[workers.confusion]`` and ``[workers.communities]`` keys ``lookalike`` and ``sigma``,
+declared once here by :class:`TaskEffects`): what
 makes real errors shared.
 
 Task ``i`` of true class ``c_i`` looks like class ``s_i ~ lookalike[c_i]`` to every worker, and
 has inverse difficulty ``beta_i`` (``log beta_i ~ N(0, sigma^2)``); worker ``j`` answers ``l``
 with probability ``softmax(beta_i * log pi_j[s_i])[l]``, i.e. ``pi_j[s_i, l]^beta_i``
 normalised. Both are drawn once per replicate, after the matrices (shared by every arm); task types
-(:mod:`~marketsim.market.answers.task_types`) then choose which of the worker's matrices
+(:mod:`~marketsim.workers.task_types`) then choose which of the worker's matrices
 ``pi_j`` a task is answered from. The world's ``confusion`` is what a worker does on average
 over the tasks, ``sum_s lookalike[c, s] E_beta[softmax(beta * log pi_j[s])]`` (averaged over
 the types of class ``c``; what the recorder compares estimates with).
@@ -15,16 +16,84 @@ the types of class ``c``; what the recorder compares estimates with).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self
 
 import numpy as np
+from pydantic import model_validator
 from scipy.special import ndtri, softmax
 
-from marketsim.market.answers.dynamics import shifted
-from marketsim.market.answers.task_types import TaskTypes, draw_types, mean_over_types
-from marketsim.market.task_features import draw_feature_proba, draw_task_features
-from marketsim.market.world import WorkerModel, World, accuracy, initial_pairs
-from marketsim.scenario.specs import Scenario
-from marketsim.scenario.worker_models import TaskEffects
+from marketsim.options import F
+from marketsim.tables import FloatRows, KeyProblem, Table
+from marketsim.workers.base import ScenarioView, WorkerModel, World
+from marketsim.workers.draws import accuracy, initial_pairs
+from marketsim.workers.dynamics import shifted
+from marketsim.workers.task_features import draw_feature_proba, draw_task_features
+from marketsim.workers.task_types import TaskTypes, draw_types, mean_over_types
+from marketsim.workers.words import pct
+
+#: How far a row of probabilities may sum from 1.
+ROW_TOLERANCE = 1e-6
+
+
+def check_stochastic(key: str, rows: tuple[tuple[float, ...], ...]) -> None:
+    """Raise KeyProblem unless every row holds probabilities summing to 1."""
+    for row in rows:
+        if any(not 0.0 <= v <= 1.0 for v in row):
+            raise KeyProblem(key, f"entries must be probabilities in [0, 1], got {list(row)}")
+        if abs(sum(row) - 1.0) > ROW_TOLERANCE:
+            raise KeyProblem(key, f"rows must sum to 1, got {list(row)} (sum {sum(row):.9g})")
+
+
+class TaskEffects(Table):
+    """What makes real errors shared, for the confusion-matrix models (declared once here,
+    read by ``[workers.confusion]`` and ``[workers.communities]``): tasks that look like
+    another class to the whole crowd, and tasks of different difficulty. Both are off by
+    default (every task looks like its class and is equally hard)."""
+
+    sigma: float = F(0.0, "task difficulty: log βᵢ ~ N(0, sigma²) and worker j answers l with "
+                     "probability ∝ π_j[s, l]^βᵢ (βᵢ → 0 a guess); 0 = equally hard tasks",
+                     ge=0, le=10, recorded_at_default=False)
+    lookalike: FloatRows | None = F(
+        None, "K×K rows summing to 1: a task of true class c looks like class s to every "
+        "worker with probability lookalike[c][s] (workers answer from row s)",
+        shown="the identity", recorded_at_default=False)
+
+    @model_validator(mode="after")
+    def _lookalike_rows(self) -> Self:
+        if self.lookalike is not None:
+            check_stochastic("lookalike", self.lookalike)
+        return self
+
+    @property
+    def has_effects(self) -> bool:
+        """Difficulty or look-alikes are asked for (else answers come from the rows as they
+        are, with the random draws of the plain model)."""
+        return self.sigma > 0 or self.lookalike is not None
+
+    def lookalike_problem(self, k: int) -> tuple[str, str] | None:
+        """(key, sentence) when ``lookalike`` is not K×K (K = ``k``, tasks.classes)."""
+        rows = self.lookalike
+        if rows is not None and (len(rows) != k or any(len(r) != k for r in rows)):
+            return "lookalike", f"must be {k}×{k} (tasks.classes rows of {k} numbers)"
+        return None
+
+    def words(self) -> str:
+        """Look-alike tasks and task difficulty in words for the Setup ("" when off)."""
+        out = ""
+        if self.lookalike:
+            rows = "; ".join(f"class {c + 1} as " + ", ".join(
+                f"class {s + 1} {pct(p)}" for s, p in enumerate(row) if p) for c, row in
+                enumerate(self.lookalike))
+            out += (" Look-alike tasks: a task of true class c looks like class s to every "
+                    f"worker, who then answers from row s of their matrix, with probability "
+                    f"({rows}).")
+        if self.sigma:
+            out += (f" Tasks differ in difficulty: each task's β is drawn once with log β ~ "
+                    f"N(0, sigma²), sigma = {self.sigma:g}, and a worker answers l with "
+                    "probability proportional to their matrix entry to the power β (β near "
+                    "0: a guess).")
+        return out
+
 
 #: Quantile points of the difficulty distribution a worker's mean matrix averages over.
 QUANTILES = 64
@@ -83,7 +152,7 @@ def draw_item_effects(params: EffectParams, spec: TaskEffects, task_types: TaskT
                       truth: np.ndarray, k: int, rng: np.random.Generator) -> EffectParams:
     """The effects of other items of classes ``truth`` (gold questions) in the world of
     ``params``: their own look-alike classes and difficulties, then their types, drawn as the
-    tasks' are (:func:`draw_effects`, :func:`~marketsim.market.answers.task_types.
+    tasks' are (:func:`draw_effects`, :func:`~marketsim.workers.task_types.
     draw_types`), answered from the same workers' matrices."""
     looks, beta = draw_effects(spec, truth, k, rng)
     types = (np.zeros(truth.size, dtype=np.int64) if task_types is None
@@ -133,7 +202,7 @@ class EffectAnswers:
         return label, None
 
 
-def draw_effect_world(model: WorkerModel, scenario: Scenario, spec: TaskEffects,
+def draw_effect_world(model: WorkerModel, scenario: ScenarioView, spec: TaskEffects,
                       matrices: np.ndarray, truth: np.ndarray, rng: np.random.Generator,
                       initial: str, initial_rng: np.random.Generator | None,
                       task_types: TaskTypes | None = None) -> World:

@@ -5,7 +5,7 @@ builds the policy's view of the market (:class:`~marketsim.policies.base.MarketS
 Every class-label worker model measures with :func:`measure_classes`: the error rate of the
 estimated classes and the mean absolute errors of the estimated accuracies and confusion
 matrices of the workers seen so far. A model whose labels are scores measures itself (see
-:class:`~marketsim.market.answers.gaussian_scores.GaussianScoreWorkers`).
+:class:`~marketsim.workers.gaussian_scores.GaussianScoreWorkers`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import numpy as np
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.metrics import error_rate, estimated_skill
 from marketsim.data.labels import LabelSet
-from marketsim.market.world import World, one_coin_confusion
 from marketsim.policies.base import MarketState
 from marketsim.record.curves import CurvePoint
-from marketsim.scenario.specs import Scenario
+from marketsim.workers.base import ScenarioView, World
+from marketsim.workers.draws import one_coin_confusion
 
 
 def estimated_confusion(estimator: BaseAggregator, skill: np.ndarray, k: int) -> np.ndarray:
@@ -52,7 +52,7 @@ def skill_counts(proba: np.ndarray, labels: LabelSet) -> np.ndarray:
 
 
 def measure_classes(
-    scenario: Scenario, world: World, est: Any, labels: LabelSet, now: float
+    scenario: ScenarioView, world: World, est: Any, labels: LabelSet, now: float
 ) -> tuple[CurvePoint, MarketState]:
     """The curve point and the policy's view of a market with class labels: the error rate of
     the estimated classes, the mean absolute errors of the estimated accuracies and confusion

@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
-from marketsim.market.answers import AnswerModel
-from marketsim.market.answers.classes import ClassWorkers
-from marketsim.market.answers.dynamics import shifted
-from marketsim.market.world import World, one_coin_confusion
-from marketsim.scenario.specs import Scenario
+from marketsim.workers.base import AbilityView, AnswerModel, ScenarioView, World
+from marketsim.workers.classes import ClassWorkers
+from marketsim.workers.draws import one_coin_confusion
+from marketsim.workers.dynamics import shifted
+from marketsim.workers.words import ability_text
 
 
-def draw_ability(scenario: Scenario, n: int, rng: np.random.Generator) -> np.ndarray:
+def draw_ability(scenario: ScenarioView, n: int, rng: np.random.Generator) -> np.ndarray:
     """``low + (1 - low) Beta(alpha, beta)`` abilities."""
     ab = scenario.workers.ability
     return ab.low + (1.0 - ab.low) * rng.beta(ab.alpha, ab.beta, size=n)
@@ -72,7 +74,13 @@ class OneCoinAnswers:
 class OneCoinWorkers(ClassWorkers):
     """The one-coin worker model: shifted-Beta abilities, one-coin answers."""
 
-    def draw_confusion(self, scenario: Scenario, rng: np.random.Generator) -> np.ndarray:
+    name: ClassVar[str] = "one-coin"
+    summary: ClassVar[str] = ("right with probability p = low + (1-low) Beta(alpha, beta), else "
+                              "a uniform wrong class")
+    default: ClassVar[bool] = True
+    answers_in_blocks: ClassVar[bool] = True
+
+    def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
         """One-coin matrices of ``low + (1 - low) Beta(alpha, beta)`` abilities."""
         ability = draw_ability(scenario, scenario.workers.count, rng)
         return one_coin_confusion(ability, scenario.tasks.classes)
@@ -85,3 +93,8 @@ class OneCoinWorkers(ClassWorkers):
     def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
         """Per-label one-coin answers (:class:`OneCoinAnswers`)."""
         return OneCoinAnswers(world.truth, world.confusion, n_classes, rng)
+
+    def answer_words(self, classes: int, ability: AbilityView) -> str:
+        """Right with probability p, else a uniformly chosen wrong class."""
+        return (f"{ability_text(ability)}. A one-coin worker gives the true class with "
+                "probability p and otherwise a wrong class at random.")

@@ -9,23 +9,41 @@ A fraction ``good_fraction`` of the annotators is good and scores task ``i`` as
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from marketsim.aggregation.bad_annotators import plain_means
 from marketsim.data.labels import LabelSet
-from marketsim.market.answers import AnswerModel
-from marketsim.market.score_metrics import good_call_accuracy, good_proba_error, task_mean_rmse
-from marketsim.market.world import World, initial_pairs
+from marketsim.options import F
 from marketsim.policies.base import MarketState
 from marketsim.record.curves import CurvePoint
-from marketsim.scenario.crowd_specs import TaskMeansSpec
-from marketsim.scenario.specs import Scenario
-from marketsim.scenario.worker_models import WORKER_MODEL_FACTS, GaussianScoresSpec
+from marketsim.tables import Table
+from marketsim.workers.base import (
+    AbilityView,
+    AnswerModel,
+    MeansView,
+    ScenarioView,
+    WorkerModel,
+    World,
+)
+from marketsim.workers.draws import initial_pairs
+from marketsim.workers.score_metrics import good_call_accuracy, good_proba_error, task_mean_rmse
 
 
-def draw_task_means(spec: TaskMeansSpec, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+class GaussianScoresSpec(Table):
+    """``[workers.gaussian_scores]`` (`model = "gaussian-scores"` only)
+
+    Seed 001's annotators: ``round(good_fraction * count)`` good ones score task i as
+    ``N(mu_i, sigma^2)`` clipped to [0, 1], the rest uniformly."""
+
+    good_fraction: float = F(0.7, "exactly round(good_fraction × count) annotators, chosen at "
+                             "random, are good", ge=0, le=1)
+    sigma: float = F(0.1, "a good annotator scores task i as N(μᵢ, sigma²) clipped to [0, 1]; "
+                     "a bad one uniformly on [0, 1]", gt=0, le=10)
+
+
+def draw_task_means(spec: MeansView, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
     """True task means ``mu_i ~ Beta(alpha, beta)``."""
     return rng.beta(spec.alpha, spec.beta, size=n_tasks)
 
@@ -82,14 +100,32 @@ class ScoreAnswers:
         return 0, draw_score(float(self.means[task]), bool(self.good[worker]), self.sigma, self.rng)
 
 
-class GaussianScoreWorkers:
+class GaussianScoreWorkers(WorkerModel):
     """The gaussian-scores worker model: its world, its answers, and what the recorder
-    measures (the RMSE of the task means, :mod:`marketsim.market.score_metrics`)."""
+    measures (the RMSE of the task means, :mod:`marketsim.workers.score_metrics`)."""
 
-    def __init__(self) -> None:
-        self.facts = WORKER_MODEL_FACTS["gaussian-scores"]
+    name: ClassVar[str] = "gaussian-scores"
+    summary: ClassVar[str] = (
+        "continuous scores in [0, 1] (Hoiem's bad-annotator model): a fraction good_fraction "
+        "of annotators score N(mu_i, sigma^2) clipped to [0, 1], the rest uniformly at random")
+    labels: ClassVar[Literal["classes", "scores"]] = "scores"
+    metric: ClassVar[Literal["error_rate", "rmse"]] = "rmse"
+    default_method: ClassVar[str] = "gaussian-em"
+    table: ClassVar[str | None] = "gaussian_scores"
+    Options: ClassVar[type[Table]] = GaussianScoresSpec
+    recorded_for_every_model: ClassVar[int | None] = 3
+    refit_words: ClassVar[str] = ("re-estimates every task's mean and every annotator's "
+                                  "probability of being good")
+    error_words: ClassVar[str] = (
+        "The headline error is the root-mean-square error (RMSE) of the estimated task means "
+        "against the true ones; a task without any score counts with the mean of the "
+        "task-mean distribution.")
 
-    def draw(self, scenario: Scenario, rng: np.random.Generator, initial: str,
+    def ability_unread(self) -> str | None:
+        """Annotators are good or bad (``good_fraction``): no accuracy distribution."""
+        return f"does not apply with workers.model = '{self.name}' (see workers.{self.table})"
+
+    def draw(self, scenario: ScenarioView, rng: np.random.Generator, initial: str,
              initial_rng: np.random.Generator | None) -> World:
         """Task means, annotator types, then the scored initial graph.
 
@@ -97,7 +133,7 @@ class GaussianScoreWorkers:
         class-based bookkeeping stays well defined; ``ability`` is 1 for good annotators, else
         0."""
         n, m = scenario.tasks.count, scenario.workers.count
-        spec = scenario.workers.gaussian_scores
+        spec = self.options
         assert scenario.tasks.means is not None
         mu = draw_task_means(scenario.tasks.means, n, rng)
         good = draw_good(spec, m, rng)
@@ -116,7 +152,7 @@ class GaussianScoreWorkers:
             params=ScoreParams(mu, good, spec.sigma),
         )
 
-    def items(self, scenario: Scenario, world: World, truth: np.ndarray,
+    def items(self, scenario: ScenarioView, world: World, truth: np.ndarray,
               rng: np.random.Generator) -> World:
         """``world`` with ``truth.size`` other items, each with its own true mean drawn as the
         tasks' are (:func:`draw_task_means`; the class is always 0)."""
@@ -131,7 +167,7 @@ class GaussianScoreWorkers:
         p: ScoreParams = world.params
         return ScoreAnswers(p.means, p.good, p.sigma, rng)
 
-    def measure(self, scenario: Scenario, world: World, est: Any, labels: LabelSet,
+    def measure(self, scenario: ScenarioView, world: World, est: Any, labels: LabelSet,
                 now: float) -> tuple[CurvePoint, MarketState]:
         """RMSE of the estimated and the plain task means, the good/bad calls; the policy sees
         the means, ``P(good)`` and the noise."""
@@ -156,3 +192,16 @@ class GaussianScoreWorkers:
             scenario.budget.edges, means=means, good_proba=good_proba, sigma=float(est.sigma_),
         )
         return point, state
+
+    def describe(self, tasks: str, workers: str, classes: int, prior: tuple[float, ...],
+                 ability: AbilityView, means: MeansView | None) -> str:
+        """Task means, good and bad annotators (Hoiem's bad-annotator problem)."""
+        good, sigma = self.options.good_fraction, self.options.sigma
+        a, b = (means.alpha, means.beta) if means is not None else (1.0, 1.0)
+        return (f"Each replicate draws a fresh world of **{tasks} tasks**, each with a true "
+                f"mean score drawn from Beta({a:g}, {b:g}) on [0, 1], and **{workers} "
+                f"annotators** (the {self.name} model of Hoiem's bad-annotator problem): "
+                f"{100 * good:g} % of them are good and score a task as its true mean plus "
+                f"Gaussian noise of standard deviation {sigma:g} (clipped to [0, 1]); the "
+                "others are bad and score uniformly at random on [0, 1]. Nobody is told who is "
+                "good.")

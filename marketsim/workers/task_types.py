@@ -8,17 +8,16 @@ Task ``i`` of true class ``c_i`` has type ``z_i ~ Categorical(type_shares[c_i])`
 ``type_shares[0]`` for every class), drawn once per replicate after the look-alikes and the
 difficulty; worker ``j`` answers from row ``c_i`` of ``type_matrices[z_i][j]`` (through the
 look-alike class and the difficulty when those are given too:
-:mod:`~marketsim.market.answers.task_effects`). What a worker does on average over the tasks
+:mod:`~marketsim.workers.task_effects`). What a worker does on average over the tasks
 of class ``c`` is ``sum_z type_shares[c][z] type_matrices[z][j][c]``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-
-from marketsim.scenario.worker_models import ConfusionSpec
 
 
 @dataclass(frozen=True)
@@ -30,14 +29,15 @@ class TaskTypes:
     matrices: np.ndarray
 
 
-def task_types(spec: ConfusionSpec, k: int) -> TaskTypes | None:
-    """The table's task types (``None``: one type, the plain matrices)."""
-    if spec.type_shares is None or spec.type_matrices is None:
+def task_types(type_shares: Any, type_matrices: Any, k: int) -> TaskTypes | None:
+    """The task types of ``[workers.confusion]``'s ``type_shares`` and ``type_matrices``
+    (``None``: one type, the plain matrices)."""
+    if type_shares is None or type_matrices is None:
         return None
-    shares = np.asarray(spec.type_shares, dtype=np.float64)
+    shares = np.asarray(type_shares, dtype=np.float64)
     if shares.shape[0] == 1:
         shares = np.repeat(shares, k, axis=0)
-    return TaskTypes(shares, np.asarray(spec.type_matrices, dtype=np.float64))
+    return TaskTypes(shares, np.asarray(type_matrices, dtype=np.float64))
 
 
 def draw_types(types: TaskTypes, truth: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -51,12 +51,3 @@ def mean_over_types(types: TaskTypes, per_type: np.ndarray) -> np.ndarray:
     """Each worker's matrix averaged over the types of each class: ``per_type`` (T, m, K, K)
     weighted by the shares of row c's class, (m, K, K)."""
     return np.einsum("cz,zmcl->mcl", types.shares, per_type)
-
-
-def pooled_matrices(spec: ConfusionSpec, k: int) -> np.ndarray:
-    """What each worker does on average on a class-c task of ``per-worker`` task types,
-    (workers, K, K) (the plain ``matrices`` when there are no types)."""
-    types = task_types(spec, k)
-    if types is None:
-        return np.asarray(spec.matrices, dtype=np.float64)
-    return mean_over_types(types, types.matrices)

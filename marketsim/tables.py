@@ -1,8 +1,12 @@
-"""A scenario table: the pydantic base every spec of a scenario derives from.
+"""A scenario table: the pydantic base every spec of a scenario derives from, and the error a
+table's own rule raises (:class:`KeyProblem`).
 
 A spec *is* its TOML table: the same keys, types, defaults, ranges and descriptions, strict
 (a boolean is not a count, NaN is not a number, an unknown key is an error) and frozen. The
-file is validated into the specs directly, and dumping a spec writes its table back.
+file is validated into the specs directly, and dumping a spec writes its table back. It sits at
+the bottom of the house (layer 0), beside :mod:`marketsim.options`, so that the components
+whose options are tables (the worker models, :mod:`marketsim.workers`) and the scenario that
+holds them share it.
 """
 
 from __future__ import annotations
@@ -12,6 +16,18 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field
 
 from marketsim.options import STRICT, omitted_at_default
+
+
+class KeyProblem(ValueError):
+    """A table's rule that spans its keys, broken: ``key`` (dotted, relative to the table the
+    rule belongs to) and the sentence after it. The scenario's validation prefixes the table's
+    place in the document, so the same table reports ``workers.confusion.high`` or
+    ``arms[1].gold.rate`` wherever it sits."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key} {message}")
+        self.key = key
+        self.message = message
 
 
 class Table(BaseModel):

@@ -1,0 +1,66 @@
+"""Draws every worker model shares: one-coin matrices, each worker's accuracy under the prior,
+workers chosen by weight and the (task, worker) pairs of an initial graph."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from marketsim.workers.base import ScenarioView
+
+
+def one_coin_confusion(ability: np.ndarray, k: int) -> np.ndarray:
+    """Confusion matrices of one-coin workers: ``p`` on the diagonal, ``(1-p)/(K-1)`` elsewhere."""
+    off = (1.0 - ability) / (k - 1)
+    conf = np.repeat(off[:, None, None], k, axis=1).repeat(k, axis=2)
+    idx = np.arange(k)
+    conf[:, idx, idx] = ability[:, None]
+    return conf
+
+
+def weighted_workers(weights: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Workers chosen by ``weights`` (one per uniform number in ``u``): inverse of the
+    cumulative weights, so a worker of weight 0 is never chosen."""
+    cumulative = np.cumsum(weights / weights.sum())
+    picked = np.searchsorted(cumulative, u, side="right")
+    return np.minimum(picked, weights.size - 1).astype(np.int64)
+
+
+def accuracy(confusion: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Probability that each worker is right on a task drawn from the prior."""
+    return np.einsum("jcc,c->j", confusion, prior)
+
+
+def initial_pairs(
+    scenario: ScenarioView, kind: str, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(task, worker) pairs of an initial graph, sorted by task.
+
+    ``one-per-task``: each task one label, workers round-robin over a random task order (seed
+    000's 2,000 initial edges). ``bernoulli``: each pair present with ``initial_probability``
+    (Zhang et al.'s design); if that draws more pairs than the budget, a uniformly random subset
+    of ``budget.edges`` pairs is kept, so the budget is never overspent.
+    """
+    n, m = scenario.tasks.count, scenario.workers.count
+    weights = scenario.workers.arrivals.weights
+    if kind == "one-per-task":
+        tasks = rng.permutation(n).astype(np.int64)
+        if weights is None:
+            workers = (np.arange(n) % m).astype(np.int64)
+        else:  # each label's worker drawn by weight, like the market's arrivals
+            workers = weighted_workers(np.asarray(weights), rng.random(n))
+    elif kind == "bernoulli":
+        p = scenario.budget.initial_probability
+        per_task = rng.binomial(m, p, size=n)
+        tasks = np.repeat(np.arange(n, dtype=np.int64), per_task)
+        keys = rng.random((n, m)).argsort(axis=1) if n * m <= 50_000_000 else None
+        if keys is None:
+            raise ValueError("bernoulli initial graphs are limited to 50 million task-worker pairs")
+        take = np.arange(m)[None, :] < per_task[:, None]
+        workers = keys[take].astype(np.int64)
+        if tasks.size > scenario.budget.edges:
+            keep = np.sort(rng.choice(tasks.size, size=scenario.budget.edges, replace=False))
+            tasks, workers = tasks[keep], workers[keep]
+    else:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.argsort(tasks, kind="stable")
+    return tasks[order], workers[order]
