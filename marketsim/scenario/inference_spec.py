@@ -63,17 +63,23 @@ def _setting(info: FieldInfo) -> tuple[Any, Any]:
     unset = _extra(info).get(SCENARIO_UNSET)
     annotation: Any = Annotated[info.annotation, *info.metadata] if info.metadata \
         else info.annotation
-    if unset is None:
-        return annotation, F(info.default, info.description or "")
+    if unset is None:  # a default of None has no TOML form: the docs say "unset"
+        return annotation, F(info.default, info.description or "",
+                             shown="unset" if info.default is None else None)
     shown = unset or json.dumps(info.default)
     return annotation | None, F(None, info.description or "", shown=shown)
 
 
-@cache
 def settings_model(method: str) -> type[Options]:
     """The model of the settings ``method`` takes in a scenario, built from its class's
     parameters (the module docstring's rules)."""
-    cls = METHODS[method]
+    return _settings_of(METHODS[method])
+
+
+@cache
+def _settings_of(cls: type[Estimator]) -> type[Options]:
+    """:func:`settings_model` of the method class ``cls`` (built once per class)."""
+    method = cls.method
     fields: dict[str, Any] = {}
     for name, info in cls.Options.model_fields.items():
         if name == "random_state" or _extra(info).get(PYTHON_ONLY):
@@ -210,3 +216,12 @@ RECORDED_SETTINGS = ("init", "max_iter", "tol", "class_prior", "alpha", "beta", 
 _RECORDED_DEFAULTS: dict[str, Any] = {
     "init": None, "max_iter": 100, "tol": 1e-7, "class_prior": "true", "alpha": None,
     "beta": None, "low": None, "warm_start": False, "spectral_rule": None}
+
+
+def __getattr__(name: str) -> type[Options]:
+    """A method's settings model by its name (``DawidSkeneSettings``), built on demand: how
+    pickle finds the generated models in another process (a worker unpickling a scenario)."""
+    for cls in METHODS.values():
+        if f"{cls.__name__}Settings" == name:
+            return _settings_of(cls)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

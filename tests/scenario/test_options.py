@@ -15,7 +15,7 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.market.inference import estimator_factory
 from marketsim.policies.registry import POLICIES
-from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.inference_spec import InferenceSpec, settings_model
 from marketsim.scenario.parser import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,7 @@ USED = {
     "one-coin-beta": {"init", "max_iter", "tol", "class_prior", "warm_start", "alpha", "beta"},
     "one-coin-shifted-beta": {"init", "max_iter", "tol", "class_prior", "warm_start", "alpha",
                               "beta", "low"},
-    "ds": {"init", "max_iter", "tol", "class_prior", "warm_start"},
+    "ds": {"init", "max_iter", "tol", "class_prior", "warm_start", "spectral_rule"},
     "opt-ds": {"init", "max_iter", "tol", "class_prior", "warm_start", "spectral_rule"},
     "ds-features": {"init", "max_iter", "tol", "class_prior", "warm_start"},
     "glad": {"init", "max_iter", "tol", "class_prior", "warm_start"},
@@ -138,7 +138,7 @@ def test_run_refuses_before_the_folder_exists(tmp_path: Path) -> None:
 
 def test_the_market_never_drops_a_setting() -> None:
     scenario = parse_scenario(_doc("ds"), "s.toml")
-    beta_settings = METHODS["one-coin-beta"].options(alpha=3.0)
+    beta_settings = settings_model("one-coin-beta")(alpha=3.0)
     with pytest.raises(RuntimeError, match="internal error: .* method 'ds' does not take: "
                                            "alpha is not an option"):
         estimator_factory(scenario, InferenceSpec.resolved("ds", beta_settings))
