@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import inspect
 import json
-from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, PrivateAttr, create_model, model_serializer
@@ -76,9 +75,18 @@ def settings_model(method: str) -> type[Options]:
     return _settings_of(METHODS[method])
 
 
-@cache
+#: The settings model of each method class, built once.
+_MODELS: dict[type, type[Options]] = {}
+
+
 def _settings_of(cls: type[Estimator]) -> type[Options]:
     """:func:`settings_model` of the method class ``cls`` (built once per class)."""
+    if cls not in _MODELS:
+        _MODELS[cls] = _build_settings(cls)
+    return _MODELS[cls]
+
+
+def _build_settings(cls: type[Estimator]) -> type[Options]:
     method = cls.method
     fields: dict[str, Any] = {}
     for name, info in cls.Options.model_fields.items():
