@@ -116,7 +116,7 @@ def test_dataframe_api_params_and_registry() -> None:
     assert make_estimator("mace", mode="em", n_restarts=3).get_params()["n_restarts"] == 3
 
 
-@pytest.mark.parametrize("bad", [dict(method="gibbs"), dict(n_restarts=0), dict(max_iter=0),
+@pytest.mark.parametrize("bad", [dict(mode="gibbs"), dict(n_restarts=0), dict(max_iter=0),
                                  dict(alpha=0.0), dict(smoothing=-1.0)])
 def test_bad_settings_are_refused(bad: dict) -> None:
     data, _, _ = planted(n_tasks=20)
@@ -170,7 +170,7 @@ def test_rte_accuracy(method: str) -> None:
     assert 100.0 * float((pred.loc[truth.index] == truth).mean()) >= RTE_THRESHOLD
 
 
-@pytest.mark.parametrize("settings", [{}, {"method": "em"}, {"tol": 0.0, "max_iter": 7},
+@pytest.mark.parametrize("settings", [{}, {"mode": "em"}, {"tol": 0.0, "max_iter": 7},
                                       {"max_iter": 1}, {"n_restarts": 1}, {"n_restarts": 23}])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_starts_run_together_as_they_run_apart(
