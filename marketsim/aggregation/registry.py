@@ -6,9 +6,11 @@ Adding a method is one file in ``aggregation/`` (and its test): a subclass of
 :class:`~marketsim.aggregation.base.ScoreAggregator` (scores) with ``method``,
 ``description`` and its parameters' ``Options`` model
 (:class:`~marketsim.aggregation.options.Params`). The registry imports every module of the
-package whose name does not start with ``_`` (private helpers hold no method) and collects
-those classes: class methods first, then score methods, each in module-name order and, within
-a module, in the order the classes are defined. Scenario validation, ``marketsim list``,
+package whose name does not start with ``_`` (private helpers hold no method) and whose source
+names a method in a class body (a line ``method = "..."``: the modules ``marketsim calibrate``
+uses, and their scipy.optimize, are not imported by every command) and collects those
+classes: class methods first, then score methods, each in module-name order and, within a
+module, in the order the classes are defined. Scenario validation, ``marketsim list``,
 ``marketsim infer``, the docs' settings tables, the JSON Schema and report.md read it.
 """
 
@@ -16,18 +18,24 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 from typing import Any
 
 from marketsim.aggregation.estimator import Estimator
+
+#: A class body's line naming a method (``    method = "ds"``).
+NAMES_A_METHOD = re.compile(r"^[ \t]+method(\s*:[^=\n]*)?\s*=\s*[\"']", re.MULTILINE)
 
 
 def _discover() -> dict[str, type[Estimator]]:
     """Every method class of the package's public modules, by name (see the module's
     docstring for the order); two classes claiming one name are a programming error."""
     found: list[type[Estimator]] = []
-    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "registry":
+    here = Path(__file__).parent
+    for info in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
+        if info.name.startswith("_") or info.name == "registry" or not NAMES_A_METHOD.search(
+                (here / f"{info.name}.py").read_text(encoding="utf-8")):
             continue
         module = importlib.import_module(f"{__package__}.{info.name}")
         found += [obj for obj in vars(module).values()

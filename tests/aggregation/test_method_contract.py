@@ -10,13 +10,16 @@ same answer on a small label set.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 
+import marketsim.aggregation as package
 from marketsim.aggregation.estimator import Estimator
 from marketsim.aggregation.registry import METHODS
 from marketsim.data.labels import LabelSet
@@ -122,3 +125,15 @@ def test_the_drift_the_issue_names_is_gone() -> None:
     with pytest.raises(ValueError, match="KOS: max_iter: input should be greater than or "
                                          "equal to 1, got 0"):
         METHODS["kos"](max_iter=0)
+
+
+def test_the_registry_finds_every_method_class_of_the_package() -> None:
+    """The registry skips modules whose source names no method (so that every command does
+    not import calibrate's fits); every class naming a method, in any module, is found."""
+    named = set()
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        named |= {obj for obj in vars(module).values() if isinstance(obj, type)
+                  and issubclass(obj, Estimator) and obj.__dict__.get("method")}
+    assert named == set(METHODS.values())
+    assert list(METHODS) == sorted(METHODS, key=lambda n: METHODS[n].output != "classes")
