@@ -75,7 +75,8 @@ def test_a_setting_the_method_ignores_is_refused(method: str, setting: str) -> N
 def test_ds_alpha_names_the_method_and_its_options() -> None:
     with pytest.raises(InputError, match=r"s\.toml: arms\[0\]\.inference\.alpha is not an "
                                          r"option of method 'ds' \(its options: init, "
-                                         r"max_iter, tol, class_prior, warm_start\)"):
+                                         r"max_iter, tol, class_prior, smoothing, "
+                                         r"spectral_delta, spectral_rule, warm_start\)"):
         parse_scenario(_doc({"method": "ds", "alpha": 3}), "s.toml")
 
 
@@ -131,7 +132,7 @@ def test_run_refuses_before_the_folder_exists(tmp_path: Path) -> None:
                               text=True, env=env, timeout=120)
         assert proc.returncode == 2, proc.stderr
         assert "Traceback" not in proc.stderr
-        assert "arms[0].inference.init = 'spectral' does not work with method 'ds-features'" \
+        assert "arms[0].inference.init must be one of majority, random; got 'spectral'" \
             in proc.stderr
     assert not out.exists()
 
@@ -148,9 +149,10 @@ def test_the_market_builds_what_was_checked() -> None:
     doc = _doc({"method": "one-coin-shifted-beta", "max_iter": 7})
     doc["workers"] = {"count": 4, "ability": {"alpha": 5.0, "beta": 3.0, "low": 0.25}}
     scenario = parse_scenario(doc, "s.toml")
-    params = estimator_factory(scenario, scenario.arms[0].inference)().get_params()
+    est = estimator_factory(scenario, scenario.arms[0].inference)()
+    params = est.get_params()
     assert (params["max_iter"], params["alpha"], params["beta"], params["low"],
-            params["prior"]) == (7, 5.0, 3.0, 0.25, "shifted-beta")
+            est.prior) == (7, 5.0, 3.0, 0.25, "shifted-beta")
     assert list(params["class_prior"]) == [0.5, 0.5]
 
 
