@@ -63,9 +63,32 @@ class Estimator(_Dynamic):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if cls._own_init():  # its parameters are its __init__'s: inspect reads that
+            cls.__signature__ = None
+            return
         cls.__signature__ = inspect.Signature([
             inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info.default)
             for name, info in cls.Options.model_fields.items()])
+
+    @classmethod
+    def _own_init(cls) -> bool:
+        """A subclass written outside marketsim the scikit-learn way: its ``__init__`` stores
+        its keyword arguments, it declares no ``Options``."""
+        return cls.__init__ is not Estimator.__init__ and not cls.Options.model_fields
+
+    @classmethod
+    def _param_defaults(cls) -> dict[str, Any]:
+        """The parameters and their defaults: the ``Options`` model's fields, or the keyword
+        parameters of a subclass's own ``__init__`` (read once per class)."""
+        if cls not in _DEFAULTS:
+            if cls._own_init():
+                signature = inspect.signature(cls.__init__)
+                _DEFAULTS[cls] = {
+                    name: p.default for name, p in signature.parameters.items()
+                    if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+            else:
+                _DEFAULTS[cls] = {k: f.default for k, f in cls.Options.model_fields.items()}
+        return _DEFAULTS[cls]
 
     def __init__(self, **params: Any) -> None:
         unknown = [name for name in params if name not in self.Options.model_fields]
@@ -88,7 +111,7 @@ class Estimator(_Dynamic):
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The estimator's parameters (with ``deep``, nested estimators' as ``name__key``)."""
         params: dict[str, Any] = {}
-        for name in self.Options.model_fields:
+        for name in self._param_defaults():
             value = getattr(self, name)
             params[name] = value
             if deep and hasattr(value, "get_params") and not isinstance(value, type):
@@ -98,7 +121,7 @@ class Estimator(_Dynamic):
     def set_params(self, **params: Any) -> Estimator:
         """Change parameters (``name__key`` for a nested estimator's), validated as the
         constructor validates them; return ``self``."""
-        valid = self.Options.model_fields
+        valid = self._param_defaults()
         own: dict[str, Any] = {}
         for key, value in params.items():
             name, _, sub = key.partition("__")
@@ -109,7 +132,8 @@ class Estimator(_Dynamic):
                 getattr(self, name).set_params(**{sub: value})
             else:
                 own[name] = value
-        if all(valid[name].annotation is Any for name in own):
+        fields = self.Options.model_fields
+        if self._own_init() or all(fields[name].annotation is Any for name in own):
             for name, value in own.items():  # nothing to check (the market's random_state)
                 setattr(self, name, value)
         elif own:
@@ -118,8 +142,8 @@ class Estimator(_Dynamic):
 
     def __repr__(self) -> str:
         changed = []
-        for name, info in self.Options.model_fields.items():
-            value, default = getattr(self, name, info.default), info.default
+        for name, default in self._param_defaults().items():
+            value = getattr(self, name, default)
             same = value is default or (
                 not isinstance(value, np.ndarray) and not isinstance(default, np.ndarray)
                 and type(value) is type(default) and value == default)
@@ -163,3 +187,8 @@ class Estimator(_Dynamic):
         if rest:
             parts.append(", ".join(rest))
         return f"{text}. Settings: " + "; ".join(parts)
+
+
+#: Each class's parameters and defaults, read once (the market sets ``random_state`` at every
+#: refresh).
+_DEFAULTS: dict[type, dict[str, Any]] = {}
