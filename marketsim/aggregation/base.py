@@ -1,6 +1,7 @@
 """The estimator interface every aggregator shares, and the one EM loop all EM models use.
 
-Conventions follow scikit-learn: ``__init__`` only stores hyperparameters, ``fit`` returns
+Conventions follow scikit-learn: the constructor only stores hyperparameters (declared once, as
+the class's ``Options``: :mod:`marketsim.aggregation.estimator`), ``fit`` returns
 ``self`` and fitted results end in ``_``:
 
 - ``proba_``  (n_tasks, n_classes) task posteriors, rows sum to 1;

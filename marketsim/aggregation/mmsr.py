@@ -162,14 +162,8 @@ class MMSR(WeightedVote):
     """M-MSR (Ma & Olshevsky 2020): robust rank-one completion of the worker agreement matrix,
     then a log-odds weighted vote. Binary tasks only (K > 2 is refused).
 
-    Parameters
-    ----------
-    n_iter : int
-        Rounds at most.
-    tol : float
-        Stop when ``||u v^T - u' v'^T||_F <= tol`` (0 stops only at an exact fixed point).
-    random_state : None, int or numpy Generator
-        Seeds the uniform start of ``u`` (= ``v``).
+    Parameters: :class:`MMSR.Options` (``random_state`` seeds the uniform start of ``u`` =
+    ``v``; ``tol = 0`` stops only at an exact fixed point).
 
     Fitted attributes: ``skills_`` (n_workers,) the log-odds weights (crowd-kit's
     ``skills_``); ``skill_`` the accuracies ``p_i``; ``scores_`` (n_tasks, 2) the summed

@@ -1,27 +1,21 @@
-"""The settings each inference method takes in a scenario, the keyword arguments its estimator
-is built with, and the parse-time check that refuses every other one.
+"""The keyword arguments an arm's estimator is built with, and the parse-time check that
+refuses every setting its method does not take.
 
-A method's settings are its class's parameters (the ``Options`` model its estimator class
-declares, :mod:`marketsim.aggregation.options`), turned into a scenario table by
-:func:`settings_model`, the one place where a scenario's defaults differ from Python's:
-
-- ``random_state`` and any parameter declared ``setting=False`` are not settings (the market
-  seeds every refresh itself);
-- a parameter declared ``scenario_unset`` is unset (``None``) by default: the estimator's own
-  default (``init``, ``spectral_rule``) or, for the one-coin MAP methods' ``alpha``, ``beta``
-  and ``low``, the scenario's ability distribution ``[workers.ability]``;
-- ``class_prior`` is ``"true"`` by default, the scenario's prior (known to the requester, as
-  in Maginnis & Gupta 2015), or ``"estimate"`` (``None``: re-estimated by EM), or K
-  probabilities;
-- a method whose ``fit`` takes a warm start (``init_proba``) has the service setting
-  ``warm_start``, which the market's inference service reads itself.
+A method's settings are its class's parameters, as a scenario table
+(:func:`marketsim.scenario.inference_spec.settings_model`, where the rules that differ from
+Python's defaults are declared). :func:`estimator_kwargs` is the one place the
+scenario-dependent ones are resolved: an unset ability-prior setting (``alpha``, ``beta``,
+``low`` of the one-coin MAP methods) is the scenario's ``[workers.ability]`` value,
+``class_prior = "true"`` the scenario's prior and ``"estimate"`` None, and any other unset
+setting (``init``, ``spectral_rule``) the estimator's own default; ``warm_start`` is the
+service's own and not passed on.
 
 :func:`read_settings` checks an arm's table against the model (an unknown setting is a
 one-line error with a did-you-mean, a bad value names the key and what is allowed), and the
 values are then checked by building the arm's estimator and fitting it once on a handful of
-labels, so a value the estimator refuses is a one-line error before any run folder exists,
-not a traceback at run time. The market builds its estimators with :func:`estimator_kwargs`,
-the same function, so what was checked is what runs.
+labels, so a value the estimator refuses (``mmsr`` on three classes) is a one-line error
+before any run folder exists, not a traceback at run time. The market builds its estimators
+with :func:`estimator_kwargs`, the same function, so what was checked is what runs.
 """
 
 from __future__ import annotations
