@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, PrivateAttr, create_model, model_serializer
 from pydantic.fields import FieldInfo
@@ -60,13 +60,15 @@ def _extra(info: FieldInfo) -> dict[str, Any]:
 def _setting(info: FieldInfo) -> tuple[Any, Any]:
     """A parameter's ``(annotation, field)`` in a scenario (the module docstring's rules)."""
     unset = _extra(info).get(SCENARIO_UNSET)
-    annotation: Any = Annotated[info.annotation, *info.metadata] if info.metadata \
-        else info.annotation
+    annotation: Any = info.annotation
     if unset is None:  # a default of None has no TOML form: the docs say "unset"
-        return annotation, F(info.default, info.description or "",
-                             shown="unset" if info.default is None else None)
-    shown = unset or json.dumps(info.default)
-    return annotation | None, F(None, info.description or "", shown=shown)
+        field = F(info.default, info.description or "",
+                  shown="unset" if info.default is None else None)
+    else:
+        annotation = annotation | None
+        field = F(None, info.description or "", shown=unset or json.dumps(info.default))
+    field.metadata.extend(info.metadata)  # the range (ge, le...), on the value when given
+    return annotation, field
 
 
 def settings_model(method: str) -> type[Options]:
