@@ -35,12 +35,13 @@ def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], B
             return copy.deepcopy(template)
 
         return copy_of_object
-    factory = spec.entry
-    assert factory is not None  # resolved once, when the scenario was parsed
-    params = estimator_kwargs(spec, scenario.tasks.prior, scenario.workers.ability)
+    cls = spec.entry
+    assert cls is not None  # resolved once, when the scenario was parsed
+    # built (and its parameters validated) once; every refresh fits a shallow copy, unfitted
+    template = cls(**estimator_kwargs(spec, scenario.tasks.prior, scenario.workers.ability))
 
     def build() -> BaseAggregator:
-        return factory(**params)
+        return copy.copy(template)
 
     return build
 
