@@ -61,7 +61,7 @@ class DawidSkeneWithFeatures(ConfusionEM):
 
     Features are data, not hyperparameters: pass them to ``fit(data, features=X)`` with ``X``
     an ``(n_tasks, k)`` array of 0/1 (NaN = missing feature). Without features it is plain
-    Dawid–Skene with Laplace smoothing ``smoothing``. The registry entry ``ds-features``
+    Dawid–Skene with Laplace smoothing ``smoothing``. The method ``ds-features``
     builds the estimator only; callers that have features must call ``fit`` themselves.
 
     Parameters: :class:`DawidSkeneWithFeatures.Options` (``init = "majority"``: per-task

@@ -1,7 +1,8 @@
 """The key tables of ``docs/scenarios.md``, the option tables of ``docs/policies.md`` and
 ``scenario.schema.json``, generated from the scenario model (:mod:`marketsim.scenario.specs`), each
 built-in policy's ``Options`` model (:mod:`marketsim.options`) and each inference method's
-settings model (its registry entry's ``options``, :mod:`marketsim.aggregation.registry`).
+settings model (its class's parameters as a scenario table,
+:func:`marketsim.scenario.inference_spec.settings_model`).
 
 ``python -m marketsim.scenario.docs --write`` rewrites the three; ``tests/scenario/test_schema.py``
 fails when one drifts from the schema.

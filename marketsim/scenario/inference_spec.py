@@ -89,6 +89,8 @@ def _settings_of(cls: type[Estimator]) -> type[Options]:
 
 
 def _build_settings(cls: type[Estimator]) -> type[Options]:
+    """The scenario table of ``cls``'s parameters, by the module docstring's rules; named
+    ``<Class>Settings`` in this module, where pickle finds it (:func:`__getattr__`)."""
     method = cls.method
     fields: dict[str, Any] = {}
     for name, info in cls.Options.model_fields.items():
@@ -117,16 +119,13 @@ def ability_settings(method: str) -> dict[str, str]:
             if str(unset := _extra(info).get(SCENARIO_UNSET, "")).startswith(ABILITY_KEY)}
 
 
-
-
 class InferenceSpec(Table):
     """``[arms.inference]``: a method name, or this table whose other keys are the method's
     settings (checked against the method's settings model: see the tables below and
     `python -m marketsim list --method NAME`)
 
-    Once the scenario is resolved, ``options`` is the method's settings, an instance of its
-    registry entry's ``Options`` model (:mod:`marketsim.aggregation.registry`; its
-    ``model_fields_set`` are the settings the scenario gave). ``class_prior`` is ``"true"``
+    Once the scenario is resolved, ``options`` is the method's settings, an instance of
+    :func:`settings_model` (its ``model_fields_set`` are the settings the scenario gave). ``class_prior`` is ``"true"``
     (the scenario's prior, known to the requester as in Maginnis & Gupta 2015),
     ``"estimate"`` (re-estimated by EM) or explicit probabilities. Prior parameters ``alpha``,
     ``beta``, ``low`` default to the scenario's ability distribution. Dumping the spec writes
