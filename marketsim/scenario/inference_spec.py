@@ -125,7 +125,8 @@ class InferenceSpec(Table):
     `python -m marketsim list --method NAME`)
 
     Once the scenario is resolved, ``options`` is the method's settings, an instance of
-    :func:`settings_model` (its ``model_fields_set`` are the settings the scenario gave). ``class_prior`` is ``"true"``
+    :func:`settings_model` (its ``model_fields_set`` are the settings the scenario gave).
+    ``class_prior`` is ``"true"``
     (the scenario's prior, known to the requester as in Maginnis & Gupta 2015),
     ``"estimate"`` (re-estimated by EM) or explicit probabilities. Prior parameters ``alpha``,
     ``beta``, ``low`` default to the scenario's ability distribution. Dumping the spec writes
