@@ -9,9 +9,9 @@ Adding a method is one file in ``aggregation/`` (and its test): a subclass of
 package whose name does not start with ``_`` (private helpers hold no method) and whose source
 names a method in a class body (a line ``method = "..."``: the modules ``marketsim calibrate``
 uses, and their scipy.optimize, are not imported by every command) and collects those
-classes: class methods first, then score methods, each in module-name order and, within a
-module, in the order the classes are defined. Scenario validation, ``marketsim list``,
-``marketsim infer``, the docs' settings tables, the JSON Schema and report.md read it.
+classes: class methods first, then score methods, each in the order of their names.
+Scenario validation, ``marketsim list``, ``marketsim infer``, the docs' settings tables, the
+JSON Schema and report.md read it.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _discover() -> dict[str, type[Estimator]]:
         found += [obj for obj in vars(module).values()
                   if isinstance(obj, type) and issubclass(obj, Estimator)
                   and obj.__module__ == module.__name__ and obj.__dict__.get("method")]
-    found.sort(key=lambda cls: cls.output != "classes")
+    found.sort(key=lambda cls: (cls.output != "classes", cls.method))
     methods: dict[str, type[Estimator]] = {}
     for cls in found:
         assert cls.method is not None

@@ -136,4 +136,4 @@ def test_the_registry_finds_every_method_class_of_the_package() -> None:
         named |= {obj for obj in vars(module).values() if isinstance(obj, type)
                   and issubclass(obj, Estimator) and obj.__dict__.get("method")}
     assert named == set(METHODS.values())
-    assert list(METHODS) == sorted(METHODS, key=lambda n: METHODS[n].output != "classes")
+    assert list(METHODS) == sorted(METHODS, key=lambda n: (METHODS[n].output != "classes", n))
