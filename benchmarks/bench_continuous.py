@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from marketsim.aggregation.bad_annotators import (  # noqa: E402
     GaussianBadAnnotatorEM,
+    GaussianHardEM,
     plain_means,
     simulate_bad_annotators,
 )
@@ -50,7 +51,7 @@ def continuous(
         t0 = time.perf_counter()
         soft = GaussianBadAnnotatorEM().fit(data)
         ms = 1e3 * (time.perf_counter() - t0)
-        hard = GaussianBadAnnotatorEM(hard=True).fit(data)
+        hard = GaussianHardEM().fit(data)
         # oracle: mean of the truly good scores (plain mean where a task has none)
         oracle = plain_means(data.subset(good[data.workers]))
         oracle = np.where(np.isnan(oracle), plain_means(data), oracle)

@@ -132,7 +132,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--data", type=Path, default=None,
                         help=f"folder holding {ANSWERS} and {TRUTH} (or a {FOLDER}/ subfolder)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--mace-em", action="store_true", help="also MACE(method='em')")
+    parser.add_argument("--mace-em", action="store_true", help="also MACE(mode='em')")
     args = parser.parse_args(argv)
     folder = find_folder(args.data)
     if folder is None:
@@ -146,7 +146,7 @@ def main(argv: list[str]) -> int:
     print(f"{'method':10} {'accuracy %':>10} {'crowd-kit %':>11} {'diff':>6} {'fit s':>8}")
     rows: list[tuple[str, str, dict[str, Any]]] = [(n, n, {}) for n in METHODS]
     if args.mace_em:
-        rows.append(("mace (em)", "mace", {"method": "em"}))
+        rows.append(("mace (em)", "mace", {"mode": "em"}))
     for label, name, params in rows:
         acc, secs = run(data, truth, name, args.repeat, **params)
         pub = PUBLISHED[name]

@@ -122,7 +122,7 @@ def main(argv: list[str]) -> int:
     else:
         print(f"({args.crowdkit_python} not found: crowd-kit's rows left out)")
     starts: list[tuple[str, dict, np.ndarray | None]] = [
-        ("ours, defaults (VB)", {}, None), ("ours, EM", {"method": "em"}, None)]
+        ("ours, defaults (VB)", {}, None), ("ours, EM", {"mode": "em"}, None)]
     one_hot = np.eye(2)[truth]
     starts.append(("ours, VB started from the truth", {}, one_hot))
     if ck_answers is not None:

@@ -116,7 +116,7 @@ def run_methods(
     err["mv"] = fractional_tie_error(data.vote_counts(), truth)
     err["kos-svd"] = error_rate(KOSSVD().fit(data).labels_, truth)
     err["kos"] = np.mean([
-        error_rate(KOS(start="gaussian", random_state=s).fit(data).labels_, truth)
+        error_rate(KOS(start="gaussian", random_state=s, max_iter=20).fit(data).labels_, truth)
         for s in seeds[:spectral_seeds]
     ])
     err["ghosh-svd"] = error_rate(GhoshSVD().fit(data).labels_, truth)

@@ -21,7 +21,7 @@ to the class whose name sorts last.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,6 +33,7 @@ from marketsim.aggregation._threads import one_blas_thread
 from marketsim.aggregation._ties import break_ties, class_rank
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
+from marketsim.aggregation.options import Params, param
 from marketsim.data.labels import LabelSet
 
 #: Matrices with at most this many cells are decomposed densely (faster and deterministic).
@@ -219,15 +220,17 @@ class ThresholdReduction(BaseAggregator):
     Sets ``proba_`` (one-hot), ``labels_``, ``prior_`` (predicted class shares),
     ``log_likelihood_ = []``, ``n_iter_``, ``converged_ = True``.
 
-    Parameters
-    ----------
-    class_order : {"frequency", "given"}
-        Order of the classes for the thresholds (module docstring): ``"frequency"`` makes the
-        result independent of how the classes are named; ``"given"`` is Zhang et al.'s.
+    Parameters: :class:`ThresholdReduction.Options`.
     """
 
-    def __init__(self, *, class_order: str = "frequency") -> None:
-        self.class_order = class_order
+    class Options(Params):
+        """Parameters of a threshold-reduction estimator."""
+
+        class_order: Literal["frequency", "given"] = param(
+            "frequency", "order of the classes for the thresholds: by label count (the result "
+            "does not depend on how the classes are named) or as given (Zhang et al.'s)")
+
+    class_order: str
 
     def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:  # pragma: no cover
         raise NotImplementedError

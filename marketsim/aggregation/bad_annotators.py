@@ -21,15 +21,15 @@ score arrays: no Python loop over scores, tasks or annotators.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import expit
 
 from marketsim.aggregation._numeric import as_generator
 from marketsim.aggregation.base import ScoreAggregator, run_em
+from marketsim.aggregation.options import Params, param
 from marketsim.data.labels import LabelSet
-from marketsim.options import F, Options
 
 #: ``pi`` is kept inside ``[PI_EPS, 1 - PI_EPS]`` so that both log terms stay finite.
 PI_EPS = 1e-6
@@ -41,15 +41,6 @@ WEIGHT_FLOOR = 1e-12
 #: good) report the plain mean instead of a weighted mean dominated by the "least bad" scorer.
 ALL_BAD_WEIGHT = 1e-3
 _LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-class GaussianEMOptions(Options):
-    """Settings of ``gaussian-em`` and ``gaussian-hard-em``."""
-
-    max_iter: int = F(100, "EM iterations at most", ge=1, le=100_000)
-    tol: float = F(1e-7, "stop when the log-likelihood changes by less than tol per score; 0 "
-                   "runs max_iter iterations (stopping early only at an exact fixed point)",
-                   ge=0)
 
 
 def simulate_bad_annotators(
@@ -130,19 +121,8 @@ class GaussianBadAnnotatorEM(ScoreAggregator):
     Not a classifier: it estimates a continuous mean per task, so it exposes ``means_``
     instead of ``proba_``/``labels_``; ``fit_predict`` returns ``means_``.
 
-    Parameters
-    ----------
-    hard : bool
-        Hard EM: round ``w_a`` to 0/1 (threshold 1/2) before every M-step.
-    max_iter, tol : int, float
-        At most ``max_iter`` M-steps; stop when the marginal log-likelihood changes by at most
-        ``tol`` per score.
-    init_pi : float
-        Starting ``P(good)``, in (0, 1).
-    min_sigma : float
-        Floor on ``sigma`` (the likelihood is unbounded as ``sigma -> 0`` otherwise).
-    random_state : ignored
-        Kept for interface uniformity; the algorithm is deterministic.
+    Parameters: :class:`GaussianBadAnnotatorEM.Options`; hard EM is
+    :class:`GaussianHardEM`.
 
     Attributes
     ----------
@@ -163,21 +143,31 @@ class GaussianBadAnnotatorEM(ScoreAggregator):
     True
     """
 
-    def __init__(
-        self,
-        hard: bool = False,
-        max_iter: int = 100,
-        tol: float = 1e-7,
-        init_pi: float = 0.5,
-        min_sigma: float = 1e-3,
-        random_state: Any = None,
-    ) -> None:
-        self.hard = hard
-        self.max_iter = max_iter
-        self.tol = tol
-        self.init_pi = init_pi
-        self.min_sigma = min_sigma
-        self.random_state = random_state
+    method = "gaussian-em"
+    description = ("Hoiem's bad-annotator EM for continuous scores in [0, 1]: good annotators "
+                   "N(mu_i, sigma^2), bad ones uniform; estimates task means and P(good) per "
+                   "annotator")
+    #: Hard EM: ``w_a`` rounded to 0/1 (threshold 1/2) before every M-step.
+    hard: ClassVar[bool] = False
+
+    class Options(Params):
+        """Parameters of the bad-annotator EM."""
+
+        max_iter: int = param(100, "EM iterations at most", ge=1, le=100_000)
+        tol: float = param(1e-7, "stop when the log-likelihood changes by less than tol per "
+                           "score; 0 runs max_iter iterations (stopping early only at an "
+                           "exact fixed point)", ge=0)
+        init_pi: float = param(0.5, "starting P(good)", gt=0, lt=1)
+        min_sigma: float = param(1e-3, "floor on sigma (the likelihood is unbounded as sigma "
+                                 "goes to 0 otherwise)", gt=0)
+        random_state: Any = param(None, "unused: the algorithm is deterministic (kept for "
+                                  "interface uniformity)", setting=False)
+
+    max_iter: int
+    tol: float
+    init_pi: float
+    min_sigma: float
+    random_state: Any
 
     # --- steps -----------------------------------------------------------------------------
     def _e_step(
@@ -229,16 +219,6 @@ class GaussianBadAnnotatorEM(ScoreAggregator):
         pi = float(np.clip(w[active].mean(), PI_EPS, 1.0 - PI_EPS)) if active.any() else 0.5
         return mu, sigma, pi, den
 
-    def _check(self) -> None:
-        if int(self.max_iter) < 1:
-            raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
-        if not float(self.tol) >= 0:
-            raise ValueError(f"tol must be >= 0, got {self.tol}")
-        if not 0.0 < float(self.init_pi) < 1.0:
-            raise ValueError(f"init_pi must be in (0, 1), got {self.init_pi}")
-        if not float(self.min_sigma) > 0:
-            raise ValueError(f"min_sigma must be > 0, got {self.min_sigma}")
-
     # --- public ----------------------------------------------------------------------------
     def fit(self, data: LabelSet, **_: Any) -> GaussianBadAnnotatorEM:
         """Run (hard) EM on ``data.scores``; NaN scores are skipped.
@@ -248,7 +228,6 @@ class GaussianBadAnnotatorEM(ScoreAggregator):
         ValueError
             If ``data.scores`` is None or a score lies outside ``[0, 1]``.
         """
-        self._check()
         tasks, workers, scores = _valid_scores(data)
         n_workers = data.n_workers
         active = np.bincount(workers, minlength=n_workers) > 0
@@ -285,3 +264,11 @@ class GaussianBadAnnotatorEM(ScoreAggregator):
         self.n_iter_ = trace.n_iter
         self.converged_ = trace.converged
         return self
+
+
+class GaussianHardEM(GaussianBadAnnotatorEM):
+    """Hard EM for Hoiem's bad-annotator model: ``P(good)`` rounded to 0/1 at every step."""
+
+    method = "gaussian-hard-em"
+    description = "hard EM for Hoiem's bad-annotator model (P(good) rounded to 0/1 each step)"
+    hard = True

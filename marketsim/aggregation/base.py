@@ -1,6 +1,7 @@
 """The estimator interface every aggregator shares, and the one EM loop all EM models use.
 
-Conventions follow scikit-learn: ``__init__`` only stores hyperparameters, ``fit`` returns
+Conventions follow scikit-learn: the constructor only stores hyperparameters (declared once, as
+the class's ``Options``: :mod:`marketsim.aggregation.estimator`), ``fit`` returns
 ``self`` and fitted results end in ``_``:
 
 - ``proba_``  (n_tasks, n_classes) task posteriors, rows sum to 1;
@@ -24,7 +25,6 @@ import numpy as np
 from marketsim.aggregation._numeric import (
     PROB_FLOOR,
     as_generator,
-    check_choice,
     column_sums,
     log_odds_posterior,
     log_posterior,
@@ -37,15 +37,9 @@ from marketsim.aggregation._ties import break_ties
 from marketsim.aggregation.estimator import ConvergenceWarning, Estimator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.aggregation.metrics import mean_accuracy
+from marketsim.aggregation.options import EMOptions
 from marketsim.data.frames import labels_series, proba_frame
 from marketsim.data.labels import LabelSet
-
-
-def check_non_negative(**values: float) -> None:
-    """ValueError naming the first hyperparameter that is negative or NaN."""
-    for name, value in values.items():
-        if not float(value) >= 0:
-            raise ValueError(f"{name} must be >= 0, got {value}")
 
 
 @dataclass(frozen=True)
@@ -162,6 +156,8 @@ class ScoreAggregator(Estimator):
     ``fit_predict_proba``; ``fit_predict`` returns the means.
     """
 
+    output = "scores"
+
     def fit(self, data: LabelSet, **fit_params: Any) -> ScoreAggregator:  # pragma: no cover
         """Estimate from ``data``'s scores; set ``means_``; return ``self``."""
         raise NotImplementedError
@@ -183,35 +179,12 @@ class EMAggregator(BaseAggregator):
     so ``log_likelihood_[t]`` is the objective at ``theta_t``; for maximum-likelihood variants it
     never decreases.
 
-    Parameters
-    ----------
-    init : {"majority", "random", "spectral"}
-        How the first posterior (or first parameters, for "spectral") is obtained.
-    max_iter, tol : int, float
-        Stop after ``max_iter`` M-steps, or when the objective changes by less than
-        ``tol`` per label.
-    class_prior : array-like of shape (K,), optional
-        Fixed class prior; ``None`` estimates it in every M-step.
-    random_state : None, int or numpy Generator
-        Source of randomness for "random" initialisation and spectral restarts.
+    Parameters: :class:`~marketsim.aggregation.options.EMOptions` (``init``, ``max_iter``,
+    ``tol``, ``class_prior``: a fixed prior, or ``None`` to estimate it in every M-step,
+    ``random_state``: the source of a random start and of spectral restarts).
     """
 
-    init_methods: tuple[str, ...] = ("majority", "random")
-
-    def __init__(
-        self,
-        *,
-        init: str = "majority",
-        max_iter: int = 100,
-        tol: float = 1e-7,
-        class_prior: Any = None,
-        random_state: Any = None,
-    ) -> None:
-        self.init = init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.class_prior = class_prior
-        self.random_state = random_state
+    Options = EMOptions
 
     # --- hooks -----------------------------------------------------------------------------
     def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
@@ -234,11 +207,9 @@ class EMAggregator(BaseAggregator):
         """Copy fitted parameters to public attributes (``skill_`` or ``confusion_``)."""
 
     # --- shared machinery ------------------------------------------------------------------
-    def _check(self, data: LabelSet) -> None:
-        check_choice("init", self.init, self.init_methods)
-        if int(self.max_iter) < 1:
-            raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
-        check_non_negative(tol=self.tol)
+    def _check_prior(self, data: LabelSet) -> None:
+        """A fixed class prior must be K non-negative numbers summing to 1 (what the
+        parameters' model cannot know: K is the data's)."""
         prior = self._fixed_prior()
         if prior is not None:
             if prior.shape != (data.n_classes,) or np.any(prior < 0) or not np.all(
@@ -343,7 +314,7 @@ class EMAggregator(BaseAggregator):
         and -1 elsewhere: their posteriors are clamped to that class from the start and after
         every E-step (:func:`clamp_known`), so they calibrate the workers who answered them.
         """
-        self._check(data)
+        self._check_prior(data)
         rng = as_generator(self.random_state)
         self.init_used_ = self.init
         params: dict[str, np.ndarray] | None = None

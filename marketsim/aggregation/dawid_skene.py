@@ -11,31 +11,20 @@ matrices, then EM.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from marketsim.aggregation._numeric import (
-    check_choice,
     safe_log,
     transposed_product,
     transposed_products,
 )
 from marketsim.aggregation._threads import one_blas_thread, threads_for
-from marketsim.aggregation.base import EMAggregator, check_non_negative
-from marketsim.aggregation.options import SpectralStartOptions
-from marketsim.aggregation.spectral import SPECTRAL_RULES, spectral_confusion
+from marketsim.aggregation.base import EMAggregator
+from marketsim.aggregation.options import SpectralInitOptions, init_param, param
+from marketsim.aggregation.spectral import spectral_confusion
 from marketsim.data.labels import LabelSet
-from marketsim.options import F
-
-
-class OptDSOptions(SpectralStartOptions):
-    """Settings of ``opt-ds``: Dawid-Skene EM from Zhang et al.'s spectral start."""
-
-    spectral_rule: Literal["equivariant", "authors"] | None = F(
-        None, "the spectral start: one that does not depend on how workers and classes are "
-        "numbered, or Zhang et al.'s released code (groups by worker index mod 3)",
-        shown='"equivariant"')
 
 
 def confusion_from_counts(counts: np.ndarray, smoothing: float) -> np.ndarray:
@@ -84,13 +73,9 @@ def binary_confusion(data: LabelSet, proba: np.ndarray, smoothing: float) -> np.
 class ConfusionEM(EMAggregator):
     """The confusion-matrix half shared by Dawid–Skene and its feature variant: smoothed
     confusion M-step, class prior, emission logs, the smoothing prior and ``confusion_``.
-    Subclasses set ``self.smoothing`` in ``__init__``."""
+    Subclasses declare ``smoothing`` among their parameters."""
 
     smoothing: float
-
-    def _check(self, data: LabelSet) -> None:
-        super()._check(data)
-        check_non_negative(smoothing=self.smoothing)
 
     def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
         conf = confusion_from_counts(confusion_counts(data, proba), self.smoothing)
@@ -112,24 +97,9 @@ class ConfusionEM(EMAggregator):
 class DawidSkene(ConfusionEM):
     """Dawid–Skene latent-class model with K×K confusion matrices per worker.
 
-    Parameters
-    ----------
-    smoothing : float
-        Pseudo-count added to every confusion cell in the M-step (Jin & Zhang (2010) uses 1, i.e.
-        Laplace +1/+K); 0 gives maximum likelihood.
-    init : {"majority", "random", "spectral"}
-        "majority" is MV-D&S, "spectral" is Opt-D&S (falls back to majority, with a warning,
-        when the moment matrices are singular).
-    spectral_delta : float
-        Floor on spectral confusion entries before EM (paper default 1e-6).
-    spectral_rule : {"equivariant", "authors"}
-        "equivariant" (default): a spectral start that does not depend on how workers, tasks or
-        classes are numbered (worker groups in a canonical order, power-method starts from the
-        whitened class directions, collisions resolved by the largest entry). "authors": Zhang
-        et al.'s released code (groups by worker index mod 3, random starts from
-        ``random_state``, first free class on a collision), with which the published tables
-        were computed; its start can depend on how workers and classes are numbered.
-    Other parameters: see :class:`~marketsim.aggregation.base.EMAggregator`.
+    Parameters: :class:`DawidSkene.Options` (``init = "majority"`` is MV-D&S,
+    ``"spectral"`` Opt-D&S, which falls back to majority, with a warning, when the moment
+    matrices are singular: see :class:`OptDS`).
 
     Examples
     --------
@@ -139,34 +109,27 @@ class DawidSkene(ConfusionEM):
     [1, 0]
     """
 
-    init_methods = ("majority", "random", "spectral")
+    method = "ds"
+    description = "Dawid-Skene EM with full confusion matrices, majority-vote start (MV-D&S)"
 
-    def __init__(
-        self,
-        *,
-        smoothing: float = 0.0,
-        init: str = "majority",
-        max_iter: int = 100,
-        tol: float = 1e-7,
-        class_prior: Any = None,
-        spectral_delta: float = 1e-6,
-        spectral_rule: str = "equivariant",
-        random_state: Any = None,
-    ) -> None:
-        super().__init__(
-            init=init,
-            max_iter=max_iter,
-            tol=tol,
-            class_prior=class_prior,
-            random_state=random_state,
-        )
-        self.smoothing = smoothing
-        self.spectral_delta = spectral_delta
-        self.spectral_rule = spectral_rule
+    class Options(SpectralInitOptions):
+        """Parameters of Dawid-Skene EM."""
 
-    def _check(self, data: LabelSet) -> None:
-        super()._check(data)
-        check_choice("spectral_rule", self.spectral_rule, SPECTRAL_RULES)
+        smoothing: float = param(0.0, "pseudo-count added to every confusion cell in the "
+                                 "M-step (Jin & Zhang 2010 use 1, Laplace +1/+K); 0 is maximum "
+                                 "likelihood", ge=0)
+        spectral_delta: float = param(1e-6, "floor on the spectral start's confusion entries "
+                                      "before EM (the paper's 1e-6)", ge=0, lt=1)
+        spectral_rule: Literal["equivariant", "authors"] = param(
+            "equivariant", "the spectral start: one that does not depend on how workers and "
+            "classes are numbered (worker groups in a canonical order, power-method starts "
+            "from the whitened class directions), or Zhang et al.'s released code (groups by "
+            "worker index mod 3, random starts from random_state), with which the published "
+            "tables were computed", scenario_unset="")
+
+    smoothing: float
+    spectral_delta: float
+    spectral_rule: str
 
     def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:
         if data.n_classes != 2:
@@ -190,3 +153,17 @@ class DawidSkene(ConfusionEM):
         conf, prior = result
         fixed = self._fixed_prior()
         return {"confusion": conf, "prior": prior if fixed is None else fixed}
+
+
+class OptDS(DawidSkene):
+    """Opt-D&S (Zhang, Chen, Zhou & Jordan 2014): :class:`DawidSkene` from the spectral
+    start."""
+
+    method = "opt-ds"
+    description = "Opt-D&S: spectral confusion matrices (Zhang et al. 2014) + Dawid-Skene EM"
+
+    class Options(DawidSkene.Options):
+        """Parameters of Opt-D&S."""
+
+        init: Literal["majority", "random", "spectral"] = init_param(  # type: ignore[assignment]
+            "spectral")

@@ -136,5 +136,8 @@ class EigenRatio(ThresholdReduction):
     :class:`~marketsim.aggregation._binary.ThresholdReduction`.
     """
 
+    method = "eigen-ratio"
+    description = "Dalvi et al.'s EigenRatio (K>2 by threshold reduction)"
+
     def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:
         return eigen_ratio_signs

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation._numeric import normalise_log, safe_log
-from marketsim.aggregation.base import check_non_negative
 from marketsim.aggregation.dawid_skene import ConfusionEM
+from marketsim.aggregation.options import EMOptions, param
 from marketsim.data.labels import LabelSet
 
 
@@ -61,18 +61,11 @@ class DawidSkeneWithFeatures(ConfusionEM):
 
     Features are data, not hyperparameters: pass them to ``fit(data, features=X)`` with ``X``
     an ``(n_tasks, k)`` array of 0/1 (NaN = missing feature). Without features it is plain
-    Dawid–Skene with Laplace smoothing ``smoothing``. The registry entry ``ds-features``
+    Dawid–Skene with Laplace smoothing ``smoothing``. The method ``ds-features``
     builds the estimator only; callers that have features must call ``fit`` themselves.
 
-    Parameters
-    ----------
-    smoothing : float
-        Pseudo-count per confusion cell (Jin & Zhang: 1, i.e. +1/+K); 0 is maximum likelihood.
-    feature_smoothing : float
-        Pseudo-count for ``phi`` (Jin & Zhang: +1/+2); 0 is maximum likelihood.
-    init : {"majority", "random"}
-        First posterior: per-task vote shares (Jin & Zhang §4.2.1) or random.
-    Other parameters: see :class:`~marketsim.aggregation.base.EMAggregator`.
+    Parameters: :class:`DawidSkeneWithFeatures.Options` (``init = "majority"``: per-task
+    vote shares, Jin & Zhang §4.2.1).
 
     Attributes
     ----------
@@ -93,32 +86,21 @@ class DawidSkeneWithFeatures(ConfusionEM):
     ([1, 0, 1], (2, 2))
     """
 
-    init_methods = ("majority", "random")
+    method = "ds-features"
+    description = ("Dawid-Skene EM with naive-Bayes binary task features (Jin & Zhang 2010); "
+                   "features are passed to fit(data, features=X), without them it is D&S with "
+                   "Laplace smoothing")
 
-    def __init__(
-        self,
-        *,
-        smoothing: float = 1.0,
-        feature_smoothing: float = 1.0,
-        init: str = "majority",
-        max_iter: int = 100,
-        tol: float = 1e-7,
-        class_prior: Any = None,
-        random_state: Any = None,
-    ) -> None:
-        super().__init__(
-            init=init,
-            max_iter=max_iter,
-            tol=tol,
-            class_prior=class_prior,
-            random_state=random_state,
-        )
-        self.smoothing = smoothing
-        self.feature_smoothing = feature_smoothing
+    class Options(EMOptions):
+        """Parameters of Dawid-Skene EM with features."""
 
-    def _check(self, data: LabelSet) -> None:
-        super()._check(data)
-        check_non_negative(feature_smoothing=self.feature_smoothing)
+        smoothing: float = param(1.0, "pseudo-count per confusion cell (Jin & Zhang: 1, i.e. "
+                                 "+1/+K); 0 is maximum likelihood", ge=0)
+        feature_smoothing: float = param(1.0, "pseudo-count of the feature probabilities "
+                                         "(Jin & Zhang: +1/+2); 0 is maximum likelihood", ge=0)
+
+    smoothing: float
+    feature_smoothing: float
 
     # --- EM hooks --------------------------------------------------------------------------
     def _m_step(self, data: LabelSet, proba: np.ndarray) -> dict[str, np.ndarray]:

@@ -37,5 +37,8 @@ class GhoshSVD(ThresholdReduction):
     :class:`~marketsim.aggregation._binary.ThresholdReduction`.
     """
 
+    method = "ghosh-svd"
+    description = "Ghosh-Kale-McAfee SVD (K>2 by threshold reduction)"
+
     def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:
         return ghosh_signs

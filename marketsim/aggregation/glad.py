@@ -34,42 +34,18 @@ from scipy.special import expit
 from marketsim.aggregation._glad_kernels import Fit, ascend, gaussian_log_pdf
 from marketsim.aggregation._numeric import log_prior, normalise_log
 from marketsim.aggregation._threads import run_parallel, threads_for
-from marketsim.aggregation.base import EMAggregator, check_non_negative
-from marketsim.aggregation.options import EMOptions
+from marketsim.aggregation.base import EMAggregator
+from marketsim.aggregation.options import EMOptions, param
 from marketsim.data.labels import LabelSet
-from marketsim.options import F
-
-#: The starts: "prior" is crowd-kit's (an E-step at the prior means: every worker as able,
-#: every task as hard, i.e. a soft majority vote), then the usual posterior starts.
-GLAD_STARTS = ("prior", "majority", "random")
-class GLADOptions(EMOptions):
-    """Settings of ``glad``."""
-
-    init: Literal[GLAD_STARTS] | None = F(  # type: ignore[valid-type]
-        None, "EM start: an E-step at the prior means (crowd-kit's), majority vote or a "
-        "uniformly random posterior", shown='"prior"')
 
 
 class GLAD(EMAggregator):
     """GLAD: per-worker ability ``alphas_`` and per-task inverse difficulty ``betas_`` (> 0).
 
-    Parameters
-    ----------
-    alpha_prior_mean, log_beta_prior_mean : float
-        Means of the unit-variance Gaussian priors on ``alpha_j`` and ``log beta_i`` (1 and 1,
-        crowd-kit's defaults and the authors' code's).
-    m_step_max_iter, m_step_tol : int, float
-        Block-ascent sweeps per M-step at most, and the largest gradient entry below which
-        they stop. The default, one sweep per M-step (a generalised EM), reaches the same
-        fixed points as fuller M-steps in less time (on 1M labels: 15 cheap EM iterations
-        against 6 of 25 sweeps, objectives equal to 1e-7 per label); crowd-kit runs up to 25
-        conjugate-gradient steps with gradient tolerance 1e-2 (``m_step_max_iter=25``).
-    class_prior : "uniform", array-like of shape (K,) or None
-        Fixed class prior (the paper's and crowd-kit's: uniform); ``None`` re-estimates it in
-        every M-step.
-    init : {"prior", "majority", "random"}
-        "prior" (crowd-kit's start): the first E-step at the prior means.
-    Other parameters: see :class:`~marketsim.aggregation.base.EMAggregator`.
+    Parameters: :class:`GLAD.Options`. One block-ascent sweep per M-step (a generalised EM)
+    reaches the same fixed points as fuller M-steps in less time (on 1M labels: 15 cheap EM
+    iterations against 6 of 25 sweeps, objectives equal to 1e-7 per label); crowd-kit runs up
+    to 25 conjugate-gradient steps with gradient tolerance 1e-2 (``m_step_max_iter=25``).
 
     Fitted: ``alphas_`` (n_workers,), ``betas_`` (n_tasks,) = ``exp(log_betas_)`` (crowd-kit's
     ``betas_`` holds ``log beta``), ``skill_`` (n_workers,): the mean of ``sigma(alpha_j
@@ -84,27 +60,31 @@ class GLAD(EMAggregator):
     [1, 0]
     """
 
-    init_methods = GLAD_STARTS
+    method = "glad"
+    description = ("GLAD (Whitehill et al. 2009): EM with per-worker ability alpha and per-task "
+                   "inverse difficulty beta, P(right) = sigmoid(alpha * beta)")
 
-    def __init__(
-        self,
-        *,
-        alpha_prior_mean: float = 1.0,
-        log_beta_prior_mean: float = 1.0,
-        m_step_max_iter: int = 1,
-        m_step_tol: float = 1e-2,
-        init: str = "prior",
-        max_iter: int = 100,
-        tol: float = 1e-7,
-        class_prior: Any = "uniform",
-        random_state: Any = None,
-    ) -> None:
-        super().__init__(init=init, max_iter=max_iter, tol=tol, class_prior=class_prior,
-                         random_state=random_state)
-        self.alpha_prior_mean = alpha_prior_mean
-        self.log_beta_prior_mean = log_beta_prior_mean
-        self.m_step_max_iter = m_step_max_iter
-        self.m_step_tol = m_step_tol
+    class Options(EMOptions):
+        """Parameters of GLAD."""
+
+        init: Literal["prior", "majority", "random"] = param(  # type: ignore[assignment]
+            "prior", "EM start: an E-step at the prior means (crowd-kit's), majority vote or "
+            "a uniformly random posterior", scenario_unset="")
+        class_prior: Any = param("uniform", "the fixed class prior: uniform (the paper's and "
+                                 "crowd-kit's), K probabilities, or None, re-estimated by EM")
+        alpha_prior_mean: float = param(1.0, "mean of the unit-variance Gaussian prior on "
+                                        "each worker's ability alpha_j (crowd-kit's 1)")
+        log_beta_prior_mean: float = param(1.0, "mean of the unit-variance Gaussian prior on "
+                                           "each task's log inverse difficulty (crowd-kit's 1)")
+        m_step_max_iter: int = param(1, "block-ascent sweeps per M-step at most", ge=1,
+                                     le=100_000)
+        m_step_tol: float = param(1e-2, "largest gradient entry below which the sweeps stop",
+                                  ge=0)
+
+    alpha_prior_mean: float
+    log_beta_prior_mean: float
+    m_step_max_iter: int
+    m_step_tol: float
 
     # --- the fit's own state: its labels, logits and last parameters ----------------------
     _fit: Fit | None = None
@@ -134,17 +114,11 @@ class GLAD(EMAggregator):
             self._fit = Fit(data)
         return self._fit
 
-    def _check(self, data: LabelSet) -> None:
+    def _check_prior(self, data: LabelSet) -> None:
         if isinstance(self.class_prior, str) and self.class_prior != "uniform":
             raise ValueError(f"class_prior must be 'uniform', None or {data.n_classes} "
                              f"probabilities, got {self.class_prior!r}")
-        super()._check(data)
-        for name in ("alpha_prior_mean", "log_beta_prior_mean"):
-            if not np.isfinite(float(getattr(self, name))):
-                raise ValueError(f"{name} must be finite, got {getattr(self, name)}")
-        if int(self.m_step_max_iter) < 1:
-            raise ValueError(f"m_step_max_iter must be >= 1, got {self.m_step_max_iter}")
-        check_non_negative(m_step_tol=self.m_step_tol)
+        super()._check_prior(data)
 
     def _fixed_prior(self) -> np.ndarray | None:
         if isinstance(self.class_prior, str):

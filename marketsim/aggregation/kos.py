@@ -13,21 +13,14 @@ Both reduce K classes to K-1 binary problems (:mod:`marketsim.aggregation._binar
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from marketsim.aggregation._binary import ThresholdReduction, tie_sign, top_singular
-from marketsim.aggregation._numeric import as_generator, check_choice
-from marketsim.options import F, Options
-
-
-class KOSOptions(Options):
-    """Settings of ``kos``."""
-
-    max_iter: int = F(100, "message-passing iterations (the class's own default is 20; a "
-                      "scenario runs 100 unless told)", ge=1, le=100_000)
+from marketsim.aggregation._numeric import as_generator
+from marketsim.aggregation.options import param, random_state_param
 
 
 def kos_svd_signs(mat: sp.csr_matrix) -> np.ndarray:
@@ -47,11 +40,6 @@ def kos_svd_signs(mat: sp.csr_matrix) -> np.ndarray:
     if abs(positive - 0.5) <= 1e-12:
         return np.zeros(mat.shape[0])
     return (1.0 if positive > 0.5 else -1.0) * tie_sign(u)
-
-
-#: Starts of the KOS edge messages: "ones" (deterministic, the mean of the paper's draw) or
-#: "gaussian" (the paper's y ~ N(1, 1), drawn per edge in index order).
-KOS_STARTS = ("ones", "gaussian")
 
 
 def kos_message_passing(
@@ -78,6 +66,40 @@ def kos_message_passing(
     return np.sign(np.bincount(t, weights=a * y, minlength=n))
 
 
+class KOS(ThresholdReduction):
+    """Karger–Oh–Shah iterative message passing (KOS 2011/2014), K>2 by threshold reduction.
+
+    Parameters: :class:`KOS.Options` (``start = "ones"``: every ``y_{j->i} = 1``, the mean
+    of the paper's N(1, 1) draw, so the first round is a leave-one-out majority vote and
+    renaming tasks or workers cannot change the result; ``"gaussian"``: the paper's ``y ~ N(1,
+    1)``, drawn from ``random_state`` per (task, worker) edge in index order).
+    """
+
+    method = "kos"
+    description = "Karger-Oh-Shah iterative message passing (K>2 by threshold reduction)"
+
+    class Options(ThresholdReduction.Options):
+        """Parameters of KOS."""
+
+        max_iter: int = param(100, "message-passing rounds (the algorithm has no stopping "
+                              "rule: all are run)", ge=1, le=100_000)
+        start: Literal["ones", "gaussian"] = param(
+            "ones", "initial edge messages: all 1 (deterministic, the mean of the paper's "
+            "draw) or the paper's N(1, 1), drawn from random_state")
+        random_state: Any = random_state_param()
+
+    max_iter: int
+    start: str
+    random_state: Any
+
+    def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:
+        rng = as_generator(self.random_state) if self.start == "gaussian" else None
+        return lambda mat: kos_message_passing(mat, rng=rng, max_iter=self.max_iter)
+
+    def _rounds(self) -> int:
+        return int(self.max_iter)
+
+
 class KOSSVD(ThresholdReduction):
     """"KOS" as run by Zhang et al.'s released code: SVD of the column-centred ±1 matrix.
 
@@ -86,49 +108,8 @@ class KOSSVD(ThresholdReduction):
     :class:`~marketsim.aggregation._binary.ThresholdReduction`.
     """
 
+    method = "kos-svd"
+    description = "'KOS' as run in Zhang et al.'s code: SVD of the column-centred +-1 matrix"
+
     def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:
         return kos_svd_signs
-
-
-class KOS(ThresholdReduction):
-    """Karger–Oh–Shah iterative message passing (KOS 2011/2014), K>2 by threshold reduction.
-
-    Parameters
-    ----------
-    max_iter : int
-        Number of message-passing rounds (the algorithm has no stopping rule; it runs a
-        fixed number of rounds).
-    start : {"ones", "gaussian"}
-        Initial edge messages. "ones" (default): every ``y_{j->i} = 1``, the mean of the
-        paper's N(1, 1) draw, so the first round is a leave-one-out majority vote and renaming
-        tasks or workers cannot change the result. "gaussian": the paper's ``y ~ N(1, 1)``,
-        drawn from ``random_state`` per (task, worker) edge in index order (renaming tasks or
-        workers changes the draw).
-    random_state : None, int or numpy Generator
-        Seeds the "gaussian" start; unused with "ones".
-    class_order : {"frequency", "given"}
-        See :class:`~marketsim.aggregation._binary.ThresholdReduction`.
-    """
-
-    def __init__(
-        self,
-        *,
-        max_iter: int = 20,
-        start: str = "ones",
-        random_state: Any = None,
-        class_order: str = "frequency",
-    ) -> None:
-        super().__init__(class_order=class_order)
-        self.max_iter = max_iter
-        self.start = start
-        self.random_state = random_state
-
-    def _sign_rule(self) -> Callable[[sp.csr_matrix], np.ndarray]:
-        if int(self.max_iter) < 1:
-            raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
-        check_choice("start", self.start, KOS_STARTS)
-        rng = as_generator(self.random_state) if self.start == "gaussian" else None
-        return lambda mat: kos_message_passing(mat, rng=rng, max_iter=self.max_iter)
-
-    def _rounds(self) -> int:
-        return int(self.max_iter)

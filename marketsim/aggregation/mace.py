@@ -39,7 +39,6 @@ from marketsim.aggregation import _mace_starts
 from marketsim.aggregation._mace_starts import random_start
 from marketsim.aggregation._numeric import (
     as_generator,
-    check_choice,
     log_odds_posterior,
     log_posterior,
     safe_log,
@@ -50,31 +49,17 @@ from marketsim.aggregation._ties import break_ties
 from marketsim.aggregation.base import (
     BaseAggregator,
     EMTrace,
-    check_non_negative,
     clamp_known,
     run_em,
 )
 from marketsim.aggregation.estimator import ConvergenceWarning
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
 from marketsim.aggregation.metrics import mean_accuracy
+from marketsim.aggregation.options import Params as ParamsModel
+from marketsim.aggregation.options import param, random_state_param
 from marketsim.data.labels import LabelSet
-from marketsim.options import F, Options
 
-METHODS = ("vb", "em")
 Params = dict[str, np.ndarray]
-
-
-class MACEOptions(Options):
-    """Settings of ``mace``."""
-
-    mode: Literal["vb", "em"] = F(
-        "vb", "variational Bayes with Beta(0.5, 0.5) / Dirichlet(10) priors, or EM with "
-        "smoothing 0.01/K (Hovy et al.'s two modes; crowd-kit's method)")
-    n_restarts: int = F(10, "random starts; the one with the highest likelihood wins",
-                        ge=1, le=1000)
-    tol: float = F(1e-7, "stop a start when the log-likelihood changes by less than tol per "
-                   "label; 0 runs all 500 iterations", ge=0)
-    warm_start: bool = F(False, "start each refresh from the previous posterior (one start)")
 
 
 def log_emission(params: Params, k: int) -> np.ndarray:
@@ -169,28 +154,9 @@ def _variational(counts: np.ndarray, prior: np.ndarray, k: int) -> np.ndarray:
 class MACE(BaseAggregator):
     """MACE: per-worker spamming probability and answer distribution (Hovy et al. 2013).
 
-    Parameters
-    ----------
-    method : {"vb", "em"}
-        Variational Bayes with Beta/Dirichlet priors (default, as crowd-kit), or EM with
-        smoothing.
-    n_restarts : int
-        Random starts; the fit with the highest data log-likelihood is kept.
-    max_iter, tol : int, float
-        Each start runs at most ``max_iter`` M-steps, stopping when the objective changes by at
-        most ``tol`` per label (0: all of them). crowd-kit stops at 50 (``n_iter``), before
-        its fits on D_Product or Bird converge; ours default to 500 (D_Product's best start
-        needs 131, docs/infer.md).
-    smoothing : float or None
-        EM's pseudo-count on every count; ``None`` is the paper's ``0.01 / K``.
-    default_noise : float
-        Starting parameters are proportional to draws from ``[1, 1 + default_noise]``.
-    alpha, beta : float
-        VB's Beta prior pseudo-counts on spamming and on knowing (crowd-kit's order).
-    strategy_prior : float
-        VB's symmetric Dirichlet pseudo-count on each worker's answer distribution ``xi_j``.
-    random_state : None, int or numpy Generator
-        Seed of the random starts (crowd-kit's default, 0).
+    Parameters: :class:`MACE.Options`. Each start runs at most ``max_iter`` M-steps:
+    crowd-kit stops at 50 (``n_iter``), before its fits on D_Product or Bird converge; ours
+    default to 500 (D_Product's best start needs 131, docs/infer.md).
 
     Fitted attributes: ``proba_``, ``labels_``, ``spamming_`` (n_workers,) = ``1 - theta_j``,
     ``competence_`` = ``theta_j``, ``strategies_`` (n_workers, K) = ``xi_j`` (posterior means
@@ -205,43 +171,46 @@ class MACE(BaseAggregator):
     [1, 0]
     """
 
-    def __init__(
-        self,
-        *,
-        method: str = "vb",
-        n_restarts: int = 10,
-        max_iter: int = 500,
-        tol: float = 1e-7,
-        smoothing: float | None = None,
-        default_noise: float = 0.5,
-        alpha: float = 0.5,
-        beta: float = 0.5,
-        strategy_prior: float = 10.0,
-        random_state: Any = 0,
-    ) -> None:
-        self.method = method
-        self.n_restarts = n_restarts
-        self.max_iter = max_iter
-        self.tol = tol
-        self.smoothing = smoothing
-        self.default_noise = default_noise
-        self.alpha = alpha
-        self.beta = beta
-        self.strategy_prior = strategy_prior
-        self.random_state = random_state
+    method = "mace"
+    description = ("MACE (Hovy et al. 2013): each worker spams with probability 1 - theta_j, "
+                   "answering from their own distribution xi_j; variational Bayes or EM, best "
+                   "of random restarts")
 
-    def _check(self) -> None:
-        check_choice("method", self.method, METHODS)
-        for name in ("n_restarts", "max_iter"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        check_non_negative(tol=self.tol, default_noise=self.default_noise)
-        if self.smoothing is not None:
-            check_non_negative(smoothing=self.smoothing)
-        if self.method == "vb" and not (self.alpha > 0 and self.beta > 0
-                                        and self.strategy_prior > 0):
-            raise ValueError(f"alpha, beta and strategy_prior must be > 0, got {self.alpha}, "
-                             f"{self.beta}, {self.strategy_prior}")
+    class Options(ParamsModel):
+        """Parameters of MACE."""
+
+        mode: Literal["vb", "em"] = param(
+            "vb", "variational Bayes with Beta(alpha, beta) / Dirichlet(strategy_prior) "
+            "priors, or EM with smoothing (Hovy et al.'s two modes; crowd-kit's method)")
+        n_restarts: int = param(10, "random starts; the one with the highest likelihood wins",
+                                ge=1, le=1000)
+        max_iter: int = param(500, "M-steps of a start at most (not a scenario setting: a "
+                              "scenario's MACE runs 500)", ge=1, le=100_000, setting=False)
+        tol: float = param(1e-7, "stop a start when the log-likelihood changes by less than "
+                           "tol per label; 0 runs all max_iter iterations", ge=0)
+        smoothing: float | None = param(None, "EM's pseudo-count on every count; unset: the "
+                                        "paper's 0.01/K", ge=0)
+        default_noise: float = param(0.5, "starting parameters are proportional to draws from "
+                                     "[1, 1 + default_noise]", ge=0)
+        alpha: float = param(0.5, "VB's Beta prior pseudo-count on spamming (not a scenario "
+                             "setting: there alpha is the ability prior's)", gt=0,
+                             setting=False)
+        beta: float = param(0.5, "VB's Beta prior pseudo-count on knowing (as alpha)", gt=0,
+                            setting=False)
+        strategy_prior: float = param(10.0, "VB's symmetric Dirichlet pseudo-count on each "
+                                      "worker's answer distribution xi_j", gt=0)
+        random_state: Any = random_state_param(0)
+
+    mode: str
+    n_restarts: int
+    max_iter: int
+    tol: float
+    smoothing: float | None
+    default_noise: float
+    alpha: float
+    beta: float
+    strategy_prior: float
+    random_state: Any
 
     def _smoothing(self, k: int) -> float:
         return 0.01 / k if self.smoothing is None else float(self.smoothing)
@@ -252,7 +221,7 @@ class MACE(BaseAggregator):
     def _update(self, counts: np.ndarray, strategy: np.ndarray) -> Params:
         """The M-step from the expected counts, row by row (one row per worker)."""
         k = strategy.shape[1]
-        if self.method == "vb":
+        if self.mode == "vb":
             prior = np.empty(2 + k)
             prior[:2] = self.alpha, self.beta
             prior[2:] = self.strategy_prior
@@ -266,7 +235,7 @@ class MACE(BaseAggregator):
         """EM's smoothing is a Dirichlet prior: with it the objective never decreases. VB's
         objective is the data log-likelihood at its parameters, as the paper's selection."""
         sigma = self._smoothing(k)
-        if self.method == "vb" or sigma == 0:
+        if self.mode == "vb" or sigma == 0:
             return 0.0
         return sigma * float(safe_log(params["spam"]).sum() + safe_log(params["know"]).sum()
                              + safe_log(params["strategy"]).sum())
@@ -332,7 +301,6 @@ class MACE(BaseAggregator):
         restarts); ``known`` (n_tasks,) fixes the class of gold tasks (-1 elsewhere), clamping
         their posteriors after every E-step.
         """
-        self._check()
         gold = None
         if known is not None:
             gold = np.asarray(known, dtype=np.int64)
@@ -374,7 +342,7 @@ class MACE(BaseAggregator):
         k = data.n_classes
         self.proba_ = np.ascontiguousarray(proba)
         self.params_ = params
-        if self.method == "vb":  # posterior means of the Beta and Dirichlet factors
+        if self.mode == "vb":  # posterior means of the Beta and Dirichlet factors
             counts, strategy = expected_counts(data, proba, params)
             spam = (counts[:, 0] + self.alpha) / (counts[:, :2].sum(axis=1)
                                                   + self.alpha + self.beta)

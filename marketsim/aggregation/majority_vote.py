@@ -10,6 +10,7 @@ from marketsim.aggregation._numeric import as_generator, majority_posterior
 from marketsim.aggregation._ties import seeded_ties
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
+from marketsim.aggregation.options import Params, random_state_param
 from marketsim.data.labels import LabelSet
 
 
@@ -44,8 +45,15 @@ class MajorityVote(BaseAggregator):
     [1, 0]
     """
 
-    def __init__(self, *, random_state: Any = None) -> None:
-        self.random_state = random_state
+    method = "mv"
+    description = "majority vote (ties broken at random; tables use fractional ties)"
+
+    class Options(Params):
+        """Parameters of majority vote."""
+
+        random_state: Any = random_state_param()
+
+    random_state: Any
 
     def fit(self, data: LabelSet, **_: Any) -> MajorityVote:
         """Count votes; no iterations, log-likelihood undefined (empty history)."""

@@ -62,21 +62,14 @@ from marketsim.aggregation._numeric import as_generator, hash_uniform
 from marketsim.aggregation._threads import one_blas_thread
 from marketsim.aggregation._weighted_vote import WeightedVote
 from marketsim.aggregation.estimator import ConvergenceWarning
+from marketsim.aggregation.options import Params, param, random_state_param
 from marketsim.data.labels import LabelSet
-from marketsim.options import F, Options
 
 #: Sign graphs with at most this many nodes are decomposed densely.
 DENSE_NODES = 1000
 #: M-MSR works on the dense workers × workers agreement matrix (several float arrays of that
 #: shape): at most this many workers (128 MB an array), refused in one line beyond.
 MAX_WORKERS = 4000
-
-
-class MMSROptions(Options):
-    """Settings of ``mmsr``."""
-
-    n_iter: int = F(10_000, "M-MSR rounds at most", ge=1, le=1_000_000)
-    tol: float = F(1e-10, "stop when ||u v^T|| moves by at most tol in a round", ge=0)
 
 
 def covariation(data: LabelSet) -> tuple[np.ndarray, np.ndarray]:
@@ -169,14 +162,8 @@ class MMSR(WeightedVote):
     """M-MSR (Ma & Olshevsky 2020): robust rank-one completion of the worker agreement matrix,
     then a log-odds weighted vote. Binary tasks only (K > 2 is refused).
 
-    Parameters
-    ----------
-    n_iter : int
-        Rounds at most.
-    tol : float
-        Stop when ``||u v^T - u' v'^T||_F <= tol`` (0 stops only at an exact fixed point).
-    random_state : None, int or numpy Generator
-        Seeds the uniform start of ``u`` (= ``v``).
+    Parameters: :class:`MMSR.Options` (``random_state`` seeds the uniform start of ``u`` =
+    ``v``; ``tol = 0`` stops only at an exact fixed point).
 
     Fitted attributes: ``skills_`` (n_workers,) the log-odds weights (crowd-kit's
     ``skills_``); ``skill_`` the accuracies ``p_i``; ``scores_`` (n_tasks, 2) the summed
@@ -191,11 +178,20 @@ class MMSR(WeightedVote):
     #: Workers beyond which the dense pairwise matrices are refused (see :data:`MAX_WORKERS`).
     MAX_WORKERS = MAX_WORKERS
 
-    def __init__(self, *, n_iter: int = 10_000, tol: float = 1e-10,
-                 random_state: Any = 0) -> None:
-        self.n_iter = n_iter
-        self.tol = tol
-        self.random_state = random_state
+    method = "mmsr"
+    description = ("M-MSR (Ma & Olshevsky 2020): robust rank-one completion of worker "
+                   "agreement, log-odds weighted vote; binary only")
+
+    class Options(Params):
+        """Parameters of M-MSR."""
+
+        n_iter: int = param(10_000, "M-MSR rounds at most", ge=1, le=1_000_000)
+        tol: float = param(1e-10, "stop when ||u v^T|| moves by at most tol in a round", ge=0)
+        random_state: Any = random_state_param(0)
+
+    n_iter: int
+    tol: float
+    random_state: Any
 
     def _proba(self, scores: np.ndarray) -> np.ndarray:
         shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
@@ -205,8 +201,6 @@ class MMSR(WeightedVote):
         if data.n_classes > 2:
             raise ValueError(f"mmsr supports binary tasks only (2 classes), got "
                              f"{data.n_classes} classes")
-        if int(self.n_iter) < 1:
-            raise ValueError(f"n_iter must be >= 1, got {self.n_iter}")
         m = data.n_workers
         if m > self.MAX_WORKERS:
             raise ValueError(f"mmsr works on the dense worker-by-worker agreement matrix: "

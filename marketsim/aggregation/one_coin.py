@@ -1,57 +1,37 @@
 """One-coin EM: each worker is right with probability ``p_j``, else picks a wrong class uniformly.
 
-Three M-steps (Maginnis & Gupta 2015):
+Three M-steps (Maginnis & Gupta 2015), one class each (its ``prior``):
 
-- ``prior=None``: maximum likelihood, ``p_j = lambda_j``;
-- ``prior="beta"``: MAP with ``p ~ Beta(alpha, beta)``;
-- ``prior="shifted-beta"``: MAP with ``p = low + (1 - low) Beta(alpha, beta)``, whose critical
-  point is the larger root of a quadratic.
+- :class:`OneCoinEM` (``one-coin``): maximum likelihood, ``p_j = lambda_j``;
+- :class:`OneCoinBetaEM` (``one-coin-beta``): MAP with ``p ~ Beta(alpha, beta)``;
+- :class:`OneCoinShiftedBetaEM` (``one-coin-shifted-beta``): MAP with ``p = low + (1 - low)
+  Beta(alpha, beta)``, whose critical point is the larger root of a quadratic.
+
+and :class:`OneCoinSpectralEM` (``one-coin-spectral``), maximum likelihood from the spectral
+start.
 
 ``lambda_j`` is the posterior-expected fraction of worker j's labels that are correct.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import ClassVar, Literal
 
 import numpy as np
 
-from marketsim.aggregation._numeric import check_choice, safe_log
+from marketsim.aggregation._numeric import safe_log
 from marketsim.aggregation.base import EMAggregator
 from marketsim.aggregation.metrics import binary_expected_correct, expected_correct
-from marketsim.aggregation.options import EMOptions, SpectralStartOptions
+from marketsim.aggregation.options import SpectralInitOptions, init_param, param
 from marketsim.aggregation.spectral import one_coin_spectral_skill
 from marketsim.data.labels import LabelSet
-from marketsim.options import F
 
 #: Abilities are kept inside [EPS, 1 - EPS] so that logs stay finite.
 EPS = 1e-6
 
-PRIORS = (None, "beta", "shifted-beta")
 #: The largest Beta parameter of an ability prior (here and ``[workers.ability]``, whose
 #: values it defaults to): the MAP's quadratic stays far from float overflow.
 MAX_PRIOR = 1e6
-
-
-class OneCoinSpectralOptions(SpectralStartOptions):
-    """Settings of ``one-coin-spectral``: one-coin EM from Zhang et al.'s spectral start."""
-
-
-class OneCoinBetaOptions(EMOptions):
-    """Settings of ``one-coin-beta``: one-coin EM with a Beta(alpha, beta) ability prior."""
-
-    alpha: float | None = F(None, "Beta ability prior", shown="workers.ability.alpha", gt=0,
-                            le=MAX_PRIOR)
-    beta: float | None = F(None, "see alpha", shown="workers.ability.beta", gt=0,
-                           le=MAX_PRIOR)
-
-
-class OneCoinShiftedBetaOptions(OneCoinBetaOptions):
-    """Settings of ``one-coin-shifted-beta``: the prior is ``low + (1 - low) Beta(alpha,
-    beta)``."""
-
-    low: float | None = F(None, "shifted-Beta lower end", shown="workers.ability.low", ge=0,
-                          lt=1)
 
 
 def clip(x: np.ndarray, low: float, high: float) -> np.ndarray:
@@ -110,17 +90,11 @@ def one_coin_log_emission(skill: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 class OneCoinEM(EMAggregator):
-    """One-coin (symmetric) worker model fitted by EM, optionally with a prior on abilities.
+    """One-coin (symmetric) worker model fitted by EM, maximum likelihood; the subclasses put
+    a prior on the abilities (MAP): :class:`OneCoinBetaEM`, :class:`OneCoinShiftedBetaEM`.
 
-    Parameters
-    ----------
-    prior : {None, "beta", "shifted-beta"}
-        Prior on worker accuracy (MAP estimation) or none (maximum likelihood).
-    alpha, beta, low : float
-        Prior parameters; ``low`` only for the shifted Beta (``p = low + (1-low) Beta``).
-    init : {"majority", "random", "spectral"}
-        "spectral" uses the one-coin spectral initialiser (Zhang et al. Algorithm 2).
-    Other parameters: see :class:`~marketsim.aggregation.base.EMAggregator`.
+    Parameters: :class:`~marketsim.aggregation.options.SpectralInitOptions`; ``init =
+    "spectral"`` uses the one-coin spectral initialiser (Zhang et al. Algorithm 2).
 
     Examples
     --------
@@ -130,41 +104,14 @@ class OneCoinEM(EMAggregator):
     [1, 0]
     """
 
-    init_methods = ("majority", "random", "spectral")
-
-    def __init__(
-        self,
-        *,
-        prior: str | None = None,
-        alpha: float = 6.0,
-        beta: float = 2.0,
-        low: float = 0.1,
-        init: str = "majority",
-        max_iter: int = 100,
-        tol: float = 1e-7,
-        class_prior: Any = None,
-        random_state: Any = None,
-    ) -> None:
-        super().__init__(
-            init=init,
-            max_iter=max_iter,
-            tol=tol,
-            class_prior=class_prior,
-            random_state=random_state,
-        )
-        self.prior = prior
-        self.alpha = alpha
-        self.beta = beta
-        self.low = low
-
-    def _check(self, data: LabelSet) -> None:
-        super()._check(data)
-        check_choice("prior", self.prior, PRIORS)
-        if self.prior is not None:
-            if not (self.alpha > 0 and self.beta > 0):
-                raise ValueError(f"alpha and beta must be > 0, got {self.alpha}, {self.beta}")
-        if self.prior == "shifted-beta" and not (0.0 <= self.low < 1.0):
-            raise ValueError(f"low must be in [0, 1), got {self.low}")
+    method = "one-coin"
+    description = "one-coin EM, maximum likelihood"
+    Options = SpectralInitOptions
+    #: The prior on the abilities: none (maximum likelihood), Beta or shifted Beta.
+    prior: ClassVar[str | None] = None
+    alpha: float
+    beta: float
+    low: float
 
     def _skill_from_counts(self, correct: np.ndarray, n: np.ndarray) -> np.ndarray:
         # a worker without labels has correct = 0, so lam = 0 there (what the priors read)
@@ -216,3 +163,47 @@ class OneCoinEM(EMAggregator):
 
     def _store(self, params: dict[str, np.ndarray]) -> None:
         self.skill_ = params["skill"]
+
+
+class OneCoinBetaEM(OneCoinEM):
+    """One-coin EM, MAP with ``p ~ Beta(alpha, beta)`` on every worker's ability."""
+
+    method = "one-coin-beta"
+    description = "one-coin EM, MAP with a Beta(alpha, beta) ability prior"
+    prior = "beta"
+
+    class Options(SpectralInitOptions):
+        """Parameters of ``one-coin-beta``."""
+
+        alpha: float = param(6.0, "Beta ability prior", gt=0, le=MAX_PRIOR,
+                             scenario_unset="workers.ability.alpha")
+        beta: float = param(2.0, "see alpha", gt=0, le=MAX_PRIOR,
+                            scenario_unset="workers.ability.beta")
+
+
+class OneCoinShiftedBetaEM(OneCoinBetaEM):
+    """One-coin EM, MAP with Maginnis & Gupta's shifted Beta prior ``p = low + (1 - low)
+    Beta(alpha, beta)``."""
+
+    method = "one-coin-shifted-beta"
+    description = ("one-coin EM, MAP with Maginnis & Gupta's shifted Beta prior "
+                   "p = low + (1-low) Beta(alpha, beta)")
+    prior = "shifted-beta"
+
+    class Options(OneCoinBetaEM.Options):
+        """Parameters of ``one-coin-shifted-beta``."""
+
+        low: float = param(0.1, "shifted-Beta lower end", ge=0, lt=1,
+                           scenario_unset="workers.ability.low")
+
+
+class OneCoinSpectralEM(OneCoinEM):
+    """:class:`OneCoinEM` started from Zhang et al.'s one-coin spectral estimate (Algorithm 2)."""
+
+    method = "one-coin-spectral"
+    description = "one-coin spectral initialisation (Zhang et al. Alg. 2) + one-coin EM"
+
+    class Options(SpectralInitOptions):
+        """Parameters of ``one-coin-spectral``."""
+
+        init: Literal["majority", "random", "spectral"] = init_param("spectral")

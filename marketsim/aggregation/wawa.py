@@ -38,8 +38,8 @@ class Wawa(WeightedVote):
     [1.0, 1.0, 0.0]
     """
 
-    def __init__(self) -> None:
-        """No parameters: an explicit signature, which ``get_params`` reads."""
+    method = "wawa"
+    description = "Wawa: majority vote, skills = agreement with it, then a skill-weighted vote"
 
     def _fit_weights(self, data: LabelSet) -> np.ndarray:
         majority = top_class(vote_scores(data, np.ones(data.n_workers)), data)

@@ -18,58 +18,44 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.aggregation._weighted_vote import WeightedVote, agreement, top_class, vote_scores
+from marketsim.aggregation.options import Params, param
 from marketsim.data.labels import LabelSet
-from marketsim.options import F, Options
-
-
-class ZeroBasedSkillOptions(Options):
-    """Settings of ``zbs``."""
-
-    n_iter: int = F(100, "skill updates (all are run)", ge=1, le=100_000)
-    lr_init: float = F(1.0, "first learning rate", gt=0, le=1)
-    lr_steps_to_reduce: int = F(20, "the learning rate shrinks every this many iterations",
-                                ge=1, le=100_000)
-    lr_reduce_factor: float = F(0.5, "what the learning rate is multiplied by then", gt=0, le=1)
-    eps: float = F(1e-5, "added to the starting skill 1/K", ge=0, le=1)
 
 
 class ZeroBasedSkill(WeightedVote):
     """Weighted vote whose skills are re-estimated by gradient steps from 1/K.
 
-    Parameters
-    ----------
-    n_iter : int
-        Iterations (vote, then skill step), all of them run.
-    lr_init, lr_steps_to_reduce, lr_reduce_factor : float, int, float
-        Learning-rate schedule: ``lr_init``, multiplied by ``lr_reduce_factor`` at every
-        iteration ``t`` (1-based) with ``t % lr_steps_to_reduce == 0``.
-    eps : float
-        Added to the starting skill ``1/K'``.
+    Parameters: :class:`ZeroBasedSkill.Options` (the learning rate is multiplied by
+    ``lr_reduce_factor`` at every iteration ``t``, 1-based, with ``t % lr_steps_to_reduce ==
+    0``).
 
     Fitted attributes: ``skills_`` (n_workers,) the final skills (a worker without labels keeps
     the start), also ``skill_`` and ``weights_``; ``scores_``, ``proba_``, ``labels_``,
     ``prior_`` as in :class:`~marketsim.aggregation.wawa.Wawa`; ``n_iter_``.
     """
 
-    def __init__(
-        self,
-        *,
-        n_iter: int = 100,
-        lr_init: float = 1.0,
-        lr_steps_to_reduce: int = 20,
-        lr_reduce_factor: float = 0.5,
-        eps: float = 1e-5,
-    ) -> None:
-        self.n_iter = n_iter
-        self.lr_init = lr_init
-        self.lr_steps_to_reduce = lr_steps_to_reduce
-        self.lr_reduce_factor = lr_reduce_factor
-        self.eps = eps
+    method = "zbs"
+    description = ("Zero-Based Skill: weighted vote, skills stepped toward agreement with it "
+                   "from 1/K")
+
+    class Options(Params):
+        """Parameters of Zero-Based Skill."""
+
+        n_iter: int = param(100, "skill updates (all are run)", ge=1, le=100_000)
+        lr_init: float = param(1.0, "first learning rate", gt=0, le=1)
+        lr_steps_to_reduce: int = param(20, "the learning rate shrinks every this many "
+                                        "iterations", ge=1, le=100_000)
+        lr_reduce_factor: float = param(0.5, "what the learning rate is multiplied by then",
+                                        gt=0, le=1)
+        eps: float = param(1e-5, "added to the starting skill 1/K", ge=0, le=1)
+
+    n_iter: int
+    lr_init: float
+    lr_steps_to_reduce: int
+    lr_reduce_factor: float
+    eps: float
 
     def _fit_weights(self, data: LabelSet) -> np.ndarray:
-        if int(self.n_iter) < 1 or int(self.lr_steps_to_reduce) < 1:
-            raise ValueError(f"n_iter and lr_steps_to_reduce must be >= 1, got {self.n_iter} "
-                             f"and {self.lr_steps_to_reduce}")
         distinct = max(int(np.unique(data.labels).size), 1)
         skills = np.full(data.n_workers, 1.0 / distinct + float(self.eps))
         rate = float(self.lr_init)

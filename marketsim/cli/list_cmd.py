@@ -20,6 +20,7 @@ from marketsim.policies.registry import (
     summary,
 )
 from marketsim.scenario.docs import allowed, default, type_name
+from marketsim.scenario.inference_spec import settings_model
 from marketsim.scenario.validation import suggest
 from marketsim.workers.registry import WORKER_MODELS
 
@@ -67,15 +68,16 @@ def method_settings(name: str) -> int:
     if name not in METHODS:
         raise InputError(f"--method: unknown inference method {name!r}; choose one of: "
                          f"{', '.join(METHODS)}{suggest(name, list(METHODS))}")
-    entry = METHODS[name]
+    cls, model = METHODS[name], settings_model(name)
     console = Console()
-    kind = "continuous scores" if entry.output == "scores" else "class labels"
-    console.print(Text(f"{name} (estimates from {kind})", style="bold cyan"))
-    console.print(Text(entry.description))
-    if not entry.options.model_fields:
+    kind = "continuous scores" if cls.output == "scores" else "class labels"
+    console.print(Text(f"{name} (estimates from {kind}; Python: {cls.__module__}."
+                       f"{cls.__qualname__})", style="bold cyan"))
+    console.print(Text(cls.describe()))
+    if not model.model_fields:
         console.print(Text("settings: none"))
     else:
-        console.print(_options_table("settings", "setting", entry.options))
+        console.print(_options_table("settings", "setting", model))
     return EXIT_OK
 
 
@@ -117,7 +119,7 @@ def execute(args: argparse.Namespace) -> int:
     console = Console()
     for title, rows in (
         ("policies", [(n, summary(n)) for n in POLICIES]),
-        ("inference methods", [(n, s.description) for n, s in METHODS.items()]),
+        ("inference methods", [(n, c.describe()) for n, c in METHODS.items()]),
         ("worker models", [(n, cls.summary) for n, cls in WORKER_MODELS.items()]),
         ("reference data sets (infer --dataset; files from --data-dir, $MARKETSIM_DATA or "
          "../shared/data)",

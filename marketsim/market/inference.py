@@ -11,8 +11,8 @@ from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.estimator import ConvergenceWarning
 from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.spectral import SpectralFallbackWarning
-from marketsim.scenario.inference_options import estimator_kwargs, takes
-from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.inference_options import estimator_kwargs
+from marketsim.scenario.inference_spec import InferenceSpec, takes
 from marketsim.scenario.specs import Scenario
 
 __all__ = ["estimator_factory", "fit_counted", "takes"]
@@ -35,12 +35,13 @@ def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], B
             return copy.deepcopy(template)
 
         return copy_of_object
-    assert spec.entry is not None  # resolved once, when the scenario was parsed
-    factory = spec.entry.factory
-    params = estimator_kwargs(spec, scenario.tasks.prior, scenario.workers.ability)
+    cls = spec.entry
+    assert cls is not None  # resolved once, when the scenario was parsed
+    # built (and its parameters validated) once; every refresh fits a shallow copy, unfitted
+    template = cls(**estimator_kwargs(spec, scenario.tasks.prior, scenario.workers.ability))
 
     def build() -> BaseAggregator:
-        return factory(**params)
+        return copy.copy(template)
 
     return build
 

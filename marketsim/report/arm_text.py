@@ -13,6 +13,7 @@ from marketsim.policies.registry import POLICIES, describe, is_import_path, opti
 from marketsim.record.metric import Metric
 from marketsim.report.crowd_text import setting
 from marketsim.scenario.crowd_specs import AbilitySpec
+from marketsim.scenario.inference_spec import ability_settings, settings_model
 
 #: An arm's entry of the resolved scenario (``Scenario.to_dict()["arms"][i]``).
 ArmSpec = Mapping[str, Any]
@@ -69,67 +70,36 @@ def policy_description(name: str) -> str:
 
 
 def method_description(name: str) -> str:
-    """One line on an inference method, from the aggregation registry."""
-    spec = METHODS.get(name)
-    return spec.description if spec else "unknown method"
-
-
-#: Inference settings :func:`inference_settings` words itself; every other setting the
-#: method takes is listed as ``name = value``.
-_WORDED = ("class_prior", "init", "warm_start", "spectral_rule", "alpha", "beta", "low")
+    """One line on an inference method, from its class (:mod:`marketsim.aggregation.registry`)."""
+    cls = METHODS.get(name)
+    return cls.description if cls else "unknown method"
 
 
 def method_values(spec: ArmSpec | None) -> dict[str, Any]:
     """Every setting the arm's inference method runs with: the recorded value, else the
     default the method's settings model declares (a setting is recorded only when set)."""
     inf = (spec or {}).get("inference")
-    if not isinstance(inf, Mapping):
+    if not isinstance(inf, Mapping) or str(inf.get("method")) not in METHODS:
         return {}
-    entry = METHODS.get(str(inf.get("method")))
-    if entry is None:
-        return {}
+    model = settings_model(str(inf.get("method")))
     return {k: inf.get(k, f.get_default(call_default_factory=True))
-            for k, f in entry.options.model_fields.items()}
+            for k, f in model.model_fields.items()}
 
 
-def _prior_value(values: Mapping[str, Any], ability: Mapping[str, Any] | None, key: str) -> Any:
-    """An ability-prior setting: the arm's, else the scenario's ``[workers.ability]`` value."""
-    own = values.get(key)
-    return own if own is not None else setting(ability, AbilitySpec, key)
-
-
-def inference_settings(spec: ArmSpec | None, ability: Mapping[str, Any] | None = None) -> str:
-    """The arm's inference settings in words, every one its method takes (empty if unknown);
-    ``ability``: the scenario's recorded ``[workers.ability]``, the prior's default."""
+def method_text(spec: ArmSpec | None, ability: Mapping[str, Any] | None = None) -> str:
+    """The arm's inference method in words, as its class words it
+    (:meth:`~marketsim.aggregation.estimator.Estimator.describe`): its description and every
+    setting it runs with; an unset ability-prior setting is the scenario's recorded
+    ``[workers.ability]`` value (``ability``)."""
+    name = method_name(spec)
+    cls = METHODS.get(name) if name else None
+    if cls is None:
+        return "unknown method"
     values = method_values(spec)
-    if not values:
-        return ""
-    parts = []
-    if "class_prior" in values:
-        cp = values["class_prior"]
-        parts.append({"true": "the class prior is the scenario's, known to the requester",
-                      "estimate": "the class prior is re-estimated by EM"}.get(
-                          str(cp), f"the class prior is fixed at {cp}"))
-    init = values.get("init")
-    if init:
-        parts.append("EM starts from " + {"majority": "majority vote", "random": "a random start",
-                                          "spectral": "a spectral estimate"}.get(str(init),
-                                                                                 str(init)))
-    prior = [k for k in ("alpha", "beta", "low") if k in values]
-    if prior:
-        own = [k for k in prior if values[k] is not None]
-        shown = ", ".join(f"{k} = {_prior_value(values, ability, k):g}" for k in prior)
-        parts.append(f"the ability prior has {shown} (" + (
-            f"{', '.join(own)} set by the arm, the rest " if own else "") +
-            "the scenario's `[workers.ability]`)")
-    if values.get("warm_start"):
-        parts.append("each refresh starts from the previous estimate (warm start)")
-    if values.get("spectral_rule") == "authors":
-        parts.append("the spectral start is the authors' released code's (numbering-dependent)")
-    rest = [f"`{k} = {v!r}`" for k, v in values.items() if k not in _WORDED]
-    if rest:
-        parts.append(", ".join(rest))
-    return "Settings: " + "; ".join(parts) + ". "
+    from_ability = {k: key for k, key in ability_settings(cls.method or "").items()
+                    if values.get(k) is None}
+    values.update((k, setting(ability, AbilitySpec, key)) for k, key in from_ability.items())
+    return cls.describe(values, inherited=from_ability)
 
 
 def policy_values(spec: ArmSpec | None) -> dict[str, Any]:
@@ -200,10 +170,10 @@ def methods_section(
     groups: dict[tuple[str, str], list[str]] = {}
     for name in names:
         method = method_name(specs.get(name)) or "?"
-        groups.setdefault((method, inference_settings(specs.get(name), ability)),
-                          []).append(name)
-    for (method, settings), arm_names in groups.items():
-        desc = method_description(method) if method != "?" else "unknown (no scenario found)"
-        lines.append(f"- `{method}` — {desc}. {settings}Arms: {', '.join(arm_names)}.")
+        text = method_text(specs.get(name), ability) if method != "?" \
+            else "unknown (no scenario found)"
+        groups.setdefault((method, text), []).append(name)
+    for (method, text), arm_names in groups.items():
+        lines.append(f"- `{method}` — {text}. Arms: {', '.join(arm_names)}.")
     lines.append("")
     return lines

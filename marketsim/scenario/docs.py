@@ -1,7 +1,8 @@
 """The key tables of ``docs/scenarios.md``, the option tables of ``docs/policies.md`` and
 ``scenario.schema.json``, generated from the scenario model (:mod:`marketsim.scenario.specs`), each
 built-in policy's ``Options`` model (:mod:`marketsim.options`) and each inference method's
-settings model (its registry entry's ``options``, :mod:`marketsim.aggregation.registry`).
+settings model (its class's parameters as a scenario table,
+:func:`marketsim.scenario.inference_spec.settings_model`).
 
 ``python -m marketsim.scenario.docs --write`` rewrites the three; ``tests/scenario/test_schema.py``
 fails when one drifts from the schema.
@@ -22,6 +23,7 @@ from pydantic_core import PydanticUndefined
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.policies.registry import POLICIES, options_model
+from marketsim.scenario.inference_spec import settings_model
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.toml_out import value
 
@@ -45,8 +47,8 @@ OPTION_TABLES: list[tuple[str, type[BaseModel]]] = [
 def settings_tables() -> list[tuple[str, type[BaseModel]]]:
     """Each inference method's settings (an inference table's keys besides ``method``), read
     from the registry when called: (heading, the method's settings model)."""
-    return [(f"{name} inference settings", entry.options) for name, entry in METHODS.items()
-            if entry.options.model_fields]
+    return [(f"{name} inference settings", settings_model(name)) for name in METHODS
+            if settings_model(name).model_fields]
 
 
 def input_type(field: FieldInfo) -> Any:
@@ -270,8 +272,8 @@ def _inference_schema(base: dict[str, Any]) -> dict[str, Any]:
     settings)."""
     branches: list[dict[str, Any]] = []
     every: dict[str, Any] = {}
-    for name, entry in METHODS.items():
-        props = entry.options.model_json_schema().get("properties", {})
+    for name in METHODS:
+        props = settings_model(name).model_json_schema().get("properties", {})
         for key, prop in props.items():
             every.setdefault(key, prop)
         branches.append({"type": "object", "properties": {"method": {"const": name}, **props},

@@ -1,20 +1,25 @@
-"""The settings each inference method takes, the keyword arguments its estimator is built with,
-and the parse-time check that refuses every other one.
+"""The keyword arguments an arm's estimator is built with, and the parse-time check that
+refuses every setting its method does not take.
 
-Each method declares its settings once, as the ``Options`` model its registry entry names
-(:mod:`marketsim.aggregation.registry`; the models live next to the estimators): ``ds`` has no
-ability prior, majority vote no iterations. :func:`read_settings` checks an arm's table
-against it (an unknown setting is a one-line error with a did-you-mean, a bad value names the
-key and what is allowed), and the values are then checked by building the arm's estimator and
-fitting it once on a handful of labels, so a value the estimator refuses (``init =
-"spectral"`` for ``ds-features``) is a one-line error before any run folder exists, not a
-traceback at run time. The market builds its estimators with :func:`estimator_kwargs`, the
-same function, so what was checked is what runs.
+A method's settings are its class's parameters, as a scenario table
+(:func:`marketsim.scenario.inference_spec.settings_model`, where the rules that differ from
+Python's defaults are declared). :func:`estimator_kwargs` is the one place the
+scenario-dependent ones are resolved: an unset ability-prior setting (``alpha``, ``beta``,
+``low`` of the one-coin MAP methods) is the scenario's ``[workers.ability]`` value,
+``class_prior = "true"`` the scenario's prior and ``"estimate"`` None, and any other unset
+setting (``init``, ``spectral_rule``) the estimator's own default; ``warm_start`` is the
+service's own and not passed on.
+
+:func:`read_settings` checks an arm's table against the model (an unknown setting is a
+one-line error with a did-you-mean, a bad value names the key and what is allowed), and the
+values are then checked by building the arm's estimator and fitting it once on a handful of
+labels, so a value the estimator refuses (``mmsr`` on three classes) is a one-line error
+before any run folder exists, not a traceback at run time. The market builds its estimators
+with :func:`estimator_kwargs`, the same function, so what was checked is what runs.
 """
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Mapping
 from dataclasses import replace
@@ -30,31 +35,17 @@ from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.options import Options, option_problem
 from marketsim.scenario.crowd_specs import AbilitySpec
-from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.inference_spec import (
+    SERVICE_SETTINGS,
+    InferenceSpec,
+    ability_settings,
+    settings_model,
+)
 from marketsim.scenario.validation import printable, short, suggest, validate
 
-#: Settings the market's inference service reads itself (not estimator arguments).
-SERVICE_SETTINGS = ("warm_start",)
-#: Settings whose unset value (``None``) is the scenario's ability distribution's.
-ABILITY_SETTINGS = ("alpha", "beta", "low")
 #: Iterations of the parse-time check fit (enough to run every step; ``tol = 0`` with a large
 #: ``max_iter`` would otherwise make validation slow).
 _CHECK_ITER = 3
-
-
-def takes(estimator: Any, name: str) -> bool:
-    """Whether ``estimator.fit`` has the parameter ``name`` (named, not swallowed by
-    ``**kwargs``): ``features`` (task features), ``known`` (gold questions), ``init_proba``
-    (a warm start)."""
-    params = inspect.signature(type(estimator).fit).parameters
-    return name in params and params[name].kind in (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
-    )
-
-
-def settings_model(method: str) -> type[Options]:
-    """The model of the settings ``method`` takes (its registry entry's ``Options``)."""
-    return METHODS[method].options
 
 
 def method_settings(method: str) -> tuple[str, ...]:
@@ -71,7 +62,7 @@ def read_settings(method: str, given: Mapping[str, Any], key: str, source: str) 
     for name in given:
         if name in taken:
             continue
-        takers = [m for m, e in METHODS.items() if name in e.options.model_fields]
+        takers = [m for m in METHODS if name in settings_model(m).model_fields]
         if entry.output == "scores" and any(METHODS[m].output == "classes" for m in takers):
             why = f"does not apply to {method!r} (a continuous-score method)"
         elif len(takers) == 1:
@@ -87,10 +78,10 @@ def read_settings(method: str, given: Mapping[str, Any], key: str, source: str) 
 def estimator_kwargs(spec: InferenceSpec, prior: tuple[float, ...],
                      ability: AbilitySpec) -> dict[str, Any]:
     """The keyword arguments the arm's estimator is built with: every setting its method
-    takes except the service's own (``warm_start``), none dropped. ``alpha``, ``beta``, ``low``
-    unset are the scenario's ability distribution's, ``class_prior = "true"`` is the
+    takes except the service's own (``warm_start``), none dropped. An unset ability-prior
+    setting is the scenario's ability distribution's, ``class_prior = "true"`` is the
     scenario's ``prior`` and ``"estimate"`` None; any other setting left unset (``None``:
-    ``init``, ``spectral_rule``) leaves the method's own default."""
+    ``init``, ``spectral_rule``) leaves the estimator's own default."""
     options = spec.options
     assert options is not None
     model = settings_model(spec.method)
@@ -101,12 +92,13 @@ def estimator_kwargs(spec: InferenceSpec, prior: tuple[float, ...],
             raise RuntimeError(f"internal error: inference settings reached the market that "
                                f"method {spec.method!r} does not take: "
                                f"{option_problem(exc, model)}") from None
+    from_ability = ability_settings(spec.method)
     out: dict[str, Any] = {}
     for name, value in options.model_dump().items():
         if name in SERVICE_SETTINGS:
             continue
-        if name in ABILITY_SETTINGS and value is None:
-            value = getattr(ability, name)
+        if name in from_ability and value is None:
+            value = getattr(ability, from_ability[name])
         elif name == "class_prior":
             value = {"true": np.asarray(prior), "estimate": None}.get(value, value) \
                 if isinstance(value, str) else np.asarray(value)
@@ -161,7 +153,7 @@ def _fit_problem(method: str, kwargs: tuple[tuple[str, Any], ...], classes: int)
               for k, v in kwargs}
     entry = METHODS[method]
     try:
-        estimator = entry.factory(**params)
+        estimator = entry(**params)
         if hasattr(estimator, "random_state"):
             estimator.set_params(random_state=0)
         with warnings.catch_warnings(), identifiability_checks(False):

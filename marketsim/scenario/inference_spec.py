@@ -1,17 +1,122 @@
 """An arm's inference service, ``[arms.inference]``: :class:`InferenceSpec`, the method and its
-settings (an instance of the method's ``Options`` model), and how ``to_dict`` records it (the
-run's identity)."""
+settings, and how ``to_dict`` records it (the run's identity).
+
+A method's settings are its estimator class's parameters (the ``Options`` model the class
+declares, :mod:`marketsim.aggregation.options`), turned into a scenario table by
+:func:`settings_model`, the one place where a scenario's defaults differ from Python's:
+
+- ``random_state`` and any parameter declared ``setting=False`` are not settings (the market
+  seeds every refresh itself);
+- a parameter declared ``scenario_unset`` is unset (``None``) by default: the estimator's own
+  default (``init``, ``spectral_rule``) or, for the one-coin MAP methods' ``alpha``, ``beta``
+  and ``low``, the scenario's ability distribution ``[workers.ability]``;
+- ``class_prior`` is ``"true"`` by default, the scenario's prior (known to the requester, as
+  in Maginnis & Gupta 2015), or ``"estimate"`` (``None``: re-estimated by EM), or K
+  probabilities;
+- a method whose ``fit`` takes a warm start (``init_proba``) has the service setting
+  ``warm_start``, which the market's inference service reads itself.
+
+:func:`marketsim.scenario.inference_options.estimator_kwargs` turns the settings into the
+estimator's keyword arguments by these rules.
+"""
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
+import inspect
+import json
+from typing import Any, Literal
 
-from pydantic import ConfigDict, PrivateAttr, model_serializer
+from pydantic import ConfigDict, PrivateAttr, create_model, model_serializer
+from pydantic.fields import FieldInfo
 
-from marketsim.aggregation.registry import METHODS, MethodSpec
+from marketsim.aggregation.estimator import Estimator
+from marketsim.aggregation.options import PYTHON_ONLY, SCENARIO_UNSET
+from marketsim.aggregation.registry import METHODS
 from marketsim.options import F, Options
 from marketsim.tables import Table
+
+#: Settings the market's inference service reads itself (not estimator arguments).
+SERVICE_SETTINGS = ("warm_start",)
+#: The scenario key an unset ability-prior setting reads (``workers.ability.alpha``...).
+ABILITY_KEY = "workers.ability."
+
+
+def takes(estimator: Any, name: str) -> bool:
+    """Whether ``estimator.fit`` (an estimator or its class) has the parameter ``name`` (named,
+    not swallowed by ``**kwargs``): ``features`` (task features), ``known`` (gold questions),
+    ``init_proba`` (a warm start)."""
+    cls: Any = estimator if isinstance(estimator, type) else type(estimator)
+    params = inspect.signature(cls.fit).parameters
+    return name in params and params[name].kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
+    )
+
+
+def _extra(info: FieldInfo) -> dict[str, Any]:
+    extra = info.json_schema_extra
+    return extra if isinstance(extra, dict) else {}
+
+
+def _setting(info: FieldInfo) -> tuple[Any, Any]:
+    """A parameter's ``(annotation, field)`` in a scenario (the module docstring's rules)."""
+    unset = _extra(info).get(SCENARIO_UNSET)
+    annotation: Any = info.annotation
+    if unset is None:  # a default of None has no TOML form: the docs say "unset"
+        field = F(info.default, info.description or "",
+                  shown="unset" if info.default is None else None)
+    else:
+        annotation = annotation | None
+        field = F(None, info.description or "", shown=unset or json.dumps(info.default))
+    field.metadata.extend(info.metadata)  # the range (ge, le...), on the value when given
+    return annotation, field
+
+
+def settings_model(method: str) -> type[Options]:
+    """The model of the settings ``method`` takes in a scenario, built from its class's
+    parameters (the module docstring's rules)."""
+    return _settings_of(METHODS[method])
+
+
+#: The settings model of each method class, built once.
+_MODELS: dict[type, type[Options]] = {}
+
+
+def _settings_of(cls: type[Estimator]) -> type[Options]:
+    """:func:`settings_model` of the method class ``cls`` (built once per class)."""
+    if cls not in _MODELS:
+        _MODELS[cls] = _build_settings(cls)
+    return _MODELS[cls]
+
+
+def _build_settings(cls: type[Estimator]) -> type[Options]:
+    """The scenario table of ``cls``'s parameters, by the module docstring's rules; named
+    ``<Class>Settings`` in this module, where pickle finds it (:func:`__getattr__`)."""
+    method = cls.method
+    fields: dict[str, Any] = {}
+    for name, info in cls.Options.model_fields.items():
+        if name == "random_state" or _extra(info).get(PYTHON_ONLY):
+            continue
+        if name == "class_prior":
+            fields[name] = (Literal["true", "estimate"] | list[float], F(
+                "true", "the scenario's prior (known to the requester, as in Maginnis & Gupta "
+                "2015), re-estimated by EM, or K probabilities"))
+        else:
+            fields[name] = _setting(info)
+    if takes(cls, "init_proba"):
+        fields["warm_start"] = (bool, F(False, "start each refresh from the previous "
+                                        "posterior"))
+    model: type[Options] = create_model(
+        f"{cls.__name__}Settings", __base__=Options, __module__=__name__, **fields)
+    model.__doc__ = f"Settings of `{method}` in a scenario."
+    return model
+
+
+def ability_settings(method: str) -> dict[str, str]:
+    """The settings of ``method`` whose unset value is the scenario's ``[workers.ability]``
+    value, each with that table's key (``alpha``, ``beta``, ``low``)."""
+    return {name: str(unset).removeprefix(ABILITY_KEY)
+            for name, info in METHODS[method].Options.model_fields.items()
+            if str(unset := _extra(info).get(SCENARIO_UNSET, "")).startswith(ABILITY_KEY)}
 
 
 class InferenceSpec(Table):
@@ -19,9 +124,9 @@ class InferenceSpec(Table):
     settings (checked against the method's settings model: see the tables below and
     `python -m marketsim list --method NAME`)
 
-    Once the scenario is resolved, ``options`` is the method's settings, an instance of its
-    registry entry's ``Options`` model (:mod:`marketsim.aggregation.registry`; its
-    ``model_fields_set`` are the settings the scenario gave). ``class_prior`` is ``"true"``
+    Once the scenario is resolved, ``options`` is the method's settings, an instance of
+    :func:`settings_model` (its ``model_fields_set`` are the settings the scenario gave).
+    ``class_prior`` is ``"true"``
     (the scenario's prior, known to the requester as in Maginnis & Gupta 2015),
     ``"estimate"`` (re-estimated by EM) or explicit probabilities. Prior parameters ``alpha``,
     ``beta``, ``low`` default to the scenario's ability distribution. Dumping the spec writes
@@ -55,13 +160,12 @@ class InferenceSpec(Table):
         """The method's settings (its defaults if none were given)."""
         if self._options is not None:
             return self._options
-        entry = self.entry
-        return entry.options() if entry is not None else Options()
+        return settings_model(self.method)() if self.method in METHODS else Options()
 
     @property
-    def entry(self) -> MethodSpec | None:
-        """The registry entry of ``method`` (``None`` for an estimator object's class name);
-        the market builds estimators from it (``market.inference.estimator_factory``)."""
+    def entry(self) -> type[Estimator] | None:
+        """The class of ``method`` (``None`` for an estimator object's class name); the
+        market builds estimators from it (``market.inference.estimator_factory``)."""
         return METHODS.get(self.method)
 
     @property
@@ -104,7 +208,7 @@ class InferenceSpec(Table):
         values = options.model_dump()
         out: dict[str, Any] = {"method": self.method}
         for name in RECORDED_SETTINGS:
-            out[name] = values.pop(name) if name in values else _recorded_defaults()[name]
+            out[name] = values.pop(name) if name in values else _RECORDED_DEFAULTS[name]
         fields_ = type(options).model_fields
         out.update({k: v for k, v in values.items() if v != fields_[k].default})
         return {k: tuple(v) if isinstance(v, list) else v for k, v in out.items()}
@@ -117,11 +221,17 @@ RECORDED_SETTINGS = ("init", "max_iter", "tol", "class_prior", "alpha", "beta", 
                      "warm_start", "spectral_rule")
 
 
-@cache
-def _recorded_defaults() -> dict[str, Any]:
-    """Each recorded setting's default, as the methods declaring it declare it."""
-    out: dict[str, Any] = {}
-    for entry in METHODS.values():
-        for name, info in entry.options.model_fields.items():
-            out.setdefault(name, info.default)
-    return {name: out[name] for name in RECORDED_SETTINGS}
+#: Each recorded setting's default: what ``to_dict`` wrote for a method that does not take it
+#: (the record's format, frozen, so that the fingerprints of recorded runs do not move).
+_RECORDED_DEFAULTS: dict[str, Any] = {
+    "init": None, "max_iter": 100, "tol": 1e-7, "class_prior": "true", "alpha": None,
+    "beta": None, "low": None, "warm_start": False, "spectral_rule": None}
+
+
+def __getattr__(name: str) -> type[Options]:
+    """A method's settings model by its name (``DawidSkeneSettings``), built on demand: how
+    pickle finds the generated models in another process (a worker unpickling a scenario)."""
+    for cls in METHODS.values():
+        if f"{cls.__name__}Settings" == name:
+            return _settings_of(cls)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,7 +26,7 @@ from pydantic import BaseModel, BeforeValidator, PlainSerializer
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.scenario.arm_specs import ArmSpec
-from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.inference_spec import InferenceSpec, settings_model
 from marketsim.scenario.validation import KeyProblem, printable, suggest
 from marketsim.tables import _as_tuple
 
@@ -97,7 +97,7 @@ def _check_schema(key: str, path: Path, root: type[BaseModel], source: str) -> N
         if part not in fields:
             if model is InferenceSpec:  # a setting of some method (checked per point)
                 allowed = list(dict.fromkeys([*fields, *(
-                    k for e in METHODS.values() for k in e.options.model_fields)]))
+                    k for m in METHODS for k in settings_model(m).model_fields)]))
                 if part in allowed:
                     return
             elif model.model_config.get("extra") == "allow":  # policy options

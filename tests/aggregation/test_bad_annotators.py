@@ -9,6 +9,7 @@ import pytest
 
 from marketsim.aggregation.bad_annotators import (
     GaussianBadAnnotatorEM,
+    GaussianHardEM,
     plain_means,
     simulate_bad_annotators,
 )
@@ -38,7 +39,7 @@ def rmse(est: np.ndarray, truth: np.ndarray) -> float:
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
 def test_toy_finds_the_good_annotators(seed: int, hard: bool) -> None:
     data, mu = toy(seed)
-    est = GaussianBadAnnotatorEM(hard=hard).fit(data)
+    est = (GaussianHardEM if hard else GaussianBadAnnotatorEM)().fit(data)
     assert np.all(est.good_proba_[TOY_GOOD] > 0.9)
     assert np.all(est.good_proba_[~TOY_GOOD] < 0.1)
     assert est.converged_
@@ -49,7 +50,7 @@ def test_toy_finds_the_good_annotators(seed: int, hard: bool) -> None:
 
 def test_hard_em_weights_are_binary() -> None:
     data, _ = toy(7, sigma=0.1)
-    est = GaussianBadAnnotatorEM(hard=True).fit(data)
+    est = GaussianHardEM().fit(data)
     assert set(np.unique(est.good_proba_)) <= {0.0, 1.0}
 
 
@@ -121,7 +122,7 @@ def test_market_with_30_percent_bad_beats_plain_mean(seed: int) -> None:
         400, 20, 5, bad_fraction=0.3, sigma=0.05, random_state=seed
     )
     soft = GaussianBadAnnotatorEM().fit(data)
-    hard = GaussianBadAnnotatorEM(hard=True).fit(data)
+    hard = GaussianHardEM().fit(data)
     base = rmse(plain_means(data), mu)
     assert rmse(soft.means_, mu) < 0.7 * base
     assert rmse(hard.means_, mu) < 0.7 * base
@@ -180,7 +181,7 @@ def test_task_scored_only_by_bad_annotators_reports_plain_mean(hard: bool) -> No
     workers = np.concatenate([data.workers, [2, 4]])  # the two bad annotators
     scores = np.concatenate([data.scores, [0.1, 0.9]])
     more = LabelSet(tasks, workers, np.zeros_like(tasks), 9, 5, 1, scores=scores)
-    est = GaussianBadAnnotatorEM(hard=hard).fit(more)
+    est = (GaussianHardEM if hard else GaussianBadAnnotatorEM)().fit(more)
     w_bad = est.good_proba_[[2, 4]]
     assert np.all(w_bad < 1e-3)
     assert hard or (w_bad.sum() > 1e-12 and abs(w_bad[0] / w_bad[1] - 1) > 0.5)

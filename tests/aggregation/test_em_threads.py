@@ -8,7 +8,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from marketsim.aggregation import DawidSkene, OneCoinEM, _threads, max_threads, set_max_threads
+from marketsim.aggregation import (
+    DawidSkene,
+    OneCoinEM,
+    OneCoinShiftedBetaEM,
+    OptDS,
+    _threads,
+    max_threads,
+    set_max_threads,
+)
 from marketsim.aggregation._numeric import (
     column_products,
     log_posterior,
@@ -19,10 +27,10 @@ from marketsim.data.labels import LabelSet
 
 ESTIMATORS = {
     "ds": lambda: DawidSkene(max_iter=25, tol=0.0),
-    "opt-ds": lambda: DawidSkene(init="spectral", max_iter=25, tol=0.0, random_state=3),
+    "opt-ds": lambda: OptDS(max_iter=25, tol=0.0, random_state=3),
     "ds-smoothed": lambda: DawidSkene(smoothing=1.0, max_iter=25, tol=0.0),
     "one-coin": lambda: OneCoinEM(max_iter=25, tol=0.0),
-    "one-coin-shifted-beta": lambda: OneCoinEM(prior="shifted-beta", max_iter=25, tol=0.0),
+    "one-coin-shifted-beta": lambda: OneCoinShiftedBetaEM(max_iter=25, tol=0.0),
 }
 
 

@@ -3,13 +3,14 @@ command start-up that does not import scikit-learn (1.5 s)."""
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 
 import pytest
 from sklearn.base import clone
 
-from marketsim.aggregation import METHODS, DawidSkene, make_estimator
+from marketsim.aggregation import METHODS, BaseAggregator, DawidSkene, make_estimator
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))
@@ -37,3 +38,21 @@ def test_a_command_starts_without_scikit_learn() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+class _Yours(BaseAggregator):
+    """An estimator written outside marketsim the scikit-learn way: its own ``__init__``."""
+
+    def __init__(self, *, weight: float = 2.0, random_state: object = None) -> None:
+        self.weight = weight
+        self.random_state = random_state
+
+
+def test_an_estimator_with_its_own_init_keeps_its_parameters() -> None:
+    """A run's identity fingerprints an estimator object by ``get_params``: a plug-in class
+    without an ``Options`` model is read from its ``__init__``, as before."""
+    yours = _Yours(weight=3.0)
+    assert yours.get_params() == {"weight": 3.0, "random_state": None}
+    assert repr(yours) == "_Yours(weight=3.0)"
+    assert list(inspect.signature(_Yours).parameters) == ["weight", "random_state"]
+    assert clone(yours).set_params(weight=4.0).get_params()["weight"] == 4.0

@@ -126,7 +126,7 @@ def test_estimator_api_dataframe_and_registry() -> None:
     assert isinstance(make_estimator("glad"), GLAD)
     with pytest.raises(ValueError, match="class_prior must be 'uniform'"):
         GLAD(class_prior="flat").fit(LabelSet.from_arrays([0], [0], [1]))
-    with pytest.raises(ValueError, match="init must be one of prior, majority, random"):
+    with pytest.raises(ValueError, match="GLAD: init: input should be 'prior', 'majority' or"):
         GLAD(init="spectral").fit(LabelSet.from_arrays([0], [0], [1]))
     # an estimated class prior follows the data
     data, _, _, _ = glad_crowd(300, 10, 2, 5, seed=8)

@@ -50,7 +50,7 @@ def fit(est: MACE, data: LabelSet, **kw: object) -> MACE:
 @pytest.mark.parametrize("k", [2, 4])
 def test_finds_planted_spammers(method: str, k: int) -> None:
     data, truth, is_spammer = planted(k=k, seed=k)
-    est = fit(MACE(method=method), data)
+    est = fit(MACE(mode=method), data)
     spam = est.spamming_
     assert spam.shape == (data.n_workers,)
     assert spam[is_spammer].min() > 0.75, spam[is_spammer]
@@ -77,7 +77,7 @@ def test_more_than_two_classes() -> None:
 def test_em_objective_never_decreases() -> None:
     """EM's smoothing is a Dirichlet prior; the log-posterior it tracks never decreases."""
     data, _, _ = planted(k=3, seed=5)
-    est = fit(MACE(method="em", tol=0.0, max_iter=40), data)
+    est = fit(MACE(mode="em", tol=0.0, max_iter=40), data)
     ll = np.asarray(est.log_likelihood_)
     assert np.all(np.diff(ll) >= -1e-8 * np.abs(ll[:-1]))
 
@@ -108,15 +108,15 @@ def test_dataframe_api_params_and_registry() -> None:
                        "label": ["cat", "cat", "dog", "dog", "dog", "dog"]})
     pred = MACE().fit_predict(df)
     assert pred.to_dict() == {"a": "cat", "b": "dog"}
-    proba = MACE(method="em").fit_predict_proba(df)
+    proba = MACE(mode="em").fit_predict_proba(df)
     assert list(proba.columns) == ["cat", "dog"] and list(proba.index) == ["a", "b"]
-    est = MACE().set_params(method="em", n_restarts=2)
-    assert est.get_params()["method"] == "em" and est.get_params()["n_restarts"] == 2
-    assert make_estimator("mace").get_params()["method"] == "vb"
+    est = MACE().set_params(mode="em", n_restarts=2)
+    assert est.get_params()["mode"] == "em" and est.get_params()["n_restarts"] == 2
+    assert make_estimator("mace").get_params()["mode"] == "vb"
     assert make_estimator("mace", mode="em", n_restarts=3).get_params()["n_restarts"] == 3
 
 
-@pytest.mark.parametrize("bad", [dict(method="gibbs"), dict(n_restarts=0), dict(max_iter=0),
+@pytest.mark.parametrize("bad", [dict(mode="gibbs"), dict(n_restarts=0), dict(max_iter=0),
                                  dict(alpha=0.0), dict(smoothing=-1.0)])
 def test_bad_settings_are_refused(bad: dict) -> None:
     data, _, _ = planted(n_tasks=20)
@@ -165,12 +165,12 @@ def test_rte_accuracy(method: str) -> None:
         pytest.skip("Zhang et al. data not found")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        pred = MACE(method=method).fit_predict(df[["task", "worker", "label"]])
+        pred = MACE(mode=method).fit_predict(df[["task", "worker", "label"]])
     truth = df.groupby("task")["truth"].first()
     assert 100.0 * float((pred.loc[truth.index] == truth).mean()) >= RTE_THRESHOLD
 
 
-@pytest.mark.parametrize("settings", [{}, {"method": "em"}, {"tol": 0.0, "max_iter": 7},
+@pytest.mark.parametrize("settings", [{}, {"mode": "em"}, {"tol": 0.0, "max_iter": 7},
                                       {"max_iter": 1}, {"n_restarts": 1}, {"n_restarts": 23}])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_starts_run_together_as_they_run_apart(

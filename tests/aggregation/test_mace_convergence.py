@@ -47,7 +47,7 @@ def test_a_fit_scores_its_own_parameters_no_worse_than_a_perturbation() -> None:
     t, w = np.nonzero(rng.random((n, m)) < 0.6)
     labels = np.where(rng.random(t.size) < 0.8, truth[t], 1 - truth[t])
     data = LabelSet(t, w, labels, n, m, 2)
-    est = MACE(method="em", smoothing=0.0).fit(data)
+    est = MACE(mode="em", smoothing=0.0).fit(data)
     best = log_likelihood(data, est.competence_, est.strategies_)
     for _ in range(5):
         theta = np.clip(est.competence_ + rng.normal(0, 0.02, m), 1e-6, 1 - 1e-6)
@@ -73,5 +73,5 @@ def test_default_fit_converges_without_warning(stem: str, method: str) -> None:
     data = _zhang(stem)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        est = MACE(method=method).fit(data)
+        est = MACE(mode=method).fit(data)
     assert est.converged_ and est.n_iter_ > 50

@@ -242,9 +242,9 @@ def test_kos_start_rule() -> None:
     ones = KOS().fit(data).labels_
     assert KOS(random_state=1).fit(data).labels_.tolist() == ones.tolist()  # seed unused
     KOS(start="gaussian", random_state=1).fit(data)
-    with pytest.raises(ValueError, match="start must be one of ones, gaussian"):
+    with pytest.raises(ValueError, match="start: input should be 'ones' or 'gaussian'"):
         KOS(start="zeros").fit(data)
-    with pytest.raises(ValueError, match="spectral_rule must be one of"):
+    with pytest.raises(ValueError, match="spectral_rule: input should be 'equivariant' or"):
         make_estimator("opt-ds", spectral_rule="paper").fit(data)
 
 

@@ -1,22 +1,24 @@
-"""Issue #26 point 2: each inference method declares its settings once, as the ``Options``
-model its registry entry names; validation, the docs' settings tables, the JSON Schema and
-``marketsim list --method`` read it, so adding a setting is one edit of that model."""
+"""Issue #26 point 2, #39 point 3: each inference method declares its parameters once, as its
+class's ``Options`` model; the constructor, validation, the docs' settings tables, the JSON
+Schema and ``marketsim list --method`` read it, so adding a setting is one edit of that
+model."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import inspect
 from typing import Any
 
 import pytest
 
-from marketsim.aggregation.options import EMOptions
+from marketsim.aggregation import DawidSkene
+from marketsim.aggregation.options import param
 from marketsim.aggregation.registry import METHODS
 from marketsim.cli import main
 from marketsim.errors import InputError
 from marketsim.market.inference import estimator_factory
-from marketsim.options import F
 from marketsim.scenario import docs
 from marketsim.scenario.inference_options import method_settings
+from marketsim.scenario.inference_spec import settings_model
 from marketsim.scenario.parser import parse_scenario
 
 
@@ -34,7 +36,7 @@ def _section(markdown: str, heading: str) -> list[str]:
 
 @pytest.mark.parametrize("method", list(METHODS))
 def test_the_model_is_what_validate_docs_schema_and_list_read(method: str, capsys) -> None:
-    model = METHODS[method].options
+    model = settings_model(method)
     keys = list(model.model_fields)
     assert list(method_settings(method)) == keys
     text = docs.markdown()
@@ -60,35 +62,45 @@ def test_list_method_unknown_name_suggests(capsys) -> None:
     assert "unknown inference method 'opt_ds'" in err and "did you mean opt-ds?" in err
 
 
-class _WithSmoothing(EMOptions):
-    """Settings of ``ds`` with Laplace smoothing."""
+class _Shrunk(DawidSkene):
+    """Dawid-Skene with one more parameter, declared once in its ``Options``."""
 
-    smoothing: float = F(0.0, "Laplace smoothing of the confusion counts", ge=0, le=1e6)
+    method = "ds"
+
+    class Options(DawidSkene.Options):
+        """Parameters of the test's Dawid-Skene."""
+
+        shrink: float = param(0.0, "pull of the confusion counts toward uniform", ge=0,
+                              le=1e6)
 
 
-def test_a_setting_added_to_the_model_needs_no_other_edit(monkeypatch, capsys) -> None:
-    """``DawidSkene`` takes ``smoothing``; declaring it in ``ds``'s model (here a subclass
-    named by the registry entry) is enough for parse, the estimator, docs, the JSON Schema
-    and ``list --method``."""
-    monkeypatch.setitem(METHODS, "ds", replace(METHODS["ds"], options=_WithSmoothing))
-    scenario = parse_scenario(_doc({"method": "ds", "smoothing": 0.5}), "s.toml")
+def test_a_parameter_added_to_the_model_needs_no_other_edit(monkeypatch, capsys) -> None:
+    """A parameter declared in the class's ``Options`` is the constructor's (its signature
+    too) and a scenario setting: parse, the estimator, docs, the JSON Schema and ``list
+    --method`` see it."""
+    monkeypatch.setitem(METHODS, "ds", _Shrunk)
+    assert inspect.signature(_Shrunk).parameters["shrink"].default == 0.0
+    assert _Shrunk(shrink=0.5).shrink == 0.5
+    scenario = parse_scenario(_doc({"method": "ds", "shrink": 0.5}), "s.toml")
     assert estimator_factory(scenario, scenario.arms[0].inference)().get_params()[
-        "smoothing"] == 0.5
+        "shrink"] == 0.5
     plain = parse_scenario(_doc("ds"), "s.toml")
-    assert "smoothing" not in plain.to_dict()["arms"][0]["inference"]  # default: not recorded
-    assert scenario.to_dict()["arms"][0]["inference"]["smoothing"] == 0.5
-    with pytest.raises(InputError, match=r"arms\[0\]\.inference\.smoothing must be >= 0"):
-        parse_scenario(_doc({"method": "ds", "smoothing": -1.0}), "s.toml")
+    assert "shrink" not in plain.to_dict()["arms"][0]["inference"]  # default: not recorded
+    assert scenario.to_dict()["arms"][0]["inference"]["shrink"] == 0.5
+    with pytest.raises(InputError, match=r"arms\[0\]\.inference\.shrink must be >= 0"):
+        parse_scenario(_doc({"method": "ds", "shrink": -1.0}), "s.toml")
     with pytest.raises(InputError, match="is not an option of method 'ds'.*did you mean "
-                                         "smoothing"):
-        parse_scenario(_doc({"method": "ds", "smothing": 0.5}), "s.toml")
-    assert "smoothing" in _section(docs.markdown(), "ds inference settings")
+                                         "shrink"):
+        parse_scenario(_doc({"method": "ds", "shrnk": 0.5}), "s.toml")
+    with pytest.raises(ValueError, match="_Shrunk: shrink: input should be greater than"):
+        _Shrunk(shrink=-1.0)
+    assert "shrink" in _section(docs.markdown(), "ds inference settings")
     branch = next(b for b in docs.json_schema()["$defs"]["InferenceSpec"]["anyOf"]
                   if b["properties"].get("method") == {"const": "ds"})
-    assert branch["properties"]["smoothing"]["minimum"] == 0
+    assert branch["properties"]["shrink"]["minimum"] == 0
     assert main(["list", "--method", "ds"]) == 0
     out = capsys.readouterr().out
-    assert "smoothing" in out and "≤ 1e+06" in out  # the row: name and range
+    assert "shrink" in out and "≤ 1e+06" in out  # the row: name and range
 
 
 def test_each_method_records_every_setting_it_did_before() -> None:

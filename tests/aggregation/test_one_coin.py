@@ -14,7 +14,9 @@ from marketsim.aggregation._numeric import PROB_FLOOR, log_prior, transposed_pro
 from marketsim.aggregation.metrics import binary_expected_correct, expected_correct
 from marketsim.aggregation.one_coin import (
     EPS,
+    OneCoinBetaEM,
     OneCoinEM,
+    OneCoinShiftedBetaEM,
     beta_map,
     clip,
     one_coin_log_emission,
@@ -83,6 +85,10 @@ def reference_one_coin(
     return q, history
 
 
+#: The one-coin method of each ability prior.
+BY_PRIOR = {cls.prior: cls for cls in (OneCoinEM, OneCoinBetaEM, OneCoinShiftedBetaEM)}
+
+
 @pytest.mark.parametrize("prior", ["shifted-beta", "beta", None])
 @pytest.mark.parametrize("class_prior", [None, [0.75, 0.25]])
 @pytest.mark.parametrize("repeats", [False, True])
@@ -91,7 +97,7 @@ def test_two_class_one_coin_matches_the_plain_model(
 ) -> None:
     data = crowd(3, repeats=repeats, idle_worker=True)
     start = np.random.default_rng(4).dirichlet([1.0, 1.0], size=data.n_tasks)
-    est = OneCoinEM(prior=prior, class_prior=class_prior, max_iter=25, tol=0.0)
+    est = BY_PRIOR[prior](class_prior=class_prior, max_iter=25, tol=0.0)
     est.fit(data, init_proba=start)
     q, history = reference_one_coin(data, start, est.n_iter_, est)
     np.testing.assert_allclose(est.proba_, q, rtol=0, atol=1e-12)
@@ -102,7 +108,7 @@ def test_two_class_one_coin_matches_the_plain_model(
 def test_a_class_of_prior_zero_keeps_posterior_zero() -> None:
     """The log-odds form would meet inf - inf: such fits take the generic path."""
     data = crowd(5)
-    est = OneCoinEM(prior="shifted-beta", class_prior=[1.0, 0.0], max_iter=5, tol=0.0).fit(data)
+    est = OneCoinShiftedBetaEM(class_prior=[1.0, 0.0], max_iter=5, tol=0.0).fit(data)
     assert np.all(est.proba_[:, 1] == 0.0)
     assert np.all(np.isfinite(est.log_likelihood_))
 

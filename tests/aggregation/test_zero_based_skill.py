@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from marketsim.aggregation import MajorityVote, Wawa, ZeroBasedSkill, make_estimator
-from marketsim.aggregation.zero_based_skill import ZeroBasedSkillOptions
 from tests.aggregation._vote_crowds import accuracy, planted, rank_agreement, rte
 
 #: crowd-kit 1.4.2's ZeroBasedSkill on RTE, 92.12 % (benchmarks/crowdkit_votes.py), minus 0.5.
@@ -55,7 +54,7 @@ def test_rte_accuracy_at_least_crowdkit_minus_half_a_point() -> None:
 def test_params_options_and_determinism() -> None:
     est = make_estimator("zbs", n_iter=7)
     assert isinstance(est, ZeroBasedSkill) and est.get_params()["n_iter"] == 7
-    assert set(ZeroBasedSkillOptions.model_fields) <= set(est.get_params())
+    assert set(ZeroBasedSkill.Options.model_fields) <= set(est.get_params())
     est.set_params(lr_init=0.5)
     assert est.lr_init == 0.5
     with pytest.raises(ValueError, match="invalid parameter"):

@@ -228,8 +228,8 @@ def test_em_clamps_tasks_of_known_class() -> None:
     known[:5] = [1, 0, 1, 1, 0]
     from marketsim.aggregation.identifiability import identifiability_checks
     with identifiability_checks(False):  # random labels: not identifiable, on purpose
-        est = METHODS["ds"].factory().fit(data, known=known)
+        est = METHODS["ds"]().fit(data, known=known)
     assert np.array_equal(est.proba_[:5], np.eye(2)[known[:5]])
     assert np.array_equal(est.labels_[:5], known[:5])
     with pytest.raises(ValueError, match="known must be 20 class indices"):
-        METHODS["ds"].factory().fit(data, known=np.full(19, -1))
+        METHODS["ds"]().fit(data, known=np.full(19, -1))

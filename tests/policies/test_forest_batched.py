@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
-from marketsim.aggregation import OneCoinEM
+from marketsim.aggregation import OneCoinBetaEM, OneCoinEM, OneCoinShiftedBetaEM
 from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.metrics import estimated_skill
 from marketsim.data.labels import LabelSet
@@ -95,7 +95,8 @@ def test_batched_em_equals_each_instance_em(seed: int, prior: str) -> None:
     max_iter = int(rng.integers(2, 8))
 
     def em() -> OneCoinEM:
-        return OneCoinEM(prior=prior, max_iter=max_iter, tol=0.0, class_prior=PRIOR)
+        cls = {None: OneCoinEM, "beta": OneCoinBetaEM, "shifted-beta": OneCoinShiftedBetaEM}[prior]
+        return cls(max_iter=max_iter, tol=0.0, class_prior=PRIOR)
 
     with identifiability_checks(False):
         pooled = em().fit(base.stack(answers))
@@ -194,7 +195,7 @@ def test_policy_ranking_equals_the_plain_computation(seed: int) -> None:
     data = LabelSet(tasks, workers, answers, n, m, 2)
 
     def inference() -> OneCoinEM:
-        return OneCoinEM(prior="shifted-beta", init="random", class_prior=PRIOR)
+        return OneCoinShiftedBetaEM(init="random", class_prior=PRIOR)
 
     with identifiability_checks(False):
         est = inference().set_params(random_state=seed).fit(data)

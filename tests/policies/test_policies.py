@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from marketsim.aggregation.one_coin import OneCoinEM
+from marketsim.aggregation.one_coin import OneCoinEM, OneCoinShiftedBetaEM
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.policies.base import DONE, GOLD, MarketInfo, MarketState, is_worker_aware
@@ -27,7 +27,7 @@ def market_state(seed: int = 0, n: int = 300, m: int = 15, per_task: int = 3):
     data = LabelSet.from_arrays(tasks, workers, labels, n_tasks=n, n_workers=m, n_classes=2)
 
     def factory() -> OneCoinEM:
-        return OneCoinEM(prior="shifted-beta", class_prior=[0.75, 0.25], max_iter=30, tol=0)
+        return OneCoinShiftedBetaEM(class_prior=[0.75, 0.25], max_iter=30, tol=0)
 
     est = factory().fit(data)
     info = MarketInfo(n, m, 2, np.array([0.75, 0.25]), 6.0, 2.0, 0.1, factory, truth=truth)

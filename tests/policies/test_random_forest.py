@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from marketsim.aggregation import OneCoinEM
+from marketsim.aggregation import OneCoinEM, OneCoinShiftedBetaEM
 from marketsim.data.labels import LabelSet
 from marketsim.policies.base import AssignmentPolicy, MarketInfo, MarketState
 from marketsim.policies.random_forest import (
@@ -22,11 +22,9 @@ from marketsim.policies.random_forest import (
 PRIOR = [0.25, 0.75]
 
 
-def paper_estimator(class_prior: list[float] = PRIOR) -> OneCoinEM:
+def paper_estimator(class_prior: list[float] = PRIOR) -> OneCoinShiftedBetaEM:
     """The inference service of seed 000's reproduction."""
-    return OneCoinEM(
-        prior="shifted-beta", init="random", max_iter=30, tol=0, class_prior=class_prior
-    )
+    return OneCoinShiftedBetaEM(init="random", max_iter=30, tol=0, class_prior=class_prior)
 
 
 def make_market(

@@ -15,7 +15,7 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.market.inference import estimator_factory
 from marketsim.policies.registry import POLICIES
-from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.inference_spec import InferenceSpec, settings_model
 from marketsim.scenario.parser import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,7 @@ USED = {
     "one-coin-beta": {"init", "max_iter", "tol", "class_prior", "warm_start", "alpha", "beta"},
     "one-coin-shifted-beta": {"init", "max_iter", "tol", "class_prior", "warm_start", "alpha",
                               "beta", "low"},
-    "ds": {"init", "max_iter", "tol", "class_prior", "warm_start"},
+    "ds": {"init", "max_iter", "tol", "class_prior", "warm_start", "spectral_rule"},
     "opt-ds": {"init", "max_iter", "tol", "class_prior", "warm_start", "spectral_rule"},
     "ds-features": {"init", "max_iter", "tol", "class_prior", "warm_start"},
     "glad": {"init", "max_iter", "tol", "class_prior", "warm_start"},
@@ -75,7 +75,8 @@ def test_a_setting_the_method_ignores_is_refused(method: str, setting: str) -> N
 def test_ds_alpha_names_the_method_and_its_options() -> None:
     with pytest.raises(InputError, match=r"s\.toml: arms\[0\]\.inference\.alpha is not an "
                                          r"option of method 'ds' \(its options: init, "
-                                         r"max_iter, tol, class_prior, warm_start\)"):
+                                         r"max_iter, tol, class_prior, smoothing, "
+                                         r"spectral_delta, spectral_rule, warm_start\)"):
         parse_scenario(_doc({"method": "ds", "alpha": 3}), "s.toml")
 
 
@@ -131,14 +132,14 @@ def test_run_refuses_before_the_folder_exists(tmp_path: Path) -> None:
                               text=True, env=env, timeout=120)
         assert proc.returncode == 2, proc.stderr
         assert "Traceback" not in proc.stderr
-        assert "arms[0].inference.init = 'spectral' does not work with method 'ds-features'" \
+        assert "arms[0].inference.init must be one of majority, random; got 'spectral'" \
             in proc.stderr
     assert not out.exists()
 
 
 def test_the_market_never_drops_a_setting() -> None:
     scenario = parse_scenario(_doc("ds"), "s.toml")
-    beta_settings = METHODS["one-coin-beta"].options(alpha=3.0)
+    beta_settings = settings_model("one-coin-beta")(alpha=3.0)
     with pytest.raises(RuntimeError, match="internal error: .* method 'ds' does not take: "
                                            "alpha is not an option"):
         estimator_factory(scenario, InferenceSpec.resolved("ds", beta_settings))
@@ -148,9 +149,10 @@ def test_the_market_builds_what_was_checked() -> None:
     doc = _doc({"method": "one-coin-shifted-beta", "max_iter": 7})
     doc["workers"] = {"count": 4, "ability": {"alpha": 5.0, "beta": 3.0, "low": 0.25}}
     scenario = parse_scenario(doc, "s.toml")
-    params = estimator_factory(scenario, scenario.arms[0].inference)().get_params()
+    est = estimator_factory(scenario, scenario.arms[0].inference)()
+    params = est.get_params()
     assert (params["max_iter"], params["alpha"], params["beta"], params["low"],
-            params["prior"]) == (7, 5.0, 3.0, 0.25, "shifted-beta")
+            est.prior) == (7, 5.0, 3.0, 0.25, "shifted-beta")
     assert list(params["class_prior"]) == [0.5, 0.5]
 
 
