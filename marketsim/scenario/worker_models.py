@@ -139,11 +139,11 @@ class ConfusionSpec(TaskEffects):
         """Difficulty, look-alikes or task types are asked for."""
         return super().has_effects or self.type_shares is not None
 
-    def document(self) -> dict[str, Any]:
+    def as_written(self) -> dict[str, Any]:
         """The design and the keys that design reads."""
         unread = {k for d, keys in CONFUSION_DESIGN_KEYS.items() if d != self.design
                   for k in keys}
-        return {k: v for k, v in super().document().items() if k not in unread}
+        return {k: v for k, v in super().as_written().items() if k not in unread}
 
 
 class SpammerHammerSpec(Table):
@@ -207,11 +207,11 @@ class GladSpec(Table):
             raise KeyProblem("alpha", f"entries must lie in [-{MAX_ALPHA:g}, {MAX_ALPHA:g}]")
         return self
 
-    def document(self) -> dict[str, Any]:
+    def as_written(self) -> dict[str, Any]:
         """The difficulty and the key that distribution reads."""
         unread = {k for d, keys in DIFFICULTY_KEYS.items() if d != self.difficulty
                   for k in keys}
-        return {k: v for k, v in super().document().items() if k not in unread}
+        return {k: v for k, v in super().as_written().items() if k not in unread}
 
 
 class CommunitiesSpec(TaskEffects):
