@@ -267,16 +267,16 @@ class Scenario(Table):
 
     def for_arm(self, arm: ArmSpec) -> Self:
         """The scenario as ``arm``'s market runs it: with the arm's own gold questions and
-        blocking rule in place of the scenario's, when it has them (checked against the
-        scenario's: an arm's gold questions under the scenario's blocking rule must be enough
-        for it)."""
+        blocking rule in place of the scenario's, when it has them. An arm that is not one of
+        the scenario's (checked with it) is checked as the file's arms are: its gold questions
+        under the scenario's blocking rule must be enough for it."""
         if arm.gold is None and arm.blocking is None:
             return self
-        key = next((f"arms[{i}]" for i, a in enumerate(self.arms) if a is arm),
-                   f"arm {arm.name!r}")
-        arm_mechanics(arm, key, self.gold, self.replay is not None, self.worker_model.scores,
-                      self.source, arm.policy)
-        check_arm_blocking(arm, key, self.blocking, self.source)
+        if not any(arm is own for own in self.arms):  # its own arms were checked with it
+            key = f"arm {arm.name!r}"
+            arm_mechanics(arm, key, self.gold, self.replay is not None,
+                          self.worker_model.scores, self.source, arm.policy)
+            check_arm_blocking(arm, key, self.blocking, self.source)
         return self.model_copy(update={"gold": arm.gold or self.gold,
                                        "blocking": arm.blocking or self.blocking})
 
