@@ -178,7 +178,8 @@ class Scenario(Table):
         objects = split_objects(doc, source)
         out: Self = validate(cls, doc, source, context={
             "source": source, "allow_imports": allow_imports, "raw": doc})
-        raw = copy_doc(data)  # the document as given: a later ``replace`` validates it again
+        # the document as given (objects kept): a later ``replace`` validates it again
+        raw = copy_doc(data) if objects else doc
         if objects:
             out = out.model_copy(update={"arms": put_objects(
                 out.arms, objects, out.worker_model.scores, out.replay is not None, source)})
