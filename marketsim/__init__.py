@@ -21,7 +21,7 @@ from marketsim._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from marketsim.api import StudyResult, compare, load_scenario, run, scenario_from_dict, sweep
-    from marketsim.scenario.build import Scenario
+    from marketsim.scenario.specs import Scenario
 
 __all__ = ["Scenario", "StudyResult", "__version__", "compare", "load_scenario", "run",
            "scenario_from_dict", "sweep"]
@@ -30,7 +30,7 @@ __all__ = ["Scenario", "StudyResult", "__version__", "compare", "load_scenario",
 def __getattr__(name: str) -> Any:
     """The public API names, imported on first access."""
     if name == "Scenario":
-        from marketsim.scenario.build import Scenario
+        from marketsim.scenario.specs import Scenario
 
         return Scenario
     if name in ("StudyResult", "compare", "load_scenario", "run", "scenario_from_dict", "sweep"):

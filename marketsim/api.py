@@ -35,9 +35,8 @@ from marketsim.report.plots import FIGSIZE, draw_error_axes
 from marketsim.report.progress import QuietProgress, make_observer
 from marketsim.report.render import render_report
 from marketsim.report.sweep import columns, sweep_rows
-from marketsim.scenario.build import Scenario, editable, load_scenario, scenario_from_dict
-from marketsim.scenario.parser import resolve_imports
-from marketsim.scenario.specs import Scenario as ScenarioSpec
+from marketsim.scenario.parser import load_scenario, scenario_from_dict
+from marketsim.scenario.specs import Scenario
 from marketsim.study.identity import resolved
 from marketsim.study.lock import folder_lock
 from marketsim.study.resources import capped_jobs, check_memory
@@ -69,7 +68,7 @@ def _observer(progress: bool | ProgressCallback) -> Any:
 
 
 def run(
-    scenario: ScenarioSpec,
+    scenario: Scenario,
     *,
     replicates: int | None = None,
     seed: int | None = None,
@@ -85,7 +84,7 @@ def run(
     units is resumed). ``progress``: ``False`` for silence, ``True`` for the command line's
     display on stderr (a live dashboard in a terminal, plain lines otherwise), or a function
     called as ``progress(unit, finished, total)`` after each (replicate, arm) unit."""
-    if not isinstance(scenario, ScenarioSpec):
+    if not isinstance(scenario, Scenario):
         raise InputError(f"run() needs a scenario from marketsim.load_scenario or "
                          f"marketsim.scenario_from_dict, got {type(scenario).__name__}")
     for key, value, low in (("replicates", replicates, 1), ("seed", seed, 0), ("jobs", jobs, 1)):
@@ -100,8 +99,8 @@ def run(
                          "marketsim.sweep(scenario), one point with scenario.without_sweep()"
                          ".replace({key: value}), or the whole sweep with 'python -m "
                          "marketsim run'", source=scenario.source)
-    scenario = resolve_imports(scenario.with_overrides(replicates=replicates, seed=seed),
-                               scenario.allow_imports)
+    scenario = scenario.with_overrides(replicates=replicates, seed=seed).resolve_imports(
+        scenario.allow_imports)
     jobs, note = capped_jobs(jobs, scenario.replicates * len(scenario.arms))
     if note and progress is True:
         print(f"marketsim: note: {note}", file=sys.stderr)
@@ -109,7 +108,7 @@ def run(
     observer = _observer(progress)
     if out is None:
         summary, units = run_observed(scenario, None, observer, jobs=jobs)
-        return StudyResult(editable(scenario), summary, tuple(units), None)
+        return StudyResult(scenario, summary, tuple(units), None)
     run_dir = Path(out)
     with folder_lock(run_dir):
         try:
@@ -119,7 +118,7 @@ def run(
             render_report(run_dir)
             raise
         render_report(run_dir)
-    return StudyResult(editable(scenario), summary, tuple(units), run_dir)
+    return StudyResult(scenario, summary, tuple(units), run_dir)
 
 
 def _warn_damaged(path: Path, reason: str) -> None:
@@ -357,7 +356,7 @@ def compare(*results: StudyResult, names: Sequence[str] | None = None, ax: Any =
     return _plot(merged, " vs ".join(names), tasks, ax, x=x, targets=targets)
 
 
-def sweep(scenario: ScenarioSpec, grid: Mapping[str, Sequence[Any]] | None = None, *,
+def sweep(scenario: Scenario, grid: Mapping[str, Sequence[Any]] | None = None, *,
           replicates: int | None = None, seed: int | None = None, jobs: int = 1,
           progress: bool | ProgressCallback = False) -> Any:
     """Run ``scenario`` at every point of ``grid`` (dotted key -> values, as a ``[sweep]``
@@ -367,7 +366,7 @@ def sweep(scenario: ScenarioSpec, grid: Mapping[str, Sequence[Any]] | None = Non
     arm). Without ``grid``, the scenario's own ``[sweep]`` is the grid; a ``grid`` given
     replaces it. Nothing is written; every point runs on the same worlds (same seed)."""
     pd = _pandas()
-    if not isinstance(scenario, ScenarioSpec):
+    if not isinstance(scenario, Scenario):
         raise InputError(f"sweep() needs a scenario from marketsim.load_scenario or "
                          f"marketsim.scenario_from_dict, got {type(scenario).__name__}")
     if grid is None:
@@ -376,11 +375,11 @@ def sweep(scenario: ScenarioSpec, grid: Mapping[str, Sequence[Any]] | None = Non
         raise InputError("sweep() needs {dotted key: non-empty list of values} (or a "
                          "scenario with a [sweep] table)")
     if scenario.sweep:  # the points are studies of the scenario without its own grid
-        scenario = editable(scenario).without_sweep()
+        scenario = scenario.without_sweep()
     keys = list(grid)
     points: list[dict[str, Any]] = []
     for i, values in enumerate(itertools.product(*grid.values())):
-        point = editable(scenario).replace(dict(zip(keys, values, strict=True)))
+        point = scenario.replace(dict(zip(keys, values, strict=True)))
         result = run(point, replicates=replicates, seed=seed, jobs=jobs, progress=progress)
         points.append({"folder": f"p{i:03d}", "values": tuple(zip(keys, values, strict=True)),
                        "summary": result.summary})

@@ -43,9 +43,10 @@ class Table(BaseModel):
 
     __hash__ = None  # type: ignore[assignment]  # tables hold arrays and mappings
 
-    def document(self) -> dict[str, Any]:
+    def as_written(self) -> dict[str, Any]:
         """The table as a scenario file writes it (keys without a value left out); a table
-        whose variants read different keys writes only its variant's."""
+        whose variants read different keys writes only its variant's. (Not
+        ``Scenario.document()``, the document a scenario was given as.)"""
         return self.model_dump(exclude_none=True)
 
     def record(self) -> dict[str, Any]:

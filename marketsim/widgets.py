@@ -23,7 +23,7 @@ from marketsim.api import StudyResult, load_scenario, run
 from marketsim.errors import InputError
 from marketsim.report.formatting import clean_name, fmt_error
 from marketsim.report.plots import FIGSIZE
-from marketsim.scenario.build import Scenario
+from marketsim.scenario.specs import Scenario
 
 NOTEBOOK_HINT = 'pip install "marketsim[notebook]" (ipywidgets)'
 

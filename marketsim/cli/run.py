@@ -19,7 +19,7 @@ from marketsim.errors import (
 )
 from marketsim.record.summary_model import Summary
 from marketsim.report.sweep import write_sweep_report
-from marketsim.scenario.parser import load_scenario, resolve_imports
+from marketsim.scenario.parser import load_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.sweep import expand, point_label
 from marketsim.study.backends import BACKENDS, require_distributed
@@ -129,7 +129,7 @@ def execute(args: argparse.Namespace) -> int:
     if args.backend == "dask":
         require_distributed()
     scenario, run_dir = _resolve(args)
-    scenario = resolve_imports(scenario, args.allow_imports)
+    scenario = scenario.resolve_imports(args.allow_imports)
     points = expand(scenario)
     if args.jobs is None:  # the default: every CPU, as far as the units and memory go
         args.jobs = default_jobs(scenario)

@@ -107,6 +107,19 @@ def arm_mechanics(arm: ArmSpec, key: str, scenario_gold: GoldSpec | None, replay
     check_blocking(arm.gold, arm.blocking, scenario_gold, f"{key}.", source)
 
 
+def check_arm_blocking(arm: ArmSpec, key: str, scenario_blocking: BlockingSpec | None,
+                       source: str) -> None:
+    """An arm's own gold questions under the scenario's blocking rule (the arm has no rule of
+    its own): the rule judges the arm's workers by the arm's questions, so there must be as
+    many as it waits for."""
+    if arm.gold is None or arm.blocking is not None or scenario_blocking is None:
+        return
+    if scenario_blocking.after > arm.gold.count:
+        raise _fail(f"{key}.gold.count", f"= {arm.gold.count} is below blocking.after = "
+                    f"{scenario_blocking.after}: the scenario's blocking rule judges this arm's "
+                    "workers by the arm's gold questions, each answered at most once", source)
+
+
 def read_mechanics(doc: Mapping[str, Any], workers: WorkersSpec, replay: bool, source: str
                    ) -> tuple[GoldSpec | None, BlockingSpec | None]:
     """The scenario's gold questions and blocking rule (``None`` when off), the mechanics

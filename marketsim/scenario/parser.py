@@ -1,6 +1,6 @@
-"""Scenario files: TOML read with ``tomllib`` and validated into the one scenario model
-(:class:`~marketsim.scenario.specs.Scenario`), whose tables check their own keys and whose
-validator checks what spans several (:mod:`marketsim.scenario.resolve`).
+"""Scenario files (TOML read with ``tomllib``) and dicts of their layout, validated into the
+one scenario model (:class:`~marketsim.scenario.specs.Scenario`), whose tables check their own
+keys and whose validator checks what spans several (:mod:`marketsim.scenario.resolve`).
 
 Any problem raises an :class:`~marketsim.errors.InputError` naming the file and the dotted key,
 e.g. ``scenarios/x.toml: workers.ability.alpha must be > 0, got -1``. Method and policy names
@@ -18,36 +18,28 @@ from typing import Any
 from marketsim.data.datasets import replay_data_dir
 from marketsim.errors import InputError
 from marketsim.scenario.specs import Scenario
-from marketsim.scenario.validation import validate
 
 
 def parse_scenario(data: Mapping[str, Any], source: str = "<scenario>", *,
                    allow_imports: bool = False) -> Scenario:
     """Validate a decoded TOML document into a :class:`Scenario`. With ``allow_imports``,
     import-path policies are imported now and their options checked against the class."""
-    if not isinstance(data, Mapping):
-        raise InputError("top level must be a table", source=source)
-    scenario: Scenario = validate(Scenario, data, source, context={
-        "source": source, "allow_imports": allow_imports, "raw": data})
-    return scenario.evolve(raw=data)
+    return Scenario.from_document(data, source, allow_imports=allow_imports)
 
 
-def resolve_imports(scenario: Scenario, allow_imports: bool) -> Scenario:
-    """``scenario`` with its import-path policies imported and their options checked (the
-    one-line "pass --allow-imports" error if that is not allowed): ``run`` calls this before
-    it creates anything."""
-    if all(arm.policy.resolved for arm in scenario.arms):
-        return scenario
-    if not allow_imports:
-        for arm in scenario.arms:
-            arm.policy.require_class(scenario.source)
-    return scenario.with_imports()
+def scenario_from_dict(data: Mapping[str, Any], source: str = "<python>", *,
+                       allow_imports: bool = False) -> Scenario:
+    """Validate a scenario given as a dict of the TOML layout (``marketsim.scenario_from_dict``);
+    arms may hold a policy object (``policy``) and an estimator object (``inference``). An arm
+    with a policy object and no ``name`` is named after the object's class."""
+    return Scenario.from_document(data, source, allow_imports=allow_imports)
 
 
 def load_scenario(path: str | Path, *, allow_imports: bool = False,
-                  data_dir: str | None = None) -> Scenario:
-    """Read and validate the scenario file at ``path``; ``data_dir`` (``--data-dir``), else
-    ``$MARKETSIM_DATA``, replaces a replay's ``replay.data_dir`` (``marketsim.data.datasets``)."""
+                  data_dir: str | Path | None = None) -> Scenario:
+    """Read and validate the scenario file at ``path`` (``marketsim.load_scenario``, as
+    ``marketsim run`` does); ``data_dir`` (``--data-dir``), else ``$MARKETSIM_DATA``, replaces
+    a replay's ``replay.data_dir`` (``marketsim.data.datasets``)."""
     source = str(path)
     try:
         text = Path(path).read_bytes().decode("utf-8")

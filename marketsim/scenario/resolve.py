@@ -26,13 +26,18 @@ from marketsim.policies.registry import (
     options_model,
     policy_class,
 )
-from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
+from marketsim.scenario.arm_specs import PolicySpec
 from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec, default_workers
 from marketsim.scenario.engine import check_engine
 from marketsim.scenario.inference_options import check_inference, read_settings
 from marketsim.scenario.inference_spec import InferenceSpec
 from marketsim.scenario.market_specs import BudgetSpec
-from marketsim.scenario.mechanics import arm_mechanics, check_initial_graph, read_mechanics
+from marketsim.scenario.mechanics import (
+    arm_mechanics,
+    check_arm_blocking,
+    check_initial_graph,
+    read_mechanics,
+)
 from marketsim.scenario.options import check_builds, check_options
 from marketsim.scenario.replay import ReplayData, ReplaySpec, load_replay
 from marketsim.scenario.sweep_keys import check_grid
@@ -88,6 +93,7 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
                             f"{key}.initial" if arm.initial else "budget.initial", tasks.count,
                             workers, budget, source)
         arm_mechanics(arm, key, gold, replay is not None, workers, source, policy)
+        check_arm_blocking(arm, key, blocking, source)
         arms.append(arm.model_copy(update={"policy": policy, "inference": inference}))
     check_engine(doc, workers, arms, source)
     check_grid(doc["sweep"], [arm.name for arm in arms], root, source)
@@ -301,16 +307,3 @@ def _inference(spec: InferenceSpec | None, key: str, tasks: TasksSpec, workers: 
                     classes=tasks.classes)
     return resolved
 
-
-def import_policies(arms: tuple[ArmSpec, ...], source: str) -> tuple[ArmSpec, ...]:
-    """``arms`` with their import-path policies imported and their options checked."""
-    out = []
-    for idx, arm in enumerate(arms):
-        policy = arm.policy
-        if not policy.resolved:
-            cls = policy_class(policy.name, allow_imports=True, source=source)
-            check_options(cls, policy.name, policy.options, f"arms[{idx}].policy", source)
-            check_builds(cls, policy.name, policy.options, f"arms[{idx}].policy", source)
-            arm = arm.model_copy(update={"policy": policy.with_class(cls)})
-        out.append(arm)
-    return tuple(out)

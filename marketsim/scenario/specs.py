@@ -7,8 +7,11 @@ declared once; the rules that span tables and the values that depend on other ke
 model's validator (:mod:`marketsim.scenario.resolve`). Validating a decoded TOML document
 gives the resolved scenario the market and the study read, never re-checking it; dumping it
 (:meth:`Scenario.resolved_document`) writes the file back, defaults included. Build one with
-:func:`marketsim.scenario.parser.parse_scenario` (or ``load_scenario``), which passes the file
-name and whether import-path policies may be imported.
+:meth:`Scenario.from_document` (``parser.load_scenario`` for a file), which passes the file
+name and whether import-path policies may be imported. Every scenario derived from another
+(:meth:`~Scenario.replace`, :meth:`~Scenario.evolve`, :meth:`~Scenario.for_arm`, a sweep's
+points...) is validated too: a change that breaks a rule is a one-line ``InputError`` naming
+the key, never a scenario the market would run with a broken rule.
 """
 
 from __future__ import annotations
@@ -19,8 +22,16 @@ from typing import Annotated, Any, Self
 
 from pydantic import BeforeValidator, PrivateAttr, ValidationInfo, model_validator
 
+from marketsim.errors import InputError
 from marketsim.options import F, omitted_at_default
 from marketsim.scenario.arm_specs import ArmSpec
+from marketsim.scenario.build import (
+    apply_changes,
+    changed_source,
+    copy_doc,
+    put_objects,
+    split_objects,
+)
 from marketsim.scenario.crowd_specs import TasksSpec, Workers
 from marketsim.scenario.market_specs import (
     BlockingSpec,
@@ -30,9 +41,11 @@ from marketsim.scenario.market_specs import (
     OutputSpec,
     ReportSpec,
 )
+from marketsim.scenario.mechanics import arm_mechanics, check_arm_blocking
 from marketsim.scenario.replay import ReplaySpec
-from marketsim.scenario.resolve import import_policies, resolve
+from marketsim.scenario.resolve import resolve
 from marketsim.scenario.sweep_keys import SweepGrid
+from marketsim.scenario.validation import validate
 from marketsim.tables import Table, _as_tuple
 from marketsim.workers.base import WorkerModel
 
@@ -148,40 +161,122 @@ class Scenario(Table):
         slug = re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
         return slug[:MAX_SLUG].rstrip("-") or "scenario"
 
-    # --- derived scenarios ---------------------------------------------------------------------
+    # --- read and derived: every scenario is validated --------------------------------------
+    @classmethod
+    def from_document(cls, data: Mapping[str, Any], source: str = "<scenario>", *,
+                      allow_imports: bool = False) -> Self:
+        """Validate a decoded TOML document (or a dict of its layout) into a scenario; an arm
+        may hold a policy object (``policy``) and an estimator object (``inference``), and is
+        named after the object's class when it has no ``name``. With ``allow_imports``,
+        import-path policies are imported now and their options checked against the class."""
+        if not isinstance(data, Mapping):
+            raise InputError("top level must be a table", source=source)
+        doc = copy_doc(data)
+        objects = split_objects(doc, source)
+        out: Self = validate(cls, doc, source, context={
+            "source": source, "allow_imports": allow_imports, "raw": doc})
+        # the document as given (objects kept): a later ``replace`` validates it again
+        raw = copy_doc(data) if objects else doc
+        if objects:
+            out = out.model_copy(update={"arms": put_objects(
+                out.arms, objects, out.worker_model.scores, out.replay is not None, source)})
+            for idx in objects:
+                raw["arms"][idx].setdefault("name", out.arms[idx].name)
+        out._raw = raw
+        return out
+
+    def document(self) -> dict[str, Any]:
+        """The scenario's document as given (policy and estimator objects kept), with its
+        current name, seed and replicates: what :meth:`replace` changes and validates again."""
+        doc = copy_doc(self.raw)
+        head = doc.setdefault("scenario", {})
+        head.update(name=self.name, seed=self.seed, replicates=self.replicates)
+        return doc
+
+    def replace(self, changes: Mapping[str, Any] | None = None, /, **more: Any) -> Self:
+        """A copy with values changed, by dotted key or nested table, validated again as a
+        file: ``replace({"workers.count": 50}, seed=3)``, ``replace(workers={"count": 50})``
+        (a table is merged into the one there); an arm's keys as ``[sweep]`` names them,
+        ``replace({"arms.adaptive.gold.rate": 0.2})`` or ``"arms[1].policy.n_trees"``.
+        ``name``, ``seed`` and ``replicates`` are the ``[scenario]`` table's; ``arms``
+        replaces every arm (see :meth:`with_arms`); ``sweep=None`` (or ``{}``) removes the
+        ``[sweep]`` table (:meth:`without_sweep`), a ``sweep`` table is merged into it."""
+        doc = apply_changes(self.document(), {**(changes or {}), **more},
+                            [arm.name for arm in self.arms], type(self), self.source)
+        return self.from_document(doc, changed_source(self.source),
+                                  allow_imports=self.allow_imports)
+
+    def without_sweep(self) -> Self:
+        """A copy without the ``[sweep]`` table: the one study the grid varies, to run with
+        :func:`marketsim.run` (each grid point is ``without_sweep().replace({key: value})``)."""
+        return self.replace(sweep=None)
+
+    def with_arms(self, *arms: Mapping[str, Any], keep: bool = False) -> Self:
+        """A copy whose arms are ``arms`` (tables of the ``[[arms]]`` layout: name, policy,
+        inference, initial), after the current ones with ``keep=True``."""
+        current = list(self.document().get("arms", [])) if keep else []
+        return self.replace(arms=[*current, *(copy_doc(a) for a in arms)])
+
     def evolve(self, *, name: str | None = None, seed: int | None = None,
-               replicates: int | None = None, raw: Mapping[str, Any] | None = None,
-               sweep_point: tuple[tuple[str, Any], ...] | None = None,
-               **tables: Any) -> Self:
-        """A copy with ``[scenario]`` values, resolved tables (already valid: no check is run
-        again), the decoded document or the grid point replaced."""
+               replicates: int | None = None,
+               sweep_point: tuple[tuple[str, Any], ...] | None = None) -> Self:
+        """A copy with ``[scenario]`` values or the grid point replaced; the values are checked
+        as the file's are (a one-line error naming ``scenario.<key>``). The document it was
+        read from is kept: it records how the study was written, the values what ran."""
         header = {k: v for k, v in (("name", name), ("seed", seed),
                                     ("replicates", replicates)) if v is not None}
+        out = self
         if header:
-            tables["scenario"] = self.scenario.model_copy(update=header)
-        out = self.model_copy(update=tables)
-        if raw is not None:
-            out._raw = raw
+            validate(HeaderSpec, header, self.source, prefix=("scenario",))
+            if name is not None and not name.strip():
+                raise InputError("scenario.name must not be empty", source=self.source)
+            out = self.model_copy(update={"scenario": self.scenario.model_copy(update=header)})
         if sweep_point is not None:
+            if not all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
+                       for p in sweep_point):
+                raise InputError("a sweep point is (dotted key, value) pairs, got "
+                                 f"{sweep_point!r}"[:200], source=self.source)
+            out = out.model_copy() if out is self else out
             out._sweep_point = sweep_point
         return out
 
     def with_overrides(self, *, replicates: int | None = None, seed: int | None = None) -> Self:
-        """A copy with command-line overrides applied."""
+        """A copy with command-line overrides applied (checked as the file's values are)."""
         return self.evolve(replicates=replicates, seed=seed)
 
+    def resolve_imports(self, allow_imports: bool) -> Self:
+        """The scenario ready to run: its import-path policies imported and the scenario
+        validated with them (:meth:`with_imports`), or the one-line "pass --allow-imports"
+        error when that is not allowed. ``run`` calls this before it creates anything."""
+        if all(arm.policy.resolved for arm in self.arms):
+            return self
+        if not allow_imports:
+            for arm in self.arms:
+                arm.policy.require_class(self.source)
+        return self.with_imports()
+
     def with_imports(self) -> Self:
-        """A copy with its import-path policies imported and their options checked."""
-        out = self.evolve(arms=import_policies(self.arms, self.source))
-        out._allow_imports = True
+        """A copy with its import-path policies imported, validated again as the file is with
+        ``--allow-imports`` (options against the class, the class against the market); the
+        recorded document, the overrides and the grid point are kept."""
+        out = self.from_document(self.document(), self.source, allow_imports=True)
+        out._raw, out._sweep_point = self._raw, self._sweep_point
         return out
 
     def for_arm(self, arm: ArmSpec) -> Self:
         """The scenario as ``arm``'s market runs it: with the arm's own gold questions and
-        blocking rule in place of the scenario's, when it has them."""
+        blocking rule in place of the scenario's, when it has them. An arm that is not one of
+        the scenario's (checked with it) is checked as the file's arms are: its gold questions
+        under the scenario's blocking rule must be enough for it."""
         if arm.gold is None and arm.blocking is None:
             return self
-        return self.evolve(gold=arm.gold or self.gold, blocking=arm.blocking or self.blocking)
+        if not any(arm is own for own in self.arms):  # its own arms were checked with it
+            key = f"arm {arm.name!r}"
+            arm_mechanics(arm, key, self.gold, self.replay is not None,
+                          self.workers, self.source, arm.policy)
+            check_arm_blocking(arm, key, self.blocking, self.source)
+        return self.model_copy(update={"gold": arm.gold or self.gold,
+                                       "blocking": arm.blocking or self.blocking})
 
     # --- written out ---------------------------------------------------------------------------
     def resolved_document(self) -> dict[str, Any]:
@@ -199,7 +294,7 @@ class Scenario(Table):
             for key in ("classes", "prior"):
                 tasks.pop(key, None)
         if facts.table is not None:  # the keys its variant (design, distribution) reads
-            workers[facts.table] = self.workers.options.document()
+            workers[facts.table] = self.workers.options.as_written()
         if self.workers.worker_model.ability_unread() is not None:
             workers.pop("ability")  # e.g. per-worker abilities replace the distribution
         features = tasks.get("features")

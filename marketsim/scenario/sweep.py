@@ -14,9 +14,8 @@ import itertools
 from typing import Any
 
 from marketsim.errors import InputError
-from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
-from marketsim.scenario.sweep_keys import Path, key_path
+from marketsim.scenario.sweep_keys import key_path, set_path
 
 
 def point_label(point: tuple[tuple[str, Any], ...]) -> str:
@@ -24,30 +23,9 @@ def point_label(point: tuple[tuple[str, Any], ...]) -> str:
     return ", ".join(f"{k}={v}" for k, v in point)
 
 
-#: An arm's key given as a plain string, and the table key that string stands for: sweeping
-#: ``policy.n_trees`` of ``policy = "random-forest"`` needs ``{name = "random-forest"}``.
-SHORT_FORMS = {"policy": "name", "inference": "method"}
-
-
-def set_path(data: dict[str, Any], path: Path, value: Any) -> None:
-    """Set ``value`` at ``path`` (from :func:`key_path`) in a decoded scenario document."""
-    node: Any = data
-    for part, below in zip(path[:-1], path[1:], strict=True):
-        if isinstance(part, int):
-            node = node[part]
-            continue
-        child = node.get(part)
-        if isinstance(child, str) and part in SHORT_FORMS and not isinstance(below, int):
-            child = {SHORT_FORMS[part]: child}
-        elif child is None:
-            child = {}
-        node[part] = child
-        node = child
-    node[path[-1]] = value
-
-
 def expand(scenario: Scenario) -> list[Scenario]:
-    """All grid points of ``scenario``'s sweep (``[scenario]`` itself if there is none)."""
+    """All grid points of ``scenario``'s sweep (``[scenario]`` itself if there is none), each
+    validated as a file would be, with the command line's seed and replicates."""
     if not scenario.sweep:
         return [scenario]
     keys = [k for k, _ in scenario.sweep]
@@ -61,7 +39,8 @@ def expand(scenario: Scenario) -> list[Scenario]:
         for path, (_, value) in zip(paths, point, strict=True):
             set_path(data, path, value)
         try:
-            sc = parse_scenario(data, scenario.source, allow_imports=scenario.allow_imports)
+            sc = type(scenario).from_document(data, scenario.source,
+                                              allow_imports=scenario.allow_imports)
         except InputError as exc:
             raise InputError(
                 f"sweep point {point_label(point)}: {exc.detail}", source=scenario.source

@@ -40,6 +40,28 @@ _INDEXED = re.compile(r"arms\[(\d+)\]\.(.+)\Z", re.S)
 Path = tuple[str | int, ...]
 
 
+#: An arm's key given as a plain string, and the table key that string stands for: sweeping
+#: ``policy.n_trees`` of ``policy = "random-forest"`` needs ``{name = "random-forest"}``.
+SHORT_FORMS = {"policy": "name", "inference": "method"}
+
+
+def set_path(data: dict[str, Any], path: Path, value: Any) -> None:
+    """Set ``value`` at ``path`` (from :func:`key_path`) in a decoded scenario document."""
+    node: Any = data
+    for part, below in zip(path[:-1], path[1:], strict=True):
+        if isinstance(part, int):
+            node = node[part]
+            continue
+        child = node.get(part)
+        if isinstance(child, str) and part in SHORT_FORMS and not isinstance(below, int):
+            child = {SHORT_FORMS[part]: child}
+        elif child is None:
+            child = {}
+        node[part] = child
+        node = child
+    node[path[-1]] = value
+
+
 def _fail(key: str, message: str, source: str) -> InputError:
     return InputError(f"sweep.{printable(key)} {message}", source=source)
 

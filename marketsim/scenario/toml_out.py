@@ -1,6 +1,6 @@
 """TOML text for a document (``tomllib`` only reads): ``validate --toml`` writes a resolved
-scenario's :meth:`~marketsim.scenario.specs.Scenario.document` with :func:`dumps`; feeding the
-text back to ``run`` gives an equal scenario.
+scenario's :meth:`~marketsim.scenario.specs.Scenario.resolved_document` with :func:`dumps`;
+feeding the text back to ``run`` gives an equal scenario.
 """
 
 from __future__ import annotations

@@ -109,11 +109,11 @@ class ConfusionSpec(TaskEffects):
         """Difficulty, look-alikes or task types are asked for."""
         return super().has_effects or self.type_shares is not None
 
-    def document(self) -> dict[str, Any]:
+    def as_written(self) -> dict[str, Any]:
         """The design and the keys that design reads."""
         unread = {k for d, keys in CONFUSION_DESIGN_KEYS.items() if d != self.design
                   for k in keys}
-        return {k: v for k, v in super().document().items() if k not in unread}
+        return {k: v for k, v in super().as_written().items() if k not in unread}
 
 
 def pooled_matrices(spec: ConfusionSpec, k: int) -> np.ndarray:

@@ -72,11 +72,11 @@ class GladSpec(Table):
             raise KeyProblem("alpha", f"entries must lie in [-{MAX_ALPHA:g}, {MAX_ALPHA:g}]")
         return self
 
-    def document(self) -> dict[str, Any]:
+    def as_written(self) -> dict[str, Any]:
         """The difficulty and the key that distribution reads."""
         unread = {k for d, keys in DIFFICULTY_KEYS.items() if d != self.difficulty
                   for k in keys}
-        return {k: v for k, v in super().document().items() if k not in unread}
+        return {k: v for k, v in super().as_written().items() if k not in unread}
 
 
 #: Quantile points of the difficulty distribution averaged over for a worker's mean accuracy.

@@ -10,8 +10,7 @@ import pytest
 from marketsim.data.datasets import data_root
 from marketsim.errors import InputError
 from marketsim.policies.qasca import QascaPolicy
-from marketsim.scenario.build import scenario_from_dict
-from marketsim.scenario.parser import load_scenario, parse_scenario
+from marketsim.scenario.parser import load_scenario, parse_scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[2]
 
