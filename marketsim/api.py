@@ -38,7 +38,6 @@ from marketsim.report.sweep import columns, sweep_rows
 from marketsim.scenario.build import Scenario, editable, load_scenario, scenario_from_dict
 from marketsim.scenario.parser import resolve_imports
 from marketsim.scenario.specs import Scenario as ScenarioSpec
-from marketsim.study.identity import resolved
 from marketsim.study.lock import folder_lock
 from marketsim.study.resources import capped_jobs, check_memory
 from marketsim.study.session import run_observed
@@ -297,8 +296,8 @@ class StudyResult:
         """Write the report as one self-contained page to ``path`` (what ``marketsim report
         RUN_DIR --html`` writes: the interactive chart and the report's tables); needs plotly
         (``pip install "marketsim[html]"``). Returns the path."""
-        setup = {**resolved(self.scenario), "seed": self.summary.seed,
-                 "replicates": self.summary.replicates}
+        setup = self.scenario.with_overrides(replicates=self.summary.replicates,
+                                             seed=self.summary.seed)
         page = report_html(self.summary, setup, run_dir=self.run_dir)
         Path(path).write_text(page, encoding="utf-8")
         return Path(path)

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from marketsim.errors import EXIT_OK, InputError
-from marketsim.record.run_model import read_run
+from marketsim.scenario.run_migration import read_run
+from marketsim.scenario.run_record import recorded_scenario
 from marketsim.scenario.sweep import point_label
 
 
@@ -47,15 +48,13 @@ def _sweep_points(run_dir: Path) -> dict[str, str]:
     """Folder name -> label of every grid point a sweep run folder's ``run.json`` lists
     (empty for a single study)."""
     try:
-        grid = read_run(run_dir / "run.json").resolved_scenario.get("sweep")
+        grid = recorded_scenario(read_run(run_dir / "run.json")).sweep
     except (OSError, InputError):
         return {}
-    if not isinstance(grid, dict) or not all(isinstance(v, list) for v in grid.values()):
-        return {}
-    keys = list(grid)
+    keys = [key for key, _ in grid]
     return {
         f"p{idx:03d}": point_label(tuple(zip(keys, values, strict=True)))
-        for idx, values in enumerate(itertools.product(*grid.values()))
+        for idx, values in enumerate(itertools.product(*(v for _, v in grid)))
     }
 
 

@@ -8,7 +8,6 @@ from the resolved scenario the run used. The crowd's words are
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from marketsim.record.summary_model import Summary
@@ -20,46 +19,41 @@ from marketsim.report.crowd_text import (
     replay_text,
     score_setup,
     service_text,
-    setting,
 )
 from marketsim.report.formatting import count_of, num
 from marketsim.report.market_text import engine_text, initial_text, rules_text
-from marketsim.scenario.crowd_specs import TasksSpec, WorkersSpec
-from marketsim.scenario.worker_models import worker_model_facts
+from marketsim.scenario.specs import Scenario
 
 
-def world_text(setup: Mapping[str, Any]) -> str:
-    """The world each replicate draws (or the data set a replay replays), in words."""
-    tasks = setup.get("tasks") or {}
-    workers = setup.get("workers") or {}
-    if setup.get("replay"):
-        return replay_text(setup)
-    if worker_model_facts(workers.get("model")).scores:
-        return score_setup(setup)
-    k = setting(tasks, TasksSpec, "classes")
-    prior = tasks.get("prior") or []
-    prior_txt = ", ".join(f"class {i + 1} {100 * p:g} %" for i, p in enumerate(prior))
-    model = setting(workers, WorkersSpec, "model")
-    return (f"Each replicate draws a fresh world of **{num(tasks.get('count'))} tasks** with "
-            f"**{k} classes** (class prior: {prior_txt or 'uniform'}) and "
-            f"**{num(workers.get('count'))} workers** who answer under the {model} model: "
-            f"{crowd_text(workers, k)}{features_text(tasks)}")
+def world_text(setup: Scenario, record: dict[str, Any]) -> str:
+    """The world each replicate draws (or the data set a replay replays), in words
+    (``record``: ``setup`` as plain data, what the crowd's words read)."""
+    tasks, workers = setup.tasks, setup.workers
+    if setup.replay is not None:
+        return replay_text(record)
+    if workers.facts.scores:
+        return score_setup(record)
+    prior_txt = ", ".join(f"class {i + 1} {100 * p:g} %" for i, p in enumerate(tasks.prior or ()))
+    return (f"Each replicate draws a fresh world of **{num(tasks.count)} tasks** with "
+            f"**{tasks.classes} classes** (class prior: {prior_txt or 'uniform'}) and "
+            f"**{num(workers.count)} workers** who answer under the {workers.model} model: "
+            f"{crowd_text(record['workers'], tasks.classes)}{features_text(record['tasks'])}")
 
 
-def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str]:
+def setup_section(setup: Scenario | None, summary: Summary) -> list[str]:
     """"Setup": the world, the budget and batches, the inference refits and the replicates in
     words (only the seed and replicate count when the run's scenario is unknown)."""
     out = ["## Setup", ""]
-    if not setup:
+    if setup is None:
         out += [
             f"The run folder has no `run.json` or readable `scenario.toml`, so only what "
             f"`curves.csv` holds is known: seed {summary.seed}, "
             f"{count_of(summary.replicates, 'replicate')}.", "",
         ]
         return out
-    workers = setup.get("workers") or {}
-    budget = setup.get("budget") or {}
-    scores = worker_model_facts(workers.get("model")).scores
+    record = setup.model_dump(mode="json")
+    workers, budget = record["workers"], setup.budget
+    scores = setup.workers.facts.scores
     refit_txt = ("re-estimates every task's mean and every annotator's probability of being "
                  "good" if scores else "re-estimates every task's class and every worker's "
                  "accuracy")
@@ -70,11 +64,11 @@ def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str
     crowd_txt = f" {arrivals_text(workers)} and {service_text(workers)}.{dynamics_text(workers)}"
     replicates = summary.replicates
     out += [
-        f"{world_text(setup)}{crowd_txt}",
+        f"{world_text(setup, record)}{crowd_txt}",
         "",
-        f"The requester has a **budget of {num(budget.get('edges'))} labels** (edges of the "
+        f"The requester has a **budget of {num(budget.edges)} labels** (edges of the "
         f"task–worker graph); {initial_text(setup)}. Labels are bought in batches of "
-        f"**{num(budget.get('batch'))}**; after each batch the inference service {refit_txt}, "
+        f"**{num(budget.batch)}**; after each batch the inference service {refit_txt}, "
         f"and the policy decides where the next batch goes. {error_txt}{engine_text(setup)}",
         "",
         *rules_text(setup),

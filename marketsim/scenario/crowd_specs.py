@@ -10,7 +10,7 @@ there.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 from pydantic import model_validator
 
@@ -189,12 +189,6 @@ class TiersSpec(Table):
         return self
 
 
-#: Worker tables whose key the run record writes flat under ``workers`` (see
-#: :meth:`WorkersSpec.record`): table -> (key, flat name).
-_FLAT_IN_RECORD = {"arrivals": ("rate", "arrival_rate"), "service": ("mean", "service_mean"),
-                   "spammer_hammer": ("hammer_fraction", "hammer_fraction")}
-
-
 class WorkersSpec(Table):
     """``[workers]`` (required unless `[replay]`)
 
@@ -257,22 +251,6 @@ class WorkersSpec(Table):
     def facts(self) -> WorkerModelFacts:
         """What the worker model is: class labels or scores, headline error, methods."""
         return WORKER_MODEL_FACTS[self.model]
-
-    def record(self) -> dict[str, Any]:
-        """The record layout runs were recorded in before ``[workers.arrivals]``,
-        ``[workers.service]`` and ``[workers.spammer_hammer]`` were tables: their key written
-        flat (``arrival_rate``, ``service_mean``, ``hammer_fraction``), so those runs keep
-        their fingerprints; a key added to those tables later is recorded in its table."""
-        out: dict[str, Any] = {}
-        for key, value in super().record().items():
-            if key in _FLAT_IN_RECORD:
-                inner, flat = _FLAT_IN_RECORD[key]
-                out[flat] = value.pop(inner)
-                if value:
-                    out[key] = value
-            else:
-                out[key] = value
-        return out
 
     @property
     def cheapest_price(self) -> float:
