@@ -83,8 +83,8 @@ class RunRecord(BaseModel):
 
 def run_json(record: RunRecord) -> dict[str, Any]:
     """``record`` as the JSON object written to ``run.json`` (absent keys left out)."""
-    return record.model_dump(mode="json", exclude_unset=True) | {
-        "record_version": record.record_version}
+    return {"record_version": record.record_version,
+            **record.model_dump(mode="json", exclude_unset=True)}
 
 
 class RunRecordV1(BaseModel):

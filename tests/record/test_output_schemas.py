@@ -15,7 +15,8 @@ import pytest
 import marketsim
 from marketsim.errors import InputError
 from marketsim.record import schemas
-from marketsim.record.run_model import read_run, run_json
+from marketsim.record.run_model import run_json
+from marketsim.scenario.run_migration import read_run
 from marketsim.record.summary_model import read_summary, summary_json
 
 ROOT = Path(__file__).resolve().parents[2]
