@@ -48,12 +48,12 @@ def chart_axes(arms: Mapping[str, ArmSummary]) -> list[str]:
 
 def _hover(arm: ArmSummary, metric: Metric, i: int) -> str:
     """The hover text of point ``i``: labels, money, time, the mean error and its interval."""
-    low, high = arm.error_rate_low[i], arm.error_rate_high[i]
+    low, high = arm.error_low[i], arm.error_high[i]
     band = ("" if low is None or high is None else
             f" [{metric.fmt(low).removesuffix(' %')}, {metric.fmt(high)}]")
     money = f"<br>money: {arm.money[i]:,.2f}" if arm.money is not None else ""
     return (f"labels: {num(arm.edges[i])}{money}<br>simulated time: {arm.sim_time[i]:,.1f}"
-            f"<br>{metric.short}: {metric.fmt(arm.error_rate[i])}{band}")
+            f"<br>{metric.short}: {metric.fmt(arm.error[i])}{band}")
 
 
 def chart_text(text: str) -> str:
@@ -82,9 +82,9 @@ def error_chart(arms: Mapping[str, ArmSummary], *, metric: Metric, title: str,
             continue
         style = arm_style(idx)
         label = chart_text(name)
-        mean = np.maximum(np.asarray(arm.error_rate, dtype=float), floor)
-        lo = np.maximum(np.asarray(arm.error_rate_low, dtype=float), floor)
-        hi = np.maximum(np.asarray(arm.error_rate_high, dtype=float), floor)
+        mean = np.maximum(np.asarray(arm.error, dtype=float), floor)
+        lo = np.maximum(np.asarray(arm.error_low, dtype=float), floor)
+        hi = np.maximum(np.asarray(arm.error_high, dtype=float), floor)
         lo, hi = np.where(np.isnan(lo), mean, lo), np.where(np.isnan(hi), mean, hi)
         top = max(top, float(hi.max()))
         for axis in axes:

@@ -77,7 +77,7 @@ def error_floor(n_tasks: int | None, arms: Mapping[str, ArmSummary]) -> float:
     """
     if n_tasks and n_tasks > 0:
         return 0.5 / n_tasks
-    positive = [e for a in arms.values() for e in a.error_rate if e and e > 0]
+    positive = [e for a in arms.values() for e in a.error if e and e > 0]
     return 0.5 * min(positive) if positive else 1e-4
 
 
@@ -126,7 +126,7 @@ def plot_error_vs_budget(
     """Draw the mean headline error (log scale) against labels spent, with a shaded 95 % band
     per arm, and write the PNG and SVG atomically into ``out_dir``.
 
-    ``arms`` is the ``arms`` mapping of ``summary.json`` (edges, error_rate, error_rate_ci95,
+    ``arms`` is the ``arms`` mapping of ``summary.json`` (edges, error, error_ci95,
     replicates). Means or band edges below the floor (see :func:`error_floor`) are clipped to it.
     For the RMSE of a continuous market (``metric``), each arm's plain-mean RMSE (the
     ``plain_rmse`` list) is drawn as a thin dotted line of the arm's colour, and the floor is
@@ -224,12 +224,12 @@ def draw_error_axes(
     axis = X_AXES[x]
     for idx, (name, arm) in enumerate(arms.items()):
         edges = np.asarray(arm.axis_values(axis.key) or [], dtype=float)
-        mean = np.asarray(arm.error_rate, dtype=float)
+        mean = np.asarray(arm.error, dtype=float)
         if edges.size == 0:
             continue
         # the clipped Student-t interval (None, i.e. NaN, with one replicate)
-        lo = np.asarray(arm.error_rate_low, dtype=float)
-        hi = np.asarray(arm.error_rate_high, dtype=float)
+        lo = np.asarray(arm.error_low, dtype=float)
+        hi = np.asarray(arm.error_high, dtype=float)
         lo, hi = np.maximum(np.nan_to_num(lo, nan=floor), floor), np.maximum(
             np.nan_to_num(hi, nan=floor), floor)
         clipped += int(np.count_nonzero(mean < floor))

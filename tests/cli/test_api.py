@@ -379,6 +379,6 @@ def test_compare_overlays_runs_and_sweep_returns_the_sweep_table(tmp_path: Path)
     assert (frame["replicates"] == 2).all()
     # the same worlds as a run of each point
     again = marketsim.run(sc.replace({"workers.count": 16}), replicates=2, progress=False)
-    assert frame["final_error_rate"].iloc[1] == again.summary.arms["uniform"].final_error_rate
+    assert frame["final_error_rate"].iloc[1] == again.summary.arms["uniform"].final_error_mean
     with pytest.raises(InputError, match="non-empty list"):
         marketsim.sweep(sc, {"workers.count": []})

@@ -13,6 +13,7 @@ import pytest
 
 from marketsim.cli import main
 from marketsim.errors import InputError
+from marketsim.record.summary_model import read_summary, summary_json
 from marketsim.scenario.run_migration import read_run
 from marketsim.scenario.run_record import recorded_scenario
 from marketsim.study.identity import difference
@@ -77,3 +78,24 @@ def test_a_version_1_record_whose_scenario_no_longer_reads_is_named(tmp_path: Pa
     (folder / "run.json").write_text(json.dumps(meta))
     with pytest.raises(InputError, match="a run.json of an earlier version"):
         read_run(folder / "run.json")
+
+
+@pytest.mark.parametrize("name", ["v1_classes", "v1_scores"])
+def test_a_version_1_summary_reads_with_the_error_named_for_what_it_is(name: str) -> None:
+    """Version 1 called every arm's headline error ``error_rate``, an RMSE too; version 2
+    calls it ``error`` beside the arm's ``metric``, with the same numbers."""
+    path = FIXTURES / name / "summary.json"
+    old = json.loads(path.read_text())
+    summary = read_summary(path)
+    assert summary.record_version == 2
+    for arm_name, arm in summary.arms.items():
+        before = old["arms"][arm_name]
+        assert arm.error == before["error_rate"]
+        assert (arm.error_low, arm.error_high) == (before["error_rate_low"],
+                                                  before["error_rate_high"])
+        assert arm.final_error_mean == before["final_error_rate"]
+        assert arm.metric == ("rmse" if name == "v1_scores" else "error_rate")
+    written = summary_json(summary)
+    assert written["record_version"] == 2
+    assert not any(k.startswith("error_rate") or k == "final_error_rate"
+                   for arm in written["arms"].values() for k in arm)
