@@ -91,12 +91,17 @@ def _percent_tick(value: float, _pos: int | None = None) -> str:
     return f"{100 * value:.3g} %"
 
 
+def arm_colour(index: int) -> str:
+    """The colour of the ``index``-th arm (:func:`arm_style`'s ``color``)."""
+    return COLOURS[index % len(COLOURS)]
+
+
 def arm_style(index: int) -> dict[str, Any]:
     """Colour, line style and marker of the ``index``-th arm (cycles after eight arms, with the
     line style shifted so the pairs stay distinct)."""
     n = len(COLOURS)
     return {
-        "color": COLOURS[index % n],
+        "color": arm_colour(index),
         "linestyle": LINESTYLES[(index + index // n) % len(LINESTYLES)],
         "marker": MARKERS[(index + 3 * (index // n)) % len(MARKERS)],
     }
@@ -237,7 +242,7 @@ def draw_error_axes(
         top = max(top, float(hi.max()), float(shown.max()))  # one replicate: no interval
         style = arm_style(idx)
         label = f"{plot_text(name)} (n={arm.replicates})"
-        ax.fill_between(edges, lo, hi, color=style["color"], alpha=0.18, linewidth=0)
+        ax.fill_between(edges, lo, hi, color=arm_colour(idx), alpha=0.18, linewidth=0)
         ax.plot(
             edges, shown, label=label, linewidth=1.8, markersize=5,
             markevery=_markevery(edges.size, idx, n_arms),
@@ -247,7 +252,7 @@ def draw_error_axes(
         if not metric.percent and plain and all(p is not None for p in plain):
             plain_arr = np.maximum(np.asarray(plain, dtype=float), floor)
             top = max(top, float(plain_arr.max()))
-            ax.plot(edges, plain_arr, color=style["color"], linewidth=1.0, linestyle=":",
+            ax.plot(edges, plain_arr, color=arm_colour(idx), linewidth=1.0, linestyle=":",
                     label=f"{plot_text(name)}: plain mean")
         plotted += 1
     ax.set_yscale("log")

@@ -73,7 +73,7 @@ def _differences(summary: Summary, arm: str) -> dict[str, Any]:
     cmp = summary.comparisons
     targets = targets_of(summary.arms)
     out: dict[str, Any] = dict.fromkeys(diff_columns(targets))
-    out["reference"] = cmp.reference
+    out.update(reference=cmp.reference)
     entry = cmp.arms.get(arm)
     if entry is None or arm == cmp.reference:
         return out
@@ -149,8 +149,7 @@ def sweep_rows(source: Path | str | list[dict[str, Any]]) -> list[dict[str, Any]
                             getattr(cost, end)
                     row[f"{axis}_to_{key}_mean_of_reached"] = _mean_of_reached(
                         s.to_reach_replicates(axis).get(key) or [])
-            row["stopped"] = len(s.stopped)
-            row["stopped_detail"] = "; ".join(stop_lines(s))
+            row.update(stopped=len(s.stopped), stopped_detail="; ".join(stop_lines(s)))
             rows.append(row | _differences(summary, arm))
     return rows
 
