@@ -42,7 +42,10 @@ def at(arm: dict[str, Any], edges: int) -> tuple[float, float] | None:
     if edges not in arm["edges"]:
         return None
     i = arm["edges"].index(edges)
-    return 100 * arm["error_rate"][i], 100 * arm["error_rate_ci95"][i]
+    new = "error" in arm  # summary.json record_version 2; version 1 said error_rate
+    mean, ci = (arm["error"], arm["error_ci95"]) if new else (arm["error_rate"],
+                                                             arm["error_rate_ci95"])
+    return 100 * mean[i], 100 * ci[i]
 
 
 def paired_errors(run_a: Path, run_b: Path) -> dict[tuple[str, int], list[tuple[float, float]]]:

@@ -73,8 +73,8 @@ def main() -> int:
     verdicts = []
     for arm, s in summary["arms"].items():
         edges = np.asarray(s["edges"])
-        err = 100 * np.asarray(s["error_rate"])
-        ci = 100 * np.asarray(s["error_rate_ci95"])
+        err = 100 * np.asarray(s["error"])
+        ci = 100 * np.asarray(s["error_ci95"])
         for e in (2000, *CHECKPOINTS, 20400, 30000):
             idx = np.nonzero(edges == e)[0]
             if not idx.size:

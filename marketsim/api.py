@@ -37,7 +37,6 @@ from marketsim.report.render import render_report
 from marketsim.report.sweep import columns, sweep_rows
 from marketsim.scenario.parser import load_scenario, scenario_from_dict
 from marketsim.scenario.specs import Scenario
-from marketsim.study.identity import resolved
 from marketsim.study.lock import folder_lock
 from marketsim.study.resources import capped_jobs, check_memory
 from marketsim.study.session import run_observed
@@ -245,20 +244,19 @@ class StudyResult:
             for key, curve in arm.edges_to_reach.items():
                 row: dict[str, Any] = {"arm": name, "target": float(key)}
                 ci = arm.to_reach_ci95("edges").get(key)
-                row["reached"], row["of"] = (ci.reached, ci.of) if ci else (0, arm.replicates)
+                row.update(reached=ci.reached if ci else 0, of=ci.of if ci else arm.replicates)
                 for axis, column in (("edges", "labels"), ("money", "money"), ("time", "time")):
                     iv = arm.to_reach_ci95(axis).get(key)
                     full = iv is not None and iv.reached == iv.of
                     row[column] = iv.mean if full and iv else None
                     row[f"{column}_low"] = iv.low if full and iv else None
                     row[f"{column}_high"] = iv.high if full and iv else None
-                row["mean_curve_labels"] = curve
+                row.update(mean_curve_labels=curve)
                 records.append(row)
         columns = ["arm", "target", "reached", "of", *(f"{c}{end}" for c in (
             "labels", "money", "time") for end in ("", "_low", "_high")), "mean_curve_labels"]
         frame = _pandas().DataFrame.from_records(records, columns=columns)
-        frame["mean_curve_labels"] = frame["mean_curve_labels"].astype("Int64")
-        return frame.astype({c: float for c in columns[4:-1]})
+        return frame.astype({"mean_curve_labels": "Int64", **{c: float for c in columns[4:-1]}})
 
     @property
     def comparisons(self) -> Any:
@@ -278,8 +276,7 @@ class StudyResult:
         columns = ["arm", "reference", "edges", "target", "difference", "low", "high",
                    "p_value", "replicates", "detected", "replicates_needed", "verdict"]
         frame = _pandas().DataFrame.from_records(records, columns=columns)
-        frame["edges"] = frame["edges"].astype("Int64")
-        return frame.astype({"target": float, "difference": float, "low": float,
+        return frame.astype({"edges": "Int64", "target": float, "difference": float, "low": float,
                              "high": float, "p_value": float})
 
     def plot(self, ax: Any = None, *, x: str = "labels", targets: bool = False) -> Any:
@@ -296,8 +293,8 @@ class StudyResult:
         """Write the report as one self-contained page to ``path`` (what ``marketsim report
         RUN_DIR --html`` writes: the interactive chart and the report's tables); needs plotly
         (``pip install "marketsim[html]"``). Returns the path."""
-        setup = {**resolved(self.scenario), "seed": self.summary.seed,
-                 "replicates": self.summary.replicates}
+        setup = self.scenario.with_overrides(replicates=self.summary.replicates,
+                                             seed=self.summary.seed)
         page = report_html(self.summary, setup, run_dir=self.run_dir)
         Path(path).write_text(page, encoding="utf-8")
         return Path(path)

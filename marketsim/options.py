@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.fields import FieldInfo
 
 from marketsim.errors import InputError
 
@@ -23,26 +22,18 @@ from marketsim.errors import InputError
 STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False, frozen=True)
 
 
-#: The JSON Schema extension marking a key a run's record leaves out at its default.
-OMITTED_AT_DEFAULT = "x-omitted-at-default"
-
-
 def F(default: Any = ..., description: str = "", *, shown: str | None = None,
       recorded_at_default: bool = True, **kw: Any) -> Any:
     """A documented field; ``shown`` is the default as the docs print it when it depends on
-    other keys (the model's default is then ``None``). A scenario key added after runs were
-    recorded declares ``recorded_at_default=False``: a run's record (and fingerprint) then
-    leaves it out while it is at its default, so earlier runs keep their identity."""
+    other keys (the model's default is then ``None``).
+
+    ``recorded_at_default`` is deprecated and ignored: a run's record stores the whole
+    resolved scenario with a ``record_version`` and reads older records through one
+    migration (:mod:`marketsim.scenario.run_migration`), so a new key no longer has to be
+    left out at its default to keep earlier runs' identity."""
+    del recorded_at_default
     extra: dict[str, Any] = {"x-default": shown} if shown is not None else {}
-    if not recorded_at_default:
-        extra[OMITTED_AT_DEFAULT] = True
     return Field(default, description=description, json_schema_extra=extra or None, **kw)
-
-
-def omitted_at_default(info: FieldInfo) -> bool:
-    """The field was declared with ``recorded_at_default=False``."""
-    extra = info.json_schema_extra
-    return isinstance(extra, dict) and bool(extra.get(OMITTED_AT_DEFAULT))
 
 
 class Options(BaseModel):

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field
 
-from marketsim.options import STRICT, omitted_at_default
+from marketsim.options import STRICT
 
 
 class KeyProblem(ValueError):
@@ -48,26 +48,6 @@ class Table(BaseModel):
         whose variants read different keys writes only its variant's. (Not
         ``Scenario.document()``, the document a scenario was given as.)"""
         return self.model_dump(exclude_none=True)
-
-    def record(self) -> dict[str, Any]:
-        """The table as a run's record writes it (``Scenario.to_dict``, the run's identity):
-        every key, nested tables as their records, except a key declared
-        ``recorded_at_default=False`` while it is at its default."""
-        out: dict[str, Any] = {}
-        for name, info in type(self).model_fields.items():
-            value = getattr(self, name)
-            if omitted_at_default(info) and value == info.default:
-                continue
-            out[name] = _recorded(value)
-        return out
-
-
-def _recorded(value: Any) -> Any:
-    if isinstance(value, Table):
-        return value.record()
-    if isinstance(value, tuple) and any(isinstance(v, Table) for v in value):
-        return [_recorded(v) for v in value]
-    return value
 
 
 def _as_tuple(value: Any) -> Any:

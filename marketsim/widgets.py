@@ -74,7 +74,7 @@ class Explorer:
         result = self.results[index]
         self.image.value = _png(result, self.x, self.targets)
         self.caption.value = "final error: " + ", ".join(
-            f"<b>{html.escape(clean_name(name))}</b> {fmt_error(arm.final_error_rate)}"
+            f"<b>{html.escape(clean_name(name))}</b> {fmt_error(arm.final_error_mean)}"
             for name, arm in result.summary.arms.items())
         return result
 

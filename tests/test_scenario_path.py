@@ -29,10 +29,10 @@ from types import FrameType
 from typing import Any
 
 import pytest
-from marketsim.scenario.table import Table
 
 import marketsim
 from marketsim.scenario.specs import Scenario
+from marketsim.tables import Table
 
 #: Modules that receive the whole Scenario on the way from marketsim.run to the market: 19 in
 #: 2ff353b for this study (18 without its gold arm, the issue's count); ``build.editable`` (the

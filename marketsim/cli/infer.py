@@ -40,6 +40,7 @@ from marketsim.data.load import FORMATS, load_labels
 from marketsim.data.scores import load_scores
 from marketsim.data.truth import check_truth_coverage
 from marketsim.errors import EXIT_OK, InputError
+from marketsim.record.infer_result import InferResult
 from marketsim.record.predictions import (
     check_output_files,
     score_worker_table,
@@ -271,52 +272,50 @@ def _print_rows(title: str, rows: list[tuple[str, Any]]) -> None:
     Console(soft_wrap=False).print(table)
 
 
-def print_table(result: dict[str, Any]) -> None:
+def print_table(result: InferResult) -> None:
     """Print the result as a rich table on stdout."""
     rows: list[tuple[str, Any]] = [
-        ("method", result["method"]),
-        ("labels file", result["labels_file"]),
+        ("method", result.method),
+        ("labels file", result.labels_file),
         ("tasks / workers / labels / classes",
-         f"{result['n_tasks']} / {result['n_workers']} / {result['n_labels']} / "
-         f"{result['n_classes']}"),
-        ("iterations", result["iterations"]),
-        ("converged", "yes" if result["converged"] else "no"),
-        ("seconds", f"{result['seconds']:.3f}"),
-        ("log-likelihood", result["log_likelihood"]),
+         f"{result.n_tasks} / {result.n_workers} / {result.n_labels} / {result.n_classes}"),
+        ("iterations", result.iterations),
+        ("converged", "yes" if result.converged else "no"),
+        ("seconds", f"{result.seconds:.3f}"),
+        ("log-likelihood", result.log_likelihood),
     ]
-    if "n_features" in result:
+    if result.has("n_features"):
         rows.append(("features (tasks with a row)",
-                     f"{result['n_features']} ({result['n_tasks_with_features']} tasks)"))
-    if "error_rate" in result:
-        err = result["error_rate"]
-        rows.append((f"error rate ({result['n_tasks_with_truth']} tasks with truth)",
+                     f"{result.n_features} ({result.n_tasks_with_features} tasks)"))
+    if result.has("error_rate"):
+        err = result.error_rate
+        rows.append((f"error rate ({result.n_tasks_with_truth} tasks with truth)",
                      "-" if err is None else f"{100 * err:.2f}%"))
-    if "error_rate_fractional_ties" in result:
-        err = result["error_rate_fractional_ties"]
+    if result.has("error_rate_fractional_ties"):
+        err = result.error_rate_fractional_ties
         rows.append(("error rate, fractional ties", "-" if err is None else f"{100 * err:.2f}%"))
-    _print_rows(f"marketsim infer: {result['method']}", rows)
+    _print_rows(f"marketsim infer: {result.method}", rows)
 
 
-def print_score_table(result: dict[str, Any]) -> None:
+def print_score_table(result: InferResult) -> None:
     """Print the result of a score method as a rich table on stdout."""
     rows: list[tuple[str, Any]] = [
-        ("method", result["method"]),
-        ("scores file", result["labels_file"]),
+        ("method", result.method),
+        ("scores file", result.labels_file),
         ("tasks / annotators / scores",
-         f"{result['n_tasks']} / {result['n_workers']} / {result['n_scores']}"),
-        ("iterations", result["iterations"]),
-        ("converged", "yes" if result["converged"] else "no"),
-        ("seconds", f"{result['seconds']:.3f}"),
-        ("log-likelihood", result["log_likelihood"]),
-        ("sigma (good annotators' noise)", result["sigma"]),
-        ("pi = P(good)", result["pi"]),
-        ("annotators with P(good) > 0.5", f"{result['n_good']} of {result['n_workers']}"),
+         f"{result.n_tasks} / {result.n_workers} / {result.n_scores}"),
+        ("iterations", result.iterations),
+        ("converged", "yes" if result.converged else "no"),
+        ("seconds", f"{result.seconds:.3f}"),
+        ("log-likelihood", result.log_likelihood),
+        ("sigma (good annotators' noise)", result.sigma),
+        ("pi = P(good)", result.pi),
+        ("annotators with P(good) > 0.5", f"{result.n_good} of {result.n_workers}"),
     ]
-    if "rmse" in result:
-        rows.append((f"RMSE ({result['n_tasks_with_truth']} tasks with true means)",
-                     result["rmse"]))
-        rows.append(("RMSE of the plain mean", result["rmse_plain_mean"]))
-    _print_rows(f"marketsim infer --scores: {result['method']}", rows)
+    if result.has("rmse"):
+        rows.append((f"RMSE ({result.n_tasks_with_truth} tasks with true means)", result.rmse))
+        rows.append(("RMSE of the plain mean", result.rmse_plain_mean))
+    _print_rows(f"marketsim infer --scores: {result.method}", rows)
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,35 +352,39 @@ def execute(args: argparse.Namespace) -> int:
     features: FeatureTable | None = None
     if args.features is not None:
         features, notes = load_task_features(args.features, data, args)
-        fit_params["features"] = features.values
+        fit_params.update(features=features.values)
         print_notes(notes)
     load_seconds = time.perf_counter() - started
     est, ignored = build_estimator(args)
     print_notes([f"{opt} is ignored by method {args.method!r}" for opt in ignored])
     seconds = fit(est, data, args.method, **fit_params)
     make_summary = score_summary if args.scores else class_summary
-    result = make_summary(est, data, truth, method=args.method, seconds=seconds,
+    fitted = make_summary(est, data, truth, method=args.method, seconds=seconds,
                           labels_file=labels_file, truth_file=truth_file)
-    result["load_seconds"] = round(load_seconds, 6)
+    extra: dict[str, Any] = {"load_seconds": round(load_seconds, 6)}
     if coverage is not None:
-        result["truth_coverage"] = coverage.as_dict()
+        extra.update(truth_coverage=coverage.as_dict())
+    if features is not None:
+        extra.update(features_file=args.features, n_features=len(features.names),
+                     n_tasks_with_features=int(np.count_nonzero(features.has_row)))
+    result = InferResult.model_validate({**fitted, **extra})
+    if coverage is not None:
         warning = coverage.warning(str(truth_file), "RMSE" if args.scores else "error rate",
-                                   result["n_tasks_with_truth"])
+                                   result.n_tasks_with_truth or 0)
         if warning:
             print(f"marketsim: warning: {warning}", file=sys.stderr)
-    if features is not None:
-        result["features_file"] = args.features
-        result["n_features"] = len(features.names)
-        result["n_tasks_with_features"] = int(np.count_nonzero(features.has_row))
+    written: dict[str, Any] = {}
     if args.output:
         (write_means if args.scores else write_posteriors)(args.output, est, data, truth)
-        result["output"] = args.output
+        written.update(output=args.output)
     if args.workers:
         header, rows = (score_worker_table if args.scores else worker_table)(est, data)
         write_table(args.workers, header, rows)
-        result["workers_file"] = args.workers
+        written.update(workers_file=args.workers)
+    if written:
+        result = InferResult.model_validate({**result.json_object(), **written})
     if args.json:
-        sys.stdout.write(json.dumps(result, allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(result.json_object(), allow_nan=False) + "\n")
     elif args.scores:
         print_score_table(result)
     else:

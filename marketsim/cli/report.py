@@ -6,11 +6,13 @@ import argparse
 import itertools
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from marketsim.errors import EXIT_OK, InputError
-from marketsim.record.run_model import read_run
+from marketsim.scenario.run_migration import read_run
+from marketsim.scenario.run_record import recorded_scenario
 from marketsim.scenario.sweep import point_label
 
 
@@ -47,15 +49,13 @@ def _sweep_points(run_dir: Path) -> dict[str, str]:
     """Folder name -> label of every grid point a sweep run folder's ``run.json`` lists
     (empty for a single study)."""
     try:
-        grid = read_run(run_dir / "run.json").resolved_scenario.get("sweep")
+        grid = recorded_scenario(read_run(run_dir / "run.json")).sweep
     except (OSError, InputError):
         return {}
-    if not isinstance(grid, dict) or not all(isinstance(v, list) for v in grid.values()):
-        return {}
-    keys = list(grid)
+    keys = [key for key, _ in grid]
     return {
         f"p{idx:03d}": point_label(tuple(zip(keys, values, strict=True)))
-        for idx, values in enumerate(itertools.product(*grid.values()))
+        for idx, values in enumerate(itertools.product(*(v for _, v in grid)))
     }
 
 
@@ -85,6 +85,27 @@ def _folders(run_dir: Path) -> tuple[list[Path], dict[str, str]]:
                      "yet", source=str(run_dir))
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """One folder ``report`` rendered: whether its run is complete, and the page and slide
+    figures written when asked for (None when not)."""
+
+    folder: Path
+    complete: bool
+    html: Path | None
+    slides: list[Path] | None
+
+    def json_object(self) -> dict[str, Any]:
+        """The folder's entry of ``report --json``'s ``rendered`` list."""
+        out: dict[str, Any] = {"run_dir": str(self.folder), "complete": self.complete,
+                               "report": str(self.folder / "report.md")}
+        if self.html is not None:
+            out.update(html=str(self.html))
+        if self.slides is not None:
+            out.update(slides=[str(p) for p in self.slides])
+        return out
+
+
 def _warn_damaged(path: Path, reason: str) -> None:
     """One line on stderr for a checkpoint the report leaves out."""
     print(f"marketsim: warning: {path}: damaged checkpoint ({reason}); left out of the "
@@ -102,37 +123,36 @@ def execute(args: argparse.Namespace) -> int:
     if args.html:
         require_html_extra()  # no plotly or Jinja2: one line saying what to install, first
     folders, missing = _folders(run_dir)
-    done: list[dict[str, Any]] = []
+    done: list[Rendered] = []
     for folder in folders:
         sync_curves(folder, _warn_damaged)  # a killed run: curves.csv from its unit checkpoints
         check_curves(folder)  # a report of what the run saved, never of a truncated file
         summary = render_report(folder, fallback=scenario_setup)
-        entry: dict[str, Any] = {"run_dir": str(folder), "complete": summary.complete,
-                                 "report": str(folder / "report.md")}
-        if args.html:
-            entry["html"] = str(write_html_report(folder, fallback=scenario_setup))
-        if args.slides:
-            entry["slides"] = [str(p) for p in write_slides(folder, fallback=scenario_setup)]
-        done.append(entry)
+        done.append(Rendered(
+            folder, summary.complete,
+            write_html_report(folder, fallback=scenario_setup) if args.html else None,
+            write_slides(folder, fallback=scenario_setup) if args.slides else None))
     sweep_slides = ([str(p) for p in write_sweep_slides(run_dir)]
                     if args.slides and folders != [run_dir] else [])
     unfinished = dict(missing)
     labels = _sweep_points(run_dir) if missing or folders != [run_dir] else {}
     for d in done:
-        name = Path(d["run_dir"]).name
-        if not d["complete"] and folders != [run_dir]:
-            unfinished[name] = labels.get(name, name)
+        if not d.complete and folders != [run_dir]:
+            unfinished[d.folder.name] = labels.get(d.folder.name, d.folder.name)
     if args.json:
         extra = {"sweep_slides": sweep_slides} if sweep_slides else {}
-        print(json.dumps({"rendered": done, "unfinished_points": sorted(unfinished), **extra}))
+        print(json.dumps({"rendered": [d.json_object() for d in done],
+                          "unfinished_points": sorted(unfinished), **extra}))
     elif not args.quiet:
         for d in done:
-            note = "" if d["complete"] else " (partial run)"
-            print(f"marketsim: report written to {d['report']}{note}", file=sys.stderr)
-            for key, what in (("html", "page"), ("slides", "slide figures")):
-                if d.get(key):
-                    where = d[key] if key == "html" else str(Path(d[key][0]).parent)
-                    print(f"marketsim: {what} written to {where}", file=sys.stderr)
+            note = "" if d.complete else " (partial run)"
+            print(f"marketsim: report written to {d.folder / 'report.md'}{note}",
+                  file=sys.stderr)
+            if d.html is not None:
+                print(f"marketsim: page written to {d.html}", file=sys.stderr)
+            if d.slides:
+                print(f"marketsim: slide figures written to {d.slides[0].parent}",
+                      file=sys.stderr)
         if sweep_slides:
             print(f"marketsim: sweep slide figure written to {sweep_slides[0]}",
                   file=sys.stderr)

@@ -197,12 +197,12 @@ def _execute_locked(
     if args.json:
         out = {
             "scenario": scenario.name,
-            # error_rate below is the headline error: the task-mean RMSE for gaussian-scores
+            # error below is the headline error named by metric (error_rate or rmse)
             "metric": scenario.worker_model.metric,
             "seconds": seconds,
             "run_dir": str(run_dir),
             "arms": {
-                name: {"edges": a.edges, "error_rate": a.error_rate}
+                name: {"edges": a.edges, "error": a.error}
                 for name, a in arms.items()
             },
         }

@@ -86,7 +86,7 @@ def compare_arms(rows: list[CurveRow], arms: dict[str, ArmSummary],
     """``summary.json``'s ``comparisons``: each arm minus ``reference`` (default: the first
     arm) at every shared checkpoint, on the final error (``final_error``: each replicate's
     own final error, paired by replicate, so its mean is the difference of the two arms'
-    ``final_error_rate`` when they have the same replicates) and on labels-to-target
+    ``final_error_mean`` when they have the same replicates) and on labels-to-target
     (``edges_to_reach``), and on money and simulated time to target (``money_to_reach``,
     ``time_to_reach``) where both arms have them; empty with fewer than two arms. Intervals
     of a difference of two error rates are clipped to [-1, 1].

@@ -49,8 +49,8 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
     edges needed to reach each target error. Only edge counts every replicate reached are
     averaged.
 
-    ``error_rate_ci95`` is the interval's half-width (t with n - 1 degrees of freedom; null
-    with one replicate); ``error_rate_low``/``error_rate_high`` are its ends, clipped to
+    ``error_ci95`` is the interval's half-width (t with n - 1 degrees of freedom; null
+    with one replicate); ``error_low``/``error_high`` are its ends, clipped to
     [0, 1] for an error rate and to >= 0 for an RMSE. ``edges_to_reach`` is read off the
     mean curve; ``edges_to_reach_replicates`` holds each replicate's own labels-to-target and
     ``edges_to_reach_ci95`` their mean and interval (when every replicate reached it);
@@ -63,14 +63,15 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
     stopped), then the mean over replicates and its interval
     (:func:`~marketsim.record.reach.final_values`): ``final_edges``, ``final_error``,
     ``final_time``, ``final_money``, ``gold_labels``, ``gold_money``, ``blocked_workers``;
-    ``final_error_rate`` is ``final_error``'s mean. The mean curve ends at the labels every
+    ``final_error_mean`` is ``final_error``'s mean. The mean curve ends at the labels every
     replicate reached, which is not where the runs end when some stopped early. With
     ``budget_edges``, an arm some of whose replicates ended before it also gets
     ``ended_under_budget`` (:func:`~marketsim.record.reach.under_budget`).
 
     Arms of a continuous-score market (finite ``rmse`` everywhere) also get the mean
     ``rmse``, ``plain_rmse`` and ``good_accuracy`` per edge count, and ``metric = "rmse"``
-    (``error_rate`` is then the RMSE); other arms have ``metric = "error_rate"``."""
+    (``error`` is then the RMSE); other arms have ``metric = "error_rate"`` (``error`` is the
+    task error rate)."""
     by_arm: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     ability: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     confusion: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -121,13 +122,13 @@ def summarise(rows: list[CurveRow], arm_order: list[str] | None = None,
             "replicates": n_rep,
             "replicate_ids": replicates,
             "edges": edges,
-            "error_rate": means,
-            "error_rate_ci95": halfs,
-            "error_rate_low": lows,
-            "error_rate_high": highs,
+            "error": means,
+            "error_ci95": halfs,
+            "error_low": lows,
+            "error_high": highs,
             "ability_error": abil,
             "confusion_error": conf,
-            "final_error_rate": (ends.get("final_error") or {}).get("mean"),
+            "final_error_mean": (ends.get("final_error") or {}).get("mean"),
             "edges_to_reach": {
                 f"{t:g}": edges_to_reach(e_arr, m_arr, t) for t in targets
             },

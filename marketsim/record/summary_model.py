@@ -11,8 +11,9 @@ without unset fields, so its bytes are those the plain dicts of earlier versions
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -23,11 +24,20 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 __all__ = [
     "ArmComparison", "ArmSummary", "Checkpoint", "Comparisons", "Difference", "Interval",
-    "ReachInterval", "Summary", "read_model", "read_summary", "summary_json",
+    "ReachInterval", "Summary", "migrate_summary_v1", "read_model", "read_summary",
+    "summary_json",
 ]
 
 #: The headline metric: the error rate of a class market, the RMSE of a continuous one.
 MetricKey = Literal["error_rate", "rmse"]
+#: The version :class:`Summary` writes. A file without ``record_version`` is version 1, whose
+#: arms named their headline error ``error_rate`` even when it was an RMSE
+#: (:func:`migrate_summary_v1`).
+SUMMARY_VERSION: Literal[2] = 2
+#: Version 1's names of an arm's fields -> version 2's.
+_V1_ARM_FIELDS = {"error_rate": "error", "error_rate_ci95": "error_ci95",
+                  "error_rate_low": "error_low", "error_rate_high": "error_high",
+                  "final_error_rate": "final_error_mean"}
 #: A target error as its key (``f"{target:g}"``, e.g. ``"0.05"``) -> a value at that target.
 Targets = dict[str, int | None]
 
@@ -78,13 +88,15 @@ class ArmSummary(_Record):
     replicates: int
     replicate_ids: list[int]
     edges: list[int]
-    error_rate: list[float] = Field(description="mean headline metric (RMSE when metric=rmse)")
-    error_rate_ci95: list[float | None] = Field(description="interval half-width")
-    error_rate_low: list[float | None]
-    error_rate_high: list[float | None]
+    error: list[float] = Field(description="mean headline error per edge count: the task error "
+                               "rate when metric = error_rate, the task-mean RMSE when metric = "
+                               "rmse")
+    error_ci95: list[float | None] = Field(description="interval half-width")
+    error_low: list[float | None]
+    error_high: list[float | None]
     ability_error: list[float]
     confusion_error: list[float | None]
-    final_error_rate: float | None = Field(
+    final_error_mean: float | None = Field(
         description="mean over replicates of each replicate's own last headline error "
         "(final_error.mean; the mean curve's last point when every replicate ended there)")
     edges_to_reach: Targets = Field(description="read off the mean curve")
@@ -132,12 +144,12 @@ class ArmSummary(_Record):
         if stored is not None or self.ended_under_budget:
             return stored
         n = self.replicates
-        if what == "error":  # final_error_rate was the mean curve's last point
-            if self.final_error_rate is None:
+        if what == "error":  # final_error_mean was the mean curve's last point
+            if self.final_error_mean is None:
                 return None
-            low, high = (v[-1] if v else None for v in (self.error_rate_low,
-                                                        self.error_rate_high))
-            return Interval(mean=self.final_error_rate, low=low, high=high, n=n)
+            low, high = (v[-1] if v else None for v in (self.error_low,
+                                                        self.error_high))
+            return Interval(mean=self.final_error_mean, low=low, high=high, n=n)
         if not self.edges:
             return None
         i = len(self.edges) - 1
@@ -228,6 +240,9 @@ class Summary(_Record):
         frozen=True, extra="forbid",
         json_schema_extra={"description": "summary.json of a marketsim run folder"})
 
+    record_version: Literal[2] = Field(
+        default=SUMMARY_VERSION, description="2; a file without it is version 1, whose arms "
+        "named the headline error error_rate (also when it was an RMSE): read by migration")
     scenario: str
     metric: MetricKey
     seed: int | None
@@ -246,7 +261,19 @@ class Summary(_Record):
 
 def summary_json(summary: Summary) -> dict[str, object]:
     """``summary`` as the JSON object written to ``summary.json`` (absent keys left out)."""
-    return summary.model_dump(mode="json", exclude_unset=True)
+    return {"record_version": summary.record_version,
+            **summary.model_dump(mode="json", exclude_unset=True)}
+
+
+def migrate_summary_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 ``summary.json`` object as version 2: each arm's headline error under the
+    neutral names (``error``, ``error_ci95``, ``error_low``, ``error_high``,
+    ``final_error_mean``; the arm's ``metric`` says whether it is an error rate or an RMSE)."""
+    arms = data.get("arms")
+    if isinstance(arms, dict):
+        arms = {name: {_V1_ARM_FIELDS.get(k, k): v for k, v in arm.items()}
+                if isinstance(arm, dict) else arm for name, arm in arms.items()}
+    return {"record_version": SUMMARY_VERSION, **data, "arms": arms}
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -269,5 +296,17 @@ def read_model(path: str | Path, model: type[ModelT], what: str) -> ModelT:
 
 
 def read_summary(path: str | Path) -> Summary:
-    """``summary.json`` at ``path`` as a :class:`Summary` (see :func:`read_model`)."""
-    return read_model(path, Summary, "summary.json")
+    """``summary.json`` at ``path`` as a :class:`Summary`, migrated when it is of version 1
+    (:func:`migrate_summary_v1`; otherwise see :func:`read_model`)."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and "record_version" not in data:
+        text = json.dumps(migrate_summary_v1(data))
+    try:
+        return Summary.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        raise InputError(f"not a valid summary.json: {validation_message(exc)}",
+                         source=str(path)) from None

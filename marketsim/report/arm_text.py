@@ -15,7 +15,7 @@ from marketsim.report.crowd_text import setting
 from marketsim.scenario.crowd_specs import AbilitySpec
 from marketsim.scenario.inference_spec import ability_settings, settings_model
 
-#: An arm's entry of the resolved scenario (``Scenario.to_dict()["arms"][i]``).
+#: An arm's entry of the resolved scenario as plain data (``Scenario.model_dump()["arms"][i]``).
 ArmSpec = Mapping[str, Any]
 
 
@@ -47,8 +47,7 @@ def method_name(spec: ArmSpec | None) -> str | None:
 def policy_options(spec: ArmSpec | None) -> dict[str, Any]:
     """The options the arm passes to its policy."""
     pol = (spec or {}).get("policy")
-    opts = pol.get("options") if isinstance(pol, Mapping) else None
-    return dict(opts) if isinstance(opts, Mapping) else {}
+    return {k: v for k, v in pol.items() if k != "name"} if isinstance(pol, Mapping) else {}
 
 
 def policy_description(name: str) -> str:

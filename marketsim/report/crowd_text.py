@@ -3,9 +3,9 @@
 numbers of the run's resolved scenario), a replayed data set, and the workers' arrivals,
 labelling times and dynamics.
 
-Every value is read from the resolved scenario the run recorded (``Scenario.to_dict()``); a key
-a record leaves out at its default reads as the default the scenario's model declares
-(:func:`setting`), so these words never re-declare a default."""
+Every value is read from the run's resolved scenario as plain data (``Scenario.model_dump``);
+a key left out reads as the default the scenario's model declares (:func:`setting`), so these
+words never re-declare a default."""
 
 from __future__ import annotations
 
@@ -37,12 +37,6 @@ def setting(table: Any, spec: type[BaseModel], key: str) -> Any:
     if isinstance(table, Mapping) and key in table:
         return table[key]
     return spec.model_fields[key].default
-
-
-def flat(workers: Record, name: str, spec: type[BaseModel], key: str) -> Any:
-    """A worker key the record writes flat (``arrival_rate`` for ``[workers.arrivals] rate``:
-    :meth:`WorkersSpec.record`), or its default."""
-    return workers[name] if name in workers else spec.model_fields[key].default
 
 
 def table_of(workers: Record, key: str) -> Record:
@@ -112,7 +106,7 @@ def replay_text(setup: Record) -> str:
 
 def arrivals_text(workers: Record) -> str:
     """Arrival rate and, when given, each worker's share of the arrivals."""
-    rate = flat(workers, "arrival_rate", ArrivalsSpec, "rate")
+    rate = setting(table_of(workers, "arrivals"), ArrivalsSpec, "rate")
     out = f"Workers arrive at rate {g(rate)} per unit of simulated time"
     weights = setting(table_of(workers, "arrivals"), ArrivalsSpec, "weights")
     if weights:
@@ -125,10 +119,9 @@ def arrivals_text(workers: Record) -> str:
 
 
 def service_text(workers: Record) -> str:
-    """How long answers take, each worker's speed and abandonment (``[workers.service]``;
-    the record writes the mean flat, as ``service_mean``)."""
+    """How long answers take, each worker's speed and abandonment (``[workers.service]``)."""
     extra = table_of(workers, "service")
-    service = flat(workers, "service_mean", ServiceSpec, "mean")
+    service = setting(extra, ServiceSpec, "mean")
     spread = setting(extra, ServiceSpec, "speed_spread")
     abandon = setting(extra, ServiceSpec, "abandon")
     out = ("answer at once" if not service else

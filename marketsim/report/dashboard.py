@@ -239,9 +239,9 @@ class LiveDashboard:
             error: Text | str = DASH
             at = DASH
             s = view.summary
-            if s and s.error_rate:
-                mean = s.error_rate[-1]
-                low, high = s.error_rate_low[-1], s.error_rate_high[-1]
+            if s and s.error:
+                mean = s.error[-1]
+                low, high = s.error_low[-1], s.error_high[-1]
                 ci = (f" [{fmt_error(low)}, {fmt_error(high)}]" if low is not None
                       and high is not None else f" [{DASH}]")  # clipped Student-t interval
                 error = fmt_error(mean) + (ci if fmt_error(mean) != DASH else "")

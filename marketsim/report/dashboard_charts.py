@@ -97,7 +97,7 @@ def axis_series(state: StudyState, axis: str) -> list[Series]:
         s = view.summary
         if s and s.edges:
             out.append(Series(view.name, np.asarray(s.axis_values(key) or (), dtype=float),
-                              np.asarray(s.error_rate), marker, colour))
+                              np.asarray(s.error), marker, colour))
         elif view.live:
             out.append(live_series(view, i, key))
         else:

@@ -12,7 +12,6 @@ wrote is inserted as it is, so a scenario's or arm's name is text on the page, n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from marketsim.report.html_chart import (
 from marketsim.report.html_text import GLOSSARY_ID, glossary_anchor, glossary_html, markdown_html
 from marketsim.report.markdown import fewest_replicates, report_lines, shown_names
 from marketsim.report.render import SetupFallback, load_setup, task_count
+from marketsim.scenario.specs import Scenario
 
 HTML_NAME = "report.html"
 
@@ -110,7 +110,7 @@ def _caption(summary: Summary, axes: list[str], floor_note: str) -> str:
             "click an arm in the legend to hide or show it (double-click: only that arm).")
 
 
-def report_html(summary: Summary, setup: Mapping[str, Any] | None, *,
+def report_html(summary: Summary, setup: Scenario | None, *,
                 run_dir: Path | None = None) -> str:
     """The page: the report's title and key results, the chart, then every section of
     ``report.md`` except its figures and file list, then the glossary its terms link to."""

@@ -18,7 +18,7 @@ from marketsim.errors import InputError
 from marketsim.record.metric import Metric
 from marketsim.record.summary_model import ArmSummary
 from marketsim.report.formatting import clean_name, num
-from marketsim.report.plots import X_AXES, arm_style, error_floor
+from marketsim.report.plots import X_AXES, arm_colour, error_floor
 
 #: What ``--html`` says when plotly or Jinja2 (the page's template engine) is not installed.
 PLOTLY_HINT = 'the HTML report needs plotly and Jinja2: pip install "marketsim[html]"'
@@ -48,12 +48,12 @@ def chart_axes(arms: Mapping[str, ArmSummary]) -> list[str]:
 
 def _hover(arm: ArmSummary, metric: Metric, i: int) -> str:
     """The hover text of point ``i``: labels, money, time, the mean error and its interval."""
-    low, high = arm.error_rate_low[i], arm.error_rate_high[i]
+    low, high = arm.error_low[i], arm.error_high[i]
     band = ("" if low is None or high is None else
             f" [{metric.fmt(low).removesuffix(' %')}, {metric.fmt(high)}]")
     money = f"<br>money: {arm.money[i]:,.2f}" if arm.money is not None else ""
     return (f"labels: {num(arm.edges[i])}{money}<br>simulated time: {arm.sim_time[i]:,.1f}"
-            f"<br>{metric.short}: {metric.fmt(arm.error_rate[i])}{band}")
+            f"<br>{metric.short}: {metric.fmt(arm.error[i])}{band}")
 
 
 def chart_text(text: str) -> str:
@@ -80,11 +80,10 @@ def error_chart(arms: Mapping[str, ArmSummary], *, metric: Metric, title: str,
     for idx, (name, arm) in enumerate(arms.items()):
         if not arm.edges:
             continue
-        style = arm_style(idx)
         label = chart_text(name)
-        mean = np.maximum(np.asarray(arm.error_rate, dtype=float), floor)
-        lo = np.maximum(np.asarray(arm.error_rate_low, dtype=float), floor)
-        hi = np.maximum(np.asarray(arm.error_rate_high, dtype=float), floor)
+        mean = np.maximum(np.asarray(arm.error, dtype=float), floor)
+        lo = np.maximum(np.asarray(arm.error_low, dtype=float), floor)
+        hi = np.maximum(np.asarray(arm.error_high, dtype=float), floor)
         lo, hi = np.where(np.isnan(lo), mean, lo), np.where(np.isnan(hi), mean, hi)
         top = max(top, float(hi.max()))
         for axis in axes:
@@ -93,13 +92,13 @@ def error_chart(arms: Mapping[str, ArmSummary], *, metric: Metric, title: str,
         x0 = _x(arm, "edges")
         fig.add_trace(go.Scatter(
             x=x0 + x0[::-1], y=[*hi, *lo[::-1]], mode="lines", fill="toself",
-            fillcolor=style["color"],
+            fillcolor=arm_colour(idx),
             opacity=0.18, line={"width": 0}, hoverinfo="skip", legendgroup=str(idx),
             showlegend=False, name=f"{label} band"))
         fig.add_trace(go.Scatter(
             x=x0, y=mean, mode="lines", name=f"{label} (n={arm.replicates})",
             legendgroup=str(idx), meta=label,
-            line={"color": style["color"], "width": 2.2, "dash": _DASHES[idx % len(_DASHES)]},
+            line={"color": arm_colour(idx), "width": 2.2, "dash": _DASHES[idx % len(_DASHES)]},
             text=[_hover(arm, metric, i) for i in range(len(arm.edges))],
             # the name as a value (meta), never as part of the template: a "%{x}" in a name
             # is shown as written

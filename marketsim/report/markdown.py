@@ -17,13 +17,7 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.policies.registry import POLICIES
 from marketsim.record.metric import metric_of
 from marketsim.record.summary_model import ArmComparison, ArmSummary, Summary
-from marketsim.report.arm_text import (
-    arm_specs,
-    method_name,
-    methods_section,
-    policies_section,
-    policy_name,
-)
+from marketsim.report.arm_text import arm_specs, methods_section, policies_section
 from marketsim.report.comparison_text import comparisons_section, key_results
 from marketsim.report.cost_text import (
     cost_plot_section,
@@ -43,13 +37,14 @@ from marketsim.report.results_text import (
     targets_section,
 )
 from marketsim.report.setup_text import setup_section
+from marketsim.scenario.specs import Scenario
 
 REPORT_NAME = "report.md"
 
 
 def report_markdown(
     summary: Summary,
-    setup: Mapping[str, Any] | None,
+    setup: Scenario | None,
     plot: PlotInfo,
     *,
     run_dir: Path | None = None,
@@ -73,7 +68,7 @@ def fewest_replicates(summary: Summary) -> int:
 
 def report_lines(
     summary: Summary,
-    setup: Mapping[str, Any] | None,
+    setup: Scenario | None,
     *,
     figures: list[str],
     run_dir: Path | None = None,
@@ -87,7 +82,8 @@ def report_lines(
     summary, setup = as_text(summary, setup)
     arms: Mapping[str, ArmSummary] = summary.arms
     names = list(arms)
-    specs = arm_specs(setup)
+    record = None if setup is None else setup.model_dump(mode="json")  # for the arms' words
+    specs = arm_specs(record)
     metric = metric_of(summary)
     lines = [f"# {summary.scenario}: which policy gets the error down fastest?", "",
              "The words this report uses are explained in "
@@ -118,7 +114,7 @@ def report_lines(
     lines += gold_section(arms, names)
     lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest)
     lines += policies_section(names, specs)
-    lines += methods_section(names, specs, metric, setup)
+    lines += methods_section(names, specs, metric, record)
     return lines
 
 
@@ -128,8 +124,7 @@ def shown_names(summary: Summary) -> list[str]:
     return [md_literal(summary.scenario), *map(md_literal, summary.arms)]
 
 
-def as_text(summary: Summary, setup: Mapping[str, Any] | None
-            ) -> tuple[Summary, Mapping[str, Any] | None]:
+def as_text(summary: Summary, setup: Scenario | None) -> tuple[Summary, Scenario | None]:
     """``summary`` and ``setup`` with the scenario's and every arm's name as Markdown text
     (:func:`~marketsim.report.formatting.md_literal`): names are data a user typed, so every
     section that inserts one (a heading, a sentence, a table cell) shows it as written and a
@@ -143,13 +138,9 @@ def as_text(summary: Summary, setup: Mapping[str, Any] | None
                                        "comparisons": comp})
     if setup is None:
         return shown, None
-    out = dict(setup)
-    if isinstance(out.get("name"), str):
-        out["name"] = md_literal(out["name"])
-    if isinstance(out.get("arms"), list):
-        out["arms"] = [{**a, "name": md_literal(a["name"])}
-                       if isinstance(a, Mapping) and "name" in a else a for a in out["arms"]]
-    return shown, out
+    header = setup.scenario.model_copy(update={"name": md_literal(setup.name)})
+    arms_shown = tuple(a.model_copy(update={"name": md_literal(a.name)}) for a in setup.arms)
+    return shown, setup.model_copy(update={"scenario": header, "arms": arms_shown})
 
 
 def _entry_text(entry: ArmComparison) -> ArmComparison:
@@ -166,7 +157,7 @@ def _entry_text(entry: ArmComparison) -> ArmComparison:
 
 def files_section(
     summary: Summary,
-    setup: Mapping[str, Any] | None,
+    setup: Scenario | None,
     run_dir: Path | None,
     versions: Mapping[str, str] | None,
     cost_plots: Mapping[str, PlotInfo] | None = None,
@@ -196,25 +187,24 @@ def files_section(
     return lines
 
 
-def _rerun(summary: Summary, setup: Mapping[str, Any] | None, has_copy: bool) -> str:
+def _rerun(summary: Summary, setup: Scenario | None, has_copy: bool) -> str:
     """How to run the study again: from the folder's ``scenario.toml`` copy; for a study built
     in Python (no copy), from the document ``run.json`` records, or, when arms hold Python
     objects no file can hold, by running the same scenario object again."""
     seed, replicates = summary.seed, summary.replicates
-    if (setup or {}).get("sweep_point"):
+    if setup is not None and setup.sweep_point:
         return ("- this folder is one grid point of a sweep; re-run the sweep from its "
                 "top-level folder's `scenario.toml`")
-    specs = arm_specs(setup)
-    objects = sorted({name for spec in specs.values() for name in (
-        policy_name(spec), method_name(spec)) if name is not None and ":" not in name
-        and name not in POLICIES and name not in METHODS})
+    arms = setup.arms if setup is not None else ()
+    objects = sorted({name for arm in arms for name in (arm.policy.name, arm.inference.method)
+                      if ":" not in name and name not in POLICIES and name not in METHODS})
     if objects:
         return ("- re-run: this study was built in Python with arms holding Python objects "
                 f"({', '.join(objects)}), which no file can hold, so this folder has no "
                 "`scenario.toml`; run the same scenario again with `marketsim.run(scenario, "
                 f"seed={seed}, replicates={replicates})`")
     # a policy given as 'module:Class' runs only with --allow-imports
-    plugin = any(":" in (policy_name(spec) or "") for spec in specs.values())
+    plugin = any(":" in arm.policy.name for arm in arms)
     if not has_copy:
         imports = ", allow_imports=True" if plugin else ""
         return ("- re-run: this study was built in Python, so this folder has no "
@@ -222,8 +212,7 @@ def _rerun(summary: Summary, setup: Mapping[str, Any] | None, has_copy: bool) ->
                 "folder, with `json` and `pathlib.Path` imported): `marketsim.run(marketsim."
                 "scenario_from_dict(json.loads(Path('run.json').read_text())['document']"
                 f"{imports}), seed={seed}, replicates={replicates})`")
-    replay = (setup or {}).get("replay")
-    data = replay.get("data_dir") if isinstance(replay, Mapping) else None
+    data = setup.replay.data_dir if setup is not None and setup.replay is not None else None
     return (f"- re-run (from this folder): `python -m marketsim run scenario.toml --seed "
             f"{seed} --replicates {replicates}"
             f"{f' --data-dir {data}' if isinstance(data, str) else ''}"

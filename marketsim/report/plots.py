@@ -77,7 +77,7 @@ def error_floor(n_tasks: int | None, arms: Mapping[str, ArmSummary]) -> float:
     """
     if n_tasks and n_tasks > 0:
         return 0.5 / n_tasks
-    positive = [e for a in arms.values() for e in a.error_rate if e and e > 0]
+    positive = [e for a in arms.values() for e in a.error if e and e > 0]
     return 0.5 * min(positive) if positive else 1e-4
 
 
@@ -91,12 +91,17 @@ def _percent_tick(value: float, _pos: int | None = None) -> str:
     return f"{100 * value:.3g} %"
 
 
+def arm_colour(index: int) -> str:
+    """The colour of the ``index``-th arm (:func:`arm_style`'s ``color``)."""
+    return COLOURS[index % len(COLOURS)]
+
+
 def arm_style(index: int) -> dict[str, Any]:
     """Colour, line style and marker of the ``index``-th arm (cycles after eight arms, with the
     line style shifted so the pairs stay distinct)."""
     n = len(COLOURS)
     return {
-        "color": COLOURS[index % n],
+        "color": arm_colour(index),
         "linestyle": LINESTYLES[(index + index // n) % len(LINESTYLES)],
         "marker": MARKERS[(index + 3 * (index // n)) % len(MARKERS)],
     }
@@ -126,7 +131,7 @@ def plot_error_vs_budget(
     """Draw the mean headline error (log scale) against labels spent, with a shaded 95 % band
     per arm, and write the PNG and SVG atomically into ``out_dir``.
 
-    ``arms`` is the ``arms`` mapping of ``summary.json`` (edges, error_rate, error_rate_ci95,
+    ``arms`` is the ``arms`` mapping of ``summary.json`` (edges, error, error_ci95,
     replicates). Means or band edges below the floor (see :func:`error_floor`) are clipped to it.
     For the RMSE of a continuous market (``metric``), each arm's plain-mean RMSE (the
     ``plain_rmse`` list) is drawn as a thin dotted line of the arm's colour, and the floor is
@@ -224,12 +229,12 @@ def draw_error_axes(
     axis = X_AXES[x]
     for idx, (name, arm) in enumerate(arms.items()):
         edges = np.asarray(arm.axis_values(axis.key) or [], dtype=float)
-        mean = np.asarray(arm.error_rate, dtype=float)
+        mean = np.asarray(arm.error, dtype=float)
         if edges.size == 0:
             continue
         # the clipped Student-t interval (None, i.e. NaN, with one replicate)
-        lo = np.asarray(arm.error_rate_low, dtype=float)
-        hi = np.asarray(arm.error_rate_high, dtype=float)
+        lo = np.asarray(arm.error_low, dtype=float)
+        hi = np.asarray(arm.error_high, dtype=float)
         lo, hi = np.maximum(np.nan_to_num(lo, nan=floor), floor), np.maximum(
             np.nan_to_num(hi, nan=floor), floor)
         clipped += int(np.count_nonzero(mean < floor))
@@ -237,7 +242,7 @@ def draw_error_axes(
         top = max(top, float(hi.max()), float(shown.max()))  # one replicate: no interval
         style = arm_style(idx)
         label = f"{plot_text(name)} (n={arm.replicates})"
-        ax.fill_between(edges, lo, hi, color=style["color"], alpha=0.18, linewidth=0)
+        ax.fill_between(edges, lo, hi, color=arm_colour(idx), alpha=0.18, linewidth=0)
         ax.plot(
             edges, shown, label=label, linewidth=1.8, markersize=5,
             markevery=_markevery(edges.size, idx, n_arms),
@@ -247,7 +252,7 @@ def draw_error_axes(
         if not metric.percent and plain and all(p is not None for p in plain):
             plain_arr = np.maximum(np.asarray(plain, dtype=float), floor)
             top = max(top, float(plain_arr.max()))
-            ax.plot(edges, plain_arr, color=style["color"], linewidth=1.0, linestyle=":",
+            ax.plot(edges, plain_arr, color=arm_colour(idx), linewidth=1.0, linestyle=":",
                     label=f"{plot_text(name)}: plain mean")
         plotted += 1
     ax.set_yscale("log")

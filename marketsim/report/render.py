@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from marketsim.errors import InputError
 from marketsim.record.curves import CurveRow, read_curves
 from marketsim.record.files import write_json_atomic, write_text_atomic
 from marketsim.record.metric import metric_of
-from marketsim.record.run_model import RunRecord, read_run
+from marketsim.record.run_model import RunRecord
 from marketsim.record.summary import TARGETS, build_summary, targets_of
 from marketsim.record.summary_model import Summary, read_summary, summary_json
 from marketsim.record.units import UnitResult
@@ -31,6 +31,9 @@ from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
 from marketsim.report.glossary import link_terms, write_glossary
 from marketsim.report.markdown import REPORT_NAME, report_markdown, shown_names
 from marketsim.report.plots import PlotInfo, plot_error_vs_budget
+from marketsim.scenario.run_migration import read_run
+from marketsim.scenario.run_record import recorded_scenario
+from marketsim.scenario.specs import Scenario
 
 
 def _read_summary(run_dir: Path) -> Summary | None:
@@ -51,31 +54,29 @@ def _read_run(run_dir: Path) -> RunRecord | None:
         return None
 
 
-#: Reads a run folder's scenario as a plain dict when ``run.json`` is gone (the caller knows how:
-#: the report layer never parses scenarios itself).
-SetupFallback = Callable[[Path], dict[str, Any] | None]
+#: Reads a run folder's scenario when ``run.json`` is gone (the caller knows how: the report
+#: layer never parses scenario files itself).
+SetupFallback = Callable[[Path], Scenario | None]
 
 
 def load_setup(
     run_dir: Path, summary: Summary | None, fallback: SetupFallback | None = None
-) -> dict[str, Any] | None:
-    """The resolved scenario of the run as a plain dict (``Scenario.to_dict()`` layout) from
-    ``run.json``, else from ``fallback(run_dir)``, else None."""
+) -> Scenario | None:
+    """The run's resolved scenario, typed: from ``run.json`` (of any version) with the seed
+    and replicates it ran with, else from ``fallback(run_dir)`` with those of ``summary``,
+    else None (also when the recorded scenario no longer validates, e.g. a replay whose data
+    are gone: the report then says only what ``curves.csv`` holds)."""
     meta = _read_run(run_dir)
     if meta is not None:
-        setup: dict[str, Any] | None = dict(meta.resolved_scenario)
-        assert setup is not None
-        setup.setdefault("seed", meta.seed)
-        setup.setdefault("replicates", meta.replicates)
-        return setup
-    if fallback is not None:
-        setup = fallback(run_dir)
-        if setup is not None and summary:  # the command-line overrides, if run.json is gone
-            if summary.seed is not None:
-                setup["seed"] = summary.seed
-            setup["replicates"] = summary.replicates
-        return setup
-    return None
+        try:
+            recorded = recorded_scenario(meta)
+        except InputError:
+            return None
+        return recorded.with_overrides(replicates=meta.replicates, seed=meta.seed)
+    scenario = fallback(run_dir) if fallback is not None else None
+    if scenario is not None and summary:  # the command-line overrides, if run.json is gone
+        return scenario.with_overrides(replicates=summary.replicates, seed=summary.seed)
+    return scenario
 
 
 def _check_finite(rows: list[CurveRow], path: Path) -> None:
@@ -88,16 +89,9 @@ def _check_finite(rows: list[CurveRow], path: Path) -> None:
             )
 
 
-def _budget_edges(setup: dict[str, Any] | None) -> int | None:
-    """``budget.edges`` of the run's scenario (``run.json``), when known."""
-    budget = setup.get("budget") if isinstance(setup, dict) else None
-    edges = budget.get("edges") if isinstance(budget, dict) else None
-    return edges if isinstance(edges, int) and not isinstance(edges, bool) else None
-
-
 def rebuild_summary(
     rows: list[CurveRow],
-    setup: dict[str, Any] | None,
+    setup: Scenario | None,
     previous: Summary | None,
     *,
     fallback_name: str,
@@ -108,9 +102,9 @@ def rebuild_summary(
     name: Any
     seed: Any
     replicates: Any
-    if setup and isinstance(setup.get("arms"), list):
-        arm_names = [str(a.get("name")) for a in setup["arms"] if isinstance(a, dict)]
-        name, seed, replicates = setup.get("name"), setup.get("seed"), setup.get("replicates")
+    if setup is not None:
+        arm_names = [a.name for a in setup.arms]
+        name, seed, replicates = setup.name, setup.seed, setup.replicates
     elif previous is not None:
         arm_names = list(previous.arms)
         name, seed, replicates = previous.scenario, previous.seed, previous.replicates
@@ -135,7 +129,7 @@ def rebuild_summary(
         name=name if isinstance(name, str) else fallback_name, seed=seed, replicates=replicates,
         arm_names=arm_names, results=results, seconds=None, complete=complete,
         targets=_targets(setup, previous),
-        budget_edges=_budget_edges(setup),
+        budget_edges=None if setup is None else setup.budget.edges,
     )
     # the run time and early stops as the run wrote them (curves.csv does not hold them)
     arms = {name: arm.model_copy(update={"stopped": previous.arms[name].stopped})
@@ -181,14 +175,12 @@ def render_report(
     return summary
 
 
-def task_count(setup: Mapping[str, Any] | None) -> int | None:
+def task_count(setup: Scenario | None) -> int | None:
     """``tasks.count`` of the run's scenario, when known (the plots' log-scale floor)."""
-    tasks = (setup or {}).get("tasks")
-    count = tasks.get("count") if isinstance(tasks, Mapping) else None
-    return count if isinstance(count, int) and not isinstance(count, bool) else None
+    return None if setup is None else setup.tasks.count
 
 
-def draw_plots(out_dir: Path, summary: Summary, setup: Mapping[str, Any] | None,
+def draw_plots(out_dir: Path, summary: Summary, setup: Scenario | None,
                style: FigureStyle = REPORT_STYLE) -> dict[str, PlotInfo]:
     """Write the error plots of the report into ``out_dir`` in ``style``: against labels
     (``edges``), and against money and simulated time when ``summary.cost_axes`` has them."""
@@ -202,12 +194,9 @@ def draw_plots(out_dir: Path, summary: Summary, setup: Mapping[str, Any] | None,
     }
 
 
-def _targets(setup: Mapping[str, Any] | None, previous: Summary | None) -> tuple[float, ...]:
+def _targets(setup: Scenario | None, previous: Summary | None) -> tuple[float, ...]:
     """The target errors of the run: its scenario's ``[report] targets``, else those of the
     summary it wrote, else the standard ones."""
-    report = (setup or {}).get("report")
-    targets = report.get("targets") if isinstance(report, Mapping) else None
-    if isinstance(targets, list | tuple) and targets and all(
-            isinstance(t, int | float) for t in targets):
-        return tuple(sorted((float(t) for t in targets), reverse=True))
+    if setup is not None and setup.targets:
+        return setup.targets
     return targets_of(previous.arms) if previous is not None else TARGETS

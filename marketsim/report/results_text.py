@@ -92,7 +92,7 @@ def _mean_ci(metric: Metric, mean: float | None, low: float | None, high: float 
 
 def _bounds(arm: ArmSummary, i: int) -> tuple[float | None, float | None]:
     """The interval ends at point ``i`` (already clipped to the metric's range)."""
-    return arm.error_rate_low[i], arm.error_rate_high[i]
+    return arm.error_low[i], arm.error_high[i]
 
 
 def labels_cell(iv: Interval | None) -> str:
@@ -172,7 +172,7 @@ def checkpoints_section(arms: Arms, names: Sequence[str], metric: Metric,
     rows = []
     for name in names:
         a = arms[name]
-        at = {e: (m, *_bounds(a, i)) for i, (e, m) in enumerate(zip(a.edges, a.error_rate,
+        at = {e: (m, *_bounds(a, i)) for i, (e, m) in enumerate(zip(a.edges, a.error,
                                                                       strict=True))}
         rows.append([name] + [_mean_ci(metric, *at[e]) if e in at else "—" for e in cps])
     return lines + table(["arm \\ labels spent", *(num(e) for e in cps)], rows) + [""]

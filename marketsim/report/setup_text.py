@@ -8,9 +8,6 @@ from the resolved scenario the run used. The crowd's words are
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from marketsim.record.summary_model import Summary
 from marketsim.report.crowd_text import (
     arrivals_text,
@@ -21,32 +18,32 @@ from marketsim.report.crowd_text import (
 )
 from marketsim.report.formatting import count_of, num
 from marketsim.report.market_text import engine_text, initial_text, rules_text
-from marketsim.workers.registry import worker_model
+from marketsim.scenario.specs import Scenario
 
 
-def setup_section(setup: Mapping[str, Any] | None, summary: Summary) -> list[str]:
+def setup_section(setup: Scenario | None, summary: Summary) -> list[str]:
     """"Setup": the world, the budget and batches, the inference refits and the replicates in
     words (only the seed and replicate count when the run's scenario is unknown)."""
     out = ["## Setup", ""]
-    if not setup:
+    if setup is None:
         out += [
             f"The run folder has no `run.json` or readable `scenario.toml`, so only what "
             f"`curves.csv` holds is known: seed {summary.seed}, "
             f"{count_of(summary.replicates, 'replicate')}.", "",
         ]
         return out
-    workers = setup.get("workers") or {}
-    budget = setup.get("budget") or {}
-    model = worker_model(workers.get("model"))
+    record = setup.model_dump(mode="json")
+    workers, budget = record["workers"], setup.budget
+    model = setup.workers.model_class
     refit_txt, error_txt = model.refit_words, model.error_words
     crowd_txt = f" {arrivals_text(workers)} and {service_text(workers)}.{dynamics_text(workers)}"
     replicates = summary.replicates
     out += [
-        f"{replay_text(setup) if setup.get('replay') else world_text(setup)}{crowd_txt}",
+        f"{replay_text(record) if setup.replay is not None else world_text(record)}{crowd_txt}",
         "",
-        f"The requester has a **budget of {num(budget.get('edges'))} labels** (edges of the "
+        f"The requester has a **budget of {num(budget.edges)} labels** (edges of the "
         f"task–worker graph); {initial_text(setup)}. Labels are bought in batches of "
-        f"**{num(budget.get('batch'))}**; after each batch the inference service {refit_txt}, "
+        f"**{num(budget.batch)}**; after each batch the inference service {refit_txt}, "
         f"and the policy decides where the next batch goes. {error_txt}{engine_text(setup)}",
         "",
         *rules_text(setup),

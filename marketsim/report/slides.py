@@ -8,12 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from marketsim.errors import InputError
-from marketsim.record.run_model import read_run
 from marketsim.record.summary_model import read_summary
 from marketsim.report.figure_style import SLIDE_STYLE, SLIDES_DIR
 from marketsim.report.render import SetupFallback, draw_plots, load_setup
 from marketsim.report.sweep import load_points, sweep_rows, write_sweep_figure
 from marketsim.report.sweep_plot import PLOT_NAME
+from marketsim.scenario.run_migration import read_run
+from marketsim.scenario.run_record import recorded_scenario
 
 
 def write_slides(run_dir: str | Path, fallback: SetupFallback | None = None) -> list[Path]:
@@ -36,13 +37,14 @@ def write_sweep_slides(run_dir: str | Path) -> list[Path]:
     PNG written (none when the folder's ``run.json`` has no sweep or matplotlib is missing)."""
     run_dir = Path(run_dir)
     try:
-        grid = read_run(run_dir / "run.json").resolved_scenario.get("sweep")
+        grid = recorded_scenario(read_run(run_dir / "run.json")).sweep
     except OSError:
         return []
-    if not isinstance(grid, dict) or not grid:
+    if not grid:
         return []
     points = load_points(run_dir)
     out = run_dir / SLIDES_DIR
     out.mkdir(parents=True, exist_ok=True)
-    drawn = write_sweep_figure(out, list(grid), points, sweep_rows(points), SLIDE_STYLE)
+    drawn = write_sweep_figure(out, [key for key, _ in grid], points, sweep_rows(points),
+                               SLIDE_STYLE)
     return [out / f"{PLOT_NAME}.png"] if drawn else []

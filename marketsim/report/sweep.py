@@ -19,7 +19,6 @@ from marketsim.record.files import (
     write_text_atomic,
 )
 from marketsim.record.metric import ERROR_RATE, Metric, metric_of
-from marketsim.record.run_model import read_run
 from marketsim.record.summary import TARGETS, targets_of
 from marketsim.record.summary_model import Summary, read_summary
 from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
@@ -28,6 +27,7 @@ from marketsim.report.glossary import link_terms, write_glossary
 from marketsim.report.plots import write_png_svg
 from marketsim.report.results_text import stop_lines
 from marketsim.report.sweep_plot import PLOT_NAME, sweep_figure
+from marketsim.scenario.run_migration import read_run
 
 __all__ = ["PLOT_NAME", "columns", "load_points", "reach_cell", "sweep_figure", "sweep_frame",
            "sweep_markdown", "sweep_rows", "write_sweep_figure", "write_sweep_report"]
@@ -73,7 +73,7 @@ def _differences(summary: Summary, arm: str) -> dict[str, Any]:
     cmp = summary.comparisons
     targets = targets_of(summary.arms)
     out: dict[str, Any] = dict.fromkeys(diff_columns(targets))
-    out["reference"] = cmp.reference
+    out.update(reference=cmp.reference)
     entry = cmp.arms.get(arm)
     if entry is None or arm == cmp.reference:
         return out
@@ -103,8 +103,8 @@ def load_points(run_dir: Path) -> list[dict[str, Any]]:
             summary = read_summary(folder / "summary.json")
         except OSError:
             continue
-        values = meta.resolved_scenario.get("sweep_point") or {}
-        points.append({"folder": f"points/{folder.name}", "values": tuple(values.items()),
+        points.append({"folder": f"points/{folder.name}",
+                       "values": tuple(meta.sweep_point.items()),
                        "summary": summary})
     if not points:
         raise InputError("no finished sweep point (points/pNNN/summary.json) here",
@@ -149,8 +149,7 @@ def sweep_rows(source: Path | str | list[dict[str, Any]]) -> list[dict[str, Any]
                             getattr(cost, end)
                     row[f"{axis}_to_{key}_mean_of_reached"] = _mean_of_reached(
                         s.to_reach_replicates(axis).get(key) or [])
-            row["stopped"] = len(s.stopped)
-            row["stopped_detail"] = "; ".join(stop_lines(s))
+            row.update(stopped=len(s.stopped), stopped_detail="; ".join(stop_lines(s)))
             rows.append(row | _differences(summary, arm))
     return rows
 

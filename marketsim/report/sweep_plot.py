@@ -24,7 +24,7 @@ from marketsim.record.metric import ERROR_RATE, Metric
 from marketsim.record.summary import TARGETS
 from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
 from marketsim.report.formatting import plot_text
-from marketsim.report.plots import arm_style
+from marketsim.report.plots import arm_colour, arm_style
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -131,17 +131,17 @@ def _draw_arm(ax: Any, xs: list[float], pts: list[tuple[float, float, float, int
     bars = [(x, p) for x, p in zip(xs, pts, strict=True) if p[2] > p[1]]
     if bars:
         ax.vlines([x for x, _ in bars], [p[1] for _, p in bars], [p[2] for _, p in bars],
-                  colors=style["color"], linewidth=1.2, alpha=0.8, zorder=2, label="_interval")
+                  colors=arm_colour(index), linewidth=1.2, alpha=0.8, zorder=2, label="_interval")
     partial = [(x, p) for x, p in zip(xs, pts, strict=True) if p[3] is not None]
     if partial:
         ax.plot([x for x, _ in partial], [p[0] for _, p in partial], linestyle="none",
                 marker=style["marker"], markersize=7, markerfacecolor="white",
-                markeredgecolor=style["color"], markeredgewidth=1.5, zorder=4,
+                markeredgecolor=arm_colour(index), markeredgewidth=1.5, zorder=4,
                 label="_some replicates")
         for x, p in partial:
             ax.annotate(f"{p[3]}/{of if of is not None else '?'}", (x, p[0]),
                         textcoords="offset points", xytext=(5, 4), fontsize="x-small",
-                        color=style["color"])
+                        color=arm_colour(index))
     return sum(not math.isnan(p[0]) for p in pts)
 
 

@@ -99,11 +99,6 @@ class PolicySpec(Table):
         """The name alone, or the table with the options."""
         return {"name": self.name, **self.options} if self.model_extra else self.name
 
-    def record(self) -> dict[str, Any]:
-        """``{"name", "options"}`` as ``to_dict`` writes it (no options: an empty array, as it
-        always wrote it, so run folders keep their fingerprints)."""
-        return {"name": self.name, "options": self.options or []}
-
 
 def _name_or_table(key: str) -> Any:
     """A before-validator: a name stands for ``{key = name}``; a table stays a table."""

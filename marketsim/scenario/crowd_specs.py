@@ -181,9 +181,6 @@ class TiersSpec(Table):
         return self
 
 
-#: Worker tables whose key the run record writes flat under ``workers`` (see
-#: :meth:`WorkersSpec.record`): table -> (key, flat name).
-_FLAT_IN_RECORD = {"arrivals": ("rate", "arrival_rate"), "service": ("mean", "service_mean")}
 #: The worker models' names, in the registry's order.
 WORKER_MODEL_NAMES = tuple(WORKER_MODELS)
 
@@ -257,48 +254,6 @@ class WorkersSpec(Table):
     def worker_model(self) -> WorkerModel:
         """The worker model with this table's options (draws worlds, answers, measures)."""
         return self.model_class(self.options)
-
-    def record(self) -> dict[str, Any]:
-        """The record layout runs have been recorded in (``Scenario.to_dict``, the run's
-        identity): ``[workers.arrivals] rate``, ``[workers.service] mean`` and a model's
-        ``recorded_flat`` key written flat (``arrival_rate``, ``service_mean``,
-        ``hammer_fraction``), and after ``service`` the tables of the models that declare
-        ``recorded_for_every_model`` (at their defaults under another model), then the model
-        in use's own table when it is not at its defaults, so recorded runs keep their
-        fingerprints."""
-        own = self.model_class
-        recorded = super().record()
-        if own.table is not None:
-            recorded.pop(own.table, None)
-        out: dict[str, Any] = {}
-        for key, value in recorded.items():
-            if key in _FLAT_IN_RECORD:
-                inner, flat = _FLAT_IN_RECORD[key]
-                out[flat] = value.pop(inner)
-                if value:
-                    out[key] = value
-            else:
-                out[key] = value
-            if key == "service":
-                out.update(self._model_tables_record(own))
-        return out
-
-    def _model_tables_record(self, own: type[WorkerModel]) -> dict[str, Any]:
-        """The worker models' tables as the record writes them (see :meth:`record`)."""
-        out: dict[str, Any] = {}
-        every = sorted((c for c in WORKER_MODELS.values() if c.recorded_for_every_model),
-                       key=lambda c: c.recorded_for_every_model or 0)
-        for cls in [*every, *([] if own in every else [own])]:
-            options = self.options if cls is own else cls.Options()
-            if cls.table is None or (cls not in every and options == cls.Options()):
-                continue
-            table = options.record()
-            if cls.recorded_flat is not None:
-                out[cls.recorded_flat] = table.pop(cls.recorded_flat)
-                if not table:
-                    continue
-            out[cls.table] = table
-        return out
 
     @property
     def cheapest_price(self) -> float:

@@ -173,18 +173,11 @@ class InferenceSpec(Table):
         """The estimator object given in Python, or ``None``."""
         return self._estimator
 
-    def __getattr__(self, name: str) -> Any:
-        # A setting reads as an attribute (``spec.max_iter``); one the method does not take
-        # reads as the default every arm records (``warm_start``).
-        try:
-            return super().__getattr__(name)  # type: ignore[misc]
-        except AttributeError:
-            if name.startswith("_"):
-                raise
-        record = self.record()
-        if name == "method" or name not in record:
-            raise AttributeError(f"{type(self).__name__!r} has no setting {name!r}")
-        return record[name]
+    @property
+    def warm_start(self) -> bool:
+        """Whether each refresh's EM starts from the previous posterior (a method without the
+        setting never does)."""
+        return bool(getattr(self.options, "warm_start", False))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InferenceSpec):
@@ -198,34 +191,6 @@ class InferenceSpec(Table):
         """The table as a scenario file writes it: the method and the settings it runs with."""
         values = self.options.model_dump()
         return {"method": self.method, **{k: v for k, v in values.items() if v is not None}}
-
-    def record(self) -> dict[str, Any]:
-        """The spec as ``to_dict`` writes it: the method, then every setting of
-        :data:`RECORDED_SETTINGS` (the method's value, else the default the methods declare),
-        then any other setting of the method that is not at its default: so adding a setting
-        to a method leaves the fingerprints of runs that do not set it unchanged."""
-        options = self.options
-        values = options.model_dump()
-        out: dict[str, Any] = {"method": self.method}
-        for name in RECORDED_SETTINGS:
-            out[name] = values.pop(name) if name in values else _RECORDED_DEFAULTS[name]
-        fields_ = type(options).model_fields
-        out.update({k: v for k, v in values.items() if v != fields_[k].default})
-        return {k: tuple(v) if isinstance(v, list) else v for k, v in out.items()}
-
-
-#: The settings every arm's ``to_dict`` writes (what it wrote when ``InferenceSpec`` had one
-#: field per setting), so run fingerprints did not change when methods got their own
-#: ``Options`` models; a method that does not take one records the methods' default.
-RECORDED_SETTINGS = ("init", "max_iter", "tol", "class_prior", "alpha", "beta", "low",
-                     "warm_start", "spectral_rule")
-
-
-#: Each recorded setting's default: what ``to_dict`` wrote for a method that does not take it
-#: (the record's format, frozen, so that the fingerprints of recorded runs do not move).
-_RECORDED_DEFAULTS: dict[str, Any] = {
-    "init": None, "max_iter": 100, "tol": 1e-7, "class_prior": "true", "alpha": None,
-    "beta": None, "low": None, "warm_start": False, "spectral_rule": None}
 
 
 def __getattr__(name: str) -> type[Options]:

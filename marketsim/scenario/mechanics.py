@@ -20,6 +20,8 @@ from marketsim.scenario.validation import printable
 
 #: The worker keys of the mechanics (checked against a replay or a score market).
 WORKER_KEYS = ("capacity", "session_mean", "price", "tiers")
+#: The budget keys of the mechanics.
+BUDGET_KEYS = ("money", "fee", "min_price")
 
 
 def _fail(key: str, message: str, source: str) -> InputError:
@@ -32,8 +34,7 @@ def _given(doc: Mapping[str, Any]) -> list[str]:
     if doc["workers"] is not None:
         keys += [f"workers.{k}" for k in WORKER_KEYS if k in doc["workers"].model_fields_set]
     if doc["budget"] is not None:
-        keys += [f"budget.{k}" for k in ("money", "fee", "min_price")
-                 if k in doc["budget"].model_fields_set]
+        keys += [f"budget.{k}" for k in BUDGET_KEYS if k in doc["budget"].model_fields_set]
     return keys
 
 

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Self
 from pydantic import BeforeValidator, PrivateAttr, ValidationInfo, model_validator
 
 from marketsim.errors import InputError
-from marketsim.options import F, omitted_at_default
+from marketsim.options import F
 from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.build import (
     apply_changes,
@@ -41,7 +41,12 @@ from marketsim.scenario.market_specs import (
     OutputSpec,
     ReportSpec,
 )
-from marketsim.scenario.mechanics import arm_mechanics, check_arm_blocking
+from marketsim.scenario.mechanics import (
+    BUDGET_KEYS,
+    WORKER_KEYS,
+    arm_mechanics,
+    check_arm_blocking,
+)
 from marketsim.scenario.replay import ReplaySpec
 from marketsim.scenario.resolve import resolve
 from marketsim.scenario.sweep_keys import SweepGrid
@@ -300,28 +305,23 @@ class Scenario(Table):
         features = tasks.get("features")
         if features is not None and "probabilities" in features:
             features.pop("informativeness")
-        # mechanics that are off are left out, as written
-        tables: tuple[tuple[Table, dict[str, Any]], ...] = (
-            (self.scenario, doc["scenario"]), (self.workers, workers), (self.budget, doc["budget"]),
-            (self.workers.service, workers["service"]))
-        for spec, written in tables:
-            for key, info in type(spec).model_fields.items():
-                if omitted_at_default(info) and getattr(spec, key) == info.default:
+        # mechanics that are off are left out, as written: a replay or a score market
+        # refuses them even at their defaults, and tiers replace the flat price
+        for spec, written, keys in ((self.workers, workers, WORKER_KEYS),
+                                    (self.budget, doc["budget"], BUDGET_KEYS)):
+            for key in keys:
+                if getattr(spec, key) == type(spec).model_fields[key].default:
                     written.pop(key, None)
+        if self.workers.tiers is not None:
+            workers.pop("price", None)
         if not self.sweep:
             doc.pop("sweep")
         return _plain(doc)
 
     def to_dict(self) -> dict[str, Any]:
-        """The resolved parameters (defaults included) in the layout ``summary.json``,
-        ``run.json`` and the run's fingerprint have always had (``validate --json``): the
-        tables' records (:meth:`~marketsim.tables.Table.record`) with ``[scenario]``'s
-        keys at the top, then where the scenario came from."""
-        tables = self.record()
-        out: dict[str, Any] = {**tables.pop("scenario"), **tables}
-        out.update(source=self.source, sweep={k: list(v) for k, v in self.sweep} or [],
-                   sweep_point=dict(self.sweep_point) or [], raw=dict(self.raw))
-        return _plain(out)
+        """The resolved scenario as plain JSON data (``validate --json``): the
+        :meth:`resolved_document`, what ``run.json`` records and the run's fingerprint reads."""
+        return _plain(self.resolved_document())
 
 
 def _plain(obj: Any) -> Any:

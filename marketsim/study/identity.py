@@ -9,13 +9,18 @@ replay) the same data files. ``run.json`` records
 - ``scenario_sha256``: the hash of that ``scenario.toml`` copy, so an edit is noticed;
 - ``data_files``: every replayed file's absolute path, size and SHA-256;
 - ``fingerprint``: the SHA-256 of the study's identity (resolved scenario without its file
-  locations, plus the data files' hashes), compared before anything is written into a folder.
+  locations and report settings, plus the data files' hashes).
+
+Before anything is written into a folder its study is compared with the new one by their
+identities, the recorded one recomputed from the record's typed scenario (a file of an earlier
+version migrated first): a key added to the scenario since the folder was written has its
+default on both sides, so no key needs to be left out of the record to keep runs' identity.
 
 An arm given a policy or estimator *object* in Python is identified by its class's full name
-and its parameters (``get_params()``, or a pydantic ``options`` model), recorded under the
-arm's ``policy.object`` / ``inference.object``; an object whose parameters cannot be known is
-recorded as such, and a folder holding it is never resumed or reused: nothing could tell
-whether its results are this object's.
+and its parameters (``get_params()``, or a pydantic ``options`` model), recorded in the
+record's ``objects`` and compared as the arm's ``policy.object`` / ``inference.object``; an
+object whose parameters cannot be known is recorded as such, and a folder holding it is never
+resumed or reused: nothing could tell whether its results are this object's.
 """
 
 from __future__ import annotations
@@ -33,14 +38,13 @@ import numpy as np
 from pydantic import BaseModel
 
 from marketsim.errors import InputError
-from marketsim.record.run_model import DataFile, RunRecord
+from marketsim.record.run_model import PATH_KEYS, DataFile, ObjectRecord, RunRecord
+from marketsim.scenario.run_record import recorded_document, recorded_scenario
 from marketsim.scenario.specs import Scenario
 
-#: Replay keys holding file or folder paths, relative to the scenario file in its TOML.
-PATH_KEYS = ("labels", "truth", "data_dir")
-#: Resolved-scenario keys that say where things were or how the reports show them, not what
-#: the study is (a folder resumed with other ``[report] targets`` reports the same runs).
-LOCATION_KEYS = ("source", "raw", "report")
+#: Tables that say how the reports show a study, not what it is (a folder resumed with other
+#: ``[report] targets`` reports the same runs).
+LOCATION_KEYS = ("report",)
 
 
 def plain(obj: Any) -> Any:
@@ -65,19 +69,16 @@ def absolute_document(scenario: Scenario) -> dict[str, Any]:
     return doc
 
 
-def resolved(scenario: Scenario) -> dict[str, Any]:
-    """The resolved scenario (defaults included) with replay paths made absolute, and each
-    policy or estimator object described by its class and parameters (:func:`described`)."""
-    out = plain(scenario.to_dict())
-    if isinstance(out.get("replay"), dict):
-        for key in PATH_KEYS:
-            if isinstance(out["replay"].get(key), str):
-                out["replay"][key] = os.path.abspath(out["replay"][key])
-    for arm, spec in zip(out["arms"], scenario.arms, strict=True):
-        if spec.policy.obj is not None:
-            arm["policy"]["object"] = described(spec.policy.obj)
-        if spec.inference.estimator is not None:
-            arm["inference"]["object"] = described(spec.inference.estimator)
+def objects(scenario: Scenario) -> dict[str, ObjectRecord]:
+    """``arms[i].policy`` / ``arms[i].inference`` -> each policy or estimator object of the
+    scenario, described by its class and parameters (:func:`described`)."""
+    out: dict[str, ObjectRecord] = {}
+    for idx, arm in enumerate(scenario.arms):
+        if arm.policy.obj is not None:
+            out[f"arms[{idx}].policy"] = ObjectRecord.model_validate(described(arm.policy.obj))
+        if arm.inference.estimator is not None:
+            out[f"arms[{idx}].inference"] = ObjectRecord.model_validate(
+                described(arm.inference.estimator))
     return out
 
 
@@ -135,15 +136,11 @@ def _canonical(value: Any) -> Any:
             "params": _parameters(value)}
 
 
-def unknowable(resolved_scenario: Any) -> str | None:
+def unknowable(record: RunRecord) -> str | None:
     """The first arm object (``arms[i].policy``) whose parameters cannot be known, or None."""
-    arms = resolved_scenario.get("arms") if isinstance(resolved_scenario, dict) else None
-    for idx, arm in enumerate(arms if isinstance(arms, list) else []):
-        for part in ("policy", "inference"):
-            table = arm.get(part) if isinstance(arm, dict) else None
-            obj = table.get("object") if isinstance(table, dict) else None
-            if isinstance(obj, dict) and obj.get("params") is None:
-                return f"arms[{idx}].{part} (a {str(obj.get('class')).rsplit('.', 1)[-1]})"
+    for key, obj in record.objects.items():
+        if obj.params is None:
+            return f"{key} (a {obj.class_name.rsplit('.', 1)[-1]})"
     return None
 
 
@@ -172,21 +169,35 @@ def data_files(scenario: Scenario) -> list[DataFile]:
             for p in (labels, truth) if p is not None]
 
 
-def identity(resolved_scenario: dict[str, Any]) -> dict[str, Any]:
-    """What defines the study in a resolved scenario: everything but file locations."""
-    out = {k: v for k, v in resolved_scenario.items() if k not in LOCATION_KEYS}
+def identity(document: dict[str, Any], objects: dict[str, ObjectRecord],
+             sweep_point: dict[str, Any]) -> dict[str, Any]:
+    """What defines the study: its resolved document without file locations and report
+    settings, ``[scenario]``'s keys at the top, each arm object as the arm's
+    ``policy.object`` / ``inference.object``, and the grid point."""
+    doc = {k: v for k, v in plain(document).items() if k not in LOCATION_KEYS}
+    out: dict[str, Any] = {**doc.pop("scenario", {}), **doc}
     if isinstance(out.get("replay"), dict):
         out["replay"] = {k: v for k, v in out["replay"].items() if k not in PATH_KEYS}
+    for key, obj in objects.items():
+        idx, part = int(key[5:key.index("]")]), key.rsplit(".", 1)[-1]
+        out["arms"][idx][part] = {"object": obj.model_dump(mode="json")}
+    if sweep_point:
+        out["sweep_point"] = plain(sweep_point)
     return out
 
 
-def fingerprint(resolved_scenario: dict[str, Any], files: list[DataFile]) -> str:
-    """SHA-256 of the study's identity and its data files' contents."""
-    text = json.dumps(
-        {"scenario": identity(resolved_scenario), "data": [f.sha256 for f in files]},
-        sort_keys=True,
-    )
+def fingerprint(study: dict[str, Any], files: list[DataFile]) -> str:
+    """SHA-256 of a study's :func:`identity` and its data files' contents."""
+    text = json.dumps({"scenario": study, "data": [f.sha256 for f in files]}, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def recorded_identity(record: RunRecord, replay_at: dict[str, Any] | None = None
+                      ) -> dict[str, Any]:
+    """The :func:`identity` of a recorded study, recomputed from its typed scenario (so a key
+    added since it was written reads as its default, as it does in a new study)."""
+    scenario = recorded_scenario(record, replay_at)
+    return identity(recorded_document(scenario), record.objects, record.sweep_point)
 
 
 def _flat(obj: Any, prefix: str = "") -> dict[str, Any]:
@@ -210,11 +221,17 @@ def _shown(value: Any) -> str:
 
 
 def difference(old: RunRecord, new: RunRecord) -> str | None:
-    """The first way the study recorded in ``old`` (a folder's ``run.json``) differs from
-    ``new``, in words, or None when they are the same study."""
+    """The first way the study recorded in ``old`` (a folder's ``run.json``, of any version)
+    differs from ``new`` (a record just made), in words, or None when they are the same
+    study."""
     if old.fingerprint == new.fingerprint:
         return None
-    was, now = _flat(identity(old.resolved_scenario)), _flat(identity(new.resolved_scenario))
+    replay = new.resolved_scenario.get("replay")
+    try:
+        was = _flat(recorded_identity(old, replay if isinstance(replay, dict) else None))
+    except InputError as exc:
+        return f"its recorded scenario no longer reads: {exc}"
+    now = _flat(identity(new.resolved_scenario, new.objects, new.sweep_point))
     keys = [k for k in dict.fromkeys(("name", "seed", "replicates", *sorted(set(was) | set(now))))
             if was.get(k, "(unset)") != now.get(k, "(unset)")]
     if keys:

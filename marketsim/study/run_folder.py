@@ -14,9 +14,9 @@ Layout of a run folder::
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import platform
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,12 +25,14 @@ from marketsim._version import __version__
 from marketsim.errors import InputError
 from marketsim.record.curves import CurveRow, read_curves, write_curves
 from marketsim.record.files import write_bytes_atomic, write_json_atomic
-from marketsim.record.run_model import RunRecord, read_run, run_json
+from marketsim.record.run_model import RunRecord, run_json
 from marketsim.record.summary import TARGETS
 from marketsim.record.summary import build_summary as summarise_study
 from marketsim.record.summary_model import Summary, read_summary, summary_json
 from marketsim.record.units import UnitResult, canonical_rows
 from marketsim.scenario.parser import load_scenario, parse_scenario
+from marketsim.scenario.run_migration import read_run
+from marketsim.scenario.run_record import recorded_document
 from marketsim.scenario.specs import Scenario
 from marketsim.study.checkpoints import (
     Damaged,
@@ -47,8 +49,9 @@ from marketsim.study.identity import (
     difference,
     file_sha256,
     fingerprint,
+    identity,
+    objects,
     require_unedited,
-    resolved,
     unknowable,
 )
 
@@ -89,27 +92,32 @@ def versions() -> dict[str, str]:
 def run_record(scenario: Scenario) -> RunRecord:
     """The ``run.json`` content of ``scenario``: what it is (fingerprint, resolved scenario,
     data files) and what resuming it needs (the document with absolute data paths)."""
-    setup, files = resolved(scenario), data_files(scenario)
+    setup, files, arm_objects = recorded_document(scenario), data_files(scenario), \
+        objects(scenario)
+    point = dict(scenario.sweep_point)
     return RunRecord(
         scenario=scenario.name, seed=scenario.seed, replicates=scenario.replicates,
-        fingerprint=fingerprint(setup, files),
-        data_files=files,
-        versions=versions(), resolved_scenario=setup, document=absolute_document(scenario),
+        fingerprint=fingerprint(identity(setup, arm_objects, point), files),
+        data_files=files, versions=versions(), resolved_scenario=setup, objects=arm_objects,
+        sweep_point=point, document=absolute_document(scenario),
     )
 
 
-def _read_meta(run_dir: Path) -> RunRecord | None:
-    """``run.json`` as its model, or None when it is missing, unreadable or not a valid record
-    (a folder of an older marketsim, a damaged file)."""
+def _read_meta(run_dir: Path, replay_at: Mapping[str, Any] | None = None
+               ) -> RunRecord | None:
+    """``run.json`` as its model (migrated from an earlier version, its replay's data read at
+    ``replay_at``'s paths when given), or None when it is missing, unreadable or not a valid
+    record (a damaged file)."""
     try:
-        return read_run(run_dir / "run.json")
+        return read_run(run_dir / "run.json", replay_at)
     except (OSError, InputError):
         return None
 
 
 def check_same_study(run_dir: Path, record: RunRecord) -> None:
     """Refuse to write ``record``'s study into a folder that holds another one."""
-    meta = _read_meta(run_dir)
+    replay = record.resolved_scenario.get("replay")
+    meta = _read_meta(run_dir, replay if isinstance(replay, dict) else None)
     if meta is None:
         if (run_dir / "run.json").exists():
             raise InputError("run.json is unreadable or not a valid record: not a run folder "
@@ -117,7 +125,7 @@ def check_same_study(run_dir: Path, record: RunRecord) -> None:
                              source=str(run_dir))
         return
     for recorded in (record, meta):
-        where = unknowable(recorded.resolved_scenario)
+        where = unknowable(recorded)
         if where is not None:
             raise InputError(
                 f"{run_dir} already holds a run, and {where} has parameters that cannot be "
@@ -150,7 +158,8 @@ def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
     if not run_dir.is_dir():
         raise InputError("run folder not found", source=str(run_dir))
     src = run_dir / "scenario.toml"
-    meta = _read_meta(run_dir)
+    meta = _read_meta(run_dir, None if data_dir is None else
+                      {"data_dir": str(Path(data_dir).absolute())})
     objects = _objects(meta)
     if objects is not None:
         raise InputError(f"{run_dir} was run from Python with {objects}: resume it from "
@@ -170,20 +179,15 @@ def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
 
 def _objects(meta: RunRecord | None) -> str | None:
     """``arms[i].policy`` (or ``.inference``) of the first arm run with a Python object."""
-    arms = None if meta is None else meta.resolved_scenario.get("arms")
-    for idx, arm in enumerate(arms if isinstance(arms, list) else []):
-        for part in ("policy", "inference"):
-            table = arm.get(part) if isinstance(arm, dict) else None
-            if isinstance(table, dict) and "object" in table:
-                return f"an object as arms[{idx}].{part}"
-    return None
+    first = next(iter(meta.objects), None) if meta is not None else None
+    return None if first is None else f"an object as {first}"
 
 
-def scenario_setup(run_dir: Path) -> dict[str, Any] | None:
-    """The run's scenario (from its ``scenario.toml`` copy) as a plain dict, or None when it
-    cannot be read: what a report needs when ``run.json`` is gone."""
+def scenario_setup(run_dir: Path) -> Scenario | None:
+    """The run's scenario (from its ``scenario.toml`` copy), or None when it cannot be read:
+    what a report needs when ``run.json`` is gone."""
     try:
-        return json.loads(json.dumps(resume_scenario(run_dir).to_dict(), default=str))
+        return resume_scenario(run_dir)
     except InputError:
         return None
 

@@ -195,7 +195,7 @@ def test_replace_reaches_an_arms_keys_as_sweep_names_them(tmp_path: Path) -> Non
                           "arms.rf.policy.n_trees": 7, "arms[1].inference.max_iter": 9})
     assert changed.arms[0].gold is not None and changed.arms[0].gold.rate == 0.2
     assert changed.arms[1].policy.options == {"n_trees": 7}
-    assert changed.arms[1].inference.max_iter == 9
+    assert changed.arms[1].inference.options.max_iter == 9
     assert changed.replace({"arms.uniform.gold.rate": 0.5}).arms[0].gold.rate == 0.5
     assert sc.arms[0].gold is None  # the original is unchanged
     with pytest.raises(InputError, match=r"arms\[0\]\.gold\.rate must be <= 1, got 2"):
@@ -379,6 +379,6 @@ def test_compare_overlays_runs_and_sweep_returns_the_sweep_table(tmp_path: Path)
     assert (frame["replicates"] == 2).all()
     # the same worlds as a run of each point
     again = marketsim.run(sc.replace({"workers.count": 16}), replicates=2, progress=False)
-    assert frame["final_error_rate"].iloc[1] == again.summary.arms["uniform"].final_error_rate
+    assert frame["final_error_rate"].iloc[1] == again.summary.arms["uniform"].final_error_mean
     with pytest.raises(InputError, match="non-empty list"):
         marketsim.sweep(sc, {"workers.count": []})

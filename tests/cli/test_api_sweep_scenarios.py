@@ -105,11 +105,11 @@ def test_compare_draws_every_run_at_the_lowest_floor() -> None:
             drawn = {line.get_label(): np.asarray(line.get_ydata(), dtype=float)
                      for line in ax.get_lines() if "(n=" in str(line.get_label())}
             for label, result in zip(("a", "b"), order, strict=True):
-                mean = np.asarray(result.summary.arms["uniform"].error_rate, dtype=float)
+                mean = np.asarray(result.summary.arms["uniform"].error, dtype=float)
                 shown = drawn[f"{label}: uniform (n=2)"]
                 # the floor is half of one task's error of the run with the most tasks
                 assert np.allclose(shown, np.maximum(mean, 0.5 / 400))
-            low = min(many.summary.arms["uniform"].error_rate)
+            low = min(many.summary.arms["uniform"].error)
             assert low < 0.5 / 20  # the case the first run's floor hid
     finally:
         plt.close("all")

@@ -31,7 +31,7 @@ def test_the_as_collected_error_is_dawid_skene_on_the_twins_labels(tmp_path: Pat
     out = tmp_path / "twin.toml"
     assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
     scenario = load_scenario(out)
-    assert all(arm.inference.class_prior == "estimate" for arm in scenario.arms)
+    assert all(arm.inference.options.class_prior == "estimate" for arm in scenario.arms)
     sim, sim_truth, error, _ = simulated_labels(scenario)
     with warnings.catch_warnings():  # the market counts them instead (fit_counted)
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -15,8 +15,9 @@ import pytest
 import marketsim
 from marketsim.errors import InputError
 from marketsim.record import schemas
-from marketsim.record.run_model import read_run, run_json
+from marketsim.record.run_model import run_json
 from marketsim.record.summary_model import read_summary, summary_json
+from marketsim.scenario.run_migration import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY_SCHEMA = ROOT / "marketsim" / "record" / "summary.schema.json"

@@ -39,5 +39,5 @@ def test_no_under_budget_count_when_every_replicate_spent_the_budget_or_it_is_un
         assert "ended_under_budget" not in arm.model_dump(exclude_none=True)
         assert under_budget_section({"preset": arm}, ["preset"]) == []
         assert arm.final_edges is not None and arm.final_edges.mean == arm.edges[-1] == 500
-        assert arm.final_error is not None and arm.final_error.mean == arm.error_rate[-1]
-        assert arm.final_error_rate == arm.error_rate[-1]
+        assert arm.final_error is not None and arm.final_error.mean == arm.error[-1]
+        assert arm.final_error_mean == arm.error[-1]

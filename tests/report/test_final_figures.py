@@ -77,8 +77,8 @@ def test_final_error_labels_money_and_time_are_read_at_each_runs_end() -> None:
     last = ends(rows, "preset")
     preset = summary.arms["preset"]
     want = np.mean([r.error_rate for r in last.values()])
-    assert preset.edges[-1] == 200 and preset.error_rate[-1] == pytest.approx(0.2233, abs=1e-3)
-    assert preset.final_error_rate == pytest.approx(want)          # not the mean curve's 0.2233
+    assert preset.edges[-1] == 200 and preset.error[-1] == pytest.approx(0.2233, abs=1e-3)
+    assert preset.final_error_mean == pytest.approx(want)          # not the mean curve's 0.2233
     assert preset.final_error is not None and preset.final_error.mean == pytest.approx(want)
     for what, column in (("edges", "edges"), ("money", "money"), ("time", "sim_time")):
         iv = preset.final(what)  # type: ignore[arg-type]
@@ -88,7 +88,7 @@ def test_final_error_labels_money_and_time_are_read_at_each_runs_end() -> None:
     assert labels is not None and labels.low == 0 and labels.high == BUDGET
     # an arm that spent its budget everywhere: the same figure as the mean curve's end
     uniform = summary.arms["uniform"]
-    assert uniform.final_error_rate == pytest.approx(uniform.error_rate[-1])
+    assert uniform.final_error_mean == pytest.approx(uniform.error[-1])
     # the API's final_error reads the same value and the labels each run spent
     frame = StudyResult(None, summary, ()).final_error.set_index("arm")  # type: ignore[arg-type]
     assert frame.loc["preset", "mean"] == pytest.approx(want)

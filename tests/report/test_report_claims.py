@@ -74,8 +74,8 @@ def test_identical_arms_name_no_winner(run_dir: Path) -> None:
 def test_intervals_are_student_t_and_inside_zero_one(run_dir: Path) -> None:
     summary = json.loads((run_dir / "summary.json").read_text())
     for arm in summary["arms"].values():
-        for lo, mean, hi in zip(arm["error_rate_low"], arm["error_rate"],
-                                arm["error_rate_high"], strict=True):
+        for lo, mean, hi in zip(arm["error_low"], arm["error"],
+                                arm["error_high"], strict=True):
             assert 0.0 <= lo <= mean <= hi <= 1.0
         reach = arm["edges_to_reach_ci95"]["0.05"]
         assert reach["of"] == 5

@@ -105,8 +105,8 @@ def test_one_replicate_plot_keeps_the_whole_curve_in_view() -> None:
     from marketsim.report.plots import draw_error_vs_budget
 
     one = ArmSummary.model_construct(
-        replicates=1, edges=[100, 200, 300], error_rate=[0.4, 0.1, 0.02],
-        error_rate_low=[None] * 3, error_rate_high=[None] * 3, plain_rmse=None,
+        replicates=1, edges=[100, 200, 300], error=[0.4, 0.1, 0.02],
+        error_low=[None] * 3, error_high=[None] * 3, plain_rmse=None,
         money=None, sim_time=None)
     fig, *_ = draw_error_vs_budget({"uniform": one}, scenario_name="one", n_tasks=100,
                                    targets=(0.05, 0.01))

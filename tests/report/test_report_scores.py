@@ -101,7 +101,7 @@ def test_old_curves_without_the_new_columns_still_read(tmp_path: Path) -> None:
 def test_summary_of_score_rows_has_the_score_means() -> None:
     rows = [score_row(100, 0.2, 0.3, 0.8, 0), score_row(100, 0.1, 0.2, 1.0, 1)]
     arm = summarise(rows)["em"]
-    assert arm.metric == "rmse" and arm.error_rate == [pytest.approx(0.15)]
+    assert arm.metric == "rmse" and arm.error == [pytest.approx(0.15)]
     assert arm.rmse == [pytest.approx(0.15)] and arm.plain_rmse == [pytest.approx(0.25)]
     assert arm.good_accuracy == [pytest.approx(0.9)]
     cls = summarise([CurveRow(10, 0.1, 0.1, 0.0, arm="c", replicate=0)])["c"]
@@ -135,7 +135,8 @@ def test_run_and_report_show_rmse_for_a_continuous_market(tmp_path: Path) -> Non
     first = json.loads((run_dir / "summary.json").read_text())
     assert first["metric"] == "rmse"
     for arm in first["arms"].values():
-        assert arm["metric"] == "rmse" and arm["error_rate"] == arm["rmse"]
+        assert arm["metric"] == "rmse" and arm["error"] == arm["rmse"]
+        assert "error_rate" not in arm  # an RMSE is not called an error rate
         assert all(x is not None and x > 0 for x in arm["plain_rmse"])
         assert arm["edges"][-1] == 300
     rows = read_curves(run_dir / "curves.csv")
@@ -196,4 +197,4 @@ def test_json_output_names_the_metric(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["metric"] == "rmse"
-    assert out["arms"]["uniform + EM"]["error_rate"][-1] < 0.2
+    assert out["arms"]["uniform + EM"]["error"][-1] < 0.2

@@ -112,10 +112,10 @@ def test_write_sweep_report_writes_the_plot_and_tables(tmp_path: Path) -> None:
             "folder": folder, "values": (("workers.count", mine[0]["workers.count"]),),
             "summary": Summary.model_construct(metric="error_rate", arms={
                 r["arm"]: ArmSummary.model_construct(
-                    final_error_rate=r["final_error_rate"], replicates=2, edges=[],
+                    final_error_mean=r["final_error_rate"], replicates=2, edges=[],
                     edges_to_reach={f"{t:g}": r[f"edges_to_{t:g}"] for t in TARGETS},
                     edges_to_reach_ci95={}, edges_to_reach_replicates={},
-                    error_rate_low=[], error_rate_high=[], sim_time=[],
+                    error_low=[], error_high=[], sim_time=[],
                     time_to_reach_replicates={}, time_to_reach_ci95={}, stopped=[])
                 for r in mine}, comparisons=Comparisons(), cost_axes=[]),
         })

@@ -4,7 +4,7 @@ label really costs, an arm's own initial graph, every worker model's parameters 
 difficulty, task types, look-alikes), and each arm's own policy options and inference settings
 instead of the options of arms sharing a policy merged into one line.
 
-The sections are rendered from the resolved scenario (``Scenario.to_dict()``, what ``run.json``
+The sections are rendered from the resolved scenario (the typed ``Scenario`` ``run.json``
 records), without running the market, for every shipped scenario; the fee is also checked
 against a run's ``curves.csv``."""
 
@@ -36,11 +36,10 @@ SHIPPED = sorted((ROOT / "scenarios").glob("*.toml")) + sorted(
 
 def sections(scenario: Scenario) -> tuple[str, str, str]:
     """(Setup, Policies, Inference methods) of the report of ``scenario``'s run."""
-    setup = scenario.to_dict()
     summary = SimpleNamespace(seed=scenario.seed, replicates=scenario.replicates)
-    specs = arm_specs(setup)
+    specs = arm_specs(scenario.model_dump(mode="json"))
     names = [arm.name for arm in scenario.arms]
-    return ("\n".join(setup_section(setup, summary)),  # type: ignore[arg-type]
+    return ("\n".join(setup_section(scenario, summary)),  # type: ignore[arg-type]
             "\n".join(policies_section(names, specs)),
             "\n".join(methods_section(names, specs, ERROR_RATE)))
 
@@ -286,7 +285,7 @@ def test_the_ability_prior_of_each_arm_is_given_with_its_numbers() -> None:
               'inference = "one-coin-shifted-beta"\n'
               '[[arms]]\nname = "own prior"\npolicy = "uniform"\n'
               'inference = { method = "one-coin-shifted-beta", alpha = 9.0 }\n'))
-    setup = scenario.to_dict()
+    setup = scenario.model_dump(mode="json")
     specs = arm_specs(setup)
     methods = "\n".join(methods_section(list(specs), specs, ERROR_RATE, setup))
     line = next(ln for ln in methods.splitlines() if ln.endswith("Arms: scenario prior."))

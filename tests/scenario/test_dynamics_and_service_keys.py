@@ -98,14 +98,14 @@ def test_dynamics_needs_simulated_class_labels(tmp_path: Path) -> None:
         parse_scenario(changed("workers.model", model), "ok.toml")
 
 
-def test_the_keys_enter_the_run_record_only_once_set() -> None:
+def test_the_keys_enter_the_run_record_in_their_tables() -> None:
     plain = changed("workers.dynamics", ...)
     record = parse_scenario(plain, "a.toml").to_dict()["workers"]
-    assert "dynamics" not in record and "service" not in record
-    assert record["service_mean"] == 2.0
+    assert "dynamics" not in record and record["service"]["abandon"] == 0.0
+    assert record["service"]["mean"] == 2.0
     both = changed("workers.service", {"mean": 2.0, "abandon": 0.2})
     record = parse_scenario(both, "a.toml").to_dict()["workers"]
-    assert record["service"] == {"abandon": 0.2} and record["dynamics"]["learning"] == 1.0
+    assert record["service"]["abandon"] == 0.2 and record["dynamics"]["learning"] == 1.0
 
 
 def test_cli_exit_2_one_line_for_a_bad_dynamics_key(tmp_path: Path) -> None:

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from marketsim.scenario.run_migration import read_run
+from marketsim.scenario.run_record import recorded_scenario
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -79,7 +82,8 @@ def test_run_records_the_folder_it_used(folders: dict[str, Path], tmp_path: Path
         assert done.returncode == 0, done.stderr
         meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
         assert meta["document"]["replay"]["data_dir"] == str(folders[used])
-        assert meta["resolved_scenario"]["tasks"]["count"] == {"env": 12, "given": 10}[used]
+        recorded = recorded_scenario(read_run(out / "run.json"))
+        assert recorded.tasks.count == {"env": 12, "given": 10}[used]
 
 
 def test_shipped_replay_scenario_reads_marketsim_data(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Issue #25 point 8: the resolved scenario is the scenario. ``validate --toml``, ``validate
 --json`` (``Scenario.to_dict()``) and ``run.json`` reproduce every value: parsing the resolved
-form of a parsed scenario gives the same specs, for random valid scenarios."""
+form of a parsed scenario gives the same specs, for random valid scenarios, and ``run.json``
+reads back as the same typed scenario (issue #39)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from hypothesis import strategies as st
 from marketsim.errors import InputError
 from marketsim.scenario.inference_options import method_settings
 from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.run_record import recorded_scenario
 from marketsim.scenario.toml_out import dumps
+from marketsim.study.identity import difference
 from marketsim.study.run_folder import run_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,68 +53,6 @@ def test_run_json_tells_probabilities_apart() -> None:
     other = json.loads(json.dumps(TWO_FEATURES))
     other["tasks"]["features"]["probabilities"] = [[0.3, 0.9], [0.1, 0.2]]
     assert run_record(parse_scenario(other, SOURCE)).fingerprint != record.fingerprint
-
-
-# --- the resolved JSON: every value of the model, in the record layout ----------------------
-#: Where ``to_dict`` (the record layout of run.json and the fingerprint) writes a key of the
-#: file layout that it writes elsewhere.
-RECORD_KEYS = {"scenario.name": "name", "scenario.seed": "seed",
-               "scenario.replicates": "replicates", "workers.arrivals.rate": "workers.arrival_rate",
-               "workers.service.mean": "workers.service_mean",
-               "workers.spammer_hammer.hammer_fraction": "workers.hammer_fraction"}
-def _omitted_at_default() -> dict[str, Any]:
-    """Dotted key -> default of every key declared ``recorded_at_default=False``."""
-    import typing
-
-    from pydantic import BaseModel
-
-    from marketsim.options import omitted_at_default
-    from marketsim.scenario.specs import Scenario
-
-    out: dict[str, Any] = {}
-
-    def walk(model: type[BaseModel], prefix: str) -> None:
-        for name, info in model.model_fields.items():
-            if omitted_at_default(info):
-                out[prefix + name] = info.default
-            for arg in typing.get_args(info.annotation) or (info.annotation,):
-                if typing.get_origin(arg) is typing.Annotated:  # a tagged variant ([workers])
-                    arg = typing.get_args(arg)[0]
-                if isinstance(arg, type) and issubclass(arg, BaseModel):
-                    walk(arg, f"{prefix}{name}.")
-
-    walk(Scenario, "")
-    return out
-
-
-#: Keys ``to_dict`` leaves out at these values (mechanics off: fingerprints kept).
-OMITTED_WHEN = _omitted_at_default()
-
-
-def _leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(obj, dict) and obj:
-        out: dict[str, Any] = {}
-        for key, value in obj.items():
-            out.update(_leaves(value, f"{prefix}.{key}" if prefix else key))
-        return out
-    return {prefix: obj}
-
-
-def _assert_record_holds_every_value(scenario: Any, record: dict[str, Any]) -> None:
-    model = scenario.model_dump(mode="json", exclude={"arms", "sweep"})
-    flat, kept = _leaves(model), _leaves(record)
-    for key, value in flat.items():
-        table = next((k for k in OMITTED_WHEN if key == k or key.startswith(k + ".")), None)
-        if table is not None and key not in kept and table not in kept:
-            current: Any = scenario
-            for part in table.split("."):
-                current = getattr(current, part)
-            assert current == OMITTED_WHEN[table], key  # left out only at its default
-            continue
-        assert kept[RECORD_KEYS.get(key, key)] == value, key
-    assert record["arms"] == [json.loads(json.dumps(arm.record(), default=str))
-                              for arm in scenario.arms]
-    assert record["sweep"] == ({k: list(v) for k, v in scenario.sweep} or [])
 
 
 # --- random valid scenarios ------------------------------------------------------------------
@@ -256,29 +197,25 @@ def test_resolved_scenario_parses_to_the_same_specs(doc: dict[str, Any]) -> None
     # the same document as JSON
     as_json = json.loads(json.dumps(scenario.resolved_document()))
     assert parse_scenario(as_json, SOURCE) == scenario
-    # validate --json and run.json: Scenario.to_dict() loses nothing
-    plain = json.loads(json.dumps(scenario.to_dict(), default=str))
-    _assert_record_holds_every_value(scenario, plain)
-    assert run_record(scenario).resolved_scenario == {
-        k: v for k, v in plain.items()}
+    # validate --json and run.json: the resolved document as JSON, read back typed
+    record = run_record(scenario)
+    assert record.resolved_scenario == json.loads(json.dumps(scenario.to_dict()))
+    assert recorded_scenario(record) == scenario
 
 
-def test_a_new_key_is_recorded_unless_declared_left_out_at_its_default() -> None:
-    """A key added to a table enters every run's record (its fingerprint) unless it is declared
-    ``recorded_at_default=False``, and then as soon as it is set away from its default: a key
-    that changes results can never be missing from a run's identity."""
-    from marketsim.options import F
-    from marketsim.tables import Table
-
-    class Scratch(Table):
-        kept: float = F(1.0, "a key every record writes")
-        optional: float = F(0.0, "a key added later", recorded_at_default=False)
-
-    assert Scratch().record() == {"kept": 1.0}
-    assert Scratch(optional=0.5).record() == {"kept": 1.0, "optional": 0.5}
+def test_a_key_missing_from_a_record_reads_as_its_default() -> None:
+    """A run.json written before a key existed lacks it: its identity is recomputed from the
+    typed scenario, where the key has its default, so the run is still the same study; a key
+    set away from its default is part of the identity."""
     base = parse_scenario(TWO_FEATURES, SOURCE)
+    record = run_record(base)
+    older = json.loads(json.dumps(record.resolved_scenario))
+    del older["workers"]["arrivals"], older["budget"]["initial"]
+    earlier = record.model_copy(update={"resolved_scenario": older, "fingerprint": "older"})
+    assert difference(earlier, record) is None
     moved = json.loads(json.dumps(TWO_FEATURES))
     moved["workers"]["capacity"] = 9
     assert "capacity" not in base.to_dict()["workers"]
     assert parse_scenario(moved, SOURCE).to_dict()["workers"]["capacity"] == 9
-    assert run_record(parse_scenario(moved, SOURCE)).fingerprint != run_record(base).fingerprint
+    assert difference(earlier, run_record(parse_scenario(moved, SOURCE))) == \
+        "workers.capacity '(unset)' there, 9 here"

@@ -42,7 +42,7 @@ def scenario(sweep: str) -> object:
 def test_arm_keys_by_name_and_index_reach_the_specs() -> None:
     points = expand(scenario('"arms.adaptive.policy.n_trees" = [3, 7]\n'
                              '"arms[0].inference.max_iter" = [10, 50]\n'))
-    got = [(dict(p.arms[1].policy.options)["n_trees"], p.arms[0].inference.max_iter)
+    got = [(dict(p.arms[1].policy.options)["n_trees"], p.arms[0].inference.options.max_iter)
            for p in points]
     assert got == [(3, 10), (3, 50), (7, 10), (7, 50)]
     # The string forms became tables: the policy name and the method are kept.
@@ -69,7 +69,7 @@ def test_resolved_scenario_round_trips_arm_sweep_keys() -> None:
                   '"arms.uniform + prior.inference.tol" = [0.001]\n')
     again = parse_scenario(tomllib.loads(dumps(sc.resolved_document())), "s.toml")
     assert again.sweep == sc.sweep
-    assert [p.arms[1].inference.max_iter for p in expand(again)] == [10, 50]
+    assert [p.arms[1].inference.options.max_iter for p in expand(again)] == [10, 50]
 
 
 @pytest.mark.parametrize(("sweep", "needle"), [

@@ -20,6 +20,7 @@ import pytest
 import marketsim
 from marketsim.aggregation import DawidSkene
 from marketsim.errors import InputError
+from marketsim.scenario.run_migration import read_run
 from marketsim.study.identity import described, unknowable
 from marketsim.study.run_folder import run_record
 
@@ -91,8 +92,7 @@ def test_same_objects_resume(tmp_path: Path) -> None:
 def test_object_without_parameters_is_never_matched(tmp_path: Path) -> None:
     out = tmp_path / "run"
     _run(_doc(Opaque(cap=2)), out)  # a fresh folder: nothing to match, it runs
-    record = json.loads((out / "run.json").read_text())
-    assert unknowable(record["resolved_scenario"]) == "arms[0].policy (a Opaque)"
+    assert unknowable(read_run(out / "run.json")) == "arms[0].policy (a Opaque)"
     with pytest.raises(InputError, match=r"arms\[0\]\.policy \(a Opaque\) has parameters "
                                          "that cannot be known"):
         _run(_doc(Opaque(cap=2)), out)

@@ -142,7 +142,7 @@ def test_rerun_line_adds_allow_imports_for_import_path_policies(tmp_path: Path) 
     plain = (out / "report.md").read_text()
     assert "--replicates 1`" in plain and "--allow-imports" not in plain
     meta = json.loads((out / "run.json").read_text())
-    meta["resolved_scenario"]["arms"][0]["policy"]["name"] = "my_policies:Greedy"
+    meta["resolved_scenario"]["arms"][0]["policy"] = "my_policies:Greedy"
     (out / "run.json").write_text(json.dumps(meta))
     assert main(["report", str(out), "--quiet"]) == 0
     text = (out / "report.md").read_text()
