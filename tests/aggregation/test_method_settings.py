@@ -112,4 +112,4 @@ def test_each_method_records_the_settings_it_runs_with() -> None:
         doc = _doc(method) | {"workers": workers}
         record = parse_scenario(doc, "s.toml").to_dict()["arms"][0]["inference"]
         assert record.pop("method") == method
-        assert set(record) <= set(METHODS[method].options.model_fields)
+        assert set(record) <= set(settings_model(method).model_fields)

@@ -48,7 +48,7 @@ def test_a_version_1_record_migrates_to_the_typed_scenario_it_ran() -> None:
 
 def test_a_version_1_score_market_migrates() -> None:
     scenario = recorded_scenario(read_run(FIXTURES / "v1_scores" / "run.json"))
-    assert scenario.workers.facts.scores
+    assert scenario.workers.model_class.scores
     assert scenario.workers.gaussian_scores.good_fraction == 0.7
 
 
