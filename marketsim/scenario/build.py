@@ -18,6 +18,7 @@ from typing import Any
 from marketsim.aggregation.base import BaseAggregator, ScoreAggregator
 from marketsim.errors import InputError
 from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy
+from marketsim.policies.registry import check_facts
 from marketsim.scenario import specs
 from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
 from marketsim.scenario.inference_spec import InferenceSpec
@@ -59,6 +60,8 @@ def _check_policy(obj: Any, key: str, source: str) -> None:
                          "implement bind(info) and rank(state, rng) or assign(worker, state, "
                          "rng) (and name, needs_truth)",
                          source=source)
+    check_facts(type(obj), f"{key}: policy object of class {type(obj).__name__}",
+                source=source)
 
 
 def _check_estimator(obj: Any, key: str, scores: bool, source: str) -> None:
