@@ -30,10 +30,8 @@ T = TypeVar("T")
 
 def policy_label(policy: object) -> str:
     """``policy 'name' (module:Class)``, as error messages name a policy."""
-    cls = type(policy)
-    where = f"{cls.__module__}:{cls.__qualname__}"
-    name = getattr(policy, "name", None)
-    return f"policy {name!r} ({where})" if isinstance(name, str) else f"policy {where}"
+    cls = policy_type(policy)
+    return f"policy {cls.name!r} ({cls.__module__}:{cls.__qualname__})"
 
 
 def _one_line(text: str) -> str:

@@ -223,8 +223,12 @@ def undocumented_sections(documented: str) -> list[str]:
         if f"### `{name}`" in documented:
             continue
         where = f"*Module:* `{cls.__module__.replace('.', '/')}.py` (`{cls.__qualname__}`)."
-        lines += [f"### `{name}`", "", where + ("" if cls.Options.model_fields else
-                                                " *Options:* none."), "", cls.describe(), ""]
+        markets = " and ".join({"classes": "class labels", "scores": "continuous scores"}[m]
+                               for m in cls.markets)
+        fit = f" *Markets:* {markets}{' (binary tasks only)' if cls.binary_only else ''}."
+        lines += [f"### `{name}`", "", where + fit + ("" if cls.Options.model_fields else
+                                                      " *Options:* none."),
+                  "", cls.describe(), ""]
         if cls.Options.model_fields:
             lines += [options_begin(name), OPTIONS_END, ""]
     return ["## Other built-in policies", "", *lines] if lines else []

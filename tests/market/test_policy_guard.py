@@ -329,7 +329,7 @@ POLICIES = textwrap.dedent("""
             state.proba[:] = 0
             return rng.permutation(state.labels.n_tasks)
 
-    class ExitsInInit(Base):
+    class ExitsInInit(Prefix):
         def __init__(self):
             sys.exit(0)
 """)

@@ -269,5 +269,6 @@ def test_a_policy_without_a_docs_section_gets_a_generated_one(
     once = docs.policies_text(current)
     block = once.split(docs.UNDOCUMENTED_BEGIN)[1].split(docs.UNDOCUMENTED_END)[0]
     assert "### `brand-new`" in block and "Brand-new ranks tasks somehow." in block
+    assert "*Markets:* class labels." in block
     assert "| `depth` |" in block and "### `uniform`" not in block
     assert docs.policies_text(once) == once
