@@ -17,8 +17,8 @@ from typing import Any
 
 from marketsim.aggregation.base import BaseAggregator, ScoreAggregator
 from marketsim.errors import InputError
-from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy
-from marketsim.policies.registry import check_facts
+from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy, policy_type
+from marketsim.policies.registry import check_facts, market_problem
 from marketsim.scenario import specs
 from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
 from marketsim.scenario.inference_spec import InferenceSpec
@@ -203,6 +203,11 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<python>", *,
                                       f"arms[{idx}]", source)
         check_replay_policy(None if policy is None else type(policy), arms_out[idx].policy.name,
                             parsed.replay is not None, f"arms[{idx}].policy", source)
+        problem = None if policy is None else market_problem(
+            policy_type(policy), parsed.worker_model.scores, parsed.tasks.classes)
+        if problem:
+            raise InputError(f"arms[{idx}].policy: {type(policy).__name__} {problem}",
+                             source=source)
     # ``raw`` keeps the objects (a later ``replace`` re-parses it); names fill in for them.
     raw = _copy_doc(data)
     for idx in objects:

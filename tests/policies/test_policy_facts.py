@@ -211,15 +211,20 @@ def test_a_plugin_is_checked_against_the_market_like_a_builtin(
     assert parse_scenario(doc, "s.toml", allow_imports=True).arms[0].policy.cls is not None
 
 
-class _Counted(Policy[Options]):
-    """A policy built in Python without a file of its own."""
+class _Plain(Policy[Options]):
+    """A policy built in Python without a file of its own (class markets: the default)."""
 
-    name = "counted"
-    per_task_options: ClassVar[tuple[str, ...]] = ("overlap",)
+    name = "plain"
 
     def rank(self, state: Any, rng: Any) -> Any:
         """Any order."""
         return rng.permutation(state.labels.n_tasks)
+
+
+class _Counted(_Plain):
+    """The same, with a per-task option it does not have."""
+
+    per_task_options: ClassVar[tuple[str, ...]] = ("overlap",)
 
 
 def test_a_policy_object_s_class_is_checked_like_a_plugin() -> None:
@@ -243,6 +248,9 @@ def test_a_policy_object_s_class_is_checked_like_a_plugin() -> None:
     doc["arms"] = [{"policy": _Counted()}]
     with pytest.raises(InputError, match="per_task_options names 'overlap'"):
         marketsim.scenario_from_dict(doc)
+    scores = {**SCORES, "arms": [{"policy": _Plain(), "inference": "gaussian-em"}]}
+    with pytest.raises(InputError, match=r"arms\[0\]\.policy: _Plain needs class labels"):
+        marketsim.scenario_from_dict(scores)
 
 
 # --- the docs ---------------------------------------------------------------------------------
