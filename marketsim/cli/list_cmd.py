@@ -11,7 +11,13 @@ from rich.text import Text
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import EXIT_OK, InputError
-from marketsim.policies.registry import POLICIES, is_import_path, policy_class, summary
+from marketsim.policies.registry import (
+    POLICIES,
+    facts_text,
+    is_import_path,
+    policy_class,
+    summary,
+)
 from marketsim.scenario.crowd_specs import WORKER_MODELS
 from marketsim.scenario.docs import allowed, default, type_name
 from marketsim.scenario.validation import suggest
@@ -108,6 +114,7 @@ def policy_options(name: str) -> int:
     console.print(Text(f"{name} ({cls.__module__}.{cls.__qualname__})", style="bold cyan"))
     if text:
         console.print(Text(text))
+    console.print(Text(f"markets: {facts_text(cls)}"))
     if not cls.Options.model_fields:
         console.print(Text("options: none"))
         return EXIT_OK

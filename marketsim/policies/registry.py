@@ -148,6 +148,20 @@ def market_problem(cls: PolicyClass, scores: bool, n_classes: int,
     return None
 
 
+def facts_text(cls: PolicyClass) -> str:
+    """The policy's market facts in words, for ``list --policy`` and the generated docs:
+    ``class labels and continuous scores; binary tasks only; worker-aware; ...``."""
+    kinds = {"classes": "class labels", "scores": "continuous scores"}
+    parts = [" and ".join(kinds[m] for m in cls.markets)]
+    parts += ["binary tasks only"] * cls.binary_only
+    parts += [f"{o} = true needs binary tasks" for o in cls.binary_only_options]
+    parts += ["worker-aware (assign per arriving worker)"] * is_worker_aware(cls)
+    parts += ["NOT realisable: sees the true classes"] * cls.needs_truth
+    parts += ["NOT realisable: sees the workers' true matrices"] * (
+        cls.needs_true_workers and not cls.needs_truth)
+    return "; ".join(parts)
+
+
 def is_import_path(name: str) -> bool:
     """``package.module:Class`` names a user policy."""
     return ":" in name

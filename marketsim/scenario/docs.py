@@ -21,7 +21,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from marketsim.aggregation.registry import METHODS
-from marketsim.policies.registry import POLICIES
+from marketsim.policies.registry import POLICIES, facts_text
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.toml_out import value
 
@@ -223,9 +223,7 @@ def undocumented_sections(documented: str) -> list[str]:
         if f"### `{name}`" in documented:
             continue
         where = f"*Module:* `{cls.__module__.replace('.', '/')}.py` (`{cls.__qualname__}`)."
-        markets = " and ".join({"classes": "class labels", "scores": "continuous scores"}[m]
-                               for m in cls.markets)
-        fit = f" *Markets:* {markets}{' (binary tasks only)' if cls.binary_only else ''}."
+        fit = f" *Markets:* {facts_text(cls)}."
         lines += [f"### `{name}`", "", where + fit + ("" if cls.Options.model_fields else
                                                       " *Options:* none."),
                   "", cls.describe(), ""]

@@ -18,7 +18,7 @@ from marketsim.policies import registry
 from marketsim.policies.base import Policy
 from marketsim.policies.dynamic_overlap import DynamicOverlapOptions, DynamicOverlapPolicy
 from marketsim.policies.fixed_overlap import FixedOverlapOptions, FixedOverlapPolicy
-from marketsim.policies.registry import FACTS, POLICIES, fact_problem, policy_class
+from marketsim.policies.registry import FACTS, POLICIES, fact_problem, facts_text, policy_class
 from marketsim.policies.until_agreement import UntilAgreementOptions, UntilAgreementPolicy
 from marketsim.report.arm_text import policies_section
 from marketsim.scenario import docs
@@ -69,6 +69,15 @@ def test_the_facts_are_the_base_class_s_class_variables_each_documented() -> Non
         before = body.split(f"    {fact}: ClassVar[")[0].rstrip().splitlines()
         assert before[-1].strip().startswith("#:"), fact
     assert FACTS[0] == "name" and "unit_cost" in FACTS and "markets" in FACTS
+
+
+def test_list_and_docs_word_the_market_facts() -> None:
+    assert facts_text(POLICIES["uniform"]) == "class labels and continuous scores"
+    assert facts_text(POLICIES["knowledge-gradient"]) == "class labels; binary tasks only"
+    assert "route = true needs binary tasks" in facts_text(POLICIES["explore-exploit"])
+    assert "sees the true classes" in facts_text(POLICIES["oracle-workers"])
+    assert "sees the workers' true matrices" in facts_text(POLICIES["known-workers"])
+    assert "worker-aware" not in facts_text(POLICIES["oracle"])
 
 
 def test_presets_say_their_rule_with_the_option_values() -> None:
