@@ -20,7 +20,7 @@ from marketsim.policies.dynamic_overlap import DynamicOverlapOptions, DynamicOve
 from marketsim.policies.fixed_overlap import FixedOverlapOptions, FixedOverlapPolicy
 from marketsim.policies.registry import FACTS, POLICIES, fact_problem, facts_text, policy_class
 from marketsim.policies.until_agreement import UntilAgreementOptions, UntilAgreementPolicy
-from marketsim.report.arm_text import policies_section
+from marketsim.report.arm_text import policies_section, policy_description
 from marketsim.scenario import docs
 from marketsim.scenario.parser import parse_scenario
 
@@ -158,6 +158,16 @@ def test_a_plugin_subclassing_policy_gets_the_base_defaults(
     assert (cls.unit_cost, cls.markets, cls.needs_truth, cls.per_task_options) == (
         4, ("classes",), False, ())
     assert cls.describe() == "Mine."
+
+
+def test_the_report_words_a_plugin_only_from_a_module_already_imported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _plugin(tmp_path, monkeypatch, SUBCLASS)
+    assert policy_description(f"{module}:Mine") == ("User policy, loaded by import path from "
+                                                     "outside marketsim; no description.")
+    assert module not in sys.modules  # a report never imports outside code
+    policy_class(f"{module}:Mine", allow_imports=True)
+    assert policy_description(f"{module}:Mine") == "User policy (loaded by import path). Mine."
 
 
 def test_a_bare_plugin_declaring_every_fact_is_a_policy(
