@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 
 from pydantic import BaseModel
 from rich.console import Console
@@ -14,8 +13,8 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.errors import EXIT_OK, InputError
 from marketsim.policies.registry import (
     POLICIES,
+    facts_text,
     is_import_path,
-    options_model,
     policy_class,
     summary,
 )
@@ -82,29 +81,23 @@ def method_settings(name: str) -> int:
 
 
 def policy_options(name: str) -> int:
-    """Print policy ``name``'s description and the options its class's ``Options`` model
-    declares (a plug-in class without one: its constructor's keyword arguments)."""
+    """Print policy ``name``'s words (its class's ``describe``) and the options its class's
+    ``Options`` model declares."""
     if name not in POLICIES and not is_import_path(name):
         raise InputError(f"--policy: unknown policy {name!r}; choose one of: "
                          f"{', '.join(POLICIES)}, or a 'package.module:Class' import path"
                          f"{suggest(name, list(POLICIES))}")
     cls = policy_class(name, allow_imports=True)  # named on the command line by the user
     console = Console()
-    text = getattr(cls, "DESCRIPTION", None) or inspect.getdoc(cls) or ""
+    text = cls.describe()
     console.print(Text(f"{name} ({cls.__module__}.{cls.__qualname__})", style="bold cyan"))
     if text:
-        console.print(Text(" ".join(text.split())))
-    model = options_model(cls)
-    if model is None:
-        params = [n for n, p in inspect.signature(cls).parameters.items()
-                  if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        console.print(Text("options: no Options model; its constructor's keyword arguments: "
-                           f"{', '.join(params) or 'none'}"))
-        return EXIT_OK
-    if not model.model_fields:
+        console.print(Text(text))
+    console.print(Text(f"markets: {facts_text(cls)}"))
+    if not cls.Options.model_fields:
         console.print(Text("options: none"))
         return EXIT_OK
-    console.print(_options_table("options", "option", model))
+    console.print(_options_table("options", "option", cls.Options))
     return EXIT_OK
 
 

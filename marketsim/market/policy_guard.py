@@ -21,7 +21,7 @@ import numpy as np
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.data.compact_labels import compact_id_dtype
 from marketsim.errors import PolicyError
-from marketsim.policies.base import AssignmentPolicy, MarketInfo
+from marketsim.policies.base import AssignmentPolicy, MarketInfo, policy_type
 from marketsim.scenario.specs import Scenario
 from marketsim.workers.base import World
 
@@ -30,10 +30,8 @@ T = TypeVar("T")
 
 def policy_label(policy: object) -> str:
     """``policy 'name' (module:Class)``, as error messages name a policy."""
-    cls = type(policy)
-    where = f"{cls.__module__}:{cls.__qualname__}"
-    name = getattr(policy, "name", None)
-    return f"policy {name!r} ({where})" if isinstance(name, str) else f"policy {where}"
+    cls = policy_type(policy)
+    return f"policy {cls.name!r} ({cls.__module__}:{cls.__qualname__})"
 
 
 def _one_line(text: str) -> str:
@@ -135,10 +133,11 @@ def frozen_arrays(obj: T, *, skip: tuple[str, ...] = ()) -> T:
 def market_info(scenario: Scenario, world: World, policy: AssignmentPolicy,
                 make_estimator: Callable[[], BaseAggregator]) -> MarketInfo:
     """What the policy may know before the market starts, as read-only copies (the world is
-    shared by every arm); the truth only for policies that declare ``needs_truth``, the workers'
-    true confusion matrices also for those that declare ``needs_true_workers``."""
-    ab, oracle = scenario.workers.ability, bool(getattr(policy, "needs_truth", False))
-    knows_workers = oracle or bool(getattr(policy, "needs_true_workers", False))
+    shared by every arm); the truth only for policies whose fact ``needs_truth`` is true, the
+    workers' true confusion matrices also for those whose ``needs_true_workers`` is."""
+    facts = policy_type(policy)
+    ab, oracle = scenario.workers.ability, facts.needs_truth
+    knows_workers = oracle or facts.needs_true_workers
     return frozen_arrays(MarketInfo(
         n_tasks=scenario.tasks.count, n_workers=scenario.workers.count,
         n_classes=scenario.tasks.classes, class_prior=np.asarray(scenario.tasks.prior),

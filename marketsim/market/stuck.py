@@ -16,6 +16,7 @@ from marketsim.market.policy_guard import call_policy, policy_label
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import TaskRequester
 from marketsim.market.workforce import Workforce
+from marketsim.policies.base import policy_type
 from marketsim.scenario.specs import Scenario
 
 
@@ -132,7 +133,7 @@ def ran_out(scenario: Scenario, ledger: Ledger, workforce: Workforce, gold: Gold
                               f"({scenario.tasks.count},), a bool per task")
         out = preset_used_up(mask, requester.held,
                              requester.abandoned, workforce, refused,
-                             str(getattr(policy, "name", kind)))
+                             policy_type(policy).name)
     else:
         out = None if replay else used_up(scenario.tasks.count, ledger, workforce, refused)
     if out is not None and out[0]:

@@ -14,12 +14,15 @@ uniform policy's random permutation is its "B distinct tasks uniformly" baseline
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Annotated, Any, ClassVar, Final, Literal, Protocol, cast, runtime_checkable
 
 import numpy as np
+from pydantic import Field
 
 from marketsim.data.labels import LabelSet
+from marketsim.options import Configurable, Options, OptionsT
 
 #: What ``assign`` returns to give the arriving worker a gold (control) question instead of a task.
 GOLD: Final[int] = -1
@@ -70,8 +73,8 @@ class MarketInfo:
     """What a policy may know about the market before it starts (fixed for the whole run).
 
     ``truth`` and ``true_confusion`` (the workers' true confusion matrices, (n_workers, K, K),
-    rows = true class) are only filled in for policies that declare ``needs_truth = True`` (the
-    oracles); ``true_confusion`` alone also for those that declare ``needs_true_workers = True``
+    rows = true class) are only filled in for policies whose fact ``needs_truth`` is true (the
+    oracles); ``true_confusion`` alone also for those whose ``needs_true_workers`` is
     (the known-workers bound). ``gold_count`` is the number of gold (control) questions of the
     scenario (0: the policy must never return :data:`GOLD`).
     ``inference`` is the arm's estimator factory: calling it returns a fresh, unfitted estimator
@@ -171,16 +174,69 @@ class WorkerAwarePolicy(Protocol):
         the market records that it ran out of workers instead of stopping stuck."""
 
 
-#: Rough CPU cost of one (replicate, arm) unit of a policy relative to the uniform policy's, read
-#: from the class attribute ``UNIT_COST`` (default 1). Parallel studies start the costly units
-#: first so that the worker processes finish together; results never depend on it.
-DEFAULT_UNIT_COST: Final[float] = 1.0
+#: The markets a policy may serve: class labels, or continuous scores (``gaussian-scores``).
+MarketKind = Literal["classes", "scores"]
 
 
-def unit_cost(policy_class: type | None) -> float:
-    """The class's ``UNIT_COST`` hint (see :data:`DEFAULT_UNIT_COST`), 1 when it has none."""
-    cost = getattr(policy_class, "UNIT_COST", DEFAULT_UNIT_COST)
-    return float(cost) if isinstance(cost, int | float) and cost > 0 else DEFAULT_UNIT_COST
+class Policy(Configurable[OptionsT]):
+    """The base class of a policy: one class owns its options (``Options``, see
+    :mod:`marketsim.options`), its facts (the typed class variables below, each with its
+    default here), its behaviour (``bind`` and ``rank``, or ``assign``) and its words
+    (:attr:`description`, :meth:`describe`).
+
+    The registry collects every subclass of a module of ``marketsim/policies`` that sets
+    :attr:`name`; a plug-in (``package.module:Class``) that subclasses it gets these defaults,
+    a plug-in that does not must declare every fact itself (checked when it is imported,
+    :func:`marketsim.policies.registry.check_facts`). Validation, the market, the runner,
+    ``marketsim list``, the docs and ``report.md`` read the facts as typed attributes."""
+
+    #: What a scenario calls it (``policy = "name"``); a class without one is a base class.
+    name: ClassVar[str]
+    #: Receives the true classes and the workers' true confusion matrices
+    #: (``MarketInfo.truth``, ``true_confusion``): a teaching bound, NOT realisable.
+    needs_truth: ClassVar[bool] = False
+    #: Receives the workers' true confusion matrices only (``MarketInfo.true_confusion``).
+    needs_true_workers: ClassVar[bool] = False
+    #: The markets it ranks in: ``"classes"`` (class labels), ``"scores"`` (continuous
+    #: scores); a scenario pairing it with another market is refused when read.
+    markets: ClassVar[tuple[MarketKind, ...]] = ("classes",)
+    #: Defined for binary tasks (2 classes) only.
+    binary_only: ClassVar[bool] = False
+    #: Boolean options that need binary tasks when true.
+    binary_only_options: ClassVar[tuple[str, ...]] = ()
+    #: Integer options counting a task's labels, each from a distinct worker: at most
+    #: ``workers.count`` (a preset's overlaps, a quorum).
+    per_task_options: ClassVar[tuple[str, ...]] = ()
+    #: Integer options naming a qualification tier: at most the highest of ``[workers.tiers]``.
+    tier_options: ClassVar[tuple[str, ...]] = ()
+    #: Rough CPU cost of one (replicate, arm) unit relative to the uniform policy's: parallel
+    #: studies start the costly units first so that the worker processes finish together;
+    #: results never depend on it.
+    unit_cost: ClassVar[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = 1.0
+    #: One paragraph for ``report.md``'s "Policies" section, ``marketsim list`` (its first
+    #: sentence) and ``list --policy``; the class docstring when empty.
+    description: ClassVar[str] = ""
+
+    @classmethod
+    def describe(cls, options: Options | None = None) -> str:
+        """The policy in words, on one line: :attr:`description` (else the class docstring);
+        a policy whose rule depends on its options says it with their values when given
+        ``options`` (its validated ``Options``)."""
+        return " ".join((cls.description or inspect.getdoc(cls) or "").split())
+
+    def bind(self, info: MarketInfo) -> None:
+        """Receive the market's fixed description once, before the first round (nothing to
+        prepare by default)."""
+
+
+#: A policy class: a subclass of :class:`Policy`, or a plug-in class whose facts were checked.
+PolicyClass = type[Policy[Any]]
+
+
+def policy_type(policy: object) -> PolicyClass:
+    """The class of a built policy object, whose facts were checked when it was loaded (a
+    built-in policy, an imported ``module:Class``, an object given in Python)."""
+    return cast(PolicyClass, type(policy))
 
 
 def is_worker_aware(policy: object) -> bool:

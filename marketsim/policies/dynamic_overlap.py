@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from marketsim.options import Configurable, F, OptionError, Options
+from marketsim.options import F, OptionError, Options
 from marketsim.policies.base import MarketState
 from marketsim.policies.overlap import OverlapRule
 
@@ -59,14 +59,14 @@ class DynamicOverlapOptions(Options):
         "aggregation by skill), or the same q for everyone, the whole crowd's gold accuracy")
 
 
-class DynamicOverlapPolicy(OverlapRule, Configurable[DynamicOverlapOptions]):
+class DynamicOverlapPolicy(OverlapRule[DynamicOverlapOptions]):
     """Toloka's dynamic overlap: more labels for a task until its answer is confident."""
 
     name = "dynamic-overlap"
     Options = DynamicOverlapOptions
     #: Options counting a task's labels, each from a distinct worker (at most workers.count).
-    PER_TASK_OPTIONS = ("min_overlap", "max_overlap")
-    DESCRIPTION = (
+    per_task_options = ("min_overlap", "max_overlap")
+    description = (
         "Dynamic-overlap is Toloka's incremental relabelling: each task gets `min_overlap` "
         "labels, then one more at a time until the posterior confidence of its winning "
         "answer, from the workers' accuracies on gold questions, reaches `confidence`, or "
@@ -79,6 +79,15 @@ class DynamicOverlapPolicy(OverlapRule, Configurable[DynamicOverlapOptions]):
         if self.options.max_overlap < self.options.min_overlap:
             raise OptionError(type(self).__name__, f"max_overlap = {self.options.max_overlap} "
                               f"must be >= min_overlap = {self.options.min_overlap}")
+
+    @classmethod
+    def rule(cls, options: DynamicOverlapOptions) -> str:
+        """Overlaps and confidence, and how the workers are weighted."""
+        weights = ("each worker weighted by their own gold accuracy" if options.weights ==
+                   "skill" else "every worker weighted alike, by the crowd's gold accuracy")
+        return (f"every task gets {options.min_overlap} labels, then one more at a time until "
+                f"its winning answer's confidence reaches {options.confidence:g} ({weights}), "
+                f"at most {options.max_overlap} labels")
 
     def first(self) -> int:
         """``min_overlap`` labels before the first judgement."""

@@ -57,8 +57,8 @@ from scipy.special import betainc
 
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
-from marketsim.options import Configurable, F, Options
-from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.options import F, Options
+from marketsim.policies.base import MarketInfo, MarketState, Policy
 from marketsim.policies.simple import rank_by_score
 
 DESCRIPTION = (
@@ -147,7 +147,7 @@ class KnowledgeGradientOptions(Options):
                          "gain (0 for most states, which then order tasks at random)")
 
 
-class KnowledgeGradientPolicy(Configurable[KnowledgeGradientOptions]):
+class KnowledgeGradientPolicy(Policy[KnowledgeGradientOptions]):
     """Chen, Lin & Zhou (2013) optimistic knowledge gradient, homogeneous workers, binary tasks.
 
     Options: :class:`KnowledgeGradientOptions` (the Beta prior and Opt-KG or plain KG).
@@ -161,11 +161,10 @@ class KnowledgeGradientPolicy(Configurable[KnowledgeGradientOptions]):
     """
 
     name = "knowledge-gradient"
-    needs_truth = False
-    UNIT_COST = 1.5  # see marketsim.policies.base.unit_cost
+    unit_cost = 1.5
     #: Beta posteriors of class votes: class markets with 2 classes only.
-    BINARY_ONLY = True
-    DESCRIPTION = DESCRIPTION
+    binary_only = True
+    description = DESCRIPTION
     Options = KnowledgeGradientOptions
 
     def __init__(self, **options: Any) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.options import Configurable, F, Options
-from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.options import F, Options
+from marketsim.policies.base import MarketInfo, MarketState, Policy
 from marketsim.policies.live_posterior import fold_in
 from marketsim.policies.simple import posterior_entropy
 from marketsim.policies.worker_aware import declines, pick_task
@@ -28,15 +28,14 @@ class KnownWorkersOptions(Options):
                            le=1)
 
 
-class KnownWorkersPolicy(Configurable[KnownWorkersOptions]):
+class KnownWorkersPolicy(Policy[KnownWorkersOptions]):
     """Bound for most-uncertain-first worker-aware policies: true worker parameters, no truth."""
 
     name = "known-workers"
-    needs_truth = False
     #: Receives ``MarketInfo.true_confusion`` (the workers' true matrices) but not ``truth``.
     needs_true_workers = True
-    UNIT_COST = 9.0  # a choice per arrival over every task; see policies.base.unit_cost
-    DESCRIPTION = (
+    unit_cost = 9.0  # a choice per arrival over every task
+    description = (
         "Known-workers (not realisable) knows each worker's true confusion matrix but not the "
         "tasks' true classes: it declines workers whose true accuracy is below `ability_cut` "
         "and gives the others the task of greatest uncertainty under the exact posterior (the "

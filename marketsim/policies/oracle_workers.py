@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.options import Configurable, F, Options
-from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.options import F, Options
+from marketsim.policies.base import MarketInfo, MarketState, Policy
 from marketsim.policies.simple import posterior_entropy
 from marketsim.policies.worker_aware import declines, fresh_tasks, pick_task
 
@@ -19,13 +19,13 @@ class OracleWorkersOptions(Options):
                            le=1)
 
 
-class OracleWorkersPolicy(Configurable[OracleWorkersOptions]):
+class OracleWorkersPolicy(Policy[OracleWorkersOptions]):
     """Bound for worker-aware policies: true abilities decide who works, the truth what on."""
 
     name = "oracle-workers"
     needs_truth = True
-    UNIT_COST = 9.0  # a choice per arrival over every task; see policies.base.unit_cost
-    DESCRIPTION = (
+    unit_cost = 9.0  # a choice per arrival over every task
+    description = (
         "Oracle-workers (not realisable) knows the true classes and each worker's true accuracy: "
         "it declines workers below `ability_cut` and gives the others the task whose true class "
         "the current estimate believes least. It is the bound worker-aware policies are "

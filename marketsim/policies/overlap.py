@@ -28,21 +28,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.policies.base import DONE, MarketInfo, MarketState
+from marketsim.options import Options, OptionsT
+from marketsim.policies.base import DONE, MarketInfo, MarketState, Policy
 
 
-class OverlapRule:
+class OverlapRule(Policy[OptionsT]):
     """The bookkeeping of a preset; subclasses say how many labels a task wants first
-    (:meth:`first`), at most (:meth:`cap`), and when a judged task is settled
-    (:meth:`satisfied`)."""
+    (:meth:`first`), at most (:meth:`cap`), when a judged task is settled (:meth:`satisfied`),
+    and that rule in words with the option values (:meth:`rule`)."""
 
-    name = "overlap"
-    needs_truth = False
-    #: Options counting a task's labels (each from a distinct worker, so at most the crowd's
-    #: size: checked when a scenario is read).
-    PER_TASK_OPTIONS: tuple[str, ...] = ()
-    #: Cheap: a vectorised pass over the tasks per arrival.
-    UNIT_COST = 1.0
+    @classmethod
+    def rule(cls, options: OptionsT) -> str:
+        """The overlap rule with these option values, as a clause (``every task gets ...``)."""
+        raise NotImplementedError
+
+    @classmethod
+    def describe(cls, options: Options | None = None) -> str:
+        """The preset's paragraph; with ``options``, its overlap rule with their values."""
+        text = super().describe()
+        if options is None:
+            return text
+        return f"{text} With these options, {cls.rule(options)}."  # type: ignore[arg-type]
 
     def first(self) -> int:
         """Labels every task is handed before it is first judged (the minimum overlap)."""

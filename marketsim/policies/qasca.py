@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.options import Configurable, F, Options
-from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.options import F, Options
+from marketsim.policies.base import MarketInfo, MarketState, Policy
 from marketsim.policies.worker_aware import (
     GainMemo,
     best_gain_task,
@@ -30,13 +30,12 @@ class QascaOptions(Options):
                       "capacity, gone), so the market never stalls (0: everyone)", ge=0, le=100)
 
 
-class QascaPolicy(Configurable[QascaOptions]):
+class QascaPolicy(Policy[QascaOptions]):
     """Quality-aware assignment: the task whose answer by this worker gains most accuracy."""
 
     name = "qasca"
-    needs_truth = False
-    UNIT_COST = 15.0  # a choice per arrival over every task; see policies.base.unit_cost
-    DESCRIPTION = (
+    unit_cost = 15.0  # a choice per arrival over every task
+    description = (
         "QASCA (Zheng et al. 2015) gives each arriving worker the task whose answer, under that "
         "worker's estimated confusion matrix, would raise the expected accuracy of the current "
         "estimate most. Worker-aware; with `min_gain` > 0 it declines workers whose best gain is "
@@ -46,7 +45,7 @@ class QascaPolicy(Configurable[QascaOptions]):
 
     Options = QascaOptions
     #: Options naming a qualification tier (at most the highest tier of [workers.tiers]).
-    TIER_OPTIONS = ("min_tier",)
+    tier_options = ("min_tier",)
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

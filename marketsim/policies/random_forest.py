@@ -24,9 +24,9 @@ from pydantic import model_validator
 from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.metrics import estimated_skill
 from marketsim.data.labels import LabelSet
-from marketsim.options import Configurable, F, Options
+from marketsim.options import F, Options
 from marketsim.policies.bagging import BootstrapForest
-from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.policies.base import MarketInfo, MarketState, Policy
 from marketsim.policies.simple import posterior_entropy, rank_by_score
 
 #: Number of ability-histogram bins. The authors' edges are 0, 0.05, ..., 1 (21 edges) and they
@@ -173,7 +173,7 @@ class RandomForestOptions(Options):
         return self
 
 
-class RandomForestPolicy(Configurable[RandomForestOptions]):
+class RandomForestPolicy(Policy[RandomForestOptions]):
     """Seed 000's adaptive policy: rank tasks by a forest's predicted probability that EM's
     current label is wrong, the forest being trained on simulated copies of the current graph.
 
@@ -191,10 +191,9 @@ class RandomForestPolicy(Configurable[RandomForestOptions]):
     """
 
     name = "random-forest"
-    needs_truth = False
     #: About 12 times a uniform unit (1,000 tree fits and 1,000 simulated EMs per 100 refreshes).
-    UNIT_COST = 12.0
-    DESCRIPTION = DESCRIPTION
+    unit_cost = 12.0
+    description = DESCRIPTION
 
     Options = RandomForestOptions
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.options import Configurable, Options
-from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.options import Options
+from marketsim.policies.base import MarketInfo, MarketState, Policy
 
 
 def posterior_entropy(proba: np.ndarray) -> np.ndarray:
@@ -39,14 +39,13 @@ def rank_by_score(score: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.lexsort((tiebreak, -score))
 
 
-class UniformPolicy(Configurable[Options]):
+class UniformPolicy(Policy[Options]):
     """Seed 000's baseline: every round hands out labels to distinct tasks drawn uniformly."""
 
     name = "uniform"
-    needs_truth = False
-    #: Works in class and continuous-score markets alike (see ``registry.markets``).
-    MARKETS = ("classes", "scores")
-    DESCRIPTION = (
+    #: Works in class and continuous-score markets alike.
+    markets = ("classes", "scores")
+    description = (
         "Uniform spends each round on distinct tasks drawn uniformly at random, ignoring what "
         "has been learnt so far. It is the non-adaptive baseline of Maginnis & Gupta (2015): "
         "every task gets about the same number of labels, easy or hard."
@@ -61,12 +60,11 @@ class UniformPolicy(Configurable[Options]):
         return rng.permutation(state.labels.n_tasks)
 
 
-class EntropyGreedyPolicy(Configurable[Options]):
+class EntropyGreedyPolicy(Policy[Options]):
     """Label next the tasks whose current posterior is most uncertain."""
 
     name = "entropy-greedy"
-    needs_truth = False
-    DESCRIPTION = (
+    description = (
         "Entropy-greedy ranks tasks by the entropy of their current posterior and labels the "
         "most uncertain first. It uses only the inference service's estimate, so it is "
         "realisable, but it trusts that estimate: a confidently wrong task is never revisited."
@@ -80,12 +78,12 @@ class EntropyGreedyPolicy(Configurable[Options]):
         return rank_by_score(posterior_entropy(state.proba), rng)
 
 
-class OraclePolicy(Configurable[Options]):
+class OraclePolicy(Policy[Options]):
     """Teaching upper bound, NOT realisable: it knows the truth and fixes current mistakes."""
 
     name = "oracle"
     needs_truth = True
-    DESCRIPTION = (
+    description = (
         "Oracle (not realisable) knows the true labels and sends workers to the tasks the "
         "current estimate gets wrong, then to the most uncertain ones. No real requester can "
         "do this; it shows how much room any adaptive policy has."

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.errors import InputError
-from marketsim.options import Configurable, Options
-from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.options import Options
+from marketsim.policies.base import MarketInfo, MarketState, Policy
 from marketsim.policies.simple import rank_by_score
 
 DESCRIPTION = (
@@ -41,14 +41,13 @@ def posterior_variance(
         return np.where(weight > 0, sigma**2 / np.where(weight > 0, weight, 1.0), np.inf)
 
 
-class UncertaintyPolicy(Configurable[Options]):
+class UncertaintyPolicy(Policy[Options]):
     """Largest posterior variance of the task mean first (continuous-score markets)."""
 
     name = "uncertainty"
-    needs_truth = False
     #: Ranks by the variance of continuous task means: score markets only.
-    MARKETS = ("scores",)
-    DESCRIPTION = DESCRIPTION
+    markets = ("scores",)
+    description = DESCRIPTION
 
     def bind(self, info: MarketInfo) -> None:
         """Remember the number of tasks."""

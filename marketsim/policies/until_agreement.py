@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.options import Configurable, F, OptionError, Options
+from marketsim.options import F, OptionError, Options
 from marketsim.policies.base import MarketState
 from marketsim.policies.overlap import OverlapRule
 
@@ -19,14 +19,14 @@ class UntilAgreementOptions(Options):
                          "task without agreement there)", ge=1, le=1000)
 
 
-class UntilAgreementPolicy(OverlapRule, Configurable[UntilAgreementOptions]):
+class UntilAgreementPolicy(OverlapRule[UntilAgreementOptions]):
     """Labels per task until ``agree`` answers agree or ``max_overlap`` labels."""
 
     name = "until-agreement"
     Options = UntilAgreementOptions
     #: Options counting a task's labels, each from a distinct worker (at most workers.count).
-    PER_TASK_OPTIONS = ("agree", "max_overlap")
-    DESCRIPTION = (
+    per_task_options = ("agree", "max_overlap")
+    description = (
         "Until-agreement hands each task `agree` labels, then one more at a time while no "
         "answer has `agree` votes, up to `max_overlap` (agree = 2, max_overlap = 3 is \"two "
         "labels, a third on disagreement\"); tasks in order, a closed task is never labelled "
@@ -38,6 +38,12 @@ class UntilAgreementPolicy(OverlapRule, Configurable[UntilAgreementOptions]):
         if self.options.max_overlap < self.options.agree:
             raise OptionError(type(self).__name__, f"max_overlap = {self.options.max_overlap} "
                               f"must be >= agree = {self.options.agree}")
+
+    @classmethod
+    def rule(cls, options: UntilAgreementOptions) -> str:
+        """The quorum and the cap."""
+        return (f"every task gets {options.agree} labels, then one more at a time until "
+                f"{options.agree} of its answers agree, at most {options.max_overlap} labels")
 
     def first(self) -> int:
         """No quorum of ``agree`` before ``agree`` labels."""

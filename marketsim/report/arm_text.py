@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from marketsim.aggregation.registry import METHODS
-from marketsim.policies.registry import POLICIES, describe, is_import_path, options_model
+from marketsim.policies.base import PolicyClass
+from marketsim.policies.registry import POLICIES, fact_problem, is_import_path, option_values
 from marketsim.record.metric import Metric
 from marketsim.report.crowd_text import setting
 from marketsim.scenario.crowd_specs import AbilitySpec
@@ -50,20 +51,31 @@ def policy_options(spec: ArmSpec | None) -> dict[str, Any]:
     return {k: v for k, v in pol.items() if k != "name"} if isinstance(pol, Mapping) else {}
 
 
-def policy_description(name: str) -> str:
-    """The registry's paragraph for a built-in policy; for a ``module:Class`` policy its class
-    docstring if that module is already imported (a report never imports outside code)."""
+def _loaded_class(name: str) -> PolicyClass | None:
+    """The class of a built-in policy, or of a ``module:Class`` policy whose module is already
+    imported (a report never imports outside code) and whose facts are sound; else ``None``."""
     if name in POLICIES:
+        return POLICIES[name]
+    module, _, attr = name.partition(":")
+    found = vars(sys.modules[module]).get(attr) if module in sys.modules else None
+    if isinstance(found, type) and fact_problem(found) is None:
+        return found
+    return None
+
+
+def policy_description(name: str, options: Mapping[str, Any] | None = None) -> str:
+    """The policy's words (its class's ``describe``, with the options it ran with when they
+    are valid: a preset then says its overlap rule with their values), for a built-in policy
+    or a ``module:Class`` policy whose module is already imported."""
+    cls = _loaded_class(name)
+    if cls is not None:
         try:
-            return " ".join(describe(name).split()) or "(no description)"
-        except Exception as exc:  # noqa: BLE001 - a report must not fail on a broken import
+            text = cls.describe(None if options is None else option_values(cls, options))
+        except Exception as exc:  # noqa: BLE001 - a report must not fail on a plug-in's words
             return f"(description unavailable: {exc})"
+        text = text or "(no description)"
+        return text if name in POLICIES else "User policy (loaded by import path). " + text
     if is_import_path(name):
-        module, _, attr = name.partition(":")
-        cls = getattr(sys.modules.get(module), attr, None)
-        doc = getattr(cls, "DESCRIPTION", None) or getattr(cls, "__doc__", None)
-        if doc:
-            return "User policy (loaded by import path). " + " ".join(str(doc).split())
         return "User policy, loaded by import path from outside marketsim; no description."
     return "Unknown policy."
 
@@ -106,9 +118,8 @@ def policy_values(spec: ArmSpec | None) -> dict[str, Any]:
     policy's options model for the others (an import-path policy: the scenario's only)."""
     name = policy_name(spec)
     cls = POLICIES.get(name) if name else None
-    model = options_model(cls) if cls is not None else None
     defaults = ({k: f.get_default(call_default_factory=True)
-                 for k, f in model.model_fields.items()} if model is not None else {})
+                 for k, f in cls.Options.model_fields.items()} if cls is not None else {})
     return {**defaults, **policy_options(spec)}
 
 
@@ -147,7 +158,9 @@ def policies_section(names: Sequence[str], specs: Mapping[str, ArmSpec]) -> list
     for pol, arm_names in used.items():
         lines += [f"### `{pol}`", "", f"Arms: {', '.join(arm_names)}.", ""]
         if pol != "?":
-            lines += [policy_description(pol), ""]
+            values = [policy_values(specs.get(n)) for n in arm_names]
+            alike = all(v == values[0] for v in values)
+            lines += [policy_description(pol, values[0] if alike else None), ""]
         lines += options_lines(arm_names, specs)
     return lines
 

@@ -11,7 +11,7 @@ from pydantic import BeforeValidator, ConfigDict, PrivateAttr, model_serializer
 
 from marketsim.errors import InputError
 from marketsim.options import F
-from marketsim.policies.base import AssignmentPolicy
+from marketsim.policies.base import AssignmentPolicy, PolicyClass, policy_type
 from marketsim.policies.registry import POLICIES, instantiate, policy_class
 from marketsim.scenario.inference_spec import InferenceSpec
 from marketsim.scenario.market_specs import INITIAL_GRAPHS, BlockingSpec, BudgetSpec, GoldSpec
@@ -33,7 +33,7 @@ class PolicySpec(Table):
 
     name: str = F(..., "a built-in policy (`python -m marketsim list`) or a "
                   "`package.module:Class` import path (runs only with `--allow-imports`)")
-    _cls: type | None = PrivateAttr(default=None)
+    _cls: PolicyClass | None = PrivateAttr(default=None)
     _obj: Any = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
@@ -42,7 +42,7 @@ class PolicySpec(Table):
 
     @classmethod
     def of(cls, name: str, options: dict[str, Any] | None = None, *,
-           policy_cls: type | None = None, obj: Any = None) -> PolicySpec:
+           policy_cls: PolicyClass | None = None, obj: Any = None) -> PolicySpec:
         """The spec of policy ``name`` with ``options``, its class (and object) known."""
         spec = cls.model_validate({"name": name, **(options or {})})
         if policy_cls is not None:
@@ -56,16 +56,22 @@ class PolicySpec(Table):
         return dict(sorted((self.model_extra or {}).items()))
 
     @property
-    def cls(self) -> type | None:
+    def cls(self) -> PolicyClass | None:
         """The class that runs, if resolved."""
         return self._cls
+
+    @property
+    def policy_type(self) -> PolicyClass | None:
+        """The class whose facts describe what runs: the resolved class, or the policy
+        object's; ``None`` for an import path not imported yet."""
+        return policy_type(self._obj) if self._obj is not None else self._cls
 
     @property
     def obj(self) -> Any:
         """The policy object given in Python, or ``None``."""
         return self._obj
 
-    def with_class(self, policy_cls: type) -> PolicySpec:
+    def with_class(self, policy_cls: PolicyClass) -> PolicySpec:
         """This spec with its import path resolved to ``policy_cls``."""
         spec = self.model_copy()
         spec._cls = policy_cls

@@ -20,7 +20,8 @@ from pydantic import BaseModel
 
 from marketsim.aggregation.base import BaseAggregator, ScoreAggregator
 from marketsim.errors import InputError
-from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy
+from marketsim.policies.base import AssignmentPolicy, WorkerAwarePolicy, policy_type
+from marketsim.policies.registry import check_facts, market_problem
 from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
 from marketsim.scenario.inference_spec import InferenceSpec
 from marketsim.scenario.mechanics import check_replay_policy
@@ -129,10 +130,11 @@ def split_objects(doc: dict[str, Any], source: str) -> Objects:
     return objects
 
 
-def put_objects(arms: tuple[ArmSpec, ...], objects: Objects, scores: bool, replay: bool,
-                source: str) -> tuple[ArmSpec, ...]:
+def put_objects(arms: tuple[ArmSpec, ...], objects: Objects, scores: bool, n_classes: int,
+                replay: bool, source: str) -> tuple[ArmSpec, ...]:
     """The validated ``arms`` running their objects again, each checked against the market
-    (an estimator of the market's kind of labels; no per-worker policy in a replay)."""
+    (an estimator of the market's kind of labels; a policy whose facts fit the market; no
+    per-worker policy in a replay)."""
     out = list(arms)
     for idx, (policy, estimator) in objects.items():
         arm, key = out[idx], f"arms[{idx}]"
@@ -145,6 +147,10 @@ def put_objects(arms: tuple[ArmSpec, ...], objects: Objects, scores: bool, repla
                 type(estimator).__name__, estimator=estimator)})
         check_replay_policy(None if policy is None else type(policy), arm.policy.name,
                             replay, f"{key}.policy", source)
+        problem = None if policy is None else market_problem(
+            policy_type(policy), scores, n_classes)
+        if problem:
+            raise InputError(f"{key}.policy: {type(policy).__name__} {problem}", source=source)
         out[idx] = arm
     return tuple(out)
 
@@ -158,6 +164,8 @@ def _check_policy(obj: Any, key: str, source: str) -> None:
                          "implement bind(info) and rank(state, rng) or assign(worker, state, "
                          "rng) (and name, needs_truth)",
                          source=source)
+    check_facts(type(obj), f"{key}: policy object of class {type(obj).__name__}",
+                source=source)
 
 
 def _check_estimator(obj: Any, key: str, scores: bool, source: str) -> None:

@@ -28,7 +28,7 @@ from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit
 from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.task_types import TypesFit
 from marketsim.aggregation.type_selection import MOMENT_MARGIN, HeldOut, MomentChoice
-from marketsim.policies.registry import market_problem
+from marketsim.policies.registry import POLICIES, market_problem
 from marketsim.scenario.market_specs import HeaderSpec
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
@@ -141,7 +141,7 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
     arm = {"policy": "uniform", "inference": INFERENCE}
     others = [{"name": name, "policy": name, "inference": INFERENCE}
               for name in ("entropy-greedy", "explore-exploit")
-              if not market_problem(name, False, cal.n_classes)]
+              if not market_problem(POLICIES[name], False, cal.n_classes)]
     return {
         "scenario": {"name": cal.name, "seed": seed, "replicates": REPLICATES},
         "tasks": {"count": cal.n_tasks, "classes": cal.n_classes, "prior": _round(prior, 12)},

@@ -19,13 +19,8 @@ from pydantic import BaseModel
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
-from marketsim.policies.registry import (
-    POLICIES,
-    is_import_path,
-    market_problem,
-    options_model,
-    policy_class,
-)
+from marketsim.policies.base import PolicyClass
+from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
 from marketsim.scenario.arm_specs import PolicySpec
 from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec, default_workers
 from marketsim.scenario.engine import check_engine
@@ -233,36 +228,34 @@ def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k:
                     f"'package.module:Class' path; got {name!r}{suggest(name, list(POLICIES))}",
                     source)
     if name in POLICIES:
-        problem = market_problem(name, workers.model_class.scores, k, options)
-        if problem:
-            raise _fail(name_key, f"{name!r} {problem}", source)
         cls = POLICIES[name]
     elif allow_imports:
         cls = policy_class(name, allow_imports=True, source=source)
     else:
         return spec
+    problem = market_problem(cls, workers.model_class.scores, k, options)
+    if problem:
+        raise _fail(name_key, f"{name!r} {problem}", source)
     check_options(cls, name, options, key, source)
     check_builds(cls, name, options, key, source)
     _crowd_counts(cls, options, key, workers, source)
     return spec.with_class(cls)
 
 
-def _crowd_counts(cls: type, options: Mapping[str, Any], key: str, workers: WorkersSpec,
-                  source: str) -> None:
+def _crowd_counts(cls: PolicyClass, options: Mapping[str, Any], key: str,
+                  workers: WorkersSpec, source: str) -> None:
     """A policy's counts that the crowd must be able to give, defaults included: label counts
-    per task (``PER_TASK_OPTIONS``: a preset's overlaps, a quorum) at most ``workers.count``,
-    since a task's labels come from distinct workers; a qualification tier
-    (``TIER_OPTIONS``) at most the highest tier, since a tier nobody is in would admit
+    per task (fact ``per_task_options``: a preset's overlaps, a quorum) at most
+    ``workers.count``, since a task's labels come from distinct workers; a qualification tier
+    (``tier_options``) at most the highest tier, since a tier nobody is in would admit
     everyone."""
-    model = options_model(cls)
-    if model is None:
-        return
+    model = cls.Options
     n_tiers = 1 if workers.tiers is None else len(workers.tiers.prices)
     tiers_are = (f"the highest tier of [workers.tiers] is {n_tiers - 1}" if workers.tiers
                  is not None else "without [workers.tiers] every worker is in tier 0")
     limits = [(o, workers.count, "a task's labels come from distinct workers, and "
-               f"workers.count = {workers.count}") for o in getattr(cls, "PER_TASK_OPTIONS", ())]
-    limits += [(o, n_tiers - 1, tiers_are) for o in getattr(cls, "TIER_OPTIONS", ())]
+               f"workers.count = {workers.count}") for o in cls.per_task_options]
+    limits += [(o, n_tiers - 1, tiers_are) for o in cls.tier_options]
     for option, most, reason in limits:
         field = model.model_fields[option]
         given = option in options

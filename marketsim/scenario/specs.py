@@ -184,7 +184,8 @@ class Scenario(Table):
         raw = copy_doc(data) if objects else doc
         if objects:
             out = out.model_copy(update={"arms": put_objects(
-                out.arms, objects, out.worker_model.scores, out.replay is not None, source)})
+                out.arms, objects, out.worker_model.scores, out.tasks.classes,
+                out.replay is not None, source)})
             for idx in objects:
                 raw["arms"][idx].setdefault("name", out.arms[idx].name)
         out._raw = raw

@@ -25,7 +25,7 @@ from marketsim.market.market import Market
 from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
 from marketsim.market.worker_models import draw_world
-from marketsim.policies.base import AssignmentPolicy, unit_cost
+from marketsim.policies.base import AssignmentPolicy
 from marketsim.policies.registry import is_import_path
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import UnitResult
@@ -115,10 +115,12 @@ def units_of(scenario: Scenario) -> list[tuple[int, int]]:
 
 
 def costly_first(scenario: Scenario, keys: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``keys`` with the units of costly policies first (each policy class's ``UNIT_COST``
-    hint), replicate-major among equals: parallel workers that take the longest units first
-    finish together instead of leaving one process alone with a late costly unit."""
-    cost = [unit_cost(arm.policy.cls or type(arm.policy.obj)) for arm in scenario.arms]
+    """``keys`` with the units of costly policies first (each policy class's ``unit_cost``
+    hint; 1 for an import path the units import themselves), replicate-major among equals:
+    parallel workers that take the longest units first finish together instead of leaving one
+    process alone with a late costly unit."""
+    cost = [1.0 if (cls := arm.policy.policy_type) is None else cls.unit_cost
+            for arm in scenario.arms]
     return sorted(keys, key=lambda key: -cost[key[1]])
 
 

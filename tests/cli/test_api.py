@@ -19,6 +19,8 @@ import pytest
 import marketsim
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.errors import InputError, PolicyError
+from marketsim.options import F, Options
+from marketsim.policies.base import Policy
 from marketsim.record.curves import CURVE_COLUMNS, EXTRA_COLUMNS
 from marketsim.record.summary_model import summary_json
 
@@ -49,22 +51,25 @@ policy = "uniform"
 """
 
 
-class LeastLabelled:
+class SpreadOptions(Options):
+    """``least-labelled``'s one option."""
+
+    spread: int = F(0, "random extra count added to each task's labels (ties spread)", ge=0)
+
+
+class LeastLabelled(Policy[SpreadOptions]):
     """Tasks with the fewest labels first (ties by index): a 10-line custom policy."""
 
     name = "least-labelled"
-    needs_truth = False
-
-    def __init__(self, spread: int = 0) -> None:
-        self.spread = spread
-        self.n_tasks = 0
+    Options = SpreadOptions
+    n_tasks = 0
 
     def bind(self, info) -> None:  # noqa: ANN001 - the policy protocol
         self.n_tasks = info.n_tasks
 
     def rank(self, state, rng: np.random.Generator) -> np.ndarray:  # noqa: ANN001
         counts = np.bincount(state.labels.tasks, minlength=self.n_tasks)
-        return np.argsort(counts + rng.integers(0, self.spread + 1, self.n_tasks),
+        return np.argsort(counts + rng.integers(0, self.options.spread + 1, self.n_tasks),
                           kind="stable")
 
 

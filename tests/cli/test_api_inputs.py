@@ -13,6 +13,7 @@ import pytest
 
 import marketsim
 from marketsim.aggregation.dawid_skene import DawidSkene
+from marketsim.policies.base import Policy
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,11 +27,10 @@ TINY = {
 }
 
 
-class FewestLabels:
+class FewestLabels(Policy):
     """Tasks with the fewest labels first: a policy object."""
 
     name = "fewest-labels"
-    needs_truth = False
 
     def bind(self, info) -> None:  # noqa: ANN001 - the policy protocol
         self.n_tasks = info.n_tasks

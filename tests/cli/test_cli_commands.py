@@ -50,7 +50,7 @@ def test_list_prints_each_entry_whole_or_its_first_whole_sentence() -> None:
     console markup, and no summary ends in '..'."""
     from marketsim.aggregation.registry import METHODS
     from marketsim.cli.list_cmd import DATASETS
-    from marketsim.policies.registry import POLICIES, describe, first_sentence
+    from marketsim.policies.registry import POLICIES, first_sentence
     from marketsim.workers.registry import WORKER_MODELS
 
     result = subprocess.run([sys.executable, "-m", "marketsim", "list"], capture_output=True,
@@ -59,7 +59,7 @@ def test_list_prints_each_entry_whole_or_its_first_whole_sentence() -> None:
     assert result.returncode == 0, result.stderr
     cells = {parts[1].strip(): parts[2].strip() for line in result.stdout.splitlines()
              if len(parts := line.split("│")) == 4 and parts[1].strip()}
-    expected = {n: first_sentence(describe(n)) for n in POLICIES}
+    expected = {n: first_sentence(c.describe()) for n, c in POLICIES.items()}
     expected |= {n: s.description for n, s in METHODS.items()}
     expected |= {n: cls.summary for n, cls in WORKER_MODELS.items()} | DATASETS
     for name, text in expected.items():
@@ -69,7 +69,7 @@ def test_list_prints_each_entry_whole_or_its_first_whole_sentence() -> None:
         assert text.endswith(".") and not text.endswith(".."), text
         assert not text.endswith((" al.", "e.g.", "i.e.")), text
         assert text.count("(") == text.count(")"), text
-        assert " ".join(describe(name).split()).startswith(text), name
+        assert POLICIES[name].describe().startswith(text), name
     assert cells["qasca"].startswith("QASCA (Zheng et al. 2015) gives each arriving worker")
     assert "[low, high]" in cells["confusion"]
 

@@ -13,7 +13,7 @@ from marketsim.errors import MarketStuckError, PolicyError
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
-from marketsim.policies.base import GOLD, MarketState, is_worker_aware
+from marketsim.policies.base import GOLD, MarketState, Policy, is_worker_aware
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.study.seeds import unit_streams, world_rng
@@ -53,12 +53,11 @@ def run(m: Market, seconds: float = 20.0) -> Market:
     return m
 
 
-class LeastLabelled:
+class LeastLabelled(Policy):
     """A toy worker-aware policy: the free task with the fewest labels (counting hand-outs
     since the refresh), and a gold question every ``gold_every`` calls; records what it saw."""
 
     name = "least-labelled"
-    needs_truth = False
 
     def __init__(self, gold_every: int = 0) -> None:
         self.gold_every = gold_every

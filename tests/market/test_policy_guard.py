@@ -27,6 +27,7 @@ from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.policy_guard import checked_ranking
 from marketsim.market.worker_models import draw_world
+from marketsim.policies.base import Policy
 from marketsim.policies.simple import UniformPolicy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
@@ -71,11 +72,10 @@ def run_market(policy: Any, seconds: float = 20.0) -> Market:
     return market
 
 
-class Returns:
+class Returns(Policy):
     """A policy whose ``rank`` returns a fixed value."""
 
     name = "returns"
-    needs_truth = False
 
     def __init__(self, value: Any) -> None:
         self.value = value
@@ -301,9 +301,10 @@ POLICIES = textwrap.dedent("""
     import sys
     import numpy as np
 
-    class Base:
+    from marketsim.policies.base import Policy
+
+    class Base(Policy):
         name = "plug"
-        needs_truth = False
         def bind(self, info):
             pass
 
@@ -328,7 +329,7 @@ POLICIES = textwrap.dedent("""
             state.proba[:] = 0
             return rng.permutation(state.labels.n_tasks)
 
-    class ExitsInInit(Base):
+    class ExitsInInit(Prefix):
         def __init__(self):
             sys.exit(0)
 """)

@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = textwrap.dedent('''
     from typing import Literal
 
-    from marketsim.options import F, Configurable, Options
+    from marketsim.options import F, Options
+    from marketsim.policies.base import Policy
 
 
     class CappedOptions(Options):
@@ -35,11 +36,10 @@ PLUGIN = textwrap.dedent('''
         order: Literal["fewest", "random"] = F("fewest", "which tasks first")
 
 
-    class Capped(Configurable[CappedOptions]):
+    class Capped(Policy[CappedOptions]):
         """Fewest labels first, never more than ``cap`` per task."""
 
         name = "capped"
-        needs_truth = False
         Options = CappedOptions
 
         def bind(self, info):

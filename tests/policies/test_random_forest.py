@@ -68,7 +68,7 @@ def test_protocol_and_metadata() -> None:
     assert isinstance(pol, AssignmentPolicy)
     assert pol.name == "random-forest"
     assert pol.needs_truth is False
-    assert RandomForestPolicy.DESCRIPTION == DESCRIPTION and len(DESCRIPTION) > 100
+    assert RandomForestPolicy.description == DESCRIPTION and len(DESCRIPTION) > 100
     assert len(FEATURE_NAMES) == 2 + N_BINS == 23
 
 

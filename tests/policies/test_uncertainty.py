@@ -72,11 +72,11 @@ def test_needs_a_continuous_state() -> None:
 def test_registered_and_market_rules() -> None:
     assert "uncertainty" in POLICIES
     assert isinstance(make_policy("uncertainty", {}), UncertaintyPolicy)
-    assert market_problem("uncertainty", True, 1) is None
-    assert market_problem("uniform", True, 1) is None
-    assert market_problem("uniform", False, 5) is None
-    assert "gaussian-scores" in (market_problem("uncertainty", False, 2) or "")
+    assert market_problem(POLICIES["uncertainty"], True, 1) is None
+    assert market_problem(POLICIES["uniform"], True, 1) is None
+    assert market_problem(POLICIES["uniform"], False, 5) is None
+    assert "gaussian-scores" in (market_problem(POLICIES["uncertainty"], False, 2) or "")
     for name in ("entropy-greedy", "oracle", "random-forest", "knowledge-gradient"):
-        assert market_problem(name, True, 1) is not None
-        assert market_problem(name, False, 2) is None
-    assert "binary" in (market_problem("knowledge-gradient", False, 3) or "")
+        assert market_problem(POLICIES[name], True, 1) is not None
+        assert market_problem(POLICIES[name], False, 2) is None
+    assert "binary" in (market_problem(POLICIES["knowledge-gradient"], False, 3) or "")

@@ -21,7 +21,7 @@ import pytest
 
 from marketsim.cli import main
 from marketsim.data.datasets import data_root
-from marketsim.policies.registry import POLICIES, options_model
+from marketsim.policies.registry import POLICIES
 from marketsim.record.metric import ERROR_RATE
 from marketsim.report.arm_text import arm_specs, methods_section, policies_section
 from marketsim.report.glossary import unlink_terms
@@ -65,7 +65,7 @@ def option_values(scenario: Scenario, policy: str) -> dict[str, dict[str, Any]]:
     policy's default for the arms that do not set it)."""
     arms = [a for a in scenario.arms if a.policy.name == policy]
     keys = {k for a in arms for k in a.policy.options}
-    model = options_model(POLICIES[policy]) if policy in POLICIES else None
+    model = POLICIES[policy].Options if policy in POLICIES else None
     out = {}
     for arm in arms:
         values = {}

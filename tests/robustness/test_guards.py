@@ -75,9 +75,10 @@ PLUGIN = """
 from pathlib import Path
 Path({marker!r}).write_text("imported")
 
-class Policy:
+from marketsim.policies.base import Policy as Base
+
+class Policy(Base):
     name = "evil"
-    needs_truth = False
     def bind(self, info): pass
     def rank(self, state, rng): return []
 """

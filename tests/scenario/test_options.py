@@ -168,14 +168,22 @@ def test_unknown_policy_option_is_refused_with_a_suggestion(name: str) -> None:
 
 
 PLUGIN = '''
-class Picky:
-    name = "picky"
-    needs_truth = False
+from marketsim.options import F, Options
+from marketsim.policies.base import Policy
 
-    def __init__(self, level=1):
-        if level not in (1, 2):
-            raise ValueError(f"level must be 1 or 2, got {level!r}")
-        self.level = level
+
+class PickyOptions(Options):
+    level: int = F(1, "how picky")
+
+
+class Picky(Policy[PickyOptions]):
+    name = "picky"
+    Options = PickyOptions
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        if self.options.level not in (1, 2):
+            raise ValueError(f"level must be 1 or 2, got {self.options.level!r}")
 
     def bind(self, info):
         self.n = info.n_tasks

@@ -14,7 +14,7 @@ import pytest
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
-from marketsim.policies.registry import POLICIES, options_model
+from marketsim.policies.registry import POLICIES
 from marketsim.scenario import docs
 from marketsim.scenario.parser import parse_scenario
 
@@ -115,8 +115,7 @@ def test_policy_options_are_declared_once_on_the_class(name: str) -> None:
     """Each built-in policy's class carries its ``Options`` model; the constructor takes
     exactly those options, with those defaults (``get_params``), and nothing else."""
     cls = POLICIES[name]
-    model = options_model(cls)
-    assert model is not None
+    model = cls.Options
     assert model.__module__ == cls.__module__ or not model.model_fields
     defaults = {n: f.default for n, f in model.model_fields.items()}
     assert cls().get_params() == defaults

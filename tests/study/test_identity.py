@@ -20,6 +20,7 @@ import pytest
 import marketsim
 from marketsim.aggregation import DawidSkene
 from marketsim.errors import InputError
+from marketsim.policies.base import Policy
 from marketsim.scenario.run_migration import read_run
 from marketsim.study.identity import described, unknowable
 from marketsim.study.run_folder import run_record
@@ -27,11 +28,10 @@ from marketsim.study.run_folder import run_record
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Capped:
+class Capped(Policy):
     """A plug-in policy whose ranking depends on ``cap`` (and says so via ``get_params``)."""
 
     name = "capped"
-    needs_truth = False
 
     def __init__(self, cap: int = 2) -> None:
         self.cap = cap

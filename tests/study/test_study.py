@@ -100,7 +100,7 @@ def test_default_jobs_gives_the_curves_of_jobs_1(small_scenario_path: Path,
 
 
 def test_parallel_runs_start_the_costly_units_first(tmp_path: Path) -> None:
-    """Random-forest units (``UNIT_COST`` 12) are handed out before the uniform ones, so the
+    """Random-forest units (``unit_cost`` 12) are handed out before the uniform ones, so the
     last unit to start is a short one; among equals the order stays replicate-major, and no
     unit is lost or repeated."""
     path = tmp_path / "mixed.toml"
