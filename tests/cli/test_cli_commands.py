@@ -22,7 +22,7 @@ def test_validate_prints_resolved_defaults() -> None:
     resolved = json.loads(result.stdout)
     assert resolved["workers"]["ability"]["alpha"] == 6.0
     assert resolved["budget"]["edges"] == 30000
-    assert resolved["workers"]["service_mean"] == 0.0  # a default, not in the file
+    assert resolved["workers"]["service"]["mean"] == 0.0  # a default, not in the file
 
 
 def test_validate_rejects_bad_file_with_one_line(tmp_path: Path) -> None:

@@ -92,10 +92,10 @@ def test_presets_say_their_rule_with_the_option_values() -> None:
 
 
 def test_report_policies_section_words_a_preset_with_its_arms_options() -> None:
-    specs = {"a": {"policy": {"name": "fixed-overlap", "options": {"overlap": 4}}},
-             "b": {"policy": {"name": "fixed-overlap", "options": {"overlap": 4}}},
-             "c": {"policy": {"name": "until-agreement", "options": {"agree": 2}}},
-             "d": {"policy": {"name": "until-agreement", "options": {"agree": 3}}}}
+    specs = {"a": {"policy": {"name": "fixed-overlap", "overlap": 4}},
+             "b": {"policy": {"name": "fixed-overlap", "overlap": 4}},
+             "c": {"policy": {"name": "until-agreement", "agree": 2}},
+             "d": {"policy": {"name": "until-agreement", "agree": 3}}}
     text = "\n".join(policies_section(list(specs), specs))
     assert "With these options, every task gets exactly 4 labels." in text
     assert "until 2 of its answers agree" not in text  # the arms differ: no one rule
