@@ -23,15 +23,11 @@ STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False, frozen=Tru
 
 
 def F(default: Any = ..., description: str = "", *, shown: str | None = None,
-      recorded_at_default: bool = True, **kw: Any) -> Any:
+      **kw: Any) -> Any:
     """A documented field; ``shown`` is the default as the docs print it when it depends on
-    other keys (the model's default is then ``None``).
-
-    ``recorded_at_default`` is deprecated and ignored: a run's record stores the whole
-    resolved scenario with a ``record_version`` and reads older records through one
-    migration (:mod:`marketsim.scenario.run_migration`), so a new key no longer has to be
-    left out at its default to keep earlier runs' identity."""
-    del recorded_at_default
+    other keys (the model's default is then ``None``). A run's record stores the whole
+    resolved scenario with a ``record_version`` and reads older records through one migration
+    (:mod:`marketsim.scenario.run_migration`), so a new key needs nothing more."""
     extra: dict[str, Any] = {"x-default": shown} if shown is not None else {}
     return Field(default, description=description, json_schema_extra=extra or None, **kw)
 

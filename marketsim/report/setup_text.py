@@ -32,14 +32,14 @@ def setup_section(setup: Scenario | None, summary: Summary) -> list[str]:
             f"{count_of(summary.replicates, 'replicate')}.", "",
         ]
         return out
-    record = setup.model_dump(mode="json")
-    workers, budget = record["workers"], setup.budget
+    budget = setup.budget
     model = setup.workers.model_class
     refit_txt, error_txt = model.refit_words, model.error_words
-    crowd_txt = f" {arrivals_text(workers)} and {service_text(workers)}.{dynamics_text(workers)}"
+    crowd = setup.workers
+    crowd_txt = f" {arrivals_text(crowd)} and {service_text(crowd)}.{dynamics_text(crowd)}"
     replicates = summary.replicates
     out += [
-        f"{replay_text(record) if setup.replay is not None else world_text(record)}{crowd_txt}",
+        f"{replay_text(setup) if setup.replay is not None else world_text(setup)}{crowd_txt}",
         "",
         f"The requester has a **budget of {num(budget.edges)} labels** (edges of the "
         f"task–worker graph); {initial_text(setup)}. Labels are bought in batches of "

@@ -139,11 +139,10 @@ class ArmSpec(Table):
         None, "this arm's own initial graph", shown="budget.initial")
     gold: GoldSpec | None = F(None, "this arm's own gold questions (a table like `[gold]`), "
                               "instead of the scenario's: e.g. a rule-based requester arm",
-                              shown="[gold]", recorded_at_default=False)
+                              shown="[gold]")
     blocking: BlockingSpec | None = F(None, "this arm's own blocking rule (a table like "
                                       "`[blocking]`; needs gold questions, the arm's or the "
-                                      "scenario's)", shown="[blocking]",
-                                      recorded_at_default=False)
+                                      "scenario's)", shown="[blocking]")
 
     def initial_graph(self, budget: BudgetSpec) -> str:
         """The initial graph this arm starts from."""

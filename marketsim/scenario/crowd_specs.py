@@ -119,7 +119,7 @@ class ArrivalsSpec(Table):
                                "arrival is worker j with probability weight_j / sum, and so is "
                                "each label of a `one-per-task` initial graph (who works a lot; "
                                "`marketsim calibrate` writes each worker's share of the labels)",
-                               shown="uniform", recorded_at_default=False)
+                               shown="uniform")
 
     @model_validator(mode="after")
     def _weights(self) -> Self:
@@ -141,11 +141,11 @@ class ServiceSpec(Table):
     speed_spread: float = F(0.0, "per-worker speed: worker j's labelling times have mean "
                             "mean·s_j, log s_j ~ N(−speed_spread²/2, speed_spread²) (mean 1), "
                             "drawn once per replicate and shared by every arm; 0 = every "
-                            "worker equally fast", ge=0, le=10, recorded_at_default=False)
+                            "worker equally fast", ge=0, le=10)
     abandon: float = F(0.0, "probability that a worker abandons a hand-out: they hold it for "
                        "its labelling time, then leave it unlabelled and unpaid, and the task "
                        "is handed out again (first to the next arriving worker who has not "
-                       "held it)", ge=0, lt=1, recorded_at_default=False)
+                       "held it)", ge=0, lt=1)
 
     @model_validator(mode="after")
     def _speeds(self) -> Self:
@@ -202,20 +202,15 @@ class WorkersSpec(Table):
     arrivals: ArrivalsSpec = F(ArrivalsSpec(), "worker arrivals", shown="see the table")
     service: ServiceSpec = F(ServiceSpec(), "labelling time", shown="see the table")
     dynamics: DynamicsSpec | None = F(None, "learning, fatigue and drift of each worker's "
-                                      "accuracy (class-label models)", shown="none",
-                                      recorded_at_default=False)
+                                      "accuracy (class-label models)", shown="none")
     capacity: int | None = F(None, "labels (gold included) a worker gives at most; later "
-                             "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000,
-                             recorded_at_default=False)
+                             "arrivals are skipped", shown="unlimited", ge=1, le=10_000_000_000)
     session_mean: float | None = F(None, "mean labels (gold included) before a worker leaves "
                                    "for good: after each hand-out they leave with probability "
-                                   "1 / session_mean", shown="never", ge=1, le=1e12,
-                                   recorded_at_default=False)
+                                   "1 / session_mean", shown="never", ge=1, le=1e12)
     price: float = F(1.0, "price of one label (gold included), the same for every worker; "
-                     "or `[workers.tiers]`", ge=MIN_PRICE, le=MAX_PRICE,
-                     recorded_at_default=False)
-    tiers: TiersSpec | None = F(None, "prices by qualification tier", shown="none",
-                                recorded_at_default=False)
+                     "or `[workers.tiers]`", ge=MIN_PRICE, le=MAX_PRICE)
+    tiers: TiersSpec | None = F(None, "prices by qualification tier", shown="none")
 
     @model_validator(mode="before")
     @classmethod
@@ -271,8 +266,7 @@ def _variant(model: type[WorkerModel]) -> type[WorkersSpec]:
         # like any key added after runs were recorded, a table not recorded for every model is
         # left out while at its defaults (run records and `validate --toml`)
         fields[model.table] = (model.Options, F(
-            model.Options(), model.summary, shown="see the table",
-            recorded_at_default=model.recorded_for_every_model is not None))
+            model.Options(), model.summary, shown="see the table"))
     return create_model(f"{model.__name__}Spec", __base__=WorkersSpec, __module__=__name__,
                         __doc__=WorkersSpec.__doc__, **fields)
 

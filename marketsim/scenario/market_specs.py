@@ -33,7 +33,7 @@ class HeaderSpec(Table):
         "events", "how a market is simulated: `events`, label by label in SimPy (every "
         "mechanic); `blocks`, everything between two refreshes handed out at once (the same "
         "model, other random draws, many times faster; no labelling time, gold, worker rules, "
-        "worker-aware policies or graph: docs/models.md)", recorded_at_default=False)
+        "worker-aware policies or graph: docs/models.md)")
 
 
 class BudgetSpec(Table):
@@ -54,14 +54,13 @@ class BudgetSpec(Table):
     money: float | None = F(None, "money to spend at most, gold included: a worker whose "
                             "price exceeds the money left gets no work, and the run ends "
                             "(its curve early) when no worker can be paid", shown="no limit",
-                            gt=0, le=1e15, recorded_at_default=False)
+                            gt=0, le=1e15)
     fee: float = F(0.0, "the platform's fee: a fraction of every payment (gold included) the "
                    "requester pays on top of the worker's price, counted in every money figure "
-                   "(e.g. 0.2: MTurk's 20 %)", ge=0, le=10, recorded_at_default=False)
+                   "(e.g. 0.2: MTurk's 20 %)", ge=0, le=10)
     min_price: float | None = F(None, "the platform's minimum price of a label: a "
                                 "workers.price (or tier price) below it is refused",
-                                shown="none", ge=MIN_PRICE, le=MAX_PRICE,
-                                recorded_at_default=False)
+                                shown="none", ge=MIN_PRICE, le=MAX_PRICE)
 
 
 class GoldSpec(Table):

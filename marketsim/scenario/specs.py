@@ -68,13 +68,10 @@ class Scenario(Table):
     tasks: TasksSpec = F(None, "the tasks", shown="required unless [replay]")
     workers: Workers = F(None, "the worker pool", shown="required unless [replay]")
     budget: BudgetSpec = F(None, "labels to buy", shown="required unless [replay]")
-    gold: GoldSpec | None = F(None, "gold (control) questions", shown="none",
-                              recorded_at_default=False)
-    blocking: BlockingSpec | None = F(None, "the blocking rule", shown="none",
-                                      recorded_at_default=False)
+    gold: GoldSpec | None = F(None, "gold (control) questions", shown="none")
+    blocking: BlockingSpec | None = F(None, "the blocking rule", shown="none")
     output: OutputSpec = F(OutputSpec(), "what is recorded", shown="see the table")
-    report: ReportSpec | None = F(None, "what the reports show", shown="none",
-                                  recorded_at_default=False)
+    report: ReportSpec | None = F(None, "what the reports show", shown="none")
     arms: Annotated[tuple[ArmSpec, ...], BeforeValidator(_as_tuple)] = F(
         ..., "the arms, at least one", min_length=1)
     sweep: SweepGrid = F(

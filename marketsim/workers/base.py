@@ -162,16 +162,9 @@ class WorkerModel(ABC):
     answers_in_blocks: ClassVar[bool] = False
     #: ``[workers.dynamics]`` (learning, fatigue, drift) shifts its answers.
     allows_dynamics: ClassVar[bool] = False
-    #: Runs recorded before issue #39 wrote this model's table for every worker model, at
-    #: this place among those tables (the record keeps doing so until its versioned format
-    #: replaces the layout; a new model's table, ``None`` here, is recorded only when it is
-    #: the model in use, and not at its defaults).
-    recorded_for_every_model: ClassVar[int | None] = None
     #: A valid table of its options where the defaults are not one (a key is required), for
     #: the contract tests over the registry.
     example: ClassVar[Mapping[str, Any]] = {}
-    #: The one key of its table that those runs recorded flat under ``workers``, if any.
-    recorded_flat: ClassVar[str | None] = None
     #: What ``report.md``'s Setup says the inference service re-estimates after each batch.
     refit_words: ClassVar[str]
     #: What ``report.md``'s Setup says the headline error is.

@@ -114,7 +114,6 @@ class CommunityWorkers(ConfusionWorkers):
         "Dirichlet around its community's matrix")
     table: ClassVar[str | None] = "communities"
     Options: ClassVar[type[Table]] = CommunitiesSpec
-    recorded_for_every_model: ClassVar[int | None] = None
     example: ClassVar[Mapping[str, Any]] = {"confusion": [
         [[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.1, 0.1, 0.8]]]}
 

@@ -56,16 +56,15 @@ class ConfusionSpec(TaskEffects):
     matrices: FloatMatrices | None = F(
         None, "`per-worker`: one K×K matrix per worker (workers.count of them), row c the "
         "worker's answer probabilities on a task of class c", shown="required with "
-        "`per-worker` (unless type_matrices)", recorded_at_default=False)
+        "`per-worker` (unless type_matrices)")
     type_shares: FloatRows | None = F(
         None, "`per-worker` task types: a task of class c has type z with probability "
         "type_shares[c][z] (K rows, one per class) or type_shares[0][z] (one row for every "
-        "class); drawn once per replicate", shown="one type of task",
-        recorded_at_default=False)
+        "class); drawn once per replicate", shown="one type of task")
     type_matrices: FloatMatrixSets | None = F(
         None, "`per-worker` with type_shares, instead of matrices: one set of workers.count "
         "K×K matrices per task type; worker j answers a type-z task of class c from row c of "
-        "type_matrices[z][j]", shown="required with type_shares", recorded_at_default=False)
+        "type_matrices[z][j]", shown="required with type_shares")
 
     @model_validator(mode="after")
     def _design_keys(self) -> Self:
@@ -200,7 +199,6 @@ class ConfusionWorkers(ClassWorkers):
     table: ClassVar[str | None] = "confusion"
     Options: ClassVar[type[Table]] = ConfusionSpec
     answers_in_blocks: ClassVar[bool] = True
-    recorded_for_every_model: ClassVar[int | None] = 1
 
     def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
         """The table's confusion design (:func:`draw_confusion_matrices`)."""

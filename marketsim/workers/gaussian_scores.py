@@ -113,7 +113,6 @@ class GaussianScoreWorkers(WorkerModel):
     default_method: ClassVar[str] = "gaussian-em"
     table: ClassVar[str | None] = "gaussian_scores"
     Options: ClassVar[type[Table]] = GaussianScoresSpec
-    recorded_for_every_model: ClassVar[int | None] = 3
     refit_words: ClassVar[str] = ("re-estimates every task's mean and every annotator's "
                                   "probability of being good")
     error_words: ClassVar[str] = (

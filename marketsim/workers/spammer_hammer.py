@@ -40,8 +40,6 @@ class SpammerHammerWorkers(OneCoinWorkers):
     table: ClassVar[str | None] = "spammer_hammer"
     Options: ClassVar[type[Table]] = SpammerHammerSpec
     default: ClassVar[bool] = False
-    recorded_for_every_model: ClassVar[int | None] = 2
-    recorded_flat: ClassVar[str | None] = "hammer_fraction"
 
     def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
         """Spammer-hammer matrices (:func:`draw_spammer_hammer_confusion`)."""

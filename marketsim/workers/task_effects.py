@@ -52,11 +52,11 @@ class TaskEffects(Table):
 
     sigma: float = F(0.0, "task difficulty: log βᵢ ~ N(0, sigma²) and worker j answers l with "
                      "probability ∝ π_j[s, l]^βᵢ (βᵢ → 0 a guess); 0 = equally hard tasks",
-                     ge=0, le=10, recorded_at_default=False)
+                     ge=0, le=10)
     lookalike: FloatRows | None = F(
         None, "K×K rows summing to 1: a task of true class c looks like class s to every "
         "worker with probability lookalike[c][s] (workers answer from row s)",
-        shown="the identity", recorded_at_default=False)
+        shown="the identity")
 
     @model_validator(mode="after")
     def _lookalike_rows(self) -> Self:

@@ -287,12 +287,17 @@ def test_setup_text_describes_the_crowd_of_each_worker_model() -> None:
     # The one-coin Beta sentence was written for every model (a spammer-hammer crowd read as
     # "p = 0.1 + 0.9 · Beta(6, 2)").
     from marketsim.report.crowd_text import world_text
+    from marketsim.scenario.parser import parse_scenario
 
     def crowd_text(workers: dict) -> str:
-        text = world_text({"tasks": {"count": 10}, "workers": {"count": 3, **workers}})
+        scenario = parse_scenario({"tasks": {"count": 10}, "workers": {"count": 3, **workers},
+                                   "budget": {"edges": 20}, "arms": [{"name": "a", "policy": "uniform"}]},
+                                  "x.toml")
+        text = world_text(scenario)
         return text.split(" model: ", 1)[1]
 
-    hammers = crowd_text({"model": "spammer-hammer", "hammer_fraction": 0.3})
+    hammers = crowd_text({"model": "spammer-hammer",
+                          "spammer_hammer": {"hammer_fraction": 0.3}})
     assert "hammer" in hammers and "0.3" in hammers and "Beta" not in hammers
     confusion = crowd_text({"model": "confusion", "confusion": {"design": "dirichlet"}})
     assert "confusion matrix" in confusion and "dirichlet" in confusion and "Beta" not in confusion

@@ -107,8 +107,7 @@ def test_each_model_says_in_its_words_how_its_workers_answer(name: str,
                                                              ) -> None:
     cls = WORKER_MODELS[name]
     sc = parse_scenario(model_doc(cls), "x.toml")
-    setup = sc.to_dict()
-    text = world_text(setup)
+    text = world_text(sc)
     assert name in text and "**10 tasks**" in text and "**4 " in text
     list_cmd.execute(list_cmd.argparse.Namespace(policy=None, method=None))
     listed = " ".join(capsys.readouterr().out.split())
