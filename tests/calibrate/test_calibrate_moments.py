@@ -13,7 +13,7 @@ import pytest
 
 from marketsim.aggregation.type_selection import MOMENT_REPLICATES
 from marketsim.cli import main
-from tests.cli.test_calibrate_types import two_type_crowd
+from tests.calibrate.test_calibrate_types import two_type_crowd
 
 
 def test_truth_chooses_types_by_the_twins_errors(tmp_path: Path,
