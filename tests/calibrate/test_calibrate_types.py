@@ -20,7 +20,7 @@ from marketsim.scenario.parser import load_scenario
 from marketsim.study.runner import run_unit
 
 if TYPE_CHECKING:
-    from tests.calibrate.conftest import Calibrated
+    from tests.conftest import Calibrated
 
 N_TASKS, N_WORKERS, PER_TASK = 400, 10, 8
 
