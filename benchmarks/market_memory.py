@@ -6,6 +6,7 @@ the arrays and Python containers each part of one unit holds at the end of its r
     python benchmarks/market_memory.py --labels 1e6 4e6 --policy entropy-greedy
     python benchmarks/market_memory.py --tree ../main --markdown   # another checkout's code
     python benchmarks/market_memory.py --labels 1e6 1e7 --engine blocks   # the block engine
+    python benchmarks/market_memory.py --arrays              # each array: bytes per label, task...
 
 Each size runs in a fresh process: large_market's shape scaled (tasks = labels / 5, workers =
 labels / 200, a refresh every labels / 20, warm-started one-coin EM with 10 iterations, no
@@ -13,8 +14,11 @@ networkx graph). ``peak`` is the process's high-water RSS (VmHWM: imports, world
 included); ``above built`` is that minus its RSS once the market is built; the RSS after the
 imports, after the world's draw and once built are printed too. The parts are the
 NumPy arrays reachable from the market's attributes (three levels deep) and its bytearrays,
-sets and lists (with the ints in them): what the labels make grow. Memory figures do not
-depend on the machine's load; seconds do, so compare seconds only within one run.
+sets and lists (with the ints in them): what the labels make grow. ``--arrays`` lists every
+array held at the end one by one, with what its length counts (labels, tasks, workers) and
+its bytes per label, task or worker: docs/performance.md's table of what costs what. Memory
+figures do not depend on the machine's load; seconds do, so compare seconds only within one
+run.
 """
 
 from __future__ import annotations
@@ -68,6 +72,44 @@ def _arrays(obj: Any, depth: int, seen: set[int]) -> int:
     return sum(_arrays(c, depth - 1, seen) for c in children)
 
 
+def _held_arrays(obj: Any, path: str, depth: int, seen: set[int]
+                 ) -> list[tuple[str, str, int, int]]:
+    """``(path, dtype, length, bytes)`` of each NumPy array (a view counts its base, once) and
+    bytearray reachable from ``obj``, sparse matrices' parts included."""
+    if id(obj) in seen or depth < 0:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, bytearray):
+        return [(path, "bytes", len(obj), len(obj))]
+    if isinstance(obj, np.ndarray):
+        base = obj.base if isinstance(obj.base, np.ndarray) else obj
+        if base is not obj and id(base) in seen:
+            return []
+        seen.add(id(base))
+        return [(path, str(base.dtype), int(base.shape[0]) if base.ndim else 1,
+                 int(base.nbytes))]
+    names: list[tuple[str, Any]] = []
+    if isinstance(obj, dict):
+        names = [(f"[{k!r}]", v) for k, v in obj.items()]
+    elif hasattr(obj, "tocsr"):  # a scipy sparse matrix
+        names = [(f".{a}", getattr(obj, a, None)) for a in ("data", "indices", "indptr")]
+    elif isinstance(obj, list | tuple) and len(obj) <= 16:
+        names = [(f"[{i}]", v) for i, v in enumerate(obj)]
+    elif hasattr(obj, "__dict__"):
+        names = [(f".{k}", v) for k, v in vars(obj).items()]
+    elif hasattr(obj, "__slots__"):
+        names = [(f".{s}", getattr(obj, s, None)) for s in obj.__slots__]
+    return [row for name, child in names
+            for row in _held_arrays(child, path + name, depth - 1, seen)]
+
+
+def _per_unit(length: int, labels: int, tasks: int, workers: int) -> str:
+    """What an array's length counts: ``label``, ``task`` or ``worker`` (``task`` also for an
+    index pointer, one longer), else ``fixed``."""
+    return {labels: "label", tasks: "task", tasks + 1: "task", workers: "worker"}.get(
+        length, "fixed")
+
+
 def one_size(labels: int, policy: str, tree: Path = ROOT, engine: str = "events"
              ) -> dict[str, Any]:
     """Run one unit of the scaled market in this process (the package of checkout ``tree``,
@@ -114,6 +156,10 @@ def one_size(labels: int, policy: str, tree: Path = ROOT, engine: str = "events"
     seen: set[int] = set()
     parts = {name: _arrays(value, 3, seen) for name, value in vars(market).items()}
     parts = {k: v for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v > 0}
+    arrays: list[tuple[str, str, int, int]] = []
+    seen_arrays: set[int] = set()
+    for name, value in vars(market).items():
+        arrays += _held_arrays(value, name, 5, seen_arrays)
     return {"labels": labels, "tasks": tasks, "workers": workers, "policy": policy,
             "engine": engine,
             "wall_s": wall, "seconds_per_label": wall / labels, "cpu_s": cpu,
@@ -122,7 +168,22 @@ def one_size(labels: int, policy: str, tree: Path = ROOT, engine: str = "events"
             "built_bytes": built, "peak_bytes": peak, "peak_bytes_per_label": peak / labels,
             "total_peak_bytes_per_label": total / labels,
             "held_bytes_per_label": {k: v / labels for k, v in parts.items()},
-            "big_arrays_mapped": heap}
+            "big_arrays_mapped": heap,
+            "arrays": [{"path": p, "dtype": d, "length": n, "bytes": b,
+                        "per": _per_unit(n, labels, tasks, workers)}
+                       for p, d, n, b in arrays if b > 0]}
+
+
+def array_table(result: dict[str, Any]) -> str:
+    """Each array held at the end of one size's run (markdown): its type, what its length
+    counts and its bytes per label, task or worker; arrays of a fixed size are left out."""
+    rows = ["| array held at the end | type | one per | bytes each |", "|---|---|---|---:|"]
+    order = {"label": 0, "task": 1, "worker": 2}
+    for a in sorted((a for a in result["arrays"] if a["per"] in order),
+                    key=lambda a: (order[a["per"]], a["path"])):
+        rows.append(f"| `{a['path']}` | {a['dtype']} | {a['per']} | "
+                    f"{a['bytes'] / a['length']:g} |")
+    return "\n".join(rows)
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -158,6 +219,8 @@ def main() -> None:
     p.add_argument("--tree", type=Path, default=ROOT,
                    help="checkout whose marketsim to measure (default: this one)")
     p.add_argument("--markdown", action="store_true", help="also print the docs' table")
+    p.add_argument("--arrays", action="store_true",
+                   help="also print each array held at the end, per label, task or worker")
     p.add_argument("--json", type=Path, help="write the figures to this file")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -194,6 +257,10 @@ def main() -> None:
               "(the process's own CPU time: what the load of other processes changes least)")
     if args.markdown:
         print(markdown(results))
+    if args.arrays:
+        for r in results:
+            print(f"\n{r['labels']:,} labels, {r['tasks']:,} tasks, {r['workers']:,} workers:")
+            print(array_table(r))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
 

@@ -1,10 +1,12 @@
-"""Helpers several test modules share: a binomial tolerance for simulated frequencies, and
-the edit a hostile-key test makes to a scenario table."""
+"""Helpers several test modules share: a binomial tolerance for simulated frequencies, the
+edit a hostile-key test makes to a scenario table, and a JSON Schema validator checked once."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import jsonschema
 import numpy as np
 
 
@@ -21,3 +23,20 @@ def edit_table(table: dict[str, Any], change: dict[str, Any]) -> None:
             table.pop(key)
         else:
             table[key] = value
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def schema_validator(schema: dict[str, Any]) -> Any:
+    """A validator of ``schema``, itself checked against its metaschema once per test process.
+
+    ``jsonschema.validate(instance, schema)`` checks the schema again at every call: seconds
+    for the scenario schema (100 kB), most of what the tests that validate many files cost.
+    ``.validate(instance)`` raises the same ``jsonschema.ValidationError``."""
+    key = json.dumps(schema, sort_keys=True)
+    if key not in _VALIDATORS:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        _VALIDATORS[key] = cls(schema)
+    return _VALIDATORS[key]

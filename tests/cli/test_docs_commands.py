@@ -10,6 +10,7 @@ option used (before a ``--``: what follows it goes to the command the script ben
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import subprocess
@@ -98,12 +99,19 @@ def test_documented_marketsim_command_parses(doc: str, command: str, fenced: boo
         pytest.fail(f"{doc}: `{command}` is not accepted by the program (exit {exc.code})")
 
 
+@functools.cache
+def _module_help(module: str) -> subprocess.CompletedProcess[str]:
+    """``python -m module --help``, run once per module: the docs show the same few modules'
+    commands a dozen times, and each run is a fresh interpreter."""
+    return subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.parametrize(("doc", "command", "fenced"), MODULES, ids=[c for _, c, _ in MODULES])
 def test_documented_module_command_runs_its_help(doc: str, command: str, fenced: bool) -> None:
     """`python -m marketsim.x ...` names a module whose --help lists the options used."""
     argv = shlex.split(command)
-    proc = subprocess.run([sys.executable, "-m", argv[2], "--help"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = _module_help(argv[2])
     assert proc.returncode == 0, f"{doc}: `{command}`: {proc.stderr}"
     for opt in (a.split("=")[0] for a in argv[3:] if a.startswith("--")):
         assert opt in proc.stdout, f"{doc}: {argv[2]} has no option {opt}"

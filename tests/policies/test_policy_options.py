@@ -18,6 +18,7 @@ from marketsim.options import OptionError
 from marketsim.policies.random_forest import RandomForestPolicy
 from marketsim.policies.registry import POLICIES, make_policy
 from marketsim.scenario import docs
+from tests.helpers import schema_validator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -129,19 +130,19 @@ def test_the_constructor_reads_the_options_model() -> None:
 
 
 def test_the_json_schema_checks_builtin_policy_options() -> None:
-    schema = docs.json_schema()
+    validator = schema_validator(docs.json_schema())
     base = {"tasks": {"count": 20}, "workers": {"count": 5},
             "budget": {"edges": 40, "batch": 10}}
 
     def arm(policy: dict[str, object]) -> dict[str, object]:
         return {**base, "arms": [{"name": "a", "policy": policy}]}
 
-    jsonschema.validate(arm({"name": "random-forest", "n_trees": 5}), schema)
-    jsonschema.validate(arm({"name": "pkg.mod:Class", "anything": 1}), schema)
+    validator.validate(arm({"name": "random-forest", "n_trees": 5}))
+    validator.validate(arm({"name": "pkg.mod:Class", "anything": 1}))
     for bad in ({"name": "random-forest", "n_tres": 5}, {"name": "qasca", "min_gain": 2},
                 {"name": "uniform", "x": 1}):
         with pytest.raises(jsonschema.ValidationError):
-            jsonschema.validate(arm(bad), schema)
+            validator.validate(arm(bad))
 
 
 def test_random_forest_n_jobs_is_described_as_the_code_treats_it() -> None:

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jsonschema
 import pytest
 
 import marketsim
@@ -18,6 +17,7 @@ from marketsim.record import schemas
 from marketsim.record.run_model import run_json
 from marketsim.record.summary_model import read_summary, summary_json
 from marketsim.scenario.run_migration import read_run
+from tests.helpers import schema_validator
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY_SCHEMA = ROOT / "marketsim" / "record" / "summary.schema.json"
@@ -37,7 +37,7 @@ def _validate_folder(folder: Path) -> None:
     for name, schema, read, dump in (("summary.json", SUMMARY_SCHEMA, read_summary, summary_json),
                                      ("run.json", RUN_SCHEMA, read_run, run_json)):
         text = (folder / name).read_text(encoding="utf-8")
-        jsonschema.validate(json.loads(text), json.loads(schema.read_text(encoding="utf-8")))
+        schema_validator(json.loads(schema.read_text(encoding="utf-8"))).validate(json.loads(text))
         assert json.dumps(dump(read(folder / name)), indent=2) + "\n" == text  # type: ignore[operator]
 
 
@@ -62,8 +62,8 @@ def test_sweep_points_write_valid_summaries(tmp_path: Path) -> None:
          "--jobs", "1", "--quiet", "--out", str(out)],
         capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 0, proc.stderr
-    jsonschema.validate(json.loads((out / "run.json").read_text()),
-                        json.loads(RUN_SCHEMA.read_text()))
+    schema_validator(json.loads(RUN_SCHEMA.read_text())).validate(
+        json.loads((out / "run.json").read_text()))
     points = sorted(out.glob("points/p*"))
     assert points
     for point in points:

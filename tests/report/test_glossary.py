@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from marketsim.cli import main
 from marketsim.report.glossary import (
     GLOSSARY_NAME,
@@ -75,10 +77,26 @@ def test_terms_are_linked_once_in_running_text_only() -> None:
     assert "the class prior and the [prior](glossary.md#prior)" in out
 
 
-def test_every_link_of_a_generated_report_resolves(tmp_path: Path) -> None:
-    (tmp_path / "s.toml").write_text(SWEEP)
-    out = tmp_path / "run"
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet"]) == 0
+#: Arm names made of glossary words, added to SWEEP's arms in the run the tests below read.
+NAMES = ["arm", "paired interval prior", "EM replicates"]
+
+
+@pytest.fixture(scope="module")
+def sweep_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SWEEP with three more arms named with glossary words, run once by the command line
+    (and its first point's report.html): the folder every test of a generated report reads."""
+    folder = tmp_path_factory.mktemp("glossary")
+    arms = "".join(f'[[arms]]\nname = "{n}"\npolicy = "uniform"\n' for n in NAMES)
+    path = folder / "s.toml"
+    path.write_text(SWEEP + arms, encoding="utf-8")
+    run = folder / "run"
+    assert main(["run", str(path), "--out", str(run), "--jobs", "1", "--quiet"]) == 0
+    assert main(["report", str(run / "points" / "p000"), "--html"]) == 0
+    return run
+
+
+def test_every_link_of_a_generated_report_resolves(sweep_run: Path) -> None:
+    out = sweep_run
     reports = [out / "sweep.md", *sorted(out.glob("points/*/report.md"))]
     assert len(reports) == 3
     linked: set[str] = set()
@@ -114,16 +132,10 @@ def test_a_word_inside_a_name_is_never_linked() -> None:
     assert link_terms("a is an arm", names=["a"]).startswith("a is an [arm]")
 
 
-def test_report_and_sweep_show_names_made_of_glossary_words_unlinked(tmp_path: Path) -> None:
+def test_report_and_sweep_show_names_made_of_glossary_words_unlinked(sweep_run: Path) -> None:
     """Arms named with glossary words: sweep.md, each point's report.md and report.html show
     each name as written, never with a link inside it."""
-    names = ["arm", "paired interval prior", "EM replicates"]
-    arms = "".join(f'[[arms]]\nname = "{n}"\npolicy = "uniform"\n' for n in names)
-    path = tmp_path / "s.toml"
-    path.write_text(SWEEP + arms, encoding="utf-8")
-    run = tmp_path / "run"
-    assert main(["run", str(path), "--out", str(run), "--jobs", "1", "--quiet"]) == 0
-    assert main(["report", str(run / "points" / "p000"), "--html"]) == 0
+    names, run = NAMES, sweep_run
     shown = 0
     for report in [run / "sweep.md", *sorted(run.glob("points/*/report.md"))]:
         for emphasis in re.findall(r"(?<!\*)\*([^*\n]+)\*(?!\*)", report.read_text("utf-8")):

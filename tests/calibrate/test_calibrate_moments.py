@@ -8,23 +8,24 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from marketsim.aggregation.type_selection import MOMENT_REPLICATES
 from marketsim.cli import main
-from tests.cli.test_calibrate_types import two_type_crowd
+from tests.calibrate.test_calibrate_types import two_type_crowd
+
+if TYPE_CHECKING:
+    from tests.conftest import Calibrated
 
 
-def test_truth_chooses_types_by_the_twins_errors(tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture) -> None:
-    crowd, gold = two_type_crowd(tmp_path)
-    out = tmp_path / "twin.toml"
-    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
-    captured = capsys.readouterr()
-    assert "simulating each one's twin" in captured.err
-    assert "by the twins' errors" in captured.out
-    assert "twins' errors per K (majority vote / Dawid-Skene): 1: " in captured.out
+def test_truth_chooses_types_by_the_twins_errors(two_type_twin: Calibrated) -> None:
+    out = two_type_twin.out
+    assert two_type_twin.code == 0
+    assert "simulating each one's twin" in two_type_twin.stderr
+    assert "by the twins' errors" in two_type_twin.stdout
+    assert "twins' errors per K (majority vote / Dawid-Skene): 1: " in two_type_twin.stdout
     fit = json.loads(out.with_suffix(".fit.json").read_text())
     moments = fit["simulated_moments"]
     assert fit["held_out"] is None and moments["replicates"] == MOMENT_REPLICATES

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -17,6 +18,9 @@ import pytest
 from marketsim.cli import main
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.runner import run_unit
+
+if TYPE_CHECKING:
+    from tests.conftest import Calibrated
 
 N_TASKS, N_WORKERS, PER_TASK = 400, 10, 8
 
@@ -42,12 +46,10 @@ def two_type_crowd(tmp_path: Path, seed: int = 0, times: bool = False,
     return crowd, gold
 
 
-def test_two_task_types_are_chosen_and_the_twin_runs(tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture) -> None:
-    crowd, gold = two_type_crowd(tmp_path)
-    out = tmp_path / "twin.toml"
-    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
+def test_two_task_types_are_chosen_and_the_twin_runs(two_type_twin: Calibrated) -> None:
+    out = two_type_twin.out
+    assert two_type_twin.code == 0
+    printed = two_type_twin.stdout
     assert "task types: 1 type (" in printed and "2 task types BIC" in printed
     fit = json.loads(out.with_suffix(".fit.json").read_text())
     bic = {c["world"]: c["bic"] for c in fit["candidates"]}

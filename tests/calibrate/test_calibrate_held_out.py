@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from marketsim.cli import main
-from tests.cli.test_calibrate_types import two_type_crowd
+from tests.calibrate.test_calibrate_types import two_type_crowd
 
 
 def test_auto_reports_the_held_out_likelihood_per_k(tmp_path: Path,
