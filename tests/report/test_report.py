@@ -290,9 +290,9 @@ def test_setup_text_describes_the_crowd_of_each_worker_model() -> None:
     from marketsim.scenario.parser import parse_scenario
 
     def crowd_text(workers: dict) -> str:
-        scenario = parse_scenario({"tasks": {"count": 10}, "workers": {"count": 3, **workers},
-                                   "budget": {"edges": 20}, "arms": [{"name": "a", "policy": "uniform"}]},
-                                  "x.toml")
+        doc = {"tasks": {"count": 10}, "workers": {"count": 3, **workers},
+               "budget": {"edges": 20}, "arms": [{"name": "a", "policy": "uniform"}]}
+        scenario = parse_scenario(doc, "x.toml")
         text = world_text(scenario)
         return text.split(" model: ", 1)[1]
 
