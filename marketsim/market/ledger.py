@@ -265,7 +265,7 @@ class Ledger:
         self._out[worker] -= count
         self.n_outstanding -= count
         self.held -= count * price
-        if self.held < -self._money_tol():
+        if self.held < 0 and self.held < -self._money_tol():  # the tolerance only when needed
             raise LedgerError(f"money held for outstanding labels went negative ({self.held!r})")
 
     def stop_buying(self, reason: str) -> None:

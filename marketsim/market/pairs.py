@@ -90,10 +90,12 @@ class HandedPairs:
             return False
         return self.log.received_pair(task, worker)
 
-    def first_new(self, order: memoryview, given: bytearray, start: int, worker: int) -> int:
+    def take_first_new(self, order: memoryview, given: bytearray, start: int,
+                       worker: int) -> int:
         """Position of the first task of ``order[start:]`` not ``given`` this round and never
-        handed to ``worker`` (-1: none): the requester's scan, one call per hand-out, the exact
-        filter's bits read in the loop (a call per task cost more than the rest of it)."""
+        handed to ``worker`` (-1: none), that pair added: the requester's scan, one call per
+        hand-out, the exact filter's bits read and set in the loop (a call per task cost more
+        than the rest of it)."""
         end = len(order)
         if self.exact:
             bits, m = self._filter, self.n_workers
@@ -102,12 +104,14 @@ class HandedPairs:
                 if not given[task]:
                     key = task * m + worker
                     if not bits[key >> 3] >> (key & 7) & 1:
+                        bits[key >> 3] |= 1 << (key & 7)
                         return pos
             return -1
         has = self._has
         for pos in range(start, end):
             task = order[pos]
             if not given[task] and not has(task, worker):
+                self._add(task, worker)
                 return pos
         return -1
 

@@ -98,11 +98,10 @@ class Requester:
             while cursor < end and given[order[cursor]]:
                 cursor += 1
             self.cursor = cursor
-            pos = pairs.first_new(order, given, cursor, worker)
+            pos = pairs.take_first_new(order, given, cursor, worker)  # marks the pair
             if pos >= 0:
                 task = order[pos]
                 given[task] = 1
-                self.mark(task, worker)
                 return task
             # The ranking is used up this round: start a new pass over it.
             self.cursor = 0
