@@ -35,11 +35,12 @@ imports ``marketsim`` from ``PYTHONPATH``)::
     python benchmarks/compare_commits.py BASE HEAD --bench cmd --metric whole --repeats 5 -- \
         $PWD/benchmarks/bench_dawid_skene.py --classes 2 --no-memory --no-crowdkit --metric whole
 
-Printed: each side's median wall time (with min and max) and CPU time (the child's user + system
-time, its reaped worker processes included), the ratio of the medians old/new, the per-pair
-ratios' median, min–max and interquartile range, and a bootstrap 95 % interval of the median
-per-pair ratio. A ratio above 1 means NEW is faster. For ``main`` and ``unit`` the script also
-says whether every run wrote the same ``curves.csv`` bytes.
+Printed: each side's median wall time (with min and max), CPU time (the child's user + system
+time, its reaped worker processes included) and peak resident memory (of the largest process
+of the tree), the ratios of the medians old/new, the per-pair wall ratios' median, min–max and
+interquartile range, and a bootstrap 95 % interval of the median per-pair ratio. A ratio above
+1 means NEW is faster (or leaner). For ``main`` and ``unit`` the script also says whether every
+run wrote the same ``curves.csv`` bytes.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class Side:
     tree: Path
     wall: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
+    rss: list[float] = field(default_factory=list)  # peak MiB of the largest process
     outputs: set[str] = field(default_factory=set)  # distinct curves.csv texts
 
 
@@ -188,8 +190,11 @@ def check_import(side: Side) -> None:
                          f"not from its worktree {side.tree}")
 
 
-def run_once(args: argparse.Namespace, side: Side, scratch: Path) -> tuple[float, float]:
-    """Run the benchmark once on ``side``; return (wall seconds, CPU seconds)."""
+def run_once(args: argparse.Namespace, side: Side,
+             scratch: Path) -> tuple[float, float, float]:
+    """Run the benchmark once on ``side``; return (wall seconds, CPU seconds, peak MiB): the
+    CPU of the whole process tree, the peak resident memory of its largest process (Linux's
+    ``ru_maxrss`` of the reaped children, what ``/usr/bin/time`` prints as maximum RSS)."""
     out = scratch / f"{side.label}-out"
     shutil.rmtree(out, ignore_errors=True)
     argv = command(args, side, out)
@@ -214,7 +219,7 @@ def run_once(args: argparse.Namespace, side: Side, scratch: Path) -> tuple[float
         side.outputs.add(curves.read_text())
     if args.metric:
         wall = printed_metric(printed, args.metric, side)
-    return wall, usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def printed_metric(printed: str, metric: str, side: Side) -> float:
@@ -260,12 +265,16 @@ def summarise(old: Side, new: Side) -> dict:
             "cpu_s": side.cpu,
             "wall_median_s": statistics.median(side.wall),
             "cpu_median_s": statistics.median(side.cpu),
+            "rss_mib": side.rss,
+            "rss_median_mib": statistics.median(side.rss),
         }
         for side in (old, new)
     }
     result["ratio_of_medians"] = result["old"]["wall_median_s"] / result["new"]["wall_median_s"]
     result["cpu_ratio_of_medians"] = (result["old"]["cpu_median_s"]
                                       / result["new"]["cpu_median_s"])
+    result["rss_ratio_of_medians"] = (result["old"]["rss_median_mib"]
+                                      / result["new"]["rss_median_mib"])
     result["pair_ratios"] = ratios
     result["pair_ratio_median"] = statistics.median(ratios)
     result["pair_ratio_min_max"] = [min(ratios), max(ratios)]
@@ -301,7 +310,9 @@ def report(args: argparse.Namespace, old: Side, new: Side, res: dict) -> None:
         r = res[side.label]
         print(f"  {side.label} {side.commit[:10]}  {timed} median "
               f"{r['wall_median_s']:8.{digits}f} s [{min(side.wall):.{digits}f}, "
-              f"{max(side.wall):.{digits}f}]   CPU median {r['cpu_median_s']:8.2f} s   runs: "
+              f"{max(side.wall):.{digits}f}]   CPU median {r['cpu_median_s']:8.2f} s "
+              f"[{min(side.cpu):.2f}, {max(side.cpu):.2f}]   peak RSS median "
+              f"{r['rss_median_mib']:.0f} MiB [{min(side.rss):.0f}, {max(side.rss):.0f}]   runs: "
               f"{', '.join(f'{w:.{digits}f}' for w in side.wall)}")
     lo, hi = res["pair_ratio_min_max"]
     q1, q3 = res["pair_ratio_iqr"]
@@ -309,7 +320,8 @@ def report(args: argparse.Namespace, old: Side, new: Side, res: dict) -> None:
     print(f"  old/new {timed}: ratio of medians {res['ratio_of_medians']:.3f}x; per pair median "
           f"{res['pair_ratio_median']:.3f}x, min-max {lo:.3f}-{hi:.3f}, IQR {q1:.3f}-{q3:.3f}, "
           f"bootstrap 95% {c_lo:.3f}-{c_hi:.3f}")
-    print(f"  old/new CPU: ratio of medians {res['cpu_ratio_of_medians']:.3f}x")
+    print(f"  old/new CPU: ratio of medians {res['cpu_ratio_of_medians']:.3f}x; old/new peak RSS: "
+          f"ratio of medians {res['rss_ratio_of_medians']:.3f}x")
     if "same_curves" in res:
         print("  curves.csv identical in every run (the columns both commits write): "
               f"{'yes' if res['same_curves'] else 'NO'}")
@@ -366,9 +378,10 @@ def main(argv: list[str] | None = None) -> int:
                 run_once(args, side, scratch)
         for i in range(args.repeats):
             for side in sides if i % 2 == 0 else sides[::-1]:
-                wall, cpu = run_once(args, side, scratch)
+                wall, cpu, rss = run_once(args, side, scratch)
                 side.wall.append(wall)
                 side.cpu.append(cpu)
+                side.rss.append(rss)
                 print(f"  pair {i + 1}/{args.repeats} {side.label}: {wall:.2f} s", flush=True)
     finally:
         for side in sides:

@@ -56,6 +56,8 @@ class Ledger:
         self.fee = float(fee)
         #: What one label of each worker costs the requester: the reward plus the fee.
         self.cost = self.price * (1.0 + self.fee)
+        #: The same as Python floats: a label's debit reads one without a numpy scalar.
+        self._cost = self.cost.tolist()
         self.edges = int(edges)
         #: Labels the run buys in all: ``edges``, lowered to what was handed out when the
         #: money can pay no one (:meth:`stop_buying`).
@@ -76,6 +78,10 @@ class Ledger:
         #: Hand-outs neither answered nor abandoned yet, counted as they happen (per worker:
         #: :attr:`outstanding`).
         self.n_outstanding = 0
+        #: Each worker's outstanding labels as Python ints, for the per-label checks (numpy
+        #: scalar reads cost several times more); :meth:`check_labels` compares them with
+        #: ``handed - received - abandoned`` at every curve point.
+        self._out = [0] * m
         #: Workers who may never be handed another label (blocked, departed), and why.
         self.closed = np.zeros(m, dtype=bool)
         self.assigned = 0
@@ -150,20 +156,23 @@ class Ledger:
     def hand_out(self, worker: int, now: float) -> None:
         """Commit one label to ``worker`` (task or gold): refused, as an internal error, when it
         would break a limit or the worker's account is closed."""
-        self._tick(now)
-        price = float(self.cost[worker])
+        if now < self.now:
+            self._tick(now)  # raises: simulated time went back
+        self.now = now
+        price = self._cost[worker]
         if self.closed[worker]:
             raise LedgerError(f"worker {worker} was handed a label after being blocked or "
                               "leaving the market")
-        if self.full(worker):
+        if self.capacity is not None and self.full(worker):
             raise LedgerError(f"worker {worker} was handed a label beyond workers.capacity = "
                               f"{self.capacity}")
         if self.assigned >= self.edges:
             raise LedgerError(f"a label was handed out beyond budget.edges = {self.edges}")
-        if not self.affordable(price):
+        if self.money is not None and not self.affordable(price):
             raise LedgerError(f"a label at price {price:g} was handed out with "
                               f"{self.money_left():g} of budget.money left")
         self.handed[worker] += 1
+        self._out[worker] += 1
         self.n_outstanding += 1
         self.assigned += 1
         self.committed += price
@@ -171,11 +180,13 @@ class Ledger:
 
     def receive(self, worker: int, now: float, *, gold: bool = False) -> None:
         """Pay ``worker`` for an answer that came back (a task label, or a gold answer)."""
-        self._tick(now)
-        if self.received[worker] + self.abandoned[worker] >= self.handed[worker]:
+        if now < self.now:
+            self._tick(now)  # raises: simulated time went back
+        self.now = now
+        if self._out[worker] <= 0:
             raise LedgerError(f"worker {worker} delivered an answer they were never handed "
                               "(or had abandoned)")
-        price = float(self.cost[worker])
+        price = self._cost[worker]
         self.received[worker] += 1
         self._settle(worker, 1, price)
         self.spent += price
@@ -206,6 +217,7 @@ class Ledger:
             raise LedgerError(f"labels costing {cost:g} were handed out with "
                               f"{self.money_left():g} of budget.money left")
         self.handed += counts
+        self._out = self.outstanding.tolist()
         self.n_outstanding += workers.size
         self.assigned += workers.size
         self.committed += cost
@@ -223,6 +235,7 @@ class Ledger:
                               "handed")
         cost = float(self.cost[workers].sum())
         self.received += counts
+        self._out = self.outstanding.tolist()
         self.labels += counts
         self.n_outstanding -= workers.size
         self.held -= cost
@@ -235,9 +248,9 @@ class Ledger:
         released and the label may be handed out again (after a stop, the run buys one label
         fewer). It still counts against the worker's ``workers.capacity``."""
         self._tick(now)
-        if self.received[worker] + self.abandoned[worker] >= self.handed[worker]:
+        if self._out[worker] <= 0:
             raise LedgerError(f"worker {worker} abandoned a label they were never handed")
-        price = float(self.cost[worker])
+        price = self._cost[worker]
         self.abandoned[worker] += 1
         self.abandoned_tasks[worker] += int(not gold)
         self._settle(worker, 1, price)
@@ -249,9 +262,10 @@ class Ledger:
     def _settle(self, worker: int, count: int, price: float) -> None:
         """``count`` outstanding labels of ``worker`` at ``price`` each were answered or
         abandoned: they and their money are no longer held."""
+        self._out[worker] -= count
         self.n_outstanding -= count
         self.held -= count * price
-        if self.held < -self._money_tol():
+        if self.held < 0 and self.held < -self._money_tol():  # the tolerance only when needed
             raise LedgerError(f"money held for outstanding labels went negative ({self.held!r})")
 
     def stop_buying(self, reason: str) -> None:
@@ -300,7 +314,7 @@ class Ledger:
             raise LedgerError(f"{when}: worker {w} was handed {int(self.handed[w])} labels but "
                               f"answered {int(self.received[w])} and abandoned "
                               f"{int(self.abandoned[w])}")
-        if int(outstanding.sum()) != self.n_outstanding or \
+        if int(outstanding.sum()) != self.n_outstanding or outstanding.tolist() != self._out or \
                 self.assigned != self.bought + self.n_outstanding:
             raise LedgerError(f"{when}: {self.assigned} labels handed out and not abandoned, "
                               f"{self.bought} answered, {int(outstanding.sum())} outstanding by "

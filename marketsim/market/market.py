@@ -24,6 +24,7 @@ answer tasks and measure each refit; hand-out is :mod:`marketsim.market.requeste
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -89,9 +90,10 @@ class Market:
         self.batch = scenario.budget.batch
         self.env = simpy.Environment()
         self.log = LabelLog(n, m, k, scenario.max_labels, scores=world.model.scores)
+        env = self.env  # the clock below holds the environment, not the market (no cycle)
         self.answers = (ReplayAnswers(replay) if replay is not None else with_dynamics(
             world.model.answers(world, k, streams.answers), scenario.workers.dynamics, m,
-            streams.dynamics, lambda: float(self.env.now)))
+            streams.dynamics, lambda: float(env.now)))
         tier, price = worker_prices(scenario, world.ability, streams.tiers)
         #: The market's books: every debit (initial graph, labels, gold) goes through it.
         self.ledger = Ledger(price, scenario.budget.edges, scenario.budget.money,
@@ -102,15 +104,16 @@ class Market:
         self.worker_aware = is_worker_aware(policy)
         self.requester: TaskRequester | WorkerAwareRequester
         if self.worker_aware:  # never with [replay]: refused when the scenario is parsed
-            self.requester = WorkerAwareRequester(policy, n, m, k, streams.policy,
-                                                  self.workforce.stats, self._gold_left,
-                                                  self.log.arrays)
+            gold = self.gold
+            self.requester = WorkerAwareRequester(
+                policy, n, m, k, streams.policy, self.workforce.stats,
+                (lambda _worker: False) if gold is None else gold.has_left, self.log.arrays)
         else:
             self.requester = (Requester(n, m, scenario.max_labels, self.log) if replay is None
                               else ReplayRequester(replay))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.visits = Visits(self.env, scenario.workers.service, m, streams.speeds,
-                             streams.abandon, (self.receive, self.receive_gold), self._abandoned)
+                             streams.abandon, weakref.proxy(self))
         self._arriving = False  # whether the arrivals process runs (abandonment may restart it)
         self.curve: list[CurvePoint] = []
         self.not_converged = 0
@@ -155,9 +158,6 @@ class Market:
     def assigned(self) -> int:
         """Labels handed out so far (in flight included), gold included."""
         return self.ledger.assigned
-
-    def _gold_left(self, worker: int) -> bool:
-        return self.gold is not None and self.gold.has_left(worker)
 
     def _record(
         self,
@@ -275,7 +275,7 @@ class Market:
             if self.bought >= self._next_refresh:
                 self._refresh_due.succeed()
 
-    def _abandoned(self, worker: int, task: int, question: int | None) -> None:
+    def abandoned(self, worker: int, task: int, question: int | None) -> None:
         """``worker`` left ``task`` (or gold ``question``) unanswered: reassign, resume."""
         self.ledger.abandon(worker, float(self.env.now), gold=question is not None)
         if question is None:

@@ -90,6 +90,31 @@ class HandedPairs:
             return False
         return self.log.received_pair(task, worker)
 
+    def take_first_new(self, order: memoryview, given: bytearray, start: int,
+                       worker: int) -> int:
+        """Position of the first task of ``order[start:]`` not ``given`` this round and never
+        handed to ``worker`` (-1: none), that pair added: the requester's scan, one call per
+        hand-out, the exact filter's bits read and set in the loop (a call per task cost more
+        than the rest of it)."""
+        end = len(order)
+        if self.exact:
+            bits, m = self._filter, self.n_workers
+            for pos in range(start, end):
+                task = order[pos]
+                if not given[task]:
+                    key = task * m + worker
+                    if not bits[key >> 3] >> (key & 7) & 1:
+                        bits[key >> 3] |= 1 << (key & 7)
+                        return pos
+            return -1
+        has = self._has
+        for pos in range(start, end):
+            task = order[pos]
+            if not given[task] and not has(task, worker):
+                self._add(task, worker)
+                return pos
+        return -1
+
     def add_many(self, tasks: np.ndarray, workers: np.ndarray) -> None:
         """:meth:`add` for many pairs at once (the initial graph), vectorised."""
         keys = np.asarray(tasks, dtype=np.int64) * self.n_workers

@@ -86,10 +86,10 @@ class Requester:
 
     def assign(self, worker: int) -> int | None:
         """Next task for ``worker``, or ``None`` if none is left for them this round."""
-        order, has = self._order, self.done_pairs.has
+        order, pairs = self._order, self.done_pairs
         if self.returned:
             for pos, task in enumerate(self.returned):
-                if not has(task, worker):
+                if not pairs.has(task, worker):
                     del self.returned[pos]
                     self.mark(task, worker)
                     return task
@@ -98,12 +98,11 @@ class Requester:
             while cursor < end and given[order[cursor]]:
                 cursor += 1
             self.cursor = cursor
-            for pos in range(cursor, end):
+            pos = pairs.take_first_new(order, given, cursor, worker)  # marks the pair
+            if pos >= 0:
                 task = order[pos]
-                if not given[task] and not has(task, worker):
-                    given[task] = 1
-                    self.mark(task, worker)
-                    return task
+                given[task] = 1
+                return task
             # The ranking is used up this round: start a new pass over it.
             self.cursor = 0
             self.given = bytearray(self.n_tasks)

@@ -10,19 +10,25 @@ always were and no other random number is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import simpy
 
 from marketsim.scenario.crowd_specs import ServiceSpec
 
-#: What happens when a hand-out ends: ``(worker, task, gold question or None)``.
-Done = Callable[[int, int, int | None], None]
-#: The market's receipt of a task label ``(task, worker)`` and of a gold answer
-#: ``(question, worker)``.
-Receipts = tuple[Callable[[int, int], None], Callable[[int, int], None]]
+
+class Desk(Protocol):
+    """Where a hand-out's end is reported: the market."""
+
+    def receive(self, task: int, worker: int) -> None:
+        """``worker``'s answer to ``task`` came in."""
+
+    def receive_gold(self, question: int, worker: int) -> None:
+        """``worker``'s answer to gold ``question`` came in."""
+
+    def abandoned(self, worker: int, task: int, question: int | None) -> None:
+        """``worker`` left ``task`` (or gold ``question``) unanswered."""
 
 
 def draw_speeds(spread: float, n_workers: int, rng: np.random.Generator) -> np.ndarray:
@@ -33,11 +39,16 @@ def draw_speeds(spread: float, n_workers: int, rng: np.random.Generator) -> np.n
 
 class Visits:
     """The hand-outs in progress: who is busy, each one's labelling time, and whether it is
-    delivered (``receipts``: a task label's, a gold answer's) or abandoned (``abandon``)."""
+    delivered or abandoned (reported to ``desk``).
+
+    ``desk`` is the market, which owns these visits: pass it as a ``weakref.proxy`` so that
+    the two make no reference cycle, and a finished market's labels and graph are freed at
+    once rather than at Python's next full garbage collection (a worker process running many
+    units otherwise held several of them)."""
 
     def __init__(self, env: simpy.Environment, spec: ServiceSpec, n_workers: int,
                  speeds_rng: np.random.Generator, abandon_rng: np.random.Generator,
-                 receipts: Receipts, abandon: Done) -> None:
+                 desk: Desk) -> None:
         self.env = env
         self.mean = spec.mean
         #: Per-worker factors on the labelling time (``None``: every worker equally fast).
@@ -45,8 +56,7 @@ class Visits:
                       else draw_speeds(spec.speed_spread, n_workers, speeds_rng).tolist())
         self.abandon_p = spec.abandon
         self.rng = abandon_rng
-        self.receive, self.receive_gold = receipts
-        self.abandon = abandon
+        self.desk = desk
         self.busy = np.zeros(n_workers, dtype=bool)
 
     def time(self, rng: np.random.Generator, worker: int) -> float:
@@ -69,11 +79,11 @@ class Visits:
     def _end(self, worker: int, task: int, question: int | None, abandoned: bool) -> None:
         """The hand-out ends: abandoned, or the answer to ``task`` (or gold ``question``)."""
         if abandoned:
-            self.abandon(worker, task, question)
+            self.desk.abandoned(worker, task, question)
         elif question is None:
-            self.receive(task, worker)
+            self.desk.receive(task, worker)
         else:
-            self.receive_gold(question, worker)
+            self.desk.receive_gold(question, worker)
 
     def _visit(self, worker: int, task: int, question: int | None, service: float,
                abandoned: bool) -> Any:

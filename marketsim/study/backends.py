@@ -67,11 +67,15 @@ def local_units(
 ) -> Iterator[Any]:
     """Serial when ``jobs == 1``; else units run in this process while the rest is projected to
     take less than starting worker processes would save (:func:`worth_processes`: a small
-    study, a lesson, never starts them), and the rest in joblib worker processes."""
+    study, a lesson, never starts them), and the rest in joblib worker processes.
+
+    With ``jobs > 1`` this process takes its units from the end of ``keys`` (the cheapest, in
+    :func:`~marketsim.study.runner.costly_first`'s order), since the other cores wait while it
+    measures; the workers take theirs from the front, the costly units first."""
     todo = list(keys)
     measured: list[float] = []
     while todo and (jobs == 1 or not worth_processes(measured, len(todo), jobs)):
-        rep, arm = todo.pop(0)
+        rep, arm = todo.pop(0 if jobs == 1 else -1)
         start = time.process_time()
         yield run(rep, arm, **kwargs)
         measured.append(time.process_time() - start)

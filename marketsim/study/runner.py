@@ -19,7 +19,7 @@ import numpy as np
 from marketsim.errors import InputError, SimulationError
 from marketsim.market.block_market import BlockMarket
 from marketsim.market.graph import write_graphml
-from marketsim.market.heap import map_big_arrays
+from marketsim.market.heap import is_big_market, map_big_arrays
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.policy_guard import policy_failure
@@ -50,7 +50,8 @@ def run_unit(
     A failing policy or a stuck market raises :class:`~marketsim.errors.SimulationError`
     naming the arm and replicate."""
     start = time.perf_counter()
-    map_big_arrays()  # a big market's freed arrays go back to the system (issue #30)
+    if is_big_market(scenario.max_labels):
+        map_big_arrays()  # a big market's freed arrays go back to the system (issue #30)
     spec = scenario.arms[arm]
     replay = None
     if scenario.replay is not None:
