@@ -12,43 +12,30 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.policies.base import PolicyClass
 from marketsim.policies.registry import POLICIES, fact_problem, is_import_path, option_values
 from marketsim.record.metric import Metric
-from marketsim.report.crowd_text import setting
+from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.crowd_specs import AbilitySpec
-from marketsim.scenario.inference_spec import ability_settings, settings_model
-
-#: An arm's entry of the resolved scenario as plain data (``Scenario.model_dump()["arms"][i]``).
-ArmSpec = Mapping[str, Any]
+from marketsim.scenario.inference_spec import ability_settings
+from marketsim.scenario.specs import Scenario
 
 
-def arm_specs(setup: Mapping[str, Any] | None) -> dict[str, ArmSpec]:
+def arm_specs(setup: Scenario | None) -> dict[str, ArmSpec]:
     """The resolved scenario's arms by name (empty when the setup is unknown)."""
-    if not setup or not isinstance(setup.get("arms"), list):
-        return {}
-    return {str(a.get("name")): a for a in setup["arms"] if isinstance(a, Mapping)}
-
-
-def _named(spec: ArmSpec | None, key: str, name_key: str) -> str | None:
-    """The name of an arm's ``key`` entry, written as a table (``{name_key = …}``) or a string."""
-    value = (spec or {}).get(key)
-    if isinstance(value, Mapping):
-        return str(value.get(name_key))
-    return str(value) if isinstance(value, str) else None
+    return {} if setup is None else {arm.name: arm for arm in setup.arms}
 
 
 def policy_name(spec: ArmSpec | None) -> str | None:
     """The arm's policy name (``None`` when unknown)."""
-    return _named(spec, "policy", "name")
+    return None if spec is None else spec.policy.name
 
 
 def method_name(spec: ArmSpec | None) -> str | None:
     """The arm's inference method (``None`` when unknown)."""
-    return _named(spec, "inference", "method")
+    return None if spec is None or spec.inference is None else spec.inference.method
 
 
 def policy_options(spec: ArmSpec | None) -> dict[str, Any]:
     """The options the arm passes to its policy."""
-    pol = (spec or {}).get("policy")
-    return {k: v for k, v in pol.items() if k != "name"} if isinstance(pol, Mapping) else {}
+    return {} if spec is None else spec.policy.options
 
 
 def _loaded_class(name: str) -> PolicyClass | None:
@@ -87,17 +74,13 @@ def method_description(name: str) -> str:
 
 
 def method_values(spec: ArmSpec | None) -> dict[str, Any]:
-    """Every setting the arm's inference method runs with: the recorded value, else the
-    default the method's settings model declares (a setting is recorded only when set)."""
-    inf = (spec or {}).get("inference")
-    if not isinstance(inf, Mapping) or str(inf.get("method")) not in METHODS:
+    """Every setting the arm's inference method runs with (unset ones ``None``)."""
+    if spec is None or spec.inference is None or spec.inference.method not in METHODS:
         return {}
-    model = settings_model(str(inf.get("method")))
-    return {k: inf.get(k, f.get_default(call_default_factory=True))
-            for k, f in model.model_fields.items()}
+    return spec.inference.options.model_dump()
 
 
-def method_text(spec: ArmSpec | None, ability: Mapping[str, Any] | None = None) -> str:
+def method_text(spec: ArmSpec | None, ability: AbilitySpec | None = None) -> str:
     """The arm's inference method in words, as its class words it
     (:meth:`~marketsim.aggregation.estimator.Estimator.describe`): its description and every
     setting it runs with; an unset ability-prior setting is the scenario's recorded
@@ -109,7 +92,8 @@ def method_text(spec: ArmSpec | None, ability: Mapping[str, Any] | None = None) 
     values = method_values(spec)
     from_ability = {k: key for k, key in ability_settings(cls.method or "").items()
                     if values.get(k) is None}
-    values.update((k, setting(ability, AbilitySpec, key)) for k, key in from_ability.items())
+    ability = ability or AbilitySpec()
+    values.update((k, getattr(ability, key)) for k, key in from_ability.items())
     return cls.describe(values, inherited=from_ability)
 
 
@@ -167,12 +151,11 @@ def policies_section(names: Sequence[str], specs: Mapping[str, ArmSpec]) -> list
 
 def methods_section(
     names: Sequence[str], specs: Mapping[str, ArmSpec], metric: Metric,
-    setup: Mapping[str, Any] | None = None,
+    setup: Scenario | None = None,
 ) -> list[str]:
     """"Inference methods": one line per (method, settings) pair and the arms using it
     (``setup``: the resolved scenario, whose ability distribution a prior defaults to)."""
-    workers = (setup or {}).get("workers")
-    ability = workers.get("ability") if isinstance(workers, Mapping) else None
+    ability = None if setup is None else setup.workers.ability
     estimate_txt = ("task's mean score (and every annotator's probability of being good)"
                     if not metric.percent else "task's class (and every worker's accuracy)")
     lines = ["## Inference methods", "",

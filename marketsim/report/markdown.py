@@ -82,8 +82,7 @@ def report_lines(
     summary, setup = as_text(summary, setup)
     arms: Mapping[str, ArmSummary] = summary.arms
     names = list(arms)
-    record = None if setup is None else setup.model_dump(mode="json")  # for the arms' words
-    specs = arm_specs(record)
+    specs = arm_specs(setup)
     metric = metric_of(summary)
     lines = [f"# {summary.scenario}: which policy gets the error down fastest?", "",
              "The words this report uses are explained in "
@@ -114,7 +113,7 @@ def report_lines(
     lines += gold_section(arms, names)
     lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest)
     lines += policies_section(names, specs)
-    lines += methods_section(names, specs, metric, record)
+    lines += methods_section(names, specs, metric, setup)
     return lines
 
 

@@ -22,6 +22,7 @@ from marketsim.policies.registry import FACTS, POLICIES, fact_problem, facts_tex
 from marketsim.policies.until_agreement import UntilAgreementOptions, UntilAgreementPolicy
 from marketsim.report.arm_text import policies_section, policy_description
 from marketsim.scenario import docs
+from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.parser import parse_scenario
 
 POLICY_DIR = Path(registry.__file__).parent
@@ -92,10 +93,11 @@ def test_presets_say_their_rule_with_the_option_values() -> None:
 
 
 def test_report_policies_section_words_a_preset_with_its_arms_options() -> None:
-    specs = {"a": {"policy": {"name": "fixed-overlap", "overlap": 4}},
-             "b": {"policy": {"name": "fixed-overlap", "overlap": 4}},
-             "c": {"policy": {"name": "until-agreement", "agree": 2}},
-             "d": {"policy": {"name": "until-agreement", "agree": 3}}}
+    policies = {"a": {"name": "fixed-overlap", "overlap": 4},
+                "b": {"name": "fixed-overlap", "overlap": 4},
+                "c": {"name": "until-agreement", "agree": 2},
+                "d": {"name": "until-agreement", "agree": 3}}
+    specs = {n: ArmSpec.model_validate({"name": n, "policy": p}) for n, p in policies.items()}
     text = "\n".join(policies_section(list(specs), specs))
     assert "With these options, every task gets exactly 4 labels." in text
     assert "until 2 of its answers agree" not in text  # the arms differ: no one rule

@@ -37,7 +37,7 @@ SHIPPED = sorted((ROOT / "scenarios").glob("*.toml")) + sorted(
 def sections(scenario: Scenario) -> tuple[str, str, str]:
     """(Setup, Policies, Inference methods) of the report of ``scenario``'s run."""
     summary = SimpleNamespace(seed=scenario.seed, replicates=scenario.replicates)
-    specs = arm_specs(scenario.model_dump(mode="json"))
+    specs = arm_specs(scenario)
     names = [arm.name for arm in scenario.arms]
     return ("\n".join(setup_section(scenario, summary)),  # type: ignore[arg-type]
             "\n".join(policies_section(names, specs)),
@@ -285,9 +285,8 @@ def test_the_ability_prior_of_each_arm_is_given_with_its_numbers() -> None:
               'inference = "one-coin-shifted-beta"\n'
               '[[arms]]\nname = "own prior"\npolicy = "uniform"\n'
               'inference = { method = "one-coin-shifted-beta", alpha = 9.0 }\n'))
-    setup = scenario.model_dump(mode="json")
-    specs = arm_specs(setup)
-    methods = "\n".join(methods_section(list(specs), specs, ERROR_RATE, setup))
+    specs = arm_specs(scenario)
+    methods = "\n".join(methods_section(list(specs), specs, ERROR_RATE, scenario))
     line = next(ln for ln in methods.splitlines() if ln.endswith("Arms: scenario prior."))
     assert "alpha = 4, beta = 3, low = 0.2 (the scenario's" in line
     line = next(ln for ln in methods.splitlines() if ln.endswith("Arms: own prior."))
