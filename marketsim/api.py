@@ -34,7 +34,7 @@ from marketsim.report.html import report_html
 from marketsim.report.plots import FIGSIZE, draw_error_axes
 from marketsim.report.progress import QuietProgress, make_observer
 from marketsim.report.render import render_report
-from marketsim.report.sweep import columns, sweep_rows
+from marketsim.report.sweep import SweepPoint, columns, sweep_rows
 from marketsim.scenario.parser import load_scenario, scenario_from_dict
 from marketsim.scenario.specs import Scenario
 from marketsim.study.lock import folder_lock
@@ -374,12 +374,12 @@ def sweep(scenario: Scenario, grid: Mapping[str, Sequence[Any]] | None = None, *
     if scenario.sweep:  # the points are studies of the scenario without its own grid
         scenario = scenario.without_sweep()
     keys = list(grid)
-    points: list[dict[str, Any]] = []
+    points: list[SweepPoint] = []
     for i, values in enumerate(itertools.product(*grid.values())):
         point = scenario.replace(dict(zip(keys, values, strict=True)))
         result = run(point, replicates=replicates, seed=seed, jobs=jobs, progress=progress)
-        points.append({"folder": f"p{i:03d}", "values": tuple(zip(keys, values, strict=True)),
-                       "summary": result.summary})
+        points.append(SweepPoint(f"p{i:03d}", tuple(zip(keys, values, strict=True)),
+                                 result.summary))
     rows = sweep_rows(points)
     return pd.DataFrame(rows, columns=[c for c in columns(keys, targets_of(
-        points[0]["summary"].arms)) if any(c in r for r in rows)])
+        points[0].summary.arms)) if any(c in r for r in rows)])

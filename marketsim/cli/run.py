@@ -7,7 +7,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from marketsim.errors import (
     EXIT_INTERRUPTED,
@@ -18,7 +17,7 @@ from marketsim.errors import (
     SimulationError,
 )
 from marketsim.record.summary_model import Summary
-from marketsim.report.sweep import write_sweep_report
+from marketsim.report.sweep import SweepPoint, write_sweep_report
 from marketsim.scenario.parser import load_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.scenario.sweep import expand, point_label
@@ -158,21 +157,19 @@ def _execute_locked(
             check_same_study(run_dir, record)
             start_run(run_dir, scenario, record)
             started = time.perf_counter()
-            done_points: list[dict[str, Any]] = []
+            done_points: list[SweepPoint] = []
             for idx, point in enumerate(points):
                 folder = f"points/p{idx:03d}"
                 if not args.quiet:
                     print(f"marketsim: sweep point {idx + 1}/{len(points)}: "
                           f"{point_label(point.sweep_point)}", file=sys.stderr, flush=True)
                 summary = _run_one(args, point, run_dir / folder)
-                done_points.append(
-                    {"folder": folder, "values": point.sweep_point, "summary": summary}
-                )
+                done_points.append(SweepPoint(folder, point.sweep_point, summary))
             write_sweep_report(run_dir, [k for k, _ in scenario.sweep], done_points)
             seconds = round(time.perf_counter() - started, 3)
             arms = {
-                f"{name} [{point_label(p['values'])}]": a
-                for p in done_points for name, a in p["summary"].arms.items()
+                f"{name} [{point_label(p.values)}]": a
+                for p in done_points for name, a in p.summary.arms.items()
             }
     except KeyboardInterrupt:
         kept = sum(1 for _ in run_dir.rglob("units/*.json"))

@@ -9,6 +9,7 @@ it as written, the figure places it as a category."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,21 @@ from marketsim.report.results_text import stop_lines
 from marketsim.report.sweep_plot import PLOT_NAME, sweep_figure
 from marketsim.scenario.run_migration import read_run
 
-__all__ = ["PLOT_NAME", "columns", "load_points", "reach_cell", "sweep_figure", "sweep_frame",
-           "sweep_markdown", "sweep_rows", "write_sweep_figure", "write_sweep_report"]
+__all__ = ["PLOT_NAME", "SweepPoint", "columns", "load_points", "reach_cell", "sweep_figure",
+           "sweep_frame", "sweep_markdown", "sweep_rows", "write_sweep_figure",
+           "write_sweep_report"]
+
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One finished grid point of a sweep: its folder (``points/p000``, or the API's
+    ``p000``), the swept values as ``(dotted key, value)`` pairs, and its summary."""
+
+    folder: str
+    values: tuple[tuple[str, Any], ...]
+    summary: Summary
+
 
 def _reach_columns(t: float) -> list[str]:
     """The columns of target ``t``: the mean curve's labels-to-target; the mean over
@@ -92,7 +106,7 @@ def _mean_of_reached(values: list[Any]) -> float | None:
     return sum(reached) / len(reached) if reached else None
 
 
-def load_points(run_dir: Path) -> list[dict[str, Any]]:
+def load_points(run_dir: Path) -> list[SweepPoint]:
     """The finished grid points of a sweep run folder: folder, swept values, summary (read
     from ``points/pNNN/run.json`` and ``summary.json``; a point without them is not finished,
     an invalid one is an :class:`InputError`)."""
@@ -103,28 +117,27 @@ def load_points(run_dir: Path) -> list[dict[str, Any]]:
             summary = read_summary(folder / "summary.json")
         except OSError:
             continue
-        points.append({"folder": f"points/{folder.name}",
-                       "values": tuple(meta.sweep_point.items()),
-                       "summary": summary})
+        points.append(SweepPoint(f"points/{folder.name}", tuple(meta.sweep_point.items()),
+                                 summary))
     if not points:
         raise InputError("no finished sweep point (points/pNNN/summary.json) here",
                          source=str(run_dir))
     return points
 
 
-def sweep_rows(source: Path | str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sweep_rows(source: Path | str | Sequence[SweepPoint]) -> list[dict[str, Any]]:
     """One row per (grid point, arm): the swept values, the final error and, per target, the
     labels needed with their interval (:func:`columns`). ``source`` is a sweep run folder or
     the points :func:`load_points` returns."""
     points = load_points(Path(source)) if isinstance(source, str | Path) else source
     rows = []
     for pt in points:
-        summary: Summary = pt["summary"]
+        summary = pt.summary
         for arm, s in summary.arms.items():
             error, edges = s.final("error"), s.final("edges")
             money, time = s.final("money"), s.final("time")
             row: dict[str, Any] = {
-                "point": pt["folder"], **dict(pt["values"]), "arm": arm,
+                "point": pt.folder, **dict(pt.values), "arm": arm,
                 "replicates": s.replicates,
                 "final_error_rate": None if error is None else error.mean,
                 "final_error_low": None if error is None else error.low,
@@ -154,7 +167,7 @@ def sweep_rows(source: Path | str | list[dict[str, Any]]) -> list[dict[str, Any]
     return rows
 
 
-def sweep_frame(source: Path | str | list[dict[str, Any]]) -> Any:
+def sweep_frame(source: Path | str | Sequence[SweepPoint]) -> Any:
     """:func:`sweep_rows` as a pandas DataFrame (pandas is optional: ImportError without
     it)."""
     import pandas as pd  # optional dependency, only for callers who want a frame
@@ -162,12 +175,12 @@ def sweep_frame(source: Path | str | list[dict[str, Any]]) -> Any:
     return pd.DataFrame(sweep_rows(source))
 
 
-def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, Any]]) -> None:
+def write_sweep_report(run_dir: Path, keys: list[str], points: Sequence[SweepPoint]) -> None:
     """Write the sweep table, its JSON and Markdown, and the plot (if matplotlib is
     available)."""
     rows = sweep_rows(points)
-    metric = metric_of(points[0]["summary"]) if points else ERROR_RATE
-    targets = targets_of(points[0]["summary"].arms) if points else TARGETS
+    metric = metric_of(points[0].summary) if points else ERROR_RATE
+    targets = targets_of(points[0].summary.arms) if points else TARGETS
     header = columns(keys, targets)
     write_csv_atomic(
         run_dir / "sweep.csv", header,
@@ -183,13 +196,13 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: list[dict[str, An
         names={md_literal(r["arm"]) for r in rows}))
 
 
-def write_sweep_figure(out_dir: Path, keys: list[str], points: list[dict[str, Any]],
+def write_sweep_figure(out_dir: Path, keys: list[str], points: Sequence[SweepPoint],
                        rows: list[dict[str, Any]], style: FigureStyle = REPORT_STYLE) -> bool:
     """Write the sweep figure (PNG and SVG) into ``out_dir`` in ``style``; False when
     matplotlib is missing (it is optional: the tables are the sweep's result)."""
-    metric = metric_of(points[0]["summary"]) if points else ERROR_RATE
-    targets = targets_of(points[0]["summary"].arms) if points else TARGETS
-    money = any("money" in p["summary"].cost_axes for p in points)
+    metric = metric_of(points[0].summary) if points else ERROR_RATE
+    targets = targets_of(points[0].summary.arms) if points else TARGETS
+    money = any("money" in p.summary.cost_axes for p in points)
     try:
         with style.fonts():
             fig = sweep_figure(keys, rows, metric, targets,

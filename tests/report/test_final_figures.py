@@ -27,7 +27,7 @@ from marketsim.report.comparison_text import comparisons_section, key_results
 from marketsim.report.cost_text import under_budget_section
 from marketsim.report.markdown import report_lines
 from marketsim.report.results_text import arms_section, checkpoints
-from marketsim.report.sweep import sweep_markdown, sweep_rows
+from marketsim.report.sweep import SweepPoint, sweep_markdown, sweep_rows
 
 BUDGET = 500
 
@@ -105,7 +105,7 @@ def test_sweep_final_columns_and_difference_are_those_of_the_final_errors() -> N
     last common label count, of the opposite sign."""
     rows = preset_study()
     summary = summary_of(rows)
-    out = sweep_rows([{"folder": "points/p000", "values": (("k", 1),), "summary": summary}])
+    out = sweep_rows([SweepPoint("points/p000", (("k", 1),), summary)])
     by_arm = {r["arm"]: r for r in out}
     pre, uni = by_arm["preset"], by_arm["uniform"]
     last_p, last_u = ends(rows, "preset"), ends(rows, "uniform")

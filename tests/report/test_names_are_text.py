@@ -28,7 +28,7 @@ import marketsim
 from marketsim.report.dashboard import LiveDashboard
 from marketsim.report.formatting import clean_name, md_literal, table
 from marketsim.report.html import write_html_report
-from marketsim.report.sweep import write_sweep_report
+from marketsim.report.sweep import SweepPoint, write_sweep_report
 
 HOSTILE = [
     "x *y* z",
@@ -64,8 +64,7 @@ def _study(folder: Path, name: str, arms: list[str]) -> marketsim.StudyResult:
                            progress=False)
     write_html_report(folder)
     write_sweep_report(folder / "sweep", ["budget.batch"], [
-        {"folder": "points/p000", "values": (("budget.batch", 30),),
-         "summary": result.summary}])
+        SweepPoint("points/p000", (("budget.batch", 30),), result.summary)])
     return result
 
 

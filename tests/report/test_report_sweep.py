@@ -16,7 +16,7 @@ from marketsim.record.summary import TARGETS
 from marketsim.record.summary_model import ArmSummary, Comparisons, Summary
 from marketsim.report.formatting import num
 from marketsim.report.plots import arm_style
-from marketsim.report.sweep import sweep_figure, sweep_markdown, write_sweep_report
+from marketsim.report.sweep import SweepPoint, sweep_figure, sweep_markdown, write_sweep_report
 from marketsim.report.sweep_plot import axis_label
 
 ARMS = ["uniform", "entropy-greedy", "knowledge-gradient"]
@@ -108,17 +108,16 @@ def test_write_sweep_report_writes_the_plot_and_tables(tmp_path: Path) -> None:
     points = []
     for folder in dict.fromkeys(r["point"] for r in rows):
         mine = [r for r in rows if r["point"] == folder]
-        points.append({
-            "folder": folder, "values": (("workers.count", mine[0]["workers.count"]),),
-            "summary": Summary.model_construct(metric="error_rate", arms={
+        points.append(SweepPoint(
+            folder, (("workers.count", mine[0]["workers.count"]),),
+            Summary.model_construct(metric="error_rate", arms={
                 r["arm"]: ArmSummary.model_construct(
                     final_error_mean=r["final_error_rate"], replicates=2, edges=[],
                     edges_to_reach={f"{t:g}": r[f"edges_to_{t:g}"] for t in TARGETS},
                     edges_to_reach_ci95={}, edges_to_reach_replicates={},
                     error_low=[], error_high=[], sim_time=[],
                     time_to_reach_replicates={}, time_to_reach_ci95={}, stopped=[])
-                for r in mine}, comparisons=Comparisons(), cost_axes=[]),
-        })
+                for r in mine}, comparisons=Comparisons(), cost_axes=[])))
     write_sweep_report(tmp_path, ["workers.count"], points)
     for name in ("sweep.csv", "sweep.json", "sweep.md", "labels_needed_vs_sweep.png",
                  "labels_needed_vs_sweep.svg"):
