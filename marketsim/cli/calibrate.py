@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from marketsim.aggregation.type_selection import (
 )
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.cli.notes import warnings_as_notes
-from marketsim.cli.twin_fit import fit_rows, poor_fit_warning, time_rows
+from marketsim.cli.twin_fit import FitRow, fit_rows, poor_fit_warning, time_rows
 from marketsim.data.calibration_input import (
     calibration_warnings,
     check_calibratable,
@@ -293,10 +293,10 @@ def execute(args: argparse.Namespace) -> int:
            + ("the twins' errors" if cal.moments is not None else "held-out likelihood"))
     print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
     print(types_summary(cal))
-    width = max(len(r["statistic"]) for r in rows)
+    width = max(len(r.statistic) for r in rows)
     print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")
     for r in rows:
-        print(f"{r['statistic']:<{width}}  {r['real']:>28}  {r['simulated']}")
+        print(f"{r.statistic:<{width}}  {r.real:>28}  {r.simulated}")
     if arrivals is not None:
         print(f"arrivals: {arrivals.rate:.6g} labels per {arrivals.unit} (1 unit of simulated "
               f"time = 1 {arrivals.unit} of column {arrivals.column!r})")
@@ -307,7 +307,7 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
-             fmt: str | None) -> tuple[Calibration, list[dict[str, Any]], ArrivalFit | None]:
+             fmt: str | None) -> tuple[Calibration, list[FitRow], ArrivalFit | None]:
     """Load, fit, write the scenario and its goodness of fit (``<out>.fit.json``, ``.png``);
     the calibration, the goodness-of-fit rows and the arrival fit, for the printed summary."""
     out = Path(args.out)
@@ -349,10 +349,13 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     twin_stats = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, sim.n_tasks,
                              sim.n_workers, k)
     rows = fit_rows(real_stats, twin_stats, real_error, sim_error)
-    record: dict[str, Any] = {"scenario": str(out), **fit_record(cal), "goodness_of_fit": rows}
     if arrivals is not None and times is not None:
-        more, record["arrivals"] = time_rows(arrivals, times.values, sim_times)
+        more, arrivals_record = time_rows(arrivals, times.values, sim_times)
         rows += more
+    record: dict[str, Any] = {"scenario": str(out), **fit_record(cal),
+                              "goodness_of_fit": [asdict(row) for row in rows]}
+    if arrivals is not None and times is not None:
+        record["arrivals"] = arrivals_record
     write_json_atomic(fit_json, record)
     plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
     return cal, rows, arrivals

@@ -3,6 +3,7 @@ as the rows it prints and saves in ``<out>.fit.json``, and the arrival process's
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,8 +12,18 @@ from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit, gap_stats
 from marketsim.aggregation.crowd_stats import CrowdStats
 
 
+@dataclass(frozen=True)
+class FitRow:
+    """One goodness-of-fit row: a statistic, its value on the real labels and on the twin's
+    (as printed; ``<out>.fit.json`` holds each row as an object of these three keys)."""
+
+    statistic: str
+    real: str
+    simulated: str
+
+
 def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: float
-             ) -> list[dict[str, Any]]:
+             ) -> list[FitRow]:
     """Goodness of fit: one row per statistic, real against simulated."""
     def spread(x: np.ndarray) -> str:
         return f"{np.mean(x):.2f} (sd {np.std(x):.2f}, {np.min(x)}-{np.max(x)})"
@@ -23,7 +34,7 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
     constant = np.ptp(real.labels_per_worker) == 0 or np.ptp(twin.labels_per_worker) == 0
     corr = "n/a (constant)" if constant else \
         f"{np.corrcoef(real.labels_per_worker, twin.labels_per_worker)[0, 1]:.4f}"
-    return [
+    return [FitRow(**row) for row in [
         {"statistic": "accuracy (all labels)", "real": _overall(real), "simulated": _overall(twin)},
         {"statistic": "per-worker accuracy, mean |real - simulated| (label-weighted)",
          "real": "", "simulated": f"{np.average(gap, weights=weights):.4f}"},
@@ -40,7 +51,7 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
         {"statistic": "Dawid-Skene error rate",
          "real": "n/a (no truth)" if np.isnan(real_error) else f"{100 * real_error:.2f}%",
          "simulated": f"{100 * twin_error:.2f}% (1 replicate)"},
-    ]
+    ]]
 
 
 def _overall(stats: CrowdStats) -> str:
@@ -49,7 +60,7 @@ def _overall(stats: CrowdStats) -> str:
 
 
 def time_rows(fit: ArrivalFit, real_times: np.ndarray, sim_times: np.ndarray
-              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+              ) -> tuple[list[FitRow], dict[str, Any]]:
     """Goodness of fit of the arrival process (rows) and its record for ``<out>.fit.json``.
 
     The twin's initial graph is in place at time 0 (``at_zero`` labels): its gaps are those
@@ -62,14 +73,14 @@ def time_rows(fit: ArrivalFit, real_times: np.ndarray, sim_times: np.ndarray
     real_after = float(t[-1] - t[min(max(at_zero - 1, 0), t.size - 1)])
     sim_span = float(sim_times[-1]) if sim_times.size else 0.0
     g = fit.gaps
-    rows = [
+    rows = [FitRow(**row) for row in [
         {"statistic": f"gap between labels, mean ({unit}s)", "real": f"{g.mean:.6g}",
          "simulated": f"{sim.mean:.6g}"},
         {"statistic": "gap between labels, coefficient of variation (Poisson: 1)",
          "real": f"{g.cv:.3f}", "simulated": f"{sim.cv:.3f}"},
         {"statistic": f"time for the labels after the first {at_zero} ({unit}s)",
          "real": f"{real_after:.6g}", "simulated": f"{sim_span:.6g} (from time 0)"},
-    ]
+    ]]
     record = {
         "column": fit.column, "kind": fit.kind, "unit": unit, "rate": fit.rate,
         "labels": g.n_labels, "span": g.span, "gap_mean": g.mean, "gap_cv": g.cv,
