@@ -210,3 +210,37 @@ def test_the_continuous_counter_sees_names_not_strings(tmp_path: Path) -> None:
     assert continuous_names(code) == set()
     code.write_text("def f(continuous: bool) -> bool:\n    return world.continuous\n")
     assert continuous_names(code) == {"continuous"}
+
+
+#: Most string-key reads in the reports, the Python API and the command line (issue #39: 194
+#: in 2ff353b by :func:`string_key_reads`): they read typed models (the run's recorded
+#: ``Scenario``, the summary, sweep points, calibrate's fit rows), not dicts by key.
+MAX_STRING_KEY_READS = 23
+#: The modules whose string-key reads are counted.
+READERS = sorted([*PACKAGE.glob("report/*.py"), PACKAGE / "api.py", *PACKAGE.glob("cli/*.py")])
+
+
+def string_key_reads(path: Path) -> list[str]:
+    """``x["key"]`` read (not assigned) and ``x.get("key")`` with a literal string key."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+            found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "get" and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_reports_api_and_cli_read_typed_models() -> None:
+    reads = [r for path in READERS for r in string_key_reads(path)]
+    assert len(reads) <= MAX_STRING_KEY_READS, "\n".join(reads)
+
+
+def test_the_string_key_counter_sees_reads_not_writes_or_lists(tmp_path: Path) -> None:
+    code = tmp_path / "x.py"
+    code.write_text('row["a"] = 1\nhead = ["arm"]\nx = row["b"] + row.get("c", 0) + row[k]\n')
+    assert [r.split(": ", 1)[1] for r in string_key_reads(code)] == ["row['b']",
+                                                                      "row.get('c', 0)"]
