@@ -109,11 +109,11 @@ def test_market_answers_follow_the_same_rows() -> None:
     within(counts / rows, expected / rows, rows / reps)  # tasks, not answers, vary
 
 
-def test_effects_are_off_by_default_and_left_out_of_the_record() -> None:
+def test_effects_are_off_by_default_and_recorded_as_off() -> None:
     plain = parse_scenario({**scenario(), "workers": {"count": 3, "model": "confusion"}}, "x")
     assert plain.workers.confusion.sigma == 0 and plain.workers.confusion.lookalike is None
-    record = plain.to_dict()["workers"]["confusion"]
-    assert not {"sigma", "lookalike", "matrices"} & set(record)
+    record = plain.to_dict()["workers"]["confusion"]  # run.json v2: every value it ran with
+    assert record["sigma"] == 0 and not {"lookalike", "matrices"} & set(record)
     given = parse_scenario(scenario(sigma=0.5, lookalike=LOOKALIKE), "x").to_dict()
     assert given["workers"]["confusion"]["sigma"] == 0.5
     assert given["workers"]["confusion"]["lookalike"] == [[0.9, 0.1], [0.25, 0.75]] or \

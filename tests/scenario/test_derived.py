@@ -10,6 +10,7 @@ import pytest
 
 import marketsim
 from marketsim.errors import InputError
+from marketsim.policies.base import Policy
 from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.parser import load_scenario, parse_scenario, scenario_from_dict
 from marketsim.scenario.specs import Scenario
@@ -150,11 +151,10 @@ def test_one_public_scenario_class_and_one_load_scenario() -> None:
     assert "document" not in type(table).__dict__ and table.as_written()["count"] == 30
 
 
-class _Oldest:
+class _Oldest(Policy):
     """A policy object: the tasks in index order."""
 
     name = "oldest"
-    needs_truth = False
 
     def bind(self, info: Any) -> None:
         self.n = info.n_tasks
