@@ -13,6 +13,7 @@ from marketsim.record.metric import ERROR_RATE
 from marketsim.record.summary_model import ArmSummary, ReachInterval
 from marketsim.report.comparison_text import key_results
 from marketsim.report.results_text import reach_interval
+from marketsim.scenario.arm_specs import ArmSpec
 
 TINY = {
     "scenario": {"name": "edge", "seed": 1, "replicates": 1},
@@ -22,6 +23,11 @@ TINY = {
     "arms": [{"name": "uniform", "policy": "uniform"},
              {"name": "entropy", "policy": "entropy-greedy"}],
 }
+
+
+def _specs(**policies: str) -> dict[str, ArmSpec]:
+    """Arms by name, each running the named policy."""
+    return {n: ArmSpec.model_validate({"name": n, "policy": p}) for n, p in policies.items()}
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +81,7 @@ def test_reached_in_some_replicates_and_in_none_are_said_so() -> None:
 def test_in_short_says_which_arms_never_reached_and_when_nothing_can_be_tested() -> None:
     """An arm that never reached a target is named as such, not 'not detectably different';
     no pair where both reached it means no test, not 'detectable with 0 replicates'."""
-    specs = {"a": {"policy": "entropy-greedy"}, "b": {"policy": "qasca"},
-             "c": {"policy": "oracle"}}
+    specs = _specs(a="entropy-greedy", b="qasca", c="oracle")
     arms = {"a": arm([100.0, 140.0], 120.0), "b": arm([None, None], None)}
     lines = key_results(arms, specs, ["a", "b"], ERROR_RATE)
     assert lines[0] == ("- **5 % error**: only *a* reached it: 120 on average; *b* did not reach "
@@ -94,7 +99,7 @@ def test_in_short_says_which_arms_never_reached_and_when_nothing_can_be_tested()
 def test_a_baseline_that_missed_the_target_is_named_once() -> None:
     """The uniform baseline missed the target: the sentence names it among the arms that did
     not reach it, and does not say so a second time."""
-    specs = {"a": {"policy": "entropy-greedy"}, "u": {"policy": "uniform"}}
+    specs = _specs(a="entropy-greedy", u="uniform")
     arms = {"a": arm([100.0, 140.0], 120.0), "u": arm([None, None], None)}
     line = key_results(arms, specs, ["a", "u"], ERROR_RATE)[0]
     assert line.count("*u*") == 1 and line.count("did not reach it") == 1, line
