@@ -52,7 +52,7 @@ from marketsim.scenario.resolve import resolve
 from marketsim.scenario.sweep_keys import SweepGrid
 from marketsim.scenario.validation import validate
 from marketsim.tables import Table, _as_tuple
-from marketsim.workers.base import WorkerModel
+from marketsim.workers.base import Crowd, WorkerModel
 
 #: Longest ``Scenario.slug`` (the run folder's name): long names must not break paths.
 MAX_SLUG = 60
@@ -146,6 +146,12 @@ class Scenario(Table):
         """The worker model, whose facts say whether labels are scores (score methods, RMSE
         as the headline error) or classes."""
         return self.workers.model_class
+
+    @property
+    def crowd(self) -> Crowd:
+        """What the worker model reads besides its own options: the tasks, the workers and
+        the budget (a world's draw, gold items, a refit's measurement)."""
+        return Crowd(self.tasks, self.workers, self.budget)
 
     @property
     def max_labels(self) -> int:
