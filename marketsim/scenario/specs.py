@@ -47,6 +47,7 @@ from marketsim.scenario.mechanics import (
     arm_mechanics,
     check_arm_blocking,
 )
+from marketsim.scenario.outline import StudyOutline
 from marketsim.scenario.replay import ReplaySpec
 from marketsim.scenario.resolve import resolve
 from marketsim.scenario.sweep_keys import SweepGrid
@@ -146,6 +147,17 @@ class Scenario(Table):
         """The worker model, whose facts say whether labels are scores (score methods, RMSE
         as the headline error) or classes."""
         return self.workers.model_class
+
+    @property
+    def outline(self) -> StudyOutline:
+        """Its name, arms, units, one unit's size and headline error: what the resource guard
+        and the progress display read."""
+        return StudyOutline(
+            name=self.name, arms=tuple(arm.name for arm in self.arms),
+            replicates=self.replicates, tasks=self.tasks.count, classes=self.tasks.classes,
+            workers=self.workers.count, edges=self.budget.edges, labels=self.max_labels,
+            graph=self.output.graph, metric=self.worker_model.metric, targets=self.targets,
+            source=self.source)
 
     @property
     def crowd(self) -> Crowd:
