@@ -123,7 +123,7 @@ class BudgetView(Protocol):
 @dataclass(frozen=True)
 class Crowd:
     """What a worker model reads besides its own options: the tasks, the workers (with their
-    model) and the budget of labels (an initial graph's size, the policy's view). Built once
+    model) and the budget of labels (an initial graph's size, the policy's view). Built
     from a scenario (:attr:`~marketsim.scenario.specs.Scenario.crowd`), so a model is given
     these three tables, not the whole scenario."""
 
