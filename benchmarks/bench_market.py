@@ -27,6 +27,7 @@ from marketsim.market.market import Market  # noqa: E402
 from marketsim.market.worker_models import draw_world  # noqa: E402
 from marketsim.policies.registry import make_policy  # noqa: E402
 from marketsim.scenario.parser import load_scenario  # noqa: E402
+from marketsim.study.runner import market_setup  # noqa: E402
 from marketsim.study.seeds import unit_streams, world_rng  # noqa: E402
 
 
@@ -35,10 +36,10 @@ def time_market(path: Path, arm: int, replicate: int = 0) -> dict[str, float]:
     sc = load_scenario(path)
     spec = sc.arms[arm]
     market = Market(
-        sc,
-        draw_world(sc, world_rng(sc.seed, replicate)),
+        market_setup(sc),
+        draw_world(sc.crowd, world_rng(sc.seed, replicate)),
         make_policy(spec.policy.name, dict(spec.policy.options)),
-        estimator_factory(sc, spec.inference),
+        estimator_factory(sc.crowd, spec.inference),
         unit_streams(sc.seed, replicate, arm),
         warm_start=spec.inference.warm_start,
         keep_graph=sc.output.graph,
@@ -118,9 +119,9 @@ def part_forest(repeats: int) -> None:
     sc = load_scenario(ROOT / "scenarios/paper/30_workers_faithful.toml")
     spec = sc.arms[0]
     market = Market(
-        sc, draw_world(sc, world_rng(sc.seed, 0)),
+        market_setup(sc), draw_world(sc.crowd, world_rng(sc.seed, 0)),
         make_policy(spec.policy.name, dict(spec.policy.options)),
-        estimator_factory(sc, spec.inference), unit_streams(sc.seed, 0, 0), keep_graph=False,
+        estimator_factory(sc.crowd, spec.inference), unit_streams(sc.seed, 0, 0), keep_graph=False,
     )
     market.budget = 15_000  # stop the market half way: a realistic graph
     market.run()

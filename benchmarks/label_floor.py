@@ -180,7 +180,7 @@ def main() -> None:
     best: list[tuple[float, float, int]] = []
     routes: list[float] = []
     for r in range(sc.replicates):
-        world = draw_world(sc, world_rng(sc.seed, r))
+        world = draw_world(sc.crowd, world_rng(sc.seed, r))
         ability = np.asarray(world.ability, dtype=np.float64)
         p0 = ability[world.initial_workers]
         lw0 = np.log(p0 / (1.0 - p0))

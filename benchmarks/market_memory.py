@@ -122,6 +122,7 @@ def one_size(labels: int, policy: str, tree: Path = ROOT, engine: str = "events"
     from marketsim.market.worker_models import draw_world
     from marketsim.policies.registry import make_policy
     from marketsim.scenario.parser import parse_scenario
+    from marketsim.study.runner import market_setup
     from marketsim.study.seeds import unit_streams, world_rng
 
     imported = _rss("VmRSS")
@@ -141,11 +142,11 @@ def one_size(labels: int, policy: str, tree: Path = ROOT, engine: str = "events"
         heap = map_big_arrays()
     except ImportError:
         heap = False
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     drawn, drawn_peak = _rss("VmRSS"), _rss("VmHWM")
-    market = Market(sc, world,
+    market = Market(market_setup(sc), world,
                     make_policy(arm.policy.name, arm.policy.options),
-                    estimator_factory(sc, arm.inference), unit_streams(sc.seed, 0, 0),
+                    estimator_factory(sc.crowd, arm.inference), unit_streams(sc.seed, 0, 0),
                     warm_start=True, keep_graph=False)
     built = _rss("VmRSS")
     start, cpu = time.perf_counter(), time.process_time()

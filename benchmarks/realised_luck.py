@@ -28,6 +28,7 @@ from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import load_scenario
 from marketsim.scenario.specs import Scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 
@@ -45,14 +46,14 @@ def replicate_measures(sc: Scenario, arm: int, replicate: int, target: float) ->
         float, float, float]:
     """(curve, exact realised, exact expected) labels to ``target`` on one replicate."""
     spec = sc.arms[arm]
-    world = draw_world(sc, world_rng(sc.seed, replicate),
+    world = draw_world(sc.crowd, world_rng(sc.seed, replicate),
                        spec.initial_graph(sc.budget),
                        None if spec.initial is None
                        else initial_graph_rng(sc.seed, replicate,
                                               spec.initial))
     policy = spec.policy.build(allow_imports=False, source=sc.source)
-    market = Market(sc.for_arm(spec), world, policy,
-                    estimator_factory(sc, spec.inference),
+    market = Market(market_setup(sc.for_arm(spec)), world, policy,
+                    estimator_factory(sc.crowd, spec.inference),
                     unit_streams(sc.seed, replicate, arm),
                     warm_start=spec.inference.warm_start)
     curve = market.run()

@@ -225,7 +225,7 @@ def main() -> None:
     rows = []
     began = time.perf_counter()
     for r in range(count):
-        world = draw_world(sc, world_rng(sc.seed, r))
+        world = draw_world(sc.crowd, world_rng(sc.seed, r))
         ability = np.asarray(world.ability, dtype=np.float64)
         start = start_states(world, prior)
         problem = TaskProblem(grid, ability, start)

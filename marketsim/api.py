@@ -103,7 +103,7 @@ def run(
     jobs, note = capped_jobs(jobs, scenario.replicates * len(scenario.arms))
     if note and progress is True:
         print(f"marketsim: note: {note}", file=sys.stderr)
-    check_memory(scenario, jobs)
+    check_memory([scenario.outline], jobs)
     observer = _observer(progress)
     if out is None:
         summary, units = run_observed(scenario, None, observer, jobs=jobs)

@@ -131,13 +131,13 @@ def execute(args: argparse.Namespace) -> int:
     scenario = scenario.resolve_imports(args.allow_imports)
     points = expand(scenario)
     if args.jobs is None:  # the default: every CPU, as far as the units and memory go
-        args.jobs = default_jobs(scenario)
+        args.jobs = default_jobs([p.outline for p in points])
     elif not args.scheduler:  # a remote cluster's size is its own
         args.jobs, note = capped_jobs(args.jobs, max(p.replicates * len(p.arms) for p in points))
         if note and not args.quiet:
             print(f"marketsim: note: {note}", file=sys.stderr)
     if args.backend == "local":  # a Dask cluster's workers have their own memory
-        check_memory(scenario, args.jobs)
+        check_memory([p.outline for p in points], args.jobs)
     with folder_lock(run_dir):
         return _execute_locked(args, scenario, points, run_dir)
 

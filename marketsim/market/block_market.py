@@ -75,14 +75,14 @@ class BlockMarket(Market):
         if self.worker_aware:  # an import-path policy is only known now
             raise InputError("scenario.engine = 'blocks' needs a policy that ranks tasks; this "
                              "arm's policy chooses per arriving worker (assign): use engine = "
-                             "'events'", source=self.scenario.source)
+                             "'events'", source=self.setup.source)
         draw = getattr(self.answers, "answer_block", None)
         if not callable(draw):
             raise InputError(f"scenario.engine = 'blocks' cannot draw answers of workers.model "
-                             f"= {self.scenario.workers.model!r} in blocks: use engine = "
-                             "'events'", source=self.scenario.source)
+                             f"= {self.setup.workers.model!r} in blocks: use engine = "
+                             "'events'", source=self.setup.source)
         self._answer_block: Callable[[np.ndarray, np.ndarray], np.ndarray] = draw
-        sc = self.scenario
+        sc = self.setup
         self.blocks = BlockRequester(sc.tasks.count, sc.workers.count, sc.tasks.classes,
                                      sc.max_labels, min(self.batch, sc.max_labels),
                                      self.log.incidence)
@@ -111,7 +111,7 @@ class BlockMarket(Market):
                 handed, workers = handed[order], workers[order]  # refresh reads them in order
                 self._record(handed, workers, self._answer_block(handed, workers))
             if stuck:  # every worker arrived idle and got nothing since the last hand-out
-                self._refused = set(range(self.scenario.workers.count))
+                self._refused = set(range(self.setup.workers.count))
                 self._stuck()
         return clock
 
@@ -124,7 +124,7 @@ class BlockMarket(Market):
         self.blocks.mark(tasks, workers)
         self._record(tasks, workers, w.initial_labels[keep])
         self.refresh()
-        arrivals = Arrivals(self.scenario.workers.arrivals, self.scenario.workers.count)
+        arrivals = Arrivals(self.setup.workers.arrivals, self.setup.workers.count)
         clock = 0.0
         while self.bought < self.budget:
             clock = self._hand_out(min(self.bought + self.batch, self.budget), arrivals, clock)

@@ -18,8 +18,7 @@ import numpy as np
 
 from marketsim.data.labels import LabelSet
 from marketsim.scenario.market_specs import GoldSpec
-from marketsim.scenario.specs import Scenario
-from marketsim.workers.base import AnswerModel, World
+from marketsim.workers.base import AnswerModel, Crowd, World
 
 
 def draw_gold_truth(spec: GoldSpec, prior: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -31,14 +30,14 @@ class GoldQuestions:
     """The gold questions of one market, who answered which, and the answers."""
 
     @classmethod
-    def draw(cls, scenario: Scenario, spec: GoldSpec, world: World, n_workers: int,
+    def draw(cls, crowd: Crowd, spec: GoldSpec, world: World, n_workers: int,
              world_rng: np.random.Generator, rng: np.random.Generator) -> GoldQuestions:
         """A replicate's gold questions: their classes, then their own per-task effects, from
         ``world_rng`` (shared by every arm), answered by ``world``'s worker model with answers
         and picks drawn from ``rng``."""
-        truth = draw_gold_truth(spec, np.asarray(scenario.tasks.prior), world_rng)
-        items = world.model.items(scenario, world, truth, world_rng)
-        answers = world.model.answers(items, scenario.tasks.classes, rng)
+        truth = draw_gold_truth(spec, np.asarray(crowd.tasks.prior), world_rng)
+        items = world.model.items(crowd, world, truth, world_rng)
+        answers = world.model.answers(items, crowd.tasks.classes, rng)
         return cls(spec, truth, answers, n_workers, rng)
 
     def __init__(self, spec: GoldSpec, truth: np.ndarray, answers: AnswerModel,

@@ -13,18 +13,18 @@ from marketsim.aggregation.identifiability import identifiability_checks
 from marketsim.aggregation.spectral import SpectralFallbackWarning
 from marketsim.scenario.inference_options import estimator_kwargs
 from marketsim.scenario.inference_spec import InferenceSpec, takes
-from marketsim.scenario.specs import Scenario
+from marketsim.workers.base import Crowd
 
 __all__ = ["estimator_factory", "fit_counted", "takes"]
 
 
-def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], BaseAggregator]:
+def estimator_factory(crowd: Crowd, spec: InferenceSpec) -> Callable[[], BaseAggregator]:
     """A zero-argument callable building a fresh estimator configured as ``spec`` says.
 
     The keyword arguments are :func:`~marketsim.scenario.inference_options.estimator_kwargs`'s,
     the ones the parser checked: every setting the method takes, none dropped (prior
-    parameters default to the scenario's ability distribution, ``class_prior = "true"`` is the
-    scenario's class prior). An estimator
+    parameters default to the crowd's ability distribution, ``class_prior = "true"`` is its
+    tasks' class prior). An estimator
     object given in Python (``spec.estimator``) is used as it is: every call returns a fresh
     deep copy of this unit's own copy of it, unfitted.
     """
@@ -38,7 +38,7 @@ def estimator_factory(scenario: Scenario, spec: InferenceSpec) -> Callable[[], B
     cls = spec.entry
     assert cls is not None  # resolved once, when the scenario was parsed
     # built (and its parameters validated) once; every refresh fits a shallow copy, unfitted
-    template = cls(**estimator_kwargs(spec, scenario.tasks.prior, scenario.workers.ability))
+    template = cls(**estimator_kwargs(spec, crowd.tasks.prior, crowd.workers.ability))
 
     def build() -> BaseAggregator:
         return copy.copy(template)

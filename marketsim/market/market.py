@@ -50,6 +50,7 @@ from marketsim.market.policy_guard import (
 from marketsim.market.replay import ReplayAnswers, ReplayRequester
 from marketsim.market.requester import Requester, TaskRequester, mark_all
 from marketsim.market.service import Visits
+from marketsim.market.setup import MarketSetup
 from marketsim.market.streams import Streams
 from marketsim.market.stuck import money_detail, ran_out
 from marketsim.market.workforce import Workforce, worker_prices
@@ -57,17 +58,17 @@ from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_awar
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import Stop
 from marketsim.scenario.replay import ReplayData
-from marketsim.scenario.specs import Scenario
 from marketsim.workers.base import World
 from marketsim.workers.dynamics import with_dynamics
 
 
 class Market:
-    """One simulated market: a scenario's world, one arm's policy and inference service."""
+    """One simulated market: a replicate's world, one arm's setup, policy and inference
+    service."""
 
     def __init__(
         self,
-        scenario: Scenario,
+        setup: MarketSetup,
         world: World,
         policy: AssignmentPolicy,
         make_estimator: Callable[[], BaseAggregator],
@@ -78,29 +79,29 @@ class Market:
         on_refresh: Callable[[CurvePoint], None] | None = None,
         replay: ReplayData | None = None,
     ) -> None:
-        self.scenario = scenario
+        self.setup = setup
         self.world = world
         self.policy = policy
         self.make_estimator = make_estimator
         self.streams = streams
         self.warm_start = warm_start
         self.on_refresh = on_refresh
-        n, m, k = scenario.tasks.count, scenario.workers.count, scenario.tasks.classes
+        n, m, k = setup.tasks.count, setup.workers.count, setup.tasks.classes
         self.n_classes = k
-        self.batch = scenario.budget.batch
+        self.batch = setup.budget.batch
         self.env = simpy.Environment()
-        self.log = LabelLog(n, m, k, scenario.max_labels, scores=world.model.scores)
+        self.log = LabelLog(n, m, k, setup.max_labels, scores=world.model.scores)
         env = self.env  # the clock below holds the environment, not the market (no cycle)
         self.answers = (ReplayAnswers(replay) if replay is not None else with_dynamics(
-            world.model.answers(world, k, streams.answers), scenario.workers.dynamics, m,
+            world.model.answers(world, k, streams.answers), setup.workers.dynamics, m,
             streams.dynamics, lambda: float(env.now)))
-        tier, price = worker_prices(scenario, world.ability, streams.tiers)
+        tier, price = worker_prices(setup.workers, world.ability, streams.tiers)
         #: The market's books: every debit (initial graph, labels, gold) goes through it.
-        self.ledger = Ledger(price, scenario.budget.edges, scenario.budget.money,
-                             scenario.workers.capacity, scenario.budget.fee)
-        self.workforce = Workforce(scenario, self.ledger, tier, streams.workforce)
-        self.gold = None if scenario.gold is None else GoldQuestions.draw(
-            scenario, scenario.gold, world, m, streams.gold_world, streams.gold)
+        self.ledger = Ledger(price, setup.budget.edges, setup.budget.money,
+                             setup.workers.capacity, setup.budget.fee)
+        self.workforce = Workforce(setup, self.ledger, tier, streams.workforce)
+        self.gold = None if setup.gold is None else GoldQuestions.draw(
+            setup.crowd, setup.gold, world, m, streams.gold_world, streams.gold)
         self.worker_aware = is_worker_aware(policy)
         self.requester: TaskRequester | WorkerAwareRequester
         if self.worker_aware:  # never with [replay]: refused when the scenario is parsed
@@ -109,10 +110,10 @@ class Market:
                 policy, n, m, k, streams.policy, self.workforce.stats,
                 (lambda _worker: False) if gold is None else gold.has_left, self.log.arrays)
         else:
-            self.requester = (Requester(n, m, scenario.max_labels, self.log) if replay is None
+            self.requester = (Requester(n, m, setup.max_labels, self.log) if replay is None
                               else ReplayRequester(replay))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
-        self.visits = Visits(self.env, scenario.workers.service, m, streams.speeds,
+        self.visits = Visits(self.env, setup.workers.service, m, streams.speeds,
                              streams.abandon, weakref.proxy(self))
         self._arriving = False  # whether the arrivals process runs (abandonment may restart it)
         self.curve: list[CurvePoint] = []
@@ -139,7 +140,7 @@ class Market:
         #: Gold answers enter the fit (classes clamped) when asked and the estimator can.
         self._gold_fit = (self.gold is not None and self.gold.spec.in_inference
                           and takes(make_estimator(), "known"))
-        info = market_info(scenario, world, policy, make_estimator)
+        info = market_info(setup, world, policy, make_estimator)
         call_policy(policy, "bind", lambda: policy.bind(info))
 
     # --- label bookkeeping -------------------------------------------------------------------
@@ -209,7 +210,7 @@ class Market:
         if self._gold_fit and self.gold is not None and self.gold.n_answered:
             labels, kwargs["known"] = self.gold.with_tasks(labels)
             if init is not None:  # gold rows start at their known class
-                gold_classes = kwargs["known"][self.scenario.tasks.count:]
+                gold_classes = kwargs["known"][self.setup.tasks.count:]
                 init = np.vstack([init, np.eye(self.n_classes)[gold_classes]])
         warm = self.warm_start and init is not None and hasattr(est, "max_iter")
         if warm:
@@ -218,7 +219,7 @@ class Market:
         self.not_converged += not_converged
         self.init_fallbacks += fallbacks
         if "known" in kwargs:  # results are the real tasks only
-            n = self.scenario.tasks.count
+            n = self.setup.tasks.count
             est.proba_, est.labels_ = est.proba_[:n], est.labels_[:n]
         return est
 
@@ -232,7 +233,7 @@ class Market:
         est = self._fit(labels)
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started
-        point, state = self.world.model.measure(self.scenario, self.world, est, labels,
+        point, state = self.world.model.measure(self.setup.crowd, self.world, est, labels,
                                                 float(self.env.now))
         point = replace(point, edges=self.bought, money=self.workforce.spent,
                         gold_money=self.workforce.gold_spent,
@@ -256,7 +257,7 @@ class Market:
         """The policy's ranking, checked and completed to a permutation of the tasks."""
         raw = call_policy(self.policy, "rank", lambda: self.policy.rank(state, self.streams.policy))
         self._refused.clear()
-        return checked_ranking(self.policy, raw, self.scenario.tasks.count)
+        return checked_ranking(self.policy, raw, self.setup.tasks.count)
 
     # --- processes ---------------------------------------------------------------------------
     def inference_service(self) -> Any:
@@ -339,7 +340,7 @@ class Market:
         """Poisson arrivals of uniformly chosen workers (or chosen by ``arrivals.weights``);
         stops when the budget is handed out (an abandoned label restarts it)."""
         rng = self.streams.arrivals
-        arrivals = Arrivals(self.scenario.workers.arrivals, self.scenario.workers.count)
+        arrivals = Arrivals(self.setup.workers.arrivals, self.setup.workers.count)
         visits, self._arriving = self.visits, True
         while self.assigned < self.budget:
             gap, worker = arrivals.draw(rng)
@@ -368,7 +369,7 @@ class Market:
         """Every worker who may work, idle, was offered nothing since the last hand-out: stop
         early when the crowd ran out, else raise why it is stuck, don't spin
         (:func:`~marketsim.market.stuck.ran_out`)."""
-        self._stop_early(*ran_out(self.scenario, self.ledger, self.workforce, self.gold,
+        self._stop_early(*ran_out(self.setup, self.ledger, self.workforce, self.gold,
                                   self.requester, self.policy, sorted(self._refused),
                                   self.budget))
 

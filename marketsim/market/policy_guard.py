@@ -21,8 +21,8 @@ import numpy as np
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.data.compact_labels import compact_id_dtype
 from marketsim.errors import PolicyError
+from marketsim.market.setup import MarketSetup
 from marketsim.policies.base import AssignmentPolicy, MarketInfo, policy_type
-from marketsim.scenario.specs import Scenario
 from marketsim.workers.base import World
 
 T = TypeVar("T")
@@ -130,19 +130,19 @@ def frozen_arrays(obj: T, *, skip: tuple[str, ...] = ()) -> T:
     return replace(obj, **changes)  # type: ignore[type-var]
 
 
-def market_info(scenario: Scenario, world: World, policy: AssignmentPolicy,
+def market_info(setup: MarketSetup, world: World, policy: AssignmentPolicy,
                 make_estimator: Callable[[], BaseAggregator]) -> MarketInfo:
     """What the policy may know before the market starts, as read-only copies (the world is
     shared by every arm); the truth only for policies whose fact ``needs_truth`` is true, the
     workers' true confusion matrices also for those whose ``needs_true_workers`` is."""
     facts = policy_type(policy)
-    ab, oracle = scenario.workers.ability, facts.needs_truth
+    ab, oracle = setup.workers.ability, facts.needs_truth
     knows_workers = oracle or facts.needs_true_workers
     return frozen_arrays(MarketInfo(
-        n_tasks=scenario.tasks.count, n_workers=scenario.workers.count,
-        n_classes=scenario.tasks.classes, class_prior=np.asarray(scenario.tasks.prior),
+        n_tasks=setup.tasks.count, n_workers=setup.workers.count,
+        n_classes=setup.tasks.classes, class_prior=np.asarray(setup.tasks.prior),
         ability_alpha=ab.alpha, ability_beta=ab.beta, ability_low=ab.low,
         inference=make_estimator, truth=world.truth if oracle else None,
         true_confusion=world.confusion if knows_workers else None,
-        gold_count=0 if scenario.gold is None else scenario.gold.count,
+        gold_count=0 if setup.gold is None else setup.gold.count,
     ))

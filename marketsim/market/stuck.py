@@ -15,9 +15,9 @@ from marketsim.market.ledger import Ledger
 from marketsim.market.policy_guard import call_policy, policy_label
 from marketsim.market.replay import ReplayRequester
 from marketsim.market.requester import TaskRequester
+from marketsim.market.setup import MarketSetup
 from marketsim.market.workforce import Workforce
 from marketsim.policies.base import policy_type
-from marketsim.scenario.specs import Scenario
 
 
 def stuck_cause(n_tasks: int, ledger: Ledger, workforce: Workforce, gold: GoldQuestions | None,
@@ -46,15 +46,15 @@ def stuck_cause(n_tasks: int, ledger: Ledger, workforce: Workforce, gold: GoldQu
     return f"{requester} has no task any of them may take"
 
 
-def stuck_error(scenario: Scenario, ledger: Ledger, workforce: Workforce,
+def stuck_error(setup: MarketSetup, ledger: Ledger, workforce: Workforce,
                 gold: GoldQuestions | None, refused: list[int], requester: str,
                 worker_aware: bool, budget: int, cause: str | None = None) -> MarketStuckError:
     """The error of a market whose idle workers who may work were all ``refused`` (``cause``:
     why, when the caller knows; else :func:`stuck_cause`)."""
     n = workforce.n_available()
     who = (f"all {n} workers who may still work" if workforce.ruled
-           else f"all {scenario.workers.count} workers")
-    cause = cause or stuck_cause(scenario.tasks.count, ledger, workforce, gold, refused,
+           else f"all {setup.workers.count} workers")
+    cause = cause or stuck_cause(setup.tasks.count, ledger, workforce, gold, refused,
                                  requester, worker_aware)
     return MarketStuckError(
         f"the market is stuck: {who} arrived idle and were offered no task, with "
@@ -115,7 +115,7 @@ def preset_used_up(wanted: np.ndarray, held: list[list[int]], task_abandoned: np
     return _ran_out(workforce, who, bool(task_abandoned[tasks].any()), what)
 
 
-def ran_out(scenario: Scenario, ledger: Ledger, workforce: Workforce, gold: GoldQuestions | None,
+def ran_out(setup: MarketSetup, ledger: Ledger, workforce: Workforce, gold: GoldQuestions | None,
             requester: TaskRequester | WorkerAwareRequester, policy: object, refused: list[int],
             budget: int) -> tuple[tuple[str, ...], str]:
     """(causes, detail) of the recorded stop of a market whose idle workers who may work were
@@ -128,17 +128,17 @@ def ran_out(scenario: Scenario, ledger: Ledger, workforce: Workforce, gold: Gold
     wanted = getattr(policy, "wanted_tasks", None)
     if isinstance(requester, WorkerAwareRequester) and callable(wanted):
         mask = np.asarray(call_policy(policy, "wanted_tasks", wanted), dtype=bool)
-        if mask.shape != (scenario.tasks.count,):
+        if mask.shape != (setup.tasks.count,):
             raise PolicyError(f"{kind}: wanted_tasks() returned shape {mask.shape}; expected "
-                              f"({scenario.tasks.count},), a bool per task")
+                              f"({setup.tasks.count},), a bool per task")
         out = preset_used_up(mask, requester.held,
                              requester.abandoned, workforce, refused,
                              policy_type(policy).name)
     else:
-        out = None if replay else used_up(scenario.tasks.count, ledger, workforce, refused)
+        out = None if replay else used_up(setup.tasks.count, ledger, workforce, refused)
     if out is not None and out[0]:
         return out
-    raise stuck_error(scenario, ledger, workforce, gold, refused, kind, aware, budget,
+    raise stuck_error(setup, ledger, workforce, gold, refused, kind, aware, budget,
                       None if out is None else out[1])
 
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.market.ledger import MONEY_SLACK, Ledger
+from marketsim.market.setup import MarketSetup
 from marketsim.policies.base import WorkerStats
-from marketsim.scenario.crowd_specs import TiersSpec
+from marketsim.scenario.crowd_specs import TiersSpec, Workers
 from marketsim.scenario.market_specs import BlockingSpec
-from marketsim.scenario.specs import Scenario
 
 
 def draw_tiers(tiers: TiersSpec, ability: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -30,10 +30,10 @@ def draw_tiers(tiers: TiersSpec, ability: np.ndarray, rng: np.random.Generator) 
     return np.searchsorted(np.asarray(tiers.cuts), seen, side="right").astype(np.int64)
 
 
-def worker_prices(scenario: Scenario, ability: np.ndarray,
+def worker_prices(wk: Workers, ability: np.ndarray,
                   tier_rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """(tier, price) of every worker: tier 0 and the flat price without ``[workers.tiers]``."""
-    wk = scenario.workers
+    """(tier, price) of every worker of ``[workers]`` ``wk``: tier 0 and the flat price
+    without ``[workers.tiers]``."""
     if wk.tiers is None:
         return np.zeros(wk.count, dtype=np.int64), np.full(wk.count, wk.price)
     tier = draw_tiers(wk.tiers, np.asarray(ability, dtype=np.float64), tier_rng)
@@ -47,14 +47,14 @@ class Workforce:
     back; both go through the ledger, which charges capacity and money at hand-out (so labels in
     flight count) and pays at receipt (what the curve records)."""
 
-    def __init__(self, scenario: Scenario, ledger: Ledger, tier: np.ndarray,
+    def __init__(self, setup: MarketSetup, ledger: Ledger, tier: np.ndarray,
                  rng: np.random.Generator) -> None:
-        wk = scenario.workers
+        wk = setup.workers
         self.ledger = ledger
         self.capacity = wk.capacity
         self.leave_p = None if wk.session_mean is None else 1.0 / wk.session_mean
-        self.blocking: BlockingSpec | None = scenario.blocking
-        self.money = scenario.budget.money
+        self.blocking: BlockingSpec | None = setup.blocking
+        self.money = setup.budget.money
         self.rng = rng
         self.tier = tier
         self.price = ledger.price

@@ -38,7 +38,7 @@ from marketsim.report.formatting import (
     short,
 )
 from marketsim.report.study_state import StudyState
-from marketsim.scenario.specs import Scenario
+from marketsim.scenario.outline import StudyOutline
 
 
 class _EtaColumn(ProgressColumn):
@@ -79,10 +79,10 @@ class LiveDashboard:
         self._arm_tasks: list[Any] = []
 
     # -- observer API --
-    def start(self, scenario: Scenario, run_dir: Path | str | None) -> None:
+    def start(self, study: StudyOutline, run_dir: Path | str | None) -> None:
         """Set up the bars and start the live display."""
         with self._lock:
-            self.state = StudyState(scenario)
+            self.state = StudyState(study)
             self._shown_at = self.clock()
             self.run_dir = None if run_dir is None else clean_name(str(run_dir))
             self._progress = Progress(
@@ -172,13 +172,13 @@ class LiveDashboard:
         end = ("interrupted" if self.interrupted else "finished") if self.stopped else ""
         long = (f"  {count_of(st.replicates, 'replicate')} × {count_of(len(st.arms), 'arm')}"
                 f" · budget {st.budget:,} labels · elapsed {fmt_seconds(st.elapsed())}")
-        name = "marketsim " + clean_name(st.scenario.name)
+        name = "marketsim " + clean_name(st.study.name)
         if len(name) + len(long) + len(end) + 2 > self.console.width:  # the words that fit
             long = (f"  {st.replicates} reps × {len(st.arms)} arms · {fmt_axis(st.budget)}"
                     f" labels · {fmt_seconds(st.elapsed())}")
         head = Text(no_wrap=True, overflow="ellipsis")
         head.append("marketsim ", style="bold")
-        head.append(clean_name(st.scenario.name), style="bold cyan")
+        head.append(clean_name(st.study.name), style="bold cyan")
         head.append(long)
         if end:
             head.append("  " + end, style="bold red" if self.interrupted else "bold green")

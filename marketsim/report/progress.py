@@ -2,7 +2,8 @@
 
 Every observer has the same four methods, called by the runner's caller:
 
-- ``start(scenario, run_dir)`` once before the first unit;
+- ``start(study, run_dir)`` once before the first unit, with the study's outline (its name,
+  arms, replicates, labels per unit and headline error: all a display needs of the scenario);
 - ``refresh(replicate, arm, point)`` at every refresh of a running unit's inference service
   (only when units run in this process, i.e. ``jobs == 1``);
 - ``unit_done(unit, finished, total)`` whenever a (replicate, arm) unit finishes (or is
@@ -26,14 +27,14 @@ from marketsim.record.metric import ERROR_RATE
 from marketsim.record.units import UnitResult
 from marketsim.report.dashboard import LiveDashboard
 from marketsim.report.formatting import DASH, clean_name, count_of, fmt_error
-from marketsim.report.study_state import scenario_metric
-from marketsim.scenario.specs import Scenario
+from marketsim.report.study_state import headline_metric
+from marketsim.scenario.outline import StudyOutline
 
 
 class RunObserver(Protocol):
     """What ``marketsim run`` calls while a study runs."""
 
-    def start(self, scenario: Scenario, run_dir: Path | str | None) -> None:
+    def start(self, study: StudyOutline, run_dir: Path | str | None) -> None:
         """The study starts (``run_dir`` is None for a run that writes no folder)."""
 
     def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None:
@@ -49,7 +50,7 @@ class RunObserver(Protocol):
 class QuietProgress:
     """Prints nothing (``--quiet``, ``--json``)."""
 
-    def start(self, scenario: Scenario, run_dir: Path | str | None) -> None:
+    def start(self, study: StudyOutline, run_dir: Path | str | None) -> None:
         """Nothing."""
 
     def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None:
@@ -79,16 +80,16 @@ class PlainProgress:
         except (OSError, ValueError):  # closed pipe or stream: progress is best effort
             pass
 
-    def start(self, scenario: Scenario, run_dir: Path | str | None) -> None:
+    def start(self, study: StudyOutline, run_dir: Path | str | None) -> None:
         """Announce the study."""
-        self.names = [a.name for a in scenario.arms]
-        self.metric = scenario_metric(scenario)
-        self.total = scenario.replicates * len(scenario.arms)
+        self.names = list(study.arms)
+        self.metric = headline_metric(study)
+        self.total = study.units
         where = f" -> {clean_name(str(run_dir))}" if run_dir is not None else ""
         self._say(
-            f"marketsim: {clean_name(scenario.name)!r}: "
-            f"{count_of(scenario.replicates, 'replicate')} x "
-            f"{count_of(len(scenario.arms), 'arm')} = {self.total} units{where}"
+            f"marketsim: {clean_name(study.name)!r}: "
+            f"{count_of(study.replicates, 'replicate')} x "
+            f"{count_of(len(study.arms), 'arm')} = {self.total} units{where}"
         )
 
     def refresh(self, replicate: int, arm: int, point: CurvePoint) -> None:

@@ -13,7 +13,7 @@ from marketsim.record.summary import TARGETS, summarise
 from marketsim.record.summary_model import ArmSummary
 from marketsim.record.units import UnitResult
 from marketsim.report.formatting import clean_name
-from marketsim.scenario.specs import Scenario
+from marketsim.scenario.outline import StudyOutline
 
 
 @dataclass
@@ -27,22 +27,22 @@ class ArmView:
     resumed_labels: int = 0
 
 
-def scenario_metric(scenario: Scenario) -> Metric:
+def headline_metric(study: StudyOutline) -> Metric:
     """The headline error the dashboard shows: the worker model's (RMSE for scores)."""
-    return METRICS[scenario.worker_model.metric]
+    return METRICS[study.metric]
 
 
 class StudyState:
     """Finished and running units of every arm, and the rates behind the ETAs."""
 
-    def __init__(self, scenario: Scenario) -> None:
-        self.scenario = scenario
-        self.metric = scenario_metric(scenario)
-        self.arms = [ArmView(clean_name(a.name)) for a in scenario.arms]
-        self.replicates = scenario.replicates
-        self.budget = max(1, scenario.budget.edges)
+    def __init__(self, study: StudyOutline) -> None:
+        self.study = study
+        self.metric = headline_metric(study)
+        self.arms = [ArmView(clean_name(name)) for name in study.arms]
+        self.replicates = study.replicates
+        self.budget = max(1, study.edges)
         #: The target errors of the table: the scenario's ``[report] targets``, else 5 %, 1 %.
-        self.targets: tuple[float, ...] = scenario.targets or TARGETS
+        self.targets: tuple[float, ...] = study.targets or TARGETS
         self.total_units = self.replicates * len(self.arms)
         self.finished_units = 0
         self.resumed_units = 0

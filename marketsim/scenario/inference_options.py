@@ -42,6 +42,7 @@ from marketsim.scenario.inference_spec import (
     settings_model,
 )
 from marketsim.scenario.validation import printable, short, suggest, validate
+from marketsim.workers.base import AbilityView
 
 #: Iterations of the parse-time check fit (enough to run every step; ``tol = 0`` with a large
 #: ``max_iter`` would otherwise make validation slow).
@@ -76,7 +77,7 @@ def read_settings(method: str, given: Mapping[str, Any], key: str, source: str) 
 
 
 def estimator_kwargs(spec: InferenceSpec, prior: tuple[float, ...],
-                     ability: AbilitySpec) -> dict[str, Any]:
+                     ability: AbilityView) -> dict[str, Any]:
     """The keyword arguments the arm's estimator is built with: every setting its method
     takes except the service's own (``warm_start``), none dropped. An unset ability-prior
     setting is the scenario's ability distribution's, ``class_prior = "true"`` is the

@@ -47,12 +47,13 @@ from marketsim.scenario.mechanics import (
     arm_mechanics,
     check_arm_blocking,
 )
+from marketsim.scenario.outline import StudyOutline
 from marketsim.scenario.replay import ReplaySpec
 from marketsim.scenario.resolve import resolve
 from marketsim.scenario.sweep_keys import SweepGrid
 from marketsim.scenario.validation import validate
 from marketsim.tables import Table, _as_tuple
-from marketsim.workers.base import WorkerModel
+from marketsim.workers.base import Crowd, WorkerModel
 
 #: Longest ``Scenario.slug`` (the run folder's name): long names must not break paths.
 MAX_SLUG = 60
@@ -146,6 +147,23 @@ class Scenario(Table):
         """The worker model, whose facts say whether labels are scores (score methods, RMSE
         as the headline error) or classes."""
         return self.workers.model_class
+
+    @property
+    def outline(self) -> StudyOutline:
+        """Its name, arms, units, one unit's size and headline error: what the resource guard
+        and the progress display read."""
+        return StudyOutline(
+            name=self.name, arms=tuple(arm.name for arm in self.arms),
+            replicates=self.replicates, tasks=self.tasks.count, classes=self.tasks.classes,
+            workers=self.workers.count, edges=self.budget.edges, labels=self.max_labels,
+            graph=self.output.graph, metric=self.worker_model.metric, targets=self.targets,
+            source=self.source)
+
+    @property
+    def crowd(self) -> Crowd:
+        """What the worker model reads besides its own options: the tasks, the workers and
+        the budget (a world's draw, gold items, a refit's measurement)."""
+        return Crowd(self.tasks, self.workers, self.budget)
 
     @property
     def max_labels(self) -> int:

@@ -1,4 +1,6 @@
-"""Resource guard: estimate a run's memory from its scenario and refuse runs that cannot fit.
+"""Resource guard: estimate a run's memory from its studies' outlines (the sizes of a
+scenario, one per sweep point: :attr:`~marketsim.scenario.specs.Scenario.outline`) and refuse
+runs that cannot fit.
 
 A run that needs more memory than the machine has is killed half-way by the operating system,
 losing the unit in progress; refusing it before it starts, with the numbers, is kinder.
@@ -28,11 +30,11 @@ Each worker process also carries the interpreter with numpy, scipy and scikit-le
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from marketsim.errors import InputError
-from marketsim.scenario.specs import Scenario
-from marketsim.scenario.sweep import expand
+from marketsim.scenario.outline import StudyOutline
 
 GIB = 1024**3
 #: Resident memory of one worker process before it simulates anything (Python, numpy, scipy,
@@ -48,27 +50,24 @@ POSTERIOR_COPIES = 4
 LABEL_BYTES = 48
 
 
-def estimate_unit_memory(scenario: Scenario) -> int:
-    """Bytes one simulated unit (replicate x arm) needs at its peak."""
-    n, k = scenario.tasks.count, scenario.tasks.classes
-    m, edges = scenario.workers.count, scenario.max_labels
+def estimate_unit_memory(study: StudyOutline) -> int:
+    """Bytes one simulated unit (replicate x arm) of ``study`` needs at its peak."""
+    n, k, m, edges = study.tasks, study.classes, study.workers, study.labels
     posteriors = POSTERIOR_COPIES * n * k * 8
     labels = edges * LABEL_BYTES
     pointers = 2 * (n + m * k + 2) * 8  # a matrix's and its transpose's row pointers
     workers = 2 * m * k * k * 8
     graph = 0
-    if scenario.output.graph:
+    if study.graph:
         graph = edges * GRAPH_EDGE_BYTES + (n + m) * GRAPH_NODE_BYTES
     return int(posteriors + labels + pointers + workers + graph)
 
 
-def estimate_run_memory(scenario: Scenario, jobs: int = 1) -> int:
-    """Bytes the whole run needs: ``jobs`` worker processes, each holding one unit at a time
-    (sweeps: the largest grid point)."""
-
-    points = expand(scenario)
-    per_unit = max(estimate_unit_memory(p) for p in points)
-    units = max(p.replicates * len(p.arms) for p in points)
+def estimate_run_memory(studies: Sequence[StudyOutline], jobs: int = 1) -> int:
+    """Bytes the whole run of ``studies`` (a sweep's points, run one after the other) needs:
+    ``jobs`` worker processes, each holding one unit at a time (sweeps: the largest point)."""
+    per_unit = max(estimate_unit_memory(study) for study in studies)
+    units = max(study.units for study in studies)
     processes = max(1, min(int(jobs), units))
     return processes * (PROCESS_BASE + per_unit)
 
@@ -93,15 +92,15 @@ def capped_jobs(requested: int, units: int, cpus: int | None = None) -> tuple[in
     return jobs, f"--jobs {requested} capped to {jobs} ({why})"
 
 
-def default_jobs(scenario: Scenario, cpus: int | None = None,
+def default_jobs(studies: Sequence[StudyOutline], cpus: int | None = None,
                  available: int | None = None) -> int:
     """``--jobs`` when not given: the CPUs available, capped to the units of the largest study
     (sweep point) and to the processes that fit in ``available`` bytes of memory (default: what
     the machine has now); at least 1. Results do not depend on it (see ``study/backends.py``)."""
-    units = max(p.replicates * len(p.arms) for p in expand(scenario))
+    units = max(study.units for study in studies)
     jobs = max(1, min(available_cpus() if cpus is None else cpus, units))
     have = available_memory() if available is None else available
-    while jobs > 1 and have is not None and estimate_run_memory(scenario, jobs) > have:
+    while jobs > 1 and have is not None and estimate_run_memory(studies, jobs) > have:
         jobs -= 1
     return jobs
 
@@ -121,20 +120,21 @@ def available_memory() -> int | None:
         return None
 
 
-def check_memory(scenario: Scenario, jobs: int = 1, available: int | None = None) -> int:
-    """Raise :class:`InputError` when the run cannot fit in ``available`` bytes (default: what
-    the machine has now); return the estimate."""
-    need = estimate_run_memory(scenario, jobs)
+def check_memory(studies: Sequence[StudyOutline], jobs: int = 1,
+                 available: int | None = None) -> int:
+    """Raise :class:`InputError` when the run of ``studies`` cannot fit in ``available`` bytes
+    (default: what the machine has now); return the estimate."""
+    need = estimate_run_memory(studies, jobs)
     have = available_memory() if available is None else available
     if have is not None and need > have:
         hints = ["tasks.count or budget.edges (or budget.money)"]
-        if scenario.output.graph:
+        if any(study.graph for study in studies):
             hints.append("set output.graph = false (the graph costs ~500 bytes per label)")
         if jobs > 1:
             hints.append(f"use fewer --jobs (now {jobs})")
         raise InputError(
             f"scenario needs about {need / GIB:.1f} GiB, this machine has {have / GIB:.1f} GiB "
             f"available; reduce {'; or '.join(hints)}",
-            source=scenario.source,
+            source=studies[0].source,
         )
     return need

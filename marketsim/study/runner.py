@@ -24,6 +24,7 @@ from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
+from marketsim.market.setup import MarketSetup
 from marketsim.market.worker_models import draw_world
 from marketsim.policies.base import AssignmentPolicy
 from marketsim.policies.registry import is_import_path
@@ -33,6 +34,13 @@ from marketsim.scenario.replay import load_replay
 from marketsim.scenario.specs import Scenario
 from marketsim.study.backends import dask_units, local_units
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
+
+
+def market_setup(scenario: Scenario) -> MarketSetup:
+    """What the market of ``scenario`` (as one arm runs it: :meth:`Scenario.for_arm`) reads
+    of it: the market is given these tables, not the scenario."""
+    return MarketSetup(scenario.tasks, scenario.workers, scenario.budget, scenario.gold,
+                       scenario.blocking, scenario.max_labels, scenario.source)
 
 
 def run_unit(
@@ -65,7 +73,7 @@ def run_unit(
         )
     else:
         world = draw_world(
-            scenario,
+            scenario.crowd,
             world_rng(scenario.seed, replicate),
             spec.initial_graph(scenario.budget),
             None if spec.initial is None
@@ -74,10 +82,10 @@ def run_unit(
     try:
         engine = BlockMarket if scenario.scenario.engine == "blocks" else Market
         market = engine(
-            scenario.for_arm(spec),
+            market_setup(scenario.for_arm(spec)),
             world,
             _guarded_policy(scenario, arm, allow_imports),
-            estimator_factory(scenario, spec.inference),
+            estimator_factory(scenario.crowd, spec.inference),
             unit_streams(scenario.seed, replicate, arm),
             warm_start=spec.inference.warm_start,
             keep_graph=scenario.output.graph,

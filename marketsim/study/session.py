@@ -55,7 +55,7 @@ def run_observed(
         start_run(run_dir, scenario, record)
     results: list[UnitResult] = list(done)
     total = scenario.replicates * len(scenario.arms)
-    observer.start(scenario, run_dir)
+    observer.start(scenario.outline, run_dir)
     for count, unit in enumerate(done, start=1):
         observer.unit_done(unit, count, total)
 

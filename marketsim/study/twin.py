@@ -15,6 +15,7 @@ from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.calibration import Calibration, calibrated_text, check_text
 from marketsim.scenario.specs import Scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 
@@ -25,13 +26,13 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
     simulated times the labels came in (sorted; the initial graph's at 0), read from the
     market's label graph."""
     spec = scenario.arms[arm]
-    world = draw_world(scenario, world_rng(scenario.seed, replicate),
+    world = draw_world(scenario.crowd, world_rng(scenario.seed, replicate),
                        spec.initial_graph(scenario.budget),
                        None if spec.initial is None
                        else initial_graph_rng(scenario.seed, replicate, spec.initial))
     policy = spec.policy.build(allow_imports=False, source=scenario.source)
-    market = Market(scenario.for_arm(spec), world, policy,
-                    estimator_factory(scenario, spec.inference),
+    market = Market(market_setup(scenario.for_arm(spec)), world, policy,
+                    estimator_factory(scenario.crowd, spec.inference),
                     unit_streams(scenario.seed, replicate, arm),
                     warm_start=spec.inference.warm_start, keep_graph=True)
     curve = market.run()

@@ -4,8 +4,9 @@ they share.
 A model (:class:`~marketsim.workers.base.WorkerModel`) owns its options table, its facts, its
 world draw, answers, gold items and measurement, and its words; the registry
 (:mod:`~marketsim.workers.registry`) discovers every module's models by name. Shared:
-:mod:`~marketsim.workers.base` (the protocol, the world and the view of the scenario a model
-reads), :mod:`~marketsim.workers.draws` (initial graphs, one-coin matrices),
+:mod:`~marketsim.workers.base` (the protocol, the world and the
+:class:`~marketsim.workers.base.Crowd` a model reads), :mod:`~marketsim.workers.draws`
+(initial graphs, one-coin matrices, features then the initial graph),
 :mod:`~marketsim.workers.classes` (what class-label models share),
 :mod:`~marketsim.workers.task_effects` and :mod:`~marketsim.workers.task_types` (look-alike
 tasks, difficulty, task types on per-worker matrices), :mod:`~marketsim.workers.dynamics`
@@ -14,6 +15,6 @@ the measurements (:mod:`~marketsim.workers.recorder`, :mod:`~marketsim.workers.s
 and the words they share (:mod:`~marketsim.workers.words`).
 
 The package sits between the records and the scenario (which imports it for its registry,
-validation and the ``[workers]`` union); it reads the scenario through the protocols of
-:mod:`~marketsim.workers.base`.
+validation and the ``[workers]`` union); it reads the tasks, the workers and the budget as a
+:class:`~marketsim.workers.base.Crowd`, never the whole scenario.
 """

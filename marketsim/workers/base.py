@@ -11,10 +11,12 @@ world, answers tasks in it, draws gold items and measures an estimate. Its **wor
 (:meth:`WorkerModel.describe`, :attr:`WorkerModel.summary`) are what ``report.md``'s Setup,
 ``marketsim list`` and the docs say about it.
 
-The behaviour reads the scenario through :class:`ScenarioView`, the few keys a world draw
-needs, declared here as protocols that the scenario's specs satisfy structurally (mypy checks
-it where the market passes its :class:`~marketsim.scenario.specs.Scenario`): the components sit
-below the scenario, which imports them for its registry, validation and union.
+The behaviour reads what it needs of the scenario besides its own options as a :class:`Crowd`:
+the ``[tasks]`` and ``[workers]`` tables and the ``[budget]`` (the labels an initial graph and
+the policy's view read), never the whole scenario. Their keys are declared here as protocols
+that the scenario's specs satisfy structurally (mypy checks it where
+:attr:`~marketsim.scenario.specs.Scenario.crowd` builds the crowd): the components sit below
+the scenario, which imports them for its registry, validation and union.
 
 Drawn once per replicate and shared by every arm (common random numbers), so differences
 between arms are the policies' and the estimators' own. Every class-label worker model is
@@ -103,6 +105,8 @@ class WorkersView(Protocol):
     def ability(self) -> AbilityView: ...  # noqa: D102
     @property
     def arrivals(self) -> ArrivalsView: ...  # noqa: D102
+    @property
+    def worker_model(self) -> WorkerModel: ...  # noqa: D102
 
 
 class BudgetView(Protocol):
@@ -111,18 +115,21 @@ class BudgetView(Protocol):
     @property
     def edges(self) -> int: ...  # noqa: D102
     @property
+    def initial(self) -> str: ...  # noqa: D102
+    @property
     def initial_probability(self) -> float: ...  # noqa: D102
 
 
-class ScenarioView(Protocol):
-    """What a worker model reads of a resolved scenario besides its own options."""
+@dataclass(frozen=True)
+class Crowd:
+    """What a worker model reads besides its own options: the tasks, the workers (with their
+    model) and the budget of labels (an initial graph's size, the policy's view). Built
+    from a scenario (:attr:`~marketsim.scenario.specs.Scenario.crowd`), so a model is given
+    these three tables, not the whole scenario."""
 
-    @property
-    def tasks(self) -> TasksView: ...  # noqa: D102
-    @property
-    def workers(self) -> WorkersView: ...  # noqa: D102
-    @property
-    def budget(self) -> BudgetView: ...  # noqa: D102
+    tasks: TasksView
+    workers: WorkersView
+    budget: BudgetView
 
 
 class AnswerModel(Protocol):
@@ -202,7 +209,7 @@ class WorkerModel(ABC):
 
     # --- behaviour -------------------------------------------------------------------------
     @abstractmethod
-    def draw(self, scenario: ScenarioView, rng: np.random.Generator, initial: str,
+    def draw(self, crowd: Crowd, rng: np.random.Generator, initial: str,
              initial_rng: np.random.Generator | None) -> World:
         """A replicate's world with the initial graph ``initial``, drawn from ``initial_rng``
         when given (else from ``rng``, after the world)."""
@@ -212,7 +219,7 @@ class WorkerModel(ABC):
         """The per-label answers of ``world``'s workers, drawn from ``rng``."""
 
     @abstractmethod
-    def items(self, scenario: ScenarioView, world: World, truth: np.ndarray,
+    def items(self, crowd: Crowd, world: World, truth: np.ndarray,
               rng: np.random.Generator) -> World:
         """``world``'s workers facing other items of classes ``truth`` (gold questions): each
         item's own per-task effects (difficulty, look-alike class, type, mean), drawn from
@@ -221,7 +228,7 @@ class WorkerModel(ABC):
         never as real task ``q``."""
 
     @abstractmethod
-    def measure(self, scenario: ScenarioView, world: World, est: Any, labels: LabelSet,
+    def measure(self, crowd: Crowd, world: World, est: Any, labels: LabelSet,
                 now: float) -> tuple[CurvePoint, MarketState]:
         """The curve point of the fitted estimator ``est`` at simulated time ``now`` and the
         policy's view of the market."""

@@ -18,14 +18,13 @@ from marketsim.policies.base import MarketState
 from marketsim.record.curves import CurvePoint
 from marketsim.workers.base import (
     AbilityView,
+    Crowd,
     MeansView,
-    ScenarioView,
     WorkerModel,
     World,
 )
-from marketsim.workers.draws import accuracy, initial_pairs
+from marketsim.workers.draws import accuracy, features_then_graph
 from marketsim.workers.recorder import measure_classes
-from marketsim.workers.task_features import draw_feature_proba, draw_task_features
 
 
 class ClassWorkers(WorkerModel):
@@ -42,7 +41,7 @@ class ClassWorkers(WorkerModel):
                                   "estimated class is wrong.")
 
     @abstractmethod
-    def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
+    def draw_confusion(self, crowd: Crowd, rng: np.random.Generator) -> np.ndarray:
         """Per-worker confusion matrices (n_workers, K, K)."""
 
     @abstractmethod
@@ -55,35 +54,30 @@ class ClassWorkers(WorkerModel):
         """How this model's workers answer, with the options' numbers (one or more
         sentences, for ``report.md``'s Setup)."""
 
-    def draw(self, scenario: ScenarioView, rng: np.random.Generator, initial: str,
+    def draw(self, crowd: Crowd, rng: np.random.Generator, initial: str,
              initial_rng: np.random.Generator | None) -> World:
         """True classes, confusion matrices, features (before the graph: shared by every arm),
         then the initial graph and its answers."""
-        n, k = scenario.tasks.count, scenario.tasks.classes
-        prior = np.asarray(scenario.tasks.prior)
+        n, k = crowd.tasks.count, crowd.tasks.classes
+        prior = np.asarray(crowd.tasks.prior)
         truth = rng.choice(k, size=n, p=prior).astype(np.int64)
-        confusion = self.draw_confusion(scenario, rng)
-        features = phi = None
-        if scenario.tasks.features is not None:
-            phi = draw_feature_proba(scenario.tasks.features, k, rng)
-            features = draw_task_features(truth, phi, rng)
-        graph_rng = rng if initial_rng is None else initial_rng
-        tasks, workers = initial_pairs(scenario, initial, graph_rng)
-        labels = self.initial_answers(truth[tasks], confusion, workers, k, graph_rng)
-        return World(truth, confusion, accuracy(confusion, prior), tasks, workers, labels, self,
-                     features=features, feature_proba=phi)
+        confusion = self.draw_confusion(crowd, rng)
+        drawn = features_then_graph(crowd, truth, rng, initial, initial_rng)
+        labels = self.initial_answers(truth[drawn.tasks], confusion, drawn.workers, k, drawn.rng)
+        return World(truth, confusion, accuracy(confusion, prior), drawn.tasks, drawn.workers,
+                      labels, self, features=drawn.features, feature_proba=drawn.feature_proba)
 
-    def items(self, scenario: ScenarioView, world: World, truth: np.ndarray,
+    def items(self, crowd: Crowd, world: World, truth: np.ndarray,
               rng: np.random.Generator) -> World:
         """``world`` with items of classes ``truth`` for tasks: a worker's answer depends on the
         item's class only (no per-task effects, so nothing is drawn; task features are data for
         the estimator and do not change answers, so the items have none)."""
         return replace(world, truth=truth, features=None)
 
-    def measure(self, scenario: ScenarioView, world: World, est: Any, labels: LabelSet,
+    def measure(self, crowd: Crowd, world: World, est: Any, labels: LabelSet,
                 now: float) -> tuple[CurvePoint, MarketState]:
         """Error rate of the classes, errors of the accuracies and the confusion matrices."""
-        return measure_classes(scenario, world, est, labels, now)
+        return measure_classes(crowd, world, est, labels, now)
 
     def describe(self, tasks: str, workers: str, classes: int, prior: tuple[float, ...],
                  ability: AbilityView, means: MeansView | None) -> str:

@@ -20,7 +20,7 @@ from pydantic import model_validator
 
 from marketsim.options import F
 from marketsim.tables import FloatMatrices, Floats, KeyProblem, Table
-from marketsim.workers.base import AbilityView, ScenarioView
+from marketsim.workers.base import AbilityView, Crowd
 from marketsim.workers.confusion import ConfusionWorkers
 from marketsim.workers.task_effects import TaskEffects, check_stochastic
 from marketsim.workers.task_types import TaskTypes
@@ -117,9 +117,9 @@ class CommunityWorkers(ConfusionWorkers):
     example: ClassVar[Mapping[str, Any]] = {"confusion": [
         [[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.1, 0.1, 0.8]]]}
 
-    def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
+    def draw_confusion(self, crowd: Crowd, rng: np.random.Generator) -> np.ndarray:
         """Each worker's own matrix (:func:`draw_members`)."""
-        return draw_members(self.options, scenario.workers.count, rng)[1]
+        return draw_members(self.options, crowd.workers.count, rng)[1]
 
     def task_types(self, k: int) -> TaskTypes | None:
         """None: communities have one matrix per member (task types are ``per-worker``)."""

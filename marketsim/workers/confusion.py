@@ -15,7 +15,7 @@ from pydantic import model_validator
 
 from marketsim.options import F
 from marketsim.tables import FloatMatrices, FloatMatrixSets, FloatRows, KeyProblem, Table
-from marketsim.workers.base import AbilityView, AnswerModel, ScenarioView, World
+from marketsim.workers.base import AbilityView, AnswerModel, Crowd, World
 from marketsim.workers.classes import ClassWorkers
 from marketsim.workers.dynamics import shifted
 from marketsim.workers.task_effects import (
@@ -124,10 +124,10 @@ def pooled_matrices(spec: ConfusionSpec, k: int) -> np.ndarray:
     return mean_over_types(types, types.matrices)
 
 
-def draw_confusion_matrices(spec: ConfusionSpec, scenario: ScenarioView,
+def draw_confusion_matrices(spec: ConfusionSpec, crowd: Crowd,
                             rng: np.random.Generator) -> np.ndarray:
     """Per-worker confusion matrices (n_workers, K, K) of the table's confusion design."""
-    m, k = scenario.workers.count, scenario.tasks.classes
+    m, k = crowd.workers.count, crowd.tasks.classes
     if spec.design == "per-worker":
         return pooled_matrices(spec, k)
     if spec.design == "diagonal-uniform":
@@ -200,9 +200,9 @@ class ConfusionWorkers(ClassWorkers):
     Options: ClassVar[type[Table]] = ConfusionSpec
     answers_in_blocks: ClassVar[bool] = True
 
-    def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
+    def draw_confusion(self, crowd: Crowd, rng: np.random.Generator) -> np.ndarray:
         """The table's confusion design (:func:`draw_confusion_matrices`)."""
-        return draw_confusion_matrices(self.options, scenario, rng)
+        return draw_confusion_matrices(self.options, crowd, rng)
 
     def task_effects(self) -> TaskEffects:
         """The options holding this model's ``lookalike`` and ``sigma``."""
@@ -218,30 +218,30 @@ class ConfusionWorkers(ClassWorkers):
         """Answers drawn through each worker's row (:func:`draw_labels`)."""
         return draw_labels(truth, confusion, workers, rng)
 
-    def draw(self, scenario: ScenarioView, rng: np.random.Generator, initial: str,
+    def draw(self, crowd: Crowd, rng: np.random.Generator, initial: str,
              initial_rng: np.random.Generator | None) -> World:
         """The shared class-model draw; with task effects, the matrices then the effects
         (:func:`~marketsim.workers.task_effects.draw_effect_world`), with the task types when
         given."""
         spec = self.task_effects()
         if not spec.has_effects:
-            return super().draw(scenario, rng, initial, initial_rng)
-        prior = np.asarray(scenario.tasks.prior)
-        truth = rng.choice(scenario.tasks.classes, size=scenario.tasks.count,
+            return super().draw(crowd, rng, initial, initial_rng)
+        prior = np.asarray(crowd.tasks.prior)
+        truth = rng.choice(crowd.tasks.classes, size=crowd.tasks.count,
                            p=prior).astype(np.int64)
-        matrices = self.draw_confusion(scenario, rng)
-        return draw_effect_world(self, scenario, spec, matrices, truth, rng, initial,
-                                 initial_rng, self.task_types(scenario.tasks.classes))
+        matrices = self.draw_confusion(crowd, rng)
+        return draw_effect_world(self, crowd, spec, matrices, truth, rng, initial,
+                                 initial_rng, self.task_types(crowd.tasks.classes))
 
-    def items(self, scenario: ScenarioView, world: World, truth: np.ndarray,
+    def items(self, crowd: Crowd, world: World, truth: np.ndarray,
               rng: np.random.Generator) -> World:
         """``world`` with items of classes ``truth``; with task effects, each item's own
         look-alike class, difficulty and type (:func:`~marketsim.workers.task_effects.
         draw_item_effects`, the tasks' distributions)."""
-        items = super().items(scenario, world, truth, rng)
+        items = super().items(crowd, world, truth, rng)
         if not isinstance(world.params, EffectParams):
             return items
-        k = scenario.tasks.classes
+        k = crowd.tasks.classes
         return replace(items, params=draw_item_effects(
             world.params, self.task_effects(), self.task_types(k), truth, k, rng))
 

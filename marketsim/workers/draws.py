@@ -1,11 +1,15 @@
 """Draws every worker model shares: one-coin matrices, each worker's accuracy under the prior,
-workers chosen by weight and the (task, worker) pairs of an initial graph."""
+workers chosen by weight, the (task, worker) pairs of an initial graph, and a class world's
+task features followed by its initial graph."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from marketsim.workers.base import ScenarioView
+from marketsim.workers.base import Crowd
+from marketsim.workers.task_features import draw_feature_proba, draw_task_features
 
 
 def one_coin_confusion(ability: np.ndarray, k: int) -> np.ndarray:
@@ -31,7 +35,7 @@ def accuracy(confusion: np.ndarray, prior: np.ndarray) -> np.ndarray:
 
 
 def initial_pairs(
-    scenario: ScenarioView, kind: str, rng: np.random.Generator
+    crowd: Crowd, kind: str, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """(task, worker) pairs of an initial graph, sorted by task.
 
@@ -40,8 +44,8 @@ def initial_pairs(
     (Zhang et al.'s design); if that draws more pairs than the budget, a uniformly random subset
     of ``budget.edges`` pairs is kept, so the budget is never overspent.
     """
-    n, m = scenario.tasks.count, scenario.workers.count
-    weights = scenario.workers.arrivals.weights
+    n, m = crowd.tasks.count, crowd.workers.count
+    weights = crowd.workers.arrivals.weights
     if kind == "one-per-task":
         tasks = rng.permutation(n).astype(np.int64)
         if weights is None:
@@ -49,7 +53,7 @@ def initial_pairs(
         else:  # each label's worker drawn by weight, like the market's arrivals
             workers = weighted_workers(np.asarray(weights), rng.random(n))
     elif kind == "bernoulli":
-        p = scenario.budget.initial_probability
+        p = crowd.budget.initial_probability
         per_task = rng.binomial(m, p, size=n)
         tasks = np.repeat(np.arange(n, dtype=np.int64), per_task)
         keys = rng.random((n, m)).argsort(axis=1) if n * m <= 50_000_000 else None
@@ -57,10 +61,36 @@ def initial_pairs(
             raise ValueError("bernoulli initial graphs are limited to 50 million task-worker pairs")
         take = np.arange(m)[None, :] < per_task[:, None]
         workers = keys[take].astype(np.int64)
-        if tasks.size > scenario.budget.edges:
-            keep = np.sort(rng.choice(tasks.size, size=scenario.budget.edges, replace=False))
+        if tasks.size > crowd.budget.edges:
+            keep = np.sort(rng.choice(tasks.size, size=crowd.budget.edges, replace=False))
             tasks, workers = tasks[keep], workers[keep]
     else:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     order = np.argsort(tasks, kind="stable")
     return tasks[order], workers[order]
+
+
+@dataclass(frozen=True)
+class TasksAndGraph:
+    """A class world's task features (``None`` without ``[tasks.features]``) and its initial
+    graph's (task, worker) pairs, with the stream the graph's answers are drawn from."""
+
+    features: np.ndarray | None
+    feature_proba: np.ndarray | None
+    tasks: np.ndarray
+    workers: np.ndarray
+    rng: np.random.Generator
+
+
+def features_then_graph(crowd: Crowd, truth: np.ndarray, rng: np.random.Generator,
+                        initial: str, initial_rng: np.random.Generator | None) -> TasksAndGraph:
+    """Task features from ``rng`` (after the world's classes and workers, before the graph:
+    shared by every arm), then the pairs of the initial graph ``initial`` from ``initial_rng``
+    when given, else from ``rng`` after the features."""
+    features = phi = None
+    if crowd.tasks.features is not None:
+        phi = draw_feature_proba(crowd.tasks.features, crowd.tasks.classes, rng)
+        features = draw_task_features(truth, phi, rng)
+    graph_rng = rng if initial_rng is None else initial_rng
+    tasks, workers = initial_pairs(crowd, initial, graph_rng)
+    return TasksAndGraph(features, phi, tasks, workers, graph_rng)

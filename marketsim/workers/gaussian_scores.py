@@ -22,8 +22,8 @@ from marketsim.tables import Table
 from marketsim.workers.base import (
     AbilityView,
     AnswerModel,
+    Crowd,
     MeansView,
-    ScenarioView,
     WorkerModel,
     World,
 )
@@ -124,20 +124,20 @@ class GaussianScoreWorkers(WorkerModel):
         """Annotators are good or bad (``good_fraction``): no accuracy distribution."""
         return f"does not apply with workers.model = '{self.name}' (see workers.{self.table})"
 
-    def draw(self, scenario: ScenarioView, rng: np.random.Generator, initial: str,
+    def draw(self, crowd: Crowd, rng: np.random.Generator, initial: str,
              initial_rng: np.random.Generator | None) -> World:
         """Task means, annotator types, then the scored initial graph.
 
         ``truth`` is all 0 and ``confusion`` a (n_workers, 1, 1) array of ones (one "class"), so
         class-based bookkeeping stays well defined; ``ability`` is 1 for good annotators, else
         0."""
-        n, m = scenario.tasks.count, scenario.workers.count
+        n, m = crowd.tasks.count, crowd.workers.count
         spec = self.options
-        assert scenario.tasks.means is not None
-        mu = draw_task_means(scenario.tasks.means, n, rng)
+        assert crowd.tasks.means is not None
+        mu = draw_task_means(crowd.tasks.means, n, rng)
         good = draw_good(spec, m, rng)
         graph_rng = rng if initial_rng is None else initial_rng
-        tasks, workers = initial_pairs(scenario, initial, graph_rng)
+        tasks, workers = initial_pairs(crowd, initial, graph_rng)
         scores = draw_scores(mu[tasks], good[workers], spec.sigma, graph_rng)
         return World(
             truth=np.zeros(n, dtype=np.int64),
@@ -151,13 +151,13 @@ class GaussianScoreWorkers(WorkerModel):
             params=ScoreParams(mu, good, spec.sigma),
         )
 
-    def items(self, scenario: ScenarioView, world: World, truth: np.ndarray,
+    def items(self, crowd: Crowd, world: World, truth: np.ndarray,
               rng: np.random.Generator) -> World:
         """``world`` with ``truth.size`` other items, each with its own true mean drawn as the
         tasks' are (:func:`draw_task_means`; the class is always 0)."""
         p: ScoreParams = world.params
-        assert scenario.tasks.means is not None
-        means = draw_task_means(scenario.tasks.means, truth.size, rng)
+        assert crowd.tasks.means is not None
+        means = draw_task_means(crowd.tasks.means, truth.size, rng)
         return replace(world, truth=np.zeros(truth.size, dtype=np.int64),
                        params=ScoreParams(means, p.good, p.sigma))
 
@@ -166,13 +166,13 @@ class GaussianScoreWorkers(WorkerModel):
         p: ScoreParams = world.params
         return ScoreAnswers(p.means, p.good, p.sigma, rng)
 
-    def measure(self, scenario: ScenarioView, world: World, est: Any, labels: LabelSet,
+    def measure(self, crowd: Crowd, world: World, est: Any, labels: LabelSet,
                 now: float) -> tuple[CurvePoint, MarketState]:
         """RMSE of the estimated and the plain task means, the good/bad calls; the policy sees
         the means, ``P(good)`` and the noise."""
         p: ScoreParams = world.params
-        assert scenario.tasks.means is not None
-        fill = scenario.tasks.means.mean
+        assert crowd.tasks.means is not None
+        fill = crowd.tasks.means.mean
         means = np.asarray(est.means_, dtype=np.float64)
         good_proba = np.asarray(est.good_proba_, dtype=np.float64)
         seen = labels.worker_degree > 0
@@ -188,7 +188,7 @@ class GaussianScoreWorkers(WorkerModel):
         )
         state = MarketState(
             labels, np.ones((labels.n_tasks, 1)), good_proba, labels.n_labels,
-            scenario.budget.edges, means=means, good_proba=good_proba, sigma=float(est.sigma_),
+            crowd.budget.edges, means=means, good_proba=good_proba, sigma=float(est.sigma_),
         )
         return point, state
 

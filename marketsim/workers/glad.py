@@ -23,11 +23,10 @@ from scipy.special import expit, gammaincinv, logit, ndtri
 
 from marketsim.options import F
 from marketsim.tables import Floats, KeyProblem, Table
-from marketsim.workers.base import AbilityView, AnswerModel, ScenarioView, World
+from marketsim.workers.base import AbilityView, AnswerModel, Crowd, World
 from marketsim.workers.classes import ClassWorkers
-from marketsim.workers.draws import initial_pairs, one_coin_confusion
+from marketsim.workers.draws import features_then_graph, one_coin_confusion
 from marketsim.workers.one_coin import draw_ability, draw_answers
-from marketsim.workers.task_features import draw_feature_proba, draw_task_features
 from marketsim.workers.words import ability_text
 
 DIFFICULTY_DISTRIBUTIONS = ("lognormal", "gamma")
@@ -102,13 +101,13 @@ def difficulty_quantiles(spec: GladSpec, points: int = QUANTILES) -> np.ndarray:
     return np.exp(spec.sigma * ndtri(u))
 
 
-def draw_alpha(spec: GladSpec, scenario: ScenarioView, rng: np.random.Generator
+def draw_alpha(spec: GladSpec, crowd: Crowd, rng: np.random.Generator
                ) -> np.ndarray:
     """Each worker's ``alpha_j``: the table's list, else ``logit(p_j)`` of drawn abilities
     (no random draw when the list is given)."""
     if spec.alpha is not None:
         return np.asarray(spec.alpha, dtype=np.float64)
-    p = draw_ability(scenario, scenario.workers.count, rng)
+    p = draw_ability(crowd, crowd.workers.count, rng)
     return np.asarray(logit(np.clip(p, EDGE, 1.0 - EDGE)))
 
 
@@ -184,10 +183,10 @@ class GladWorkers(ClassWorkers):
                                   f"worker), got {len(alpha)}")
         return None
 
-    def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
+    def draw_confusion(self, crowd: Crowd, rng: np.random.Generator) -> np.ndarray:
         """One-coin matrices of each worker's accuracy averaged over task difficulty."""
-        alpha = draw_alpha(self.options, scenario, rng)
-        return one_coin_confusion(mean_accuracy(alpha, self.options), scenario.tasks.classes)
+        alpha = draw_alpha(self.options, crowd, rng)
+        return one_coin_confusion(mean_accuracy(alpha, self.options), crowd.tasks.classes)
 
     def initial_answers(self, truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray,
                         n_classes: int, rng: np.random.Generator) -> np.ndarray:
@@ -195,30 +194,26 @@ class GladWorkers(ClassWorkers):
         initial answers through each task's difficulty instead)."""
         return draw_answers(truth, confusion[workers, truth, truth], n_classes, rng)
 
-    def draw(self, scenario: ScenarioView, rng: np.random.Generator, initial: str,
+    def draw(self, crowd: Crowd, rng: np.random.Generator, initial: str,
              initial_rng: np.random.Generator | None) -> World:
         """True classes, abilities, difficulties, features, then the initial graph and its
         answers (vectorised)."""
-        n, k = scenario.tasks.count, scenario.tasks.classes
-        prior = np.asarray(scenario.tasks.prior)
+        n, k = crowd.tasks.count, crowd.tasks.classes
+        prior = np.asarray(crowd.tasks.prior)
         truth = rng.choice(k, size=n, p=prior).astype(np.int64)
         spec = self.options
-        alpha = draw_alpha(spec, scenario, rng)
+        alpha = draw_alpha(spec, crowd, rng)
         beta = draw_difficulty(spec, n, rng)
         ability = mean_accuracy(alpha, spec)
-        features = phi = None
-        if scenario.tasks.features is not None:
-            phi = draw_feature_proba(scenario.tasks.features, k, rng)
-            features = draw_task_features(truth, phi, rng)
-        graph_rng = rng if initial_rng is None else initial_rng
-        tasks, workers = initial_pairs(scenario, initial, graph_rng)
+        drawn = features_then_graph(crowd, truth, rng, initial, initial_rng)
+        tasks, workers = drawn.tasks, drawn.workers
         right = expit(alpha[workers] * beta[tasks])
-        labels = draw_answers(truth[tasks], right, k, graph_rng)
+        labels = draw_answers(truth[tasks], right, k, drawn.rng)
         return World(truth, one_coin_confusion(ability, k), ability, tasks, workers, labels,
-                     self, params=GladParams(alpha, beta), features=features,
-                     feature_proba=phi)
+                     self, params=GladParams(alpha, beta), features=drawn.features,
+                     feature_proba=drawn.feature_proba)
 
-    def items(self, scenario: ScenarioView, world: World, truth: np.ndarray,
+    def items(self, crowd: Crowd, world: World, truth: np.ndarray,
               rng: np.random.Generator) -> World:
         """``world`` with items of classes ``truth``, each with its own inverse difficulty
         drawn as the tasks' are (:func:`draw_difficulty`), answered by the same workers."""

@@ -7,16 +7,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from marketsim.workers.base import AbilityView, AnswerModel, ScenarioView, World
+from marketsim.workers.base import AbilityView, AnswerModel, Crowd, World
 from marketsim.workers.classes import ClassWorkers
 from marketsim.workers.draws import one_coin_confusion
 from marketsim.workers.dynamics import shifted
 from marketsim.workers.words import ability_text
 
 
-def draw_ability(scenario: ScenarioView, n: int, rng: np.random.Generator) -> np.ndarray:
+def draw_ability(crowd: Crowd, n: int, rng: np.random.Generator) -> np.ndarray:
     """``low + (1 - low) Beta(alpha, beta)`` abilities."""
-    ab = scenario.workers.ability
+    ab = crowd.workers.ability
     return ab.low + (1.0 - ab.low) * rng.beta(ab.alpha, ab.beta, size=n)
 
 
@@ -80,10 +80,10 @@ class OneCoinWorkers(ClassWorkers):
     default: ClassVar[bool] = True
     answers_in_blocks: ClassVar[bool] = True
 
-    def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
+    def draw_confusion(self, crowd: Crowd, rng: np.random.Generator) -> np.ndarray:
         """One-coin matrices of ``low + (1 - low) Beta(alpha, beta)`` abilities."""
-        ability = draw_ability(scenario, scenario.workers.count, rng)
-        return one_coin_confusion(ability, scenario.tasks.classes)
+        ability = draw_ability(crowd, crowd.workers.count, rng)
+        return one_coin_confusion(ability, crowd.tasks.classes)
 
     def initial_answers(self, truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray,
                         n_classes: int, rng: np.random.Generator) -> np.ndarray:

@@ -19,7 +19,7 @@ from marketsim.aggregation.metrics import error_rate, estimated_skill
 from marketsim.data.labels import LabelSet
 from marketsim.policies.base import MarketState
 from marketsim.record.curves import CurvePoint
-from marketsim.workers.base import ScenarioView, World
+from marketsim.workers.base import Crowd, World
 from marketsim.workers.draws import one_coin_confusion
 
 
@@ -52,7 +52,7 @@ def skill_counts(proba: np.ndarray, labels: LabelSet) -> np.ndarray:
 
 
 def measure_classes(
-    scenario: ScenarioView, world: World, est: Any, labels: LabelSet, now: float
+    crowd: Crowd, world: World, est: Any, labels: LabelSet, now: float
 ) -> tuple[CurvePoint, MarketState]:
     """The curve point and the policy's view of a market with class labels: the error rate of
     the estimated classes, the mean absolute errors of the estimated accuracies and confusion
@@ -62,7 +62,7 @@ def measure_classes(
     ability_error = (
         float(np.mean(np.abs(skill[seen] - world.ability[seen]))) if seen.any() else 0.0
     )
-    confusion = estimated_confusion(est, skill, scenario.tasks.classes)
+    confusion = estimated_confusion(est, skill, crowd.tasks.classes)
     confusion_error = (
         float(np.mean(np.abs(confusion[seen] - world.confusion[seen])))
         if seen.any() else 0.0
@@ -75,5 +75,5 @@ def measure_classes(
         sim_time=now,
     )
     counts = skill_counts(est.proba_, labels)
-    return point, MarketState(labels, est.proba_, skill, labels.n_labels, scenario.budget.edges,
+    return point, MarketState(labels, est.proba_, skill, labels.n_labels, crowd.budget.edges,
                               confusion=confusion, skill_counts=counts)

@@ -11,7 +11,7 @@ import numpy as np
 
 from marketsim.options import F
 from marketsim.tables import Table
-from marketsim.workers.base import AbilityView, ScenarioView
+from marketsim.workers.base import AbilityView, Crowd
 from marketsim.workers.draws import one_coin_confusion
 from marketsim.workers.one_coin import OneCoinWorkers
 
@@ -23,10 +23,10 @@ class SpammerHammerSpec(Table):
                                "uniformly random", ge=0, le=1)
 
 
-def draw_spammer_hammer_confusion(spec: SpammerHammerSpec, scenario: ScenarioView,
+def draw_spammer_hammer_confusion(spec: SpammerHammerSpec, crowd: Crowd,
                                   rng: np.random.Generator) -> np.ndarray:
     """One-coin confusion matrices of a spammer-hammer crowd (one uniform draw per worker)."""
-    m, k = scenario.workers.count, scenario.tasks.classes
+    m, k = crowd.workers.count, crowd.tasks.classes
     hammer = rng.random(m) < spec.hammer_fraction
     ability = np.where(hammer, 1.0, 1.0 / k)
     return one_coin_confusion(ability, k)
@@ -41,9 +41,9 @@ class SpammerHammerWorkers(OneCoinWorkers):
     Options: ClassVar[type[Table]] = SpammerHammerSpec
     default: ClassVar[bool] = False
 
-    def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
+    def draw_confusion(self, crowd: Crowd, rng: np.random.Generator) -> np.ndarray:
         """Spammer-hammer matrices (:func:`draw_spammer_hammer_confusion`)."""
-        return draw_spammer_hammer_confusion(self.options, scenario, rng)
+        return draw_spammer_hammer_confusion(self.options, crowd, rng)
 
     def answer_words(self, classes: int, ability: AbilityView) -> str:
         """Perfect or uniformly random workers."""

@@ -24,10 +24,9 @@ from scipy.special import ndtri, softmax
 
 from marketsim.options import F
 from marketsim.tables import FloatRows, KeyProblem, Table
-from marketsim.workers.base import ScenarioView, WorkerModel, World
-from marketsim.workers.draws import accuracy, initial_pairs
+from marketsim.workers.base import Crowd, WorkerModel, World
+from marketsim.workers.draws import accuracy, features_then_graph
 from marketsim.workers.dynamics import shifted
-from marketsim.workers.task_features import draw_feature_proba, draw_task_features
 from marketsim.workers.task_types import TaskTypes, draw_types, mean_over_types
 from marketsim.workers.words import pct
 
@@ -202,15 +201,15 @@ class EffectAnswers:
         return label, None
 
 
-def draw_effect_world(model: WorkerModel, scenario: ScenarioView, spec: TaskEffects,
+def draw_effect_world(model: WorkerModel, crowd: Crowd, spec: TaskEffects,
                       matrices: np.ndarray, truth: np.ndarray, rng: np.random.Generator,
                       initial: str, initial_rng: np.random.Generator | None,
                       task_types: TaskTypes | None = None) -> World:
     """The rest of a world whose classes and matrices are drawn: the task effects, the task
     types (``task_types``: their matrices replace ``matrices``), features, the initial graph
     and its answers (vectorised)."""
-    k = scenario.tasks.classes
-    prior = np.asarray(scenario.tasks.prior)
+    k = crowd.tasks.classes
+    prior = np.asarray(crowd.tasks.prior)
     looks, beta = draw_effects(spec, truth, k, rng)
     if task_types is None:
         stack, types = matrices[None], np.zeros(truth.size, dtype=np.int64)
@@ -218,15 +217,11 @@ def draw_effect_world(model: WorkerModel, scenario: ScenarioView, spec: TaskEffe
     else:
         stack, types = task_types.matrices, draw_types(task_types, truth, rng)
         mean = mean_over_types(task_types, np.stack([mean_confusion(m, spec) for m in stack]))
-    features = phi = None
-    if scenario.tasks.features is not None:
-        phi = draw_feature_proba(scenario.tasks.features, k, rng)
-        features = draw_task_features(truth, phi, rng)
-    graph_rng = rng if initial_rng is None else initial_rng
-    tasks, workers = initial_pairs(scenario, initial, graph_rng)
+    drawn = features_then_graph(crowd, truth, rng, initial, initial_rng)
+    tasks, workers = drawn.tasks, drawn.workers
     rows = tempered(stack[types[tasks], workers, looks[tasks]], beta[tasks])
-    u = graph_rng.random((tasks.size, 1))
+    u = drawn.rng.random((tasks.size, 1))
     labels = np.minimum((np.cumsum(rows, axis=1) <= u).sum(axis=1), k - 1).astype(np.int64)
     return World(truth, mean, accuracy(mean, prior), tasks, workers, labels, model,
-                 params=EffectParams(looks, beta, stack, types), features=features,
-                 feature_proba=phi)
+                 params=EffectParams(looks, beta, stack, types), features=drawn.features,
+                 feature_proba=drawn.feature_proba)

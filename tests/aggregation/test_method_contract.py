@@ -78,7 +78,7 @@ def _same(a: Any, b: Any) -> bool:
 @pytest.mark.parametrize("method", list(METHODS))
 def test_a_scenario_arm_at_its_defaults_is_the_class_at_its_defaults(method: str) -> None:
     scenario = _scenario(method)
-    built = estimator_factory(scenario, scenario.arms[0].inference)()
+    built = estimator_factory(scenario.crowd, scenario.arms[0].inference)()
     python = METHODS[method]().set_params(**_resolved(method))
     assert type(built) is METHODS[method]
     mine, theirs = built.get_params(), python.get_params()

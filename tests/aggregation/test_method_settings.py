@@ -82,7 +82,7 @@ def test_a_parameter_added_to_the_model_needs_no_other_edit(monkeypatch, capsys)
     assert inspect.signature(_Shrunk).parameters["shrink"].default == 0.0
     assert _Shrunk(shrink=0.5).shrink == 0.5
     scenario = parse_scenario(_doc({"method": "ds", "shrink": 0.5}), "s.toml")
-    assert estimator_factory(scenario, scenario.arms[0].inference)().get_params()[
+    assert estimator_factory(scenario.crowd, scenario.arms[0].inference)().get_params()[
         "shrink"] == 0.5
     plain = parse_scenario(_doc("ds"), "s.toml")
     assert plain.to_dict()["arms"][0]["inference"]["shrink"] == 0.0  # its default

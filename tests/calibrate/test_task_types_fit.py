@@ -36,7 +36,7 @@ def world(shares: Any, matrices: Any, seed: int = 0) -> Any:
            "budget": {"edges": 10_000, "initial": "bernoulli", "initial_probability": 0.8,
                       "batch": 1000},
            "arms": [{"name": "ds", "policy": "uniform", "inference": "ds"}]}
-    return draw_world(parse_scenario(doc, "x"), world_rng(seed, 0))
+    return draw_world(parse_scenario(doc, "x").crowd, world_rng(seed, 0))
 
 
 def fit_input(w: Any) -> tuple[np.ndarray, ...]:

@@ -30,6 +30,7 @@ from marketsim.policies.explore_exploit import ExploreExploitPolicy
 from marketsim.policies.registry import make_policy
 from marketsim.policies.worker_aware import open_workers
 from marketsim.scenario.parser import parse_scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
 
 PRESETS = ("fixed-overlap", "until-agreement", "dynamic-overlap")
@@ -59,9 +60,9 @@ def run(doc: dict[str, Any], replicate: int = 0) -> Market:
     sc = parse_scenario(doc, "abandon.toml")
     arm = sc.arms[0]
     sc = sc.for_arm(arm)
-    world = draw_world(sc, world_rng(sc.seed, replicate))
-    market = Market(sc, world, make_policy(arm.policy.name, dict(arm.policy.options)),
-                    estimator_factory(sc, arm.inference), unit_streams(sc.seed, replicate, 0),
+    world = draw_world(sc.crowd, world_rng(sc.seed, replicate))
+    market = Market(market_setup(sc), world, make_policy(arm.policy.name, dict(arm.policy.options)),
+                    estimator_factory(sc.crowd, arm.inference), unit_streams(sc.seed, replicate, 0),
                     keep_graph=False)
     market.run()
     return market
@@ -69,7 +70,7 @@ def run(doc: dict[str, Any], replicate: int = 0) -> Market:
 
 def labels_per_task(market: Market) -> np.ndarray:
     """Answered task labels per task (initial graph included)."""
-    return np.bincount(market.log.view().tasks, minlength=market.scenario.tasks.count)
+    return np.bincount(market.log.view().tasks, minlength=market.setup.tasks.count)
 
 
 # --- presets ---------------------------------------------------------------------------------
@@ -388,7 +389,7 @@ def test_every_market_with_abandonment_ends_with_its_budget_or_a_recorded_stop(
     except InputError:
         assume(False)  # a combination the scenario rules refuse (tested elsewhere)
     market = run(doc)  # never MarketStuckError (exit 70), PolicyError or LedgerError
-    sc, led, wf = market.scenario, market.ledger, market.workforce
+    sc, led, wf = market.setup, market.ledger, market.workforce
     stop = market.stop
     assert market.bought == sc.budget.edges or stop is not None
     assert market.bought == market.curve[-1].edges and led.in_flight == 0

@@ -20,6 +20,7 @@ from marketsim.policies.registry import make_policy
 from marketsim.record.curves import CurvePoint
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
 
 
@@ -35,9 +36,9 @@ def _scenario(policy: str, method: str, classes: int = 2) -> Scenario:
 
 def _run(sc: Scenario) -> tuple[list[CurvePoint], Market]:
     arm = sc.arms[0]
-    market = Market(sc, draw_world(sc, world_rng(sc.seed, 0)),
+    market = Market(market_setup(sc), draw_world(sc.crowd, world_rng(sc.seed, 0)),
                     make_policy(arm.policy.name, dict(arm.policy.options)),
-                    estimator_factory(sc, arm.inference), unit_streams(sc.seed, 0, 0),
+                    estimator_factory(sc.crowd, arm.inference), unit_streams(sc.seed, 0, 0),
                     warm_start=True, keep_graph=False)
     return market.run(), market
 
@@ -61,7 +62,7 @@ def test_shared_values_give_the_same_curve(policy: str, method: str, classes: in
 
 def test_the_world_holds_its_initial_graph_in_compact_types() -> None:
     sc = _scenario("uniform", "one-coin-shifted-beta")
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     assert world.initial_tasks.dtype == np.int32 and world.initial_workers.dtype == np.int32
     assert world.initial_labels.dtype == np.int8
     assert world.initial_tasks.size == 300  # one-per-task: the values as drawn

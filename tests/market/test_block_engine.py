@@ -26,6 +26,7 @@ from marketsim.record.curves import CurvePoint
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.toml_out import dumps
 from marketsim.study.run_folder import run_record
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,9 +65,9 @@ def run(document: dict[str, Any], replicate: int = 0, engine: str | None = None,
     sc = parse_scenario(document, "blocks.toml")
     arm = sc.arms[0]
     cls = BlockMarket if sc.scenario.engine == "blocks" else Market
-    market = cls(sc, draw_world(sc, world_rng(sc.seed, replicate)),
+    market = cls(market_setup(sc), draw_world(sc.crowd, world_rng(sc.seed, replicate)),
                  make_policy(policy or arm.policy.name, dict(arm.policy.options)),
-                 estimator_factory(sc, arm.inference), unit_streams(sc.seed, replicate, 0),
+                 estimator_factory(sc.crowd, arm.inference), unit_streams(sc.seed, replicate, 0),
                  keep_graph=False)
     market.run()
     return market

@@ -38,7 +38,7 @@ def test_each_community_matrix_is_recovered_from_its_members_labels() -> None:
     rng = world_rng(9, 0)
     rng.choice(2, size=3000, p=[0.5, 0.5])  # the world draws the classes first
     community, own = draw_members(sc.workers.communities, sc.workers.count, rng)
-    world = draw_world(sc, world_rng(9, 0))
+    world = draw_world(sc.crowd, world_rng(9, 0))
     assert np.allclose(world.confusion, own)  # the same draw, the same stream
     counts = np.zeros((2, 2, 2))
     np.add.at(counts, (community[world.initial_workers], world.truth[world.initial_tasks],
@@ -77,7 +77,7 @@ def test_a_large_concentration_makes_every_member_answer_like_the_community() ->
 def test_task_effects_apply_to_communities() -> None:
     sc = parse_scenario(scenario(workers=4, tasks=200, sigma=0.5,
                                  lookalike=[[0.8, 0.2], [0.1, 0.9]]), "x")
-    world = draw_world(sc, world_rng(9, 3))
+    world = draw_world(sc.crowd, world_rng(9, 3))
     assert world.params is not None and world.params.beta.shape == (200,)
 
 

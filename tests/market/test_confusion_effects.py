@@ -44,7 +44,7 @@ def frequencies(world: Any, k: int = 2) -> tuple[np.ndarray, np.ndarray]:
 
 def test_per_worker_matrices_are_answered_as_given() -> None:
     sc = parse_scenario(scenario(), "x")
-    world = draw_world(sc, world_rng(5, 0))
+    world = draw_world(sc.crowd, world_rng(5, 0))
     shares, rows = frequencies(world)
     within(shares, np.asarray(MATRICES), rows)
     assert np.allclose(world.confusion, MATRICES)
@@ -55,7 +55,7 @@ def test_per_worker_matrices_are_answered_as_given() -> None:
                                      {"lookalike": LOOKALIKE, "sigma": 0.8}])
 def test_effects_match_the_mean_formula_per_worker_and_class(effects: dict) -> None:
     sc = parse_scenario(scenario(**effects), "x")
-    world = draw_world(sc, world_rng(5, 1))
+    world = draw_world(sc.crowd, world_rng(5, 1))
     shares, rows = frequencies(world)
     expected = mean_confusion(np.asarray(MATRICES), sc.workers.confusion)
     within(shares, expected, rows)
@@ -72,7 +72,7 @@ def test_difficulty_tempers_each_row_per_bin_of_beta() -> None:
     """Per octile of beta: worker 0's share of answers l on tasks that look like s matches
     softmax(beta log pi[s])[l] averaged over the bin; log beta has sd sigma."""
     sc = parse_scenario(scenario(sigma=1.0), "x")
-    world = draw_world(sc, world_rng(5, 2))
+    world = draw_world(sc.crowd, world_rng(5, 2))
     beta = world.params.beta
     assert abs(np.std(np.log(beta)) - 1.0) < 0.03
     mine = world.initial_workers == 0
@@ -91,7 +91,7 @@ def test_market_answers_follow_the_same_rows() -> None:
     """The per-label answers the market draws (:class:`EffectAnswers`) agree with the
     vectorised initial answers' formula."""
     sc = parse_scenario(scenario(tasks=400, lookalike=LOOKALIKE, sigma=0.7), "x")
-    world = draw_world(sc, world_rng(5, 3))
+    world = draw_world(sc.crowd, world_rng(5, 3))
     answers = EffectAnswers(world.params, np.random.default_rng(0), world.truth)
     reps = 60
     counts = np.zeros((3, 2, 2))
@@ -127,8 +127,8 @@ def test_relabelling_the_classes_relabels_the_answers() -> None:
     swap = scenario(lookalike=[r[::-1] for r in LOOKALIKE[::-1]], sigma=0.6)
     swap["workers"]["confusion"]["matrices"] = [[r[::-1] for r in m[::-1]] for m in MATRICES]
     swap["tasks"]["prior"] = [0.4, 0.6]
-    a = draw_world(parse_scenario(doc, "x"), world_rng(5, 4))
-    b = draw_world(parse_scenario(swap, "x"), world_rng(5, 5))
+    a = draw_world(parse_scenario(doc, "x").crowd, world_rng(5, 4))
+    b = draw_world(parse_scenario(swap, "x").crowd, world_rng(5, 5))
     fa, ra = frequencies(a)
     fb, _ = frequencies(b)
     within(fb[:, ::-1, ::-1], fa, ra, z=6.4)  # two samples: sqrt(2) x 4.5

@@ -13,6 +13,7 @@ from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
 from marketsim.workers.draws import weighted_workers
 from marketsim.workers.glad import GladAnswers, mean_accuracy
@@ -48,7 +49,7 @@ def binned_check(right: np.ndarray, p: np.ndarray, bins: int = 8) -> None:
 @pytest.mark.parametrize("glad", [{"sigma": 1.0}, {"difficulty": "gamma", "shape": 1.5}])
 def test_initial_answers_match_the_formula_per_difficulty_bin_and_worker(glad: dict) -> None:
     sc = parse_scenario(scenario(**glad), "x")
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     alpha, beta = world.params.alpha, world.params.beta
     assert np.array_equal(alpha, ALPHA)
     t, w = world.initial_tasks, world.initial_workers
@@ -64,18 +65,20 @@ def test_initial_answers_match_the_formula_per_difficulty_bin_and_worker(glad: d
 
 
 def test_difficulty_distributions_have_their_declared_shape() -> None:
-    beta = draw_world(parse_scenario(scenario(sigma=0.7), "x"), world_rng(11, 0)).params.beta
+    beta = draw_world(parse_scenario(scenario(sigma=0.7), "x").crowd,
+                      world_rng(11, 0)).params.beta
     assert abs(np.log(beta).std() - 0.7) < 0.02 and abs(np.log(beta).mean()) < 0.02
-    gamma = draw_world(parse_scenario(scenario(difficulty="gamma", shape=3.0), "x"),
+    gamma = draw_world(parse_scenario(scenario(difficulty="gamma", shape=3.0), "x").crowd,
                        world_rng(11, 0)).params.beta
     assert abs(gamma.mean() - 1.0) < 0.02 and abs(gamma.var() - 1 / 3) < 0.03
-    flat = draw_world(parse_scenario(scenario(sigma=0.0), "x"), world_rng(11, 0)).params.beta
+    flat = draw_world(parse_scenario(scenario(sigma=0.0), "x").crowd,
+                      world_rng(11, 0)).params.beta
     assert np.all(flat == 1.0)  # sigma = 0: every task equally hard, accuracy sigmoid(alpha)
 
 
 def test_per_label_answers_match_the_formula_and_wrong_classes_are_uniform() -> None:
     sc = parse_scenario(scenario(tasks=6000, classes=3, sigma=1.2), "x")
-    world = draw_world(sc, world_rng(sc.seed, 1))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 1))
     answers = GladAnswers(world.truth, world.params, 3, np.random.default_rng(5))
     tasks = np.repeat(np.arange(6000), len(ALPHA))
     workers = np.tile(np.arange(len(ALPHA)), 6000)
@@ -94,7 +97,7 @@ def test_abilities_from_the_ability_table_when_alpha_is_not_given() -> None:
     doc["workers"] = {"count": 400, "model": "glad", "ability": {"alpha": 4, "beta": 2,
                                                                  "low": 0.2}}
     doc["budget"] = {"edges": 1000, "batch": 500}
-    world = draw_world(parse_scenario(doc, "x"), world_rng(11, 0))
+    world = draw_world(parse_scenario(doc, "x").crowd, world_rng(11, 0))
     p = expit(world.params.alpha)  # accuracy on a typical task (beta = 1)
     assert p.min() >= 0.2 and abs(p.mean() - (0.2 + 0.8 * 4 / 6)) < 0.02
 
@@ -111,9 +114,9 @@ def test_weighted_arrivals_in_the_market_give_labels_by_share() -> None:
     doc["workers"]["arrivals"] = {"weights": [0.5, 0.5, 1, 2, 4]}
     doc["budget"] = {"edges": 2000, "initial": "one-per-task", "batch": 400}
     sc = parse_scenario(doc, "x")
-    world = draw_world(sc, world_rng(sc.seed, 0))
-    market = Market(sc, world, make_policy("uniform", {}),
-                    estimator_factory(sc, sc.arms[0].inference), unit_streams(sc.seed, 0, 0),
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
+    market = Market(market_setup(sc), world, make_policy("uniform", {}),
+                    estimator_factory(sc.crowd, sc.arms[0].inference), unit_streams(sc.seed, 0, 0),
                     keep_graph=False)
     market.run()
     per_worker = np.bincount(market.log.view().workers, minlength=5)
@@ -133,7 +136,7 @@ def test_a_worker_who_would_never_arrive_is_refused_at_parse() -> None:
 
 def test_glad_world_draw_is_reproducible() -> None:
     sc = parse_scenario(scenario(tasks=500, sigma=1.0), "x")
-    a, b = draw_world(sc, world_rng(11, 2)), draw_world(sc, world_rng(11, 2))
+    a, b = draw_world(sc.crowd, world_rng(11, 2)), draw_world(sc.crowd, world_rng(11, 2))
     assert np.array_equal(a.params.beta, b.params.beta)
     assert np.array_equal(a.initial_labels, b.initial_labels)
 

@@ -17,6 +17,7 @@ from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
 from tests.helpers import within
 
@@ -70,9 +71,9 @@ PERFECT_CROWDS = {
 
 def market(sc: Scenario, replicate: int = 0) -> Market:
     arm = sc.arms[0]
-    return Market(sc, draw_world(sc, world_rng(sc.seed, replicate)),
+    return Market(market_setup(sc), draw_world(sc.crowd, world_rng(sc.seed, replicate)),
                   make_policy(arm.policy.name, dict(arm.policy.options)),
-                  estimator_factory(sc, arm.inference), unit_streams(sc.seed, replicate, 0))
+                  estimator_factory(sc.crowd, arm.inference), unit_streams(sc.seed, replicate, 0))
 
 
 @pytest.mark.parametrize("crowd", PERFECT_CROWDS.values(), ids=PERFECT_CROWDS.keys())

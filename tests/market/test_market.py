@@ -13,7 +13,7 @@ from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.record.units import canonical_rows
 from marketsim.scenario.parser import load_scenario
-from marketsim.study.runner import run_study
+from marketsim.study.runner import market_setup, run_study
 from marketsim.study.seeds import unit_streams, world_rng
 
 
@@ -21,10 +21,10 @@ def build_market(path: Path, arm: int = 0, replicate: int = 0) -> Market:
     sc = load_scenario(path)
     spec = sc.arms[arm]
     return Market(
-        sc,
-        draw_world(sc, world_rng(sc.seed, replicate)),
+        market_setup(sc),
+        draw_world(sc.crowd, world_rng(sc.seed, replicate)),
         make_policy(spec.policy.name, dict(spec.policy.options)),
-        estimator_factory(sc, spec.inference),
+        estimator_factory(sc.crowd, spec.inference),
         unit_streams(sc.seed, replicate, arm),
         keep_graph=True,
     )

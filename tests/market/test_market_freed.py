@@ -21,7 +21,7 @@ from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
 from marketsim.scenario.parser import parse_scenario
-from marketsim.study.runner import run_unit
+from marketsim.study.runner import market_setup, run_unit
 from marketsim.study.seeds import unit_streams, world_rng
 
 
@@ -69,8 +69,8 @@ def test_a_finished_market_is_freed_without_the_cycle_collector(
     sc = parse_scenario(_document(**CASES[case]), "freed.toml")
     arm = sc.arms[0]
     engine = BlockMarket if sc.scenario.engine == "blocks" else Market
-    market = engine(sc.for_arm(arm), draw_world(sc, world_rng(sc.seed, 0)),
-                    arm.policy.build(), estimator_factory(sc, arm.inference),
+    market = engine(market_setup(sc.for_arm(arm)), draw_world(sc.crowd, world_rng(sc.seed, 0)),
+                    arm.policy.build(), estimator_factory(sc.crowd, arm.inference),
                     unit_streams(sc.seed, 0, 0))
     market.run()
     assert market.bought == 48

@@ -107,7 +107,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
 
 def check_books(m: Audited, stuck: bool) -> None:
     """Every invariant of the issue, read from what the market did."""
-    sc, ledger, wf = m.scenario, m.ledger, m.workforce
+    sc, ledger, wf = m.setup, m.ledger, m.workforce
     price = ledger.price
     gold_workers = (np.asarray(m.gold._workers, dtype=np.int64) if m.gold is not None
                     else np.zeros(0, dtype=np.int64))
@@ -133,7 +133,7 @@ def check_books(m: Audited, stuck: bool) -> None:
     assert times == sorted(times)
     # Gold answers are never results: the log holds real tasks only.
     assert (m.log.view().tasks < sc.tasks.count).all()
-    if m.estimator is not None and not sc.worker_model.scores:
+    if m.estimator is not None and not sc.workers.model_class.scores:
         assert len(m.estimator.labels_) == sc.tasks.count
     # The curve: strictly increasing labels, time never decreasing, ending on the final spend.
     edges = [p.edges for p in m.curve]

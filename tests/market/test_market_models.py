@@ -16,7 +16,7 @@ from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.replay import load_replay
-from marketsim.study.runner import run_unit
+from marketsim.study.runner import market_setup, run_unit
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def scenario(**workers: object) -> dict:
 
 def test_diagonal_uniform_confusion_rows_and_answers() -> None:
     sc = parse_scenario(scenario(model="confusion", confusion={"low": 0.5, "high": 0.8}), "x")
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     conf = world.confusion
     assert conf.shape == (20, 3, 3)
     assert np.allclose(conf.sum(axis=2), 1.0)
@@ -52,9 +52,10 @@ def test_dirichlet_answers_follow_the_confusion_matrices() -> None:
         scenario(model="confusion", confusion={"design": "dirichlet", "diagonal_weight": 3.0}),
         "x",
     )
-    unit_world = draw_world(sc, world_rng(sc.seed, 0))
+    unit_world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     market = Market(
-        sc, unit_world, make_policy("uniform", {}), estimator_factory(sc, sc.arms[0].inference),
+        market_setup(sc), unit_world, make_policy("uniform", {}),
+        estimator_factory(sc.crowd, sc.arms[0].inference),
         unit_streams(sc.seed, 0, 0), keep_graph=False,
     )
     market.run()
@@ -71,7 +72,7 @@ def test_dirichlet_answers_follow_the_confusion_matrices() -> None:
 def test_spammer_hammer_hammers_are_always_right() -> None:
     sc = parse_scenario(scenario(model="spammer-hammer", spammer_hammer={"hammer_fraction": 0.4}),
                         "x")
-    world = draw_world(sc, world_rng(sc.seed, 1))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 1))
     acc = np.einsum("jcc->jc", world.confusion)[:, 0]
     assert set(np.round(acc, 6)) <= {1.0, round(1 / 3, 6)}
     hammers = acc == 1.0
@@ -84,14 +85,14 @@ def test_bernoulli_initial_graph_density_and_budget() -> None:
     data = scenario(model="confusion")
     data["budget"] = {"edges": 3000, "initial": "bernoulli", "initial_probability": 0.25}
     sc = parse_scenario(data, "x")
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     n = world.initial_tasks.size
     assert abs(n - 0.25 * 400 * 20) < 4 * np.sqrt(400 * 20 * 0.25 * 0.75)
     pairs = world.initial_tasks * 20 + world.initial_workers
     assert np.unique(pairs).size == pairs.size
     data["budget"]["edges"] = 1000  # fewer than the draw: trimmed, never overspent
     small = parse_scenario(data, "x")
-    assert draw_world(small, world_rng(small.seed, 0)).initial_tasks.size == 1000
+    assert draw_world(small.crowd, world_rng(small.seed, 0)).initial_tasks.size == 1000
 
 
 def test_per_arm_initial_graph_shares_the_world() -> None:
@@ -104,9 +105,9 @@ def test_per_arm_initial_graph_shares_the_world() -> None:
     assert a.rows[0].edges >= 1500  # the Bernoulli graph, about 1,600 labels
     assert b.rows[0].edges == 400  # one label per task
     assert a.rows[-1].edges == b.rows[-1].edges == 2000
-    w1 = draw_world(sc, world_rng(sc.seed, 0), "one-per-task",
+    w1 = draw_world(sc.crowd, world_rng(sc.seed, 0), "one-per-task",
                     initial_graph_rng(sc.seed, 0, "one-per-task"))
-    w2 = draw_world(sc, world_rng(sc.seed, 0))
+    w2 = draw_world(sc.crowd, world_rng(sc.seed, 0))
     assert np.array_equal(w1.truth, w2.truth) and np.array_equal(w1.confusion, w2.confusion)
 
 
@@ -139,8 +140,8 @@ def test_replay_hands_out_only_real_answers_and_ends_on_the_whole_file() -> None
         world = replay_world(replay, "one-per-task", 2, np.asarray(sc.tasks.prior),
                              initial_graph_rng(sc.seed, 0, "one-per-task"))
         market = Market(
-            sc, world, make_policy(sc.arms[arm].policy.name, {}),
-            estimator_factory(sc, sc.arms[arm].inference), unit_streams(sc.seed, 0, arm),
+            market_setup(sc), world, make_policy(sc.arms[arm].policy.name, {}),
+            estimator_factory(sc.crowd, sc.arms[arm].inference), unit_streams(sc.seed, 0, arm),
             keep_graph=False, replay=replay,
         )
         curve = market.run()
@@ -192,7 +193,7 @@ def test_every_worker_model_is_registered_with_its_facts() -> None:
             doc["arms"][0]["inference"] = cls.default_method
         sc = parse_scenario(doc, "x")
         assert sc.worker_model is cls
-        world = draw_world(sc, world_rng(sc.seed, 0))
+        world = draw_world(sc.crowd, world_rng(sc.seed, 0))
         assert type(world.model) is cls and world.model.options == sc.workers.options
         assert (world.initial_scores is not None) == cls.scores
         answers = world.model.answers(world, sc.tasks.classes, np.random.default_rng(0))

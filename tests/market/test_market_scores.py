@@ -15,7 +15,7 @@ from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
-from marketsim.study.runner import run_study, run_unit
+from marketsim.study.runner import market_setup, run_study, run_unit
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 from marketsim.workers.gaussian_scores import ScoreParams
 
@@ -45,17 +45,19 @@ def scenario(data: dict[str, Any] = SCORES, **changes: Any) -> Scenario:
 def market(sc: Scenario, arm: int = 0, replicate: int = 0, **kw: Any) -> Market:
     spec = sc.arms[arm]
     world = draw_world(
-        sc, world_rng(sc.seed, replicate), spec.initial_graph(sc.budget),
+        sc.crowd, world_rng(sc.seed, replicate), spec.initial_graph(sc.budget),
         None if spec.initial is None else initial_graph_rng(sc.seed, replicate, spec.initial),
     )
-    return Market(sc, world, make_policy(spec.policy.name, dict(spec.policy.options)),
-                  estimator_factory(sc, spec.inference), unit_streams(sc.seed, replicate, arm),
+    return Market(market_setup(sc), world,
+                  make_policy(spec.policy.name, dict(spec.policy.options)),
+                  estimator_factory(sc.crowd, spec.inference),
+                  unit_streams(sc.seed, replicate, arm),
                   **kw)
 
 
 def test_world_draws_means_types_and_scored_initial_graph() -> None:
     sc = scenario()
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     assert world.model.scores and isinstance(world.params, ScoreParams)
     means = world.params.means
     assert means.shape == (150,) and np.all((means > 0) & (means < 1))
@@ -67,10 +69,10 @@ def test_world_draws_means_types_and_scored_initial_graph() -> None:
 
 def test_arms_share_means_and_types_even_with_another_initial_graph() -> None:
     sc = scenario()
-    a = draw_world(sc, world_rng(sc.seed, 1))
-    b = draw_world(sc, world_rng(sc.seed, 1), "bernoulli",
+    a = draw_world(sc.crowd, world_rng(sc.seed, 1))
+    b = draw_world(sc.crowd, world_rng(sc.seed, 1), "bernoulli",
                    initial_graph_rng(sc.seed, 1, "bernoulli"))
-    c = draw_world(sc, world_rng(sc.seed, 2))
+    c = draw_world(sc.crowd, world_rng(sc.seed, 2))
     assert np.array_equal(a.params.means, b.params.means)
     assert np.array_equal(a.params.good, b.params.good)
     assert not np.array_equal(a.params.means, c.params.means)
@@ -136,7 +138,7 @@ def test_metrics_match_a_direct_computation() -> None:
 def test_unscored_tasks_count_with_the_prior_mean() -> None:
     sc = scenario(budget={"edges": 300, "initial": "none", "batch": 100})
     curve = market(sc).run()
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     assert curve[0].edges == 0
     assert curve[0].rmse == pytest.approx(np.sqrt(np.mean((world.params.means - 0.5) ** 2)))
     assert curve[-1].edges == 300
@@ -194,8 +196,8 @@ FEATURES: dict[str, Any] = {
 
 def test_features_are_drawn_from_the_classes_and_shared_by_arms() -> None:
     sc = scenario(FEATURES)
-    a = draw_world(sc, world_rng(sc.seed, 0))
-    b = draw_world(sc, world_rng(sc.seed, 0), "bernoulli",
+    a = draw_world(sc.crowd, world_rng(sc.seed, 0))
+    b = draw_world(sc.crowd, world_rng(sc.seed, 0), "bernoulli",
                    initial_graph_rng(sc.seed, 0, "bernoulli"))
     assert a.features is not None and b.features is not None and a.feature_proba is not None
     assert a.features.shape == (300, 6) and set(np.unique(a.features)) <= {0.0, 1.0}
@@ -204,7 +206,7 @@ def test_features_are_drawn_from_the_classes_and_shared_by_arms() -> None:
     # Without features nothing changes in the world stream (older scenarios keep their worlds).
     plain = copy.deepcopy(FEATURES)
     del plain["tasks"]["features"]
-    c = draw_world(parse_scenario(plain, "x"), world_rng(sc.seed, 0))
+    c = draw_world(parse_scenario(plain, "x").crowd, world_rng(sc.seed, 0))
     assert c.features is None and np.array_equal(c.truth, a.truth)
 
 
@@ -212,7 +214,7 @@ def test_explicit_feature_probabilities_are_used() -> None:
     phi = [[0.9, 0.1], [0.2, 0.7]]
     sc = scenario(FEATURES, tasks={"count": 4000, "features": {"count": 2, "probabilities": phi}},
                   budget={"edges": 4000})
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     assert world.features is not None and np.array_equal(world.feature_proba, phi)
     for c in (0, 1):
         freq = world.features[world.truth == c].mean(axis=0)

@@ -16,6 +16,7 @@ from marketsim.market.worker_models import draw_world
 from marketsim.policies.base import GOLD, MarketState, Policy, is_worker_aware
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
 from tests.market.test_policy_guard import deadline
 
@@ -43,8 +44,8 @@ def scenario(extra: dict[str, Any] | None = None, method: str = "one-coin") -> S
 
 def market(policy: Any, sc: Scenario | None = None) -> Market:
     sc = sc or scenario()
-    return Market(sc, draw_world(sc, world_rng(sc.seed, 0)), policy,
-                  estimator_factory(sc, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
+    return Market(market_setup(sc), draw_world(sc.crowd, world_rng(sc.seed, 0)), policy,
+                  estimator_factory(sc.crowd, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
 
 
 def run(m: Market, seconds: float = 20.0) -> Market:

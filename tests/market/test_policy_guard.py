@@ -31,6 +31,7 @@ from marketsim.policies.base import Policy
 from marketsim.policies.simple import UniformPolicy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,8 +66,8 @@ def small_scenario() -> Scenario:
 
 def run_market(policy: Any, seconds: float = 20.0) -> Market:
     sc = small_scenario()
-    market = Market(sc, draw_world(sc, world_rng(sc.seed, 0)), policy,
-                    estimator_factory(sc, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
+    market = Market(market_setup(sc), draw_world(sc.crowd, world_rng(sc.seed, 0)), policy,
+                    estimator_factory(sc.crowd, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
     with deadline(seconds):
         market.run()
     return market
@@ -256,11 +257,11 @@ class TruthWriter(UniformPolicy):
 
 def test_bind_cannot_rewrite_the_shared_world() -> None:
     sc = small_scenario()
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     truth = world.truth.copy()
     with pytest.raises(PolicyError, match="bind\\(\\) raised ValueError"):
-        Market(sc, world, TruthWriter(), estimator_factory(sc, sc.arms[0].inference),
-               unit_streams(sc.seed, 0, 0))
+        Market(market_setup(sc), world, TruthWriter(),
+               estimator_factory(sc.crowd, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
     assert np.array_equal(world.truth, truth)
 
 
@@ -280,8 +281,8 @@ class NoTasks:
 
 def test_a_market_whose_requester_hands_out_nothing_stops() -> None:
     sc = small_scenario()
-    market = Market(sc, draw_world(sc, world_rng(sc.seed, 0)), UniformPolicy(),
-                    estimator_factory(sc, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
+    market = Market(market_setup(sc), draw_world(sc.crowd, world_rng(sc.seed, 0)), UniformPolicy(),
+                    estimator_factory(sc.crowd, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
     market.requester = NoTasks()
     with deadline(20), pytest.raises(MarketStuckError, match="the market is stuck: all 4 workers"):
         market.run()

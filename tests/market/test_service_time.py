@@ -27,6 +27,7 @@ from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.replay import load_replay
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
 
 LABELS = 15_000
@@ -50,11 +51,12 @@ def run(document: dict, policy: str | None = None, replicate: int = 0) -> Market
     sc = parse_scenario(document, "time.toml")
     arm = sc.arms[0]
     replay = None if sc.replay is None else load_replay(sc.replay)
-    world = (draw_world(sc, world_rng(sc.seed, replicate)) if replay is None else
+    world = (draw_world(sc.crowd, world_rng(sc.seed, replicate)) if replay is None else
              replay_world(replay, sc.budget.initial, sc.tasks.classes,
                           np.asarray(sc.tasks.prior), world_rng(sc.seed, replicate)))
-    market = Market(sc, world, make_policy(policy or arm.policy.name, dict(arm.policy.options)),
-                    estimator_factory(sc, arm.inference), unit_streams(sc.seed, replicate, 0),
+    market = Market(market_setup(sc), world,
+                    make_policy(policy or arm.policy.name, dict(arm.policy.options)),
+                    estimator_factory(sc.crowd, arm.inference), unit_streams(sc.seed, replicate, 0),
                     keep_graph=False, replay=replay)
     market.run()
     return market
@@ -62,7 +64,7 @@ def run(document: dict, policy: str | None = None, replicate: int = 0) -> Market
 
 def formula_rate(market: Market) -> float:
     """Labels per unit of simulated time by the loss-system formula."""
-    sc = market.scenario
+    sc = market.setup
     m, lam = sc.workers.count, sc.workers.arrivals.rate
     speed = np.ones(m) if market.visits.speed is None else np.asarray(market.visits.speed)
     per_worker = (lam / m) / (1.0 + (lam / m) * sc.workers.service.mean * speed)
@@ -136,8 +138,8 @@ def books_closed(market: Market, q: float) -> None:
     assert led.committed == pytest.approx(led.spent)  # abandoned money released
     share = led.abandoned.sum() / (led.handed.sum() - market.world.initial_tasks.size)
     assert abs(share - q) < 0.06, share
-    if market.scenario.workers.capacity is not None:
-        assert led.handed.max() <= market.scenario.workers.capacity
+    if market.setup.workers.capacity is not None:
+        assert led.handed.max() <= market.setup.workers.capacity
 
 
 @pytest.mark.parametrize("extra,policy", [

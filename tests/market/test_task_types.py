@@ -43,7 +43,7 @@ def scenario(tasks: int = 20_000, shares: Any = PER_CLASS, **extra: Any) -> dict
 @pytest.mark.parametrize("shares", [PER_CLASS, [[0.35, 0.65]]])
 def test_types_follow_their_shares_and_answers_their_type_s_matrix(shares: Any) -> None:
     sc = parse_scenario(scenario(shares=shares), "x")
-    world = draw_world(sc, world_rng(7, 0))
+    world = draw_world(sc.crowd, world_rng(7, 0))
     types = world.params.types
     rows = np.asarray(shares if len(shares) == 2 else shares * 2)
     for c in range(2):  # P(type | class c) = type_shares[c]
@@ -61,7 +61,7 @@ def test_types_follow_their_shares_and_answers_their_type_s_matrix(shares: Any) 
 
 def test_the_market_s_answers_follow_the_same_rows() -> None:
     sc = parse_scenario(scenario(tasks=300), "x")
-    world = draw_world(sc, world_rng(7, 1))
+    world = draw_world(sc.crowd, world_rng(7, 1))
     answers = EffectAnswers(world.params, np.random.default_rng(0), world.truth)
     reps = 40
     counts = np.zeros((2, 3, 2, 2))
@@ -87,7 +87,7 @@ def test_one_type_answers_as_the_plain_matrices() -> None:
     frequencies (the draws differ: the types path tempers rows through logs)."""
     one = scenario(shares=[[1.0]])
     one["workers"]["confusion"]["type_matrices"] = [TYPE_MATRICES[1]]
-    world = draw_world(parse_scenario(one, "x"), world_rng(7, 2))
+    world = draw_world(parse_scenario(one, "x").crowd, world_rng(7, 2))
     counts = np.zeros((3, 2, 2))
     np.add.at(counts, (world.initial_workers, world.truth[world.initial_tasks],
                        world.initial_labels), 1)
@@ -102,8 +102,8 @@ def test_a_type_no_task_takes_changes_nothing() -> None:
     one = scenario(tasks=2000, shares=[[1.0]])
     one["workers"]["confusion"]["type_matrices"] = [TYPE_MATRICES[0]]
     two = scenario(tasks=2000, shares=[[1.0, 0.0], [1.0, 0.0]])
-    a = draw_world(parse_scenario(one, "x"), world_rng(7, 4))
-    b = draw_world(parse_scenario(two, "x"), world_rng(7, 4))
+    a = draw_world(parse_scenario(one, "x").crowd, world_rng(7, 4))
+    b = draw_world(parse_scenario(two, "x").crowd, world_rng(7, 4))
     assert not b.params.types.any()
     assert np.array_equal(a.initial_labels, b.initial_labels)
     assert np.array_equal(a.truth, b.truth) and np.allclose(a.confusion, b.confusion)

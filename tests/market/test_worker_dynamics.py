@@ -20,6 +20,7 @@ from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
 from marketsim.workers.draws import one_coin_confusion
 from marketsim.workers.dynamics import DynamicAnswers, DynamicsSpec, shifted
@@ -41,8 +42,8 @@ def doc(dynamics: dict[str, Any], *, tasks: int = 1500, workers: int = 30,
 
 def run(document: dict, replicate: int = 0) -> Market:
     sc = parse_scenario(document, "dyn.toml")
-    market = Market(sc, draw_world(sc, world_rng(sc.seed, replicate)),
-                    make_policy("uniform", {}), estimator_factory(sc, sc.arms[0].inference),
+    market = Market(market_setup(sc), draw_world(sc.crowd, world_rng(sc.seed, replicate)),
+                    make_policy("uniform", {}), estimator_factory(sc.crowd, sc.arms[0].inference),
                     unit_streams(sc.seed, replicate, 0), keep_graph=True)
     market.run()
     return market
@@ -170,7 +171,7 @@ def test_a_shift_keeps_the_wrong_classes_proportions_and_the_sure_workers() -> N
 def test_confusion_rows_keep_their_wrong_class_proportions_under_a_shift() -> None:
     sc = parse_scenario({**doc({"learning": 1.0}, model="confusion", tasks=50, edges=100),
                          "tasks": {"count": 50, "classes": 3}}, "c.toml")
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     world.truth[:] = 0
     from_model = world.model.answers(world, 3, np.random.default_rng(2))
     row = world.confusion[0, 0]

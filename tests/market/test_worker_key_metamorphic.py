@@ -32,7 +32,7 @@ def base(workers: dict[str, Any], tasks: int = 20_000, initial: str = "bernoulli
 
 def right_share(doc: dict[str, Any], replicate: int) -> tuple[np.ndarray, np.ndarray]:
     """Each worker's share of right answers in the initial graph, and their label counts."""
-    world = draw_world(parse_scenario(doc, "x"), world_rng(21, replicate))
+    world = draw_world(parse_scenario(doc, "x").crowd, world_rng(21, replicate))
     right = world.initial_labels == world.truth[world.initial_tasks]
     n = np.bincount(world.initial_workers, minlength=3)
     return np.bincount(world.initial_workers, right, minlength=3) / n, n

@@ -21,7 +21,7 @@ from marketsim.policies.simple import UniformPolicy
 from marketsim.scenario.crowd_specs import TiersSpec
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.toml_out import dumps
-from marketsim.study.runner import run_unit
+from marketsim.study.runner import market_setup, run_unit
 from tests.market.test_market_worker_aware import LeastLabelled, market, run, scenario
 
 
@@ -41,8 +41,9 @@ def recording(sc: Any, policy: Any = None) -> Recording:
     from marketsim.market.inference import estimator_factory
     from marketsim.market.worker_models import draw_world
     from marketsim.study.seeds import unit_streams, world_rng
-    m = Recording(sc, draw_world(sc, world_rng(sc.seed, 0)), policy or UniformPolicy(),
-                  estimator_factory(sc, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
+    m = Recording(market_setup(sc), draw_world(sc.crowd, world_rng(sc.seed, 0)),
+                  policy or UniformPolicy(),
+                  estimator_factory(sc.crowd, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
     m.handouts = []
     return m
 

@@ -16,6 +16,7 @@ from marketsim.market.worker_models import draw_world
 from marketsim.policies.registry import make_policy
 from marketsim.policies.worker_aware import one_coin_matrices
 from marketsim.scenario.parser import parse_scenario
+from marketsim.study.runner import market_setup
 from marketsim.study.seeds import world_rng
 from tests.policies.test_live_posterior import refresh_state
 from tests.policies.test_worker_aware import bound, check, info_of, small_market
@@ -32,15 +33,16 @@ def test_known_workers_gets_the_worker_matrices_but_not_the_truth() -> None:
         "budget": {"edges": 60, "batch": 10, "initial": "one-per-task"},
         "arms": [{"name": "a", "policy": "known-workers", "inference": "one-coin"}],
     }, "kw.toml")
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     policy = make_policy("known-workers", {})
-    info = market_info(sc, world, policy, estimator_factory(sc, sc.arms[0].inference))
+    info = market_info(market_setup(sc), world, policy,
+                       estimator_factory(sc.crowd, sc.arms[0].inference))
     assert info.truth is None
     assert info.true_confusion is not None
     np.testing.assert_array_equal(info.true_confusion, world.confusion)
     # A realisable policy gets neither.
-    plain = market_info(sc, world, make_policy("qasca", {}),
-                        estimator_factory(sc, sc.arms[0].inference))
+    plain = market_info(market_setup(sc), world, make_policy("qasca", {}),
+                        estimator_factory(sc.crowd, sc.arms[0].inference))
     assert plain.truth is None and plain.true_confusion is None
 
 

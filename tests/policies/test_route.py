@@ -20,6 +20,7 @@ from marketsim.policies.stopping_value import (
     waiting_value,
 )
 from marketsim.scenario.parser import parse_scenario
+from marketsim.study.runner import market_setup
 from tests.policies.test_live_posterior import refresh_state
 from tests.policies.test_worker_aware import bound, check, info_of, small_market, stats
 
@@ -186,9 +187,9 @@ def route_market(wait: float):
         "arms": [{"name": "a", "policy": {"name": "explore-exploit", **options},
                   "inference": "one-coin-shifted-beta"}],
     }, "route.toml")
-    world = draw_world(sc, world_rng(sc.seed, 0))
-    market = Market(sc, world, make_policy("explore-exploit", options),
-                    estimator_factory(sc, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
+    market = Market(market_setup(sc), world, make_policy("explore-exploit", options),
+                    estimator_factory(sc.crowd, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
     return market, world, market.run()
 
 

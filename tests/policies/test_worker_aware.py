@@ -29,6 +29,7 @@ from marketsim.policies.worker_aware import (
     one_coin_matrices,
 )
 from marketsim.scenario.options import check_options
+from marketsim.study.runner import market_setup
 
 #: A binary worker who is right 80 % of the time on class 0 and 70 % on class 1.
 C2 = np.array([[0.8, 0.2], [0.3, 0.7]])
@@ -424,9 +425,9 @@ def small_market(policy_name: str, options: dict[str, object], extra: dict[str, 
         **extra,
     }
     sc = parse_scenario(doc, "wa.toml")
-    world = draw_world(sc, world_rng(sc.seed, 0))
-    market = Market(sc, world, make_policy(policy_name, dict(options)),
-                    estimator_factory(sc, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
+    market = Market(market_setup(sc), world, make_policy(policy_name, dict(options)),
+                    estimator_factory(sc.crowd, sc.arms[0].inference), unit_streams(sc.seed, 0, 0))
     return market, world, market.run()
 
 

@@ -74,7 +74,7 @@ def test_dashboard_renders_progress_table_and_chart(n_arms: int) -> None:
     sc = scenario(n_arms)
     console = recording_console()
     dash = LiveDashboard(console, refresh_per_second=20)
-    dash.start(sc, "reports/dash-test/run")
+    dash.start(sc.outline, "reports/dash-test/run")
     feed(dash, sc)
     dash.stop(interrupted=False)
     console.print(dash.render())
@@ -93,7 +93,7 @@ def test_dashboard_copes_with_no_results_nan_and_zero_errors() -> None:
     sc = scenario(3)
     console = recording_console()
     dash = LiveDashboard(console)
-    dash.start(sc, None)
+    dash.start(sc.outline, None)
     console.print(dash.render())  # nothing has happened yet
     nan_errs = [float("nan")] * len(EDGES)
     zero_errs = [0.0] * len(EDGES)
@@ -114,7 +114,7 @@ def test_dashboard_survives_tiny_terminals(width: int) -> None:
     sc = scenario(4)
     console = recording_console(width)
     dash = LiveDashboard(console)
-    dash.start(sc, "x")
+    dash.start(sc.outline, "x")
     feed(dash, sc, finished_replicates=1)
     console.print(dash.render())
     dash.stop(interrupted=False)
@@ -132,7 +132,7 @@ def test_observer_methods_are_safe_before_start() -> None:
 def test_progress_counts_running_units_fractionally() -> None:
     sc = scenario(2, replicates=1)
     dash = LiveDashboard(recording_console())
-    dash.start(sc, None)
+    dash.start(sc.outline, None)
     dash.refresh(0, 0, CurvePoint(300, 0.1, 0.1, 0.0))
     assert dash.state is not None
     assert dash.state.units_progress() == pytest.approx(300 / BUDGET)
@@ -155,7 +155,7 @@ def test_plain_progress_is_plain_lines() -> None:
     )
     out = io.StringIO()
     obs = PlainProgress(out)
-    obs.start(sc, "reports/x")
+    obs.start(sc.outline, "reports/x")
     obs.refresh(0, 0, CurvePoint(120, 0.1, 0.1, 0.0))
     u = unit(sc, 1, 0, [0.0123] * len(EDGES))
     obs.unit_done(UnitResult(1, 0, u.rows, 4.2), 3, 8)
@@ -172,7 +172,7 @@ def test_plain_progress_is_plain_lines() -> None:
 def test_quiet_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     sc = scenario(1)
     obs = QuietProgress()
-    obs.start(sc, None)
+    obs.start(sc.outline, None)
     obs.refresh(0, 0, CurvePoint(120, 0.1, 0.1, 0.0))
     obs.unit_done(unit(sc, 0, 0), 1, 1)
     obs.stop(interrupted=False)
@@ -217,7 +217,7 @@ def test_dashboard_shows_money_and_time_only_when_they_differ_from_labels() -> N
     sc = scenario(2, replicates=1)
     console = recording_console(160)
     dash = LiveDashboard(console)
-    dash.start(sc, None)
+    dash.start(sc.outline, None)
 
     def priced(arm: int, price: float, step: float) -> UnitResult:
         return UnitResult(0, arm, tuple(
@@ -265,7 +265,7 @@ def test_frame_without_cost_axes_is_the_one_before_money_and_time_charts() -> No
         console = Console(record=True, width=width, height=40, force_terminal=True,
                           file=io.StringIO())
         dash = LiveDashboard(console, clock=lambda: clock[0])
-        dash.start(sc, "reports/dash-test/run")
+        dash.start(sc.outline, "reports/dash-test/run")
         feed(dash, sc)
         frames = set()
         for clock[0] in (0.0, 6.0, 11.0):
@@ -287,7 +287,7 @@ def priced_study(width: int, clock: list[float]) -> tuple[LiveDashboard, Console
     # No refresh thread: a frame it drew at the previous clock could land between the test's
     # own print and its read of the console (seen under load).
     dash = LiveDashboard(console, clock=lambda: clock[0], auto_refresh=False)
-    dash.start(sc, None)
+    dash.start(sc.outline, None)
     for arm, price, step in ((0, 1.0, 1.0), (1, 2.0, 3.0)):
         dash.unit_done(UnitResult(0, arm, tuple(
             CurveRow(e, x, 0.1, step * e, money=price * e, arm=f"arm-{arm}", replicate=0)
@@ -328,7 +328,7 @@ def test_time_chart_draws_running_units_simulated_times() -> None:
     sc = scenario(2, replicates=2)
     console = recording_console(160)
     dash = LiveDashboard(console)
-    dash.start(sc, None)
+    dash.start(sc.outline, None)
     for arm, step in ((0, 1.0), (1, 2.0)):
         dash.unit_done(UnitResult(0, arm, tuple(
             CurveRow(e, x, 0.1, step * e, money=float(e), arm=f"arm-{arm}", replicate=0)
@@ -387,7 +387,7 @@ def test_money_and_time_columns_are_dropped_whole_never_cut(path: str, width: in
     console = Console(record=True, width=width, height=40, force_terminal=True,
                       file=io.StringIO())
     dash = LiveDashboard(console, clock=lambda: 0.0)
-    dash.start(sc, None)
+    dash.start(sc.outline, None)
     edges = list(range(100, 30001, 200))
     for arm in range(len(sc.arms)):
         for r in range(2):
@@ -423,7 +423,7 @@ def test_dashboard_table_uses_the_scenarios_report_targets() -> None:
         "arms": [{"name": a.name, "policy": "uniform"} for a in base.arms]})
     console = recording_console()
     dash = LiveDashboard(console, refresh_per_second=20)
-    dash.start(sc, "reports/dash-test/run")
+    dash.start(sc.outline, "reports/dash-test/run")
     feed(dash, sc)
     dash.stop(interrupted=False)
     console.print(dash.render())

@@ -209,7 +209,7 @@ def test_terminal_dashboard_prints_rich_markup_in_names_literally(
     console = Console(record=True, width=220, height=60, force_terminal=True,
                       file=io.StringIO())
     dash = LiveDashboard(console, refresh_per_second=20)
-    dash.start(result.scenario, None)
+    dash.start(result.scenario.outline, None)
     for count, unit in enumerate(result.units, start=1):
         dash.unit_done(unit, count, len(result.units))
     dash.stop(interrupted=False)

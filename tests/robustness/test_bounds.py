@@ -128,7 +128,7 @@ def test_communities_with_a_tiny_concentration_give_valid_matrices(concentration
     data = doc(workers={"count": 3000, "model": "communities", "communities": {
         "confusion": COMMUNITY, "concentration": concentration}})
     data["budget"] = {"edges": 12, "batch": 6}
-    world = draw_world(parse_scenario(data, "c.toml"), world_rng(4, 0))
+    world = draw_world(parse_scenario(data, "c.toml").crowd, world_rng(4, 0))
     assert np.all(np.isfinite(world.confusion))
     np.testing.assert_allclose(world.confusion.sum(axis=2), 1.0)
     expected = np.mean(COMMUNITY, axis=0)  # two equally likely communities
@@ -158,7 +158,7 @@ def test_glad_gamma_shapes_whose_quantiles_underflow_are_refused(shape: float) -
 def test_the_smallest_glad_shape_gives_a_valid_world() -> None:
     data = doc(workers={"count": 4, "model": "glad", "glad": {
         "difficulty": "gamma", "shape": bound(GladSpec, "shape", "ge")}})
-    world = draw_world(parse_scenario(data, "g.toml"), world_rng(4, 0))
+    world = draw_world(parse_scenario(data, "g.toml").crowd, world_rng(4, 0))
     assert np.all(np.isfinite(world.confusion)) and np.all(np.isfinite(world.params.beta))
     assert np.all((world.ability >= 0.5 - 1e-9) & (world.ability <= 1))
 

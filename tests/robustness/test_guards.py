@@ -38,10 +38,10 @@ def write(tmp_path: Path, *, tasks: int = 50, workers: int = 5, edges: int = 100
 
 
 def test_estimate_grows_with_size_graph_and_jobs(tmp_path: Path) -> None:
-    small = load_scenario(write(tmp_path, tasks=1000, edges=5000))
-    big = load_scenario(write(tmp_path, tasks=1000, edges=500_000, workers=1000))
-    no_graph = load_scenario(write(tmp_path, tasks=1000, edges=500_000, workers=1000,
-                                   graph="false"))
+    small = [load_scenario(write(tmp_path, tasks=1000, edges=5000)).outline]
+    big = [load_scenario(write(tmp_path, tasks=1000, edges=500_000, workers=1000)).outline]
+    no_graph = [load_scenario(write(tmp_path, tasks=1000, edges=500_000, workers=1000,
+                                    graph="false")).outline]
     assert estimate_run_memory(small) < estimate_run_memory(big)
     # the graph costs about 500 bytes per label
     assert 400 * 500_000 < estimate_run_memory(big) - estimate_run_memory(no_graph) < 700 * 500_000
@@ -50,7 +50,7 @@ def test_estimate_grows_with_size_graph_and_jobs(tmp_path: Path) -> None:
 
 
 def test_check_memory_refuses_with_numbers(tmp_path: Path) -> None:
-    scenario = load_scenario(write(tmp_path))
+    scenario = [load_scenario(write(tmp_path)).outline]
     need = check_memory(scenario, 1, available=10 * GIB)
     with pytest.raises(InputError,
                        match=r"needs about 0\.2 GiB, this machine has 0\.1 GiB available; reduce"):

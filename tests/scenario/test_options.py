@@ -142,14 +142,14 @@ def test_the_market_never_drops_a_setting() -> None:
     beta_settings = settings_model("one-coin-beta")(alpha=3.0)
     with pytest.raises(RuntimeError, match="internal error: .* method 'ds' does not take: "
                                            "alpha is not an option"):
-        estimator_factory(scenario, InferenceSpec.resolved("ds", beta_settings))
+        estimator_factory(scenario.crowd, InferenceSpec.resolved("ds", beta_settings))
 
 
 def test_the_market_builds_what_was_checked() -> None:
     doc = _doc({"method": "one-coin-shifted-beta", "max_iter": 7})
     doc["workers"] = {"count": 4, "ability": {"alpha": 5.0, "beta": 3.0, "low": 0.25}}
     scenario = parse_scenario(doc, "s.toml")
-    est = estimator_factory(scenario, scenario.arms[0].inference)()
+    est = estimator_factory(scenario.crowd, scenario.arms[0].inference)()
     params = est.get_params()
     assert (params["max_iter"], params["alpha"], params["beta"], params["low"],
             est.prior) == (7, 5.0, 3.0, 0.25, "shifted-beta")

@@ -180,5 +180,5 @@ def test_spectral_rule_reaches_the_estimator() -> None:
     for rule, expected in ((None, "equivariant"), ("authors", "authors")):
         inference = {"method": "opt-ds"} | ({} if rule is None else {"spectral_rule": rule})
         sc = parse_scenario(changed(CLASSES, "arms.0.inference", inference), "x.toml")
-        est = estimator_factory(sc, sc.arms[0].inference)()
+        est = estimator_factory(sc.crowd, sc.arms[0].inference)()
         assert est.get_params()["spectral_rule"] == expected

@@ -291,7 +291,7 @@ def test_capped_jobs() -> None:
 
 
 def test_default_jobs_every_cpu_as_far_as_units_and_memory_go(tmp_path: Path) -> None:
-    scenario = load_scenario(tiny(tmp_path))  # 2 replicates x 2 arms = 4 units
+    scenario = [load_scenario(tiny(tmp_path)).outline]  # 2 replicates x 2 arms = 4 units
     assert default_jobs(scenario, cpus=2, available=10 * GIB) == 2
     assert default_jobs(scenario, cpus=64, available=10 * GIB) == 4
     assert default_jobs(scenario, cpus=1, available=10 * GIB) == 1

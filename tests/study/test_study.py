@@ -102,7 +102,7 @@ def test_default_jobs_gives_the_curves_of_jobs_1(small_scenario_path: Path, tmp_
                                                  jobs_1_curves: bytes) -> None:
     """Without --jobs a run uses every CPU (2 units at once or more here) and writes the same
     bytes as ``--jobs 1``."""
-    assert default_jobs(load_scenario(small_scenario_path)) >= 2
+    assert default_jobs([load_scenario(small_scenario_path).outline]) >= 2
     b = tmp_path / "b"
     r2 = marketsim("run", str(small_scenario_path), "--out", str(b), "--quiet")
     assert r2.returncode == 0, r2.stderr
