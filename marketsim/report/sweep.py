@@ -62,9 +62,9 @@ def _reach_columns(t: float) -> list[str]:
 def columns(keys: list[str], targets: Sequence[float] = TARGETS) -> list[str]:
     """The header of ``sweep.csv``: the grid point, the swept keys, the arm, the results (the
     headline metric, ``error_rate`` or ``rmse`` as ``summary.json`` names it, and the final
-    error in that metric with its interval, the final labels, money spent and simulated time as means
-    over replicates — "final" is each replicate's own last point, where its run ended, as in
-    ``summary.json``'s ``final_*`` —, :func:`_reach_columns` per target, and
+    error in that metric with its interval, the final labels, money spent and simulated time
+    as means over replicates — "final" is each replicate's own last point, where its run
+    ended, as in ``summary.json``'s ``final_*`` —, :func:`_reach_columns` per target, and
     :func:`diff_columns`)."""
     return ["point", *keys, "arm", "metric", "final_error", "final_error_low", "final_error_high",
             "replicates", "stopped", "stopped_detail", "final_edges", "final_money",
