@@ -146,7 +146,7 @@ def type_name(annotation: Any) -> str:
         return "table"
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
-        return " or ".join(t for t in (type_name(a) for a in args) if t)
+        return " or ".join(dict.fromkeys(t for t in (type_name(a) for a in args) if t))
     if origin is typing.Literal:
         return "string"
     if origin in (list, tuple):
