@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.policies.base import PolicyClass
-from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
+from marketsim.policies.registry import POLICIES, market_problem, policy_class
 from marketsim.scenario.arm_specs import PolicySpec
 from marketsim.scenario.crowd_specs import (
     PluginWorkersSpec,
@@ -230,24 +230,21 @@ def _budget(bg: BudgetSpec, tasks: TasksSpec, workers: WorkersSpec, data: Replay
 
 def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k: int,
             allow_imports: bool, source: str) -> PolicySpec:
-    """The arm's policy: a known name or an import path, options checked, fitting the market
-    (``as_table``: the file gives a table, whose ``name`` key errors name)."""
+    """The arm's policy (a built-in one's options were checked by its variant of the table,
+    an import path's are checked now, once imported) fitting the market (``as_table``: the
+    file gives a table, whose ``name`` key errors name)."""
     name, options = spec.name, spec.options
     name_key = f"{key}.name" if as_table else key
-    if name not in POLICIES and not is_import_path(name):
-        raise _fail(name_key, f"must be one of {', '.join(POLICIES)} or a "
-                    f"'package.module:Class' path; got {name!r}{suggest(name, list(POLICIES))}",
-                    source)
     if name in POLICIES:
         cls = POLICIES[name]
     elif allow_imports:
         cls = policy_class(name, allow_imports=True, source=source)
+        check_options(cls, name, options, key, source)
     else:
         return spec
     problem = market_problem(cls, workers.model_class.scores, k, options)
     if problem:
         raise _fail(name_key, f"{name!r} {problem}", source)
-    check_options(cls, name, options, key, source)
     check_builds(cls, name, options, key, source)
     _crowd_counts(cls, options, key, workers, source)
     return spec.with_class(cls)
