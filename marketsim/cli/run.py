@@ -103,11 +103,12 @@ def _resolve(args: argparse.Namespace) -> tuple[Scenario, Path]:
             raise InputError("--resume takes only the run folder (no scenario, --out, --seed "
                              "or --replicates: they come from the folder)")
         run_dir = Path(args.resume)
-        scenario = resume_scenario(run_dir, args.data_dir)
+        scenario = resume_scenario(run_dir, args.data_dir, allow_imports=args.allow_imports)
     else:
         if not args.scenario:
             raise InputError("give a scenario file, or --resume RUN_DIR")
-        scenario = load_scenario(args.scenario, data_dir=args.data_dir).with_overrides(
+        scenario = load_scenario(args.scenario, data_dir=args.data_dir,
+                                 allow_imports=args.allow_imports).with_overrides(
             replicates=args.replicates, seed=args.seed
         )
         run_dir = Path(args.out) if args.out else default_run_dir(scenario)

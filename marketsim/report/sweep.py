@@ -61,11 +61,12 @@ def _reach_columns(t: float) -> list[str]:
 
 def columns(keys: list[str], targets: Sequence[float] = TARGETS) -> list[str]:
     """The header of ``sweep.csv``: the grid point, the swept keys, the arm, the results (the
-    final error with its interval, the final labels, money spent and simulated time as means
-    over replicates — "final" is each replicate's own last point, where its run ended, as in
-    ``summary.json``'s ``final_*`` —, :func:`_reach_columns` per target, and
+    headline metric, ``error_rate`` or ``rmse`` as ``summary.json`` names it, and the final
+    error in that metric with its interval, the final labels, money spent and simulated time
+    as means over replicates — "final" is each replicate's own last point, where its run
+    ended, as in ``summary.json``'s ``final_*`` —, :func:`_reach_columns` per target, and
     :func:`diff_columns`)."""
-    return ["point", *keys, "arm", "final_error_rate", "final_error_low", "final_error_high",
+    return ["point", *keys, "arm", "metric", "final_error", "final_error_low", "final_error_high",
             "replicates", "stopped", "stopped_detail", "final_edges", "final_money",
             "final_time",
             *(c for t in targets for c in _reach_columns(t)), *diff_columns(targets)]
@@ -74,7 +75,7 @@ def columns(keys: list[str], targets: Sequence[float] = TARGETS) -> list[str]:
 def diff_columns(targets: Sequence[float] = TARGETS) -> list[str]:
     """The paired differences to the point's reference arm (its first): the final error (each
     replicate's own final error minus the reference's on the same replicate: its mean is the
-    difference of the two rows' ``final_error_rate``) and the labels and money to each target
+    difference of the two rows' ``final_error``) and the labels and money to each target
     (the replicates where both reached it), mean with the 95 % paired interval (empty for the
     reference itself)."""
     return ["reference", *(f"diff_{what}_{end}" for what in (
@@ -126,20 +127,21 @@ def load_points(run_dir: Path) -> list[SweepPoint]:
 
 
 def sweep_rows(source: Path | str | Sequence[SweepPoint]) -> list[dict[str, Any]]:
-    """One row per (grid point, arm): the swept values, the final error and, per target, the
-    labels needed with their interval (:func:`columns`). ``source`` is a sweep run folder or
-    the points :func:`load_points` returns."""
+    """One row per (grid point, arm): the swept values, the headline metric, the final error
+    in it and, per target, the labels needed with their interval (:func:`columns`).
+    ``source`` is a sweep run folder or the points :func:`load_points` returns."""
     points = load_points(Path(source)) if isinstance(source, str | Path) else source
     rows = []
     for pt in points:
         summary = pt.summary
+        metric = metric_of(summary).key
         for arm, s in summary.arms.items():
             error, edges = s.final("error"), s.final("edges")
             money, time = s.final("money"), s.final("time")
             row: dict[str, Any] = {
                 "point": pt.folder, **dict(pt.values), "arm": arm,
-                "replicates": s.replicates,
-                "final_error_rate": None if error is None else error.mean,
+                "replicates": s.replicates, "metric": metric,
+                "final_error": None if error is None else error.mean,
                 "final_error_low": None if error is None else error.low,
                 "final_error_high": None if error is None else error.high,
                 "final_edges": None if edges is None else edges.mean,
@@ -242,7 +244,7 @@ def sweep_markdown(keys: list[str], rows: list[dict[str, Any]],
     head = [*keys, "arm", f"final {metric.short}",
             *(f"labels to {metric.target_short(t)}" for t in targets)]
     cells = [[*(value_text(r[k]) for k in keys), md_literal(r["arm"]),
-              fmt_error(r["final_error_rate"]), *(reach_cell(r, t) for t in targets)] for r in rows]
+              fmt_error(r["final_error"]), *(reach_cell(r, t) for t in targets)] for r in rows]
     stops = [f"- {r['point']} ({', '.join(f'{k} = {value_text(r[k])}' for k in keys)}), "
              f"*{md_literal(r['arm'])}*: {r['stopped_detail']}" for r in rows if r.get("stopped")]
     if stops:

@@ -197,7 +197,7 @@ def sweep_figure(keys: list[str], rows: list[dict[str, Any]], metric: Metric = E
                 arm_rows = sorted((r for r in mine if r["arm"] == arm),
                                   key=lambda r: where[hashable(r[x_key])])
                 if what == "final":
-                    pts = [_value_point(r, "diff_final_error" if diff else "final_error_rate")
+                    pts = [_value_point(r, "diff_final_error" if diff else "final_error")
                            for r in arm_rows]
                 elif diff:
                     pts = [_value_point(r, f"diff_{what}_to_{target:g}") for r in arm_rows]

@@ -5,17 +5,28 @@ gold questions and blocking rule if it has them."""
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import BeforeValidator, ConfigDict, PrivateAttr, model_serializer
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from marketsim.errors import InputError
 from marketsim.options import F
 from marketsim.policies.base import AssignmentPolicy, PolicyClass, policy_type
-from marketsim.policies.registry import POLICIES, instantiate, policy_class
+from marketsim.policies.registry import POLICIES, instantiate, is_import_path, policy_class
 from marketsim.scenario.inference_spec import InferenceSpec
 from marketsim.scenario.market_specs import INITIAL_GRAPHS, BlockingSpec, BudgetSpec, GoldSpec
-from marketsim.scenario.validation import KeyProblem
+from marketsim.scenario.validation import KeyProblem, suggest
 from marketsim.tables import Table
 
 
@@ -23,7 +34,10 @@ class PolicySpec(Table):
     """``[arms.policy]``: a policy name, or this table whose other keys are the policy's
     options (checked against the policy's option schema, `docs/policies.md`)
 
-    The class that runs is resolved once, when the scenario is: the registry's class for a
+    The table is a union with one variant per built-in policy (:data:`POLICY_VARIANTS`: the
+    name and the policy class's ``Options``, nothing else) and this class for an import path,
+    whose options are kept as written and checked against the class once it is imported. The
+    class that runs is resolved once, when the scenario is: the registry's class for a
     built-in name, the imported class for an import path resolved with imports allowed, none
     for an import path resolved without (``validate`` checks only its shape). A policy object
     given in Python (``name`` is then its class name) runs as a fresh deep copy in every unit,
@@ -31,8 +45,9 @@ class PolicySpec(Table):
 
     model_config = ConfigDict(strict=True, extra="allow", frozen=True, allow_inf_nan=False)
 
-    name: str = F(..., "a built-in policy (`python -m marketsim list`) or a "
-                  "`package.module:Class` import path (runs only with `--allow-imports`)")
+    name: str = Field(..., description="a built-in policy (`python -m marketsim list`) or a "
+                      "`package.module:Class` import path (runs only with `--allow-imports`)",
+                      json_schema_extra={"pattern": ":"})
     _cls: PolicyClass | None = PrivateAttr(default=None)
     _obj: Any = PrivateAttr(default=None)
 
@@ -40,11 +55,39 @@ class PolicySpec(Table):
         """A built-in policy's class is known from its name at once."""
         self._cls = POLICIES.get(self.name)
 
+    @field_validator("name")
+    @classmethod
+    def _known_name(cls, name: str) -> str:
+        if name in POLICIES or is_import_path(name):
+            return name
+        raise KeyProblem("", f"must be one of {', '.join(POLICIES)} or a "
+                         f"'package.module:Class' path; got {name!r}"
+                         f"{suggest(name, list(POLICIES))}")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_options(cls, data: Any) -> Any:
+        """A built-in policy's unknown option, named as such (with the policy's options and a
+        did-you-mean) rather than as an unknown key."""
+        if cls.model_config.get("extra") != "forbid" or not isinstance(data, Mapping):
+            return data
+        taken = [k for k in cls.model_fields if k != "name"]
+        for key in map(str, data):
+            if key == "name" or key in taken:
+                continue
+            if not taken:
+                raise KeyProblem(key, f"is not an option: policy {data.get('name')!r} takes "
+                                 "none")
+            raise KeyProblem(key, f"is not an option of {data.get('name')!r} (allowed here: "
+                             f"{', '.join(taken)}){suggest(key, taken)}")
+        return data
+
     @classmethod
     def of(cls, name: str, options: dict[str, Any] | None = None, *,
            policy_cls: PolicyClass | None = None, obj: Any = None) -> PolicySpec:
-        """The spec of policy ``name`` with ``options``, its class (and object) known."""
-        spec = cls.model_validate({"name": name, **(options or {})})
+        """The spec of policy ``name`` with ``options``, its class (and object) known (a
+        policy object's class name, or a record's: not checked as a file's name is)."""
+        spec = cls.model_construct(name=name, **(options or {}))
         if policy_cls is not None:
             spec._cls = policy_cls
         spec._obj = obj
@@ -52,8 +95,10 @@ class PolicySpec(Table):
 
     @property
     def options(self) -> dict[str, Any]:
-        """The policy's options as the scenario gives them (sorted by name)."""
-        return dict(sorted((self.model_extra or {}).items()))
+        """The policy's options as the scenario gives them (sorted by name; a built-in
+        policy's validated by its ``Options``)."""
+        given = {k: getattr(self, k) for k in self.model_fields_set if k != "name"}
+        return dict(sorted({**given, **(self.model_extra or {})}.items()))
 
     @property
     def cls(self) -> PolicyClass | None:
@@ -102,8 +147,53 @@ class PolicySpec(Table):
 
     @model_serializer(mode="plain")
     def _table(self) -> str | dict[str, Any]:
-        """The name alone, or the table with the options."""
-        return {"name": self.name, **self.options} if self.model_extra else self.name
+        """The name alone, or the table with the options given."""
+        options = self.options
+        return {"name": self.name, **options} if options else self.name
+
+
+def _policy_variant(cls: PolicyClass) -> type[PolicySpec]:
+    """``[arms.policy]`` of built-in policy ``cls``: its name and its ``Options`` (its keys,
+    defaults, ranges and rules), no other key."""
+    namespace = {
+        "__module__": __name__, "__qualname__": f"{cls.__name__}Spec",
+        "__doc__": f"``[arms.policy]`` with ``name = \"{cls.name}\"``.",
+        "__annotations__": {"name": Literal[cls.name]},
+        "name": Field(..., description=f"`{cls.name}`"),
+        "model_config": ConfigDict(strict=True, extra="forbid", frozen=True,
+                                   allow_inf_nan=False)}
+    metaclass: Any = type(PolicySpec)  # pydantic's: the class statement's, made by hand
+    variant: type[PolicySpec] = metaclass(f"{cls.__name__}Spec", (PolicySpec, cls.Options),
+                                          namespace)
+    return variant
+
+
+#: Each built-in policy's ``[arms.policy]`` variant, by policy name.
+POLICY_VARIANTS: dict[str, type[PolicySpec]] = {
+    name: _policy_variant(cls) for name, cls in POLICIES.items()}
+# each variant is a name of this module, where pickle finds it (scenarios travel to worker
+# processes and Dask workers)
+globals().update({v.__name__: v for v in POLICY_VARIANTS.values()})
+
+
+def _policy_tag(data: Any) -> str:
+    """The variant a policy table validates as: its built-in policy's, else the generic
+    :class:`PolicySpec` (an import path; an unknown name, refused there with the list)."""
+    if isinstance(data, PolicySpec):
+        return type(data).__name__
+    name = data.get("name") if isinstance(data, Mapping) else None
+    variant = POLICY_VARIANTS.get(name) if isinstance(name, str) else None
+    return (variant or PolicySpec).__name__
+
+
+if TYPE_CHECKING:
+    Policies = PolicySpec
+else:
+    #: ``[arms.policy]``: a union over the built-in policies' variants and the import path's,
+    #: discriminated by ``name``.
+    _POLICY_TAGGED = tuple(Annotated[v, Tag(v.__name__)]
+                           for v in (*POLICY_VARIANTS.values(), PolicySpec))
+    Policies = Annotated[Union[_POLICY_TAGGED], Discriminator(_policy_tag)]  # noqa: UP007
 
 
 def _name_or_table(key: str) -> Any:
@@ -118,8 +208,8 @@ def _name_or_table(key: str) -> Any:
 
 
 #: ``policy = "name"`` or ``[arms.policy]``.
-Policy = Annotated[PolicySpec, BeforeValidator(_name_or_table("name"),
-                                               json_schema_input_type=str | PolicySpec)]
+Policy = Annotated[Policies, BeforeValidator(_name_or_table("name"),
+                                             json_schema_input_type=Union[str, Policies])]  # noqa: UP007
 #: ``inference = "method"`` or ``[arms.inference]``.
 Inference = Annotated[InferenceSpec, BeforeValidator(_name_or_table("method"),
                                                      json_schema_input_type=str | InferenceSpec)]

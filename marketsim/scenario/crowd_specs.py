@@ -13,14 +13,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, Union
 
-from pydantic import Discriminator, Field, Tag, create_model, model_validator
+from pydantic import (
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    create_model,
+    model_validator,
+)
 
 from marketsim.aggregation.one_coin import MAX_PRIOR
+from marketsim.errors import InputError
 from marketsim.options import F
+from marketsim.scenario.validation import printable, suggest, validate
 from marketsim.tables import FloatRows, Floats, KeyProblem, Table, bounded_floats
 from marketsim.workers.base import WorkerModel
 from marketsim.workers.dynamics import DynamicsSpec
-from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS
+from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS, is_import_path
 
 ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 #: Bounds of ``workers.arrivals.rate``: simulated times stay far from float overflow (a rate of
@@ -197,7 +207,9 @@ class WorkersSpec(Table):
                    shown="required", ge=1, le=10_000_000)
     model: Literal[WORKER_MODEL_NAMES] = F(  # type: ignore[valid-type]
         DEFAULT_MODEL, "the worker model: how workers answer (`marketsim list` describes "
-        "each; a model's own options are its table `[workers.<table>]`)")
+        "each; a model's own options are its table `[workers.<table>]`), or a "
+        "`package.module:Class` import path of a `marketsim.workers.base.WorkerModel` "
+        "subclass (runs only with `--allow-imports`)")
     ability: AbilitySpec = F(AbilitySpec(), "worker abilities", shown="see the table")
     arrivals: ArrivalsSpec = F(ArrivalsSpec(), "worker arrivals", shown="see the table")
     service: ServiceSpec = F(ServiceSpec(), "labelling time", shown="see the table")
@@ -227,12 +239,17 @@ class WorkersSpec(Table):
     @model_validator(mode="after")
     def _model_tables(self) -> Self:
         given = self.model_fields_set
-        unread = self.worker_model.ability_unread()
+        unread = self.worker_model.ability_unread() if self.resolved else None
         if unread is not None and "ability" in given:
             raise KeyProblem("ability", unread)
         if self.tiers is not None and "price" in given:
             raise KeyProblem("price", "give either workers.price or [workers.tiers], not both")
         return self
+
+    @property
+    def resolved(self) -> bool:
+        """The model's class is known (always, for a built-in model)."""
+        return True
 
     @property
     def model_class(self) -> type[WorkerModel]:
@@ -271,6 +288,66 @@ def _variant(model: type[WorkerModel]) -> type[WorkersSpec]:
                         __doc__=WorkersSpec.__doc__, **fields)
 
 
+class PluginWorkersSpec(WorkersSpec):
+    """``[workers]`` with ``model = "package.module:Class"``: a worker model from outside
+    marketsim, imported only with ``--allow-imports``
+
+    Its own table (``[workers.<table>]``, the class's ``Options``) is checked once the class
+    is imported, when the scenario is resolved (:meth:`with_class`): until then the table is
+    kept as written. The class is held as the resolved scenario's, so every consumer reads its
+    facts and words as a built-in model's."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, allow_inf_nan=False)
+
+    model: str = F(
+        ..., "a `package.module:Class` import path of a subclass of "
+        "`marketsim.workers.base.WorkerModel` (runs only with `--allow-imports`)",
+        pattern=":")
+    _cls: type[WorkerModel] | None = PrivateAttr(default=None)
+    _options: Table | None = PrivateAttr(default=None)
+
+    @property
+    def resolved(self) -> bool:
+        """The class was imported and its table checked."""
+        return self._cls is not None
+
+    @property
+    def model_class(self) -> type[WorkerModel]:
+        """The imported worker model."""
+        assert self._cls is not None, f"{self.model!r} read before it was imported"
+        return self._cls
+
+    @property
+    def options(self) -> Table:
+        """The model's own options, checked against its ``Options`` when it was imported."""
+        assert self._options is not None, f"{self.model!r} read before it was imported"
+        return self._options
+
+    def with_class(self, cls: type[WorkerModel], source: str) -> PluginWorkersSpec:
+        """This table with its model imported: the keys besides the shared ones are the
+        model's table, checked against its ``Options`` (one-line errors naming
+        ``workers.<table>.<key>``), and the rules the model asks of the table applied."""
+        given = dict(self.model_extra or {})
+        shared = list(WorkersSpec.model_fields)
+        if cls.table in shared:
+            raise InputError(f"workers.model {self.model!r} names its table {cls.table!r}, "
+                             "which is a key of [workers] itself; choose another", source=source)
+        allowed = [*shared, *([cls.table] if cls.table else [])]
+        for key in given:
+            if key != cls.table:
+                raise InputError(f"workers.{printable(key)} is not a known key (allowed here: "
+                                 f"{', '.join(allowed)}){suggest(key, allowed)}", source=source)
+        options = cls.Options() if cls.table is None else validate(
+            cls.Options, given.get(cls.table, {}), source, ("workers", cls.table))
+        # the table held as its options (two tables giving the same options are equal)
+        spec = self.model_copy(update={cls.table: options} if cls.table else None)
+        spec._cls, spec._options = cls, options
+        unread = spec.worker_model.ability_unread()
+        if unread is not None and "ability" in self.model_fields_set:
+            raise InputError(f"workers.ability {unread}", source=source)
+        return spec
+
+
 #: Each model's ``[workers]`` variant, by model name.
 WORKERS_VARIANTS: dict[str, type[WorkersSpec]] = {
     name: _variant(cls) for name, cls in WORKER_MODELS.items()}
@@ -282,10 +359,12 @@ globals().update({v.__name__: v for v in WORKERS_VARIANTS.values()})
 def _variant_tag(data: Any) -> str:
     """The variant a ``[workers]`` table validates as: its ``model``'s (the default model's
     when ``model`` is left out, or is not a model's name: that variant then refuses it with
-    the list of names)."""
+    the list of names; :class:`PluginWorkersSpec` for an import path)."""
     if isinstance(data, WorkersSpec):
         return type(data).__name__
     name = data.get("model", DEFAULT_MODEL) if isinstance(data, Mapping) else DEFAULT_MODEL
+    if isinstance(name, str) and name not in WORKERS_VARIANTS and is_import_path(name):
+        return PluginWorkersSpec.__name__
     variant = WORKERS_VARIANTS.get(name) if isinstance(name, str) else None
     return (variant or WORKERS_VARIANTS[DEFAULT_MODEL]).__name__
 
@@ -294,7 +373,8 @@ if TYPE_CHECKING:
     Workers = WorkersSpec
 else:
     #: ``[workers]``: a union over the worker models' variants, discriminated by ``model``.
-    _TAGGED = tuple(Annotated[v, Tag(v.__name__)] for v in WORKERS_VARIANTS.values())
+    _TAGGED = tuple(Annotated[v, Tag(v.__name__)] for v in (*WORKERS_VARIANTS.values(),
+                                                             PluginWorkersSpec))
     Workers = Annotated[Union[_TAGGED], Discriminator(_variant_tag)]  # noqa: UP007
 
 

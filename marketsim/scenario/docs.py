@@ -81,12 +81,16 @@ def _models(annotation: Any) -> list[tuple[type[BaseModel], bool]]:
 
 def _shared_base(models: list[type[BaseModel]]) -> type[BaseModel] | None:
     """The table a union's variants all derive from (``[workers]``'s shared keys, each worker
-    model's variant adding its own table), or ``None`` when ``models`` are not such variants."""
-    bases = {m.__bases__[0] for m in models}
-    if len(models) < 2 or len(bases) != 1:
+    model's variant adding its own table; ``[arms.policy]``'s import-path table, each built-in
+    policy's variant adding its options), or ``None`` when ``models`` are not such
+    variants."""
+    if len(models) < 2:
         return None
-    base = bases.pop()
-    return base if issubclass(base, BaseModel) and base.model_fields else None
+    bases = {m.__bases__[0] for m in models if m.__bases__[0] not in models}
+    own = [m for m in models if all(issubclass(v, m) for v in models)]
+    base = own[0] if own else bases.pop() if len(bases) == 1 else None
+    return base if base is not None and issubclass(base, BaseModel) and base.model_fields \
+        else None
 
 
 def schema_tables() -> list[tuple[str, type[BaseModel], list[str]]]:
@@ -146,7 +150,7 @@ def type_name(annotation: Any) -> str:
         return "table"
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
-        return " or ".join(t for t in (type_name(a) for a in args) if t)
+        return " or ".join(dict.fromkeys(t for t in (type_name(a) for a in args) if t))
     if origin is typing.Literal:
         return "string"
     if origin in (list, tuple):
@@ -276,21 +280,6 @@ def policies_text(current: str) -> str:
     return current
 
 
-def _policy_schema(base: dict[str, Any]) -> dict[str, Any]:
-    """The policy table's schema: one branch per built-in policy (its name and its options,
-    nothing else), and one for an import path (any options)."""
-    branches = []
-    for name, cls in POLICIES.items():
-        props = cls.Options.model_json_schema().get("properties", {})
-        branches.append({"type": "object", "properties": {"name": {"const": name}, **props},
-                         "required": ["name"], "additionalProperties": False})
-    branches.append({"type": "object", "properties": {"name": {"type": "string",
-                                                               "pattern": ":"}},
-                     "required": ["name"]})
-    return {"description": base.get("description", ""), "title": base.get("title", ""),
-            "anyOf": branches}
-
-
 def _inference_schema(base: dict[str, Any]) -> dict[str, Any]:
     """The inference table's schema: one branch per method (its name and its settings,
     nothing else), and one without ``method`` (the market's default method: any method's
@@ -311,12 +300,11 @@ def _inference_schema(base: dict[str, Any]) -> dict[str, Any]:
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file (TOML decoded to JSON), a policy table's options
-    and an inference table's settings included."""
+    (one branch per policy, from the union of the table's variants) and an inference table's
+    settings included."""
     out = Scenario.model_json_schema()
     out["properties"]["sweep"].pop("default", None)  # none: the resolved empty grid is ()
     defs = out.get("$defs", {})
-    if "PolicySpec" in defs:
-        defs["PolicySpec"] = _policy_schema(defs["PolicySpec"])
     if "InferenceSpec" in defs:
         defs["InferenceSpec"] = _inference_schema(defs["InferenceSpec"])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",

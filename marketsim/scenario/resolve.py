@@ -20,9 +20,15 @@ from pydantic import BaseModel
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.policies.base import PolicyClass
-from marketsim.policies.registry import POLICIES, is_import_path, market_problem, policy_class
+from marketsim.policies.registry import POLICIES, market_problem, policy_class
 from marketsim.scenario.arm_specs import PolicySpec
-from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec, default_workers
+from marketsim.scenario.crowd_specs import (
+    PluginWorkersSpec,
+    TaskMeansSpec,
+    TasksSpec,
+    WorkersSpec,
+    default_workers,
+)
 from marketsim.scenario.engine import check_engine
 from marketsim.scenario.inference_options import check_inference, read_settings
 from marketsim.scenario.inference_spec import InferenceSpec
@@ -37,7 +43,7 @@ from marketsim.scenario.options import check_builds, check_options
 from marketsim.scenario.replay import ReplayData, ReplaySpec, load_replay
 from marketsim.scenario.sweep_keys import check_grid
 from marketsim.scenario.validation import printable, suggest
-from marketsim.workers.registry import WORKER_MODELS
+from marketsim.workers.registry import WORKER_MODELS, worker_model_class
 
 
 def _fail(key: str, message: str, source: str) -> InputError:
@@ -49,7 +55,9 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
     """The resolved values of the scenario ``doc`` (its fields, each table valid on its own;
     ``root``: the scenario model, whose keys the sweep names). ``context``: ``source`` (the
     file, which errors name), ``allow_imports`` (import-path policies are imported now and
-    their options checked against the class) and ``raw`` (the document as written)."""
+    their options checked against the class; an import-path worker model is imported now, and
+    without it refused unless its module is already imported) and ``raw`` (the document as
+    written)."""
     source = context.get("source", "<scenario>")
     allow_imports = bool(context.get("allow_imports", False))
     raw_arms = context.get("raw", {}).get("arms", [])
@@ -62,6 +70,9 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
         if replay is None and doc[table] is None:
             raise _fail(table, "is required (a table)", source)
     workers: WorkersSpec = doc["workers"] or default_workers()
+    if isinstance(workers, PluginWorkersSpec):  # every rule below reads the model's facts
+        workers = workers.with_class(worker_model_class(
+            workers.model, allow_imports=allow_imports, source=source), source)
     tasks = _tasks(doc["tasks"] or TasksSpec(), workers, replay, data, source)
     workers = _workers(workers, data, source)
     problem = workers.worker_model.crowd_problem(tasks.classes, workers.count)
@@ -219,24 +230,21 @@ def _budget(bg: BudgetSpec, tasks: TasksSpec, workers: WorkersSpec, data: Replay
 
 def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k: int,
             allow_imports: bool, source: str) -> PolicySpec:
-    """The arm's policy: a known name or an import path, options checked, fitting the market
-    (``as_table``: the file gives a table, whose ``name`` key errors name)."""
+    """The arm's policy (a built-in one's options were checked by its variant of the table,
+    an import path's are checked now, once imported) fitting the market (``as_table``: the
+    file gives a table, whose ``name`` key errors name)."""
     name, options = spec.name, spec.options
     name_key = f"{key}.name" if as_table else key
-    if name not in POLICIES and not is_import_path(name):
-        raise _fail(name_key, f"must be one of {', '.join(POLICIES)} or a "
-                    f"'package.module:Class' path; got {name!r}{suggest(name, list(POLICIES))}",
-                    source)
     if name in POLICIES:
         cls = POLICIES[name]
     elif allow_imports:
         cls = policy_class(name, allow_imports=True, source=source)
+        check_options(cls, name, options, key, source)
     else:
         return spec
     problem = market_problem(cls, workers.model_class.scores, k, options)
     if problem:
         raise _fail(name_key, f"{name!r} {problem}", source)
-    check_options(cls, name, options, key, source)
     check_builds(cls, name, options, key, source)
     _crowd_counts(cls, options, key, workers, source)
     return spec.with_class(cls)

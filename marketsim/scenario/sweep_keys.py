@@ -25,7 +25,7 @@ from pydantic import BaseModel, BeforeValidator, PlainSerializer
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
-from marketsim.scenario.arm_specs import ArmSpec
+from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
 from marketsim.scenario.inference_spec import InferenceSpec, settings_model
 from marketsim.scenario.validation import KeyProblem, printable, suggest
 from marketsim.tables import _as_tuple
@@ -122,7 +122,8 @@ def _check_schema(key: str, path: Path, root: type[BaseModel], source: str) -> N
                     k for m in METHODS for k in settings_model(m).model_fields)]))
                 if part in allowed:
                     return
-            elif model.model_config.get("extra") == "allow":  # policy options
+            elif PolicySpec in variants:  # an import-path policy's options (checked per
+                # grid point, once imported)
                 return
             else:
                 allowed = [f for f in fields if f != "sweep"]

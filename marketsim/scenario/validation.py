@@ -92,8 +92,11 @@ def to_input_error(exc: ValidationError, model: type[BaseModel], data: Any, sour
 def _strip_union_tags(error: Mapping[str, Any], data: Any) -> dict[str, Any]:
     """Drop the union-member tags pydantic puts in ``loc`` (``'str'``, ``'InferenceSpec'``),
     remembering each with the input there, so the branch matching the input can be chosen."""
-    node, loc, tags = data, [], []
-    for part in error["loc"]:
+    node, loc, tags, short = data, [], [], False
+    for pos, part in enumerate(error["loc"]):
+        if isinstance(node, str) and pos and _is_tag(str(error["loc"][pos - 1])):
+            short = True  # a name standing for its table (``policy = "uniform"``): the
+            break  # error is the name's, at its key
         if isinstance(node, Mapping) and part in node:
             node = node[part]
             loc.append(part)
@@ -104,8 +107,8 @@ def _strip_union_tags(error: Mapping[str, Any], data: Any) -> dict[str, Any]:
             tags.append((tuple(loc), part, node))
         else:
             loc.append(part)
-    wrong = next(((at, value) for at, tag, value in tags if _kind_of(tag) is not _kind(value)),
-                 None)
+    wrong = None if short else next(
+        ((at, value) for at, tag, value in tags if _kind_of(tag) is not _kind(value)), None)
     return {**error, "loc": tuple(loc), "raw_loc": tuple(error["loc"]), "wrong_branch": wrong}
 
 

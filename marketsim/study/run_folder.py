@@ -151,10 +151,12 @@ def start_run(run_dir: Path, scenario: Scenario, record: RunRecord | None = None
     write_json_atomic(run_dir / "run.json", run_json(record))
 
 
-def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
+def resume_scenario(run_dir: Path, data_dir: str | None = None, *,
+                    allow_imports: bool = False) -> Scenario:
     """The scenario of an earlier run, with the seed and replicates it ran with: parsed from
     the document ``run.json`` recorded (absolute data paths, ``data_dir`` replacing
-    ``replay.data_dir``), else (folders of older versions) from the ``scenario.toml`` copy."""
+    ``replay.data_dir``), else (folders of older versions) from the ``scenario.toml`` copy;
+    ``allow_imports`` (``--allow-imports``) imports its import-path components again."""
     if not run_dir.is_dir():
         raise InputError("run folder not found", source=str(run_dir))
     src = run_dir / "scenario.toml"
@@ -169,12 +171,13 @@ def resume_scenario(run_dir: Path, data_dir: str | None = None) -> Scenario:
         document = dict(meta.document)
         if data_dir is not None and isinstance(document.get("replay"), dict):
             document["replay"] = {**document["replay"], "data_dir": str(Path(data_dir).absolute())}
-        scenario = parse_scenario(document, str(src))
+        scenario = parse_scenario(document, str(src), allow_imports=allow_imports)
         check_data_unchanged(meta.data_files, scenario)
         return scenario.with_overrides(replicates=meta.replicates, seed=meta.seed)
     if not src.is_file():
         raise InputError("no scenario.toml here: not a marketsim run folder", source=str(run_dir))
-    return load_scenario(src)  # run.json gone: the copy's own seed and replicates
+    # run.json gone: the copy's own seed and replicates
+    return load_scenario(src, allow_imports=allow_imports)
 
 
 def _objects(meta: RunRecord | None) -> str | None:

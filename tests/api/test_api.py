@@ -379,11 +379,11 @@ def test_compare_overlays_runs_and_sweep_returns_the_sweep_table(tmp_path: Path)
         marketsim.compare(few, many, names=["x"])
     frame = marketsim.sweep(sc, {"workers.count": [5, 16]}, replicates=2)
     assert list(frame["workers.count"]) == [5, 16] and list(frame["arm"]) == ["uniform"] * 2
-    assert {"final_error_rate", "final_error_low", "edges_to_0.05_reached", "final_money",
+    assert {"metric", "final_error", "final_error_low", "edges_to_0.05_reached", "final_money",
             "time_to_0.05_mean"} <= set(frame.columns)
     assert (frame["replicates"] == 2).all()
     # the same worlds as a run of each point
     again = marketsim.run(sc.replace({"workers.count": 16}), replicates=2, progress=False)
-    assert frame["final_error_rate"].iloc[1] == again.summary.arms["uniform"].final_error_mean
+    assert frame["final_error"].iloc[1] == again.summary.arms["uniform"].final_error_mean
     with pytest.raises(InputError, match="non-empty list"):
         marketsim.sweep(sc, {"workers.count": []})

@@ -69,7 +69,7 @@ def test_sweep_runs_a_sweep_scenarios_own_grid(tmp_path: Path) -> None:
     frame = marketsim.sweep(sc)
     assert list(frame["workers.count"]) == [5, 9]
     again = marketsim.run(sc.without_sweep().replace({"workers.count": 9}), progress=False)
-    assert frame["final_error_rate"].iloc[1] == again.summary.arms["uniform"].final_error_mean
+    assert frame["final_error"].iloc[1] == again.summary.arms["uniform"].final_error_mean
     other = marketsim.sweep(sc, {"budget.edges": [120]})  # a grid given replaces the scenario's
     assert list(other["budget.edges"]) == [120] and "workers.count" not in other.columns
 

@@ -115,13 +115,13 @@ def test_sweep_final_columns_and_difference_are_those_of_the_final_errors() -> N
     diffs = [last_p[k].error_rate - last_u[k].error_rate for k in (0, 1, 2)]
     assert pre["diff_final_error_mean"] == pytest.approx(np.mean(diffs))
     assert pre["diff_final_error_mean"] == pytest.approx(
-        pre["final_error_rate"] - uni["final_error_rate"])
+        pre["final_error"] - uni["final_error"])
     assert pre["diff_final_error_mean"] > 0  # worse at the end, though better at 200 labels
     assert summary.comparisons.arms["preset"].checkpoints[-1].difference < 0
     low, high = pre["diff_final_error_low"], pre["diff_final_error_high"]
     assert -1 <= low <= pre["diff_final_error_mean"] <= high <= 1
     text = sweep_markdown(["k"], out)
-    assert f"| {pre['final_error_rate']:.4f} |" in text
+    assert f"| {pre['final_error']:.4f} |" in text
 
 
 def test_paired_table_and_verdicts_name_the_end_of_each_run() -> None:

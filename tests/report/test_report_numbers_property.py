@@ -385,7 +385,7 @@ def check_sweep(out: Path, doc: dict[str, Any]) -> None:
         arm, reference = rec["arm"], rec["reference"]
         last = ends(rows, arm)
         mean, low, high = interval([r["error_rate"] for r in last.values()], 0, 1)
-        assert float(rec["final_error_rate"]) == pytest.approx(mean, abs=1e-12)
+        assert float(rec["final_error"]) == pytest.approx(mean, abs=1e-12)
         if low is not None:
             assert float(rec["final_error_low"]) == pytest.approx(low, abs=1e-12)
             assert float(rec["final_error_high"]) == pytest.approx(high, abs=1e-12)

@@ -183,7 +183,7 @@ def test_sweep_table_names_the_rmse() -> None:
     from marketsim.report.sweep import sweep_markdown
 
     rows = [{"point": "points/p000", "workers.count": 10, "arm": "em",
-             "final_error_rate": 0.0412, "edges_to_0.05": 1200, "edges_to_0.01": None}]
+             "final_error": 0.0412, "edges_to_0.05": 1200, "edges_to_0.01": None}]
     text = sweep_markdown(["workers.count"], rows, RMSE)
     assert "| workers.count | arm | final RMSE | labels to 0.05 | labels to 0.01 |" in text
     assert "| 10 | em | 0.0412 | 1,200 | — |" in text

@@ -13,10 +13,17 @@ from matplotlib.colors import to_hex
 
 from marketsim.record.metric import ERROR_RATE
 from marketsim.record.summary import TARGETS
-from marketsim.record.summary_model import ArmSummary, Comparisons, Summary
+from marketsim.record.summary_model import ArmSummary, Comparisons, Summary, read_summary
 from marketsim.report.formatting import num
 from marketsim.report.plots import arm_style
-from marketsim.report.sweep import SweepPoint, sweep_figure, sweep_markdown, write_sweep_report
+from marketsim.report.sweep import (
+    SweepPoint,
+    columns,
+    sweep_figure,
+    sweep_markdown,
+    sweep_rows,
+    write_sweep_report,
+)
 from marketsim.report.sweep_plot import axis_label
 
 ARMS = ["uniform", "entropy-greedy", "knowledge-gradient"]
@@ -31,7 +38,7 @@ def rows_for(values: dict[str, list[Any]], arms: list[str] = ARMS) -> list[dict[
         for i, arm in enumerate(arms):
             row: dict[str, Any] = {"point": f"points/p{n:03d}",
                                    **dict(zip(keys, point, strict=True)),
-                                   "arm": arm, "final_error_rate": 0.01 * (i + 1)}
+                                   "arm": arm, "final_error": 0.01 * (i + 1)}
             for t in TARGETS:
                 row[f"edges_to_{t:g}"] = 1000 + 100 * n - 50 * i
             if n == 0 and i == len(arms) - 1:
@@ -112,7 +119,7 @@ def test_write_sweep_report_writes_the_plot_and_tables(tmp_path: Path) -> None:
             folder, (("workers.count", mine[0]["workers.count"]),),
             Summary.model_construct(metric="error_rate", arms={
                 r["arm"]: ArmSummary.model_construct(
-                    final_error_mean=r["final_error_rate"], replicates=2, edges=[],
+                    final_error_mean=r["final_error"], replicates=2, edges=[],
                     edges_to_reach={f"{t:g}": r[f"edges_to_{t:g}"] for t in TARGETS},
                     edges_to_reach_ci95={}, edges_to_reach_replicates={},
                     error_low=[], error_high=[], sim_time=[],
@@ -138,3 +145,22 @@ def test_num_prints_unknown_counts_as_a_dash() -> None:
     assert num(12000) == "12,000"
     assert num(None) == "—"
     assert num(math.nan) == "—"
+
+
+FIXTURES = Path(__file__).parents[1] / "study" / "fixtures"
+
+
+@pytest.mark.parametrize(("folder", "metric"), [("v1_classes", "error_rate"),
+                                                ("v1_scores", "rmse")])
+def test_sweep_rows_name_the_metric_of_each_point(folder: str, metric: str) -> None:
+    """``sweep.csv``'s final error is named for what it is: the ``metric`` column says error
+    rate or RMSE, as ``summary.json`` does, also for a summary written before the metric was
+    named (version 1, read through its migration)."""
+    summary = read_summary(FIXTURES / folder / "summary.json")
+    rows = sweep_rows([SweepPoint("points/p000", (("k", 1),), summary)])
+    assert {r["metric"] for r in rows} == {metric}
+    assert [r["final_error"] for r in rows] == [a.final_error_mean for a in
+                                                summary.arms.values()]
+    header = columns(["k"])
+    assert header[header.index("arm") + 1:header.index("arm") + 3] == ["metric", "final_error"]
+    assert "final_error_rate" not in header

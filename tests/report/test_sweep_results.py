@@ -89,7 +89,7 @@ def test_sweep_rows_of_a_folder_without_points_is_an_input_error(tmp_path: Path)
 
 def row(mean: float | None, low: float | None, high: float | None, reached: int,
         arm: str = "a", x: int = 1) -> dict:
-    out = {"point": "p", "k": x, "arm": arm, "replicates": 3, "final_error_rate": 0.1}
+    out = {"point": "p", "k": x, "arm": arm, "replicates": 3, "final_error": 0.1}
     for t in TARGETS:
         base = f"edges_to_{t:g}"
         out |= {base: mean, f"{base}_mean": mean, f"{base}_low": low, f"{base}_high": high,

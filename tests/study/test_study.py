@@ -255,7 +255,7 @@ def test_sweep_expands_grid_and_reports_labels_needed(tmp_path: Path) -> None:
     result = marketsim("run", str(scenario), "--out", str(out), "--quiet", "--replicates", "1")
     assert result.returncode == 0, result.stderr
     rows = (out / "sweep.csv").read_text().splitlines()
-    assert rows[0].startswith("point,workers.count,workers.ability.alpha,arm,final_error_rate")
+    assert rows[0].startswith("point,workers.count,workers.ability.alpha,arm,metric,final_error")
     assert len(rows) == 1 + 4 * 2  # 4 grid points x 2 arms
     assert len(list((out / "points").glob("p*/curves.csv"))) == 4
     assert (out / "labels_needed_vs_sweep.png").stat().st_size > 1000
@@ -265,7 +265,7 @@ def test_sweep_expands_grid_and_reports_labels_needed(tmp_path: Path) -> None:
     recs = list(csv.DictReader((out / "sweep.csv").read_text().splitlines()))
     def final(alpha: str) -> float:
         rows = [r for r in recs if r["workers.ability.alpha"] == alpha]
-        return sum(float(r["final_error_rate"]) for r in rows)
+        return sum(float(r["final_error"]) for r in rows)
     assert final("9") < final("3")
 
 
