@@ -40,6 +40,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also write report.html: one self-contained page (interactive chart, "
                    "the tables, the glossary; opens without network); needs plotly and Jinja2: "
                    'pip install "marketsim[html]"')
+    p.add_argument("--allow-imports", action="store_true",
+                   help="import the run's `package.module:Class` components again (a worker "
+                   "model from outside marketsim: the report reads its facts and words); only "
+                   "for a run folder you trust")
     p.add_argument("--slides", action="store_true",
                    help="also write the figures slide-sized (16:9, 1920x1080, larger type) "
                    "into plots/slides/")
@@ -57,6 +61,20 @@ def _sweep_points(run_dir: Path) -> dict[str, str]:
         f"p{idx:03d}": point_label(tuple(zip(keys, values, strict=True)))
         for idx, values in enumerate(itertools.product(*(v for _, v in grid)))
     }
+
+
+def _import_components(folder: Path) -> None:
+    """Import the import-path components the folder's run recorded (``--allow-imports``), so
+    that reading its scenario finds them imported; a folder whose record does not read is
+    left to the report's own errors."""
+    from marketsim.scenario.parser import parse_scenario
+
+    try:
+        record = read_run(folder / "run.json")
+        parse_scenario(dict(record.resolved_scenario), str(folder / "run.json"),
+                       allow_imports=True)
+    except (OSError, InputError):
+        return
 
 
 def _has_results(folder: Path) -> bool:
@@ -125,6 +143,8 @@ def execute(args: argparse.Namespace) -> int:
     folders, missing = _folders(run_dir)
     done: list[Rendered] = []
     for folder in folders:
+        if args.allow_imports:
+            _import_components(folder)
         sync_curves(folder, _warn_damaged)  # a killed run: curves.csv from its unit checkpoints
         check_curves(folder)  # a report of what the run saved, never of a truncated file
         summary = render_report(folder, fallback=scenario_setup)

@@ -24,7 +24,7 @@ from marketsim.errors import InputError
 from marketsim.options import F
 from marketsim.policies.base import AssignmentPolicy, PolicyClass, policy_type
 from marketsim.policies.registry import POLICIES, instantiate, is_import_path, policy_class
-from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.inference_spec import Inferences, InferenceSpec
 from marketsim.scenario.market_specs import INITIAL_GRAPHS, BlockingSpec, BudgetSpec, GoldSpec
 from marketsim.scenario.validation import KeyProblem, suggest
 from marketsim.tables import Table
@@ -155,6 +155,10 @@ class PolicySpec(Table):
 def _policy_variant(cls: PolicyClass) -> type[PolicySpec]:
     """``[arms.policy]`` of built-in policy ``cls``: its name and its ``Options`` (its keys,
     defaults, ranges and rules), no other key."""
+    clash = [k for k in cls.Options.model_fields if hasattr(PolicySpec, k)]
+    if clash:
+        raise RuntimeError(f"policy {cls.name!r}: option {clash[0]!r} is a name the policy "
+                           "table's spec reads; rename the option")
     namespace = {
         "__module__": __name__, "__qualname__": f"{cls.__name__}Spec",
         "__doc__": f"``[arms.policy]`` with ``name = \"{cls.name}\"``.",
@@ -211,8 +215,8 @@ def _name_or_table(key: str) -> Any:
 Policy = Annotated[Policies, BeforeValidator(_name_or_table("name"),
                                              json_schema_input_type=Union[str, Policies])]  # noqa: UP007
 #: ``inference = "method"`` or ``[arms.inference]``.
-Inference = Annotated[InferenceSpec, BeforeValidator(_name_or_table("method"),
-                                                     json_schema_input_type=str | InferenceSpec)]
+Inference = Annotated[Inferences, BeforeValidator(_name_or_table("method"),
+                                                  json_schema_input_type=Union[str, Inferences])]  # noqa: UP007
 
 
 class ArmSpec(Table):

@@ -281,27 +281,23 @@ def policies_text(current: str) -> str:
 
 
 def _inference_schema(base: dict[str, Any]) -> dict[str, Any]:
-    """The inference table's schema: one branch per method (its name and its settings,
-    nothing else), and one without ``method`` (the market's default method: any method's
-    settings)."""
-    branches: list[dict[str, Any]] = []
+    """The generic inference table's schema, the union's branch without ``method`` (each
+    method's branch is its variant's): the market's default method, so any method's
+    settings."""
     every: dict[str, Any] = {}
     for name in METHODS:
         props = settings_model(name).model_json_schema().get("properties", {})
         for key, prop in props.items():
             every.setdefault(key, prop)
-        branches.append({"type": "object", "properties": {"method": {"const": name}, **props},
-                         "required": ["method"], "additionalProperties": False})
-    branches.append({"type": "object", "properties": every, "not": {"required": ["method"]},
-                     "additionalProperties": False})
     return {"description": base.get("description", ""), "title": base.get("title", ""),
-            "anyOf": branches}
+            "type": "object", "properties": every, "not": {"required": ["method"]},
+            "additionalProperties": False}
 
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a scenario file (TOML decoded to JSON), a policy table's options
-    (one branch per policy, from the union of the table's variants) and an inference table's
-    settings included."""
+    and an inference table's settings included (one branch per policy and per method, from
+    the unions of the tables' variants)."""
     out = Scenario.model_json_schema()
     out["properties"]["sweep"].pop("default", None)  # none: the resolved empty grid is ()
     defs = out.get("$defs", {})

@@ -40,8 +40,9 @@ from marketsim.scenario.inference_spec import (
     InferenceSpec,
     ability_settings,
     settings_model,
+    unknown_setting,
 )
-from marketsim.scenario.validation import printable, short, suggest, validate
+from marketsim.scenario.validation import printable, short, validate
 from marketsim.workers.base import AbilityView
 
 #: Iterations of the parse-time check fit (enough to run every step; ``tol = 0`` with a large
@@ -58,20 +59,11 @@ def read_settings(method: str, given: Mapping[str, Any], key: str, source: str) 
     """``given`` (an arm's inference table without ``method``) as ``method``'s settings, or a
     one-line error naming ``key.<setting>``: a setting the method does not take (which methods
     take it, or a did-you-mean), a value of the wrong type or out of range."""
-    model, entry = settings_model(method), METHODS[method]
-    taken = tuple(model.model_fields)
+    model = settings_model(method)
     for name in given:
-        if name in taken:
-            continue
-        takers = [m for m in METHODS if name in settings_model(m).model_fields]
-        if entry.output == "scores" and any(METHODS[m].output == "classes" for m in takers):
-            why = f"does not apply to {method!r} (a continuous-score method)"
-        elif len(takers) == 1:
-            why = f"applies only to method {takers[0]!r}, not {method!r}"
-        else:
-            why = (f"is not an option of method {method!r} (its options: "
-                   f"{', '.join(taken) or 'none'}){suggest(name, taken)}")
-        raise InputError(f"{printable(key)}.{printable(str(name))} {why}", source=source)
+        if name not in model.model_fields:
+            raise InputError(f"{printable(key)}.{printable(str(name))} "
+                             f"{unknown_setting(method, str(name))}", source=source)
     options: Options = validate(model, given, source, (key,))
     return options
 

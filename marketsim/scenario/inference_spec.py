@@ -22,18 +22,30 @@ estimator's keyword arguments by these rules.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, PrivateAttr, create_model, model_serializer
+from pydantic import (
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    create_model,
+    model_serializer,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from marketsim.aggregation.estimator import Estimator
 from marketsim.aggregation.options import PYTHON_ONLY, SCENARIO_UNSET
 from marketsim.aggregation.registry import METHODS
 from marketsim.options import F, Options
-from marketsim.tables import Table
+from marketsim.scenario.validation import suggest
+from marketsim.tables import KeyProblem, Table
 
 #: Settings the market's inference service reads itself (not estimator arguments).
 SERVICE_SETTINGS = ("warm_start",)
@@ -119,6 +131,20 @@ def ability_settings(method: str) -> dict[str, str]:
             if str(unset := _extra(info).get(SCENARIO_UNSET, "")).startswith(ABILITY_KEY)}
 
 
+def unknown_setting(method: str, name: str) -> str:
+    """Why ``name`` is not a setting of ``method``, after its key: which method takes it, or
+    the method's settings with a did-you-mean."""
+    taken = tuple(settings_model(method).model_fields)
+    takers = [m for m in METHODS if name in settings_model(m).model_fields]
+    if METHODS[method].output == "scores" and any(METHODS[m].output == "classes"
+                                                   for m in takers):
+        return f"does not apply to {method!r} (a continuous-score method)"
+    if len(takers) == 1:
+        return f"applies only to method {takers[0]!r}, not {method!r}"
+    return (f"is not an option of method {method!r} (its options: "
+            f"{', '.join(taken) or 'none'}){suggest(name, taken)}")
+
+
 class InferenceSpec(Table):
     """``[arms.inference]``: a method name, or this table whose other keys are the method's
     settings (checked against the method's settings model: see the tables below and
@@ -144,6 +170,31 @@ class InferenceSpec(Table):
     #: An estimator object given in Python (``marketsim.scenario_from_dict``): the market
     #: fits fresh copies of it instead of a registry method (``method`` is then its class name).
     _estimator: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_settings(cls, data: Any) -> Any:
+        """A method's unknown setting, named as such (which method takes it, or the method's
+        settings with a did-you-mean) rather than as an unknown key."""
+        if cls.model_config.get("extra") != "forbid" or not isinstance(data, Mapping):
+            return data
+        method = data.get("method")
+        for key in map(str, data):
+            if key != "method" and key not in cls.model_fields:
+                raise KeyProblem(key, unknown_setting(str(method), key))
+        return data
+
+    def model_post_init(self, context: Any, /) -> None:
+        """A method's variant holds its settings as the method's settings model too."""
+        if type(self) is not InferenceSpec and self.method in METHODS:
+            self._options = settings_model(self.method).model_validate(self.settings)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings the table gives (``method`` aside), as written or, in a method's
+        variant, as validated."""
+        given = {k: getattr(self, k) for k in self.model_fields_set if k != "method"}
+        return {**given, **(self.model_extra or {})}
 
     @classmethod
     def resolved(cls, method: str, options: Options | None = None,
@@ -174,9 +225,9 @@ class InferenceSpec(Table):
         return self._estimator
 
     @property
-    def warm_start(self) -> bool:
-        """Whether each refresh's EM starts from the previous posterior (a method without the
-        setting never does)."""
+    def warm_starts(self) -> bool:
+        """Whether each refresh's EM starts from the previous posterior, the setting
+        ``warm_start`` (a method without the setting never does)."""
         return bool(getattr(self.options, "warm_start", False))
 
     def __eq__(self, other: object) -> bool:
@@ -191,6 +242,58 @@ class InferenceSpec(Table):
         """The table as a scenario file writes it: the method and the settings it runs with."""
         values = self.options.model_dump()
         return {"method": self.method, **{k: v for k, v in values.items() if v is not None}}
+
+
+def _method_variant(cls: type[Estimator]) -> type[InferenceSpec]:
+    """``[arms.inference]`` of method ``cls``: its name and its settings (their types,
+    defaults and ranges, :func:`settings_model`), no other key."""
+    method = cls.method
+    settings = _settings_of(cls).model_fields
+    clash = [k for k in settings if hasattr(InferenceSpec, k)]
+    if clash:
+        raise RuntimeError(f"method {method!r}: setting {clash[0]!r} is a name the inference "
+                           "table's spec reads; rename the parameter")
+    namespace = {
+        "__module__": __name__, "__qualname__": f"{cls.__name__}Inference",
+        "__doc__": f"``[arms.inference]`` with ``method = \"{method}\"``.",
+        "__annotations__": {"method": Literal[method],
+                            **{k: info.annotation for k, info in settings.items()}},
+        "method": Field(..., description=f"`{method}`"),
+        **{k: copy.copy(info) for k, info in settings.items()},
+        "model_config": ConfigDict(strict=True, extra="forbid", frozen=True,
+                                   allow_inf_nan=False)}
+    metaclass: Any = type(InferenceSpec)  # pydantic's: the class statement's, made by hand
+    variant: type[InferenceSpec] = metaclass(f"{cls.__name__}Inference", (InferenceSpec,),
+                                             namespace)
+    return variant
+
+
+#: Each method's ``[arms.inference]`` variant, by method name.
+METHOD_VARIANTS: dict[str, type[InferenceSpec]] = {
+    name: _method_variant(cls) for name, cls in METHODS.items()}
+# each variant is a name of this module, where pickle finds it
+globals().update({v.__name__: v for v in METHOD_VARIANTS.values()})
+
+
+def _method_tag(data: Any) -> str:
+    """The variant an inference table validates as: its method's, else the generic
+    :class:`InferenceSpec` (no method: the market's default, whose settings are checked once
+    the worker model is known; an unknown one, refused then with the market's methods)."""
+    if isinstance(data, InferenceSpec):
+        return type(data).__name__
+    name = data.get("method") if isinstance(data, Mapping) else None
+    variant = METHOD_VARIANTS.get(name) if isinstance(name, str) else None
+    return (variant or InferenceSpec).__name__
+
+
+if TYPE_CHECKING:
+    Inferences = InferenceSpec
+else:
+    #: ``[arms.inference]``: a union over the methods' variants and the generic table,
+    #: discriminated by ``method``.
+    _METHOD_TAGGED = tuple(Annotated[v, Tag(v.__name__)]
+                           for v in (*METHOD_VARIANTS.values(), InferenceSpec))
+    Inferences = Annotated[Union[_METHOD_TAGGED], Discriminator(_method_tag)]  # noqa: UP007
 
 
 def __getattr__(name: str) -> type[Options]:

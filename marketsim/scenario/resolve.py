@@ -298,7 +298,7 @@ def _inference(spec: InferenceSpec | None, key: str, tasks: TasksSpec, workers: 
     model), with a value its estimator accepts (see
     :mod:`marketsim.scenario.inference_options`)."""
     method = _method(spec, f"{key}.method", workers, source)
-    settings = dict(spec.model_extra or {}) if spec is not None else {}
+    settings = spec.settings if spec is not None else {}
     options = read_settings(method, settings, key, source)
     class_prior = getattr(options, "class_prior", None)
     if isinstance(class_prior, list):

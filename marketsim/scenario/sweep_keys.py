@@ -117,7 +117,7 @@ def _check_schema(key: str, path: Path, root: type[BaseModel], source: str) -> N
         # a table that is a union of variants ([workers], one per worker model): any variant's key
         fields = {k: f for v in variants for k, f in v.model_fields.items()}
         if part not in fields:
-            if model is InferenceSpec:  # a setting of some method (checked per point)
+            if InferenceSpec in variants:  # a setting of some method (checked per point)
                 allowed = list(dict.fromkeys([*fields, *(
                     k for m in METHODS for k in settings_model(m).model_fields)]))
                 if part in allowed:

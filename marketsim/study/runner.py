@@ -87,7 +87,7 @@ def run_unit(
             _guarded_policy(scenario, arm, allow_imports),
             estimator_factory(scenario.crowd, spec.inference),
             unit_streams(scenario.seed, replicate, arm),
-            warm_start=spec.inference.warm_start,
+            warm_start=spec.inference.warm_starts,
             keep_graph=scenario.output.graph,
             replay=replay,
             on_refresh=None if on_refresh is None else partial(on_refresh, replicate, arm),

@@ -34,7 +34,7 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
     market = Market(market_setup(scenario.for_arm(spec)), world, policy,
                     estimator_factory(scenario.crowd, spec.inference),
                     unit_streams(scenario.seed, replicate, arm),
-                    warm_start=spec.inference.warm_start, keep_graph=True)
+                    warm_start=spec.inference.warm_starts, keep_graph=True)
     curve = market.run()
     assert market.graph is not None
     times = np.sort(np.fromiter((t for _, _, t in market.graph.edges(data="time")),

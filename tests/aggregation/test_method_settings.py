@@ -9,16 +9,21 @@ import inspect
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from marketsim.aggregation import DawidSkene
 from marketsim.aggregation.options import param
 from marketsim.aggregation.registry import METHODS
 from marketsim.cli import main
-from marketsim.errors import InputError
 from marketsim.market.inference import estimator_factory
 from marketsim.scenario import docs
 from marketsim.scenario.inference_options import method_settings
-from marketsim.scenario.inference_spec import settings_model
+from marketsim.scenario.inference_spec import (
+    METHOD_VARIANTS,
+    InferenceSpec,
+    _method_variant,
+    settings_model,
+)
 from marketsim.scenario.parser import parse_scenario
 
 
@@ -44,9 +49,10 @@ def test_the_model_is_what_validate_docs_schema_and_list_read(method: str, capsy
         assert _section(text, f"{method} inference settings") == keys
     else:
         assert f"### {method} inference settings" not in text
-    branch = next(b for b in docs.json_schema()["$defs"]["InferenceSpec"]["anyOf"]
-                  if b["properties"].get("method") == {"const": method})
+    branch = docs.json_schema()["$defs"][METHOD_VARIANTS[method].__name__]
+    assert branch["properties"]["method"]["const"] == method
     assert set(branch["properties"]) == {"method", *keys}
+    assert branch["additionalProperties"] is False
     assert main(["list", "--method", method]) == 0
     out = capsys.readouterr().out
     assert method in out and METHODS[method].description.split()[0] in out
@@ -76,31 +82,46 @@ class _Shrunk(DawidSkene):
 
 def test_a_parameter_added_to_the_model_needs_no_other_edit(monkeypatch, capsys) -> None:
     """A parameter declared in the class's ``Options`` is the constructor's (its signature
-    too) and a scenario setting: parse, the estimator, docs, the JSON Schema and ``list
-    --method`` see it."""
+    too) and a scenario setting: the method's variant of ``[arms.inference]`` (what a
+    scenario parses into, built from the class when the scenario module is imported), the
+    estimator, docs, the JSON Schema and ``list --method`` see it."""
     monkeypatch.setitem(METHODS, "ds", _Shrunk)
     assert inspect.signature(_Shrunk).parameters["shrink"].default == 0.0
     assert _Shrunk(shrink=0.5).shrink == 0.5
-    scenario = parse_scenario(_doc({"method": "ds", "shrink": 0.5}), "s.toml")
-    assert estimator_factory(scenario.crowd, scenario.arms[0].inference)().get_params()[
-        "shrink"] == 0.5
-    plain = parse_scenario(_doc("ds"), "s.toml")
-    assert plain.to_dict()["arms"][0]["inference"]["shrink"] == 0.0  # its default
-    assert scenario.to_dict()["arms"][0]["inference"]["shrink"] == 0.5
-    with pytest.raises(InputError, match=r"arms\[0\]\.inference\.shrink must be >= 0"):
-        parse_scenario(_doc({"method": "ds", "shrink": -1.0}), "s.toml")
-    with pytest.raises(InputError, match="is not an option of method 'ds'.*did you mean "
-                                         "shrink"):
-        parse_scenario(_doc({"method": "ds", "shrnk": 0.5}), "s.toml")
+    variant = _method_variant(_Shrunk)
+    given = variant.model_validate({"method": "ds", "shrink": 0.5})
+    assert given.settings == {"shrink": 0.5} and given.options.shrink == 0.5
+    assert variant.model_validate({"method": "ds"}).options.shrink == 0.0  # its default
+    with pytest.raises(ValidationError, match="shrink\n.*greater than or equal to 0"):
+        variant.model_validate({"method": "ds", "shrink": -1.0})
+    with pytest.raises(ValidationError, match="is not an option of method 'ds'.*did you mean "
+                                              "shrink"):
+        variant.model_validate({"method": "ds", "shrnk": 0.5})
+    scenario = parse_scenario(_doc("ds"), "s.toml")
+    spec = InferenceSpec.resolved("ds", settings_model("ds").model_validate({"shrink": 0.5}))
+    assert estimator_factory(scenario.crowd, spec)().get_params()["shrink"] == 0.5
+    assert spec.model_dump()["shrink"] == 0.5  # the run's record writes it
     with pytest.raises(ValueError, match="_Shrunk: shrink: input should be greater than"):
         _Shrunk(shrink=-1.0)
     assert "shrink" in _section(docs.markdown(), "ds inference settings")
-    branch = next(b for b in docs.json_schema()["$defs"]["InferenceSpec"]["anyOf"]
-                  if b["properties"].get("method") == {"const": "ds"})
-    assert branch["properties"]["shrink"]["minimum"] == 0
+    assert variant.model_json_schema()["properties"]["shrink"]["minimum"] == 0
     assert main(["list", "--method", "ds"]) == 0
     out = capsys.readouterr().out
     assert "shrink" in out and "≤ 1e+06" in out  # the row: name and range
+
+
+def test_the_inference_table_is_the_union_of_the_methods_variants() -> None:
+    """``[arms.inference]`` parses into the method's variant, built from its class; the JSON
+    Schema's arm has one branch per method (its settings, nothing else) and the generic one
+    (no method: the market's default)."""
+    schema = docs.json_schema()
+    refs = [b["$ref"].rsplit("/", 1)[-1] for b in
+            schema["$defs"]["ArmSpec"]["properties"]["inference"]["anyOf"][1]["oneOf"]]
+    assert refs == [*(v.__name__ for v in METHOD_VARIANTS.values()), "InferenceSpec"]
+    for method, variant in METHOD_VARIANTS.items():
+        assert list(variant.model_fields) == ["method", *settings_model(method).model_fields]
+    scenario = parse_scenario(_doc({"method": "ds", "max_iter": 7}), "s.toml")
+    assert scenario.arms[0].inference.options.max_iter == 7
 
 
 def test_each_method_records_the_settings_it_runs_with() -> None:

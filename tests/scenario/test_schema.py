@@ -16,6 +16,7 @@ from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.policies.registry import POLICIES
 from marketsim.scenario import docs
+from marketsim.scenario.arm_specs import POLICY_VARIANTS
 from marketsim.scenario.parser import parse_scenario
 from tests.helpers import schema_validator
 
@@ -225,3 +226,29 @@ def test_huge_sweep_refused_at_once() -> None:
     data = BASE | {"sweep": {"workers": {"count": list(range(5, 106))},
                              "budget": {"batch": list(range(1, 101))}}}
     assert "sweep has more than 10,000 grid points" in error(data)
+
+
+def test_the_policy_table_is_the_union_of_the_policies_variants() -> None:
+    """``[arms.policy]`` parses into the built-in policy's variant (its name and its class's
+    ``Options``, nothing else), an import path into the generic table; the JSON Schema has
+    one branch per policy from the union, and a table that fits none is refused by it."""
+    schema = docs.json_schema()
+    refs = [b["$ref"].rsplit("/", 1)[-1] for b in
+            schema["$defs"]["ArmSpec"]["properties"]["policy"]["anyOf"][1]["oneOf"]]
+    assert refs == [*(v.__name__ for v in POLICY_VARIANTS.values()), "PolicySpec"]
+    for name, variant in POLICY_VARIANTS.items():
+        assert set(variant.model_fields) == {"name", *POLICIES[name].Options.model_fields}
+        branch = schema["$defs"][variant.__name__]
+        assert branch["properties"]["name"]["const"] == name
+        assert branch["additionalProperties"] is False
+    data = BASE | {"arms": [{"name": "p", "policy": {"name": "random-forest", "n_trees": 3}}]}
+    policy = parse_scenario(data, "x.toml").arms[0].policy
+    assert type(policy) is POLICY_VARIANTS["random-forest"]
+    assert policy.options == {"n_trees": 3} and policy.cls is POLICIES["random-forest"]
+    assert parse_scenario(data, "x.toml").to_dict()["arms"][0]["policy"] == {
+        "name": "random-forest", "n_trees": 3}
+    validator = schema_validator(schema)
+    validator.validate(data)
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(BASE | {"arms": [{"name": "p", "policy": {
+            "name": "random-forest", "n_tree": 3}}]})

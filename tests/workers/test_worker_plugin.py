@@ -108,3 +108,11 @@ def test_a_run_with_the_plugin_describes_it_in_the_setup(tmp_path: Path,
     assert "under the two-coin model: a two-coin worker gives the right class with " \
         "probability 0.95 on a task of class 1 and 0.7 on one of class 2." in report
     assert (out / "curves.csv").read_text().count("\n") > 1
+    capsys.readouterr()
+    sys.modules.pop("two_coin_workers")  # a later process: the model is not imported
+    (out / "report.md").unlink()
+    assert main(["report", str(out), "--quiet"]) == 2
+    assert "pass --allow-imports" in capsys.readouterr().err
+    assert "two_coin_workers" not in sys.modules  # a report never imports it unasked
+    assert main(["report", str(out), "--quiet", "--allow-imports"]) == 0
+    assert "under the two-coin model" in (out / "report.md").read_text(encoding="utf-8")
