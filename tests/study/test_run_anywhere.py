@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from marketsim.cli import main
+from marketsim.data.datasets import DATA_ENV
 from tests.conftest import shared_data
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,11 +44,14 @@ inference = {{ method = "ds", class_prior = "estimate" }}
 
 
 @pytest.fixture
-def rte(tmp_path: Path) -> Path:
-    """A copy of the RTE files (so a test may move or change them)."""
+def rte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the RTE files (so a test may move or change them), with ``MARKETSIM_DATA``
+    unset: it beats a scenario file's own ``replay.data_dir`` (marketsim.data.datasets), and
+    these tests follow the file's folder and ``--data-dir``."""
     src = shared_data() / "zhang2014"
     if not (src / "rte_crowd.txt").is_file():
         pytest.skip(f"reference data not found in {src}")
+    monkeypatch.delenv(DATA_ENV, raising=False)
     dest = tmp_path / "data"
     dest.mkdir()
     for name in ("rte_crowd.txt", "rte_truth.txt"):
