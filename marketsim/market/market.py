@@ -350,7 +350,7 @@ class Market:
             yield env.timeout(gap)
             if busy[worker]:
                 continue
-            if not workforce.may_work(worker):
+            if workforce.ruled and not workforce.may_work(worker):  # no call without rules
                 self._unable()
                 continue
             task, question = self._choose(worker)
