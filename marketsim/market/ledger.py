@@ -84,6 +84,8 @@ class Ledger:
         self._out = [0] * m
         #: Workers who may never be handed another label (blocked, departed), and why.
         self.closed = np.zeros(m, dtype=bool)
+        #: Whether any account is closed (a hand-out reads ``closed`` only then).
+        self.any_closed = False
         self.assigned = 0
         self.task_labels = 0
         self.gold_labels = 0
@@ -155,12 +157,12 @@ class Ledger:
 
     def hand_out(self, worker: int, now: float) -> None:
         """Commit one label to ``worker`` (task or gold): refused, as an internal error, when it
-        would break a limit or the worker's account is closed."""
+        would break a limit or the worker's account is closed. Scalar code, once per label:
+        each check is a comparison of Python numbers unless its limit is set."""
         if now < self.now:
             self._tick(now)  # raises: simulated time went back
         self.now = now
-        price = self._cost[worker]
-        if self.closed[worker]:
+        if self.any_closed and self.closed[worker]:
             raise LedgerError(f"worker {worker} was handed a label after being blocked or "
                               "leaving the market")
         if self.capacity is not None and self.full(worker):
@@ -168,6 +170,7 @@ class Ledger:
                               f"{self.capacity}")
         if self.assigned >= self.edges:
             raise LedgerError(f"a label was handed out beyond budget.edges = {self.edges}")
+        price = self._cost[worker]
         if self.money is not None and not self.affordable(price):
             raise LedgerError(f"a label at price {price:g} was handed out with "
                               f"{self.money_left():g} of budget.money left")
@@ -179,16 +182,22 @@ class Ledger:
         self.held += price
 
     def receive(self, worker: int, now: float, *, gold: bool = False) -> None:
-        """Pay ``worker`` for an answer that came back (a task label, or a gold answer)."""
+        """Pay ``worker`` for an answer that came back (a task label, or a gold answer).
+        Scalar code, once per label (:meth:`_settle` inlined)."""
         if now < self.now:
             self._tick(now)  # raises: simulated time went back
         self.now = now
-        if self._out[worker] <= 0:
+        out = self._out
+        if out[worker] <= 0:
             raise LedgerError(f"worker {worker} delivered an answer they were never handed "
                               "(or had abandoned)")
         price = self._cost[worker]
         self.received[worker] += 1
-        self._settle(worker, 1, price)
+        out[worker] -= 1
+        self.n_outstanding -= 1
+        self.held -= price
+        if self.held < 0 and self.held < -self._money_tol():  # the tolerance only when needed
+            raise LedgerError(f"money held for outstanding labels went negative ({self.held!r})")
         self.spent += price
         if gold:
             self.gold_labels += 1
@@ -279,6 +288,7 @@ class Ledger:
     def close(self, worker: int) -> None:
         """``worker`` may never be handed another label (blocked, or gone for good)."""
         self.closed[worker] = True
+        self.any_closed = True
 
     # --- checks -------------------------------------------------------------------------------
     def money_left(self) -> float:

@@ -176,7 +176,7 @@ class Market:
 
     def _due(self) -> None:
         """Trigger the inference service when the next refresh's labels are in."""
-        if self.bought >= self._next_refresh and not self._refresh_due.triggered:
+        if self.ledger.bought >= self._next_refresh and not self._refresh_due.triggered:
             self._refresh_due.succeed()
 
     def receive(self, task: int, worker: int) -> None:
@@ -184,12 +184,14 @@ class Market:
         Scalar code: this runs once per label."""
         label, score = self.answers.answer(task, worker)
         self.log.append(task, worker, label, score)
-        if isinstance(self.requester, WorkerAwareRequester):
+        if self.worker_aware:
+            assert isinstance(self.requester, WorkerAwareRequester)
             self.requester.voted(task, label)
             self._refused.clear()  # a new answer may reopen work for the declined
+        now = float(self.env.now)
         if self.graph is not None:
-            add_label(self.graph, task, worker, label, score, float(self.env.now))
-        self.workforce.received(worker, float(self.env.now))
+            add_label(self.graph, task, worker, label, score, now)
+        self.workforce.received(worker, now)
         self._due()
 
     def receive_gold(self, question: int, worker: int) -> None:
@@ -340,15 +342,16 @@ class Market:
         """Poisson arrivals of uniformly chosen workers (or chosen by ``arrivals.weights``);
         stops when the budget is handed out (an abandoned label restarts it)."""
         rng = self.streams.arrivals
-        arrivals = Arrivals(self.setup.workers.arrivals, self.setup.workers.count)
-        visits, self._arriving = self.visits, True
-        while self.assigned < self.budget:
-            gap, worker = arrivals.draw(rng)
-            service = visits.time(rng, worker) if visits.mean > 0 else 0.0
-            yield self.env.timeout(gap)
-            if visits.busy[worker]:
+        draw = Arrivals(self.setup.workers.arrivals, self.setup.workers.count).draw
+        env, visits, ledger, workforce = self.env, self.visits, self.ledger, self.workforce
+        timed, busy, self._arriving = visits.mean > 0, visits.busy, True
+        while ledger.assigned < ledger.target:  # once per label: no property on the way
+            gap, worker = draw(rng)
+            service = visits.time(rng, worker) if timed else 0.0
+            yield env.timeout(gap)
+            if busy[worker]:
                 continue
-            if not self.workforce.may_work(worker):
+            if workforce.ruled and not workforce.may_work(worker):  # no call without rules
                 self._unable()
                 continue
             task, question = self._choose(worker)
@@ -360,8 +363,9 @@ class Market:
                         and not self.ledger.in_flight:  # answers due may reopen work
                     self._stuck()
                 continue
-            self._refused.clear()
-            self.workforce.hand_out(worker, float(self.env.now))
+            if self._refused:
+                self._refused.clear()
+            workforce.hand_out(worker, float(env.now))
             visits.start(worker, task, question, service)
         self._arriving = False
 

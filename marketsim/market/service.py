@@ -57,7 +57,9 @@ class Visits:
         self.abandon_p = spec.abandon
         self.rng = abandon_rng
         self.desk = desk
-        self.busy = np.zeros(n_workers, dtype=bool)
+        #: Whether each worker is labelling now (a ``bytearray``: read once per arrival, where a
+        #: numpy scalar read costs several times more).
+        self.busy = bytearray(n_workers)
 
     def time(self, rng: np.random.Generator, worker: int) -> float:
         """The labelling time of ``worker``'s next hand-out, drawn from ``rng`` (the arrivals
@@ -70,6 +72,9 @@ class Visits:
     def start(self, worker: int, task: int, question: int | None, service: float) -> None:
         """``worker`` was handed ``task`` (or gold ``question``): it ends after ``service``
         time units (at once when 0), answered or, with probability ``abandon``, abandoned."""
+        if not (self.abandon_p or service or question is not None):  # answered at once: the
+            self.desk.receive(task, worker)  # common case, once per label, without _end
+            return
         abandoned = bool(self.abandon_p) and self.rng.random() < self.abandon_p
         if service > 0:
             self.env.process(self._visit(worker, task, question, service, abandoned))
@@ -87,7 +92,7 @@ class Visits:
 
     def _visit(self, worker: int, task: int, question: int | None, service: float,
                abandoned: bool) -> Any:
-        self.busy[worker] = True
+        self.busy[worker] = 1
         yield self.env.timeout(service)
-        self.busy[worker] = False
+        self.busy[worker] = 0
         self._end(worker, task, question, abandoned)

@@ -155,8 +155,9 @@ class Workforce:
     def hand_out(self, worker: int, now: float) -> None:
         """Charge a hand-out (task or gold) to ``worker``: capacity, committed money, and the
         drop-out draw (after this label they leave with probability 1 / session_mean)."""
-        self.ledger.hand_out(worker, now)
-        if self.ledger.full(worker):
+        ledger = self.ledger
+        ledger.hand_out(worker, now)
+        if self.capacity is not None and ledger.full(worker):
             self._stop(worker)
         if self.leave_p is not None and self.rng.random() < self.leave_p:
             self.gone[worker] = True
