@@ -176,6 +176,9 @@ def header(cal: Calibration, command: str) -> list[str]:
         "crowd shares), has inverse",
         "  difficulty beta with log beta ~ N(0, sigma^2), and worker j answers l with "
         "probability pi_j[s, l]^beta, normalised.",
+        "  crowd-shrunk worlds: each pi_j[c] ~ Dirichlet(concentration * crowd[c]) around one "
+        "crowd matrix (Paun et al. 2018),",
+        "  fitted by empirical Bayes; pi_j is the worker's posterior mean.",
     ]
     if cal.types:
         lines += [
@@ -260,7 +263,8 @@ def _extra(fit: World, k: int) -> str:
     if isinstance(fit, TypesFit):
         return ", type shares " + " / ".join(" ".join(f"{v:.3f}" for v in row)
                                              for row in fit.shares)
-    return (f", sigma {fit.sigma:.4f}" if fit.sigma > 0 else "") + (
+    crowd = "" if fit.crowd is None else f", concentration {fit.crowd.concentration:.2f}"
+    return crowd + (f", sigma {fit.sigma:.4f}" if fit.sigma > 0 else "") + (
         ", lookalike diagonal " + " ".join(f"{v:.3f}" for v in np.diag(fit.lookalike))
         if not np.allclose(fit.lookalike, np.eye(k)) else "")
 
@@ -274,6 +278,9 @@ def fit_record(cal: Calibration) -> dict[str, Any]:
     else:
         world = {"difficulty_sigma": chosen.sigma, "lookalike": chosen.lookalike.tolist(),
                  "task_types": 1, "type_shares": None}
+        if chosen.crowd is not None:  # what design = "crowd" reads, for a new crowd
+            world |= {"crowd_matrix": chosen.crowd.matrix.tolist(),
+                      "crowd_concentration": chosen.crowd.concentration}
     held = cal.held_out
     return {
         "world": chosen.name, **world,
