@@ -227,12 +227,12 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
 
 def crowd_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                  weights: np.ndarray, n_workers: int, *,
-                 effects: tuple[tuple[bool, bool], ...] = ((False, True), (True, False),
-                                                           (True, True))
+                 effects: tuple[tuple[bool, bool], ...] = ((True, True),)
                  ) -> tuple[ConfusionFit, ...]:
     """The crowd-shrunk worlds: the crowd matrix and concentration by empirical Bayes, each
     worker's matrix its posterior mean (closed form), then that world with each pair of
-    task effects (look-alikes, difficulty) in ``effects``, fitted from it."""
+    task effects (look-alikes, difficulty) in ``effects``, fitted from it (by default both:
+    one more L-BFGS fit for ``calibrate``)."""
     n, k = weights.shape
     counts = answer_counts(tasks, workers, labels, weights, n_workers)
     prior = fit_crowd_prior(counts)
@@ -302,10 +302,10 @@ def counted_confusion(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray
 
 def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                      weights: np.ndarray, n_workers: int) -> tuple[ConfusionFit, ...]:
-    """The nested worlds ``marketsim calibrate`` chooses from by BIC: one ability or a
+    """The eight nested worlds ``marketsim calibrate`` chooses from by BIC: one ability or a
     full matrix per worker, with or without look-alike tasks, with or without difficulty
-    (each world with difficulty starts from the same world without it), then the
-    crowd-shrunk worlds (:func:`crowd_worlds`)."""
+    (each world with difficulty starts from the same world without it); the crowd-shrunk
+    worlds are :func:`crowd_worlds`."""
     start = counted_confusion(tasks, workers, labels, weights, n_workers)
     fits: list[ConfusionFit] = []
     for coins in (True, False):
@@ -316,4 +316,4 @@ def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                                        plain.confusion, coins=coins, lookalike=lookalike,
                                        difficulty=True, look_start=plain.lookalike)
             fits += [plain, hard]
-    return (*fits, *crowd_worlds(tasks, workers, labels, weights, n_workers))
+    return tuple(fits)
