@@ -227,12 +227,13 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
 
 def crowd_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                  weights: np.ndarray, n_workers: int, *,
-                 effects: tuple[tuple[bool, bool], ...] = ((True, True),)
+                 effects: tuple[tuple[bool, bool], ...] = ((True, False), (True, True))
                  ) -> tuple[ConfusionFit, ...]:
     """The crowd-shrunk worlds: the crowd matrix and concentration by empirical Bayes, each
     worker's matrix its posterior mean (closed form), then that world with each pair of
-    task effects (look-alikes, difficulty) in ``effects``, fitted from it (by default both:
-    one more L-BFGS fit for ``calibrate``)."""
+    task effects (look-alikes, difficulty) in ``effects``, fitted from it (by default
+    look-alikes, then both: the look-alike world is the one whose twin followed Dog's real
+    design curve)."""
     n, k = weights.shape
     counts = answer_counts(tasks, workers, labels, weights, n_workers)
     prior = fit_crowd_prior(counts)
