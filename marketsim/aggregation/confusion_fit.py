@@ -19,18 +19,28 @@ truth file, else Dawid–Skene's posterior),
 is computed on ``QUANTILES`` equally likely ``beta_q`` and maximised over every worker's
 matrix, the look-alike matrix and ``sigma`` at once (L-BFGS with the exact gradient, arrays
 labels × classes × quantiles: no loop over labels, tasks or workers). Rows are log-softmax of
-free logits with a N(0, 3^2) prior (a worker who is always right stays finite). The four
-nested worlds (with or without each effect) are compared by BIC.
+free logits with a N(0, 3^2) prior (a worker who is always right stays finite). The nested
+worlds (with or without each effect) are compared by BIC.
+
+The crowd-shrunk worlds (:mod:`~marketsim.aggregation.crowd_confusion`) draw every worker's
+matrix around a fitted crowd-level matrix: the worker's rows start from ``s * crowd`` labels'
+worth of the crowd (the Dirichlet prior's pseudo-counts replace the logit prior), so the pairs
+or blocks of classes the crowd confuses shape every worker's errors. Their BIC is the
+marginal likelihood's (the worker matrices integrated out; with task effects, plus the
+effects' gain in ``L`` over the shrunk matrices) with the crowd matrix, the concentration and
+the effects as its free numbers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import log_softmax, logsumexp, ndtri, softmax
+
+from marketsim.aggregation.crowd_confusion import CrowdPrior, answer_counts, fit_crowd_prior
 
 #: Equally likely values of ``beta`` the expectation over the difficulty is taken on.
 QUANTILES = 16
@@ -68,6 +78,8 @@ class ConfusionFit:
     coins: bool = False
     with_lookalike: bool = False
     with_difficulty: bool = False
+    #: The crowd-shrunk worlds' population (None: the worker matrices are free).
+    crowd: CrowdPrior | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,7 @@ class _Problem:
     lookalike: bool
     difficulty: bool
     coins: bool
+    pseudo: np.ndarray | None = None  # (K, K): the crowd's pseudo-counts, else the logit prior
 
     @property
     def n_worker_params(self) -> int:
@@ -136,6 +149,10 @@ def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
         a = x[:p.n_workers]
         value = -loglik + 0.5 * float(a @ a) / var
         grads = [-np.trace(grad_theta, axis1=1, axis2=2) + a / var]
+    elif p.pseudo is not None:  # log Dirichlet(pseudo + 1): the posterior mode of its mean
+        value = -loglik - float((p.pseudo[None] * log_pi).sum())
+        pulled = p.pseudo[None] - np.exp(log_pi) * p.pseudo.sum(axis=1)[None, :, None]
+        grads = [(-grad_theta - pulled).ravel()]
     else:
         value = -loglik + 0.5 * float((theta ** 2).sum()) / var
         grads = [(-grad_theta + theta / var).ravel()]
@@ -160,17 +177,20 @@ def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
 def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                         weights: np.ndarray, n_workers: int, start: np.ndarray, *,
                         coins: bool, lookalike: bool, difficulty: bool,
-                        look_start: np.ndarray | None = None) -> ConfusionFit:
+                        look_start: np.ndarray | None = None,
+                        crowd: CrowdPrior | None = None) -> ConfusionFit:
     """Fit the crowd to ``labels`` of ``workers`` on ``tasks``, each task's reference class
     distributed as ``weights`` (tasks, K). ``coins``: one ability per worker (a one-coin
     matrix, GLAD's worker for K = 2), else a full matrix per worker; ``lookalike`` and
     ``difficulty`` add the task effects. ``start`` (workers, K, K) is the first guess of the
     matrices (:func:`counted_confusion`, or a simpler fit's: warm starts), ``look_start`` the
-    look-alike matrix's (default: mostly the identity)."""
+    look-alike matrix's (default: mostly the identity). ``crowd``: the matrices are drawn
+    around that crowd (its pseudo-counts replace the logit prior; not with ``coins``)."""
     n, k = weights.shape
     z = Z_GRID if difficulty else np.zeros(1)
     prob = _Problem(tasks, workers, labels, weights, label_rows(tasks, n), z, n_workers, k,
-                    lookalike, difficulty, coins)
+                    lookalike, difficulty, coins,
+                    None if crowd is None else crowd.pseudo_counts)
     start = np.clip(start, 1e-3, 1.0)
     if coins:
         right = np.trace(start, axis1=1, axis2=2) / k
@@ -205,10 +225,46 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
                         name, coins, lookalike, difficulty)
 
 
+def crowd_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                 weights: np.ndarray, n_workers: int, *,
+                 effects: tuple[tuple[bool, bool], ...] = ((True, False), (True, True))
+                 ) -> tuple[ConfusionFit, ...]:
+    """The crowd-shrunk worlds: the crowd matrix and concentration by empirical Bayes, each
+    worker's matrix its posterior mean (closed form), then that world with each pair of
+    task effects (look-alikes, difficulty) in ``effects``, fitted from it (by default
+    look-alikes, then both: the look-alike world is the one whose twin followed Dog's real
+    design curve)."""
+    n, k = weights.shape
+    counts = answer_counts(tasks, workers, labels, weights, n_workers)
+    prior = fit_crowd_prior(counts)
+    shrunk = prior.shrunk(counts)
+    flat = ConfusionFit(shrunk, np.eye(k), 0.0, 0.0, 0, 0.0, "")
+    plain_loglik = world_log_likelihood(flat, tasks, workers, labels, weights)
+    log_n = np.log(max(tasks.size, 1))
+    crowd_params = k * (k - 1) + 1
+    fits = [ConfusionFit(shrunk, np.eye(k), 0.0, plain_loglik, crowd_params,
+                         float(-2.0 * prior.log_marginal + crowd_params * log_n),
+                         "crowd-shrunk confusion", crowd=prior)]
+    for lookalike, difficulty in effects:
+        fit = fit_confusion_world(tasks, workers, labels, weights, n_workers, shrunk,
+                                  coins=False, lookalike=lookalike, difficulty=difficulty,
+                                  crowd=prior)
+        params = crowd_params + (k * (k - 1) if lookalike else 0) + int(difficulty)
+        marginal = prior.log_marginal + fit.log_likelihood - plain_loglik
+        fits.append(replace(fit, name=fit.name.replace("per-worker", "crowd-shrunk"),
+                            n_params=params, bic=float(-2.0 * marginal + params * log_n),
+                            crowd=prior))
+    return tuple(fits)
+
+
 def refit_world(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                 weights: np.ndarray, n_workers: int) -> ConfusionFit:
     """The same kind of world as ``fit`` (ability or matrix, task effects) fitted to other
     labels, warm-started as :func:`candidate_worlds` does (cross-validation's refits)."""
+    if fit.crowd is not None:
+        effects = (fit.with_lookalike, fit.with_difficulty)
+        return crowd_worlds(tasks, workers, labels, weights, n_workers,
+                            effects=() if effects == (False, False) else (effects,))[-1]
     start = counted_confusion(tasks, workers, labels, weights, n_workers)
     plain = fit_confusion_world(tasks, workers, labels, weights, n_workers, start,
                                 coins=fit.coins, lookalike=fit.with_lookalike, difficulty=False)
@@ -241,10 +297,7 @@ def counted_confusion(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray
                       ) -> np.ndarray:
     """Each worker's confusion matrix counted against the reference classes ``weights``
     (tasks, K), with ``smoothing`` added to every cell: the fits' first guess."""
-    k = weights.shape[1]
-    by_answer = np.zeros((n_workers, k, k))  # (worker, answer, class)
-    np.add.at(by_answer, (workers, labels), weights[tasks])
-    counts = by_answer.transpose(0, 2, 1) + smoothing
+    counts = answer_counts(tasks, workers, labels, weights, n_workers) + smoothing
     return counts / counts.sum(axis=2, keepdims=True)
 
 
@@ -252,7 +305,8 @@ def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                      weights: np.ndarray, n_workers: int) -> tuple[ConfusionFit, ...]:
     """The eight nested worlds ``marketsim calibrate`` chooses from by BIC: one ability or a
     full matrix per worker, with or without look-alike tasks, with or without difficulty
-    (each world with difficulty starts from the same world without it)."""
+    (each world with difficulty starts from the same world without it); the crowd-shrunk
+    worlds are :func:`crowd_worlds`."""
     start = counted_confusion(tasks, workers, labels, weights, n_workers)
     fits: list[ConfusionFit] = []
     for coins in (True, False):

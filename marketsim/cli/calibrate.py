@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
-from marketsim.aggregation.confusion_fit import candidate_worlds
+from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.registry import make_estimator
@@ -335,8 +335,9 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         min(fits, key=lambda f: f.bic), seed=args.seed)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = scenario_name(args)
+    crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      fits, source, arrivals, types, forced, held)
+                      fits, source, arrivals, types, forced, held, crowd_fits=crowd)
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed))
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)

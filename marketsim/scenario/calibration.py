@@ -75,11 +75,15 @@ class Calibration:
     held_out: HeldOut | None = None
     #: The choice by the twins' simulated errors (None: not run; with neither, by BIC).
     moments: MomentChoice | None = None
+    #: The crowd-shrunk worlds (:func:`~marketsim.aggregation.confusion_fit.crowd_worlds`):
+    #: candidates listed with their BIC, not chosen by it (see docs/models.md).
+    crowd_fits: tuple[ConfusionFit, ...] = ()
 
     @property
     def candidates(self) -> tuple[World, ...]:
-        """Every world fitted: the one-matrix worlds, then the task-type mixtures."""
-        return (*self.fits, *self.types)
+        """Every world fitted: the one-matrix worlds, the crowd-shrunk ones, then the
+        task-type mixtures."""
+        return (*self.fits, *self.crowd_fits, *self.types)
 
     @property
     def n_types(self) -> int | None:
@@ -96,7 +100,7 @@ class Calibration:
         """The world the scenario uses: the candidate with the lowest BIC (the first of
         equals, so a one-matrix world wins a tie) among those with the number of task types
         asked for or chosen, if any."""
-        eligible: tuple[World, ...] = self.candidates
+        eligible: tuple[World, ...] = (*self.fits, *self.types)
         wanted = self.n_types
         if wanted == 1:
             eligible = self.fits
@@ -176,6 +180,10 @@ def header(cal: Calibration, command: str) -> list[str]:
         "crowd shares), has inverse",
         "  difficulty beta with log beta ~ N(0, sigma^2), and worker j answers l with "
         "probability pi_j[s, l]^beta, normalised.",
+        "  crowd-shrunk worlds: each pi_j[c] ~ Dirichlet(concentration * crowd[c]) around one "
+        "crowd matrix (Paun et al. 2018),",
+        "  fitted by empirical Bayes; pi_j is the worker's posterior mean (listed, not chosen "
+        "by BIC).",
     ]
     if cal.types:
         lines += [
@@ -260,7 +268,8 @@ def _extra(fit: World, k: int) -> str:
     if isinstance(fit, TypesFit):
         return ", type shares " + " / ".join(" ".join(f"{v:.3f}" for v in row)
                                              for row in fit.shares)
-    return (f", sigma {fit.sigma:.4f}" if fit.sigma > 0 else "") + (
+    crowd = "" if fit.crowd is None else f", concentration {fit.crowd.concentration:.2f}"
+    return crowd + (f", sigma {fit.sigma:.4f}" if fit.sigma > 0 else "") + (
         ", lookalike diagonal " + " ".join(f"{v:.3f}" for v in np.diag(fit.lookalike))
         if not np.allclose(fit.lookalike, np.eye(k)) else "")
 
@@ -275,6 +284,11 @@ def fit_record(cal: Calibration) -> dict[str, Any]:
         world = {"difficulty_sigma": chosen.sigma, "lookalike": chosen.lookalike.tolist(),
                  "task_types": 1, "type_shares": None}
     held = cal.held_out
+    if cal.crowd_fits:  # what design = "crowd" reads, for a new crowd of the same kind
+        crowd = min(cal.crowd_fits, key=lambda f: f.bic).crowd
+        assert crowd is not None
+        world |= {"crowd_matrix": crowd.matrix.tolist(),
+                  "crowd_concentration": crowd.concentration}
     return {
         "world": chosen.name, **world,
         "candidates": [{"world": f.name, "log_likelihood": f.log_likelihood,

@@ -1,8 +1,10 @@
 """Confusion-matrix workers (``workers.model = "confusion"``): worker ``j`` answers ``l`` on a
 task of true class ``c`` with probability ``confusion[j, c, l]``. The matrices are
 ``diagonal-uniform`` (diagonal ``U[low, high]``, the rest spread evenly), ``dirichlet`` (rows
-``Dirichlet(concentration * (1 + diagonal_weight * e_c))``) or ``per-worker`` (given, as
-``marketsim calibrate`` writes them). With look-alike tasks or difficulty
+``Dirichlet(concentration * (1 + diagonal_weight * e_c))``), ``crowd`` (rows
+``Dirichlet(crowd_concentration * crowd_matrix[c])``: workers around a crowd that confuses
+classes in pairs or blocks, the hierarchical Dawid–Skene world of Paun et al. 2018) or
+``per-worker`` (given, as ``marketsim calibrate`` writes them). With look-alike tasks or difficulty
 (:mod:`~marketsim.workers.task_effects`) the answers go through those."""
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from marketsim.workers.task_effects import (
 from marketsim.workers.task_types import TaskTypes, mean_over_types, task_types
 from marketsim.workers.words import mean_diagonal, pct
 
-CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet", "per-worker")
+CONFUSION_DESIGNS = ("diagonal-uniform", "dirichlet", "crowd", "per-worker")
 #: Keys of ``[workers.confusion]`` that only one design reads.
 CONFUSION_DESIGN_KEYS = {"diagonal-uniform": ("low", "high"),
                          "dirichlet": ("concentration", "diagonal_weight"),
+                         "crowd": ("crowd_matrix", "crowd_concentration"),
                          "per-worker": ("matrices", "type_shares", "type_matrices")}
 
 class ConfusionSpec(TaskEffects):
@@ -41,18 +44,28 @@ class ConfusionSpec(TaskEffects):
     Per-worker K×K confusion matrices. ``diagonal-uniform``: each diagonal entry uniform on
     [low, high], the rest of the row spread evenly (Zhang et al.'s synthetic design; for K = 2
     exactly their setup). ``dirichlet``: row c drawn from Dirichlet(concentration·(1 +
-    diagonal_weight·e_c)). ``per-worker``: every worker's matrix given (``matrices``, as
+    diagonal_weight·e_c)). ``crowd``: row c drawn from Dirichlet(crowd_concentration ·
+    crowd_matrix[c]), every worker around one crowd-level matrix (hierarchical Dawid–Skene,
+    Paun et al. 2018). ``per-worker``: every worker's matrix given (``matrices``, as
     `marketsim calibrate` writes it). Any design may add look-alike tasks and task
     difficulty (``lookalike``, ``sigma``)."""
 
     design: Literal[CONFUSION_DESIGNS] = F(  # type: ignore[valid-type]
         "diagonal-uniform", "diagonal uniform on [low, high] with the rest of the row spread "
-        "evenly (Zhang et al.), or Dirichlet rows")
+        "evenly (Zhang et al.), Dirichlet rows, rows around a crowd matrix, or given per "
+        "worker")
     low: float = F(0.3, "`diagonal-uniform`: lower end of the diagonal", ge=0, le=1)
     high: float = F(0.9, "`diagonal-uniform`: upper end of the diagonal (≥ low)", ge=0, le=1)
     concentration: float = F(1.0, "`dirichlet`: row c ~ Dirichlet(concentration·(1 + "
                              "diagonal_weight·e_c))", gt=0, le=1e6)
     diagonal_weight: float = F(4.0, "`dirichlet`: weight of the diagonal", ge=0, le=1e6)
+    crowd_matrix: FloatRows | None = F(
+        None, "`crowd`: K×K rows summing to 1, the crowd's confusion matrix (row c: the "
+        "crowd's answers on a task of class c); each worker's row c ~ "
+        "Dirichlet(crowd_concentration·crowd_matrix[c])", shown="required with `crowd`")
+    crowd_concentration: float = F(10.0, "`crowd`: how close workers are to the crowd (the "
+                                   "labels' worth of it each worker's row holds)",
+                                   gt=0, le=1e6)
     matrices: FloatMatrices | None = F(
         None, "`per-worker`: one K×K matrix per worker (workers.count of them), row c the "
         "worker's answer probabilities on a task of class c", shown="required with "
@@ -77,6 +90,10 @@ class ConfusionSpec(TaskEffects):
             raise KeyProblem("high", f"must be >= workers.confusion.low ({self.low:g})")
         if self.design == "per-worker":
             self._per_worker_keys()
+        if self.design == "crowd":
+            if self.crowd_matrix is None:
+                raise KeyProblem("crowd_matrix", "is required with design = 'crowd'")
+            check_stochastic("crowd_matrix", self.crowd_matrix)
         return self
 
     def _per_worker_keys(self) -> None:
@@ -136,8 +153,21 @@ def draw_confusion_matrices(spec: ConfusionSpec, crowd: Crowd,
         idx = np.arange(k)
         conf[:, idx, idx] = diag
         return conf
+    if spec.design == "crowd":
+        return draw_crowd_matrices(np.asarray(spec.crowd_matrix, dtype=np.float64),
+                                   spec.crowd_concentration, m, rng)
     alpha = spec.concentration * (1.0 + spec.diagonal_weight * np.eye(k))
     return np.stack([rng.dirichlet(alpha[c], size=m) for c in range(k)], axis=1)
+
+
+def draw_crowd_matrices(crowd: np.ndarray, concentration: float, n_workers: int,
+                        rng: np.random.Generator) -> np.ndarray:
+    """``n_workers`` matrices (workers, K, K), row ``c`` of each ``Dirichlet(concentration *
+    crowd[c])`` (normalised gamma draws, all rows at once); a row whose draws all underflow
+    to 0 (a tiny concentration) is the crowd's own row."""
+    draws = rng.standard_gamma(np.broadcast_to(concentration * crowd, (n_workers, *crowd.shape)))
+    total = draws.sum(axis=2, keepdims=True)
+    return np.where(total > 0, draws / np.where(total > 0, total, 1.0), crowd[None])
 
 
 def draw_labels(
@@ -273,6 +303,9 @@ class ConfusionWorkers(ClassWorkers):
                 wrong = _matrices_problem(mats, k, n_workers)
                 if wrong is not None:
                     return "confusion.type_matrices", f"type {z}: {wrong}"
+        rows = spec.crowd_matrix
+        if rows is not None and (len(rows) != k or any(len(r) != k for r in rows)):
+            return "confusion.crowd_matrix", f"must be {k}×{k} (tasks.classes rows of {k} numbers)"
         if spec.matrices is not None:
             wrong = _matrices_problem(spec.matrices, k, n_workers)
             if wrong is not None:
@@ -291,6 +324,12 @@ class ConfusionWorkers(ClassWorkers):
             conc, weight = spec.concentration, spec.diagonal_weight
             how = (f"drawn once per replicate (dirichlet design): row c ~ Dirichlet({conc:g} · "
                    f"(1 + {weight:g} · e_c)), the diagonal weighted {weight:g}")
+        elif spec.design == "crowd":
+            crowd = np.asarray(spec.crowd_matrix)
+            how = (f"drawn once per replicate around the crowd's matrix (crowd design, "
+                   f"hierarchical Dawid-Skene, Paun et al. 2018): row c ~ Dirichlet("
+                   f"{spec.crowd_concentration:g} · crowd_matrix[c]), the crowd's chance of the "
+                   f"true class {', '.join(f'{v:.3f}' for v in np.diag(crowd))} by class")
         else:
             mean = mean_diagonal(spec.matrices)
             how = "given per worker in the scenario (per-worker design)" + (

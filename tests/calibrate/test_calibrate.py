@@ -69,7 +69,11 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert result.rows[-1].edges == 1500
     fit = json.loads(out.with_suffix(".fit.json").read_text())
     bic = {c["world"]: c["bic"] for c in fit["candidates"]}
-    assert len(bic) == 8 + 6 and fit["world"] == min(bic, key=bic.__getitem__)
+    crowd = [name for name in bic if name.startswith("crowd-shrunk")]
+    assert len(crowd) == 3  # listed, not chosen by BIC
+    assert len(bic) == 8 + 3 + 6
+    assert fit["world"] == min((n for n in bic if n not in crowd), key=bic.__getitem__)
+    assert len(fit["crowd_matrix"]) == 2 and fit["crowd_concentration"] > 0
     assert sum("task types" in name for name in bic) == 6  # 2-4 types, shared or per class
     # sigma = 1: difficulty pays
     assert bic["one ability per worker, task difficulty"] < bic["one ability per worker"]
