@@ -26,6 +26,7 @@ import numpy as np
 
 from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit
 from marketsim.aggregation.confusion_fit import ConfusionFit
+from marketsim.aggregation.curve_choice import CurveChoice, curve_record, header_lines
 from marketsim.aggregation.task_types import TypesFit
 from marketsim.aggregation.type_selection import MOMENT_MARGIN, HeldOut, MomentChoice
 from marketsim.policies.registry import POLICIES, market_problem
@@ -75,6 +76,10 @@ class Calibration:
     held_out: HeldOut | None = None
     #: The choice by the twins' simulated errors (None: not run; with neither, by BIC).
     moments: MomentChoice | None = None
+    #: The candidate written, by index (None: the lowest BIC of the eligible ones).
+    pick: int | None = None
+    #: The choice on the design curve that set ``pick`` (None: not made).
+    curve: CurveChoice | None = None
 
     @property
     def candidates(self) -> tuple[World, ...]:
@@ -92,17 +97,25 @@ class Calibration:
         return None if self.held_out is None else self.held_out.chosen
 
     @property
-    def chosen(self) -> World:
-        """The world the scenario uses: the candidate with the lowest BIC (the first of
-        equals, so a one-matrix world wins a tie) among those with the number of task types
-        asked for or chosen, if any."""
-        eligible: tuple[World, ...] = self.candidates
-        wanted = self.n_types
+    def eligible(self) -> tuple[int, ...]:
+        """The candidates (indices) with the number of task types asked for or chosen."""
+        wanted, n_fits = self.n_types, len(self.fits)
+        ones = tuple(range(n_fits))
+        if wanted is None:
+            return tuple(range(len(self.candidates)))
         if wanted == 1:
-            eligible = self.fits
-        elif wanted is not None:
-            eligible = tuple(f for f in self.types if f.n_types == wanted) or self.fits
-        return min(eligible, key=lambda f: f.bic)
+            return ones
+        return tuple(n_fits + i for i, f in enumerate(self.types) if f.n_types == wanted) \
+            or ones
+
+    @property
+    def chosen(self) -> World:
+        """The world the scenario uses: ``pick`` (chosen on the design curve), else the
+        candidate with the lowest BIC (the first of equals, so a one-matrix world wins a tie)
+        among the eligible ones."""
+        if self.pick is not None:
+            return self.candidates[self.pick]
+        return min((self.candidates[i] for i in self.eligible), key=lambda f: f.bic)
 
 
 def _round(values: np.ndarray, digits: int = 6) -> list[float]:
@@ -195,14 +208,16 @@ def header(cal: Calibration, command: str) -> list[str]:
         among = f" among those with {cal.held_out.chosen} type(s), chosen by held-out likelihood"
     else:
         among = ""
+    how = "nearest the design curve" if cal.curve is not None else "lowest BIC"
     lines.append("candidate worlds (fitted by maximum marginal likelihood of the labels given "
-                 f"the tasks' classes; lowest BIC chosen{among}):")
+                 f"the tasks' classes; {how} chosen{among}):")
     width = max(len(f.name) for f in cal.candidates)
     for f in cal.candidates:
         mark = "  <- chosen" if f is chosen else ""
         lines.append(f"  {f.name:<{width}}  log-lik {f.log_likelihood:10.2f}  "
                      f"params {f.n_params:5d}  BIC {f.bic:10.2f}{_extra(f, k)}{mark}")
     lines += held_out_lines(cal.held_out) + moment_lines(cal.moments)
+    lines += [] if cal.curve is None else header_lines(cal.curve)
     lines += [
         "kept per worker, not summarised (nor as communities, which would draw new members "
         "each replicate): each",
@@ -293,7 +308,8 @@ def fit_record(cal: Calibration) -> dict[str, Any]:
             "twin_dawid_skene_error_per_types": [d for _, d in cal.moments.twin],
             "twin_dawid_skene_sd_per_types": list(cal.moments.twin_sd),
             "discrepancy_points_per_types": list(cal.moments.discrepancy),
-            "task_types": cal.moments.chosen, "note": cal.moments.note}}
+            "task_types": cal.moments.chosen, "note": cal.moments.note},
+        "design_curve": None if cal.curve is None else curve_record(cal.curve)}
 
 
 def types_summary(cal: Calibration) -> str:

@@ -69,7 +69,13 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert result.rows[-1].edges == 1500
     fit = json.loads(out.with_suffix(".fit.json").read_text())
     bic = {c["world"]: c["bic"] for c in fit["candidates"]}
-    assert len(bic) == 8 + 6 and fit["world"] == min(bic, key=bic.__getitem__)
+    assert len(bic) == 8 + 6
+    curve = fit["design_curve"]  # the world written is the one nearest the data's own curve
+    distance = {c["world"]: c["distance"] for c in curve["candidates"]}
+    assert fit["world"] == curve["world"] == min(distance, key=distance.__getitem__)
+    assert curve["labels_per_task"] == ["1", "2", "3", "full"] and curve["against"] == "truth"
+    assert curve["real"]["runs"] == 10 and len(curve["twin"]["dawid_skene_error"]) == 4
+    assert "design curve, error % against the truth" in printed
     assert sum("task types" in name for name in bic) == 6  # 2-4 types, shared or per class
     # sigma = 1: difficulty pays
     assert bic["one ability per worker, task difficulty"] < bic["one ability per worker"]
