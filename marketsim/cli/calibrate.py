@@ -291,9 +291,10 @@ def execute(args: argparse.Namespace) -> int:
     with warnings_as_notes():
         cal, rows, arrivals = fit_twin(args, labels_file, truth_file, fmt)
     chosen, forced = cal.chosen, cal.forced_types
-    how = (f"lowest with --task-types {forced}" if forced is not None else
-           f"lowest with {cal.n_types} type(s), by "
+    how = (f"with --task-types {forced}" if forced is not None else
+           f"with {cal.n_types} type(s), by "
            + ("the twins' errors" if cal.moments is not None else "held-out likelihood"))
+    how = ("nearest the design curve " if cal.curve is not None else "lowest ") + how
     print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
     print(types_summary(cal))
     if cal.curve is not None:

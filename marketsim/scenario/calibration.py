@@ -10,8 +10,9 @@ proportions). Of the candidate worlds (one ability or a full matrix per worker; 
 look-alike tasks; with or without task difficulty; or a mixture of 2 to 4 task types, each
 worker with one matrix per type: :mod:`marketsim.aggregation.task_types`) the number of task
 types is chosen (:mod:`marketsim.aggregation.type_selection`: by the errors each number's twin
-reproduces where the file has a truth, else by held-out likelihood), then the world with the
-lowest BIC among those with that many types is written.
+reproduces where the file has a truth, else by held-out likelihood), then the world with that
+many types nearest the data's design curve (:mod:`marketsim.aggregation.curve_choice`; without
+that choice, the lowest BIC) is written.
 When the label file has a time column, ``[workers.arrivals] rate`` is the labels' Poisson rate
 (:mod:`marketsim.aggregation.arrival_fit`) in the file's time unit, which becomes the unit of
 simulated time; without one, the rate is 1 (simulated time then means nothing real).
