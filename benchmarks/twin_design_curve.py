@@ -19,8 +19,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import sys
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,13 +57,32 @@ def calibrated(name: str, work: Path, data_dir: str | None) -> Path:
 
 def curves(name: str, work: Path, data_dir: str | None, draws: int, replicates: int,
            exact: bool) -> tuple[DesignCurve, DesignCurve]:
-    """The real curve and the twin's at :data:`KS` and the full data."""
+    """The real curve and the twin's at :data:`KS` and the full data (kept in ``work`` as
+    JSON and reused for the same draws, replicates and kind of design)."""
+    kind = "exact" if exact else "drawn"
+    cache = work / f"{name}.{draws}-draws.{replicates}-replicates.{kind}.json"
+    if cache.exists():
+        saved = json.loads(cache.read_text())
+        return from_json(saved["real"]), from_json(saved["twin"])
     crowd, truth_file = dataset_paths(name, data_dir)
     data, truth = load_labels(str(crowd), str(truth_file), "zhang")
     real = real_curve(data, truth, draws=draws, ks=KS)
     scenario = load_scenario(calibrated(name, work, data_dir))
     twin = twin_curve(scenario, KS, range(replicates), True, exact=exact)
+    cache.write_text(json.dumps({"real": as_json(real), "twin": as_json(twin)}))
     return real, twin
+
+
+def from_json(saved: dict[str, Any]) -> DesignCurve:
+    """A curve written by :func:`as_json`."""
+    return DesignCurve(**{key: tuple(v) if key == "ks" else np.asarray(v)
+                          if isinstance(v, list) else v for key, v in saved.items()})
+
+
+def as_json(curve: DesignCurve) -> dict[str, Any]:
+    """A curve's fields as JSON values (read back by ``DesignCurve(**fields)``)."""
+    return {f.name: np.asarray(v).tolist() if isinstance(v, np.ndarray) else v
+            for f in fields(curve) for v in [getattr(curve, f.name)]}
 
 
 def table(rows: list[tuple[str, DesignCurve, DesignCurve]], draws: int, replicates: int,

@@ -38,7 +38,8 @@ def test_truth_chooses_types_by_the_twins_errors(two_type_twin: Calibrated) -> N
     assert 0.0 < real[0] < real[1] < 0.5
     text = out.read_text()
     assert "# task types by the errors each one's twin reproduces" in text
-    assert "lowest BIC chosen among those with 2 type(s), chosen by the errors" in text
+    assert "nearest the design curve chosen among those with 2 type(s), chosen by the errors" \
+        in text
     assert len(tomllib.loads(text)["workers"]["confusion"]["type_matrices"]) == 2
 
 
