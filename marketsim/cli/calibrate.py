@@ -34,6 +34,8 @@ import numpy as np
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
+from marketsim.aggregation.curve_choice import curve_lines, off_warnings
+from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.registry import make_estimator
 from marketsim.aggregation.task_types import MAX_TYPES, type_candidates
@@ -74,6 +76,7 @@ from marketsim.scenario.calibration import (
 )
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.twin import errors_per_types, simulated_labels
+from marketsim.study.twin_curve import CURVE_REPLICATES, choose_twin
 
 #: Tasks with a truth a file needs for the number of task types to be chosen by the errors
 #: each one's twin reproduces (fewer: by held-out likelihood; the errors would be noise).
@@ -288,11 +291,16 @@ def execute(args: argparse.Namespace) -> int:
     with warnings_as_notes():
         cal, rows, arrivals = fit_twin(args, labels_file, truth_file, fmt)
     chosen, forced = cal.chosen, cal.forced_types
-    how = (f"lowest with --task-types {forced}" if forced is not None else
-           f"lowest with {cal.n_types} type(s), by "
+    how = (f"with --task-types {forced}" if forced is not None else
+           f"with {cal.n_types} type(s), by "
            + ("the twins' errors" if cal.moments is not None else "held-out likelihood"))
+    how = ("nearest the design curve " if cal.curve is not None else "lowest ") + how
     print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
     print(types_summary(cal))
+    if cal.curve is not None:
+        print("\n".join(curve_lines(cal.curve)))
+        for line in off_warnings(cal.curve):
+            print(f"marketsim: warning: {line}", file=sys.stderr)
     width = max(len(r.statistic) for r in rows)
     print(f"{'goodness of fit':<{width}}  {'real':>28}  simulated")
     for r in rows:
@@ -340,6 +348,10 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                       fits, source, arrivals, types, forced, held, crowd_fits=crowd)
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed))
+    cal = choose_twin(cal, real_curve(data, truth, seed=args.seed), args.seed,
+                      on_candidate=lambda name: print(
+                          f"design curve: simulating the twin of {name} ({CURVE_REPLICATES} "
+                          "replicates)...", file=sys.stderr, flush=True))
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
@@ -358,5 +370,6 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     if arrivals is not None and times is not None:
         record["arrivals"] = arrivals_record
     write_json_atomic(fit_json, record)
-    plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin")
+    plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin",
+             cal.curve)
     return cal, rows, arrivals

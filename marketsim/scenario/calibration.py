@@ -10,8 +10,9 @@ proportions). Of the candidate worlds (one ability or a full matrix per worker; 
 look-alike tasks; with or without task difficulty; or a mixture of 2 to 4 task types, each
 worker with one matrix per type: :mod:`marketsim.aggregation.task_types`) the number of task
 types is chosen (:mod:`marketsim.aggregation.type_selection`: by the errors each number's twin
-reproduces where the file has a truth, else by held-out likelihood), then the world with the
-lowest BIC among those with that many types is written.
+reproduces where the file has a truth, else by held-out likelihood), then the world with that
+many types nearest the data's design curve (:mod:`marketsim.aggregation.curve_choice`; without
+that choice, the lowest BIC) is written.
 When the label file has a time column, ``[workers.arrivals] rate`` is the labels' Poisson rate
 (:mod:`marketsim.aggregation.arrival_fit`) in the file's time unit, which becomes the unit of
 simulated time; without one, the rate is 1 (simulated time then means nothing real).
@@ -26,6 +27,7 @@ import numpy as np
 
 from marketsim.aggregation.arrival_fit import POOR_FIT_CV, ArrivalFit
 from marketsim.aggregation.confusion_fit import ConfusionFit
+from marketsim.aggregation.curve_choice import CurveChoice, curve_record, header_lines
 from marketsim.aggregation.task_types import TypesFit
 from marketsim.aggregation.type_selection import MOMENT_MARGIN, HeldOut, MomentChoice
 from marketsim.policies.registry import POLICIES, market_problem
@@ -76,8 +78,12 @@ class Calibration:
     #: The choice by the twins' simulated errors (None: not run; with neither, by BIC).
     moments: MomentChoice | None = None
     #: The crowd-shrunk worlds (:func:`~marketsim.aggregation.confusion_fit.crowd_worlds`):
-    #: candidates listed with their BIC, not chosen by it (see docs/models.md).
+    #: candidates listed with their BIC, chosen only on the design curve (docs/models.md).
     crowd_fits: tuple[ConfusionFit, ...] = ()
+    #: The candidate written, by index (None: the lowest BIC of the eligible ones).
+    pick: int | None = None
+    #: The choice on the design curve that set ``pick`` (None: not made).
+    curve: CurveChoice | None = None
 
     @property
     def candidates(self) -> tuple[World, ...]:
@@ -96,17 +102,29 @@ class Calibration:
         return None if self.held_out is None else self.held_out.chosen
 
     @property
-    def chosen(self) -> World:
-        """The world the scenario uses: the candidate with the lowest BIC (the first of
-        equals, so a one-matrix world wins a tie) among those with the number of task types
-        asked for or chosen, if any."""
-        eligible: tuple[World, ...] = (*self.fits, *self.types)
-        wanted = self.n_types
+    def eligible(self) -> tuple[int, ...]:
+        """The candidates (indices) with the number of task types asked for or chosen (the
+        crowd-shrunk worlds have one type)."""
+        wanted, n_one = self.n_types, len(self.fits) + len(self.crowd_fits)
+        ones = tuple(range(n_one))
+        if wanted is None:
+            return tuple(range(len(self.candidates)))
         if wanted == 1:
-            eligible = self.fits
-        elif wanted is not None:
-            eligible = tuple(f for f in self.types if f.n_types == wanted) or self.fits
-        return min(eligible, key=lambda f: f.bic)
+            return ones
+        return tuple(n_one + i for i, f in enumerate(self.types) if f.n_types == wanted) \
+            or ones
+
+    @property
+    def chosen(self) -> World:
+        """The world the scenario uses: ``pick`` (chosen on the design curve), else the
+        candidate with the lowest BIC (the first of equals, so a one-matrix world wins a tie)
+        among the eligible ones but the crowd-shrunk worlds (their BIC is of the marginal
+        likelihood: listed, chosen only on the curve)."""
+        if self.pick is not None:
+            return self.candidates[self.pick]
+        crowd = range(len(self.fits), len(self.fits) + len(self.crowd_fits))
+        return min((self.candidates[i] for i in self.eligible if i not in crowd),
+                   key=lambda f: f.bic)
 
 
 def _round(values: np.ndarray, digits: int = 6) -> list[float]:
@@ -203,14 +221,16 @@ def header(cal: Calibration, command: str) -> list[str]:
         among = f" among those with {cal.held_out.chosen} type(s), chosen by held-out likelihood"
     else:
         among = ""
+    how = "nearest the design curve" if cal.curve is not None else "lowest BIC"
     lines.append("candidate worlds (fitted by maximum marginal likelihood of the labels given "
-                 f"the tasks' classes; lowest BIC chosen{among}):")
+                 f"the tasks' classes; {how} chosen{among}):")
     width = max(len(f.name) for f in cal.candidates)
     for f in cal.candidates:
         mark = "  <- chosen" if f is chosen else ""
         lines.append(f"  {f.name:<{width}}  log-lik {f.log_likelihood:10.2f}  "
                      f"params {f.n_params:5d}  BIC {f.bic:10.2f}{_extra(f, k)}{mark}")
     lines += held_out_lines(cal.held_out) + moment_lines(cal.moments)
+    lines += [] if cal.curve is None else header_lines(cal.curve)
     lines += [
         "kept per worker, not summarised (nor as communities, which would draw new members "
         "each replicate): each",
@@ -307,7 +327,8 @@ def fit_record(cal: Calibration) -> dict[str, Any]:
             "twin_dawid_skene_error_per_types": [d for _, d in cal.moments.twin],
             "twin_dawid_skene_sd_per_types": list(cal.moments.twin_sd),
             "discrepancy_points_per_types": list(cal.moments.discrepancy),
-            "task_types": cal.moments.chosen, "note": cal.moments.note}}
+            "task_types": cal.moments.chosen, "note": cal.moments.note},
+        "design_curve": None if cal.curve is None else curve_record(cal.curve)}
 
 
 def types_summary(cal: Calibration) -> str:

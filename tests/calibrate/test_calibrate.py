@@ -70,10 +70,15 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     fit = json.loads(out.with_suffix(".fit.json").read_text())
     bic = {c["world"]: c["bic"] for c in fit["candidates"]}
     crowd = [name for name in bic if name.startswith("crowd-shrunk")]
-    assert len(crowd) == 3  # listed, not chosen by BIC
+    assert len(crowd) == 3  # listed beside the others, judged on the curve
     assert len(bic) == 8 + 3 + 6
-    assert fit["world"] == min((n for n in bic if n not in crowd), key=bic.__getitem__)
     assert len(fit["crowd_matrix"]) == 2 and fit["crowd_concentration"] > 0
+    curve = fit["design_curve"]  # the world written is the one nearest the data's own curve
+    distance = {c["world"]: c["distance"] for c in curve["candidates"]}
+    assert fit["world"] == curve["world"] == min(distance, key=distance.__getitem__)
+    assert curve["labels_per_task"] == ["1", "2", "3", "full"] and curve["against"] == "truth"
+    assert curve["real"]["runs"] == 10 and len(curve["twin"]["dawid_skene_error"]) == 4
+    assert "design curve, error % against the truth" in printed
     assert sum("task types" in name for name in bic) == 6  # 2-4 types, shared or per class
     # sigma = 1: difficulty pays
     assert bic["one ability per worker, task difficulty"] < bic["one ability per worker"]

@@ -33,7 +33,7 @@ def test_auto_reports_the_held_out_likelihood_per_k(tmp_path: Path,
     assert held["gain"] > held["standard_error"]
     text = out.read_text()
     assert "# task types by held-out likelihood (5-fold cross-validation over tasks" in text
-    assert f"lowest BIC chosen among those with {held['task_types']} type(s)" in text
+    assert f"nearest the design curve chosen among those with {held['task_types']} type(s)" in text
 
 
 def test_forced_types_skip_the_cross_validation(tmp_path: Path) -> None:

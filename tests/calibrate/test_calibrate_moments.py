@@ -38,7 +38,8 @@ def test_truth_chooses_types_by_the_twins_errors(two_type_twin: Calibrated) -> N
     assert 0.0 < real[0] < real[1] < 0.5
     text = out.read_text()
     assert "# task types by the errors each one's twin reproduces" in text
-    assert "lowest BIC chosen among those with 2 type(s), chosen by the errors" in text
+    assert "nearest the design curve chosen among those with 2 type(s), chosen by the errors" \
+        in text
     assert len(tomllib.loads(text)["workers"]["confusion"]["type_matrices"]) == 2
 
 
@@ -48,8 +49,9 @@ def test_same_seed_same_choice(tmp_path: Path) -> None:
     for name in ("a", "b"):
         out = tmp_path / f"{name}.toml"
         assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
-        records.append(json.loads(out.with_suffix(".fit.json").read_text())["simulated_moments"])
-    assert records[0] == records[1]
+        fit = json.loads(out.with_suffix(".fit.json").read_text())
+        records.append((fit["simulated_moments"], fit["design_curve"]))
+    assert records[0] == records[1]  # the design curve too: its draws are seeded
 
 
 @pytest.mark.parametrize(("known", "by"), [(49, "held_out"), (50, "simulated_moments")])

@@ -1,6 +1,6 @@
 """``marketsim calibrate`` with task types: on a crowd whose workers are good on one type of
 task and poor on the other, a mixture of two types is chosen (the twins' errors choose two
-types, and the lowest BIC among them, also the lowest of all) and the scenario carries it
+types, and the one of them nearest the design curve) and the scenario carries it
 (``type_shares``, ``type_matrices``) and runs; ``--task-types 1`` keeps one matrix per
 worker; a bad ``--task-types`` is one line with exit code 2; ``--duplicates first`` reads a
 file with repeated pairs and times, keeping each kept label's own time."""
@@ -54,7 +54,10 @@ def test_two_task_types_are_chosen_and_the_twin_runs(two_type_twin: Calibrated) 
     fit = json.loads(out.with_suffix(".fit.json").read_text())
     bic = {c["world"]: c["bic"] for c in fit["candidates"]}
     assert fit["world"].startswith("2 task types"), bic
-    assert fit["task_types"] == 2 and fit["world"] == min(bic, key=bic.__getitem__)
+    # of the two worlds with 2 types (shares shared or per class), the nearer the curve
+    judged = [c["world"] for c in fit["design_curve"]["candidates"]]
+    assert fit["task_types"] == 2 and fit["world"] == fit["design_curve"]["world"]
+    assert sorted(judged) == ["2 task types", "2 task types, shares per class"]
     text = out.read_text()
     assert "<- chosen" in text and "# candidate worlds" in text and "type shares" in text
     table = tomllib.loads(text)["workers"]["confusion"]

@@ -1,0 +1,147 @@
+"""Issue #40's acceptance: does a calibrated twin predict the error at designs it was not
+fitted on? For each reference data set, the real design curve (``--draws`` random draws of k of
+each task's labels, :func:`marketsim.aggregation.design_curve.real_curve`) against the twin's
+(the scenario ``marketsim calibrate --dataset NAME`` writes, run at exactly k labels per task
+with the ``fixed-overlap`` policy for ``--replicates`` replicates, and as collected:
+:func:`marketsim.study.twin_curve.twin_curve`), at k = 3, 5 and the full data, for
+Dawid–Skene and majority vote, both aggregated the same way. The bound is ±1.5 points (±3 on
+Bluebird, 108 tasks). Prints a markdown table; ``--write`` puts it in docs/models.md between
+its markers. Run, e.g.::
+
+    MARKETSIM_DATA=/work/shared/data python benchmarks/twin_design_curve.py --write
+
+Slow: each set is calibrated first (minutes; ``--work DIR`` keeps the scenarios, and a
+scenario already there is reused), then each replicate runs the market three times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from marketsim.aggregation.design_curve import DesignCurve, real_curve
+from marketsim.cli import main as marketsim_main
+from marketsim.data.datasets import DATASETS, dataset_paths
+from marketsim.data.load import load_labels
+from marketsim.scenario.parser import load_scenario
+from marketsim.study.twin_curve import twin_curve
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "models.md"
+BEGIN, END = "<!-- BEGIN twin_design_curve -->", "<!-- END twin_design_curve -->"
+#: The designs of the acceptance (labels per task; the full data comes after them).
+KS = (3, 5)
+#: The acceptance's bound in points, per data set (default: ±1.5).
+BOUNDS = {"bluebird": 3.0}
+
+
+def calibrated(name: str, work: Path, data_dir: str | None) -> Path:
+    """The twin ``marketsim calibrate --dataset NAME`` writes (reused when already there)."""
+    out = work / f"calibrated_{name}.toml"
+    if not out.exists():
+        args = ["calibrate", "--dataset", name, "--out", str(out)]
+        args += ["--data-dir", data_dir] if data_dir else []
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = marketsim_main(args)
+        if code:
+            raise SystemExit(f"calibrate --dataset {name} failed with exit code {code}")
+    return out
+
+
+def curves(name: str, work: Path, data_dir: str | None, draws: int, replicates: int,
+           exact: bool) -> tuple[DesignCurve, DesignCurve]:
+    """The real curve and the twin's at :data:`KS` and the full data (kept in ``work`` as
+    JSON and reused for the same draws, replicates and kind of design)."""
+    kind = "exact" if exact else "drawn"
+    cache = work / f"{name}.{draws}-draws.{replicates}-replicates.{kind}.json"
+    if cache.exists():
+        saved = json.loads(cache.read_text())
+        return from_json(saved["real"]), from_json(saved["twin"])
+    crowd, truth_file = dataset_paths(name, data_dir)
+    data, truth = load_labels(str(crowd), str(truth_file), "zhang")
+    real = real_curve(data, truth, draws=draws, ks=KS)
+    scenario = load_scenario(calibrated(name, work, data_dir))
+    twin = twin_curve(scenario, KS, range(replicates), True, exact=exact)
+    cache.write_text(json.dumps({"real": as_json(real), "twin": as_json(twin)}))
+    return real, twin
+
+
+def from_json(saved: dict[str, Any]) -> DesignCurve:
+    """A curve written by :func:`as_json`."""
+    return DesignCurve(**{key: tuple(v) if key == "ks" else np.asarray(v)
+                          if isinstance(v, list) else v for key, v in saved.items()})
+
+
+def as_json(curve: DesignCurve) -> dict[str, Any]:
+    """A curve's fields as JSON values (read back by ``DesignCurve(**fields)``)."""
+    return {f.name: np.asarray(v).tolist() if isinstance(v, np.ndarray) else v
+            for f in fields(curve) for v in [getattr(curve, f.name)]}
+
+
+def table(rows: list[tuple[str, DesignCurve, DesignCurve]], draws: int, replicates: int,
+          exact: bool) -> str:
+    """The markdown table: per set and method, real / twin at each design, and the bound."""
+    designs = ("k = 3", "k = 5", "full")
+    how = "at exactly k labels per task (fixed overlap)" if exact else \
+        "k of each task's as-collected labels drawn"
+    lines = [f"Error %, real ({draws} draws of k labels per task) / twin ({replicates} "
+             f"replicates, {how}):", "",
+             "| set | method | " + " | ".join(f"{d}: real / twin" for d in designs)
+             + " | largest gap | bound |",
+             "|---|---|" + "---|" * len(designs) + "---|---|"]
+    for name, real, twin in rows:
+        bound = BOUNDS.get(name, 1.5)
+        for method, r, t in (("DS", real.ds, twin.ds), ("MV", real.vote, twin.vote)):
+            gap = float(np.max(np.abs(100 * (t - r))))
+            cells = " | ".join(f"{100 * a:.2f} / {100 * b:.2f}" for a, b in zip(r, t,
+                                                                                strict=True))
+            verdict = f"±{bound:g}: {'within' if gap <= bound else 'OUTSIDE'}"
+            lines.append(f"| {name} | {method} | {cells} | {gap:.2f} | {verdict} |")
+    return "\n".join(lines)
+
+
+def write_doc(text: str) -> None:
+    """Replace docs/models.md's table between the markers."""
+    doc = DOC.read_text()
+    start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+    DOC.write_text(doc[:start] + "\n" + text + "\n" + doc[end:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Compute and print the table (and write it into the docs with ``--write``)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", action="append", choices=DATASETS,
+                   help="a reference set (repeat for several; default: all)")
+    p.add_argument("--data-dir", help="folder of the reference data (default: $MARKETSIM_DATA)")
+    p.add_argument("--draws", type=int, default=10)
+    p.add_argument("--replicates", type=int, default=10)
+    p.add_argument("--drawn", action="store_true",
+                   help="the twin's designs drawn from its as-collected labels (as calibrate "
+                        "judges its candidates) instead of exactly k in a market of their own")
+    p.add_argument("--work", default="benchmarks/out/twin_design_curve",
+                   help="folder for the calibrated scenarios (reused when there)")
+    p.add_argument("--write", action="store_true", help="write the table into docs/models.md")
+    args = p.parse_args(argv)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in args.dataset or ["rte", "dog", "web", "bluebird"]:
+        print(f"{name}...", file=sys.stderr, flush=True)
+        rows.append((name, *curves(name, work, args.data_dir, args.draws, args.replicates,
+                                   not args.drawn)))
+    text = table(rows, args.draws, args.replicates, not args.drawn)
+    print(text)
+    if args.write:
+        write_doc(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

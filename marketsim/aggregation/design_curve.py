@@ -1,0 +1,150 @@
+"""A label file's own design curve: the error majority vote and Dawid–Skene would have made
+with only k labels per task, for k = 1 up to the file's typical overlap, and with all of them.
+
+The data answer "what if we had bought fewer labels" themselves: keeping k of each task's
+real labels, drawn at random, gives a design the crowd really could have produced. Each k is
+drawn :data:`DRAWS` times (a random key per label, its rank within its task: one sort, no loop
+over tasks); a task with fewer than k labels keeps all of its own. The error is counted
+against the truth where it is known; without a truth, it is the disagreement of the k-label
+answer with the same method's answer on all the labels (how far k labels are from what the
+file settles on). Majority vote counts a tie among the top classes as ``1/n_tied`` right
+(:func:`~marketsim.aggregation.majority_vote.fractional_tie_error`).
+
+The grid of k (:func:`k_grid`): 1, 2, 3, 5, 7 and then 10, 15, 20, 30, 50, 70 per decade,
+each at most the median labels per task and below the most any task has (where every task
+would keep all its labels the point is the full data), then the full data. ``marketsim
+calibrate`` compares its twin with this curve (:mod:`marketsim.aggregation.curve_choice`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_error
+from marketsim.aggregation.registry import make_estimator
+from marketsim.data.labels import LabelSet
+
+#: Random draws of k labels per task for each k of the real curve.
+DRAWS = 10
+#: The steps of the k grid within the first decade, and per decade after it (times 10^d).
+FIRST_STEPS = (1, 2, 3, 5, 7)
+DECADE_STEPS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+
+
+def k_grid(labels_per_task: np.ndarray) -> tuple[int, ...]:
+    """The labels per task the curve is drawn at (the full data comes after them): the
+    grid's values up to the median labels per task and below the largest."""
+    counts = np.asarray(labels_per_task)
+    counts = counts[counts > 0]
+    if counts.size == 0:
+        return ()
+    median, most = float(np.median(counts)), int(counts.max())
+    grid: list[int] = list(FIRST_STEPS)
+    decade = 10
+    while grid[-1] < median:
+        grid += [int(step * decade) for step in DECADE_STEPS]
+        decade *= 10
+    return tuple(k for k in grid if k <= median and k < most)
+
+
+def keep_k_per_task(tasks: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """A mask keeping ``k`` labels of each task chosen uniformly at random (all of a task's
+    labels where it has ``k`` or fewer): each label's rank by a random key within its task."""
+    key = rng.random(tasks.size)
+    order = np.lexsort((key, tasks))
+    ordered = tasks[order]
+    rank = np.arange(tasks.size) - np.searchsorted(ordered, ordered, side="left")
+    keep = np.zeros(tasks.size, dtype=bool)
+    keep[order[rank < k]] = True
+    return keep
+
+
+def subset(data: LabelSet, keep: np.ndarray) -> LabelSet:
+    """The labels of ``data`` where ``keep`` is true, on the same tasks, workers and classes."""
+    return LabelSet(data.tasks[keep], data.workers[keep], data.labels[keep], data.n_tasks,
+                    data.n_workers, data.n_classes)
+
+
+@dataclass(frozen=True)
+class References:
+    """What each method's answer is judged against, a class per task (-1: not judged): the
+    truth for both, or each method's own answer on all the labels."""
+
+    vote: np.ndarray
+    ds: np.ndarray
+    against: str
+
+    @classmethod
+    def of(cls, data: LabelSet, truth: np.ndarray | None) -> References:
+        """The truth where the file has one (for tasks it covers), else the full-data answers."""
+        if truth is not None and bool(np.any(truth >= 0)):
+            return cls(truth, truth, "truth")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            vote = np.asarray(MajorityVote(random_state=0).fit(data).labels_, dtype=np.int64)
+            ds = np.asarray(make_estimator("ds").fit(data).labels_, dtype=np.int64)
+        return cls(vote, ds, "full-data answer")
+
+
+def errors(data: LabelSet, refs: References) -> tuple[float, float]:
+    """Majority vote's error (ties fractional) and Dawid–Skene's on ``data`` against ``refs``
+    (the fit's warnings are silenced: a draw of one label per task identifies nothing, and
+    that is the point it measures)."""
+    counts = np.zeros((data.n_tasks, data.n_classes))
+    np.add.at(counts, (data.tasks, data.labels), 1.0)
+    vote = fractional_tie_error(counts, refs.vote)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        answer = np.asarray(make_estimator("ds").fit(data).labels_)
+    judged = refs.ds >= 0
+    return vote, float(np.mean(answer[judged] != refs.ds[judged]))
+
+
+@dataclass(frozen=True)
+class DesignCurve:
+    """Errors at each design: ``ks`` labels per task, then the full data (``points`` =
+    ``len(ks) + 1``); per method (majority vote, Dawid–Skene) the mean over the runs (draws of
+    the real labels, or a twin's replicates) and its standard error, against ``against``."""
+
+    ks: tuple[int, ...]
+    vote: np.ndarray
+    vote_se: np.ndarray
+    ds: np.ndarray
+    ds_se: np.ndarray
+    runs: int
+    against: str
+
+    @classmethod
+    def from_runs(cls, ks: tuple[int, ...], vote: np.ndarray, ds: np.ndarray,
+                  against: str) -> DesignCurve:
+        """The curve of per-run errors ``vote`` and ``ds`` (points, runs)."""
+        vote, ds = np.asarray(vote, dtype=np.float64), np.asarray(ds, dtype=np.float64)
+        runs = vote.shape[1]
+
+        def se(x: np.ndarray) -> np.ndarray:
+            return x.std(axis=1, ddof=1) / np.sqrt(runs) if runs > 1 else np.zeros(x.shape[0])
+        return cls(tuple(ks), vote.mean(axis=1), se(vote), ds.mean(axis=1), se(ds), runs,
+                   against)
+
+    @property
+    def designs(self) -> tuple[str, ...]:
+        """Each point's name: its labels per task, then ``full``."""
+        return (*(str(k) for k in self.ks), "full")
+
+
+def real_curve(data: LabelSet, truth: np.ndarray | None, *, draws: int = DRAWS,
+               seed: int = 0, ks: tuple[int, ...] | None = None) -> DesignCurve:
+    """The file's design curve: ``draws`` random draws of k labels per task for each k of
+    :func:`k_grid` (or ``ks``), then all the labels (one run: its standard error is 0)."""
+    refs = References.of(data, truth)
+    if ks is None:
+        ks = k_grid(np.bincount(data.tasks, minlength=data.n_tasks))
+    rng = np.random.default_rng(seed)
+    runs = np.array([[errors(subset(data, keep_k_per_task(data.tasks, k, rng)), refs)
+                      for _ in range(draws)] for k in ks]).reshape(len(ks), draws, 2)
+    full = np.broadcast_to(np.array(errors(data, refs)), (1, draws, 2))
+    both = np.concatenate([runs, full], axis=0)
+    return DesignCurve.from_runs(ks, both[..., 0], both[..., 1], refs.against)

@@ -1,0 +1,51 @@
+"""benchmarks/twin_design_curve.py's table: real against twin at each design, the largest gap
+judged against the set's bound (±3 on Bluebird, ±1.5 elsewhere), written between the markers
+of docs/models.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from marketsim.aggregation.design_curve import DesignCurve
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "twin_design_curve.py"
+spec = importlib.util.spec_from_file_location("twin_design_curve", SCRIPT)
+assert spec is not None and spec.loader is not None
+twin_design_curve = importlib.util.module_from_spec(spec)
+sys.modules["twin_design_curve"] = twin_design_curve
+spec.loader.exec_module(twin_design_curve)
+
+
+def curve(ds: list[float], vote: list[float]) -> DesignCurve:
+    zeros = np.zeros(3)
+    return DesignCurve((3, 5), np.array(vote), zeros, np.array(ds), zeros, 10, "truth")
+
+
+def test_the_table_judges_the_largest_gap_against_each_sets_bound() -> None:
+    real = curve([0.30, 0.20, 0.10], [0.32, 0.27, 0.24])
+    twin = curve([0.32, 0.22, 0.08], [0.32, 0.27, 0.24])  # DS 2 points off at worst
+    text = twin_design_curve.table([("bluebird", real, twin), ("rte", real, twin)], 10, 10,
+                                   True)
+    rows = {tuple(cell.strip() for cell in line.split("|")[1:3]): line
+            for line in text.splitlines() if line.startswith("| bluebird") or
+            line.startswith("| rte")}
+    assert "30.00 / 32.00 | 20.00 / 22.00 | 10.00 / 8.00 | 2.00 | ±3: within" in \
+        rows[("bluebird", "DS")]
+    assert rows[("rte", "DS")].endswith("| 2.00 | ±1.5: OUTSIDE |")
+    assert rows[("rte", "MV")].endswith("| 0.00 | ±1.5: within |")
+
+
+def test_write_replaces_only_the_text_between_the_markers(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    doc = tmp_path / "models.md"
+    doc.write_text(f"before\n{twin_design_curve.BEGIN}\nold\n{twin_design_curve.END}\nafter\n")
+    monkeypatch.setattr(twin_design_curve, "DOC", doc)
+    twin_design_curve.write_doc("new table")
+    assert doc.read_text() == (f"before\n{twin_design_curve.BEGIN}\nnew table\n"
+                               f"{twin_design_curve.END}\nafter\n")
