@@ -25,6 +25,7 @@ nested worlds (with or without each effect) are compared by BIC.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -249,10 +250,12 @@ def counted_confusion(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray
 
 
 def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
-                     weights: np.ndarray, n_workers: int) -> tuple[ConfusionFit, ...]:
+                     weights: np.ndarray, n_workers: int,
+                     advance: Callable[[], object] | None = None) -> tuple[ConfusionFit, ...]:
     """The eight nested worlds ``marketsim calibrate`` chooses from by BIC: one ability or a
     full matrix per worker, with or without look-alike tasks, with or without difficulty
-    (each world with difficulty starts from the same world without it)."""
+    (each world with difficulty starts from the same world without it); ``advance`` is
+    called once per world fitted (a progress bar's)."""
     start = counted_confusion(tasks, workers, labels, weights, n_workers)
     fits: list[ConfusionFit] = []
     for coins in (True, False):
@@ -263,4 +266,7 @@ def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                                        plain.confusion, coins=coins, lookalike=lookalike,
                                        difficulty=True, look_start=plain.lookalike)
             fits += [plain, hard]
+            if advance is not None:
+                advance()
+                advance()
     return tuple(fits)

@@ -27,6 +27,7 @@ worker who did three tasks of a type keeps, on that type, mostly their overall m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,11 +189,17 @@ def mixture_log_likelihood(matrices: np.ndarray, shares: np.ndarray, tasks: np.n
 
 def type_candidates(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                     weights: np.ndarray, n_workers: int, seed: int = 0,
-                    counts: tuple[int, ...] = tuple(range(2, MAX_TYPES + 1))
-                    ) -> tuple[TypesFit, ...]:
+                    counts: tuple[int, ...] = tuple(range(2, MAX_TYPES + 1)),
+                    advance: Callable[[], object] | None = None) -> tuple[TypesFit, ...]:
     """The mixtures ``calibrate`` compares with its one-matrix worlds (the lowest BIC per number
     of types proposes that number's world): each number of types in ``counts`` (2 to
-    :data:`MAX_TYPES`), shares shared by the classes or per class."""
-    return tuple(fit_task_types(tasks, workers, labels, weights, n_workers, t,
-                                per_class=per_class, seed=seed)
-                 for t in counts for per_class in (False, True))
+    :data:`MAX_TYPES`), shares shared by the classes or per class; ``advance`` is called once
+    per mixture fitted (a progress bar's)."""
+    fits = []
+    for t in counts:
+        for per_class in (False, True):
+            fits.append(fit_task_types(tasks, workers, labels, weights, n_workers, t,
+                                       per_class=per_class, seed=seed))
+            if advance is not None:
+                advance()
+    return tuple(fits)

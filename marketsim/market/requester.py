@@ -70,6 +70,7 @@ class Requester:
         self.even_rounds = even_rounds
         #: Tasks handed out (from the ranking) since the round's pass started.
         self.round_handed = 0
+        self.given = bytearray(n_tasks)  # 1 where handed out this round
         self.done_pairs = HandedPairs(n_tasks, n_workers, budget, log)
         self.n_workers = n_workers
         #: Abandoned tasks, handed out first to the next worker who has not held them.
@@ -94,7 +95,7 @@ class Requester:
     def _next_pass(self) -> None:
         """A new pass over the ranking: every task may be handed out again."""
         self.cursor = 0
-        self.given = bytearray(self.n_tasks)  # 1 where handed out this round
+        self.given = bytearray(self.n_tasks)
         self.round_handed = 0
 
     def end_round(self) -> bool:

@@ -4,6 +4,7 @@ compares them with the real labels)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -41,10 +42,11 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
     return market.log.view(), world.truth, float(curve[-1].error_rate), times
 
 
-def twin_errors(scenario: Scenario, replicates: range) -> tuple[np.ndarray, np.ndarray]:
+def twin_errors(scenario: Scenario, replicates: range,
+                advance: Callable[[], object] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The "as collected" arm's majority-vote error (ties counted fractionally) and final
     error per replicate of ``replicates``: what ``calibrate`` compares with the real labels'
-    when it chooses the number of task types."""
+    when it chooses the number of task types (``advance``: called once per replicate)."""
     vote, final = [], []
     for replicate in replicates:
         labels, truth, error, _ = simulated_labels(scenario, replicate)
@@ -52,15 +54,23 @@ def twin_errors(scenario: Scenario, replicates: range) -> tuple[np.ndarray, np.n
         np.add.at(counts, (labels.tasks, labels.labels), 1.0)
         vote.append(fractional_tie_error(counts, truth))
         final.append(error)
+        if advance is not None:
+            advance()
     return np.asarray(vote), np.asarray(final)
 
 
-def errors_per_types(cal: Calibration, seed: int, replicates: range
+def errors_per_types(cal: Calibration, seed: int, replicates: range,
+                     advance: Callable[[], object] | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`twin_errors` of the world each number of task types proposes (1 to the most
-    fitted; row ``K - 1``): the scenario ``calibrate`` would write with ``--task-types K``."""
-    counts = range(1, max((f.n_types for f in cal.types), default=1) + 1)
+    fitted; row ``K - 1``): the scenario ``calibrate`` would write with ``--task-types K``
+    (``advance``: called once per twin simulated)."""
     rows = [twin_errors(check_text(calibrated_text(replace(cal, forced_types=k), ""),
-                                   f"<twin with {k} task type(s)>"), replicates)
-            for k in counts]
+                                   f"<twin with {k} task type(s)>"), replicates, advance)
+            for k in type_counts(cal)]
     return np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+
+
+def type_counts(cal: Calibration) -> range:
+    """The numbers of task types :func:`errors_per_types` simulates: 1 to the most fitted."""
+    return range(1, max((f.n_types for f in cal.types), default=1) + 1)
