@@ -56,6 +56,17 @@ def label_rows(rows: np.ndarray, n_rows: int) -> sp.csr_matrix:
                          shape=(n_rows, rows.size))
 
 
+def answer_counts(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray, n_tasks: int,
+                  n_workers: int, k: int) -> sp.csr_matrix:
+    """The (n_tasks, n_workers * K) count matrix of each task's labels by (worker, answer),
+    column ``j * K + y``: a label's terms depend only on its worker and answer, so a sum over
+    each task's labels is one product with a table per (worker, answer)."""
+    counts = sp.csr_matrix((np.ones(tasks.size), (tasks, workers * k + labels)),
+                           shape=(n_tasks, n_workers * k))
+    counts.sum_duplicates()
+    return counts
+
+
 @dataclass(frozen=True)
 class ConfusionFit:
     """One fitted crowd: per-worker matrices ``confusion`` (workers, K, K), the ``lookalike``
@@ -125,11 +136,16 @@ def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
     rho = np.exp(log_rho)
     table = log_rho.transpose(0, 3, 1, 2).reshape(m * k, k * q)  # row j * K + y
     per_task = (p.answers @ table).reshape(-1, k, q)  # (n, S, Q)
+    t = np.exp(log_t)
+    prior_s = p.weights @ t  # (n, S): P(task i looks like s)
     with np.errstate(divide="ignore"):
-        log_prior = logsumexp(np.log(p.weights)[:, :, None] + log_t[None, :, :], axis=1)
+        log_prior = np.log(prior_s)
     joint = per_task + log_prior[:, :, None] - np.log(q)  # (n, S, Q)
-    total = logsumexp(joint, axis=(1, 2))
-    post = np.exp(joint - total[:, None, None])  # (n, S, Q)
+    top = joint.max(axis=(1, 2))  # finite: every task looks like some class
+    post = np.exp(joint - top[:, None, None])
+    norm = post.sum(axis=(1, 2))
+    post /= norm[:, None, None]  # (n, S, Q)
+    total = top + np.log(norm)
     # Each (worker, answer)'s posterior mass, summed over its labels: (m, Y, S, Q).
     mass = np.asarray(p.answers_t @ post.reshape(-1, k * q)).reshape(m, k, k, q)
     mass_all = mass.sum(axis=1)  # (m, S, Q)
@@ -147,10 +163,8 @@ def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
         grads = [(-grad_theta + theta / var).ravel()]
     if p.lookalike:
         value += 0.5 * float((lam ** 2).sum()) / var
-        t = np.exp(log_t)
         post_s = post.sum(axis=2)  # (n, S)
         # posterior of (c, s) per task: w_ic t_cs / prior_is * post_is
-        prior_s = np.exp(log_prior)
         resp = p.weights[:, :, None] * t[None, :, :] * (post_s / np.maximum(prior_s, 1e-300)
                                                          )[:, None, :]  # (n, C, S)
         counts = resp.sum(axis=0)  # (C, S)
@@ -178,9 +192,7 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
     look-alike matrix's (default: mostly the identity)."""
     n, k = weights.shape
     z = Z_GRID if difficulty else np.zeros(1)
-    answers = sp.csr_matrix((np.ones(tasks.size), (tasks, workers * k + labels)),
-                            shape=(n, n_workers * k))
-    answers.sum_duplicates()
+    answers = answer_counts(tasks, workers, labels, n, n_workers, k)
     prob = _Problem(tasks, workers, labels, weights, answers, answers.T.tocsr(), z, n_workers,
                     k, lookalike, difficulty, coins)
     start = np.clip(start, 1e-3, 1.0)

@@ -36,7 +36,7 @@ from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.registry import make_estimator
-from marketsim.aggregation.task_types import MAX_TYPES, type_candidates
+from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
 from marketsim.aggregation.type_selection import (
     FOLDS,
     MOMENT_REPLICATES,
@@ -335,9 +335,12 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                                 advance=advance)
     forced = None if args.task_types == "auto" else int(args.task_types)
     counts = tuple(range(2, MAX_TYPES + 1)) if forced is None else (forced,) * (forced > 1)
-    with steps.step("fitting the mixtures of task types", 2 * len(counts)) as advance:
-        types = type_candidates(data.tasks, data.workers, data.labels, weights,
-                                data.n_workers, seed=args.seed, counts=counts, advance=advance)
+    types: tuple[TypesFit, ...] = ()
+    if counts:
+        with steps.step("fitting the mixtures of task types", 2 * len(counts)) as advance:
+            types = type_candidates(data.tasks, data.workers, data.labels, weights,
+                                    data.n_workers, seed=args.seed, counts=counts,
+                                    advance=advance)
     known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
     real_error = float(np.mean(ds_labels[known] != ref[known])) if known.any() \
         else float("nan")
