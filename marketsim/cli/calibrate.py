@@ -363,7 +363,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
     with steps.step("simulating the twin as collected", 1):
-        sim, sim_truth, sim_error, sim_times = simulated_labels(scenario)
+        sim, sim_truth, sim_error, sim_times = simulated_labels(scenario,
+                                                                times=arrivals is not None)
     k = scenario.tasks.classes
     real_stats = crowd_stats(data.tasks, data.workers, data.labels, ref, data.n_tasks,
                              data.n_workers, k)

@@ -19,12 +19,13 @@ from marketsim.scenario.specs import Scenario
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 
-def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
+def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0, times: bool = True
                      ) -> tuple[LabelSet, np.ndarray, float, np.ndarray]:
     """The labels arm ``arm`` of replicate ``replicate`` bought, the world's true classes, the
     arm's final error rate (the same world and streams as ``marketsim run``'s unit) and the
     simulated times the labels came in (sorted; the initial graph's at 0), read from the
-    market's label graph."""
+    market's label graph (``times=False``: no graph is kept, the times are empty — the
+    networkx graph costs more than the rest of a small market)."""
     spec = scenario.arms[arm]
     world = draw_world(scenario, world_rng(scenario.seed, replicate),
                        spec.initial_graph(scenario.budget),
@@ -34,12 +35,11 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
     market = Market(scenario.for_arm(spec), world, policy,
                     estimator_factory(scenario, spec.inference),
                     unit_streams(scenario.seed, replicate, arm),
-                    warm_start=spec.inference.warm_start, keep_graph=True)
+                    warm_start=spec.inference.warm_start, keep_graph=times)
     curve = market.run()
-    assert market.graph is not None
-    times = np.sort(np.fromiter((t for _, _, t in market.graph.edges(data="time")),
-                                np.float64))
-    return market.log.view(), world.truth, float(curve[-1].error_rate), times
+    came = np.zeros(0) if market.graph is None else np.sort(np.fromiter(
+        (t for _, _, t in market.graph.edges(data="time")), np.float64))
+    return market.log.view(), world.truth, float(curve[-1].error_rate), came
 
 
 def twin_errors(scenario: Scenario, replicates: range,
@@ -49,7 +49,7 @@ def twin_errors(scenario: Scenario, replicates: range,
     when it chooses the number of task types (``advance``: called once per replicate)."""
     vote, final = [], []
     for replicate in replicates:
-        labels, truth, error, _ = simulated_labels(scenario, replicate)
+        labels, truth, error, _ = simulated_labels(scenario, replicate, times=False)
         counts = np.zeros((labels.n_tasks, scenario.tasks.classes))
         np.add.at(counts, (labels.tasks, labels.labels), 1.0)
         vote.append(fractional_tie_error(counts, truth))
