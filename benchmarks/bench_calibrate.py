@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # run from a checkout, uninstalled
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # run from a checkout, uninstalled
 
 from make_synthetic_labels import make_crowd  # noqa: E402
 
