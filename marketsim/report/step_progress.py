@@ -65,11 +65,11 @@ class PlainSteps:
 
     @contextmanager
     def step(self, description: str, total: int) -> Iterator[Advance]:
-        """``marketsim: <description>...`` then ``  done in 1.2 s``."""
+        """``marketsim: <description>...`` then ``marketsim: <description>: done in 1.2 s``."""
         started = time.perf_counter()
         self._say(f"marketsim: {description}...")
         yield no_progress
-        self._say(f"  done in {time.perf_counter() - started:.1f} s")
+        self._say(f"marketsim: {description}: done in {time.perf_counter() - started:.1f} s")
 
 
 class BarSteps:

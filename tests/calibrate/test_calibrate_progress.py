@@ -52,7 +52,7 @@ def test_the_as_collected_arm_gives_every_task_the_files_labels_per_task_and_ste
     for step in ("fitting the worlds of one matrix per worker",
                  "simulating the twin as collected"):
         assert f"marketsim: {step}..." in printed.err, printed.err
-    assert "  done in " in printed.err
+    assert "marketsim: simulating the twin as collected: done in " in printed.err
 
 
 def test_quiet_shows_no_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
