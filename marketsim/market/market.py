@@ -53,7 +53,7 @@ from marketsim.market.service import Visits
 from marketsim.market.streams import Streams
 from marketsim.market.stuck import money_detail, ran_out
 from marketsim.market.workforce import Workforce, worker_prices
-from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware, policy_type
+from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import Stop
 from marketsim.scenario.replay import ReplayData
@@ -109,9 +109,8 @@ class Market:
                 policy, n, m, k, streams.policy, self.workforce.stats,
                 (lambda _worker: False) if gold is None else gold.has_left, self.log.arrays)
         else:
-            self.requester = (Requester(n, m, scenario.max_labels, self.log,
-                                        even_rounds=policy_type(policy).even_rounds)
-                              if replay is None else ReplayRequester(replay))
+            self.requester = (Requester(n, m, scenario.max_labels, self.log) if replay is None
+                              else ReplayRequester(replay))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.visits = Visits(self.env, scenario.workers.service, m, streams.speeds,
                              streams.abandon, weakref.proxy(self))
@@ -368,11 +367,7 @@ class Market:
     def _stuck(self) -> None:
         """Every worker who may work, idle, was offered nothing since the last hand-out: stop
         early when the crowd ran out, else raise why it is stuck, don't spin
-        (:func:`~marketsim.market.stuck.ran_out`). An even round that none of them can go on
-        with ends first (:meth:`~marketsim.market.requester.Requester.end_round`)."""
-        if isinstance(self.requester, Requester) and self.requester.end_round():
-            self._refused.clear()
-            return
+        (:func:`~marketsim.market.stuck.ran_out`)."""
         self._stop_early(*ran_out(self.scenario, self.ledger, self.workforce, self.gold,
                                   self.requester, self.policy, sorted(self._refused),
                                   self.budget))
