@@ -17,8 +17,12 @@ truth file, else Dawid–Skene's posterior),
     L = sum_i log sum_{c, s, q} w_ic lookalike[c, s] / Q prod_{l in i} P(y_l | j_l, s, beta_q),
 
 is computed on ``QUANTILES`` equally likely ``beta_q`` and maximised over every worker's
-matrix, the look-alike matrix and ``sigma`` at once (L-BFGS with the exact gradient, arrays
-labels × classes × quantiles: no loop over labels, tasks or workers). Rows are log-softmax of
+matrix, the look-alike matrix and ``sigma`` at once (L-BFGS with the exact gradient: a label's
+terms depend only on its worker and answer, so they are computed once per (worker, answer) —
+arrays workers × classes × quantiles × classes — and summed over each task's labels, and the
+gradient over each (worker, answer)'s tasks, by sparse products with the tasks × (worker,
+answer) count matrix: no loop over labels, tasks or workers, no array of labels × classes ×
+quantiles). Rows are log-softmax of
 free logits with a N(0, 3^2) prior (a worker who is always right stays finite). The nested
 worlds (with or without each effect) are compared by BIC.
 
@@ -33,6 +37,7 @@ the effects as its free numbers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -59,6 +64,17 @@ def label_rows(rows: np.ndarray, n_rows: int) -> sp.csr_matrix:
     its worker and answer): sums over each row's labels as one sparse product."""
     return sp.csr_matrix((np.ones(rows.size), (rows, np.arange(rows.size))),
                          shape=(n_rows, rows.size))
+
+
+def answer_matrix(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray, n_tasks: int,
+                  n_workers: int, k: int) -> sp.csr_matrix:
+    """The (n_tasks, n_workers * K) count matrix of each task's labels by (worker, answer),
+    column ``j * K + y``: a label's terms depend only on its worker and answer, so a sum over
+    each task's labels is one product with a table per (worker, answer)."""
+    counts = sp.csr_matrix((np.ones(tasks.size), (tasks, workers * k + labels)),
+                           shape=(n_tasks, n_workers * k))
+    counts.sum_duplicates()
+    return counts
 
 
 @dataclass(frozen=True)
@@ -88,7 +104,10 @@ class _Problem:
     workers: np.ndarray
     labels: np.ndarray
     weights: np.ndarray  # (tasks, K): reference class distribution
-    by_task: sp.csr_matrix
+    #: (tasks, workers * K): how many labels of task i worker j gave with answer y (column
+    #: j * K + y), and its transpose.
+    answers: sp.csr_matrix
+    answers_t: sp.csr_matrix
     z: np.ndarray  # (Q,)
     n_workers: int
     k: int
@@ -124,25 +143,28 @@ def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
     else:
         log_t = np.where(np.eye(k, dtype=bool), 0.0, -np.inf)
     beta = np.exp(sigma * p.z)  # (Q,)
-    u = log_pi[p.workers]  # (L, K_s, K_y)
-    scaled = beta[None, None, :, None] * u[:, :, None, :]  # (L, S, Q, Y)
-    rho = softmax(scaled, axis=3)
-    lab = p.labels
-    rows = np.arange(lab.size)
-    log_p = scaled[rows, :, :, lab] - logsumexp(scaled, axis=3)  # (L, S, Q)
-    per_task = (p.by_task @ log_p.reshape(lab.size, -1)).reshape(-1, k, p.z.size)
+    m, q = p.n_workers, p.z.size
+    scaled = beta[None, None, :, None] * log_pi[:, :, None, :]  # (m, S, Q, Y)
+    log_rho = log_softmax(scaled, axis=3)  # log P(answer Y | worker, S, beta_q)
+    rho = np.exp(log_rho)
+    table = log_rho.transpose(0, 3, 1, 2).reshape(m * k, k * q)  # row j * K + y
+    per_task = (p.answers @ table).reshape(-1, k, q)  # (n, S, Q)
+    t = np.exp(log_t)
+    prior_s = p.weights @ t  # (n, S): P(task i looks like s)
     with np.errstate(divide="ignore"):
-        log_prior = logsumexp(np.log(p.weights)[:, :, None] + log_t[None, :, :], axis=1)
-    joint = per_task + log_prior[:, :, None] - np.log(p.z.size)  # (n, S, Q)
-    total = logsumexp(joint, axis=(1, 2))
-    post = np.exp(joint - total[:, None, None])  # (n, S, Q)
-    r = post[p.tasks]  # (L, S, Q)
-    onehot = np.eye(k)[lab]  # (L, Y)
-    # d log p / d theta[j, s, m] = beta_q (1[m = y] - rho_m), summed with r.
-    g_label = (r[:, :, :, None] * beta[None, None, :, None]
-               * (onehot[:, None, None, :] - rho)).sum(axis=2)  # (L, S, Y)
-    grad_theta = np.zeros_like(theta)
-    np.add.at(grad_theta, p.workers, g_label)
+        log_prior = np.log(prior_s)
+    joint = per_task + log_prior[:, :, None] - np.log(q)  # (n, S, Q)
+    top = joint.max(axis=(1, 2))  # finite: every task looks like some class
+    post = np.exp(joint - top[:, None, None])
+    norm = post.sum(axis=(1, 2))
+    post /= norm[:, None, None]  # (n, S, Q)
+    total = top + np.log(norm)
+    # Each (worker, answer)'s posterior mass, summed over its labels: (m, Y, S, Q).
+    mass = np.asarray(p.answers_t @ post.reshape(-1, k * q)).reshape(m, k, k, q)
+    mass_all = mass.sum(axis=1)  # (m, S, Q)
+    # d log p / d theta[j, s, y'] = beta_q (1[y' = y] - rho_y'), summed with the posterior.
+    grad_theta = (np.einsum("q,jysq->jsy", beta, mass)
+                  - np.einsum("q,jsqy,jsq->jsy", beta, rho, mass_all))
     var = LOGIT_PRIOR_SD ** 2
     loglik = float(total.sum())
     if p.coins:
@@ -158,18 +180,19 @@ def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
         grads = [(-grad_theta + theta / var).ravel()]
     if p.lookalike:
         value += 0.5 * float((lam ** 2).sum()) / var
-        t = np.exp(log_t)
         post_s = post.sum(axis=2)  # (n, S)
         # posterior of (c, s) per task: w_ic t_cs / prior_is * post_is
-        prior_s = np.exp(log_prior)
         resp = p.weights[:, :, None] * t[None, :, :] * (post_s / np.maximum(prior_s, 1e-300)
                                                          )[:, None, :]  # (n, C, S)
         counts = resp.sum(axis=0)  # (C, S)
         grad_lam = counts - t * counts.sum(axis=1, keepdims=True)
         grads.append((-grad_lam + lam / var).ravel())
     if p.difficulty:
-        d_beta = (u[:, :, None, :] * (onehot[:, None, None, :] - rho)).sum(axis=3)  # (L,S,Q)
-        grad_sigma = float((r * d_beta * beta[None, None, :] * p.z[None, None, :]).sum())
+        # d log p / d beta_q = log pi[s, y] - sum_y' rho_y' log pi[s, y'].
+        expected = np.einsum("jsqy,jsy->jsq", rho, log_pi)
+        answered = np.einsum("jysq,jsy->jsq", mass, log_pi)
+        d_beta = answered - mass_all * expected  # (m, S, Q)
+        grad_sigma = float(np.einsum("jsq,q->", d_beta, beta * p.z))
         grads.append(np.array([-grad_sigma * sigma]))
     return value, np.concatenate(grads), loglik
 
@@ -188,8 +211,9 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
     around that crowd (its pseudo-counts replace the logit prior; not with ``coins``)."""
     n, k = weights.shape
     z = Z_GRID if difficulty else np.zeros(1)
-    prob = _Problem(tasks, workers, labels, weights, label_rows(tasks, n), z, n_workers, k,
-                    lookalike, difficulty, coins,
+    answers = answer_matrix(tasks, workers, labels, n, n_workers, k)
+    prob = _Problem(tasks, workers, labels, weights, answers, answers.T.tocsr(), z, n_workers,
+                    k, lookalike, difficulty, coins,
                     None if crowd is None else crowd.pseudo_counts)
     start = np.clip(start, 1e-3, 1.0)
     if coins:
@@ -302,11 +326,13 @@ def counted_confusion(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray
 
 
 def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
-                     weights: np.ndarray, n_workers: int) -> tuple[ConfusionFit, ...]:
+                     weights: np.ndarray, n_workers: int,
+                     advance: Callable[[], object] | None = None) -> tuple[ConfusionFit, ...]:
     """The eight nested worlds ``marketsim calibrate`` chooses from by BIC: one ability or a
     full matrix per worker, with or without look-alike tasks, with or without difficulty
-    (each world with difficulty starts from the same world without it); the crowd-shrunk
-    worlds are :func:`crowd_worlds`."""
+    (each world with difficulty starts from the same world without it; the crowd-shrunk
+    worlds are :func:`crowd_worlds`); ``advance`` is called once per world fitted (a
+    progress bar's)."""
     start = counted_confusion(tasks, workers, labels, weights, n_workers)
     fits: list[ConfusionFit] = []
     for coins in (True, False):
@@ -317,4 +343,7 @@ def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                                        plain.confusion, coins=coins, lookalike=lookalike,
                                        difficulty=True, look_start=plain.lookalike)
             fits += [plain, hard]
+            if advance is not None:
+                advance()
+                advance()
     return tuple(fits)

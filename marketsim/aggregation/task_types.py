@@ -27,13 +27,14 @@ worker who did three tasks of a type keeps, on that type, mostly their overall m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from marketsim.aggregation.confusion_fit import counted_confusion, label_rows
+from marketsim.aggregation.confusion_fit import answer_matrix, counted_confusion
 
 #: Pseudo-labels of the worker's pooled row added to each type's row of counts (the prior's
 #: weight: below it a type's own counts matter less than the worker's overall matrix).
@@ -78,35 +79,40 @@ class _Labels:
     workers: np.ndarray
     labels: np.ndarray
     log_w: np.ndarray  # (n, K)
-    by_task: sp.csr_matrix  # (n, L)
-    by_answer: sp.csr_matrix  # (m * K, L): row j * K + y
+    answers: sp.csr_matrix  # (n, m * K): each task's labels by (worker, answer), j * K + y
+    answers_t: sp.csr_matrix  # its transpose
     pooled: np.ndarray  # (m, K, K)
     n_workers: int
 
 
-def _joint(by_task: sp.csr_matrix, workers: np.ndarray, labels: np.ndarray,
-           log_w: np.ndarray, log_pi: np.ndarray, log_rho: np.ndarray) -> np.ndarray:
+def _joint(answers: sp.csr_matrix, log_w: np.ndarray, log_pi: np.ndarray,
+           log_rho: np.ndarray) -> np.ndarray:
     """``log w_ic + log rho[c, z] + sum_{l in i} log pi_{j_l}^(z)[c, y_l]`` per task, type and
-    class, (n, T, K): ``log_pi`` (T, m, K, K), ``log_rho`` (K, T)."""
-    t, _, k, _ = log_pi.shape
-    per_label = log_pi.transpose(1, 3, 0, 2)[workers, labels]  # (L, T, K)
-    per_task = np.asarray(by_task @ per_label.reshape(labels.size, t * k)).reshape(-1, t, k)
+    class, (n, T, K): ``answers`` each task's labels by (worker, answer)
+    (:func:`~marketsim.aggregation.confusion_fit.answer_matrix`), ``log_pi`` (T, m, K, K),
+    ``log_rho`` (K, T)."""
+    t, m, k, _ = log_pi.shape
+    table = log_pi.transpose(1, 3, 0, 2).reshape(m * k, t * k)  # row j * K + y
+    per_task = np.asarray(answers @ table).reshape(-1, t, k)
     return per_task + log_rho.T[None, :, :] + log_w[:, None, :]
 
 
 def _e_step(d: _Labels, log_pi: np.ndarray, log_rho: np.ndarray
             ) -> tuple[np.ndarray, float]:
     """Responsibilities (n, T, K) of (type, class) per task and the log-likelihood."""
-    joint = _joint(d.by_task, d.workers, d.labels, d.log_w, log_pi, log_rho)
-    total = logsumexp(joint, axis=(1, 2))
-    return np.exp(joint - total[:, None, None]), float(total.sum())
+    joint = _joint(d.answers, d.log_w, log_pi, log_rho)
+    top = joint.max(axis=(1, 2))  # finite: every task has a class of weight > 0
+    resp = np.exp(joint - top[:, None, None])
+    norm = resp.sum(axis=(1, 2))
+    resp /= norm[:, None, None]
+    return resp, float((top + np.log(norm)).sum())
 
 
 def _m_step(d: _Labels, resp: np.ndarray, per_class: bool
             ) -> tuple[np.ndarray, np.ndarray]:
     """Each type's matrices shrunk toward the pooled ones, and the shares (log, (R, T))."""
     n, t, k = resp.shape
-    counts = np.asarray(d.by_answer @ resp[d.tasks].reshape(d.labels.size, t * k))
+    counts = np.asarray(d.answers_t @ resp.reshape(n, t * k))
     counts = counts.reshape(d.n_workers, k, t, k).transpose(2, 0, 3, 1)  # (T, m, K_c, K_y)
     pi = counts + SHRINKAGE * d.pooled[None]
     pi /= pi.sum(axis=3, keepdims=True)
@@ -156,8 +162,8 @@ def fit_task_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
     size = tasks.size
     with np.errstate(divide="ignore"):
         log_w = np.log(weights)
-    d = _Labels(tasks, workers, labels, log_w, label_rows(tasks, n),
-                label_rows(workers * k + labels, n_workers * k),
+    answers = answer_matrix(tasks, workers, labels, n, n_workers, k)
+    d = _Labels(tasks, workers, labels, log_w, answers, answers.T.tocsr(),
                 counted_confusion(tasks, workers, labels, weights, n_workers), n_workers)
     rng = np.random.default_rng(seed)
     best = max((_one_start(d, n_types, per_class, rng) for _ in range(starts)),
@@ -181,18 +187,24 @@ def mixture_log_likelihood(matrices: np.ndarray, shares: np.ndarray, tasks: np.n
     t, _, k, _ = matrices.shape
     with np.errstate(divide="ignore"):
         log_w = np.log(weights)
-    joint = _joint(label_rows(tasks, weights.shape[0]), workers, labels, log_w,
-                   np.log(matrices), np.log(np.broadcast_to(shares, (k, t))))
+    joint = _joint(answer_matrix(tasks, workers, labels, weights.shape[0], matrices.shape[1], k),
+                   log_w, np.log(matrices), np.log(np.broadcast_to(shares, (k, t))))
     return float(logsumexp(joint, axis=(1, 2)).sum())
 
 
 def type_candidates(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                     weights: np.ndarray, n_workers: int, seed: int = 0,
-                    counts: tuple[int, ...] = tuple(range(2, MAX_TYPES + 1))
-                    ) -> tuple[TypesFit, ...]:
+                    counts: tuple[int, ...] = tuple(range(2, MAX_TYPES + 1)),
+                    advance: Callable[[], object] | None = None) -> tuple[TypesFit, ...]:
     """The mixtures ``calibrate`` compares with its one-matrix worlds (the lowest BIC per number
     of types proposes that number's world): each number of types in ``counts`` (2 to
-    :data:`MAX_TYPES`), shares shared by the classes or per class."""
-    return tuple(fit_task_types(tasks, workers, labels, weights, n_workers, t,
-                                per_class=per_class, seed=seed)
-                 for t in counts for per_class in (False, True))
+    :data:`MAX_TYPES`), shares shared by the classes or per class; ``advance`` is called once
+    per mixture fitted (a progress bar's)."""
+    fits = []
+    for t in counts:
+        for per_class in (False, True):
+            fits.append(fit_task_types(tasks, workers, labels, weights, n_workers, t,
+                                       per_class=per_class, seed=seed))
+            if advance is not None:
+                advance()
+    return tuple(fits)

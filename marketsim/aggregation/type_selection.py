@@ -50,6 +50,7 @@ evidence for a more complex world. Everything is vectorised over labels, tasks a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,11 +92,13 @@ def fold_of_tasks(n_tasks: int, folds: int, seed: int) -> np.ndarray:
 def select_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                  weights: np.ndarray, known: np.ndarray, prior: np.ndarray, n_workers: int,
                  one: ConfusionFit, seed: int = 0, folds: int = FOLDS,
-                 max_types: int = MAX_TYPES) -> HeldOut:
+                 max_types: int = MAX_TYPES,
+                 advance: Callable[[], object] | None = None) -> HeldOut:
     """The number of task types by held-out likelihood (see the module's docstring):
     ``weights`` (tasks, K) each task's class as the fit uses it (truth one-hot or the
     posterior), ``known`` which tasks have a truth (the others are scored against
-    ``prior``), ``one`` the one-matrix world that stands for one type."""
+    ``prior``), ``one`` the one-matrix world that stands for one type; ``advance`` is called
+    once per world refitted on a fold (``folds * max_types`` in all: a progress bar's)."""
     n_tasks, k = weights.shape
     if n_tasks < folds:
         return HeldOut((), (), 0.0, 0.0, 1,
@@ -112,9 +115,13 @@ def select_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
         train = (t_idx, workers[in_train], labels[in_train], weights[t_ids])
         held = (h_idx, workers[~in_train], labels[~in_train], scoring[h_ids])
         scores[0, f] = world_log_likelihood(refit_world(one, *train, n_workers), *held)
+        if advance is not None:
+            advance()
         for n_types in range(2, max_types + 1):
             fit = fit_task_types(*train, n_workers, n_types, per_class=False, seed=seed)
             scores[n_types - 1, f] = mixture_log_likelihood(fit.matrices, fit.shares, *held)
+            if advance is not None:
+                advance()
     totals = scores.sum(axis=1)
     best = int(np.argmax(totals[1:])) + 2 if max_types > 1 else 1
     diffs = scores[best - 1] - scores[0]

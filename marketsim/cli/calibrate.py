@@ -38,8 +38,9 @@ from marketsim.aggregation.curve_choice import curve_lines, off_warnings
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.registry import make_estimator
-from marketsim.aggregation.task_types import MAX_TYPES, type_candidates
+from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
 from marketsim.aggregation.type_selection import (
+    FOLDS,
     MOMENT_REPLICATES,
     MomentChoice,
     choose_by_moments,
@@ -65,6 +66,7 @@ from marketsim.errors import EXIT_OK, InputError
 from marketsim.record.files import write_json_atomic, write_text_atomic
 from marketsim.record.predictions import check_output_files
 from marketsim.report.calibration_plot import plot_fit
+from marketsim.report.step_progress import Steps, make_steps
 from marketsim.scenario.calibration import (
     REPLICATES,
     Calibration,
@@ -75,8 +77,8 @@ from marketsim.scenario.calibration import (
     types_summary,
 )
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
-from marketsim.study.twin import errors_per_types, simulated_labels
-from marketsim.study.twin_curve import CURVE_REPLICATES, choose_twin
+from marketsim.study.twin import errors_per_types, simulated_labels, type_counts
+from marketsim.study.twin_curve import choose_twin
 
 #: Tasks with a truth a file needs for the number of task types to be chosen by the errors
 #: each one's twin reproduces (fewer: by held-out likelihood; the errors would be noise).
@@ -121,6 +123,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="column names of LABELS by role, e.g. task=item,worker=annotator,"
                    "label=answer,time=submitted (roles: task, worker, label, time)")
     add_duplicates_option(p)
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress display (a bar per long step on a terminal's stderr, "
+                   "else one line per step)")
     p.add_argument("--task-types", metavar="K", default="auto",
                    help=f"task types of the world: auto (default: 1 to {MAX_TYPES}, by the "
                         "errors each one's twin reproduces where the truth is known, else by "
@@ -199,11 +204,11 @@ def command_line(args: argparse.Namespace, labels: str, truth: str | None) -> st
     return shlex.join([*parts, "--out", args.out])
 
 
-def reference(data: LabelSet, truth: np.ndarray | None) -> tuple[np.ndarray, np.ndarray,
-                                                                  np.ndarray, str]:
+def reference(data: LabelSet, truth: np.ndarray | None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, np.ndarray]:
     """Each task's class distribution (one-hot where the truth is known, else Dawid–Skene's
-    posterior; tasks × K), the class prior, each task's reference class and where the
-    classes came from."""
+    posterior; tasks × K), the class prior, each task's reference class, where the
+    classes came from and Dawid–Skene's answer on the real labels (fitted once)."""
     est = make_estimator("ds")
     est.fit(data)
     proba = np.asarray(est.proba_)
@@ -219,7 +224,7 @@ def reference(data: LabelSet, truth: np.ndarray | None) -> tuple[np.ndarray, np.
                   "Dawid-Skene's posterior elsewhere)" if not known.all() else "the truth file")
     counts = np.bincount(ref[known], minlength=data.n_classes).astype(np.float64)
     prior = counts + proba[~known].sum(axis=0)
-    return weights, prior / prior.sum(), ref, source
+    return weights, prior / prior.sum(), ref, source, np.asarray(est.labels_)
 
 
 def arrivals_fit(times: Timestamps, source: str) -> ArrivalFit:
@@ -249,15 +254,17 @@ def checked_input(data: LabelSet, truth: np.ndarray | None, labels_file: str
 
 
 def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.ndarray,
-                  real_error: float, seed: int) -> MomentChoice:
+                  real_error: float, seed: int, steps: Steps) -> MomentChoice:
     """The number of task types whose twin best reproduces the real labels' majority-vote and
     Dawid–Skene errors on the tasks with a truth (replicates after the written scenario's)."""
     counts = np.zeros((data.n_tasks, cal.n_classes))
     np.add.at(counts, (data.tasks, data.labels), 1.0)
     real_vote = fractional_tie_error(counts, np.where(known, ref, -1))
-    print(f"choosing the number of task types: simulating each one's twin "
-          f"({MOMENT_REPLICATES} replicates)...", file=sys.stderr, flush=True)
-    vote, final = errors_per_types(cal, seed, range(REPLICATES, REPLICATES + MOMENT_REPLICATES))
+    twins = len(type_counts(cal)) * MOMENT_REPLICATES
+    with steps.step(f"choosing the number of task types: simulating each one's twin "
+                    f"({MOMENT_REPLICATES} replicates)", twins) as advance:
+        vote, final = errors_per_types(cal, seed,
+                                       range(REPLICATES, REPLICATES + MOMENT_REPLICATES), advance)
     return choose_by_moments(real_vote, real_error, vote, final)
 
 
@@ -289,7 +296,8 @@ def execute(args: argparse.Namespace) -> int:
     check_output_files({"--out": out, "--out (fit)": fit_json, "--out (plot)": fit_png},
                        {"labels": labels_file, "truth": truth_file})
     with warnings_as_notes():
-        cal, rows, arrivals = fit_twin(args, labels_file, truth_file, fmt)
+        cal, rows, arrivals = fit_twin(args, labels_file, truth_file, fmt,
+                                       make_steps(args.quiet))
     chosen, forced = cal.chosen, cal.forced_types
     how = (f"with --task-types {forced}" if forced is not None else
            f"with {cal.n_types} type(s), by "
@@ -315,9 +323,11 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
-             fmt: str | None) -> tuple[Calibration, list[FitRow], ArrivalFit | None]:
+             fmt: str | None, steps: Steps) -> tuple[Calibration, list[FitRow],
+                                                     ArrivalFit | None]:
     """Load, fit, write the scenario and its goodness of fit (``<out>.fit.json``, ``.png``);
-    the calibration, the goodness-of-fit rows and the arrival fit, for the printed summary."""
+    the calibration, the goodness-of-fit rows and the arrival fit, for the printed summary.
+    Each long step is shown to ``steps`` (a progress bar on a terminal)."""
     out = Path(args.out)
     fit_json, fit_png = output_files(out)
     data, truth, times = load(args, labels_file, truth_file, fmt)
@@ -327,35 +337,49 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         raise InputError("has no labels", source=labels_file)
     arrivals = None if times is None else arrivals_fit(times, labels_file)  # errors first,
     data, truth = checked_input(data, truth, labels_file)  # then the fit's warnings
-    weights, prior, ref, source = reference(data, truth)
-    fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
+    weights, prior, ref, source, ds_labels = reference(data, truth)
+    with steps.step("fitting the worlds of one matrix per worker", 8) as advance:
+        fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers,
+                                advance=advance)
     forced = None if args.task_types == "auto" else int(args.task_types)
     counts = tuple(range(2, MAX_TYPES + 1)) if forced is None else (forced,) * (forced > 1)
-    types = type_candidates(data.tasks, data.workers, data.labels, weights, data.n_workers,
-                            seed=args.seed, counts=counts)
+    types: tuple[TypesFit, ...] = ()
+    if counts:
+        with steps.step("fitting the mixtures of task types", 2 * len(counts)) as advance:
+            types = type_candidates(data.tasks, data.workers, data.labels, weights,
+                                    data.n_workers, seed=args.seed, counts=counts,
+                                    advance=advance)
     known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
-    ds = make_estimator("ds").fit(data)
-    real_error = float(np.mean(np.asarray(ds.labels_)[known] != ref[known])) if known.any() \
+    real_error = float(np.mean(ds_labels[known] != ref[known])) if known.any() \
         else float("nan")
     by_moments = forced is None and int(known.sum()) >= MIN_KNOWN_FOR_MOMENTS
-    held = None if forced is not None or by_moments else select_types(
-        data.tasks, data.workers, data.labels, weights, known, prior, data.n_workers,
-        min(fits, key=lambda f: f.bic), seed=args.seed)
+    held = None
+    if forced is None and not by_moments:
+        with steps.step("choosing the number of task types by held-out likelihood",
+                        FOLDS * MAX_TYPES) as advance:
+            held = select_types(data.tasks, data.workers, data.labels, weights, known, prior,
+                                data.n_workers, min(fits, key=lambda f: f.bic), seed=args.seed,
+                                advance=advance)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = scenario_name(args)
-    crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
+    with steps.step("fitting the crowd-shrunk worlds", 1) as advance:
+        crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
+        advance()
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, arrivals, types, forced, held, crowd_fits=crowd)
     if by_moments:
-        cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed))
-    cal = choose_twin(cal, real_curve(data, truth, seed=args.seed), args.seed,
-                      on_candidate=lambda name: print(
-                          f"design curve: simulating the twin of {name} ({CURVE_REPLICATES} "
-                          "replicates)...", file=sys.stderr, flush=True))
+        cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
+                                                 steps))
+    real = real_curve(data, truth, seed=args.seed)
+    with steps.step("simulating each candidate's twin on the design curve",
+                    len(cal.eligible)) as advance:
+        cal = choose_twin(cal, real, args.seed, advance=advance)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
-    sim, sim_truth, sim_error, sim_times = simulated_labels(scenario)
+    with steps.step("simulating the twin as collected", 1):
+        sim, sim_truth, sim_error, sim_times = simulated_labels(scenario,
+                                                                times=arrivals is not None)
     k = scenario.tasks.classes
     real_stats = crowd_stats(data.tasks, data.workers, data.labels, ref, data.n_tasks,
                              data.n_workers, k)

@@ -4,6 +4,7 @@ compares them with the real labels)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -19,12 +20,13 @@ from marketsim.study.runner import market_setup
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 
 
-def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
+def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0, times: bool = True
                      ) -> tuple[LabelSet, np.ndarray, float, np.ndarray]:
     """The labels arm ``arm`` of replicate ``replicate`` bought, the world's true classes, the
     arm's final error rate (the same world and streams as ``marketsim run``'s unit) and the
     simulated times the labels came in (sorted; the initial graph's at 0), read from the
-    market's label graph."""
+    market's label graph (``times=False``: no graph is kept, the times are empty — the
+    networkx graph costs more than the rest of a small market)."""
     spec = scenario.arms[arm]
     world = draw_world(scenario.crowd, world_rng(scenario.seed, replicate),
                        spec.initial_graph(scenario.budget),
@@ -34,34 +36,42 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0
     market = Market(market_setup(scenario.for_arm(spec)), world, policy,
                     estimator_factory(scenario.crowd, spec.inference),
                     unit_streams(scenario.seed, replicate, arm),
-                    warm_start=spec.inference.warm_starts, keep_graph=True)
+                    warm_start=spec.inference.warm_starts, keep_graph=times)
     curve = market.run()
-    assert market.graph is not None
-    times = np.sort(np.fromiter((t for _, _, t in market.graph.edges(data="time")),
-                                np.float64))
-    return market.log.view(), world.truth, float(curve[-1].error_rate), times
+    came = np.zeros(0) if market.graph is None else np.sort(np.fromiter(
+        (t for _, _, t in market.graph.edges(data="time")), np.float64))
+    return market.log.view(), world.truth, float(curve[-1].error_rate), came
 
 
-def twin_errors(scenario: Scenario, replicates: range) -> tuple[np.ndarray, np.ndarray]:
+def twin_errors(scenario: Scenario, replicates: range,
+                advance: Callable[[], object] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The "as collected" arm's majority-vote error (ties counted fractionally) and final
     error per replicate of ``replicates``: what ``calibrate`` compares with the real labels'
-    when it chooses the number of task types."""
+    when it chooses the number of task types (``advance``: called once per replicate)."""
     vote, final = [], []
     for replicate in replicates:
-        labels, truth, error, _ = simulated_labels(scenario, replicate)
+        labels, truth, error, _ = simulated_labels(scenario, replicate, times=False)
         counts = np.zeros((labels.n_tasks, scenario.tasks.classes))
         np.add.at(counts, (labels.tasks, labels.labels), 1.0)
         vote.append(fractional_tie_error(counts, truth))
         final.append(error)
+        if advance is not None:
+            advance()
     return np.asarray(vote), np.asarray(final)
 
 
-def errors_per_types(cal: Calibration, seed: int, replicates: range
+def errors_per_types(cal: Calibration, seed: int, replicates: range,
+                     advance: Callable[[], object] | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`twin_errors` of the world each number of task types proposes (1 to the most
-    fitted; row ``K - 1``): the scenario ``calibrate`` would write with ``--task-types K``."""
-    counts = range(1, max((f.n_types for f in cal.types), default=1) + 1)
+    fitted; row ``K - 1``): the scenario ``calibrate`` would write with ``--task-types K``
+    (``advance``: called once per twin simulated)."""
     rows = [twin_errors(check_text(calibrated_text(replace(cal, forced_types=k), ""),
-                                   f"<twin with {k} task type(s)>"), replicates)
-            for k in counts]
+                                   f"<twin with {k} task type(s)>"), replicates, advance)
+            for k in type_counts(cal)]
     return np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+
+
+def type_counts(cal: Calibration) -> range:
+    """The numbers of task types :func:`errors_per_types` simulates: 1 to the most fitted."""
+    return range(1, max((f.n_types for f in cal.types), default=1) + 1)

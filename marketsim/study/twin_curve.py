@@ -70,19 +70,19 @@ def twin_curve(scenario: Scenario, ks: tuple[int, ...], replicates: range,
 
 def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
                 replicates: range = range(REPLICATES, REPLICATES + CURVE_REPLICATES),
-                on_candidate: Callable[[str], None] | None = None) -> Calibration:
+                advance: Callable[[], object] | None = None) -> Calibration:
     """``cal`` with the eligible candidate whose twin is nearest ``real`` picked (``pick``)
-    and the choice kept (``curve``). ``on_candidate`` is told each candidate's name before
-    its twin is simulated (progress)."""
+    and the choice kept (``curve``). ``advance`` is called once per candidate simulated (a
+    progress bar's)."""
     against_truth = real.against == "truth"
     names, curves = [], []
     for index in cal.eligible:
         name = cal.candidates[index].name
-        if on_candidate is not None:
-            on_candidate(name)
         text = calibrated_text(replace(cal, pick=index, curve=None), "", seed)
         curves.append(twin_curve(check_text(text, f"<twin: {name}>"), real.ks, replicates,
                                  against_truth, exact=False, seed=seed))
         names.append(name)
+        if advance is not None:
+            advance()
     choice = choose_on_curve(real, tuple(names), cal.eligible, tuple(curves))
     return replace(cal, pick=choice.chosen, curve=choice)

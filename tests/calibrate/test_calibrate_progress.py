@@ -1,0 +1,78 @@
+"""``marketsim calibrate`` shows its long steps (a bar per step on a terminal, a line per step in
+a log, nothing with ``--quiet``)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from marketsim.cli import main
+from marketsim.report.step_progress import BarSteps, PlainSteps, QuietSteps, make_steps
+
+
+def skewed_crowd(tmp_path: Path, per_task: int = 5, n_tasks: int = 80) -> tuple[Path, Path]:
+    """A CSV crowd where 3 of 10 workers give most labels, ``per_task`` labels a task."""
+    rng = np.random.default_rng(4)
+    weight = np.r_[np.full(3, 8.0), np.ones(7)]
+    keys = np.log(weight)[None, :] + rng.gumbel(size=(n_tasks, 10))
+    workers = np.argsort(-keys, axis=1)[:, :per_task].ravel()
+    tasks = np.repeat(np.arange(n_tasks), per_task)
+    truth = rng.integers(0, 2, n_tasks)
+    right = rng.random(tasks.size) < 0.8
+    labels = np.where(right, truth[tasks], 1 - truth[tasks])
+    crowd, gold = tmp_path / "crowd.csv", tmp_path / "truth.csv"
+    crowd.write_text("task,worker,label\n" + "".join(
+        f"t{t},w{w},{x}\n" for t, w, x in zip(tasks, workers, labels, strict=True)))
+    gold.write_text("task,label\n" + "".join(f"t{t},{x}\n" for t, x in enumerate(truth)))
+    return crowd, gold
+
+
+def test_each_step_is_a_line_in_a_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each calibrate step is a line in a log (stderr is not a terminal here), and the
+    goodness of fit still prints labels per task."""
+    crowd, gold = skewed_crowd(tmp_path)
+    out = tmp_path / "twin.toml"
+    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out),
+                 "--task-types", "1"]) == 0
+    rows = {r["statistic"]: r for r in
+            json.loads(out.with_suffix(".fit.json").read_text())["goodness_of_fit"]}
+    assert rows["labels per task"]["real"] == "5.00 (sd 0.00, 5-5)"
+    printed = capsys.readouterr()
+    assert "labels per task" in printed.out
+    for step in ("fitting the worlds of one matrix per worker",
+                 "simulating the twin as collected"):
+        assert f"marketsim: {step}..." in printed.err, printed.err
+    assert "marketsim: simulating the twin as collected: done in " in printed.err
+
+
+def test_quiet_shows_no_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    crowd, gold = skewed_crowd(tmp_path, per_task=3, n_tasks=20)
+    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out",
+                 str(tmp_path / "b.toml"), "--task-types", "1", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "marketsim: fitting" not in err and "done in" not in err
+
+
+def test_a_terminal_gets_a_bar_per_step_that_counts_the_work_done() -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120)
+    steps = make_steps(quiet=False, console=console)
+    assert isinstance(steps, BarSteps)
+    with steps.step("fitting the worlds", 8) as advance:
+        for _ in range(8):
+            advance()
+    shown = screen.getvalue()
+    assert "fitting the worlds" in shown and "8/8" in shown
+
+
+def test_the_display_follows_run_s_choice() -> None:
+    assert isinstance(make_steps(quiet=True), QuietSteps)
+    assert isinstance(make_steps(quiet=False, console=Console(file=io.StringIO())), PlainSteps)
+    assert isinstance(make_steps(quiet=True, console=Console(file=io.StringIO(),
+                                                             force_terminal=True)), QuietSteps)
