@@ -30,7 +30,7 @@ def scenario(**confusion: object) -> dict:
 
 def test_workers_are_drawn_around_the_crowd_with_its_pairs() -> None:
     sc = parse_scenario(scenario(crowd_matrix=PAIRED, crowd_concentration=20.0), "x")
-    world = draw_world(sc, world_rng(sc.seed, 0))
+    world = draw_world(sc.crowd, world_rng(sc.seed, 0))
     conf = world.confusion
     assert conf.shape == (300, 4, 4)
     assert np.allclose(conf.sum(axis=2), 1.0)
@@ -48,7 +48,7 @@ def test_a_larger_concentration_draws_workers_closer_to_the_crowd() -> None:
     def spread(concentration: float) -> float:
         sc = parse_scenario(scenario(crowd_matrix=PAIRED, crowd_concentration=concentration),
                             "x")
-        return float(draw_world(sc, world_rng(sc.seed, 0)).confusion[:, 3, 3].std())
+        return float(draw_world(sc.crowd, world_rng(sc.seed, 0)).confusion[:, 3, 3].std())
 
     assert spread(500.0) < spread(5.0) / 5
 
