@@ -70,12 +70,11 @@ from marketsim.report.step_progress import Steps, make_steps
 from marketsim.scenario.calibration import (
     REPLICATES,
     Calibration,
-    calibrated_text,
     check_header,
     check_text,
     fit_record,
-    types_summary,
 )
+from marketsim.scenario.calibration_text import calibrated_text, types_summary
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.twin import errors_per_types, simulated_labels, type_counts
 from marketsim.study.twin_curve import choose_twin

@@ -14,7 +14,8 @@ from marketsim.data.labels import LabelSet
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
-from marketsim.scenario.calibration import Calibration, calibrated_text, check_text
+from marketsim.scenario.calibration import Calibration, check_text
+from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.scenario.specs import Scenario
 from marketsim.study.runner import market_setup
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng

@@ -26,7 +26,8 @@ from marketsim.aggregation.design_curve import (
     keep_k_per_task,
     subset,
 )
-from marketsim.scenario.calibration import REPLICATES, Calibration, calibrated_text, check_text
+from marketsim.scenario.calibration import REPLICATES, Calibration, check_text
+from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.scenario.specs import Scenario
 from marketsim.study.twin import simulated_labels
 
