@@ -11,7 +11,7 @@ import numpy as np
 
 from marketsim.options import F
 from marketsim.tables import Table
-from marketsim.workers.base import AbilityView, AnswerModel, ScenarioView, World
+from marketsim.workers.base import AbilityView, AnswerModel, Crowd, World
 from marketsim.workers.classes import ClassWorkers
 
 
@@ -58,11 +58,11 @@ class TwoCoinWorkers(ClassWorkers):
                 f"{n_classes}"
         return None
 
-    def draw_confusion(self, scenario: ScenarioView, rng: np.random.Generator) -> np.ndarray:
+    def draw_confusion(self, crowd: Crowd, rng: np.random.Generator) -> np.ndarray:
         """Every worker's matrix ``[[a0, 1 - a0], [1 - a1, a1]]`` (nothing is drawn)."""
         a0, a1 = self.options.accuracy_0, self.options.accuracy_1
         matrix = np.array([[a0, 1.0 - a0], [1.0 - a1, a1]])
-        return np.broadcast_to(matrix, (scenario.workers.count, 2, 2)).copy()
+        return np.broadcast_to(matrix, (crowd.workers.count, 2, 2)).copy()
 
     def initial_answers(self, truth: np.ndarray, confusion: np.ndarray, workers: np.ndarray,
                         n_classes: int, rng: np.random.Generator) -> np.ndarray:
