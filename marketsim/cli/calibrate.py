@@ -369,7 +369,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))
-    real = real_curve(data, truth, seed=args.seed)
+    with steps.step("drawing the data's own design curve", 1):
+        real = real_curve(data, truth, seed=args.seed)
     with steps.step("simulating each candidate's twin on the design curve",
                     len(cal.eligible)) as advance:
         cal = choose_twin(cal, real, args.seed, advance=advance)
