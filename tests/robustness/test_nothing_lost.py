@@ -72,6 +72,26 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def wait_for_marketsim_imports(proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    """Wait until the child is importing marketsim's own dependencies (numpy mapped into it:
+    the interpreter's start-up, ``site`` included, is over and marketsim's Ctrl-C guard is in
+    place). A fixed sleep raced with a loaded machine, where 0.3 s can still fall inside
+    ``site`` (Python itself then dies with "Fatal Python error", which no program can catch).
+    Without /proc, a fixed wait."""
+    maps = Path(f"/proc/{proc.pid}/maps")
+    if not maps.exists():
+        time.sleep(0.3)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if "_multiarray_umath" in maps.read_text(errors="replace"):
+                return
+        except OSError:
+            return
+        time.sleep(0.005)
+
+
 def check_folder(run_dir: Path) -> None:
     """Every file parses; no temporary file is left behind."""
     leftovers = [p for p in run_dir.rglob("*.tmp")]
@@ -104,7 +124,7 @@ def test_kill_at_random_moment(sig: signal.Signals, delay: float, scenario: Path
          "--quiet", "--jobs", "1"], cwd=ROOT, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     if delay < 0:  # during start-up
-        time.sleep(0.3)
+        wait_for_marketsim_imports(proc)
     else:
         deadline = time.monotonic() + 120
         while not (run_dir / "run.json").exists() and time.monotonic() < deadline:
