@@ -18,6 +18,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from marketsim.machines.base import MachineAnnotator, MachineTasks
+from marketsim.workers.base import World
 
 
 def normal_scores(difficulty: np.ndarray | None) -> np.ndarray | None:
@@ -68,3 +69,11 @@ def draw_panel(machines: Sequence[MachineAnnotator], truth: np.ndarray, n_classe
                          None if m.family is None else families[m.family], r)
                   for m, r in zip(machines, own, strict=True))
     return MachinePanel(tuple(machines), known, calls)
+
+
+def world_panel(machines: Sequence[MachineAnnotator], world: World, n_classes: int,
+                rng: np.random.Generator) -> MachinePanel:
+    """The machines facing a replicate's ``world``: its true classes, and its humans' task
+    difficulty as its worker model declares it (``WorkerModel.task_difficulty``)."""
+    return draw_panel(machines, world.truth, n_classes, world.model.task_difficulty(world),
+                      rng)
