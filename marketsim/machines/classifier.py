@@ -124,7 +124,7 @@ class Classifier(MachineAnnotator):
     @property
     def family(self) -> str | None:
         """Its ``family``."""
-        return self.options.family  # type: ignore[no-any-return]
+        return self.options.family
 
     def rows(self, n_classes: int) -> np.ndarray:
         """Its confusion matrix (K×K): given, or one-coin rows of its accuracy."""
