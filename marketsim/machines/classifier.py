@@ -61,8 +61,8 @@ class ClassifierOptions(MachineOptions):
                            "the share of a call's latent hardness drawn afresh (within-task "
                            "correlation 1 − temperature)", ge=0, le=1)
     insight: float = F(0.7, "correlation of what it knows of a call's hardness with the real "
-                       "one: its confidence ranges from near 1/2 (low) to 0 or 1 (near 1)",
-                       gt=0, lt=1)
+                       "one: its confidence is near its accuracy on every task when low, near "
+                       "0 or 1 when high", gt=0, lt=1)
     overconfidence: float = F(0.0, "0: calibrated confidence q; o: reports expit((1 + o)·"
                               "logit(q)) (reliability curve expit(logit(c) / (1 + o)); "
                               "negative: underconfident)", ge=-0.9, le=10)
