@@ -16,6 +16,7 @@ from marketsim.machines.registry import DEFAULT_KIND, MACHINE_KINDS
 from marketsim.report.crowd_text import machines_text
 from marketsim.scenario.docs import SCHEMA_FILE
 from marketsim.scenario.parser import parse_scenario
+from marketsim.study.runner import run_study
 
 SCHEMA = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
 
@@ -86,3 +87,14 @@ def test_bad_machines_are_one_line_errors_naming_the_key(
     line = error(data)
     assert message in line and "\n" not in line
 
+
+
+def test_machines_no_policy_asks_leave_the_run_as_it_was() -> None:
+    """A scenario with machines runs the curves of the same scenario without them (no
+    built-in policy asks them yet, and their draws use a stream of their own)."""
+    plain = doc()
+    plain["budget"] = {"edges": 30, "batch": 10}
+    with_machines = {**plain, "machines": [{"name": "gpt", "accuracy": 0.9, "price": 0.01}]}
+    rows = [[r for u in run_study(parse_scenario(d, "x.toml")) for r in u.rows]
+            for d in (plain, with_machines)]
+    assert rows[0] == rows[1] and len(rows[0]) >= 2
