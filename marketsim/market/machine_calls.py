@@ -94,8 +94,10 @@ class MachineCalls:
         return {n: np.concatenate([row[i] for row in self._log]) for i, n in enumerate(names)}
 
     def sources(self) -> tuple[str, ...]:
-        """Each machine's name by its worker id minus ``first_id`` (the labels' sources)."""
-        return self.panel.names
+        """Each worker id's source: ``'human'`` for the ``first_id`` humans, then each
+        machine's name (the per-worker ``sources`` a mixed label set carries; its per-label
+        ``confidence`` is :meth:`labels`' for the machines' labels, NaN for the humans')."""
+        return ("human",) * self.first_id + self.panel.names
 
     def check_books(self, when: str) -> None:
         """The calls' invariants: per machine, the calls sent = answered + in flight and the

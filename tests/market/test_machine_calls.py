@@ -105,7 +105,7 @@ def test_two_machines_keep_their_own_rate_limits_and_ids() -> None:
     np.testing.assert_allclose(log["started"][log["workers"] == N_WORKERS], [0, 1, 2, 3])
     np.testing.assert_allclose(log["answered"][log["workers"] == N_WORKERS + 1],
                                [0.5, 0.75, 1.0, 1.25])
-    assert calls.sources() == ("m0", "m1")
+    assert calls.sources() == ("human",) * N_WORKERS + ("m0", "m1")
 
 
 def test_asking_again_at_temperature_zero_repeats_labels_and_confidences() -> None:
