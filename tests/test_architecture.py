@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "policies": 3,
     "record": 4,
     "workers": 5,
+    "machines": 5,
     "scenario": 6,
     "market": 7,
     "study": 8,

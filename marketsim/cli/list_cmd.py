@@ -1,4 +1,5 @@
-"""``marketsim list``: policies, inference methods, worker models and bundled data sets."""
+"""``marketsim list``: policies, inference methods, worker models, machine annotators and
+bundled data sets."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from rich.text import Text
 
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import EXIT_OK, InputError
+from marketsim.machines.registry import MACHINE_KINDS
 from marketsim.policies.registry import (
     POLICIES,
     facts_text,
@@ -102,7 +104,7 @@ def policy_options(name: str) -> int:
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Print the four tables: each policy's first sentence (it may contain ``et al.``), each
+    """Print the five tables: each policy's first sentence (it may contain ``et al.``), each
     method's, worker model's and data set's one-line description, whole; with ``--policy``,
     that policy's options; with ``--method``, that method's settings."""
     if getattr(args, "policy", None) is not None:
@@ -114,6 +116,8 @@ def execute(args: argparse.Namespace) -> int:
         ("policies", [(n, summary(n)) for n in POLICIES]),
         ("inference methods", [(n, c.describe()) for n, c in METHODS.items()]),
         ("worker models", [(n, cls.summary) for n, cls in WORKER_MODELS.items()]),
+        ("machine annotators (the kind of each of a scenario's machines)",
+         [(n, cls.summary) for n, cls in MACHINE_KINDS.items()]),
         ("reference data sets (infer --dataset; files from --data-dir, $MARKETSIM_DATA or "
          "../shared/data)",
          list(DATASETS.items())),

@@ -95,6 +95,8 @@ class Ledger:
         #: abandoned.
         self.held = 0.0
         self.gold_spent = 0.0
+        #: Money paid for machine annotators' calls (in ``spent``; not labels of ``edges``).
+        self.calls_spent = 0.0
         self.now = 0.0
 
     # --- what the books say -------------------------------------------------------------------
@@ -268,6 +270,17 @@ class Ledger:
         if self.stopped is not None:
             self.target -= 1
 
+    def pay_calls(self, cost: float, now: float) -> None:
+        """Pay ``cost`` for machine calls sent at ``now`` (charged when sent, as an API bills
+        a request): refused, as an internal error, beyond ``budget.money``."""
+        self._tick(now)
+        if not self.affordable(cost):
+            raise LedgerError(f"machine calls costing {cost:g} were sent with "
+                              f"{self.money_left():g} of budget.money left")
+        self.committed += cost
+        self.spent += cost
+        self.calls_spent += cost
+
     def _settle(self, worker: int, count: int, price: float) -> None:
         """``count`` outstanding labels of ``worker`` at ``price`` each were answered or
         abandoned: they and their money are no longer held."""
@@ -376,7 +389,8 @@ class Ledger:
                               f"{self.target} of budget.edges = {self.edges} and no recorded "
                               "reason to stop early")
         self._check_totals("at the end of the run")
-        expected = float(np.dot(self.received, self.price)) * (1.0 + self.fee)
+        expected = float(np.dot(self.received, self.price)) * (1.0 + self.fee) + \
+            self.calls_spent
         if not math.isclose(self.spent, expected, rel_tol=1e-9, abs_tol=1e-9):
             raise LedgerError(f"money spent {self.spent!r} differs from the prices (plus the "
-                              f"fee) of the answers received {expected!r}")
+                              f"fee) of the answers received and the calls {expected!r}")

@@ -28,3 +28,6 @@ class Streams:
     dynamics: np.random.Generator = field(default_factory=lambda: np.random.default_rng(10))
     speeds: np.random.Generator = field(default_factory=lambda: np.random.default_rng(11))
     abandon: np.random.Generator = field(default_factory=lambda: np.random.default_rng(12))
+    #: The machine annotators of the replicate (issue #41): what each knows of the tasks, then
+    #: their calls' fresh draws; per replicate, used only when a scenario has machines.
+    machines: np.random.Generator = field(default_factory=lambda: np.random.default_rng(13))

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from marketsim.report.formatting import num
 from marketsim.scenario.crowd_specs import TaskMeansSpec, TasksSpec, WorkersSpec
+from marketsim.scenario.machine_specs import machine_annotator
 from marketsim.scenario.specs import Scenario
 from marketsim.workers.words import pct
 
@@ -121,3 +122,17 @@ def features_text(tasks: TasksSpec) -> str:
            f"±{features.informativeness / 2:g} of 1/2")
     return (f" Every task also carries {features.count} binary features with {how} "
             "(Jin & Zhang 2010); estimators that take features (ds-features) get them.")
+
+
+def machines_text(setup: Scenario) -> list[str]:
+    """The machine annotators a policy may ask beside the crowd, each in its kind's words
+    (:meth:`~marketsim.machines.base.MachineAnnotator.describe`); nothing without them."""
+    if not setup.machines:
+        return []
+    n = len(setup.machines)
+    who = "one machine annotator" if n == 1 else f"{n} machine annotators"
+    head = (f"Beside the human crowd, {who} may be asked (always available, never tired; a "
+            "call is paid when it is sent and counts against a money budget, not against the "
+            "labels). No built-in policy asks them yet (issue #41's cascade and verify "
+            "policies will):")
+    return [head, "", *(f"- {machine_annotator(m).describe()}" for m in setup.machines), ""]

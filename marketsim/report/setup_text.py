@@ -12,6 +12,7 @@ from marketsim.record.summary_model import Summary
 from marketsim.report.crowd_text import (
     arrivals_text,
     dynamics_text,
+    machines_text,
     replay_text,
     service_text,
     world_text,
@@ -41,6 +42,7 @@ def setup_section(setup: Scenario | None, summary: Summary) -> list[str]:
     out += [
         f"{replay_text(setup) if setup.replay is not None else world_text(setup)}{crowd_txt}",
         "",
+        *machines_text(setup),
         f"The requester has a **budget of {num(budget.edges)} labels** (edges of the "
         f"task–worker graph); {initial_text(setup)}. Labels are bought in batches of "
         f"**{num(budget.batch)}**; after each batch the inference service {refit_txt}, "

@@ -32,6 +32,7 @@ from marketsim.scenario.crowd_specs import (
 from marketsim.scenario.engine import check_engine
 from marketsim.scenario.inference_options import check_inference, read_settings
 from marketsim.scenario.inference_spec import InferenceSpec
+from marketsim.scenario.machine_specs import machines_problem
 from marketsim.scenario.market_specs import BudgetSpec
 from marketsim.scenario.mechanics import (
     arm_mechanics,
@@ -78,6 +79,12 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
     problem = workers.worker_model.crowd_problem(tasks.classes, workers.count)
     if problem is not None:
         raise _fail(f"workers.{problem[0]}", problem[1], source)
+    if doc["machines"] and workers.model_class.scores:
+        raise _fail("machines", "needs a worker model of class labels (machines answer "
+                    "classes)", source)
+    problem = machines_problem(doc["machines"], tasks.classes)
+    if problem is not None:
+        raise _fail(*problem, source)
     budget = _budget(doc["budget"] or BudgetSpec(), tasks, workers, data, source)
     gold, blocking = read_mechanics(doc, workers, replay is not None, source)
     arms = []

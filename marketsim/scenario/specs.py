@@ -33,6 +33,7 @@ from marketsim.scenario.build import (
     split_objects,
 )
 from marketsim.scenario.crowd_specs import TasksSpec, Workers
+from marketsim.scenario.machine_specs import Machine
 from marketsim.scenario.market_specs import (
     BlockingSpec,
     BudgetSpec,
@@ -71,6 +72,9 @@ class Scenario(Table):
     budget: BudgetSpec = F(None, "labels to buy", shown="required unless [replay]")
     gold: GoldSpec | None = F(None, "gold (control) questions", shown="none")
     blocking: BlockingSpec | None = F(None, "the blocking rule", shown="none")
+    machines: Annotated[tuple[Machine, ...], BeforeValidator(_as_tuple)] = F(
+        (), "machine annotators a policy may ask beside the human crowd (an array of tables, "
+        "one per machine)", shown="none")
     output: OutputSpec = F(OutputSpec(), "what is recorded", shown="see the table")
     report: ReportSpec | None = F(None, "what the reports show", shown="none")
     arms: Annotated[tuple[ArmSpec, ...], BeforeValidator(_as_tuple)] = F(
@@ -332,6 +336,10 @@ class Scenario(Table):
             workers.pop("price", None)
         if not self.sweep:
             doc.pop("sweep")
+        if not self.machines:
+            doc.pop("machines")
+        else:
+            doc["machines"] = [m.as_written() for m in self.machines]
         return _plain(doc)
 
     def to_dict(self) -> dict[str, Any]:

@@ -16,6 +16,8 @@ WORLD, ARRIVALS, ANSWERS, POLICY, INFERENCE, INITIAL = range(6)
 GOLD_WORLD, TIERS, GOLD, WORKFORCE = range(6, 10)
 #: Streams of worker dynamics, speeds and abandonment (issue #28), new keys likewise.
 DYNAMICS, SPEEDS, ABANDON = range(10, 13)
+#: Stream of a replicate's machine annotators (issue #41), a new key likewise.
+MACHINES = 13
 
 
 def generator(seed: int, *key: int) -> np.random.Generator:
@@ -35,7 +37,7 @@ def unit_streams(seed: int, replicate: int, arm: int) -> Streams:
     arm sees the same ones (like the world); gold hand-outs, gold answers and drop-outs are
     shared streams too, so they differ between arms only where the arms' choices do; so are
     the drift of abilities, the workers' speeds (drawn first, like the world) and the
-    abandonments."""
+    abandonments. The machine annotators are keyed by replicate too (like the world)."""
     return Streams(
         arrivals=generator(seed, replicate, ARRIVALS),
         answers=generator(seed, replicate, ANSWERS),
@@ -48,6 +50,7 @@ def unit_streams(seed: int, replicate: int, arm: int) -> Streams:
         dynamics=generator(seed, replicate, DYNAMICS),
         speeds=generator(seed, replicate, SPEEDS),
         abandon=generator(seed, replicate, ABANDON),
+        machines=generator(seed, replicate, MACHINES),
     )
 
 

@@ -227,6 +227,12 @@ class WorkerModel(ABC):
         without per-task effects. Its ``answers`` then answer item ``q`` as the item it is,
         never as real task ``q``."""
 
+    def task_difficulty(self, world: World) -> np.ndarray | None:
+        """Each task's difficulty for the humans of ``world`` (n_tasks,; larger is harder, any
+        monotone scale), or ``None`` when the model gives every task the same difficulty:
+        what a machine annotator's errors correlate with (:mod:`marketsim.machines`)."""
+        return None
+
     @abstractmethod
     def measure(self, crowd: Crowd, world: World, est: Any, labels: LabelSet,
                 now: float) -> tuple[CurvePoint, MarketState]:

@@ -275,6 +275,13 @@ class ConfusionWorkers(ClassWorkers):
         return replace(items, params=draw_item_effects(
             world.params, self.task_effects(), self.task_types(k), truth, k, rng))
 
+    def task_difficulty(self, world: World) -> np.ndarray | None:
+        """``-log beta_i`` of the task effects' inverse difficulty (``None`` without
+        ``sigma``: every task is as hard)."""
+        if isinstance(world.params, EffectParams) and self.task_effects().sigma > 0:
+            return -np.log(world.params.beta)
+        return None
+
     def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
         """Per-label answers from the confusion matrices (:class:`ConfusionAnswers`), or
         through the task effects (:class:`~marketsim.workers.task_effects.EffectAnswers`)."""

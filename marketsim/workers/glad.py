@@ -221,6 +221,10 @@ class GladWorkers(ClassWorkers):
         return replace(world, truth=truth, features=None,
                        params=GladParams(world.params.alpha, beta))
 
+    def task_difficulty(self, world: World) -> np.ndarray | None:
+        """``-log beta_i``: the smaller a task's inverse difficulty, the harder it is."""
+        return -np.log(world.params.beta)
+
     def answers(self, world: World, n_classes: int, rng: np.random.Generator) -> AnswerModel:
         """Per-label GLAD answers (:class:`GladAnswers`)."""
         return GladAnswers(world.truth, world.params, n_classes, rng)

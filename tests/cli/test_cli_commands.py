@@ -40,7 +40,8 @@ def test_list_names_policies_methods_models_and_datasets() -> None:
     result = marketsim("list")
     assert result.returncode == 0, result.stderr
     for name in ("random-forest", "knowledge-gradient", "opt-ds", "one-coin-shifted-beta",
-                 "confusion", "rte", "gaussian-scores", "uncertainty", "gaussian-em"):
+                 "confusion", "rte", "gaussian-scores", "uncertainty", "gaussian-em",
+                 "machine annotators"):
         assert name in result.stdout
 
 
