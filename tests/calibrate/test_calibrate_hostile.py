@@ -2,7 +2,9 @@
 worker, one task, all labels identical, a class never labelled, a truth file covering few
 tasks or naming tasks nobody labelled, a stray third class in a binary file, one label per
 task. Each gives a one-line exit-2 error or a scenario with a ``marketsim: warning:`` line
-saying what the fit cannot learn, never a traceback or a silently wrong scenario."""
+saying what the fit cannot learn, never a traceback or a silently wrong scenario. A whole fit
+takes 10-30 s: the default loop fits two shapes and checks every other shape's warning up to
+the fit; the slow step fits them all."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from marketsim.cli import main
+from marketsim.cli import build_parser, main
+from marketsim.cli.calibrate import checked_input, load
 from marketsim.data.calibration_input import calibration_warnings, labelled_only
 from marketsim.data.labels import LabelSet
 from marketsim.scenario.parser import load_scenario
@@ -56,6 +59,44 @@ def warnings_of(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("marketsim: warning:")]
 
 
+def hostile_files(shape: str, tmp_path: Path) -> tuple[Path, Path | None]:
+    """The labels file (and truth file) of a hostile shape the fit runs on with a warning."""
+    if shape == "few truths":
+        tasks, workers, labels, truth = noisy_crowd(120, 4, 10)
+        gold = write_truth(tmp_path / "truth.csv", np.arange(3), truth[:3])
+        return write_crowd(tmp_path / "crowd.csv", tasks, workers, labels), gold
+    if shape == "stray class":
+        tasks, workers, labels, _ = noisy_crowd(150, 4, 10)
+        labels = labels.copy()
+        labels[[5, 77, 301]] = 2
+        return write_crowd(tmp_path / "crowd.csv", tasks, workers, labels), None
+    tasks, workers, labels, _ = noisy_crowd(60, 1, 1 if shape == "one worker" else 8)
+    return write_crowd(tmp_path / "crowd.csv", tasks, workers, labels), None
+
+
+#: Each hostile shape and the warning calibrate prints before fitting it (the tests marked
+#: slow below run the whole fit on the same files: exit 0, the warning, a scenario).
+SHAPE_WARNINGS = {
+    "one worker": "one worker and no truth file",
+    "one label per task": "one label per task and no truth file",
+    "few truths": "the truth covers 3 of 120 tasks",
+    "stray class": "class '2' is 3 of 600 labels",
+}
+
+
+@pytest.mark.parametrize("shape", SHAPE_WARNINGS)
+def test_each_hostile_shape_is_warned_before_the_fit(
+        shape: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The warning of each hostile shape, from calibrate's own reading of the files (the
+    default loop's cover of the whole-fit tests below, which take 10-30 s each)."""
+    crowd, gold = hostile_files(shape, tmp_path)
+    argv = ["calibrate", str(crowd), "--out", str(tmp_path / "twin.toml")]
+    args = build_parser().parse_args(argv + (["--truth", str(gold)] if gold else []))
+    data, truth, _ = load(args, str(crowd), None if gold is None else str(gold), None)
+    checked_input(data, truth, str(crowd))
+    assert any(SHAPE_WARNINGS[shape] in w for w in warnings_of(capsys.readouterr().err))
+
+
 def test_all_labels_identical_without_truth_is_one_line_exit_2(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     tasks = np.repeat(np.arange(30), 3)
@@ -80,6 +121,7 @@ def test_labels_of_one_class_are_refused_whatever_classes_the_truth_has(
     assert not (tmp_path / "twin.toml").exists()
 
 
+@pytest.mark.slow  # the whole fit; test_each_hostile_shape_is_warned_before_the_fit
 @pytest.mark.parametrize("shape", ["one worker", "one label per task"])
 def test_no_truth_and_nothing_to_learn_accuracy_from_is_warned(
         shape: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -103,6 +145,7 @@ def test_one_task_is_fitted_with_a_warning(tmp_path: Path,
     assert load_scenario(tmp_path / "twin.toml").budget.edges == 8
 
 
+@pytest.mark.slow  # the whole fit; test_each_hostile_shape_is_warned_before_the_fit
 def test_a_truth_file_covering_few_tasks_is_warned(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture) -> None:
     tasks, workers, labels, truth = noisy_crowd(120, 4, 10)
@@ -129,6 +172,7 @@ def test_tasks_only_the_truth_names_stay_out_of_the_twin(
     assert doc["budget"]["batch"] == 120
 
 
+@pytest.mark.slow  # the whole fit; test_each_hostile_shape_is_warned_before_the_fit
 def test_a_stray_third_class_in_a_binary_file_is_warned(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     tasks, workers, labels, _ = noisy_crowd(150, 4, 10)
