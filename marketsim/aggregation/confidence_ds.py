@@ -92,7 +92,7 @@ class ConfidenceDS(DawidSkene):
     n_bins: int
     binning: str
 
-    def fit(  # type: ignore[override]  # DS's fit parameters, on the stratified labels
+    def fit(
         self, data: LabelSet, **fit_params: Any
     ) -> EMAggregator:
         """Run EM on ``data`` with each (model, confidence bin) a worker of its own."""

@@ -62,9 +62,9 @@ def load_csv(
     to a task are kept whatever ``duplicates`` says) and a confidence column
     ``LabelSet.confidence`` (in [0, 1]; empty cells are NaN). Fields are
     separated by ``delimiter`` (default: detected per file from its header line). ``columns``
-    maps roles (task, worker, label, score, source, confidence) to the labels file's column names; in the truth file
-    the mapped name is accepted beside the usual ones. A time column is ignored. A repeated
-    (task, worker) pair is an error, or ``duplicates`` keeps its ``first`` or ``last`` answer
+    maps roles (task, worker, label, score, source, confidence) to the labels file's column
+    names; in the truth file the mapped name is accepted beside the usual ones. A time column
+    is ignored. A repeated (task, worker) pair is an error, or ``duplicates`` keeps its ``first`` or ``last`` answer
     (``on_drop`` is told how many were dropped; see :func:`~marketsim.data.assembly._assemble`).
     """
     data, truth, _ = _load(labels_path, truth_path, delimiter, columns, timed=False,

@@ -15,7 +15,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from marketsim.data.frames import as_object_column, check_no_missing, encode, frame_columns
-from marketsim.data.sources import HUMAN, machine_columns
 from marketsim.data.incidence import (
     BLOCK_SORT_MIN_LABELS,
     ROW_SORT_MIN_LABELS,
@@ -24,6 +23,7 @@ from marketsim.data.incidence import (
     rows_fit_padding,
     sort_by_task,
 )
+from marketsim.data.sources import HUMAN, machine_columns
 
 
 @dataclass(frozen=True, eq=False)

@@ -92,7 +92,7 @@ def worker_sources(
         at = int(np.flatnonzero(codes == distinct[model])[0])
         human_at = int(lines[first[list(map(str, worker_ids)).index(model)]])
         raise InputError(
-            f"column {column!r}: model {model!r} is also a human worker's id (line {human_at}): a model's name "
-            "and a person's id must differ", source=source,
+            f"column {column!r}: model {model!r} is also a human worker's id (line "
+            f"{human_at}): a model's name and a person's id must differ", source=source,
             where=str(int(lines[at])))
     return sources

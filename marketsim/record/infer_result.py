@@ -44,6 +44,11 @@ class InferResult(BaseModel):
     error_rate_fractional_ties: float | None = None
     rmse: float | None = None
     rmse_plain_mean: float | None = None
+    #: a mixed crowd (a source column): how many of a model's repeated answers counted once
+    #: were dropped, each source's accuracy, and ``ds-confidence``'s per (model, bin)
+    model_repeats_dropped: int | None = None
+    sources: list[dict[str, Any]] | None = None
+    confidence_bins: list[dict[str, Any]] | None = None
     load_seconds: float | None = None
     truth_coverage: dict[str, Any] | None = None
     features_file: str | None = None
