@@ -65,7 +65,8 @@ def load_csv(
     maps roles (task, worker, label, score, source, confidence) to the labels file's column
     names; in the truth file the mapped name is accepted beside the usual ones. A time column
     is ignored. A repeated (task, worker) pair is an error, or ``duplicates`` keeps its
-    ``first`` or ``last`` answer (``on_drop`` is told how many were dropped; see :func:`~marketsim.data.assembly._assemble`).
+    ``first`` or ``last`` answer (``on_drop`` is told how many were dropped; see
+    :func:`~marketsim.data.assembly._assemble`).
     """
     data, truth, _ = _load(labels_path, truth_path, delimiter, columns, timed=False,
                            duplicates=duplicates, on_drop=on_drop)
