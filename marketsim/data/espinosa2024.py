@@ -18,9 +18,10 @@ another annotator, not a repeat (counted as one source, its eight prompts' ident
 would count once and its differing ones as contradictions). The truth is the experts' stance
 on the 757 tweets on which they at least partly agreed
 (``epfl_annotations_simple_partial_agreement.csv``); the labels are those of these tweets. The
-MTurk crowd's counts (``mturk_annotations_simple.csv``) are **not** read: their ``id_tweets`` number the rows of the authors' MTurk table (joined to
-the experts' tweets by text, which is not public), not the experts' tweets, so no public key
-joins the crowd's labels to the models'.
+MTurk crowd's counts (``mturk_annotations_simple.csv``) are **not** read: their ``id_tweets``
+number the rows of the authors' MTurk table (joined to the experts' tweets by text, which is
+not public), not the experts' tweets, so no public key joins the crowd's labels to the
+models'.
 """
 
 from __future__ import annotations
