@@ -36,6 +36,8 @@ from marketsim.cli.notes import print_notes, warnings_as_notes
 from marketsim.data.columns import delimiter_name, parse_columns
 from marketsim.data.csv_labels import ScoreFileError
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
+from marketsim.data.espinosa2024 import FOLDER as MIXED_DATASET
+from marketsim.data.espinosa2024 import espinosa_folder, load_espinosa2024
 from marketsim.data.features import FeatureTable, load_features
 from marketsim.data.labels import LabelSet
 from marketsim.data.load import FORMATS, load_labels
@@ -56,6 +58,8 @@ from marketsim.record.predictions import (
 DEFAULT_METHOD = "ds"
 #: Method used with ``--scores`` when ``--method`` is not given: Hoiem's bad-annotator soft EM.
 DEFAULT_SCORE_METHOD = "gaussian-em"
+#: The data sets ``--dataset`` reads: the crowd sets, and one of models' labels.
+INFER_DATASETS = (*DATASETS, MIXED_DATASET)
 
 
 def feature_methods() -> tuple[str, ...]:
@@ -89,7 +93,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("labels", nargs="?", help="labels file (.csv: headed CSV; else zhang format)")
     p.add_argument("--dataset", metavar="NAME",
-                   help=f"reference dataset instead of LABELS: {', '.join(DATASETS)}")
+                   help=f"reference dataset instead of LABELS: {', '.join(INFER_DATASETS)} "
+                   f"({MIXED_DATASET}: language models' labels, docs/infer.md)")
     p.add_argument("--data-dir", metavar="DIR",
                    help=f"folder of the reference datasets (default: ${DATA_ENV})")
     p.add_argument("--truth", metavar="FILE",
@@ -175,9 +180,9 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"give either a LABELS file or --dataset, not both (got {args.labels!r} "
                          f"and --dataset {args.dataset})")
     if args.dataset is not None:
-        if args.dataset not in DATASETS:
+        if args.dataset not in INFER_DATASETS:
             raise InputError(
-                f"unknown dataset {args.dataset!r}; choose one of: {', '.join(DATASETS)}"
+                f"unknown dataset {args.dataset!r}; choose one of: {', '.join(INFER_DATASETS)}"
             )
         if args.truth is not None:
             raise InputError("--truth cannot be combined with --dataset (its truth file is used)")
@@ -196,6 +201,8 @@ def check_options(args: argparse.Namespace) -> None:
 
 def input_files(args: argparse.Namespace) -> tuple[str, str | None]:
     """The labels and truth files to read (a ``--dataset``'s files found by its folder)."""
+    if args.dataset == MIXED_DATASET:
+        return str(espinosa_folder(args.data_dir)), None
     if args.dataset is not None:
         crowd, truth = dataset_paths(args.dataset, args.data_dir)
         return str(crowd), str(truth)
@@ -214,6 +221,8 @@ def load_input(
                    "duplicates": args.duplicates, "on_drop": warn}
     if args.scores:
         return load_scores(labels_file, truth_file, **csv_options)
+    if args.dataset == MIXED_DATASET:
+        return load_espinosa2024(args.data_dir)
     fmt = "zhang" if args.dataset is not None else args.format
     try:
         return load_labels(labels_file, truth_file, fmt, **csv_options)

@@ -3,6 +3,7 @@ here: the real files are not part of the project)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -43,3 +44,15 @@ def test_models_labels_on_the_experts_tweets(tmp_path: Path) -> None:
 def test_missing_files_say_where_to_get_them(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="llm_crowd_experts_annotation"):
         load_espinosa2024(tmp_path)
+
+
+def test_infer_reads_it_as_a_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from marketsim.cli import main
+
+    write_files(tmp_path)
+    assert main(["infer", "--dataset", "espinosa2024", "--data-dir", str(tmp_path),
+                 "--method", "mv", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["n_tasks_with_truth"] == 2 and result["error_rate"] == 0.5
+    assert len(result["sources"]) == 10
+    assert {s["accuracy_vs_truth"] for s in result["sources"]} == {0.5}
