@@ -93,9 +93,18 @@ class ConfidenceDS(DawidSkene):
     binning: str
 
     def fit(
-        self, data: LabelSet, **fit_params: Any
+        self,
+        data: LabelSet,
+        *,
+        init_proba: np.ndarray | None = None,
+        init_params: dict[str, np.ndarray] | None = None,
+        known: np.ndarray | None = None,
     ) -> EMAggregator:
-        """Run EM on ``data`` with each (model, confidence bin) a worker of its own."""
+        """Run EM on ``data`` with each (model, confidence bin) a worker of its own. The
+        warm starts and ``known`` are DS's (``init_params``: a previous fit's ``params_``,
+        whose confusion matrices are per worker, then per (model, bin))."""
+        fit_params: dict[str, Any] = {"init_proba": init_proba, "init_params": init_params,
+                                      "known": known}
         data, _ = count_model_answers_once(data)
         codes, models = source_codes(data)
         self.models_ = models
