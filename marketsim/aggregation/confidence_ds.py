@@ -92,7 +92,7 @@ class ConfidenceDS(DawidSkene):
     n_bins: int
     binning: str
 
-    def fit(
+    def fit(  # type: ignore[override]  # the fit parameters EM estimators take
         self,
         data: LabelSet,
         *,

@@ -79,7 +79,8 @@ FAILURES = [
     (["SCORES", "--scores", "--method", "ds"], "with --scores choose one of: gaussian-em, "
      "gaussian-hard-em"),
     (["SCORES", "--method", "gaussian-em"], "needs continuous scores: add --scores"),
-    (["LABELS", "--method", "gaussian-hard-em"], "choose a class method: ds, ds-confidence, ds-features, "),
+    (["LABELS", "--method", "gaussian-hard-em"],
+     "choose a class method: ds, ds-confidence, ds-features, "),
     (["--dataset", "rte", "--scores", "--data-dir", "."], "--scores cannot be combined with "
      "--dataset"),
     (["SCORES", "--scores", "--format", "zhang"], "--format zhang cannot be combined"),
