@@ -10,6 +10,7 @@ from marketsim.aggregation.confidence_ds import ConfidenceDS, confidence_bins
 from marketsim.aggregation.dawid_skene import DawidSkene
 from marketsim.aggregation.model_repeats import count_model_answers_once
 from marketsim.aggregation.registry import make_estimator
+from marketsim.data.compact_labels import CompactLabels
 from marketsim.data.labels import LabelSet
 from tests.aggregation._mixed_crowd import BIN_ACCURACY, mixed_crowd
 
@@ -67,6 +68,15 @@ def test_without_models_it_is_dawid_skene() -> None:
         np.testing.assert_array_equal(est.confusion_, ds.confusion_)
         # (a model without labels is stratified into empty cells: sums in another order)
         np.testing.assert_allclose(est.log_likelihood_, ds.log_likelihood_, rtol=1e-13)
+
+
+def test_a_markets_compact_labels_carry_sources_and_confidence() -> None:
+    data, _, _ = mixed_crowd(0, n_tasks=300)
+    compact = CompactLabels((data.tasks.astype(np.int32), data.workers.astype(np.int32),
+                             data.labels.astype(np.int8)), data.n_tasks, data.n_workers, 2,
+                            confidence=data.confidence, sources=data.sources)
+    np.testing.assert_array_equal(ConfidenceDS().fit(compact).bin_accuracy_,
+                                  ConfidenceDS().fit(data).bin_accuracy_)
 
 
 def test_registered_for_infer_and_scenarios() -> None:
