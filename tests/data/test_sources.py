@@ -70,7 +70,12 @@ def test_infer_reports_each_source(tmp_path: Path, capsys: pytest.CaptureFixture
     (tmp_path / "t.csv").write_text("task,label\n" + "".join(
         f"t{t},{c}\n" for t, c in enumerate(truth)))
     assert main(["infer", str(tmp_path / "l.csv"), "--truth", str(tmp_path / "t.csv"),
-                 "--method", "ds-confidence", "--json"]) == 0
+                 "--method", "ds-confidence", "--json", "--workers",
+                 str(tmp_path / "w.csv")]) == 0
+    workers = (tmp_path / "w.csv").read_text().splitlines()
+    assert workers[0].startswith("worker,source,n_labels,accuracy,")
+    assert workers[1].startswith("h0,human,30,")
+    assert any(row.startswith("bot,bot,60,") for row in workers)
     result = json.loads(capsys.readouterr().out)
     assert result["model_repeats_dropped"] == 60 and result["n_labels"] == 240
     by_source = {s["source"]: s for s in result["sources"]}
