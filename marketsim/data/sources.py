@@ -87,10 +87,14 @@ def worker_sources(
             f"{by_code[own[workers[at]]]!r} at line {int(lines[first[workers[at]]])}: one "
             "worker has one source", source=source, where=str(int(lines[at])))
     sources = tuple(by_code[c] if c >= 0 else HUMAN for c in own.tolist())
-    humans = {str(w) for w, s in zip(worker_ids.tolist(), sources, strict=True) if s == HUMAN}
-    for model in (n for n in by_code if n != HUMAN and n in humans):
+    models = np.array([n for n in by_code if n != HUMAN], dtype=object)
+    ids = worker_ids.astype(str).astype(object)
+    human_ids = ids[np.asarray(sources, dtype=object) == HUMAN]
+    clashing = models[np.isin(models, human_ids)]
+    if clashing.size:
+        model = str(clashing[0])
         at = int(np.flatnonzero(codes == distinct[model])[0])
-        human_at = int(lines[first[list(map(str, worker_ids)).index(model)]])
+        human_at = int(lines[first[int(np.flatnonzero(ids == model)[0])]])
         raise InputError(
             f"column {column!r}: model {model!r} is also a human worker's id (line "
             f"{human_at}): a model's name and a person's id must differ", source=source,
