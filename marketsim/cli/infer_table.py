@@ -62,16 +62,16 @@ def source_rows(result: InferResult) -> list[tuple[str, Any]]:
     ``ds-confidence``'s per (model, confidence bin)."""
     rows: list[tuple[str, Any]] = []
     for src in result.sources or []:
-        value = f"{_percent(src['estimated_accuracy'])} estimated"
-        if "accuracy_vs_truth" in src:
-            value += f", {_percent(src['accuracy_vs_truth'])} vs truth"
-        rows.append((f"accuracy: {src['source']} ({src['workers']} workers, {src['labels']} "
-                     "labels)", value))
+        value = f"{_percent(src.estimated_accuracy)} estimated"
+        if src.model_fields_set >= {"accuracy_vs_truth"}:
+            value += f", {_percent(src.accuracy_vs_truth)} vs truth"
+        rows.append((f"accuracy: {src.source} ({src.workers} workers, {src.labels} labels)",
+                     value))
     for cell in result.confidence_bins or []:
-        span = ("no confidence" if cell["bin"] == "none" else
-                f"confidence {cell['confidence_min']:.3g}-{cell['confidence_max']:.3g}")
-        rows.append((f"accuracy: {cell['source']}, bin {cell['bin']} ({span}, {cell['labels']} "
-                     "labels)", f"{_percent(cell['estimated_accuracy'])} estimated"))
+        span = ("no confidence" if cell.bin == "none" else
+                f"confidence {cell.confidence_min:.3g}-{cell.confidence_max:.3g}")
+        rows.append((f"accuracy: {cell.source}, bin {cell.bin} ({span}, {cell.labels} labels)",
+                     f"{_percent(cell.estimated_accuracy)} estimated"))
     return rows
 
 
