@@ -16,6 +16,7 @@ from marketsim.aggregation.bad_annotators import plain_means
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.metrics import error_rate
+from marketsim.aggregation.source_accuracy import confidence_bin_accuracy, source_accuracy
 from marketsim.data.labels import LabelSet
 
 
@@ -63,7 +64,9 @@ def class_summary(
     truth_file: str | None,
 ) -> dict[str, Any]:
     """The result of a class method. With truth (class index, -1 unknown): ``error_rate`` over
-    the ``n_tasks_with_truth`` tasks (and, for ``mv``, the error counting ties as fractions)."""
+    the ``n_tasks_with_truth`` tasks (and, for ``mv``, the error counting ties as fractions).
+    With models among the workers, each source's accuracy (``sources``) and, for
+    ``ds-confidence``, each model's per confidence bin (``confidence_bins``)."""
     result = fit_summary(est, data, method=method, seconds=seconds, labels_file=labels_file,
                          truth_file=truth_file, sizes={"n_classes": data.n_classes})
     if getattr(est, "init_used_", None) is not None:
@@ -76,6 +79,10 @@ def class_summary(
             result["error_rate_fractional_ties"] = finite(
                 fractional_tie_error(data.vote_counts(), truth)
             )
+    if data.has_models:
+        result["sources"] = source_accuracy(est, data, truth)
+    if getattr(est, "bin_labels_", None) is not None and len(est.models_):
+        result["confidence_bins"] = confidence_bin_accuracy(est)
     return result
 
 

@@ -27,13 +27,17 @@ from typing import Any
 import numpy as np
 
 from marketsim.aggregation.base import BaseAggregator
+from marketsim.aggregation.model_repeats import count_model_answers_once
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, SCORE_METHODS, make_estimator
 from marketsim.aggregation.summary import class_summary, score_summary
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
+from marketsim.cli.infer_table import print_score_table, print_table
 from marketsim.cli.notes import print_notes, warnings_as_notes
 from marketsim.data.columns import delimiter_name, parse_columns
 from marketsim.data.csv_labels import ScoreFileError
 from marketsim.data.datasets import DATA_ENV, DATASETS, dataset_paths
+from marketsim.data.espinosa2024 import FOLDER as MIXED_DATASET
+from marketsim.data.espinosa2024 import espinosa_folder, load_espinosa2024
 from marketsim.data.features import FeatureTable, load_features
 from marketsim.data.labels import LabelSet
 from marketsim.data.load import FORMATS, load_labels
@@ -54,6 +58,8 @@ from marketsim.record.predictions import (
 DEFAULT_METHOD = "ds"
 #: Method used with ``--scores`` when ``--method`` is not given: Hoiem's bad-annotator soft EM.
 DEFAULT_SCORE_METHOD = "gaussian-em"
+#: The data sets ``--dataset`` reads: the crowd sets, and one of models' labels.
+INFER_DATASETS = (*DATASETS, MIXED_DATASET)
 
 
 def feature_methods() -> tuple[str, ...]:
@@ -87,7 +93,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("labels", nargs="?", help="labels file (.csv: headed CSV; else zhang format)")
     p.add_argument("--dataset", metavar="NAME",
-                   help=f"reference dataset instead of LABELS: {', '.join(DATASETS)}")
+                   help=f"reference dataset instead of LABELS: {', '.join(INFER_DATASETS)} "
+                   f"({MIXED_DATASET}: language models' labels, docs/infer.md)")
     p.add_argument("--data-dir", metavar="DIR",
                    help=f"folder of the reference datasets (default: ${DATA_ENV})")
     p.add_argument("--truth", metavar="FILE",
@@ -173,9 +180,9 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"give either a LABELS file or --dataset, not both (got {args.labels!r} "
                          f"and --dataset {args.dataset})")
     if args.dataset is not None:
-        if args.dataset not in DATASETS:
+        if args.dataset not in INFER_DATASETS:
             raise InputError(
-                f"unknown dataset {args.dataset!r}; choose one of: {', '.join(DATASETS)}"
+                f"unknown dataset {args.dataset!r}; choose one of: {', '.join(INFER_DATASETS)}"
             )
         if args.truth is not None:
             raise InputError("--truth cannot be combined with --dataset (its truth file is used)")
@@ -194,6 +201,8 @@ def check_options(args: argparse.Namespace) -> None:
 
 def input_files(args: argparse.Namespace) -> tuple[str, str | None]:
     """The labels and truth files to read (a ``--dataset``'s files found by its folder)."""
+    if args.dataset == MIXED_DATASET:
+        return str(espinosa_folder(args.data_dir)), None
     if args.dataset is not None:
         crowd, truth = dataset_paths(args.dataset, args.data_dir)
         return str(crowd), str(truth)
@@ -212,6 +221,8 @@ def load_input(
                    "duplicates": args.duplicates, "on_drop": warn}
     if args.scores:
         return load_scores(labels_file, truth_file, **csv_options)
+    if args.dataset == MIXED_DATASET:
+        return load_espinosa2024(args.data_dir)
     fmt = "zhang" if args.dataset is not None else args.format
     try:
         return load_labels(labels_file, truth_file, fmt, **csv_options)
@@ -251,73 +262,6 @@ def fit(est: BaseAggregator, data: LabelSet, method: str, **fit_params: Any) -> 
     return seconds
 
 
-def _fmt(x: Any) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.6g}"
-    return str(x)
-
-
-def _print_rows(title: str, rows: list[tuple[str, Any]]) -> None:
-    """Print (quantity, value) rows as a two-column rich table on stdout."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=title, show_header=False)
-    table.add_column("quantity", style="bold")
-    table.add_column("value", justify="right", overflow="fold")
-    for key, value in rows:
-        table.add_row(key, _fmt(value))
-    Console(soft_wrap=False).print(table)
-
-
-def print_table(result: InferResult) -> None:
-    """Print the result as a rich table on stdout."""
-    rows: list[tuple[str, Any]] = [
-        ("method", result.method),
-        ("labels file", result.labels_file),
-        ("tasks / workers / labels / classes",
-         f"{result.n_tasks} / {result.n_workers} / {result.n_labels} / {result.n_classes}"),
-        ("iterations", result.iterations),
-        ("converged", "yes" if result.converged else "no"),
-        ("seconds", f"{result.seconds:.3f}"),
-        ("log-likelihood", result.log_likelihood),
-    ]
-    if result.has("n_features"):
-        rows.append(("features (tasks with a row)",
-                     f"{result.n_features} ({result.n_tasks_with_features} tasks)"))
-    if result.has("error_rate"):
-        err = result.error_rate
-        rows.append((f"error rate ({result.n_tasks_with_truth} tasks with truth)",
-                     "-" if err is None else f"{100 * err:.2f}%"))
-    if result.has("error_rate_fractional_ties"):
-        err = result.error_rate_fractional_ties
-        rows.append(("error rate, fractional ties", "-" if err is None else f"{100 * err:.2f}%"))
-    _print_rows(f"marketsim infer: {result.method}", rows)
-
-
-def print_score_table(result: InferResult) -> None:
-    """Print the result of a score method as a rich table on stdout."""
-    rows: list[tuple[str, Any]] = [
-        ("method", result.method),
-        ("scores file", result.labels_file),
-        ("tasks / annotators / scores",
-         f"{result.n_tasks} / {result.n_workers} / {result.n_scores}"),
-        ("iterations", result.iterations),
-        ("converged", "yes" if result.converged else "no"),
-        ("seconds", f"{result.seconds:.3f}"),
-        ("log-likelihood", result.log_likelihood),
-        ("sigma (good annotators' noise)", result.sigma),
-        ("pi = P(good)", result.pi),
-        ("annotators with P(good) > 0.5", f"{result.n_good} of {result.n_workers}"),
-    ]
-    if result.has("rmse"):
-        rows.append((f"RMSE ({result.n_tasks_with_truth} tasks with true means)", result.rmse))
-        rows.append(("RMSE of the plain mean", result.rmse_plain_mean))
-    _print_rows(f"marketsim infer --scores: {result.method}", rows)
-
-
 # --------------------------------------------------------------------------------------------
 # task features
 # --------------------------------------------------------------------------------------------
@@ -354,6 +298,10 @@ def execute(args: argparse.Namespace) -> int:
         features, notes = load_task_features(args.features, data, args)
         fit_params.update(features=features.values)
         print_notes(notes)
+    data, dropped = count_model_answers_once(data)
+    if dropped:
+        print_notes([f"{labels_file}: {dropped} repeated answer{'s' * (dropped != 1)} of a "
+                     "model to a task counted once (same source, same task, same answer)"])
     load_seconds = time.perf_counter() - started
     est, ignored = build_estimator(args)
     print_notes([f"{opt} is ignored by method {args.method!r}" for opt in ignored])
@@ -362,6 +310,8 @@ def execute(args: argparse.Namespace) -> int:
     fitted = make_summary(est, data, truth, method=args.method, seconds=seconds,
                           labels_file=labels_file, truth_file=truth_file)
     extra: dict[str, Any] = {"load_seconds": round(load_seconds, 6)}
+    if data.has_models:
+        extra.update(model_repeats_dropped=dropped)
     if coverage is not None:
         extra.update(truth_coverage=coverage.as_dict())
     if features is not None:

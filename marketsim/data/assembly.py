@@ -10,6 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from marketsim.data.labels import LabelSet
+from marketsim.data.sources import HUMAN
 from marketsim.errors import InputError
 
 #: Most classes a label file may define. More almost always means a wrong column (ids read as
@@ -109,21 +110,32 @@ def _assemble(
     truth_lines: np.ndarray,
     duplicates: str = "error",
     on_drop: DropNote | None = None,
+    confidence: np.ndarray | None = None,
+    sources: tuple[str, ...] | None = None,
 ) -> tuple[LabelSet, Truth, np.ndarray | None]:
     """Check repeated (task, worker) pairs and conflicting truth; build the LabelSet and truth.
 
     A repeated pair is an error naming its line (``duplicates = "error"``), or all but its
     ``first``/``last`` answer are dropped and ``on_drop`` told how many; the third value is
-    then the rows kept (to drop the same rows of a column read beside the labels), else None."""
+    then the rows kept (to drop the same rows of a column read beside the labels), else None.
+    A model's repeated answers (a worker whose ``sources`` entry is not human) are neither:
+    they are kept, and the aggregation decides what they count for
+    (:mod:`marketsim.aggregation.model_repeats`)."""
     check_duplicates(duplicates)
     n_tasks, n_workers = len(task_ids), len(worker_ids)
     keys = tasks * max(n_workers, 1) + workers
+    if sources is not None:
+        is_model = np.array([s != HUMAN for s in sources], dtype=bool)
+        if is_model.any():  # a distinct negative key per model row: never a repeat
+            model_rows = np.flatnonzero(is_model[workers])
+            keys[model_rows] = -1 - np.arange(model_rows.size)
     repeat = _first_repeat(keys)
     kept = None
     if repeat is not None and duplicates != "error":
         kept = kept_rows(keys, duplicates)
         tasks, workers, labels = tasks[kept], workers[kept], labels[kept]
         scores = None if scores is None else scores[kept]
+        confidence = None if confidence is None else confidence[kept]
         if on_drop is not None:
             dropped = keys.size - kept.size
             on_drop(f"{source}: dropped {dropped} repeated answer{'s' * (dropped != 1)} of a "
@@ -148,6 +160,8 @@ def _assemble(
         worker_ids=worker_ids,
         class_ids=class_ids,
         scores=scores,
+        confidence=confidence,
+        sources=sources,
     )
     if truth_source is None:
         return data, None, kept

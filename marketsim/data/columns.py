@@ -11,7 +11,7 @@ from marketsim.errors import InputError
 #: ``--delimiter``), with their names.
 DELIMITERS = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
 #: Column roles that ``--columns`` can map to a header name.
-COLUMN_ROLES = ("task", "worker", "label", "score", "time")
+COLUMN_ROLES = ("task", "worker", "label", "score", "time", "source", "confidence")
 #: Role -> column name (``--columns task=item,worker=annotator``).
 ColumnMap = Mapping[str, str]
 

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from marketsim.data.labels import LabelSet
+from marketsim.data.sources import machine_columns
 
 
 def _wide(arr: np.ndarray) -> np.ndarray:
@@ -38,6 +39,7 @@ class CompactLabels(LabelSet):
     ``incidence`` (a canonical CSR matrix of these labels), ``task_degree`` and
     ``worker_label_counts`` are taken as given when passed: the label log keeps them up to date
     as labels arrive. The caller vouches that the codes are in range (the market wrote them).
+    ``confidence`` and ``sources`` are :class:`LabelSet`'s (a market's machine annotators).
     """
 
     _compact: tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -53,8 +55,14 @@ class CompactLabels(LabelSet):
         incidence: sp.csr_matrix | None = None,
         task_degree: np.ndarray | None = None,
         worker_label_counts: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
+        sources: tuple[str, ...] | None = None,
     ) -> None:
         put = object.__setattr__  # a frozen dataclass underneath
+        confidence, sources = machine_columns(confidence, sources, arrays[0].shape[0],
+                                              int(n_workers))
+        put(self, "confidence", confidence)
+        put(self, "sources", sources)
         put(self, "_compact", arrays)
         put(self, "n_tasks", int(n_tasks))
         put(self, "n_workers", int(n_workers))

@@ -1,7 +1,9 @@
 """Headed CSV files of class labels and truth.
 
 A header row names the columns ``task,worker,label`` (or ``question,worker,answer``; any
-order, extra columns ignored, optional ``score``); truth ``task,label`` (or
+order, extra columns ignored, optional ``score``, optional ``source`` and ``confidence``:
+who gave each label, a human or a model, and the confidence a model stated,
+:mod:`marketsim.data.sources`); truth ``task,label`` (or
 ``question,truth``; a two-column truth file whose header names its columns otherwise, such
 as ``q,truth``, is read by position: task, then class). Ids and classes may be arbitrary
 strings. :func:`load_csv_timed` also reads the ``time`` column (:mod:`marketsim.data.timestamps`)
@@ -28,6 +30,7 @@ from marketsim.data.class_values import class_table
 from marketsim.data.columns import ColumnMap
 from marketsim.data.labels import LabelSet
 from marketsim.data.parsing import _gc_paused, _parse_numbers, _read_csv_named, _read_csv_table
+from marketsim.data.sources import CONFIDENCE_ALIASES, SOURCE_ALIASES, worker_sources
 from marketsim.data.timestamps import TIME_ALIASES, Timestamps, parse_times
 from marketsim.errors import InputError
 
@@ -54,12 +57,16 @@ def load_csv(
     Class labels are read exactly (:mod:`~marketsim.data.class_values`): sorted numerically when
     all are numbers (``"1"`` and ``"1.0"`` are the same class, spelled as first written), else
     lexicographically; ``class_ids`` maps indices back, as the files spell them. A ``score``
-    column, when present, becomes ``LabelSet.scores`` (empty cells are NaN). Fields are
+    column, when present, becomes ``LabelSet.scores`` (empty cells are NaN), a source column
+    ``LabelSet.sources`` (``human`` or a model's name, per worker; a model's repeated answers
+    to a task are kept whatever ``duplicates`` says) and a confidence column
+    ``LabelSet.confidence`` (in [0, 1]; empty cells are NaN). Fields are
     separated by ``delimiter`` (default: detected per file from its header line). ``columns``
-    maps roles (task, worker, label, score) to the labels file's column names; in the truth file
-    the mapped name is accepted beside the usual ones. A time column is ignored. A repeated
-    (task, worker) pair is an error, or ``duplicates`` keeps its ``first`` or ``last`` answer
-    (``on_drop`` is told how many were dropped; see :func:`~marketsim.data.assembly._assemble`).
+    maps roles (task, worker, label, score, source, confidence) to the labels file's column
+    names; in the truth file the mapped name is accepted beside the usual ones. A time column
+    is ignored. A repeated (task, worker) pair is an error, or ``duplicates`` keeps its
+    ``first`` or ``last`` answer (``on_drop`` is told how many were dropped; see
+    :func:`~marketsim.data.assembly._assemble`).
     """
     data, truth, _ = _load(labels_path, truth_path, delimiter, columns, timed=False,
                            duplicates=duplicates, on_drop=on_drop)
@@ -97,10 +104,12 @@ def _load(
     """The labels (and truth) and, when ``timed`` and the file has a time column, the times."""
     source = str(labels_path)
     try:
-        optional = {"score": ("score",), **({"time": TIME_ALIASES} if timed else {})}
+        optional = {"score": ("score",), "source": SOURCE_ALIASES,
+                    "confidence": CONFIDENCE_ALIASES,
+                    **({"time": TIME_ALIASES} if timed else {})}
         cols, lines, names = _read_csv_named(labels_path, _LABEL_COLUMNS, optional,
-                                             frozenset(optional), delimiter=delimiter,
-                                             columns=columns)
+                                             frozenset(optional) - {"source"},
+                                             delimiter=delimiter, columns=columns)
     except InputError as exc:
         if exc.detail.startswith("missing column 'label'") and "'score'" in exc.detail.lower():
             raise ScoreFileError(exc.detail, source=exc.source, where=exc.where) from None
@@ -135,6 +144,15 @@ def _load(
         scores = _parse_numbers(cols["score"], lines, source, "score", unit=False,
                                 allow_empty=True)
 
+    confidence = None
+    if "confidence" in cols:
+        confidence = _parse_numbers(cols["confidence"], lines, source,
+                                    f"confidence (column {names['confidence']!r})", unit=True,
+                                    allow_empty=True)
+    sources = None
+    if "source" in cols:
+        sources = worker_sources(workers, np.array(list(worker_codes), dtype=str),
+                                 cols["source"], lines, source, names["source"])
     times = None if "time" not in cols else parse_times(cols["time"], lines, source,
                                                         names["time"])
     data, truth, kept = _assemble(
@@ -153,6 +171,8 @@ def _load(
         truth_lines=tlines,
         duplicates=duplicates,
         on_drop=on_drop,
+        confidence=confidence,
+        sources=sources,
     )
     if times is not None and kept is not None:
         times = replace(times, values=times.values[kept] - times.values[kept].min())

@@ -23,6 +23,7 @@ from marketsim.data.incidence import (
     rows_fit_padding,
     sort_by_task,
 )
+from marketsim.data.sources import HUMAN, machine_columns
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,6 +40,13 @@ class LabelSet:
         Original identifiers (index ``k`` maps back to ``task_ids[k]``); default ``arange``.
     scores : float array, optional
         Continuous score per label (for continuous-task models).
+    confidence : float array, optional
+        The confidence in [0, 1] that came with each label (NaN where a label has none), as a
+        machine annotator states it; ``None`` when no label has one.
+    sources : tuple of str, optional
+        Who each worker is: :data:`HUMAN`, or the name of the model whose answers the worker
+        index holds (one model may hold several worker indices, e.g. one per prompt);
+        ``None`` for a crowd of humans only.
     """
 
     tasks: np.ndarray
@@ -52,6 +60,8 @@ class LabelSet:
     worker_ids: np.ndarray = None  # type: ignore[assignment]
     class_ids: np.ndarray = None  # type: ignore[assignment]
     scores: np.ndarray | None = None
+    confidence: np.ndarray | None = None
+    sources: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         for name in ("tasks", "workers", "labels"):
@@ -75,6 +85,9 @@ class LabelSet:
             object.__setattr__(self, "worker_ids", np.arange(self.n_workers))
         if self.class_ids is None:
             object.__setattr__(self, "class_ids", np.arange(1, self.n_classes + 1))
+        confidence, sources = machine_columns(self.confidence, self.sources, n, self.n_workers)
+        object.__setattr__(self, "confidence", confidence)
+        object.__setattr__(self, "sources", sources)
 
     @classmethod
     def from_arrays(
@@ -201,6 +214,16 @@ class LabelSet:
     def class_values(self) -> np.ndarray:
         """The label value of each class index (the same array as ``class_ids``)."""
         return self.class_ids
+
+    @property
+    def worker_sources(self) -> tuple[str, ...]:
+        """Each worker's source: :attr:`sources`, or :data:`HUMAN` for every worker."""
+        return self.sources if self.sources is not None else (HUMAN,) * self.n_workers
+
+    @property
+    def has_models(self) -> bool:
+        """Whether some worker is a model (a source other than :data:`HUMAN`)."""
+        return self.sources is not None and any(s != HUMAN for s in self.sources)
 
     @property
     def n_labels(self) -> int:
@@ -357,4 +380,6 @@ class LabelSet:
             self.worker_ids,
             self.class_ids,
             None if self.scores is None else self.scores[mask],
+            None if self.confidence is None else self.confidence[mask],
+            self.sources,
         )

@@ -11,7 +11,34 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["InferResult"]
+__all__ = ["ConfidenceBin", "InferResult", "SourceAccuracy"]
+
+
+class SourceAccuracy(BaseModel):
+    """One source of a mixed crowd (``human`` or a model): its workers and labels, its accuracy
+    as the method states it and, with truth, as measured on it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    workers: int
+    labels: int
+    estimated_accuracy: float | None
+    accuracy_vs_truth: float | None = None
+
+
+class ConfidenceBin(BaseModel):
+    """One (model, confidence bin) of ``ds-confidence``: ``bin`` 1.., or ``none`` for labels
+    without a confidence."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    bin: int | str
+    confidence_min: float | None
+    confidence_max: float | None
+    labels: int
+    estimated_accuracy: float | None
 
 
 class InferResult(BaseModel):
@@ -44,6 +71,11 @@ class InferResult(BaseModel):
     error_rate_fractional_ties: float | None = None
     rmse: float | None = None
     rmse_plain_mean: float | None = None
+    #: a mixed crowd (a source column): how many of a model's repeated answers counted once
+    #: were dropped, each source's accuracy, and ``ds-confidence``'s per (model, bin)
+    model_repeats_dropped: int | None = None
+    sources: list[SourceAccuracy] | None = None
+    confidence_bins: list[ConfidenceBin] | None = None
     load_seconds: float | None = None
     truth_coverage: dict[str, Any] | None = None
     features_file: str | None = None

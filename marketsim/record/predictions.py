@@ -83,11 +83,13 @@ def worker_table(est: BaseAggregator, data: LabelSet) -> tuple[list[str], list[l
 
     ``accuracy`` is ``skill_`` for one-coin models, ``sum_c prior_c C[c, c]`` for confusion
     models (followed by every ``C[c, l]`` as ``conf_<c>_<l>``) and, for majority vote, the
-    fraction of the worker's labels that agree with the predicted class.
+    fraction of the worker's labels that agree with the predicted class. A crowd of humans and
+    models has a ``source`` column after ``worker`` (``human`` or the model's name).
     """
     class_ids = [str(c) for c in data.class_ids]
     degree = data.worker_degree
-    header = ["worker", "n_labels", "accuracy"]
+    sources = data.worker_sources if data.has_models else None
+    header = ["worker", *(["source"] if sources else []), "n_labels", "accuracy"]
     confusion = getattr(est, "confusion_", None)
     if getattr(est, "skill_", None) is not None:
         accuracy = np.asarray(est.skill_, dtype=np.float64)
@@ -102,7 +104,8 @@ def worker_table(est: BaseAggregator, data: LabelSet) -> tuple[list[str], list[l
             accuracy = np.bincount(data.workers, agree, minlength=data.n_workers) / degree
     rows: list[list[str]] = []
     for j in range(data.n_workers):
-        row = [str(data.worker_ids[j]), str(int(degree[j])), _num(float(accuracy[j]))]
+        row = [str(data.worker_ids[j]), *([sources[j]] if sources else []),
+               str(int(degree[j])), _num(float(accuracy[j]))]
         if confusion is not None:
             row.extend(_num(v) for v in np.asarray(confusion[j]).ravel().tolist())
         rows.append(row)

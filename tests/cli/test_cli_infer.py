@@ -58,7 +58,7 @@ TINY_FEATURES = "task,f1,f2\na,1,0\nb,0,1\nc,1,\nd,0,1\n"
 
 #: (arguments, fragment expected in the one-line error). LABELS, BAD, CONFLICT are files.
 FAILURES = [
-    (["LABELS", "--method", "nope"], "choose one of: ds, ds-features, "),
+    (["LABELS", "--method", "nope"], "choose one of: ds, ds-confidence, ds-features, "),
     (["LABELS", "--max-iter", "-3"], "--max-iter"),
     (["LABELS", "--max-iter", "0"], "--max-iter"),
     (["LABELS", "--tol", "-1"], "--tol"),
@@ -79,7 +79,8 @@ FAILURES = [
     (["SCORES", "--scores", "--method", "ds"], "with --scores choose one of: gaussian-em, "
      "gaussian-hard-em"),
     (["SCORES", "--method", "gaussian-em"], "needs continuous scores: add --scores"),
-    (["LABELS", "--method", "gaussian-hard-em"], "choose a class method: ds, ds-features, "),
+    (["LABELS", "--method", "gaussian-hard-em"],
+     "choose a class method: ds, ds-confidence, ds-features, "),
     (["--dataset", "rte", "--scores", "--data-dir", "."], "--scores cannot be combined with "
      "--dataset"),
     (["SCORES", "--scores", "--format", "zhang"], "--format zhang cannot be combined"),

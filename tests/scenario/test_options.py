@@ -34,6 +34,7 @@ USED = {
                               "beta", "low"},
     "ds": {"init", "max_iter", "tol", "class_prior", "warm_start", "spectral_rule"},
     "opt-ds": {"init", "max_iter", "tol", "class_prior", "warm_start", "spectral_rule"},
+    "ds-confidence": {"init", "max_iter", "tol", "class_prior", "warm_start", "spectral_rule"},
     "ds-features": {"init", "max_iter", "tol", "class_prior", "warm_start"},
     "glad": {"init", "max_iter", "tol", "class_prior", "warm_start"},
     "mace": {"tol", "warm_start"},  # and its own mode, n_restarts
