@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from marketsim.aggregation.registry import make_estimator
+from marketsim.errors import SimulationError
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.replay import replay_world
@@ -237,3 +238,16 @@ def test_a_worker_aware_policy_on_a_replay_gets_only_the_files_answers(
     keys = (lab.tasks * lab.n_workers + lab.workers).tolist()
     assert len(set(keys)) == len(keys) == 100 == curve[-1].edges
     assert all(real[k] == z for k, z in zip(keys, lab.labels.tolist(), strict=True))
+
+
+def test_a_worker_aware_replay_that_abandoned_its_last_answers_says_so(tmp_path: Path) -> None:
+    # An abandoned hand-out is never offered to its worker again, and only they hold the
+    # file's answer: a budget of the whole file cannot be bought, and the error says why.
+    document = {**_sparse_replay(tmp_path), "arms": [
+        {"name": "a", "policy": "qasca", "inference": "mv"}]}
+    document["budget"] = {"edges": 120, "batch": 10}
+    document["workers"] = {"service": {"mean": 1.0, "abandon": 0.3}}
+    sc = parse_scenario(document, str(tmp_path / "s.toml"))
+    with pytest.raises(SimulationError, match="the replayed file has no answer left from any "
+                       "of them"):
+        run_unit(sc, 0, 0)
