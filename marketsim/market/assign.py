@@ -6,6 +6,10 @@ fields filled in (the worker record, the tasks this worker holds or labelled, th
 out per task since the refresh), all read-only, and its answer is checked like a ranking
 (:func:`checked_choice`): a task index in range the worker does not hold, :data:`GOLD`, or
 ``None`` (decline: no label, no cost). Anything else is a ``PolicyError`` naming the policy.
+
+In a replay (:mod:`marketsim.market.replay`) a worker may only be given the tasks they answered
+in the file: the others count as held from the start, and a worker with no answer of the file
+left is not ``available`` (so decline rules never wait for them).
 """
 
 from __future__ import annotations
@@ -72,7 +76,8 @@ class WorkerAwareRequester:
 
     def __init__(self, policy: Any, n_tasks: int, n_workers: int, n_classes: int,
                  rng: np.random.Generator, workers: Callable[[], WorkerStats],
-                 gold_ok: Callable[[int], bool], received: Received) -> None:
+                 gold_ok: Callable[[int], bool], received: Received,
+                 only: list[np.ndarray] | None = None) -> None:
         self.policy = policy
         self.n_tasks = n_tasks
         self.rng = rng
@@ -88,6 +93,10 @@ class WorkerAwareRequester:
         self.abandoned = np.zeros(n_tasks, dtype=np.int64)
         self.received = received
         self.state: MarketState | None = None
+        #: The tasks each worker may ever be given (a replay: those they answered in the
+        #: file), ``None``: every task; and how many of them each worker does not hold yet.
+        self.only = only
+        self.left = None if only is None else np.array([t.size for t in only], dtype=np.int64)
 
     def refreshed(self, state: MarketState) -> None:
         """A refresh's view (read-only); hand-outs since then are counted from zero."""
@@ -98,6 +107,8 @@ class WorkerAwareRequester:
         """``worker`` holds or labelled ``task``: never hand them that task again."""
         self.held[worker].append(task)
         self.task_handed[task] += 1
+        if self.left is not None:
+            self.left[worker] -= 1
 
     def release(self, task: int, worker: int) -> None:
         """``worker`` abandoned ``task`` unlabelled: it no longer counts as handed out (the
@@ -113,13 +124,27 @@ class WorkerAwareRequester:
         else:
             self.task_votes[task, label] += 1
 
+    def live_workers(self) -> WorkerStats:
+        """The market's worker record; with :attr:`only`, a worker who holds every task they
+        may be given is not ``available``."""
+        stats = self.workers()
+        if self.left is None:
+            return stats
+        may = (~np.asarray(stats.blocked, dtype=bool) & (np.asarray(stats.capacity_left) != 0)
+               if stats.available is None else np.asarray(stats.available, dtype=bool))
+        return replace(stats, available=may & (self.left > 0))
+
     def assign(self, worker: int) -> int | None:
         """The policy's answer for ``worker``, checked: a task (marked as held), ``GOLD`` or
         ``None``."""
         assert self.state is not None, "the market refreshes before the first arrival"
-        held = np.zeros(self.n_tasks, dtype=bool)
+        held = np.zeros(self.n_tasks, dtype=bool) if self.only is None else np.ones(
+            self.n_tasks, dtype=bool)
+        if self.only is not None:
+            held[self.only[worker]] = False
         held[self.held[worker]] = True
-        state = replace(self.state, workers=frozen_arrays(self.workers()), held=read_only(held),
+        state = replace(self.state, workers=frozen_arrays(self.live_workers()),
+                        held=read_only(held),
                         handed_since_refresh=read_only(self.handed))
         state = replace(state, task_votes=read_only(self.task_votes),
                         task_handed=read_only(self.task_handed),

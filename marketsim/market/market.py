@@ -47,7 +47,7 @@ from marketsim.market.policy_guard import (
     frozen_arrays,
     market_info,
 )
-from marketsim.market.replay import ReplayAnswers, ReplayRequester
+from marketsim.market.replay import ReplayAnswers, ReplayRequester, answered_tasks
 from marketsim.market.requester import Requester, TaskRequester, mark_all
 from marketsim.market.service import Visits
 from marketsim.market.setup import MarketSetup
@@ -104,11 +104,12 @@ class Market:
             setup.crowd, setup.gold, world, m, streams.gold_world, streams.gold)
         self.worker_aware = is_worker_aware(policy)
         self.requester: TaskRequester | WorkerAwareRequester
-        if self.worker_aware:  # never with [replay]: refused when the scenario is parsed
+        if self.worker_aware:  # with [replay]: only the tasks each worker answered
             gold = self.gold
             self.requester = WorkerAwareRequester(
                 policy, n, m, k, streams.policy, self.workforce.stats,
-                (lambda _worker: False) if gold is None else gold.has_left, self.log.arrays)
+                (lambda _worker: False) if gold is None else gold.has_left, self.log.arrays,
+                None if replay is None else answered_tasks(replay))
         else:
             self.requester = (Requester(n, m, setup.max_labels, self.log) if replay is None
                               else ReplayRequester(replay))

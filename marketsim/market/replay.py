@@ -1,7 +1,7 @@
-"""Real-data replay, market side: a worker can only be given a task they actually answered,
-and their answer is the one in the file, so policies can be compared on real crowds (as Chen,
-Lin & Zhou evaluated on RTE). Curves are measured against the data set's truth (tasks without
-truth are left out of the error)."""
+"""Real-data replay, market side: a worker can only be given a task they actually answered
+(whether a ranking or a worker-aware policy chooses), and their answer is the one in the file,
+so policies can be compared on real crowds (as Chen, Lin & Zhou evaluated on RTE). Curves are
+measured against the data set's truth (tasks without truth are left out of the error)."""
 
 from __future__ import annotations
 
@@ -30,17 +30,23 @@ class ReplayAnswers:
         return self.answers[task * self.n_workers + worker], None
 
 
+def answered_tasks(data: ReplayData) -> list[np.ndarray]:
+    """The tasks each worker answered in the file (in file order): the only ones a replay may
+    hand them, by a ranking (:class:`ReplayRequester`) or a worker-aware policy's ``assign``
+    (:class:`~marketsim.market.assign.WorkerAwareRequester`, given them as ``only``)."""
+    lab = data.labels
+    order = np.argsort(lab.workers, kind="stable")
+    starts = np.searchsorted(lab.workers[order], np.arange(lab.n_workers + 1))
+    return [lab.tasks[order[starts[j] : starts[j + 1]]] for j in range(lab.n_workers)]
+
+
 class ReplayRequester:
     """Hands out, from the current ranking, only tasks the worker answered in the file."""
 
     def __init__(self, data: ReplayData) -> None:
         lab = data.labels
         self.n_workers = lab.n_workers
-        order = np.argsort(lab.workers, kind="stable")
-        starts = np.searchsorted(lab.workers[order], np.arange(lab.n_workers + 1))
-        self.remaining = [
-            list(lab.tasks[order[starts[j] : starts[j + 1]]]) for j in range(lab.n_workers)
-        ]
+        self.remaining = [list(tasks) for tasks in answered_tasks(data)]
         self.rank_pos = np.arange(lab.n_tasks)
         self.given = np.zeros(lab.n_tasks, dtype=bool)
 

@@ -123,6 +123,9 @@ def ran_out(setup: MarketSetup, ledger: Ledger, workforce: Workforce, gold: Gold
     for a policy with ``wanted_tasks``); else raises the :func:`stuck_error` saying why."""
     replay, aware = isinstance(requester, ReplayRequester), isinstance(requester,
                                                                         WorkerAwareRequester)
+    if isinstance(requester, WorkerAwareRequester) and requester.left is not None:
+        # a worker-aware policy on a replay: nobody it was asked about has an answer left
+        replay = bool((requester.left[np.asarray(refused, dtype=np.int64)] <= 0).all())
     kind = ("replay" if replay else policy_label(policy) if aware
             else type(requester).__name__)
     wanted = getattr(policy, "wanted_tasks", None)

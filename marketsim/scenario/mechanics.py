@@ -85,11 +85,14 @@ def check_blocking(gold: GoldSpec | None, blocking: BlockingSpec | None,
 
 def check_replay_policy(policy: type | None, name: str, replay: bool, key: str,
                         source: str) -> None:
-    """Refuse a policy that chooses per arriving worker (``assign``) in a replayed crowd: a
-    replay hands out only the pairs the file answered, so no worker can be chosen for."""
-    if replay and policy is not None and callable(getattr(policy, "assign", None)):
-        raise _fail(key, f"{name!r} chooses per arriving worker (assign) and needs a simulated "
-                    "crowd, not [replay]", source)
+    """Refuse a platform preset (a worker-aware policy that closes tasks at an overlap, with
+    ``wanted_tasks``) in a replayed crowd: the file may hold too few answers of a task, or
+    none from the workers left, for the overlap it waits for. Other worker-aware policies
+    choose among the tasks the arriving worker answered in the file."""
+    if replay and policy is not None and callable(getattr(policy, "assign", None)) \
+            and callable(getattr(policy, "wanted_tasks", None)):
+        raise _fail(key, f"{name!r} closes tasks at an overlap the replayed file may not hold "
+                    "and needs a simulated crowd, not [replay]", source)
 
 
 def arm_mechanics(arm: ArmSpec, key: str, scenario_gold: GoldSpec | None, replay: bool,

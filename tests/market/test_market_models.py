@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from marketsim.aggregation.registry import make_estimator
+from marketsim.errors import SimulationError
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.replay import replay_world
@@ -199,3 +200,54 @@ def test_every_worker_model_is_registered_with_its_facts() -> None:
         answers = world.model.answers(world, sc.tasks.classes, np.random.default_rng(0))
         label, score = answers.answer(0, 0)
         assert 0 <= label < sc.tasks.classes and (score is not None) == cls.scores
+
+
+def _sparse_replay(tmp_path: Path) -> dict:
+    """A tiny replay file where each worker answered only some tasks: workers 0-2 always
+    right, 3-5 right on every third task; worker j skips the tasks with (task + j) % 3 == 0."""
+    rows = [f"t{i},w{j},{i % 2 if j < 3 or i % 3 == 0 else 1 - i % 2}" for i in range(30)
+            for j in range(6) if (i + j) % 3]
+    (tmp_path / "labels.csv").write_text("task,worker,label\n" + "\n".join(rows) + "\n")
+    (tmp_path / "truth.csv").write_text("task,label\n" + "".join(f"t{i},{i % 2}\n"
+                                                                 for i in range(30)))
+    return {"scenario": {"seed": 4},
+            "replay": {"labels": str(tmp_path / "labels.csv"),
+                       "truth": str(tmp_path / "truth.csv")},
+            "budget": {"edges": 100, "batch": 10}}
+
+
+@pytest.mark.parametrize("policy", [{"name": "qasca"}, {"name": "explore-exploit"}])
+def test_a_worker_aware_policy_on_a_replay_gets_only_the_files_answers(
+        tmp_path: Path, policy: dict) -> None:
+    # Issue #40: adaptive designs against replay. The policy chooses per arriving worker among
+    # the tasks that worker answered in the file. The budget needs the poor workers' answers:
+    # explore-exploit declines them only while a good worker has an answer of the file left
+    # (else the market would be stuck, every worker declined).
+    document = {**_sparse_replay(tmp_path), "arms": [
+        {"name": "a", "policy": policy, "inference": {"method": "ds"}}]}
+    sc = parse_scenario(document, str(tmp_path / "s.toml"))
+    replay = load_replay(sc.replay)
+    real = dict(zip(replay.pair_keys.tolist(), replay.labels.labels.tolist(), strict=True))
+    world = replay_world(replay, "one-per-task", 2, np.asarray(sc.tasks.prior),
+                         initial_graph_rng(sc.seed, 0, "one-per-task"))
+    market = Market(market_setup(sc), world, make_policy(policy["name"], {}),
+        estimator_factory(sc.crowd, sc.arms[0].inference), unit_streams(sc.seed, 0, 0),
+        keep_graph=False, replay=replay)
+    curve = market.run()
+    lab = market.log.view()
+    keys = (lab.tasks * lab.n_workers + lab.workers).tolist()
+    assert len(set(keys)) == len(keys) == 100 == curve[-1].edges
+    assert all(real[k] == z for k, z in zip(keys, lab.labels.tolist(), strict=True))
+
+
+def test_a_worker_aware_replay_that_abandoned_its_last_answers_says_so(tmp_path: Path) -> None:
+    # An abandoned hand-out is never offered to its worker again, and only they hold the
+    # file's answer: a budget of the whole file cannot be bought, and the error says why.
+    document = {**_sparse_replay(tmp_path), "arms": [
+        {"name": "a", "policy": "qasca", "inference": "mv"}]}
+    document["budget"] = {"edges": 120, "batch": 10}
+    document["workers"] = {"service": {"mean": 1.0, "abandon": 0.3}}
+    sc = parse_scenario(document, str(tmp_path / "s.toml"))
+    with pytest.raises(SimulationError, match="the replayed file has no answer left from any "
+                       "of them"):
+        run_unit(sc, 0, 0)

@@ -9,7 +9,7 @@ import pytest
 
 from marketsim.data.datasets import data_root
 from marketsim.errors import InputError
-from marketsim.policies.qasca import QascaPolicy
+from marketsim.policies.fixed_overlap import FixedOverlapPolicy
 from marketsim.scenario.parser import load_scenario, parse_scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,17 +115,26 @@ def _replay_doc(tmp_path: Path, policy: object) -> dict[str, object]:
             "arms": [{"name": "a", "policy": policy, "inference": "mv"}]}
 
 
-@pytest.mark.parametrize("policy", ["qasca", "explore-exploit", "oracle-workers"])
-def test_a_worker_aware_policy_in_a_replay_is_refused_at_parse(tmp_path: Path,
-                                                                policy: str) -> None:
+@pytest.mark.parametrize("policy", ["fixed-overlap", "dynamic-overlap", "until-agreement"])
+def test_a_platform_preset_in_a_replay_is_refused_at_parse(tmp_path: Path, policy: str) -> None:
     # Once a check inside the market (after the run folder existed); now the scenario's.
-    with pytest.raises(InputError, match=rf"arms\[0\]\.policy .{policy}. chooses per arriving "
-                       r"worker \(assign\) and needs a simulated crowd, not \[replay\]"):
-        parse_scenario(_replay_doc(tmp_path, policy), str(tmp_path / "s.toml"))
+    spec = {"name": policy, **({"max_overlap": 3} if policy == "dynamic-overlap" else {})}
+    with pytest.raises(InputError, match=rf"arms\[0\]\.policy .{policy}. closes tasks at an "
+                       r"overlap the replayed file may not hold and needs a simulated crowd, "
+                       r"not \[replay\]"):
+        parse_scenario(_replay_doc(tmp_path, spec), str(tmp_path / "s.toml"))
     parse_scenario(_replay_doc(tmp_path, "uniform"), str(tmp_path / "s.toml"))
 
 
-def test_a_worker_aware_policy_object_in_a_replay_is_refused_too(tmp_path: Path) -> None:
-    doc = _replay_doc(tmp_path, QascaPolicy())
+@pytest.mark.parametrize("policy", ["qasca", "explore-exploit", "oracle-workers",
+                                    "known-workers"])
+def test_other_worker_aware_policies_run_on_a_replay(tmp_path: Path, policy: str) -> None:
+    # They choose among the tasks the arriving worker answered in the file (issue #40).
+    scenario = parse_scenario(_replay_doc(tmp_path, policy), str(tmp_path / "s.toml"))
+    assert scenario.arms[0].policy.name == policy
+
+
+def test_a_platform_preset_object_in_a_replay_is_refused_too(tmp_path: Path) -> None:
+    doc = _replay_doc(tmp_path, FixedOverlapPolicy())
     with pytest.raises(InputError, match=r"arms\[0\]\.policy .*needs a simulated crowd"):
         scenario_from_dict(doc, source=str(tmp_path / "s.toml"))
