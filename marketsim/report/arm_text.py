@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from marketsim.aggregation.registry import METHODS
+from marketsim.plugins import is_import_path
 from marketsim.policies.base import PolicyClass
-from marketsim.policies.registry import POLICIES, fact_problem, is_import_path, option_values
+from marketsim.policies.registry import POLICIES, fact_problem, option_values
 from marketsim.record.metric import Metric
 from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.crowd_specs import AbilitySpec

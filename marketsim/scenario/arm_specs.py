@@ -22,8 +22,9 @@ from pydantic import (
 
 from marketsim.errors import InputError
 from marketsim.options import F
+from marketsim.plugins import is_import_path
 from marketsim.policies.base import AssignmentPolicy, PolicyClass, policy_type
-from marketsim.policies.registry import POLICIES, instantiate, is_import_path, policy_class
+from marketsim.policies.registry import POLICIES, instantiate, policy_class
 from marketsim.scenario.inference_spec import Inferences, InferenceSpec
 from marketsim.scenario.market_specs import INITIAL_GRAPHS, BlockingSpec, BudgetSpec, GoldSpec
 from marketsim.scenario.validation import KeyProblem, suggest

@@ -26,11 +26,12 @@ from pydantic import (
 from marketsim.aggregation.one_coin import MAX_PRIOR
 from marketsim.errors import InputError
 from marketsim.options import F
+from marketsim.plugins import is_import_path
 from marketsim.scenario.validation import printable, suggest, validate
 from marketsim.tables import FloatRows, Floats, KeyProblem, Table, bounded_floats
 from marketsim.workers.base import WorkerModel
 from marketsim.workers.dynamics import DynamicsSpec
-from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS, is_import_path
+from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS
 
 ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 #: Bounds of ``workers.arrivals.rate``: simulated times stay far from float overflow (a rate of

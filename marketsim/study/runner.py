@@ -26,8 +26,8 @@ from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
 from marketsim.market.setup import MarketSetup
 from marketsim.market.worker_models import draw_world
+from marketsim.plugins import is_import_path
 from marketsim.policies.base import AssignmentPolicy
-from marketsim.policies.registry import is_import_path
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import UnitResult
 from marketsim.scenario.replay import load_replay
