@@ -21,7 +21,7 @@ from marketsim.market.inference import estimator_factory
 from marketsim.report.arm_text import method_text
 from marketsim.scenario import inference_spec
 from marketsim.scenario.parser import parse_scenario
-from marketsim.study.runner import run_unit
+from marketsim.study.runner import plugin_modules, run_unit
 
 PLUGINS = Path(__file__).parent / "plugins"
 METHOD = "smoothed_vote:SmoothedVote"
@@ -131,6 +131,7 @@ def test_a_unit_runs_it_and_the_report_words_it(tmp_path: Path,
     estimator = estimator_factory(parsed.crowd, arm.inference)()
     assert (type(estimator).__name__, estimator.alpha) == ("SmoothedVote", 0.5)
     assert run_unit(parsed, 0, 0).rows[-1].edges == 24
+    assert plugin_modules(parsed) == {"smoothed_vote": "arm 'u': estimator"}  # for Dask
     assert method_text(arm) == WORDS
 
 
