@@ -21,6 +21,7 @@ from marketsim.market.inference import estimator_factory
 from marketsim.report.arm_text import method_text
 from marketsim.scenario import inference_spec
 from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.sweep import expand
 from marketsim.study.runner import plugin_modules, run_unit
 
 PLUGINS = Path(__file__).parent / "plugins"
@@ -91,6 +92,16 @@ def test_a_worker_process_unpickles_it() -> None:
 def test_its_settings_are_checked_against_its_options(inference: dict[str, Any],
                                                       needle: str) -> None:
     assert needle in error(doc(inference))
+
+
+def test_a_sweep_varies_its_settings() -> None:
+    data = doc() | {"sweep": {"arms.u.inference.alpha": [0.5, 2.0]}}
+    points = expand(parse_scenario(data, "x.toml", allow_imports=True))
+    assert [p.arms[0].inference.options.alpha for p in points] == [0.5, 2.0]
+    data["sweep"] = {"arms.u.inference.alpha": [0.5, 200.0]}
+    with pytest.raises(InputError, match=r"alpha=200.0: arms\[0\].inference.alpha must be <= "
+                       "100, got 200.0"):
+        expand(parse_scenario(data, "x.toml", allow_imports=True))
 
 
 @pytest.mark.parametrize(("path", "needle"), [
