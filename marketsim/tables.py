@@ -11,11 +11,13 @@ holds them share it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, Discriminator, Field, Tag
 
 from marketsim.options import STRICT
+from marketsim.plugins import is_import_path
 
 
 class KeyProblem(ValueError):
@@ -48,6 +50,30 @@ class Table(BaseModel):
         whose variants read different keys writes only its variant's. (Not
         ``Scenario.document()``, the document a scenario was given as.)"""
         return self.model_dump(exclude_none=True)
+
+
+def tagged_union(variants: Mapping[str, type[BaseModel]], fallback: type[BaseModel], key: str,
+                 plugin: type[BaseModel] | None = None) -> Any:
+    """A table that is one of several: each component's variant (``variants``, by the value of
+    ``key`` that names it: ``[workers] model``, ``[arms.policy] name``, ``[arms.inference]
+    method``), chosen by that value; an import path's (``package.module:Class``) is
+    ``plugin``'s, and any other table (no ``key``, an unknown name) is ``fallback``'s, which
+    refuses it or fills it in. The JSON Schema has one branch per member, variants first."""
+    members = [*variants.values(), *(m for m in (plugin, fallback)
+                                     if m is not None and m not in variants.values())]
+
+    def tag(data: Any) -> str:
+        if isinstance(data, BaseModel):
+            return type(data).__name__
+        name = data.get(key) if isinstance(data, Mapping) else None
+        if isinstance(name, str) and name in variants:
+            return variants[name].__name__
+        if isinstance(name, str) and plugin is not None and is_import_path(name):
+            return plugin.__name__
+        return fallback.__name__
+
+    tagged = tuple(Annotated[m, Tag(m.__name__)] for m in members)
+    return Annotated[Union[tagged], Discriminator(tag)]  # noqa: UP007
 
 
 def _as_tuple(value: Any) -> Any:

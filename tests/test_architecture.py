@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "options": 0,
     "tables": 0,
+    "plugins": 0,
     "data": 1,
     "aggregation": 2,
     "policies": 3,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 from pydantic import ValidationError
 
-from marketsim.aggregation.options import Params
+from marketsim.aggregation.options import SCENARIO_UNSET, Params
 from marketsim.options import option_problem
 
 
@@ -171,7 +171,7 @@ class Estimator(_Dynamic):
         init = settings.get("init")
         if init:
             parts.append("EM starts from " + _STARTS.get(str(init), str(init)))
-        prior = [k for k in ("alpha", "beta", "low") if k in settings]
+        prior = [k for k in ("alpha", "beta", "low") if k in settings and cls._ability_prior(k)]
         if prior:
             own = [k for k in prior if k not in inherited]
             shown = ", ".join(f"{k} = {settings[k]:g}" for k in prior)
@@ -183,10 +183,20 @@ class Estimator(_Dynamic):
         if settings.get("spectral_rule") == "authors":
             parts.append("the spectral start is the authors' released code's "
                          "(numbering-dependent)")
-        rest = [f"`{k} = {v!r}`" for k, v in settings.items() if k not in _WORDED]
+        rest = [f"`{k} = {v!r}`" for k, v in settings.items()
+                if k not in _WORDED or k in ("alpha", "beta", "low") and k not in prior]
         if rest:
             parts.append(", ".join(rest))
         return f"{text}. Settings: " + "; ".join(parts)
+
+    @classmethod
+    def _ability_prior(cls, name: str) -> bool:
+        """Parameter ``name`` is a parameter of the workers' ability prior (a scenario leaves
+        it to ``[workers.ability]``), not some other ``alpha`` (a plug-in's smoothing)."""
+        field = cls.Options.model_fields.get(name)
+        extra = field.json_schema_extra if field is not None else None
+        return isinstance(extra, dict) and str(extra.get(SCENARIO_UNSET, "")).startswith(
+            "workers.ability.")
 
 
 #: Each class's parameters and defaults, read once (the market sets ``random_state`` at every

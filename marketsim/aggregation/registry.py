@@ -12,6 +12,12 @@ uses, and their scipy.optimize, are not imported by every command) and collects 
 classes: class methods first, then score methods, each in the order of their names.
 Scenario validation, ``marketsim list``, ``marketsim infer``, the docs' settings tables, the
 JSON Schema and report.md read it.
+
+A method from outside marketsim is named by its import path, ``[arms.inference] method =
+"package.module:Class"``, as a policy or a worker model is: imported only with
+``--allow-imports`` (:func:`marketsim.plugins.import_class`), its class checked like a built-in
+one's (:func:`method_problem`), its ``Options`` model its settings. It is not listed (``marketsim
+list`` shows the built-in methods); a scenario and its run record name it by its import path.
 """
 
 from __future__ import annotations
@@ -19,10 +25,15 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
+import typing
 from pathlib import Path
 from typing import Any
 
 from marketsim.aggregation.estimator import Estimator
+from marketsim.aggregation.options import Params
+from marketsim.errors import InputError
+from marketsim.plugins import import_class, is_import_path
 
 #: A class body's line naming a method (``    method = "ds"``).
 NAMES_A_METHOD = re.compile(r"^[ \t]+method(\s*:[^=\n]*)?\s*=\s*[\"']", re.MULTILINE)
@@ -58,6 +69,61 @@ METHODS: dict[str, type[Estimator]] = _discover()
 CLASS_METHODS: tuple[str, ...] = tuple(n for n, c in METHODS.items() if c.output == "classes")
 #: Methods that estimate continuous task means from scores.
 SCORE_METHODS: tuple[str, ...] = tuple(n for n, c in METHODS.items() if c.output == "scores")
+
+
+def method_problem(cls: type) -> str | None:
+    """What is wrong with inference method class ``cls`` on one line, or ``None``: a subclass
+    of :class:`~marketsim.aggregation.base.BaseAggregator` (class labels) or
+    :class:`~marketsim.aggregation.base.ScoreAggregator` (scores) that names itself
+    (``method``), says what it estimates (``output``) and declares its parameters as an
+    ``Options`` model (:class:`~marketsim.aggregation.options.Params`)."""
+    if not issubclass(cls, Estimator):
+        return ("is not a subclass of marketsim.aggregation.base.BaseAggregator (class "
+                "labels) or ScoreAggregator (scores)")
+    if not (isinstance(cls.method, str) and cls.method):
+        return "does not name itself: set the class variable method (a string)"
+    if cls.output not in ("classes", "scores"):
+        return f"output = {cls.output!r}: it must be 'classes' or 'scores'"
+    if not (isinstance(cls.Options, type) and issubclass(cls.Options, Params)):
+        return (f"Options = {cls.Options!r} is not a marketsim.aggregation.options.Params "
+                "model of its parameters")
+    return None
+
+
+def method_class(name: str, *, allow_imports: bool = False, source: str | None = None,
+                 key: str | None = None) -> type[Estimator]:
+    """The inference method called ``name``: a built-in one, or the class at the import path
+    ``name``, its facts checked (a one-line :class:`InputError` naming ``key`` otherwise).
+    Importing runs outside code, so it needs ``allow_imports``; a class whose module is
+    already imported (the run that imported it, writing its report) is used as it is."""
+    if name in METHODS:
+        return METHODS[name]
+    where = f"{key}: " if key else ""
+    if not is_import_path(name):
+        raise InputError(f"{where}unknown inference method {name!r}; choose one of: "
+                         f"{', '.join(METHODS)}, or a 'package.module:Class' import path",
+                         source=source)
+    cls = import_class(name, "inference method", allow_imports=allow_imports, source=source,
+                       key=key, trust_imported=True)
+    problem = method_problem(cls)
+    if problem is not None:
+        raise InputError(f"{where}inference method {name!r} {problem}", source=source)
+    return typing.cast(type[Estimator], cls)
+
+
+def known_method(name: str) -> type[Estimator] | None:
+    """The class of method ``name``: a built-in one, or an import-path method whose module is
+    already imported (the scenario that names it was read with ``--allow-imports``); ``None``
+    otherwise. Imports nothing."""
+    if name in METHODS:
+        return METHODS[name]
+    if not is_import_path(name):
+        return None
+    module_name, _, attr = name.partition(":")
+    cls = getattr(sys.modules.get(module_name), attr, None)
+    if not isinstance(cls, type) or method_problem(cls) is not None:
+        return None
+    return typing.cast(type[Estimator], cls)
 
 
 def make_estimator(name: str, **params: Any) -> Estimator:

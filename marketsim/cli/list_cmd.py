@@ -13,13 +13,8 @@ from rich.text import Text
 from marketsim.aggregation.registry import METHODS
 from marketsim.errors import EXIT_OK, InputError
 from marketsim.machines.registry import MACHINE_KINDS
-from marketsim.policies.registry import (
-    POLICIES,
-    facts_text,
-    is_import_path,
-    policy_class,
-    summary,
-)
+from marketsim.plugins import is_import_path
+from marketsim.policies.registry import POLICIES, facts_text, policy_class, summary
 from marketsim.scenario.docs import allowed, default, type_name
 from marketsim.scenario.inference_spec import settings_model
 from marketsim.scenario.validation import suggest

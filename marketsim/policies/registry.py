@@ -24,6 +24,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from marketsim.errors import InputError
 from marketsim.options import OptionError, Options
+from marketsim.plugins import import_class, is_import_path
 from marketsim.policies.base import (
     AssignmentPolicy,
     Policy,
@@ -162,17 +163,13 @@ def facts_text(cls: PolicyClass) -> str:
     return "; ".join(parts)
 
 
-def is_import_path(name: str) -> bool:
-    """``package.module:Class`` names a user policy."""
-    return ":" in name
-
-
 def policy_class(name: str, *, allow_imports: bool = False, source: str | None = None
                  ) -> PolicyClass:
     """Resolve a policy name or import path to its class (an imported class's facts checked).
 
-    Import paths run code from outside marketsim, so they need ``allow_imports``: a scenario
-    received from someone else must never run code silently.
+    Import paths run code from outside marketsim, so they need ``allow_imports``
+    (:func:`marketsim.plugins.import_class`): a scenario received from someone else must never
+    run code silently.
     """
     if name in POLICIES:
         return POLICIES[name]
@@ -182,20 +179,7 @@ def policy_class(name: str, *, allow_imports: bool = False, source: str | None =
             "or a 'package.module:Class' import path",
             source=source,
         )
-    if not allow_imports:
-        raise InputError(
-            f"policy {name!r} is an import path and would run outside code; "
-            "pass --allow-imports if you trust this scenario",
-            source=source,
-        )
-    module_name, _, attr = name.partition(":")
-    try:
-        cls = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise InputError(f"cannot import policy {name!r}: {exc}", source=source) from None
-    if not isinstance(cls, type):
-        raise InputError(f"policy {name!r} is a {type(cls).__name__}, not a class",
-                         source=source)
+    cls = import_class(name, "policy", allow_imports=allow_imports, source=source)
     return check_facts(cls, f"policy {name!r}", source=source)
 
 

@@ -8,9 +8,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from marketsim.aggregation.registry import METHODS
+from marketsim.aggregation.registry import known_method
+from marketsim.plugins import is_import_path
 from marketsim.policies.base import PolicyClass
-from marketsim.policies.registry import POLICIES, fact_problem, is_import_path, option_values
+from marketsim.policies.registry import POLICIES, fact_problem, option_values
 from marketsim.record.metric import Metric
 from marketsim.scenario.arm_specs import ArmSpec
 from marketsim.scenario.crowd_specs import AbilitySpec
@@ -68,14 +69,15 @@ def policy_description(name: str, options: Mapping[str, Any] | None = None) -> s
 
 
 def method_description(name: str) -> str:
-    """One line on an inference method, from its class (:mod:`marketsim.aggregation.registry`)."""
-    cls = METHODS.get(name)
+    """One line on an inference method, from its class (:mod:`marketsim.aggregation.registry`;
+    an import-path method's once its module is imported)."""
+    cls = known_method(name)
     return cls.description if cls else "unknown method"
 
 
 def method_values(spec: ArmSpec | None) -> dict[str, Any]:
     """Every setting the arm's inference method runs with (unset ones ``None``)."""
-    if spec is None or spec.inference is None or spec.inference.method not in METHODS:
+    if spec is None or spec.inference is None or known_method(spec.inference.method) is None:
         return {}
     return spec.inference.options.model_dump()
 
@@ -86,11 +88,11 @@ def method_text(spec: ArmSpec | None, ability: AbilitySpec | None = None) -> str
     setting it runs with; an unset ability-prior setting is the scenario's recorded
     ``[workers.ability]`` value (``ability``)."""
     name = method_name(spec)
-    cls = METHODS.get(name) if name else None
-    if cls is None:
+    cls = known_method(name) if name else None
+    if name is None or cls is None:
         return "unknown method"
     values = method_values(spec)
-    from_ability = {k: key for k, key in ability_settings(cls.method or "").items()
+    from_ability = {k: key for k, key in ability_settings(name).items()
                     if values.get(k) is None}
     ability = ability or AbilitySpec()
     values.update((k, getattr(ability, key)) for k, key in from_ability.items())

@@ -202,8 +202,8 @@ def _rerun(summary: Summary, setup: Scenario | None, has_copy: bool) -> str:
                 f"({', '.join(objects)}), which no file can hold, so this folder has no "
                 "`scenario.toml`; run the same scenario again with `marketsim.run(scenario, "
                 f"seed={seed}, replicates={replicates})`")
-    # a policy given as 'module:Class' runs only with --allow-imports
-    plugin = any(":" in arm.policy.name for arm in arms)
+    # a policy or inference method given as 'module:Class' runs only with --allow-imports
+    plugin = any(":" in arm.policy.name or ":" in arm.inference.method for arm in arms)
     if not has_copy:
         imports = ", allow_imports=True" if plugin else ""
         return ("- re-run: this study was built in Python, so this folder has no "
@@ -216,4 +216,4 @@ def _rerun(summary: Summary, setup: Scenario | None, has_copy: bool) -> str:
             f"{seed} --replicates {replicates}"
             f"{f' --data-dir {data}' if isinstance(data, str) else ''}"
             f"{' --allow-imports' if plugin else ''}`"
-            + (" (the policy modules must be importable: on `PYTHONPATH`)" if plugin else ""))
+            + (" (the plug-in modules must be importable: on `PYTHONPATH`)" if plugin else ""))

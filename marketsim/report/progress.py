@@ -16,7 +16,6 @@ Every observer has the same four methods, called by the runner's caller:
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -26,6 +25,7 @@ from marketsim.record.curves import CurvePoint
 from marketsim.record.metric import ERROR_RATE
 from marketsim.record.units import UnitResult
 from marketsim.report.dashboard import LiveDashboard
+from marketsim.report.display import PlainLines, choose_display
 from marketsim.report.formatting import DASH, clean_name, count_of, fmt_error
 from marketsim.report.study_state import headline_metric
 from marketsim.scenario.outline import StudyOutline
@@ -63,22 +63,15 @@ class QuietProgress:
         """Nothing."""
 
 
-class PlainProgress:
+class PlainProgress(PlainLines):
     """One plain line per finished unit, for logs and pipes (no ANSI codes, no redraws)."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stderr
+        super().__init__(stream)
         self.names: list[str] = []
         self.metric = ERROR_RATE
         self.finished = 0
         self.total = 0
-
-    def _say(self, line: str) -> None:
-        try:
-            self.stream.write(line + "\n")
-            self.stream.flush()
-        except (OSError, ValueError):  # closed pipe or stream: progress is best effort
-            pass
 
     def start(self, study: StudyOutline, run_dir: Path | str | None) -> None:
         """Announce the study."""
@@ -115,10 +108,9 @@ class PlainProgress:
 
 def make_observer(quiet: bool, console: Console | None = None) -> RunObserver:
     """``QuietProgress`` when ``quiet``; a ``LiveDashboard`` when the console (stderr by
-    default) is a terminal; otherwise ``PlainProgress`` lines on stderr."""
-    if quiet:
+    default) is a terminal; otherwise ``PlainProgress`` lines on stderr
+    (:func:`~marketsim.report.display.choose_display`)."""
+    where = choose_display(quiet, console)
+    if where is None:
         return QuietProgress()
-    console = console if console is not None else Console(stderr=True)
-    if console.is_terminal and not console.is_dumb_terminal:
-        return LiveDashboard(console)
-    return PlainProgress(console.file if console.file is not None else sys.stderr)
+    return LiveDashboard(where) if isinstance(where, Console) else PlainProgress(where)

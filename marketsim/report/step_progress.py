@@ -9,11 +9,10 @@ as an optional callback, so they know nothing of the display.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import IO, Protocol
+from typing import Protocol
 
 from rich.console import Console
 from rich.progress import (
@@ -24,6 +23,8 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+from marketsim.report.display import PlainLines, choose_display
 
 #: What a step's work calls once per unit done (``advance(2)``: two units).
 Advance = Callable[..., None]
@@ -49,19 +50,9 @@ class QuietSteps:
         yield no_progress
 
 
-class PlainSteps:
+class PlainSteps(PlainLines):
     """One line when a step starts and one when it ends, with its time (logs and pipes: no
     ANSI codes, no redraws)."""
-
-    def __init__(self, stream: IO[str] | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-
-    def _say(self, line: str) -> None:
-        try:
-            self.stream.write(line + "\n")
-            self.stream.flush()
-        except (OSError, ValueError):  # closed pipe or stream: progress is best effort
-            pass
 
     @contextmanager
     def step(self, description: str, total: int) -> Iterator[Advance]:
@@ -96,11 +87,9 @@ class BarSteps:
 
 def make_steps(quiet: bool, console: Console | None = None) -> Steps:
     """:class:`QuietSteps` when ``quiet``; :class:`BarSteps` when the console (stderr by
-    default) is a terminal; otherwise :class:`PlainSteps` lines on stderr (as ``marketsim run``
-    chooses its display)."""
-    if quiet:
+    default) is a terminal; otherwise :class:`PlainSteps` lines on stderr (chosen as
+    ``marketsim run`` chooses its display: :func:`~marketsim.report.display.choose_display`)."""
+    where = choose_display(quiet, console)
+    if where is None:
         return QuietSteps()
-    console = console if console is not None else Console(stderr=True)
-    if console.is_terminal and not console.is_dumb_terminal:
-        return BarSteps(console)
-    return PlainSteps(console.file if console.file is not None else sys.stderr)
+    return BarSteps(where) if isinstance(where, Console) else PlainSteps(where)

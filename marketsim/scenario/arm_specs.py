@@ -11,10 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import (
     BeforeValidator,
     ConfigDict,
-    Discriminator,
     Field,
     PrivateAttr,
-    Tag,
     field_validator,
     model_serializer,
     model_validator,
@@ -22,12 +20,13 @@ from pydantic import (
 
 from marketsim.errors import InputError
 from marketsim.options import F
+from marketsim.plugins import is_import_path
 from marketsim.policies.base import AssignmentPolicy, PolicyClass, policy_type
-from marketsim.policies.registry import POLICIES, instantiate, is_import_path, policy_class
+from marketsim.policies.registry import POLICIES, instantiate, policy_class
 from marketsim.scenario.inference_spec import Inferences, InferenceSpec
 from marketsim.scenario.market_specs import INITIAL_GRAPHS, BlockingSpec, BudgetSpec, GoldSpec
 from marketsim.scenario.validation import KeyProblem, suggest
-from marketsim.tables import Table
+from marketsim.tables import Table, tagged_union
 
 
 class PolicySpec(Table):
@@ -180,24 +179,13 @@ POLICY_VARIANTS: dict[str, type[PolicySpec]] = {
 globals().update({v.__name__: v for v in POLICY_VARIANTS.values()})
 
 
-def _policy_tag(data: Any) -> str:
-    """The variant a policy table validates as: its built-in policy's, else the generic
-    :class:`PolicySpec` (an import path; an unknown name, refused there with the list)."""
-    if isinstance(data, PolicySpec):
-        return type(data).__name__
-    name = data.get("name") if isinstance(data, Mapping) else None
-    variant = POLICY_VARIANTS.get(name) if isinstance(name, str) else None
-    return (variant or PolicySpec).__name__
-
-
 if TYPE_CHECKING:
     Policies = PolicySpec
 else:
-    #: ``[arms.policy]``: a union over the built-in policies' variants and the import path's,
+    #: ``[arms.policy]``: a union over the built-in policies' variants and the generic
+    #: :class:`PolicySpec` (an import path; an unknown name, refused there with the list),
     #: discriminated by ``name``.
-    _POLICY_TAGGED = tuple(Annotated[v, Tag(v.__name__)]
-                           for v in (*POLICY_VARIANTS.values(), PolicySpec))
-    Policies = Annotated[Union[_POLICY_TAGGED], Discriminator(_policy_tag)]  # noqa: UP007
+    Policies = tagged_union(POLICY_VARIANTS, PolicySpec, "name")
 
 
 def _name_or_table(key: str) -> Any:

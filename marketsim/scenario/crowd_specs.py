@@ -11,14 +11,12 @@ there.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, Union
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import (
     ConfigDict,
-    Discriminator,
     Field,
     PrivateAttr,
-    Tag,
     create_model,
     model_validator,
 )
@@ -27,10 +25,10 @@ from marketsim.aggregation.one_coin import MAX_PRIOR
 from marketsim.errors import InputError
 from marketsim.options import F
 from marketsim.scenario.validation import printable, suggest, validate
-from marketsim.tables import FloatRows, Floats, KeyProblem, Table, bounded_floats
+from marketsim.tables import FloatRows, Floats, KeyProblem, Table, bounded_floats, tagged_union
 from marketsim.workers.base import WorkerModel
 from marketsim.workers.dynamics import DynamicsSpec
-from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS, is_import_path
+from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS
 
 ABILITY_DISTRIBUTIONS = ("shifted-beta",)
 #: Bounds of ``workers.arrivals.rate``: simulated times stay far from float overflow (a rate of
@@ -356,26 +354,14 @@ WORKERS_VARIANTS: dict[str, type[WorkersSpec]] = {
 globals().update({v.__name__: v for v in WORKERS_VARIANTS.values()})
 
 
-def _variant_tag(data: Any) -> str:
-    """The variant a ``[workers]`` table validates as: its ``model``'s (the default model's
-    when ``model`` is left out, or is not a model's name: that variant then refuses it with
-    the list of names; :class:`PluginWorkersSpec` for an import path)."""
-    if isinstance(data, WorkersSpec):
-        return type(data).__name__
-    name = data.get("model", DEFAULT_MODEL) if isinstance(data, Mapping) else DEFAULT_MODEL
-    if isinstance(name, str) and name not in WORKERS_VARIANTS and is_import_path(name):
-        return PluginWorkersSpec.__name__
-    variant = WORKERS_VARIANTS.get(name) if isinstance(name, str) else None
-    return (variant or WORKERS_VARIANTS[DEFAULT_MODEL]).__name__
-
-
 if TYPE_CHECKING:
     Workers = WorkersSpec
 else:
-    #: ``[workers]``: a union over the worker models' variants, discriminated by ``model``.
-    _TAGGED = tuple(Annotated[v, Tag(v.__name__)] for v in (*WORKERS_VARIANTS.values(),
-                                                             PluginWorkersSpec))
-    Workers = Annotated[Union[_TAGGED], Discriminator(_variant_tag)]  # noqa: UP007
+    #: ``[workers]``: a union over the worker models' variants, discriminated by ``model``
+    #: (the default model's when ``model`` is left out, or is not a model's name: that variant
+    #: then refuses it with the list of names; :class:`PluginWorkersSpec` for an import path).
+    Workers = tagged_union(WORKERS_VARIANTS, WORKERS_VARIANTS[DEFAULT_MODEL], "model",
+                           plugin=PluginWorkersSpec)
 
 
 def default_workers() -> WorkersSpec:

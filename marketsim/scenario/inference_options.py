@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from marketsim.aggregation.identifiability import identifiability_checks
-from marketsim.aggregation.registry import METHODS
+from marketsim.aggregation.registry import known_method
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.options import Options, option_problem
@@ -144,7 +144,8 @@ def _fit_problem(method: str, kwargs: tuple[tuple[str, Any], ...], classes: int)
     (its ``ValueError``), or None. Cached: a sweep parses the same arm at every grid point."""
     params = {k: np.asarray(v) if k == "class_prior" and v is not None else v
               for k, v in kwargs}
-    entry = METHODS[method]
+    entry = known_method(method)
+    assert entry is not None  # resolved with the scenario
     try:
         estimator = entry(**params)
         if hasattr(estimator, "random_state"):

@@ -26,14 +26,12 @@ import copy
 import inspect
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     ConfigDict,
-    Discriminator,
     Field,
     PrivateAttr,
-    Tag,
     create_model,
     model_serializer,
     model_validator,
@@ -42,10 +40,10 @@ from pydantic.fields import FieldInfo
 
 from marketsim.aggregation.estimator import Estimator
 from marketsim.aggregation.options import PYTHON_ONLY, SCENARIO_UNSET
-from marketsim.aggregation.registry import METHODS
+from marketsim.aggregation.registry import METHODS, known_method
 from marketsim.options import F, Options
 from marketsim.scenario.validation import suggest
-from marketsim.tables import KeyProblem, Table
+from marketsim.tables import KeyProblem, Table, tagged_union
 
 #: Settings the market's inference service reads itself (not estimator arguments).
 SERVICE_SETTINGS = ("warm_start",)
@@ -84,13 +82,22 @@ def _setting(info: FieldInfo) -> tuple[Any, Any]:
 
 
 def settings_model(method: str) -> type[Options]:
-    """The model of the settings ``method`` takes in a scenario, built from its class's
-    parameters (the module docstring's rules)."""
-    return _settings_of(METHODS[method])
+    """The model of the settings ``method`` (a built-in method, or an imported plug-in's
+    import path) takes in a scenario, built from its class's parameters (the module
+    docstring's rules)."""
+    return _settings_of(_method_class(method))
+
+
+def _method_class(method: str) -> type[Estimator]:
+    """The class of a built-in method or of an imported plug-in (a KeyError otherwise)."""
+    cls = known_method(method)
+    if cls is None:
+        raise KeyError(method)
+    return cls
 
 
 #: The settings model of each method class, built once.
-_MODELS: dict[type, type[Options]] = {}
+_MODELS: dict[type[Estimator], type[Options]] = {}
 
 
 def _settings_of(cls: type[Estimator]) -> type[Options]:
@@ -127,7 +134,7 @@ def ability_settings(method: str) -> dict[str, str]:
     """The settings of ``method`` whose unset value is the scenario's ``[workers.ability]``
     value, each with that table's key (``alpha``, ``beta``, ``low``)."""
     return {name: str(unset).removeprefix(ABILITY_KEY)
-            for name, info in METHODS[method].Options.model_fields.items()
+            for name, info in _method_class(method).Options.model_fields.items()
             if str(unset := _extra(info).get(SCENARIO_UNSET, "")).startswith(ABILITY_KEY)}
 
 
@@ -136,7 +143,7 @@ def unknown_setting(method: str, name: str) -> str:
     the method's settings with a did-you-mean."""
     taken = tuple(settings_model(method).model_fields)
     takers = [m for m in METHODS if name in settings_model(m).model_fields]
-    if METHODS[method].output == "scores" and any(METHODS[m].output == "classes"
+    if _method_class(method).output == "scores" and any(METHODS[m].output == "classes"
                                                    for m in takers):
         return f"does not apply to {method!r} (a continuous-score method)"
     if len(takers) == 1:
@@ -164,8 +171,14 @@ class InferenceSpec(Table):
     method: str = F(None, "a class method for class markets (`mv`, `one-coin`, "
                     "`one-coin-beta`, `one-coin-shifted-beta`, `one-coin-spectral`, `ds`, "
                     "`opt-ds`, `ds-features`, `kos`, ...), a score method for "
-                    "`gaussian-scores` (`gaussian-em`, `gaussian-hard-em`)",
+                    "`gaussian-scores` (`gaussian-em`, `gaussian-hard-em`), or a "
+                    "`package.module:Class` import path of a "
+                    "`marketsim.aggregation.base.BaseAggregator` (or `ScoreAggregator`) "
+                    "subclass (runs only with `--allow-imports`)",
                     shown='"one-coin-shifted-beta" ("gaussian-em")')
+    #: The method's class, resolved with the scenario (unpickled before the settings below,
+    #: so a worker process imports a plug-in's module before it needs its settings model).
+    _entry: type[Estimator] | None = PrivateAttr(default=None)
     _options: Options | None = PrivateAttr(default=None)
     #: An estimator object given in Python (``marketsim.scenario_from_dict``): the market
     #: fits fresh copies of it instead of a registry method (``method`` is then its class name).
@@ -198,12 +211,13 @@ class InferenceSpec(Table):
 
     @classmethod
     def resolved(cls, method: str, options: Options | None = None,
-                 estimator: Any = None) -> InferenceSpec:
-        """The spec of ``method`` run with ``options`` (``None``: its defaults), or of an
-        estimator object."""
+                 estimator: Any = None, entry: type[Estimator] | None = None) -> InferenceSpec:
+        """The spec of ``method`` (its class ``entry``, if resolved) run with ``options``
+        (``None``: its defaults), or of an estimator object."""
         spec = cls(method=method)
         spec._options = options
         spec._estimator = estimator
+        spec._entry = entry
         return spec
 
     @property
@@ -211,13 +225,16 @@ class InferenceSpec(Table):
         """The method's settings (its defaults if none were given)."""
         if self._options is not None:
             return self._options
-        return settings_model(self.method)() if self.method in METHODS else Options()
+        if self.entry is None:
+            return Options()
+        return _settings_of(self.entry)()
 
     @property
     def entry(self) -> type[Estimator] | None:
-        """The class of ``method`` (``None`` for an estimator object's class name); the
-        market builds estimators from it (``market.inference.estimator_factory``)."""
-        return METHODS.get(self.method)
+        """The class of ``method``, a built-in one or an import path's (``None`` for an
+        estimator object's class name, or a plug-in not imported); the market builds
+        estimators from it (``market.inference.estimator_factory``)."""
+        return self._entry or known_method(self.method)
 
     @property
     def estimator(self) -> Any:
@@ -275,31 +292,34 @@ METHOD_VARIANTS: dict[str, type[InferenceSpec]] = {
 globals().update({v.__name__: v for v in METHOD_VARIANTS.values()})
 
 
-def _method_tag(data: Any) -> str:
-    """The variant an inference table validates as: its method's, else the generic
-    :class:`InferenceSpec` (no method: the market's default, whose settings are checked once
-    the worker model is known; an unknown one, refused then with the market's methods)."""
-    if isinstance(data, InferenceSpec):
-        return type(data).__name__
-    name = data.get("method") if isinstance(data, Mapping) else None
-    variant = METHOD_VARIANTS.get(name) if isinstance(name, str) else None
-    return (variant or InferenceSpec).__name__
-
-
 if TYPE_CHECKING:
     Inferences = InferenceSpec
 else:
-    #: ``[arms.inference]``: a union over the methods' variants and the generic table,
-    #: discriminated by ``method``.
-    _METHOD_TAGGED = tuple(Annotated[v, Tag(v.__name__)]
-                           for v in (*METHOD_VARIANTS.values(), InferenceSpec))
-    Inferences = Annotated[Union[_METHOD_TAGGED], Discriminator(_method_tag)]  # noqa: UP007
+    #: ``[arms.inference]``: a union over the methods' variants and the generic
+    #: :class:`InferenceSpec`, discriminated by ``method`` (no method: the market's default,
+    #: whose settings are checked once the worker model is known; an import path's settings,
+    #: once its class is imported; an unknown one, refused then with the market's methods).
+    Inferences = tagged_union(METHOD_VARIANTS, InferenceSpec, "method")
 
 
 def __getattr__(name: str) -> type[Options]:
     """A method's settings model by its name (``DawidSkeneSettings``), built on demand: how
     pickle finds the generated models in another process (a worker unpickling a scenario)."""
-    for cls in METHODS.values():
-        if f"{cls.__name__}Settings" == name:
+    # the latest model built first: a plug-in imported again (a test) has two of that name
+    for cls in (*METHODS.values(), *reversed(_MODELS), *_estimator_classes(Estimator)):
+        if f"{cls.__name__}Settings" == name and cls.method:
             return _settings_of(cls)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _estimator_classes(base: type[Estimator]) -> list[type[Estimator]]:
+    """Every imported subclass of ``base``, plug-ins included (a worker process unpickling a
+    plug-in method's settings has imported its class, but not yet built their model)."""
+    return [c for sub in base.__subclasses__() for c in (sub, *_estimator_classes(sub))]
+
+
+def known_settings() -> tuple[str, ...]:
+    """Every setting some method known to this process takes: the built-in ones', and those of
+    the plug-ins imported so far (a sweep may name any of them)."""
+    classes = (*METHODS.values(), *(c for c in _MODELS if c not in METHODS.values()))
+    return tuple(dict.fromkeys(k for c in classes for k in _settings_of(c).model_fields))

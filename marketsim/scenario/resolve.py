@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from marketsim.aggregation.registry import METHODS
+from marketsim.aggregation.estimator import Estimator
+from marketsim.aggregation.registry import METHODS, method_class
 from marketsim.errors import InputError
+from marketsim.plugins import is_import_path
 from marketsim.policies.base import PolicyClass
 from marketsim.policies.registry import POLICIES, market_problem, policy_class
 from marketsim.scenario.arm_specs import PolicySpec
@@ -98,7 +100,8 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
         as_table = idx < len(raw_arms) and isinstance(raw_arms[idx].get("policy"), Mapping)
         policy = _policy(arm.policy, f"{key}.policy", as_table, workers, tasks.classes,
                          allow_imports, source)
-        inference = _inference(arm.inference, f"{key}.inference", tasks, workers, source)
+        inference = _inference(arm.inference, f"{key}.inference", tasks, workers,
+                               allow_imports, source)
         if arm.initial == "one-per-task" and budget.edges < tasks.count:
             raise _fail(f"{key}.initial", f"'one-per-task' needs budget.edges >= "
                         f"{tasks.count}", source)
@@ -281,18 +284,26 @@ def _crowd_counts(cls: PolicyClass, options: Mapping[str, Any], key: str,
                         f"be between {floor} and {most}: {reason}", source)
 
 
-def _method(spec: InferenceSpec | None, key: str, workers: WorkersSpec, source: str) -> str:
-    """The method name, checked against the worker model: score methods (``gaussian-em``,
-    ``gaussian-hard-em``) when its labels are scores, class methods for every other one."""
+def _method(spec: InferenceSpec | None, key: str, workers: WorkersSpec, allow_imports: bool,
+            source: str) -> tuple[str, type[Estimator]]:
+    """The method name and class, checked against the worker model: score methods
+    (``gaussian-em``, ``gaussian-hard-em``) when its labels are scores, class methods for
+    every other one; an import path's class (imported with ``allow_imports``) likewise, by
+    what it estimates (its ``output``)."""
     facts = workers.model_class
     allowed = facts.methods
     method = facts.default_method if spec is None or spec.method is None else spec.method
     if method in allowed:
-        return method
-    if method in METHODS and facts.scores:
+        return method, METHODS[method]
+    cls = METHODS.get(method)
+    if cls is None and is_import_path(method):
+        cls = method_class(method, allow_imports=allow_imports, source=source, key=key)
+        if (cls.output == "scores") == facts.scores:
+            return method, cls
+    if cls is not None and facts.scores:
         raise _fail(key, f"{method!r} estimates classes, but workers.model = {facts.name!r} "
                     f"gives continuous scores; use one of {', '.join(allowed)}", source)
-    if method in METHODS:
+    if cls is not None:
         raise _fail(key, f"{method!r} estimates continuous scores and needs workers.model = "
                     f"{_score_models()}; use one of {', '.join(allowed)}", source)
     raise _fail(key, f"must be one of {', '.join(allowed)}; got {method!r}"
@@ -300,17 +311,17 @@ def _method(spec: InferenceSpec | None, key: str, workers: WorkersSpec, source: 
 
 
 def _inference(spec: InferenceSpec | None, key: str, tasks: TasksSpec, workers: WorkersSpec,
-               source: str) -> InferenceSpec:
+               allow_imports: bool, source: str) -> InferenceSpec:
     """The arm's method and settings: each setting one the method takes (its ``Options``
     model), with a value its estimator accepts (see
     :mod:`marketsim.scenario.inference_options`)."""
-    method = _method(spec, f"{key}.method", workers, source)
+    method, cls = _method(spec, f"{key}.method", workers, allow_imports, source)
     settings = spec.settings if spec is not None else {}
     options = read_settings(method, settings, key, source)
     class_prior = getattr(options, "class_prior", None)
     if isinstance(class_prior, list):
         _prior(tuple(class_prior), f"{key}.class_prior", tasks.classes, (), source)
-    resolved = InferenceSpec.resolved(method, options)
+    resolved = InferenceSpec.resolved(method, options, entry=cls)
     check_inference(resolved, key, source, prior=tasks.prior, ability=workers.ability,
                     classes=tasks.classes)
     return resolved

@@ -23,10 +23,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, PlainSerializer
 
-from marketsim.aggregation.registry import METHODS
 from marketsim.errors import InputError
 from marketsim.scenario.arm_specs import ArmSpec, PolicySpec
-from marketsim.scenario.inference_spec import InferenceSpec, settings_model
+from marketsim.scenario.inference_spec import InferenceSpec, known_settings
 from marketsim.scenario.validation import KeyProblem, printable, suggest
 from marketsim.tables import _as_tuple
 
@@ -118,8 +117,7 @@ def _check_schema(key: str, path: Path, root: type[BaseModel], source: str) -> N
         fields = {k: f for v in variants for k, f in v.model_fields.items()}
         if part not in fields:
             if InferenceSpec in variants:  # a setting of some method (checked per point)
-                allowed = list(dict.fromkeys([*fields, *(
-                    k for m in METHODS for k in settings_model(m).model_fields)]))
+                allowed = list(dict.fromkeys([*fields, *known_settings()]))
                 if part in allowed:
                     return
             elif PolicySpec in variants:  # an import-path policy's options (checked per

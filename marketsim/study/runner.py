@@ -26,8 +26,8 @@ from marketsim.market.policy_guard import policy_failure
 from marketsim.market.replay import replay_world
 from marketsim.market.setup import MarketSetup
 from marketsim.market.worker_models import draw_world
+from marketsim.plugins import is_import_path
 from marketsim.policies.base import AssignmentPolicy
-from marketsim.policies.registry import is_import_path
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import UnitResult
 from marketsim.scenario.replay import load_replay
@@ -151,7 +151,8 @@ def require_picklable(scenario: Scenario, jobs: int) -> None:
 
 def plugin_modules(scenario: Scenario) -> dict[str, str]:
     """The modules outside marketsim that the arms' policies and estimators come from (a
-    ``module:Class`` policy, imported already or not, or an object given in Python), each
+    ``module:Class`` policy, imported already or not, a ``module:Class`` inference method, or
+    an object given in Python), each
     with what needs it: a scheduler or worker that runs the units must be able to import
     them. Classes defined in ``__main__`` travel by value, so they need no module."""
     modules: dict[str, str] = {}
@@ -159,8 +160,8 @@ def plugin_modules(scenario: Scenario) -> dict[str, str]:
         if arm.policy.cls is None and is_import_path(arm.policy.name):  # imported by the unit
             modules.setdefault(arm.policy.name.partition(":")[0], f"arm {arm.name!r}: policy")
         policy = arm.policy.cls or type(arm.policy.obj)
-        estimator = arm.inference.estimator
-        for what, cls in (("policy", policy), ("estimator", type(estimator))):
+        estimator = arm.inference.entry or type(arm.inference.estimator)
+        for what, cls in (("policy", policy), ("estimator", estimator)):
             if cls is type(None):
                 continue
             top = cls.__module__.partition(".")[0]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-import sys
 import typing
 from functools import cache
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from marketsim.errors import InputError
+from marketsim.plugins import import_class, is_import_path
 from marketsim.tables import Table
 from marketsim.workers.base import WorkerModel
 
@@ -97,34 +97,20 @@ def model_problem(cls: type) -> str | None:
     return None
 
 
-def is_import_path(name: str) -> bool:
-    """``package.module:Class`` names a worker model from outside marketsim."""
-    return ":" in name
-
-
 def worker_model_class(name: str, *, allow_imports: bool = False,
                        source: str | None = None) -> type[WorkerModel]:
     """The worker model called ``name``: a built-in one, or the class at the import path
-    ``name``, its facts checked. Importing runs outside code, so it needs ``allow_imports``;
-    a class whose module is already imported (the run that imported it, writing its report)
-    is used without importing anything."""
+    ``name`` (:func:`marketsim.plugins.import_class`), its facts checked. Importing runs outside
+    code, so it needs ``allow_imports``; a class whose module is already imported (the run that
+    imported it, writing its report) is used without importing anything."""
     if name in WORKER_MODELS:
         return WORKER_MODELS[name]
     if not is_import_path(name):
         raise InputError(f"unknown worker model {name!r}; choose one of: "
                          f"{', '.join(WORKER_MODELS)}, or a 'package.module:Class' import path",
                          source=source)
-    module_name, _, attr = name.partition(":")
-    if not allow_imports and module_name not in sys.modules:
-        raise InputError(f"worker model {name!r} is an import path and would run outside "
-                         "code; pass --allow-imports if you trust this scenario", source=source)
-    try:
-        cls = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise InputError(f"cannot import worker model {name!r}: {exc}", source=source) from None
-    if not isinstance(cls, type):
-        raise InputError(f"worker model {name!r} is a {type(cls).__name__}, not a class",
-                         source=source)
+    cls = import_class(name, "worker model", allow_imports=allow_imports, source=source,
+                       trust_imported=True)
     problem = model_problem(cls)
     if problem is not None:
         raise InputError(f"worker model {name!r}: {problem}", source=source)

@@ -5,7 +5,8 @@ The contract, over the whole registry: the estimator the market builds for a sce
 with its defaults, once the scenario-dependent settings are resolved as documented
 (:mod:`marketsim.scenario.inference_spec`: ``class_prior`` is the scenario's prior, an unset
 ability-prior setting the scenario's ``[workers.ability]``) — the same parameters and the
-same answer on a small label set.
+same answer on a small label set. A plug-in method (``module:Class``, from
+``plugins/smoothed_vote.py``) is held to the same contract.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +24,7 @@ import pytest
 
 import marketsim.aggregation as package
 from marketsim.aggregation.estimator import Estimator
-from marketsim.aggregation.registry import METHODS
+from marketsim.aggregation.registry import METHODS, method_class
 from marketsim.data.labels import LabelSet
 from marketsim.market.inference import estimator_factory
 from marketsim.scenario.inference_spec import ability_settings
@@ -29,12 +32,25 @@ from marketsim.scenario.parser import parse_scenario
 
 PRIOR = [0.6, 0.4]
 ABILITY = {"alpha": 5.0, "beta": 3.0, "low": 0.2}
+#: A method from outside marketsim, by its import path (``plugins/smoothed_vote.py``).
+PLUGIN = "smoothed_vote:SmoothedVote"
+
+
+@pytest.fixture(autouse=True)
+def plugin_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The plug-in's folder on the path (its module imported by the scenario that names it)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "plugins"))
+    yield
+
+
+def _class(method: str) -> type[Estimator]:
+    return method_class(method, allow_imports=True)
 
 
 def _scenario(method: str) -> Any:
     """A scenario whose prior and ability distribution are not the Python defaults, so a
     setting resolved from the wrong place shows."""
-    scores = METHODS[method].output == "scores"
+    scores = _class(method).output == "scores"
     workers: dict[str, Any] = {"count": 6, "model": "gaussian-scores"} if scores else {
         "count": 6, "ability": ABILITY}
     tasks: dict[str, Any] = {"count": 10} if scores else {"count": 10, "prior": PRIOR}
@@ -42,12 +58,12 @@ def _scenario(method: str) -> Any:
         "scenario": {"name": "contract"}, "tasks": tasks, "workers": workers,
         "budget": {"edges": 40},
         "arms": [{"name": "a", "policy": "uniform", "inference": {"method": method}}],
-    }, "contract.toml")
+    }, "contract.toml", allow_imports=True)
 
 
 def _resolved(method: str) -> dict[str, Any]:
     """The scenario-dependent settings of ``method`` as the scenario above resolves them."""
-    params = METHODS[method].Options.model_fields
+    params = _class(method).Options.model_fields
     out: dict[str, Any] = {k: ABILITY[key] for k, key in ability_settings(method).items()}
     if "class_prior" in params:
         out["class_prior"] = np.asarray(PRIOR)
@@ -75,34 +91,34 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", [*METHODS, PLUGIN])
 def test_a_scenario_arm_at_its_defaults_is_the_class_at_its_defaults(method: str) -> None:
     scenario = _scenario(method)
     built = estimator_factory(scenario.crowd, scenario.arms[0].inference)()
-    python = METHODS[method]().set_params(**_resolved(method))
-    assert type(built) is METHODS[method]
+    python = _class(method)().set_params(**_resolved(method))
+    assert type(built) is _class(method)
     mine, theirs = built.get_params(), python.get_params()
     assert mine.keys() == theirs.keys()
     differ = {k: (mine[k], theirs[k]) for k in mine if not _same(mine[k], theirs[k])}
     assert not differ, f"{method}: scenario vs Python defaults differ: {differ}"
-    data = _labels(METHODS[method].output == "scores")
+    data = _labels(_class(method).output == "scores")
     for est in (built, python):
         if "random_state" in mine:
             est.set_params(random_state=0)
         est.fit(data)
-    if METHODS[method].output == "scores":
+    if _class(method).output == "scores":
         np.testing.assert_array_equal(built.means_, python.means_)
     else:
         np.testing.assert_array_equal(built.proba_, python.proba_)
         np.testing.assert_array_equal(built.labels_, python.labels_)
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", [*METHODS, PLUGIN])
 def test_the_constructor_is_the_options_model(method: str) -> None:
     """No class declares its parameters a second time: no ``__init__`` below the base, the
     signature (what ``help`` and IDEs show) is the model's fields with their defaults, and a
     value out of the model's range is refused when built."""
-    cls = METHODS[method]
+    cls = _class(method)
     assert not [c.__name__ for c in cls.__mro__ if c is not Estimator
                 and issubclass(c, Estimator) and "__init__" in vars(c)]
     fields = cls.Options.model_fields

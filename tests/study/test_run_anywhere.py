@@ -151,4 +151,4 @@ def test_rerun_line_adds_allow_imports_for_import_path_policies(tmp_path: Path) 
     assert main(["report", str(out), "--quiet"]) == 0
     text = (out / "report.md").read_text()
     assert ("`python -m marketsim run scenario.toml --seed 0 --replicates 1 --allow-imports`"
-            " (the policy modules must be importable: on `PYTHONPATH`)") in text
+            " (the plug-in modules must be importable: on `PYTHONPATH`)") in text

@@ -1,0 +1,43 @@
+"""A component from outside marketsim, named by its import path ``package.module:Class``: the
+one importer the worker models', policies' and inference methods' registries share, so a
+plug-in of any kind is refused, imported and reported on in the same words.
+
+Importing runs code from outside marketsim, so it needs ``allow_imports`` (``--allow-imports``):
+a scenario received from someone else never runs code silently. Each registry then checks the
+class's facts itself (what makes a class a worker model, a policy or an inference method is
+the registry's to say).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from marketsim.errors import InputError
+
+
+def is_import_path(name: str) -> bool:
+    """``package.module:Class`` names a component from outside marketsim."""
+    return ":" in name
+
+
+def import_class(name: str, kind: str, *, allow_imports: bool, source: str | None = None,
+                 key: str | None = None, trust_imported: bool = False) -> type:
+    """The class at the import path ``name``, a ``kind`` (``"policy"``, ``"worker model"``...),
+    or a one-line :class:`InputError` (``key``, the scenario key that names it, first):
+    refused without ``allow_imports``, a module or attribute that does not import, an object
+    that is not a class. With ``trust_imported``, a class whose module is already imported
+    (the run that imported it, writing its report) is used without ``allow_imports``."""
+    where = f"{key}: " if key else ""
+    module_name, _, attr = name.partition(":")
+    if not allow_imports and not (trust_imported and module_name in sys.modules):
+        raise InputError(f"{where}{kind} {name!r} is an import path and would run outside "
+                         "code; pass --allow-imports if you trust this scenario", source=source)
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InputError(f"{where}cannot import {kind} {name!r}: {exc}", source=source) from None
+    if not isinstance(cls, type):
+        raise InputError(f"{where}{kind} {name!r} is a {type(cls).__name__}, not a class",
+                         source=source)
+    return cls
