@@ -5,36 +5,25 @@ the kinds. A scenario without it has no machines and runs as it always did."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Union
-
-from pydantic import Discriminator, Tag
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from marketsim.machines.base import MachineAnnotator, MachineOptions
 from marketsim.machines.registry import DEFAULT_KIND, MACHINE_KINDS
+from marketsim.tables import tagged_union
 
 #: Each kind's options, by kind.
 MACHINE_VARIANTS: dict[str, type[MachineOptions]] = {
     kind: cls.Options for kind, cls in MACHINE_KINDS.items()}
 
 
-def _kind_tag(data: Any) -> str:
-    """The variant a ``[[machines]]`` table validates as: its ``kind``'s (the default kind's
-    when ``kind`` is left out or unknown: that variant then refuses it with the names)."""
-    if isinstance(data, MachineOptions):
-        return type(data).__name__
-    kind = data.get("kind", DEFAULT_KIND) if isinstance(data, Mapping) else DEFAULT_KIND
-    known = isinstance(kind, str) and kind in MACHINE_VARIANTS
-    return MACHINE_VARIANTS[kind if known else DEFAULT_KIND].__name__
-
-
 if TYPE_CHECKING:
     Machine = MachineOptions
 else:
-    #: One ``[[machines]]`` table: a union over the kinds' options, discriminated by ``kind``.
-    Machine = Annotated[Union[tuple(Annotated[v, Tag(v.__name__)]  # noqa: UP007
-                                    for v in MACHINE_VARIANTS.values())],
-                        Discriminator(_kind_tag)]
+    #: One ``[[machines]]`` table: a union over the kinds' options, discriminated by ``kind``
+    #: (the default kind's when ``kind`` is left out or unknown: that variant then refuses it
+    #: with the names).
+    Machine = tagged_union(MACHINE_VARIANTS, MACHINE_VARIANTS[DEFAULT_KIND], "kind")
 
 
 def machine_annotator(options: MachineOptions) -> MachineAnnotator:
