@@ -100,3 +100,4 @@ def worker_sources(
             f"{human_at}): a model's name and a person's id must differ", source=source,
             where=str(int(lines[at])))
     return sources
+
