@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.data.sources import worker_sources
+from marketsim.errors import InputError
+
 PANDAS_HINT = 'the DataFrame API needs pandas: pip install "marketsim[pandas]"'
 
 
@@ -101,18 +104,22 @@ def check_no_missing(columns: dict[str, np.ndarray]) -> None:
 
 
 def frame_columns(
-    frame: Any, task: str, worker: str, label: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The task, worker and label columns of a pandas DataFrame, as 1-d arrays."""
+    frame: Any, task: str, worker: str, label: str, *, source: str | None = None,
+    confidence: str | None = None,
+) -> dict[str, np.ndarray]:
+    """The task, worker and label columns of a pandas DataFrame (and its source and
+    confidence columns when named), as 1-d arrays by role."""
     pd = pandas()
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame or a LabelSet, got {type(frame).__name__}")
-    roles = {"task": task, "worker": worker, "label": label}
+    given = {"task": task, "worker": worker, "label": label, "source": source,
+             "confidence": confidence}
+    roles = {role: name for role, name in given.items() if name is not None}
     missing = [c for c in roles.values() if c not in frame.columns]
     if missing:
         raise ValueError(
             f"DataFrame has no column {missing[0]!r}; it has {', '.join(map(str, frame.columns))}"
-            " (name the columns with task=, worker=, label=)"
+            " (name the columns with task=, worker=, label=, source=, confidence=)"
         )
     for role, name in roles.items():
         twice = int(np.count_nonzero(np.asarray(frame.columns == name)))
@@ -124,11 +131,37 @@ def frame_columns(
         if other is not None:
             raise ValueError(f"{role}= and {other}= both name column {name!r}; give each "
                              "role its own column")
-    out = []
-    for name in (task, worker, label):
+    out = {}
+    for role, name in roles.items():
         col = frame[name].to_numpy()
-        out.append(col if col.dtype != object else as_object_column(col.tolist()))
-    return out[0], out[1], out[2]
+        out[role] = col if col.dtype != object else as_object_column(col.tolist())
+    return out
+
+
+def machine_values(
+    workers: np.ndarray, worker_ids: np.ndarray, source: np.ndarray | None,
+    confidence: np.ndarray | None, names: dict[str, str],
+) -> tuple[np.ndarray | None, tuple[str, ...] | None]:
+    """A mixed crowd's ``confidence`` (per label, NaN where missing) and per-worker
+    ``sources`` from per-label values (records' or a DataFrame's columns; ``workers`` the
+    labels' worker codes); ``None`` for what is not given. ValueError naming the column and
+    row when a source is missing or one worker has two sources."""
+    if confidence is not None:
+        try:
+            confidence = np.asarray(confidence, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"column {names['confidence']!r}: confidence must be a number in "
+                             "[0, 1] or missing") from None
+    if source is None:
+        return confidence, None
+    check_no_missing({names["source"]: source})
+    cells = [str(v) for v in source.tolist()]
+    try:
+        sources = worker_sources(workers, worker_ids, cells, np.arange(len(cells)), "",
+                                 names["source"], line="row")
+    except InputError as error:
+        raise ValueError(f"row {error.where}: {error.detail}") from None
+    return confidence, sources
 
 
 def labels_series(task_ids: np.ndarray, values: np.ndarray) -> Any:
@@ -143,3 +176,20 @@ def proba_frame(task_ids: np.ndarray, class_values: np.ndarray, proba: np.ndarra
     return pd.DataFrame(
         proba, index=pd.Index(task_ids, name="task"), columns=pd.Index(class_values, name="label")
     )
+
+
+def coded(columns: dict[str, np.ndarray], names: dict[str, str]) -> dict[str, Any]:
+    """Per-label values by role (``task``, ``worker``, ``label``, optionally ``source`` and
+    ``confidence``; ``names`` their columns' names in errors) as a LabelSet's arguments:
+    codes, sizes, id maps, ``confidence`` and ``sources``."""
+    check_no_missing({names[r]: columns[r] for r in ("task", "worker", "label")})
+    t, task_ids = encode(columns["task"], sort=False)
+    w, worker_ids = encode(columns["worker"], sort=False)
+    c, class_values = encode(columns["label"], sort=True)
+    confidence, sources = machine_values(w, worker_ids, columns.get("source"),
+                                         columns.get("confidence"), names)
+    return {"tasks": t, "workers": w, "labels": c, "n_tasks": task_ids.shape[0],
+            "n_workers": worker_ids.shape[0], "n_classes": max(class_values.shape[0], 1),
+            "task_ids": task_ids, "worker_ids": worker_ids,
+            "class_ids": class_values if class_values.size else None,
+            "confidence": confidence, "sources": sources}

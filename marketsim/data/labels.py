@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from marketsim.data.frames import as_object_column, check_no_missing, encode, frame_columns
+from marketsim.data.frames import as_object_column, coded, frame_columns
 from marketsim.data.incidence import (
     BLOCK_SORT_MIN_LABELS,
     ROW_SORT_MIN_LABELS,
@@ -120,49 +120,53 @@ class LabelSet:
         )
 
     @classmethod
-    def from_records(cls, records: Iterable[tuple[Any, Any, Any]]) -> LabelSet:
-        """Build from ``(task, worker, label)`` triples with ids and labels of any hashable type.
+    def from_records(cls, records: Iterable[tuple[Any, ...]]) -> LabelSet:
+        """Build from ``(task, worker, label)`` triples with ids and labels of any hashable type,
+        or from ``(task, worker, label, source[, confidence])`` records of a mixed crowd
+        (``source``: ``"human"`` or a model's name, one per worker; ``confidence``: a number
+        in [0, 1], None for none), which set :attr:`sources` and :attr:`confidence`.
 
         Tasks and workers are numbered in order of first appearance, classes in sorted order of
         their values (first appearance when they cannot be sorted); ``task_ids``,
         ``worker_ids`` and ``class_values`` map the codes back. Needs no pandas.
         """
         rows = list(records)
-        if any(len(r) != 3 for r in rows):
-            bad = next(i for i, r in enumerate(rows) if len(r) != 3)
-            raise ValueError(f"record {bad} is not a (task, worker, label) triple: {rows[bad]!r}")
+        width = len(rows[0]) if rows else 3
+        if width not in (3, 4, 5) or any(len(r) != width for r in rows):
+            bad = next(i for i, r in enumerate(rows) if len(r) != width or width not in (3, 4, 5))
+            raise ValueError(f"record {bad} is not a (task, worker, label[, source[, confidence]]"
+                             f") record of the first's length {width}: {rows[bad]!r}")
+        names = ("task", "worker", "label", "source", "confidence")[:width]
         columns = zip(*rows, strict=True) if rows else ((), (), ())
-        t, w, lab = (as_object_column(values) for values in columns)
-        return cls._from_values(t, w, lab, names=("task", "worker", "label"))
+        return cls._from_values(dict(zip(names, map(as_object_column, columns), strict=True)))
 
     @classmethod
-    def from_frame(
-        cls, frame: Any, *, task: str = "task", worker: str = "worker", label: str = "label"
+    def from_frame(  # noqa: PLR0913 - one name per column role
+        cls, frame: Any, *, task: str = "task", worker: str = "worker", label: str = "label",
+        source: str | None = None, confidence: str | None = None,
     ) -> LabelSet:
-        """Build from a pandas DataFrame with one row per label (column names configurable).
+        """Build from a pandas DataFrame with one row per label (column names configurable;
+        ``source`` and ``confidence`` name a mixed crowd's columns, as in :meth:`from_records`).
 
         Codes are assigned as in :meth:`from_records`. Needs pandas (``marketsim[pandas]``).
         """
-        t, w, lab = frame_columns(frame, task, worker, label)
-        return cls._from_values(t, w, lab, names=(task, worker, label))
+        columns = frame_columns(frame, task, worker, label, source=source, confidence=confidence)
+        given = {"task": task, "worker": worker, "label": label, "source": source,
+                 "confidence": confidence}
+        return cls._from_values(columns, {role: str(given[role]) for role in columns})
 
     @classmethod
-    def _from_values(
-        cls, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
-        *, names: tuple[str, str, str],
-    ) -> LabelSet:
-        check_no_missing(dict(zip(names, (tasks, workers, labels), strict=True)))
-        t, task_ids = encode(tasks, sort=False)
-        w, worker_ids = encode(workers, sort=False)
-        c, class_values = encode(labels, sort=True)
-        return cls(t, w, c, task_ids.shape[0], worker_ids.shape[0], max(class_values.shape[0], 1),
-                   task_ids, worker_ids,
-                   class_values if class_values.size else None)  # type: ignore[arg-type]
+    def _from_values(cls, columns: dict[str, np.ndarray],
+                     names: dict[str, str] | None = None) -> LabelSet:
+        """The set of per-label values by role (see :func:`~marketsim.data.frames.coded`)."""
+        return cls(**coded(columns, names or {role: role for role in columns}))
 
     def stack(self, answers: np.ndarray) -> LabelSet:
         """``E`` instances on this graph as one disjoint union: instance ``e`` answers
         ``answers[e]`` on the same (task, worker) pairs, its tasks and workers offset by
-        ``e * n_tasks`` and ``e * n_workers``.
+        ``e * n_tasks`` and ``e * n_workers``, each with this set's :attr:`confidence` and
+        :attr:`sources`, a model's named ``name#e`` in instance ``e`` (the instances share no
+        model, so a source-aware fit learns none of its parameters across them).
 
         The union's :attr:`incidence` is laid out from this graph's order once, without the
         per-call sort of a fresh build; it has the same index arrays as that build, so every
@@ -176,7 +180,11 @@ class LabelSet:
         offsets = np.arange(e_count, dtype=np.int64)[:, None]
         union = LabelSet((self.tasks[None, :] + offsets * n).ravel(),
                          (self.workers[None, :] + offsets * m).ravel(), answers.ravel(),
-                         e_count * n, e_count * m, k)
+                         e_count * n, e_count * m, k, confidence=None if self.confidence is None
+                         else np.tile(self.confidence, e_count),
+                         sources=None if self.sources is None else tuple(
+                             s if s == HUMAN else f"{s}#{e}" for e in range(e_count)
+                             for s in self.sources))
         # (task, worker) order: a stable sort of one integer key is lexsort's permutation
         pairs = self.tasks * m + self.workers
         order = np.argsort(pairs, kind="stable")

@@ -55,14 +55,15 @@ def source_name(value: str) -> str:
 
 def worker_sources(
     workers: np.ndarray, worker_ids: np.ndarray, cells: list[str], lines: np.ndarray,
-    source: str, column: str,
+    source: str, column: str, line: str = "line",
 ) -> tuple[str, ...]:
     """Each worker's source from the source column's ``cells`` (one per label, ``workers`` its
     worker codes, ``lines`` its file lines).
 
     InputError (naming the file, line and column) when a cell is empty, when one worker's rows
     name two sources, or when a model's name is also the id of a human worker (the file would
-    say both that a model and a person gave that worker's labels)."""
+    say both that a model and a person gave that worker's labels). ``line`` is what ``lines``
+    count (a record's or a DataFrame's ``row``)."""
     names = [source_name(c) for c in cells]
     distinct = {n: k for k, n in enumerate(dict.fromkeys(names))}
     if "" in distinct:
@@ -84,7 +85,7 @@ def worker_sources(
         worker = str(worker_ids[workers[at]])
         raise InputError(
             f"column {column!r}: worker {worker!r} is {by_code[codes[at]]!r} here but "
-            f"{by_code[own[workers[at]]]!r} at line {int(lines[first[workers[at]]])}: one "
+            f"{by_code[own[workers[at]]]!r} at {line} {int(lines[first[workers[at]]])}: one "
             "worker has one source", source=source, where=str(int(lines[at])))
     sources = tuple(by_code[c] if c >= 0 else HUMAN for c in own.tolist())
     models = np.array([n for n in by_code if n != HUMAN], dtype=object)
@@ -96,7 +97,8 @@ def worker_sources(
         at = int(np.flatnonzero(codes == distinct[model])[0])
         human_at = int(lines[first[int(np.flatnonzero(ids == model)[0])]])
         raise InputError(
-            f"column {column!r}: model {model!r} is also a human worker's id (line "
+            f"column {column!r}: model {model!r} is also a human worker's id ({line} "
             f"{human_at}): a model's name and a person's id must differ", source=source,
             where=str(int(lines[at])))
     return sources
+

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import simpy
 
+from marketsim.data.labels import LabelSet
+from marketsim.data.mixed_labels import with_machine_labels
 from marketsim.machines.panel import MachinePanel
 from marketsim.market.ledger import Ledger, LedgerError
 
@@ -98,6 +100,17 @@ class MachineCalls:
         machine's name (the per-worker ``sources`` a mixed label set carries; its per-label
         ``confidence`` is :meth:`labels`' for the machines' labels, NaN for the humans')."""
         return ("human",) * self.first_id + self.panel.names
+
+    def mixed_labels(self, humans: LabelSet) -> LabelSet:
+        """The humans' labels (the market's label log, ``first_id`` workers) and the answers
+        received so far as one label set with ``sources`` and ``confidence`` (humans' NaN),
+        what an estimator of a mixed crowd reads (``ds-confidence``)."""
+        if humans.n_workers != self.first_id:
+            raise ValueError(f"the humans' labels have {humans.n_workers} workers; the machines "
+                             f"come after {self.first_id}")
+        log = self.labels()
+        return with_machine_labels(humans, log["tasks"], log["workers"], log["labels"],
+                                   log["confidence"], self.panel.names)
 
     def check_books(self, when: str) -> None:
         """The calls' invariants: per machine, the calls sent = answered + in flight and the
