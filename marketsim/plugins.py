@@ -11,7 +11,11 @@ the registry's to say).
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from marketsim.errors import InputError
 
@@ -41,3 +45,25 @@ def import_class(name: str, kind: str, *, allow_imports: bool, source: str | Non
         raise InputError(f"{where}{kind} {name!r} is a {type(cls).__name__}, not a class",
                          source=source)
     return cls
+
+
+def declared_classes(package: str, base: type, name_attr: str, *,
+                     declares: Callable[[Path], bool] | None = None) -> list[Any]:
+    """The built-in components of ``package``: in each of its public modules (sorted by name;
+    ``_private`` ones and its ``registry`` skipped), the subclasses of ``base`` the module
+    declares itself (not those it imports) that give ``name_attr`` a value in their own body.
+    ``declares``: a cheap test of a module's file that may skip importing it. Each registry
+    orders them and refuses two classes claiming one name in its own words (``Any``: an
+    abstract base is not a ``type[T]`` to mypy; each registry declares its own dict's type)."""
+    found: list[Any] = []
+    for path in importlib.import_module(package).__path__:
+        for info in sorted(pkgutil.iter_modules([path]), key=lambda m: m.name):
+            if info.name.startswith("_") or info.name == "registry":
+                continue
+            if declares is not None and not declares(Path(path) / f"{info.name}.py"):
+                continue
+            module = importlib.import_module(f"{package}.{info.name}")
+            found += [obj for obj in vars(module).values()
+                      if isinstance(obj, type) and issubclass(obj, base)
+                      and obj.__module__ == module.__name__ and vars(obj).get(name_attr)]
+    return found

@@ -22,18 +22,15 @@ list`` shows the built-in methods); a scenario and its run record name it by its
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 import sys
 import typing
-from pathlib import Path
 from typing import Any
 
 from marketsim.aggregation.estimator import Estimator
 from marketsim.aggregation.options import Params
 from marketsim.errors import InputError
-from marketsim.plugins import import_class, is_import_path
+from marketsim.plugins import declared_classes, import_class, is_import_path
 
 #: A class body's line naming a method (``    method = "ds"``).
 NAMES_A_METHOD = re.compile(r"^[ \t]+method(\s*:[^=\n]*)?\s*=\s*[\"']", re.MULTILINE)
@@ -42,16 +39,8 @@ NAMES_A_METHOD = re.compile(r"^[ \t]+method(\s*:[^=\n]*)?\s*=\s*[\"']", re.MULTI
 def _discover() -> dict[str, type[Estimator]]:
     """Every method class of the package's public modules, by name (see the module's
     docstring for the order); two classes claiming one name are a programming error."""
-    found: list[type[Estimator]] = []
-    here = Path(__file__).parent
-    for info in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "registry" or not NAMES_A_METHOD.search(
-                (here / f"{info.name}.py").read_text(encoding="utf-8")):
-            continue
-        module = importlib.import_module(f"{__package__}.{info.name}")
-        found += [obj for obj in vars(module).values()
-                  if isinstance(obj, type) and issubclass(obj, Estimator)
-                  and obj.__module__ == module.__name__ and obj.__dict__.get("method")]
+    found = declared_classes(__package__, Estimator, "method", declares=lambda path:
+                             NAMES_A_METHOD.search(path.read_text(encoding="utf-8")) is not None)
     found.sort(key=lambda cls: (cls.output != "classes", cls.method))
     methods: dict[str, type[Estimator]] = {}
     for cls in found:

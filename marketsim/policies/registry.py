@@ -10,21 +10,18 @@ every module of the package, in sorted order, and collects each subclass of
 
 from __future__ import annotations
 
-import importlib
 import math
-import pkgutil
 import re
 import typing
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from marketsim.errors import InputError
 from marketsim.options import OptionError, Options
-from marketsim.plugins import import_class, is_import_path
+from marketsim.plugins import declared_classes, import_class, is_import_path
 from marketsim.policies.base import (
     AssignmentPolicy,
     Policy,
@@ -38,18 +35,11 @@ def _discover() -> dict[str, PolicyClass]:
     """Every policy class of the package's modules (sorted module names, ``_private`` ones and
     this one skipped), by name, sorted by name."""
     found: dict[str, PolicyClass] = {}
-    here = Path(__file__).parent
-    for info in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "registry":
-            continue
-        module = importlib.import_module(f"{__package__}.{info.name}")
-        for obj in vars(module).values():
-            if (isinstance(obj, type) and issubclass(obj, Policy) and "name" in vars(obj)
-                    and obj.__module__ == module.__name__):
-                if obj.name in found:
-                    raise RuntimeError(f"two policies are named {obj.name!r}: "
-                                       f"{found[obj.name].__qualname__} and {obj.__qualname__}")
-                found[obj.name] = obj
+    for cls in declared_classes(__package__, Policy, "name"):
+        if cls.name in found:
+            raise RuntimeError(f"two policies are named {cls.name!r}: "
+                               f"{found[cls.name].__qualname__} and {cls.__qualname__}")
+        found[cls.name] = cls
     return dict(sorted(found.items()))
 
 

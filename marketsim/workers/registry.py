@@ -12,38 +12,21 @@ built-in one's (:func:`model_problem`) before anything reads its facts.
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 import typing
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from marketsim.errors import InputError
-from marketsim.plugins import import_class, is_import_path
+from marketsim.plugins import declared_classes, import_class, is_import_path
 from marketsim.tables import Table
 from marketsim.workers.base import WorkerModel
 
-
-def _declared(module_name: str) -> list[type[WorkerModel]]:
-    """The worker models ``module_name`` declares (not those it imports)."""
-    module = importlib.import_module(module_name)
-    return [obj for obj in vars(module).values()
-            if isinstance(obj, type) and issubclass(obj, WorkerModel)
-            and obj.__module__ == module_name and "name" in vars(obj)]
-
-
-_PACKAGE = Path(__file__).parent
 #: Every worker model by its ``workers.model`` name (modules in sorted order).
 WORKER_MODELS: dict[str, type[WorkerModel]] = {
-    cls.name: cls
-    for info in sorted(pkgutil.iter_modules([str(_PACKAGE)]), key=lambda i: i.name)
-    if info.name != "registry"
-    for cls in _declared(f"marketsim.workers.{info.name}")
-}
+    cls.name: cls for cls in declared_classes("marketsim.workers", WorkerModel, "name")}
 _defaults = [name for name, cls in WORKER_MODELS.items() if cls.default]
 if len(_defaults) != 1:
     raise RuntimeError(f"exactly one worker model must declare default = True, got {_defaults}")

@@ -14,11 +14,12 @@ import pytest
 
 from marketsim.cli import list_cmd
 from marketsim.errors import InputError
+from marketsim.plugins import declared_classes
 from marketsim.report.crowd_text import world_text
 from marketsim.scenario.docs import SCHEMA_FILE
 from marketsim.scenario.parser import parse_scenario
 from marketsim.workers.base import WorkerModel
-from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS, _declared
+from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS
 
 #: The scenario JSON Schema as shipped (tests/scenario/test_schema.py keeps it current).
 SCHEMA = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
@@ -46,17 +47,25 @@ def error(data: dict[str, Any]) -> str:
 
 def test_a_module_contributes_the_models_it_declares(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "scratch_workers.py").write_text(
+    package = tmp_path / "scratch_workers"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "two_coin.py").write_text(
         "from marketsim.workers.one_coin import OneCoinWorkers\n"
         "from marketsim.workers.classes import ClassWorkers\n"
         "class TwoCoinWorkers(OneCoinWorkers):\n    name = 'two-coin'\n"
         "class Helper(ClassWorkers):\n    pass\n")
+    (package / "_private.py").write_text(
+        "from marketsim.workers.one_coin import OneCoinWorkers\n"
+        "class Hidden(OneCoinWorkers):\n    name = 'hidden'\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
-        found = _declared("scratch_workers")
+        found = declared_classes("scratch_workers", WorkerModel, "name")
     finally:
-        sys.modules.pop("scratch_workers", None)
-    assert [cls.name for cls in found] == ["two-coin"]  # not the imported one, nor the helper
+        for module in [m for m in sys.modules if m.startswith("scratch_workers")]:
+            sys.modules.pop(module)
+    # not the imported one, nor the helper, nor a _private module's
+    assert [cls.name for cls in found] == ["two-coin"]
 
 
 def test_every_model_is_registered_once_with_consistent_facts() -> None:
