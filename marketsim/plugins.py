@@ -67,3 +67,12 @@ def declared_classes(package: str, base: type, name_attr: str, *,
                       if isinstance(obj, type) and issubclass(obj, base)
                       and obj.__module__ == module.__name__ and vars(obj).get(name_attr)]
     return found
+
+
+def default_name(components: dict[str, Any], what: str) -> str:
+    """The name of the one component of ``components`` that declares ``default = True`` (the
+    one a table without the naming key gets); none or several is a programming error."""
+    defaults = [name for name, cls in components.items() if cls.default]
+    if len(defaults) != 1:
+        raise RuntimeError(f"exactly one {what} must declare default = True, got {defaults}")
+    return defaults[0]

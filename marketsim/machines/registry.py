@@ -7,13 +7,10 @@ and ``report.md`` read it from here."""
 from __future__ import annotations
 
 from marketsim.machines.base import MachineAnnotator
-from marketsim.plugins import declared_classes
+from marketsim.plugins import declared_classes, default_name
 
 #: Every kind of machine annotator by its ``kind`` name (modules in sorted order).
 MACHINE_KINDS: dict[str, type[MachineAnnotator]] = {
     cls.kind: cls for cls in declared_classes("marketsim.machines", MachineAnnotator, "kind")}
-_defaults = [kind for kind, cls in MACHINE_KINDS.items() if cls.default]
-if len(_defaults) != 1:
-    raise RuntimeError(f"exactly one machine kind must declare default = True, got {_defaults}")
 #: The kind of a ``[[machines]]`` table without ``kind``.
-DEFAULT_KIND: str = _defaults[0]
+DEFAULT_KIND: str = default_name(MACHINE_KINDS, "machine kind")

@@ -20,18 +20,15 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from marketsim.errors import InputError
-from marketsim.plugins import declared_classes, import_class, is_import_path
+from marketsim.plugins import declared_classes, default_name, import_class, is_import_path
 from marketsim.tables import Table
 from marketsim.workers.base import WorkerModel
 
 #: Every worker model by its ``workers.model`` name (modules in sorted order).
 WORKER_MODELS: dict[str, type[WorkerModel]] = {
     cls.name: cls for cls in declared_classes("marketsim.workers", WorkerModel, "name")}
-_defaults = [name for name, cls in WORKER_MODELS.items() if cls.default]
-if len(_defaults) != 1:
-    raise RuntimeError(f"exactly one worker model must declare default = True, got {_defaults}")
 #: The model of a ``[workers]`` table without ``model`` (and of a replayed crowd's records).
-DEFAULT_MODEL: str = _defaults[0]
+DEFAULT_MODEL: str = default_name(WORKER_MODELS, "worker model")
 
 
 def worker_model(name: object) -> type[WorkerModel]:
