@@ -43,7 +43,7 @@ root_doc = "index"
 
 # MyST: anchors for headings down to ###, so the pages' [text](page.md#heading) links resolve.
 myst_heading_anchors = 3
-myst_enable_extensions = ["colon_fence", "dollarmath"]
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
 # The notebook is shown with the outputs stored in it: a build never runs it.
 nb_execution_mode = "off"
 
@@ -65,3 +65,7 @@ html_show_sourcelink = False
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_ivar = False
+
+# The search page would fetch() every result page for a snippet, which a browser refuses for a
+# site opened from disk (file://): results are listed by title alone, so search works there too.
+html_show_search_summary = False

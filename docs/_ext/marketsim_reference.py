@@ -2,7 +2,8 @@
 line gets its text from the code at build time (Sphinx's ``source-read`` event), so the
 reference cannot drift from what it describes:
 
-- ``cli``: every subcommand's ``--help``, from the argparse parsers (:func:`marketsim.cli.build_parser`);
+- ``cli``: every subcommand's ``--help``, from the argparse parsers
+  (:func:`marketsim.cli.build_parser`);
 - ``scenario-keys``: every scenario table and key (:func:`marketsim.scenario.docs.markdown`);
 - ``python-api``: autodoc directives for every name in ``marketsim.__all__`` and
   ``marketsim.aggregation.__all__``;
@@ -74,20 +75,27 @@ def public_names(module_name: str) -> list[tuple[str, Any]]:
     return [(name, getattr(module, name)) for name in module.__all__]
 
 
-def data_doc(module_name: str, name: str) -> str:
-    """The ``#:`` comment above ``name`` in the module of package ``module_name`` that defines it
-    (a dict's own docstring would say what a dict is, not what this one holds)."""
+def data_doc(module_name: str, name: str, obj: Any) -> str:
+    """The ``#:`` comment above ``name`` in the module of package ``module_name`` that assigns
+    it (a dict's own docstring would say what a dict is, not what this one holds)."""
     import sys
 
-    from sphinx.pycode import ModuleAnalyzer
-
+    assigned = re.compile(rf"^{re.escape(name)}\s*[:=]")
     for loaded in sorted(m for m in sys.modules if m.startswith(module_name)):
-        try:
-            docs = ModuleAnalyzer.for_module(loaded).find_attr_docs()
-        except Exception:  # noqa: BLE001 - a compiled or source-less module: none there
+        if getattr(sys.modules[loaded], name, None) is not obj:
             continue
-        if ("", name) in docs:
-            return "\n".join(docs[("", name)]).strip()
+        source = getattr(sys.modules[loaded], "__file__", None) or ""
+        if not source.endswith(".py"):
+            continue
+        lines = Path(source).read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            if assigned.match(line):
+                comment = []
+                while number > 0 and lines[number - 1].startswith("#:"):
+                    number -= 1
+                    comment.insert(0, lines[number][2:].strip())
+                if comment:
+                    return "\n".join(comment)
     return ""
 
 
@@ -99,7 +107,7 @@ def _autodoc(module_name: str, name: str, obj: Any) -> list[str]:
         return [f".. autoclass:: {name}", "   :members:"]
     if callable(obj):
         return [f".. autofunction:: {name}"]
-    doc = data_doc(module_name, name)
+    doc = data_doc(module_name, name, obj)
     return [f".. py:data:: {name}", "", *(f"   {line}" for line in doc.splitlines())]
 
 
