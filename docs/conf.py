@@ -53,7 +53,8 @@ autodoc_default_options = {"show-inheritance": True}
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"marketsim {version}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["marketsim.css"]
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
