@@ -11,6 +11,7 @@ checked by fast tests below and in ``test_docs_reference.py``.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -75,8 +76,8 @@ def _parse(path: Path) -> _Page:
 
 
 def broken_links(site: Path) -> list[str]:
-    """Every link of every page under ``site`` (outside ``_static``) to a local file that does not exist, or to an
-    anchor its page does not have, as ``page: link``. Links with a scheme (``https:``,
+    """Every link of every page under ``site`` (outside ``_static``) to a local file that does
+    not exist, or to an anchor its page does not have, as ``page: link``. Links with a scheme (``https:``,
     ``mailto:``) are not followed: the check is of the site, not the network."""
     pages = {path: _parse(path) for path in sorted(site.rglob("*.html"))
              if "_static" not in path.relative_to(site).parts}  # theme templates, not pages
@@ -109,6 +110,20 @@ def test_link_checker_finds_a_missing_page_and_a_missing_anchor(tmp_path: Path) 
     assert broken_links(tmp_path) == ["index.html: missing.png",
                                       "index.html: sub/page.html#gone",
                                       "index.html: nowhere.html"]
+
+
+def test_notebook_is_stored_with_its_outputs_and_figures() -> None:
+    """The site shows the notebook from its stored outputs (a build never runs it): every code
+    cell was run, in order, without an error, and every cell that draws holds its figure."""
+    notebook = json.loads((DOCS / "tutorial.ipynb").read_text(encoding="utf-8"))
+    code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    assert [cell["execution_count"] for cell in code] == list(range(1, len(code) + 1))
+    outputs = [out for cell in code for out in cell["outputs"]]
+    assert not [out for out in outputs if out["output_type"] == "error"]
+    drawing = [cell for cell in code if ".plot(" in "".join(cell["source"])]
+    assert drawing
+    for cell in drawing:
+        assert any("image/png" in out.get("data", {}) for out in cell["outputs"])
 
 
 def test_site_tests_fail_on_ci_and_skip_elsewhere_without_the_docs_extra(
@@ -149,7 +164,9 @@ def test_site_has_the_four_sections_in_its_navigation(site: Path) -> None:
                   "plugins", "html-report"):
         assert f"{guide}.html" in howto.links
     tutorials = _parse(site / "tutorials" / "index.html")
-    assert "../tutorial.html" in tutorials.links  # the notebook, rendered
+    assert "../tutorial.html" in tutorials.links  # the notebook, rendered with its figures
+    notebook = _parse(site / "tutorial.html")
+    assert sum(link.startswith("_images/") for link in notebook.links) >= 2
     assert sum(link.startswith("../lessons/0") for link in tutorials.links) >= 5
 
 
