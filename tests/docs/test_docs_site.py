@@ -77,8 +77,8 @@ def _parse(path: Path) -> _Page:
 
 def broken_links(site: Path) -> list[str]:
     """Every link of every page under ``site`` (outside ``_static``) to a local file that does
-    not exist, or to an anchor its page does not have, as ``page: link``. Links with a scheme (``https:``,
-    ``mailto:``) are not followed: the check is of the site, not the network."""
+    not exist, or to an anchor its page does not have, as ``page: link``. Links with a scheme
+    (``https:``, ``mailto:``) are not followed: the check is of the site, not the network."""
     pages = {path: _parse(path) for path in sorted(site.rglob("*.html"))
              if "_static" not in path.relative_to(site).parts}  # theme templates, not pages
     broken = []
