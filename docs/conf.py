@@ -7,9 +7,9 @@ Why Sphinx (and not MkDocs): the package's docstrings already use Sphinx's roles
 (``:func:``, ``:class:``, ``:mod:``), which autodoc resolves and MkDocs would print as text, and
 the libraries marketsim's users know (scikit-learn, SciPy, pandas) publish their sites with it.
 The Markdown pages are read as they are by MyST-Parser; the notebook is rendered by MyST-NB from
-its stored outputs (never executed while building). The docstrings are prose with Sphinx roles,
-not numpydoc sections, so autodoc renders them as they are (numpydoc would find no sections to
-parse and complain about the missing ones).
+its stored outputs (never executed while building). Most docstrings are prose with Sphinx
+roles and some have NumPy-style sections (Attributes, Examples): numpydoc renders both without
+a warning.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ version = __version__
 extensions = [
     "myst_nb",  # MyST-Parser's Markdown and the notebook
     "sphinx.ext.autodoc",
-    "sphinx.ext.napoleon",  # the few NumPy-style sections (Attributes, Examples, Returns)
+    "numpydoc",  # the NumPy-style sections some docstrings have (Attributes, Examples, Returns)
     "sphinx.ext.viewcode",
     "marketsim_reference",  # the generated reference (docs/_ext/marketsim_reference.py)
 ]
@@ -62,10 +62,10 @@ html_theme_options = {
 }
 html_show_sourcelink = False
 
-# Napoleon reads the NumPy-style sections some docstrings have and leaves prose alone.
-napoleon_google_docstring = False
-napoleon_numpy_docstring = True
-napoleon_use_ivar = False
+# numpydoc reads the docstrings' NumPy-style sections and leaves prose alone. Its own table of a
+# class's members is off: autodoc's :members: already documents each one, and numpydoc's table
+# would link to a page per member that nothing generates (a warning per member).
+numpydoc_show_class_members = False
 
 # The search page would fetch() every result page for a snippet, which a browser refuses for a
 # site opened from disk (file://): results are listed by title alone, so search works there too.

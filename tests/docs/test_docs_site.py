@@ -28,7 +28,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 #: What the ``docs`` extra installs, by import name.
-SITE_PACKAGES = ("sphinx", "pydata_sphinx_theme", "myst_parser", "myst_nb")
+SITE_PACKAGES = ("sphinx", "pydata_sphinx_theme", "myst_parser", "myst_nb", "numpydoc")
 #: The four sections: (title in the navigation bar, their page).
 SECTIONS = (("Tutorials", "tutorials/index.html"), ("How-to guides", "howto/index.html"),
             ("Explanation", "explanation/index.html"), ("Reference", "reference/index.html"))
