@@ -56,7 +56,22 @@ def cli_markdown() -> str:
             del os.environ["COLUMNS"]
         else:
             os.environ["COLUMNS"] = old
-    return "\n".join(out)
+    return "\n".join(out + exit_codes())
+
+
+def exit_codes() -> list[str]:
+    """A table of the exit statuses, from :mod:`marketsim.errors`' ``EXIT_*`` constants: each
+    one's ``#:`` comment, else its name in words."""
+    import marketsim.errors as errors
+
+    lines = ["## Exit codes", "", "| status | constant | meaning |", "|---|---|---|"]
+    codes = sorted((value, name) for name, value in vars(errors).items()
+                   if name.startswith("EXIT_") and isinstance(value, int))
+    for value, name in codes:
+        words = data_doc("marketsim.errors", name, value) or \
+            name.removeprefix("EXIT_").replace("_", " ").lower()
+        lines.append(f"| {value} | `{name}` | {_cell(words)} |")
+    return lines
 
 
 def scenario_markdown() -> str:

@@ -48,6 +48,12 @@ def test_cli_page_has_every_subcommand_help(generator: ModuleType) -> None:
         assert f"## `marketsim {command}`" in text
         assert f"usage: marketsim {command}" in text
     assert "--allow-imports" in text and "--resume" in text
+    import marketsim.errors as errors
+
+    for name, value in vars(errors).items():
+        if name.startswith("EXIT_"):
+            assert f"| {value} | `{name}` |" in text
+    assert "disk full" in text  # EXIT_IO_ERROR's own comment
 
 
 def test_api_page_documents_every_public_name(generator: ModuleType) -> None:
