@@ -44,7 +44,9 @@ root_doc = "index"
 # MyST: anchors for headings down to ###, so the pages' [text](page.md#heading) links resolve.
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
-# The notebook is shown with the outputs stored in it: a build never runs it.
+# The notebook is shown with the outputs stored in it: a build never runs it. After changing
+# what it shows, store fresh outputs: `python -m jupyter nbconvert --to notebook --execute
+# --inplace docs/tutorial.ipynb` (nbconvert), or nbclient as tests/cli/test_tutorial.py runs it.
 nb_execution_mode = "off"
 
 autodoc_member_order = "bysource"
