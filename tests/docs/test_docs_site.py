@@ -4,22 +4,21 @@ every subcommand, no broken internal link, and a search in a real headless Chrom
 from disk.
 
 The build takes about half a minute of CPU, so the tests that need it are slow (CI's second
-step installs the ``docs`` extra first); the link checker and the reference generator are
+step installs the ``docs`` extra first) and share one build per test process (the ``site``
+fixture of ``conftest.py``); the link checker and the reference generator are
 checked by fast tests below and in ``test_docs_reference.py``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+from tests.docs import built_site
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -27,23 +26,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-#: What the ``docs`` extra installs, by import name.
-SITE_PACKAGES = ("sphinx", "pydata_sphinx_theme", "myst_parser", "myst_nb", "numpydoc")
 #: The four sections: (title in the navigation bar, their page).
 SECTIONS = (("Tutorials", "tutorials/index.html"), ("How-to guides", "howto/index.html"),
             ("Explanation", "explanation/index.html"), ("Reference", "reference/index.html"))
-
-
-def _sphinx_or_skip() -> None:
-    """Skip (with the reason) when the docs extra is not installed; fail instead on CI, whose
-    slow step installs it."""
-    missing = [name for name in SITE_PACKAGES if importlib.util.find_spec(name) is None]
-    if missing:
-        reason = (f"building the site needs {', '.join(missing)} "
-                  '(pip install -e ".[docs]")')
-        if os.environ.get("CI"):
-            pytest.fail(reason + " (CI is set: .ci/run installs the docs extra)")
-        pytest.skip(reason)
 
 
 class _Page(HTMLParser):
@@ -128,27 +113,13 @@ def test_notebook_is_stored_with_its_outputs_and_figures() -> None:
 
 def test_site_tests_fail_on_ci_and_skip_elsewhere_without_the_docs_extra(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys.modules[__name__], "SITE_PACKAGES", ("no_such_sphinx_package",))
+    monkeypatch.setattr(built_site, "SITE_PACKAGES", ("no_such_sphinx_package",))
     monkeypatch.setenv("CI", "1")
     with pytest.raises(pytest.fail.Exception, match="no_such_sphinx_package"):
-        _sphinx_or_skip()
+        built_site.sphinx_or_skip()
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match=r'pip install -e "\.\[docs\]"'):
-        _sphinx_or_skip()
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site as the README's command builds it (``-W``: a warning fails the build)."""
-    _sphinx_or_skip()
-    out = tmp_path_factory.mktemp("site")
-    done = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-         "-d", str(out / ".doctrees"), str(DOCS), str(out / "html")],
-        capture_output=True, text=True, cwd=ROOT, check=False)
-    assert done.returncode == 0, done.stderr[-5000:]
-    assert "WARNING" not in done.stderr and "ERROR" not in done.stderr, done.stderr[-5000:]
-    return out / "html"
+        built_site.sphinx_or_skip()
 
 
 @pytest.mark.slow
