@@ -29,7 +29,8 @@ from marketsim.errors import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", ROOT / "reports" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# docs/ and its sub-folders (the site's tutorials, how-to guides and lessons).
+DOCS = [ROOT / "README.md", ROOT / "reports" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def _code_lines(text: str) -> list[tuple[str, bool]]:
