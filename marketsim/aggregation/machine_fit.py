@@ -36,6 +36,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_ndtr, logit, logsumexp, ndtr, ndtri
 
+from marketsim.aggregation._threads import one_blas_thread
 from marketsim.aggregation.confusion_fit import ConfusionFit, answer_matrix
 from marketsim.aggregation.source_accuracy import share_right
 from marketsim.data.mixed_labels import ModelAnswers
@@ -141,7 +142,9 @@ def _neg_log_likelihood(x: np.ndarray, right: np.ndarray, wrong: np.ndarray,
         inner = right[has_conf] * p + wrong[has_conf] * (1.0 - p) / (k - 1)
         log_jac = (0.5 * np.log(1.0 - r ** 2) - 2 * np.log(r) + 0.5 * g ** 2
                    + log_ndtr(g) + log_ndtr(-g) - np.log(1.0 + o))
-        total += float((logsumexp(log_dens + np.log(np.maximum(inner, 1e-300)), axis=1)
+        terms = log_dens + np.log(np.maximum(inner, 1e-300))
+        top = terms.max(axis=1)
+        total += float((top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
                         + log_jac).sum())
     return -total
 
@@ -189,7 +192,8 @@ def fit_machine(right: np.ndarray, wrong: np.ndarray, confidence: np.ndarray,
         return _neg_log_likelihood(np.concatenate([free, x0[n_free:]]), right, wrong, conf,
                                    has_conf, u, free_rho, k)
 
-    result = minimize(objective, x0[:n_free], method="L-BFGS-B", bounds=bounds[:n_free])
+    with one_blas_thread():  # four numbers: threads would only wait for each other
+        result = minimize(objective, x0[:n_free], method="L-BFGS-B", bounds=bounds[:n_free])
     x = np.concatenate([result.x, x0[n_free:]])
     options = np.array([ndtr(x[0]), np.tanh(x[1]) if free_rho else 0.0, expit(x[2]),
                         np.exp(x[3]) - 1.0])
