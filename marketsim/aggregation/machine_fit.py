@@ -177,9 +177,9 @@ def implied_calibration_error(accuracy: float, insight: float, overconfidence: f
 
 
 def fit_machine(right: np.ndarray, wrong: np.ndarray, confidence: np.ndarray,
-                u: np.ndarray, free_rho: bool, k: int) -> tuple[np.ndarray, float, bool]:
-    """One model's options by maximum likelihood: (accuracy, rho, insight, overconfidence),
-    the log-likelihood and whether the search converged."""
+                u: np.ndarray, free_rho: bool, k: int) -> tuple[np.ndarray, float]:
+    """One model's options by maximum likelihood, (accuracy, rho, insight, overconfidence)
+    within the ranges ``[[machines]]`` accepts, and the log-likelihood."""
     has_conf = np.isfinite(confidence)
     share = float(np.clip(right.sum() / max(right.shape[0], 1), 0.01, 0.99))
     x0 = np.array([ndtri(share), 0.0, logit(0.7), 0.0])
@@ -196,8 +196,8 @@ def fit_machine(right: np.ndarray, wrong: np.ndarray, confidence: np.ndarray,
         result = minimize(objective, x0[:n_free], method="L-BFGS-B", bounds=bounds[:n_free])
     x = np.concatenate([result.x, x0[n_free:]])
     options = np.array([ndtr(x[0]), np.tanh(x[1]) if free_rho else 0.0, expit(x[2]),
-                        np.exp(x[3]) - 1.0])
-    return options, -float(result.fun), bool(result.success)
+                        np.clip(np.exp(x[3]) - 1.0, *OVERCONFIDENCE_RANGE)])
+    return options, -float(result.fun)
 
 
 def fit_machines(answers: ModelAnswers, world: ConfusionFit, tasks: np.ndarray,
@@ -207,7 +207,8 @@ def fit_machines(answers: ModelAnswers, world: ConfusionFit, tasks: np.ndarray,
     against the humans' ``world`` fitted to ``labels`` of ``workers`` on ``tasks``
     (``class_weights``: :func:`humans_posterior`'s), and its accuracy and ECE measured
     against each task's ``reference`` class (``against`` says what it is: the truth, or the
-    humans' Dawid–Skene answer)."""
+    humans' Dawid–Skene answer). A model left without answers (all on tasks no human
+    labelled) is left out."""
     k = class_weights.shape[1]
     post, u = humans_posterior(world, tasks, workers, labels, class_weights)
     mass = post[answers.task]  # (answers, K, Q)
@@ -219,8 +220,10 @@ def fit_machines(answers: ModelAnswers, world: ConfusionFit, tasks: np.ndarray,
     fits = []
     for m, name in enumerate(answers.names):  # a few models: one search each
         rows = answers.model == m
+        if not rows.any():  # every answer on a task no human labelled: nothing to fit
+            continue
         conf = answers.confidence[rows]
-        options, loglik, _ = fit_machine(right[rows], wrong[rows], conf, u, world.sigma > 0, k)
+        options, loglik = fit_machine(right[rows], wrong[rows], conf, u, world.sigma > 0, k)
         known = ref[rows] >= 0
         ece = calibration_error(conf[known], (answers.label[rows] == ref[rows])[known]
                                 .astype(np.float64))

@@ -5,6 +5,7 @@ answers compared with the real ones (:mod:`marketsim.study.twin_machines`)."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -59,6 +60,9 @@ def fit_models(cal: Calibration, data: LabelSet, truth: np.ndarray | None,
         f"{TRUTH} where known, else {HUMANS}"
     fits = fit_machines(answers, cal.difficulty_world, data.tasks, data.workers, data.labels,
                         weights, reference, against)
+    for name in sorted(set(answers.names) - {f.name for f in fits}):
+        print(f"marketsim: warning: model {name!r} answered no task a human labelled: it is "
+              "not fitted (a model is fitted against the humans' world)", file=sys.stderr)
     return replace(cal, machines=fits)
 
 

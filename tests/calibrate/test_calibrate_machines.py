@@ -164,3 +164,34 @@ def test_calibrate_writes_a_mixed_files_models_as_machines(tmp_path: Path) -> No
     sources = {s["source"]: s for s in json.loads(buffer.getvalue())["sources"]}
     for name, m in models.items():
         assert m["measured_accuracy"] == pytest.approx(sources[name]["accuracy_vs_truth"])
+
+
+def test_the_written_scenario_holds_each_model_as_a_machine() -> None:
+    """The scenario text calibrate writes has one [[machines]] classifier per model with the
+    fitted options, validates, and says in its header what was fitted."""
+    from marketsim.scenario.calibration import check_text
+    from marketsim.scenario.calibration_text import calibrated_text
+
+    cal = fitted(2, 200, with_truth=True)
+    text = calibrated_text(cal, "python -m marketsim calibrate mixed.csv --out twin.toml")
+    scenario = check_text(text, "twin.toml")
+    assert [m.name for m in scenario.machines] == ["big", "odd", "small"]
+    for written, fit in zip(scenario.machines, cal.machines, strict=True):
+        assert written.kind == "classifier"
+        assert written.accuracy == pytest.approx(fit.accuracy, abs=1e-6)
+        assert written.rho == pytest.approx(fit.rho, abs=1e-6)
+        assert written.overconfidence == pytest.approx(fit.overconfidence, abs=1e-6)
+    assert "# models (the file's source column)" in text
+
+
+def test_a_file_of_model_labels_only_is_refused(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """No human label: one line naming the file, exit 2 (the humans are fitted first)."""
+    from marketsim.cli import main
+
+    labels = tmp_path / "models.csv"
+    labels.write_text("task,worker,label,source,confidence\nt1,gpt,a,gpt,0.9\n"
+                      "t2,gpt,b,gpt,0.8\n")
+    assert main(["calibrate", str(labels), "--out", str(tmp_path / "twin.toml")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no human labels" in err[0] and str(labels) in err[0]
