@@ -120,8 +120,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delimiter", metavar="SEP",
                    help="field separator of the CSV inputs: comma, tab, semicolon or pipe")
     p.add_argument("--columns", metavar="MAP",
-                   help="column names of LABELS by role, e.g. task=item,worker=annotator,"
-                   "label=answer,time=submitted (roles: task, worker, label, time)")
+                   help="LABELS' column names by role, e.g. task=item,time=submitted (roles: "
+                   "task, worker, label, time, source, confidence)")
     add_duplicates_option(p)
     p.add_argument("--quiet", action="store_true",
                    help="no progress display (a bar per long step on a terminal's stderr, "
