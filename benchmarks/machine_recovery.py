@@ -15,8 +15,7 @@ import sys
 import numpy as np
 
 from marketsim.aggregation.machine_fit import implied_calibration_error
-from tests.calibrate._planted_machines import MODELS
-from tests.calibrate.test_calibrate_machines import fitted
+from tests.calibrate._planted_machines import MODELS, fitted
 
 
 def main() -> None:

@@ -11,10 +11,14 @@ from pathlib import Path
 import numpy as np
 from scipy.special import log_softmax
 
+from marketsim.aggregation.confusion_fit import counted_confusion, fit_confusion_world
+from marketsim.aggregation.registry import make_estimator
+from marketsim.cli.calibrate_models import fit_models
 from marketsim.data.labels import LabelSet
-from marketsim.data.mixed_labels import with_machine_labels
+from marketsim.data.mixed_labels import split_sources, with_machine_labels
 from marketsim.machines.classifier import Classifier, ClassifierOptions
 from marketsim.machines.panel import draw_panel
+from marketsim.scenario.calibration import Calibration
 
 #: The planted models: different accuracy, rho, insight and overconfidence.
 MODELS = ({"name": "big", "accuracy": 0.9, "rho": 0.6, "insight": 0.7, "overconfidence": 1.0},
@@ -69,3 +73,23 @@ def write_planted(folder: Path, seed: int, n_tasks: int) -> tuple[Path, Path]:
     labels.write_text("task,worker,label,source,confidence\n" + "\n".join(rows + again) + "\n")
     truth_file.write_text("task,label\n" + "".join(f"t{i},{c}\n" for i, c in enumerate(truth)))
     return labels, truth_file
+
+
+def fitted(seed: int, n_tasks: int, with_truth: bool) -> Calibration:
+    """The planted crowd's models fitted as ``calibrate`` fits them: the humans' world with
+    task difficulty on the human labels alone (each task's class from the truth, else
+    Dawid–Skene's posterior), then the models against it."""
+    data, truth = planted_crowd(seed, n_tasks)
+    humans, answers, _ = split_sources(data)
+    ds = make_estimator("ds").fit(humans)
+    weights = np.eye(2)[truth] if with_truth else np.asarray(ds.proba_)
+    start = counted_confusion(humans.tasks, humans.workers, humans.labels, weights,
+                              humans.n_workers)
+    world = fit_confusion_world(humans.tasks, humans.workers, humans.labels, weights,
+                                humans.n_workers, start, coins=False, lookalike=False,
+                                difficulty=True)
+    prior = weights.mean(axis=0)
+    cal = Calibration("planted", n_tasks, 2, humans.n_labels, prior,
+                      np.full(humans.n_workers, 1 / humans.n_workers), (world,), "test")
+    reference = truth if with_truth else np.asarray(ds.labels_)
+    return fit_models(cal, humans, truth if with_truth else None, reference, answers)

@@ -11,36 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from marketsim.aggregation.confusion_fit import counted_confusion, fit_confusion_world
 from marketsim.aggregation.machine_fit import calibration_error, implied_calibration_error
 from marketsim.aggregation.registry import make_estimator
 from marketsim.aggregation.source_accuracy import source_accuracy
-from marketsim.cli.calibrate_models import fit_models
 from marketsim.data.labels import LabelSet
 from marketsim.data.mixed_labels import split_sources
 from marketsim.scenario.calibration import Calibration
 from marketsim.scenario.parser import load_scenario
-from tests.calibrate._planted_machines import MODELS, planted_crowd, write_planted
-
-
-def fitted(seed: int, n_tasks: int, with_truth: bool) -> Calibration:
-    """The planted crowd's models fitted as ``calibrate`` fits them: the humans' world with
-    task difficulty on the human labels alone (each task's class from the truth, else
-    Dawid–Skene's posterior), then the models against it."""
-    data, truth = planted_crowd(seed, n_tasks)
-    humans, answers, _ = split_sources(data)
-    ds = make_estimator("ds").fit(humans)
-    weights = np.eye(2)[truth] if with_truth else np.asarray(ds.proba_)
-    start = counted_confusion(humans.tasks, humans.workers, humans.labels, weights,
-                              humans.n_workers)
-    world = fit_confusion_world(humans.tasks, humans.workers, humans.labels, weights,
-                                humans.n_workers, start, coins=False, lookalike=False,
-                                difficulty=True)
-    prior = weights.mean(axis=0)
-    cal = Calibration("planted", n_tasks, 2, humans.n_labels, prior,
-                      np.full(humans.n_workers, 1 / humans.n_workers), (world,), "test")
-    reference = truth if with_truth else np.asarray(ds.labels_)
-    return fit_models(cal, humans, truth if with_truth else None, reference, answers)
+from tests.calibrate._planted_machines import MODELS, fitted, planted_crowd, write_planted
 
 
 def recovery_gaps(cal: Calibration) -> list[tuple[str, float, float, float]]:
