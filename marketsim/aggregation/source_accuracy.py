@@ -3,7 +3,8 @@ fitted estimator states it and, where the truth is known, as measured on it.
 
 Read by ``marketsim infer`` on a label file with a source column (:mod:`marketsim.data.sources`)
 and, for ``ds-confidence``, each model's accuracy per confidence bin (its calibration as learnt
-from the humans).
+from the humans). A source's accuracy against the truth (:func:`share_right`) is the one
+``marketsim calibrate`` measures a model's by.
 """
 
 from __future__ import annotations
@@ -23,6 +24,18 @@ def _number(x: float) -> float | None:
     return round(float(x), 6) if np.isfinite(x) else None
 
 
+def share_right(group: np.ndarray, labels: np.ndarray, reference: np.ndarray, n_groups: int
+                ) -> np.ndarray:
+    """Per group (0..n_groups-1 of each label), the share of its labels whose ``reference``
+    class is known (>= 0) that give it (NaN: none known): a source's accuracy against the
+    truth, as ``infer`` prints it and ``calibrate`` measures a model's."""
+    known = reference >= 0
+    n_known = np.bincount(group, weights=known, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.bincount(group, weights=known & (reference == labels),
+                           minlength=n_groups) / n_known
+
+
 def source_accuracy(est: Any, data: LabelSet, truth: np.ndarray | None) -> list[dict[str, Any]]:
     """One row per source (the humans first, then the models by name): its workers and labels,
     ``estimated_accuracy`` (the label-weighted mean of its workers' accuracy as the fitted
@@ -40,13 +53,8 @@ def source_accuracy(est: Any, data: LabelSet, truth: np.ndarray | None) -> list[
     workers = np.bincount(group, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         estimated = weighted / labels
-    measured = np.full(n_groups, np.nan)
-    if truth is not None:
-        known = truth[data.tasks] >= 0
-        right = known & (truth[data.tasks] == data.labels)
-        n_known = np.bincount(label_group, weights=known, minlength=n_groups)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            measured = np.bincount(label_group, weights=right, minlength=n_groups) / n_known
+    measured = np.full(n_groups, np.nan) if truth is None else \
+        share_right(label_group, data.labels, truth[data.tasks], n_groups)
     rows = []
     for g, name in enumerate((HUMAN, *models)):
         if workers[g] == 0:

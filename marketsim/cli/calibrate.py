@@ -46,6 +46,7 @@ from marketsim.aggregation.type_selection import (
     choose_by_moments,
     select_types,
 )
+from marketsim.cli.calibrate_models import fit_models, model_rows, split_models
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.cli.notes import warnings_as_notes
 from marketsim.cli.twin_fit import FitRow, fit_rows, poor_fit_warning, time_rows
@@ -119,8 +120,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delimiter", metavar="SEP",
                    help="field separator of the CSV inputs: comma, tab, semicolon or pipe")
     p.add_argument("--columns", metavar="MAP",
-                   help="column names of LABELS by role, e.g. task=item,worker=annotator,"
-                   "label=answer,time=submitted (roles: task, worker, label, time)")
+                   help="LABELS' column names by role, e.g. task=item,time=submitted (roles: "
+                   "task, worker, label, time, source, confidence)")
     add_duplicates_option(p)
     p.add_argument("--quiet", action="store_true",
                    help="no progress display (a bar per long step on a terminal's stderr, "
@@ -179,8 +180,7 @@ def scenario_name(args: argparse.Namespace) -> str:
 
 
 def output_files(out: Path) -> tuple[Path, Path]:
-    """``<out>.fit.json`` and ``<out>.fit.png``: the goodness of fit written beside the
-    scenario."""
+    """``<out>.fit.json`` and ``<out>.fit.png``: the goodness of fit beside the scenario."""
     return out.with_suffix(".fit.json"), out.with_suffix(".fit.png")
 
 
@@ -324,12 +324,13 @@ def execute(args: argparse.Namespace) -> int:
 def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
              fmt: str | None, steps: Steps) -> tuple[Calibration, list[FitRow],
                                                      ArrivalFit | None]:
-    """Load, fit, write the scenario and its goodness of fit (``<out>.fit.json``, ``.png``);
-    the calibration, the goodness-of-fit rows and the arrival fit, for the printed summary.
-    Each long step is shown to ``steps`` (a progress bar on a terminal)."""
+    """Load, fit (a mixed file's models too), write the scenario and its goodness of fit
+    (``<out>.fit.json``, ``.png``); the calibration, the goodness-of-fit rows and the arrival
+    fit, for the printed summary. Each long step is shown to ``steps`` (a progress bar)."""
     out = Path(args.out)
     fit_json, fit_png = output_files(out)
     data, truth, times = load(args, labels_file, truth_file, fmt)
+    data, answers, times = split_models(data, times, labels_file)  # a mixed file's humans
     if truth is not None and truth_file is not None:
         check_truth_coverage(data, truth, truth_file=truth_file, labels_file=labels_file)
     if data.n_labels == 0:
@@ -349,8 +350,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                                     data.n_workers, seed=args.seed, counts=counts,
                                     advance=advance)
     known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
-    real_error = float(np.mean(ds_labels[known] != ref[known])) if known.any() \
-        else float("nan")
+    real_error = float(np.mean(ds_labels[known] != ref[known])) if known.any() else np.nan
     by_moments = forced is None and int(known.sum()) >= MIN_KNOWN_FOR_MOMENTS
     held = None
     if forced is None and not by_moments:
@@ -374,6 +374,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     with steps.step("simulating each candidate's twin on the design curve",
                     len(cal.eligible)) as advance:
         cal = choose_twin(cal, real, args.seed, advance=advance)
+    cal = fit_models(cal, data, truth, ref, answers)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
     write_text_atomic(out, text)
@@ -385,7 +386,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                              data.n_workers, k)
     twin_stats = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, sim.n_tasks,
                              sim.n_workers, k)
-    rows = fit_rows(real_stats, twin_stats, real_error, sim_error)
+    rows = fit_rows(real_stats, twin_stats, real_error, sim_error) + model_rows(scenario, cal, sim)
     if arrivals is not None and times is not None:
         more, arrivals_record = time_rows(arrivals, times.values, sim_times)
         rows += more

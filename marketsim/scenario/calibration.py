@@ -16,11 +16,13 @@ that choice, the lowest BIC) is written.
 When the label file has a time column, ``[workers.arrivals] rate`` is the labels' Poisson rate
 (:mod:`marketsim.aggregation.arrival_fit`) in the file's time unit, which becomes the unit of
 simulated time; without one, the rate is 1 (simulated time then means nothing real).
+A mixed file's models (a ``source`` column naming them) are fitted after the humans' world, each
+as a ``[[machines]]`` table of the ``classifier`` kind (:mod:`marketsim.aggregation.machine_fit`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,7 @@ import numpy as np
 from marketsim.aggregation.arrival_fit import ArrivalFit
 from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.curve_choice import CurveChoice, curve_record
+from marketsim.aggregation.machine_fit import MachineFit
 from marketsim.aggregation.task_types import TypesFit
 from marketsim.aggregation.type_selection import HeldOut, MomentChoice
 from marketsim.policies.registry import POLICIES, market_problem
@@ -83,6 +86,19 @@ class Calibration:
     pick: int | None = None
     #: The choice on the design curve that set ``pick`` (None: not made).
     curve: CurveChoice | None = None
+    #: The models of a mixed file, each fitted as a ``[[machines]]`` table (none: humans only).
+    machines: tuple[MachineFit, ...] = ()
+
+    @property
+    def difficulty_world(self) -> ConfusionFit:
+        """The humans' world a model's ``rho`` is fitted against: the chosen one when it has
+        a task difficulty, else the one-matrix world with difficulty of lowest BIC (the twin's
+        humans then find every task as hard, and ``rho`` is unread: docs/models.md)."""
+        chosen = self.chosen
+        if isinstance(chosen, ConfusionFit) and chosen.sigma > 0:
+            return chosen
+        hard = [f for f in self.fits if f.with_difficulty]
+        return min(hard or self.fits, key=lambda f: f.bic)
 
     @property
     def candidates(self) -> tuple[World, ...]:
@@ -178,6 +194,7 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
             {"name": "as collected", **arm, "initial": "one-per-task"},
             *others,
         ],
+        **({"machines": [m.table() for m in cal.machines]} if cal.machines else {}),
     }
 
 
@@ -215,7 +232,17 @@ def fit_record(cal: Calibration) -> dict[str, Any]:
             "twin_dawid_skene_sd_per_types": list(cal.moments.twin_sd),
             "discrepancy_points_per_types": list(cal.moments.discrepancy),
             "task_types": cal.moments.chosen, "note": cal.moments.note},
-        "design_curve": None if cal.curve is None else curve_record(cal.curve)}
+        "design_curve": None if cal.curve is None else curve_record(cal.curve),
+        **({"machines": machines_record(cal)} if cal.machines else {})}
+
+
+def machines_record(cal: Calibration) -> dict[str, Any]:
+    """The models' part of ``<out>.fit.json``: the humans' world ``rho`` was fitted against
+    and each model's fitted options, the answers they were fitted from and its measures."""
+    world = cal.difficulty_world
+    return {"humans_world": world.name, "humans_difficulty_sigma": world.sigma,
+            "rho_read_by_twin": world is cal.chosen,
+            "models": [{**asdict(m), "implied_ece": m.implied_ece} for m in cal.machines]}
 
 
 def check_header(table: dict[str, Any]) -> None:

@@ -85,7 +85,47 @@ def header(cal: Calibration, command: str) -> list[str]:
         "budget.edges",
         "  to ask what more labels would buy.",
     ]
-    return lines + time_lines(cal)
+    return lines + time_lines(cal) + machine_lines(cal)
+
+
+def machine_lines(cal: Calibration) -> list[str]:
+    """The header's account of a mixed file's models: how each was fitted, its options."""
+    if not cal.machines:
+        return []
+    world = cal.difficulty_world
+    lines = [
+        "models (the file's source column): each a [[machines]] table of kind 'classifier', "
+        "fitted by maximum likelihood",
+        "  under the classifier's own model (docs/models.md) after the humans' world, on its "
+        "first answer per task:",
+        "  accuracy, rho (its errors' correlation with the humans' task difficulty, from the "
+        f"world {world.name!r},",
+        f"  sigma {world.sigma:.4f}), insight and overconfidence (from its confidences); price, "
+        "latency and rate limit",
+        "  are not in a label file: set them.",
+    ]
+    if world is not cal.chosen:
+        lines.append("  The chosen world has no task difficulty: the twin's humans find every "
+                     "task as hard, so rho is unread.")
+    return lines + [f"  {line}" for line in model_summaries(cal)]
+
+
+def model_summaries(cal: Calibration) -> list[str]:
+    """One line per model: its answers, fitted options and measures."""
+    lines = []
+    for m in cal.machines:
+        ece = "" if m.measured_ece is None else f", ECE {m.measured_ece:.3f}"
+        implied = m.implied_ece
+        fitted_ece = "" if implied is None else f" (calibration error {implied:.3f})"
+        changed = f", {m.changed} tasks answered differently when asked again" \
+            if m.changed else ""
+        lines.append(
+            f"{m.name}: {m.answers} answers ({m.with_confidence} with a confidence; "
+            f"{m.repeats} repeats dropped{changed}): accuracy {m.accuracy:.4f}, rho "
+            f"{m.rho:.3f}, insight {m.insight:.3f}, overconfidence {m.overconfidence:.3f}"
+            f"{fitted_ece}; measured against {m.against}: accuracy {m.measured_accuracy:.4f}"
+            f"{ece}")
+    return lines
 
 
 def held_out_lines(held: HeldOut | None) -> list[str]:
@@ -140,6 +180,9 @@ def types_summary(cal: Calibration) -> str:
         text += "\nheld-out log-lik per K: " + (", ".join(
             f"{k}: {v:.1f}" for k, v in enumerate(held.totals, start=1)) or "not run") \
             + f" ({held.note})"
+    if cal.machines:
+        text += "\nmodels fitted as [[machines]]:\n" + "\n".join(
+            f"  {line}" for line in model_summaries(cal))
     if cal.moments is not None:
         text += "\ntwins' errors per K (majority vote / Dawid-Skene): " + ", ".join(
             f"{k}: {100 * v:.2f} / {100 * d:.2f} %" for k, (v, d)

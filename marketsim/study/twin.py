@@ -19,6 +19,17 @@ from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.scenario.specs import Scenario
 from marketsim.study.runner import market_setup
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
+from marketsim.workers.base import World
+
+
+def twin_world(scenario: Scenario, replicate: int = 0, arm: int = 0) -> World:
+    """The world of replicate ``replicate`` as arm ``arm``'s unit draws it (``marketsim run``'s
+    streams)."""
+    spec = scenario.arms[arm]
+    return draw_world(scenario.crowd, world_rng(scenario.seed, replicate),
+                      spec.initial_graph(scenario.budget),
+                      None if spec.initial is None
+                      else initial_graph_rng(scenario.seed, replicate, spec.initial))
 
 
 def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0, times: bool = True
@@ -29,10 +40,7 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0, times
     market's label graph (``times=False``: no graph is kept, the times are empty — the
     networkx graph costs more than the rest of a small market)."""
     spec = scenario.arms[arm]
-    world = draw_world(scenario.crowd, world_rng(scenario.seed, replicate),
-                       spec.initial_graph(scenario.budget),
-                       None if spec.initial is None
-                       else initial_graph_rng(scenario.seed, replicate, spec.initial))
+    world = twin_world(scenario, replicate, arm)
     policy = spec.policy.build(allow_imports=False, source=scenario.source)
     market = Market(market_setup(scenario.for_arm(spec)), world, policy,
                     estimator_factory(scenario.crowd, spec.inference),
