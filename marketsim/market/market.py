@@ -40,6 +40,7 @@ from marketsim.market.gold import GoldQuestions
 from marketsim.market.graph import add_label, add_labels, label_graph
 from marketsim.market.inference import fit_counted, takes
 from marketsim.market.label_log import LabelLog
+from marketsim.market.audit import check_closed_books, check_new_point
 from marketsim.market.ledger import Ledger
 from marketsim.market.policy_guard import (
     call_policy,
@@ -243,7 +244,7 @@ class Market:
                         gold_labels=float(self.bought - self.log.size),
                         blocked_workers=float(self.workforce.blocked.sum()))
         self.proba = getattr(est, "proba_", None)  # score estimators have no class posterior
-        self.ledger.check_new_point(self.curve[-1].edges if self.curve else None, point.edges)
+        check_new_point(self.ledger, self.curve[-1].edges if self.curve else None, point.edges)
         self.curve.append(point)
         if self.on_refresh is not None:
             self.on_refresh(point)
@@ -272,7 +273,7 @@ class Market:
                 self.refresh()  # else no label came in since the last point (the money ended
                 # the run right at a refresh): the last point already is the final one
             if self.bought >= self.budget:
-                self.ledger.check_closed_books(self.curve[-1].edges, self.curve[-1].money)
+                check_closed_books(self.ledger, self.curve[-1].edges, self.curve[-1].money)
                 self.finished.succeed()
                 return
             self._next_refresh = min(self.bought + self.batch, self.budget)
