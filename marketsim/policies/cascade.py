@@ -10,12 +10,13 @@ import numpy as np
 from marketsim.options import F, Options
 from marketsim.policies.base import MachineDesk
 from marketsim.policies.machine_first import HumanQuorumOptions, MachineFirst
+from marketsim.tables import Strings
 
 
 class CascadeOptions(HumanQuorumOptions):
     """``cascade`` (models first, humans where they are unsure or disagree)."""
 
-    machines: tuple[str, ...] = F((), "the machines asked about every task, by name (empty: "
+    machines: Strings = F((), "the machines asked about every task, by name (empty: "
                                   "every machine of the scenario)", shown="all")
     threshold: float = F(0.8, "a task goes to humans when a model's confidence in its answer is "
                          "below this (0: never for confidence)", ge=0, le=1)

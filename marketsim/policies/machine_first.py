@@ -104,14 +104,23 @@ class MachineFirst(OverlapRule[QuorumT]):
         asked, answered = self.desk.asked[self.chosen], self.desk.answered[self.chosen]
         return np.flatnonzero(~self.routed & (answered >= asked).all(axis=0))
 
+    def settle(self, tasks: np.ndarray, humans: np.ndarray) -> None:
+        """Routed ``tasks``: those for ``humans`` want the quorum's first labels, the others
+        are closed on the models' answers."""
+        self.closed[tasks[~humans]] = True
+        self.wanted[tasks[humans]] = self.first()
+
+    def before_hand_out(self, state: MarketState, rng: np.random.Generator) -> None:
+        """What a subclass does at each arrival once the answers in were routed (nothing)."""
+
     def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
         """Route the tasks whose models answered, then the overlap rule's hand-out."""
         tasks = self.ready()
         if tasks.size:
             humans = self.route(tasks, rng)
             self.routed[tasks] = True
-            self.closed[tasks[~humans]] = True
-            self.wanted[tasks[humans]] = self.first()
+            self.settle(tasks, humans)
+        self.before_hand_out(state, rng)
         return super().assign(worker, state, rng)
 
     def models_agree(self, tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
