@@ -3,12 +3,12 @@ the limits they must respect (issue #25).
 
 One :class:`Ledger` per market, and the only place that debits anything: the initial graph, task
 labels, gold answers, machine calls (issue #41: a call is a label of ``budget.edges``, paid when
-sent, outstanding until its answer arrives). Every debit checks the invariants where they are kept — labels within
-``budget.edges``, money within ``budget.money``, no worker above ``workers.capacity``, no closed
-account (a blocked or departed worker) handed another label, simulated time never decreasing —
-so a broken rule elsewhere stops the run with a :class:`LedgerError` instead of writing a wrong
-number. The rules that decide who *may* work live in :mod:`marketsim.market.workforce`; the
-ledger only refuses what no rule may ever allow.
+sent, outstanding until its answer arrives). Every debit checks the invariants where they are
+kept — labels within ``budget.edges``, money within ``budget.money``, no worker above
+``workers.capacity``, no closed account (a blocked or departed worker) handed another label,
+simulated time never decreasing — so a broken rule elsewhere stops the run with a
+:class:`LedgerError` instead of writing a wrong number. The rules that decide who *may* work
+live in :mod:`marketsim.market.workforce`; the ledger only refuses what no rule may ever allow.
 
 A label handed out is **outstanding** until it is answered or abandoned (issue #38): per worker,
 handed = answered + abandoned + outstanding, and the money of a money budget is spent (answers
@@ -322,8 +322,9 @@ class Ledger:
     def stop_buying(self, reason: str) -> None:
         """The money can pay no worker who may still work, or no worker may work at all: the
         run ends with the labels already handed out (those in flight are still received and
-        paid), and ``reason`` is recorded (:func:`marketsim.market.audit.check_closed_books` requires one for a run
-        that bought fewer than ``budget.edges``)."""
+        paid), and ``reason`` is recorded (the audit's
+        :func:`~marketsim.market.audit.check_closed_books` requires one for a run that bought
+        fewer than ``budget.edges``)."""
         self.target = self.assigned
         self.stopped = reason
 
@@ -355,6 +356,8 @@ class Ledger:
                               f"{self.committed!r} (budget.money = {self.money!r})")
 
     def check_totals(self, when: str) -> None:
+        """The labels bought within ``budget.edges``, the money within ``budget.money``, no
+        worker above ``workers.capacity``."""
         if self.bought > self.edges:
             raise LedgerError(f"{when}: {self.bought} labels bought, more than budget.edges = "
                               f"{self.edges}")

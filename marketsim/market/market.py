@@ -34,13 +34,14 @@ import numpy as np
 import simpy
 
 from marketsim.aggregation.base import BaseAggregator
+from marketsim.data.labels import LabelSet
 from marketsim.market.arrivals import Arrivals
 from marketsim.market.assign import WorkerAwareRequester
+from marketsim.market.audit import check_closed_books, check_new_point
 from marketsim.market.gold import GoldQuestions
 from marketsim.market.graph import add_label, add_labels, label_graph
 from marketsim.market.inference import Refit
 from marketsim.market.label_log import LabelLog
-from marketsim.market.audit import check_closed_books, check_new_point
 from marketsim.market.ledger import Ledger
 from marketsim.market.machine_desk import MarketMachines
 from marketsim.market.policy_guard import (
@@ -211,7 +212,8 @@ class Market:
         """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
         started = time.perf_counter()
         self.estimator = None  # the last fit's arrays go before the merge and the fit
-        labels = self.log.labels()  # read-only views: no one can change the market's labels
+        # read-only views: no one can change the market's labels
+        labels: LabelSet = self.log.labels()
         if self.machines is not None:  # the machines' answers after the humans' labels
             labels = self.machines.labels(labels)
         if isinstance(self.requester, Requester):  # its set of recent pairs goes before the fit

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from marketsim.options import F, Options
+from marketsim.options import F
+from marketsim.options import Options as OptionsModel
 from marketsim.policies.base import MachineDesk
 from marketsim.policies.machine_first import HumanQuorumOptions, MachineFirst
 from marketsim.tables import Strings
@@ -39,7 +40,7 @@ class CascadePolicy(MachineFirst[CascadeOptions]):
     )
 
     @classmethod
-    def describe(cls, options: Options | None = None) -> str:
+    def describe(cls, options: OptionsModel | None = None) -> str:
         """The paragraph; with ``options``, the rule with their values."""
         text = " ".join(cls.description.split())
         if not isinstance(options, CascadeOptions):

@@ -10,7 +10,8 @@ from typing import Literal
 import numpy as np
 from scipy.special import ndtri
 
-from marketsim.options import F, Options
+from marketsim.options import F
+from marketsim.options import Options as OptionsModel
 from marketsim.policies.base import MachineDesk, MarketInfo, MarketState
 from marketsim.policies.machine_first import HumanQuorumOptions, MachineFirst
 
@@ -68,7 +69,7 @@ class VerifyPolicy(MachineFirst[VerifyOptions]):
     )
 
     @classmethod
-    def describe(cls, options: Options | None = None) -> str:
+    def describe(cls, options: OptionsModel | None = None) -> str:
         """The paragraph; with ``options``, the rule with their values."""
         text = " ".join(cls.description.split())
         if not isinstance(options, VerifyOptions):

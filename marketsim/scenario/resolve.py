@@ -267,7 +267,7 @@ def _policy_machines(spec: PolicySpec, key: str, as_table: bool,
     """A policy that asks machine annotators (its ``machines_problem``) against the
     scenario's ``[[machines]]``: it needs some, and the machines its options name."""
     check = getattr(spec.cls, "machines_problem", None)
-    if check is None:
+    if check is None or spec.cls is None:
         return
     problem = check(spec.cls.Options(**spec.options), tuple(m.name for m in machines))
     if problem is not None:

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from marketsim.errors import InputError
-from marketsim.market.gold import GoldQuestions
 from marketsim.market.audit import check_closed_books
+from marketsim.market.gold import GoldQuestions
 from marketsim.market.ledger import Ledger, LedgerError
 from marketsim.market.market import Market
 from marketsim.market.stuck import stuck_cause

@@ -45,7 +45,8 @@ def run(document: dict[str, Any], policy: Any = None, replicate: int = 0) -> Mar
     instead of the arm's); the market after its run."""
     sc = parse_scenario(document, "mixed.toml")
     arm = sc.arms[0]
-    market = Market(market_setup(sc.for_arm(arm)), draw_world(sc.crowd, world_rng(sc.seed, replicate)),
+    world = draw_world(sc.crowd, world_rng(sc.seed, replicate))
+    market = Market(market_setup(sc.for_arm(arm)), world,
                     policy or make_policy(arm.policy.name, dict(arm.policy.options)),
                     estimator_factory(sc.crowd, arm.inference), unit_streams(sc.seed, replicate, 0),
                     keep_graph=False)
