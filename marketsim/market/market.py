@@ -258,6 +258,8 @@ class Market:
                 # the run right at a refresh): the last point already is the final one
             if self.bought >= self.budget:
                 check_closed_books(self.ledger, self.curve[-1].edges, self.curve[-1].money)
+                if self.machines is not None:
+                    self.machines.calls.check_books("at the end of the run")
                 self.finished.succeed()
                 return
             self._next_refresh = min(self.bought + self.batch, self.budget)
