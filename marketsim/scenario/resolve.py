@@ -102,6 +102,11 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
         policy = _policy(arm.policy, f"{key}.policy", as_table, workers, tasks.classes,
                          allow_imports, source)
         _policy_machines(policy, f"{key}.policy", as_table, doc["machines"], source)
+        initial = arm.initial or budget.initial
+        if hasattr(policy.cls, "machines_problem") and initial != "none":
+            raise _fail(f"{key}.initial" if arm.initial else "budget.initial",
+                        f"= {initial!r}: {policy.name!r} asks the models before any human label, "
+                        "so its arm's initial graph must be 'none'", source)
         inference = _inference(arm.inference, f"{key}.inference", tasks, workers,
                                allow_imports, source)
         if arm.initial == "one-per-task" and budget.edges < tasks.count:

@@ -186,6 +186,13 @@ def test_policies_that_ask_machines_check_the_scenarios_machines(policy: Any, ma
         parse_scenario(doc(policy, *machines), "mixed.toml")
 
 
+def test_a_machine_first_policy_refuses_an_initial_graph_of_human_labels() -> None:
+    document = doc(CASCADE, *TWO)
+    document["budget"]["initial"] = "one-per-task"
+    with pytest.raises(InputError, match=r"budget.initial = 'one-per-task': 'cascade' asks"):
+        parse_scenario(document, "mixed.toml")
+
+
 def test_the_block_engine_refuses_machines() -> None:
     document = doc("uniform", *TWO)
     document["scenario"]["engine"] = "blocks"
