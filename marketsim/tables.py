@@ -82,6 +82,8 @@ def _as_tuple(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+#: An array of names, held as a tuple.
+Strings = Annotated[tuple[str, ...], BeforeValidator(_as_tuple)]
 #: An array of numbers, held as a tuple.
 Floats = Annotated[tuple[float, ...], BeforeValidator(_as_tuple)]
 #: An array of arrays of numbers (rows), held as tuples.

@@ -34,7 +34,8 @@ class MachineOptions(Table):
                   pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     kind: str = F(..., "the kind of machine annotator (`marketsim list` describes each)")
     price: float = F(0.0, "money per call, charged by the market's ledger when the call is "
-                     "sent (no platform fee)", ge=0, le=MAX_PRICE)
+                     "sent (no platform fee); a call is a label of `budget.edges`", ge=0,
+                     le=MAX_PRICE)
     latency: float = F(0.0, "simulated time from a call to its answer", ge=0, le=MAX_LATENCY)
     rate_limit: float | None = F(None, "calls per unit of simulated time at most: calls start "
                                  "at least 1 / rate_limit apart, later ones wait",

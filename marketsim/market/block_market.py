@@ -25,6 +25,7 @@ import numpy as np
 
 from marketsim.errors import InputError, SimulationError
 from marketsim.market.arrivals import Arrivals
+from marketsim.market.audit import check_closed_books
 from marketsim.market.block_requester import BlockRequester
 from marketsim.market.market import Market
 from marketsim.record.curves import CurvePoint
@@ -130,5 +131,5 @@ class BlockMarket(Market):
             clock = self._hand_out(min(self.bought + self.batch, self.budget), arrivals, clock)
             self.blocks.forget_log()
             self.refresh()
-        self.ledger.check_closed_books(self.curve[-1].edges, self.curve[-1].money)
+        check_closed_books(self.ledger, self.curve[-1].edges, self.curve[-1].money)
         return self.curve

@@ -2,16 +2,19 @@
 the limits they must respect (issue #25).
 
 One :class:`Ledger` per market, and the only place that debits anything: the initial graph, task
-labels, gold answers. Every debit checks the invariants where they are kept — labels within
-``budget.edges``, money within ``budget.money``, no worker above ``workers.capacity``, no closed
-account (a blocked or departed worker) handed another label, simulated time never decreasing —
-so a broken rule elsewhere stops the run with a :class:`LedgerError` instead of writing a wrong
-number. The rules that decide who *may* work live in :mod:`marketsim.market.workforce`; the
-ledger only refuses what no rule may ever allow.
+labels, gold answers, machine calls (issue #41: a call is a label of ``budget.edges``, paid when
+sent, outstanding until its answer arrives). Every debit checks the invariants where they are
+kept — labels within ``budget.edges``, money within ``budget.money``, no worker above
+``workers.capacity``, no closed account (a blocked or departed worker) handed another label,
+simulated time never decreasing — so a broken rule elsewhere stops the run with a
+:class:`LedgerError` instead of writing a wrong number. The rules that decide who *may* work
+live in :mod:`marketsim.market.workforce`; the ledger only refuses what no rule may ever allow.
 
 A label handed out is **outstanding** until it is answered or abandoned (issue #38): per worker,
 handed = answered + abandoned + outstanding, and the money of a money budget is spent (answers
-paid) + held (for the outstanding labels) + left, at every step.
+paid) + held (for the outstanding labels) + left, at every step. The books' audit at each curve
+point and at the end of a run, recomputed from the per-worker arrays, is
+:mod:`marketsim.market.audit`.
 """
 
 from __future__ import annotations
@@ -79,8 +82,8 @@ class Ledger:
         #: :attr:`outstanding`).
         self.n_outstanding = 0
         #: Each worker's outstanding labels as Python ints, for the per-label checks (numpy
-        #: scalar reads cost several times more); :meth:`check_labels` compares them with
-        #: ``handed - received - abandoned`` at every curve point.
+        #: scalar reads cost several times more); the audit (:mod:`marketsim.market.audit`)
+        #: compares them with ``handed - received - abandoned`` at every curve point.
         self._out = [0] * m
         #: Workers who may never be handed another label (blocked, departed), and why.
         self.closed = np.zeros(m, dtype=bool)
@@ -95,25 +98,35 @@ class Ledger:
         #: abandoned.
         self.held = 0.0
         self.gold_spent = 0.0
-        #: Money paid for machine annotators' calls (in ``spent``; not labels of ``edges``).
+        #: Machine calls sent and not answered, answers received (labels of ``edges``), and
+        #: the money paid for the calls (in ``spent``).
+        self.calls_out = 0
+        self.call_labels = 0
         self.calls_spent = 0.0
         self.now = 0.0
 
     # --- what the books say -------------------------------------------------------------------
     @property
     def bought(self) -> int:
-        """Answers received so far, gold included: what ``budget.edges`` counts."""
-        return self.task_labels + self.gold_labels
+        """Answers received so far, gold and machine answers included: what ``budget.edges``
+        counts."""
+        return self.task_labels + self.gold_labels + self.call_labels
 
     @property
     def outstanding(self) -> np.ndarray:
         """Each worker's hand-outs neither answered nor abandoned yet."""
         return self.handed - self.received - self.abandoned
 
+    def outstanding_list(self) -> list[int]:
+        """Each worker's outstanding labels as the running count the per-label debits keep
+        (what :func:`marketsim.market.audit.check_labels` compares with :attr:`outstanding`)."""
+        return self._out
+
     @property
     def in_flight(self) -> int:
-        """Labels handed out and neither answered nor abandoned yet (outstanding)."""
-        return self.n_outstanding
+        """Labels handed out and neither answered nor abandoned yet (outstanding), machine
+        calls not answered yet included."""
+        return self.n_outstanding + self.calls_out
 
     def affordable(self, price: float) -> bool:
         """Whether one more label at ``price`` fits in the money budget."""
@@ -154,7 +167,7 @@ class Ledger:
         self.task_labels += bought.size
         self.committed += paid
         self.spent += paid
-        self._check_totals("the initial graph")
+        self.check_totals("the initial graph")
         return keep
 
     def hand_out(self, worker: int, now: float) -> None:
@@ -198,7 +211,7 @@ class Ledger:
         out[worker] -= 1
         self.n_outstanding -= 1
         self.held -= price
-        if self.held < 0 and self.held < -self._money_tol():  # the tolerance only when needed
+        if self.held < 0 and self.held < -self.money_tol():  # the tolerance only when needed
             raise LedgerError(f"money held for outstanding labels went negative ({self.held!r})")
         self.spent += price
         if gold:
@@ -252,7 +265,7 @@ class Ledger:
         self.held -= cost
         self.spent += cost
         self.task_labels += workers.size
-        self._check_money("a block of answers")
+        self.check_money("a block of answers")
 
     def abandon(self, worker: int, now: float, *, gold: bool = False) -> None:
         """``worker`` left a hand-out unanswered: nothing is paid, the money it committed is
@@ -270,16 +283,32 @@ class Ledger:
         if self.stopped is not None:
             self.target -= 1
 
-    def pay_calls(self, cost: float, now: float) -> None:
-        """Pay ``cost`` for machine calls sent at ``now`` (charged when sent, as an API bills
-        a request): refused, as an internal error, beyond ``budget.money``."""
+    def send_calls(self, n_calls: int, cost: float, now: float) -> None:
+        """Send ``n_calls`` machine calls costing ``cost`` at ``now``: each is a label of
+        ``budget.edges`` (counted in ``assigned`` until answered, then in ``bought``) and is
+        paid when sent, as an API bills a request; refused, as an internal error, beyond the
+        run's target or ``budget.money``."""
         self._tick(now)
+        if self.assigned + n_calls > self.target:
+            raise LedgerError(f"{n_calls} machine calls were sent with {self.assigned} of "
+                              f"{self.target} labels handed out")
         if not self.affordable(cost):
             raise LedgerError(f"machine calls costing {cost:g} were sent with "
                               f"{self.money_left():g} of budget.money left")
+        self.assigned += n_calls
+        self.calls_out += n_calls
         self.committed += cost
         self.spent += cost
         self.calls_spent += cost
+
+    def receive_calls(self, n_calls: int, now: float) -> None:
+        """``n_calls`` machine answers arrived at ``now`` (already paid when sent)."""
+        self._tick(now)
+        if n_calls > self.calls_out:
+            raise LedgerError(f"{n_calls} machine answers arrived with {self.calls_out} calls "
+                              "out")
+        self.calls_out -= n_calls
+        self.call_labels += n_calls
 
     def _settle(self, worker: int, count: int, price: float) -> None:
         """``count`` outstanding labels of ``worker`` at ``price`` each were answered or
@@ -287,14 +316,15 @@ class Ledger:
         self._out[worker] -= count
         self.n_outstanding -= count
         self.held -= count * price
-        if self.held < 0 and self.held < -self._money_tol():  # the tolerance only when needed
+        if self.held < 0 and self.held < -self.money_tol():  # the tolerance only when needed
             raise LedgerError(f"money held for outstanding labels went negative ({self.held!r})")
 
     def stop_buying(self, reason: str) -> None:
         """The money can pay no worker who may still work, or no worker may work at all: the
         run ends with the labels already handed out (those in flight are still received and
-        paid), and ``reason`` is recorded (:meth:`check_closed_books` requires one for a run
-        that bought fewer than ``budget.edges``)."""
+        paid), and ``reason`` is recorded (the audit's
+        :func:`~marketsim.market.audit.check_closed_books` requires one for a run that bought
+        fewer than ``budget.edges``)."""
         self.target = self.assigned
         self.stopped = reason
 
@@ -313,42 +343,21 @@ class Ledger:
             raise LedgerError(f"simulated time went back from {self.now!r} to {now!r}")
         self.now = now
 
-    def _money_tol(self) -> float:
+    def money_tol(self) -> float:
         """Rounding slack of money sums: relative to the money moved so far."""
         return 1e-9 * max(1.0, self.committed, self.spent)
 
-    def _check_money(self, when: str) -> None:
+    def check_money(self, when: str) -> None:
         """Spent + held + left = the money budget (spent + held = committed without one)."""
         if not math.isclose(self.spent + self.held, self.committed, rel_tol=1e-9,
-                            abs_tol=self._money_tol()):
+                            abs_tol=self.money_tol()):
             raise LedgerError(f"{when}: money spent {self.spent!r} + held for outstanding "
                               f"labels {self.held!r} is not the money committed "
                               f"{self.committed!r} (budget.money = {self.money!r})")
 
-    def check_labels(self, when: str) -> None:
-        """Every worker's hand-outs = answers + abandoned + outstanding (none below zero), their
-        total the running count, the labels the budget counts (``assigned``) = answers +
-        outstanding, and the money held = the costs of the outstanding labels (vectorised; at
-        each curve point and at the end)."""
-        outstanding = self.outstanding
-        wrong = np.flatnonzero(outstanding < 0)
-        if wrong.size:
-            w = int(wrong[0])
-            raise LedgerError(f"{when}: worker {w} was handed {int(self.handed[w])} labels but "
-                              f"answered {int(self.received[w])} and abandoned "
-                              f"{int(self.abandoned[w])}")
-        if int(outstanding.sum()) != self.n_outstanding or outstanding.tolist() != self._out or \
-                self.assigned != self.bought + self.n_outstanding:
-            raise LedgerError(f"{when}: {self.assigned} labels handed out and not abandoned, "
-                              f"{self.bought} answered, {int(outstanding.sum())} outstanding by "
-                              f"worker and {self.n_outstanding} counted")
-        expected = float(np.dot(outstanding, self.cost))
-        if not math.isclose(self.held, expected, rel_tol=1e-9, abs_tol=self._money_tol()):
-            raise LedgerError(f"{when}: money held {self.held!r} is not the cost of the "
-                              f"outstanding labels {expected!r}")
-        self._check_money(when)
-
-    def _check_totals(self, when: str) -> None:
+    def check_totals(self, when: str) -> None:
+        """The labels bought within ``budget.edges``, the money within ``budget.money``, no
+        worker above ``workers.capacity``."""
         if self.bought > self.edges:
             raise LedgerError(f"{when}: {self.bought} labels bought, more than budget.edges = "
                               f"{self.edges}")
@@ -360,37 +369,3 @@ class Ledger:
             raise LedgerError(f"{when}: a worker holds more than workers.capacity = "
                               f"{self.capacity} labels")
 
-    def check_new_point(self, last_edges: int | None, edges: int) -> None:
-        """A curve point at ``edges`` labels may follow one at ``last_edges``: one row per
-        label count, labels strictly increasing."""
-        if last_edges is not None and edges <= last_edges:
-            raise LedgerError(f"a curve point at {edges} labels follows one at {last_edges}: "
-                              "labels must strictly increase")
-        self.check_labels(f"the curve point at {edges} labels")
-
-    def check_closed_books(self, last_edges: int | None = None,
-                           last_money: float | None = None) -> None:
-        """The end of a run: nothing in flight, every limit kept, the money spent equal to the
-        costs of the answers received (price × (1 + fee), re-summed per worker, independently of
-        the running total), and the curve's last point (``last_edges``, ``last_money``) the
-        final spend."""
-        if last_edges is not None and (last_edges != self.bought or last_money != self.spent):
-            raise LedgerError(f"the last curve point ({last_edges} labels, money "
-                              f"{last_money!r}) is not the final spend ({self.bought} labels, "
-                              f"money {self.spent!r})")
-        if self.in_flight:
-            raise LedgerError(f"the run ended with {self.in_flight} labels still in flight")
-        self.check_labels("at the end of the run")
-        if abs(self.held) > self._money_tol():
-            raise LedgerError(f"the run ended with money {self.held!r} held for labels "
-                              "nobody answered or abandoned")
-        if self.bought != self.target or (self.target < self.edges and self.stopped is None):
-            raise LedgerError(f"the run ended with {self.bought} labels bought, its target "
-                              f"{self.target} of budget.edges = {self.edges} and no recorded "
-                              "reason to stop early")
-        self._check_totals("at the end of the run")
-        expected = float(np.dot(self.received, self.price)) * (1.0 + self.fee) + \
-            self.calls_spent
-        if not math.isclose(self.spent, expected, rel_tol=1e-9, abs_tol=1e-9):
-            raise LedgerError(f"money spent {self.spent!r} differs from the prices (plus the "
-                              f"fee) of the answers received and the calls {expected!r}")

@@ -1,11 +1,15 @@
 """The machine annotators' call service: a requester asks machine ``m`` about tasks, each
-call is paid on the market's ledger when sent, starts when the machine's rate limit allows,
-and its answer arrives ``latency`` later; the answers are kept in the service's own log.
+call is a label of ``budget.edges`` paid on the market's ledger when sent, starts when the
+machine's rate limit allows, and its answer arrives ``latency`` later; the answers are kept in
+the service's own log.
 
 A SimPy process per request (:meth:`MachineCalls.ask`): a request of ``n`` tasks is ``n``
 calls, started ``1 / rate_limit`` apart after the machine's previous call (at once without a
-rate limit), each answered ``latency`` after its start; the process returns the labels and
-confidences when the last answer arrives. Each answer is logged with its task, its machine's
+rate limit), each answered ``latency`` after its start. The answers are delivered at their own
+times (the calls answered at one instant together: one event without a rate limit), each
+group received on the ledger, logged and passed to ``on_answers`` (the market's hook); the
+process returns the labels and confidences when the last answer arrives. Each answer is
+logged with its task, its machine's
 worker id (machines come after the humans: ``first_id + m``), label, confidence and the times
 it was sent and answered, so an aggregator can tell machines from humans
 (:meth:`MachineCalls.labels`). A machine is always available and never tired: nothing but
@@ -15,7 +19,7 @@ its rate limit and the money budget refuses a call.
 from __future__ import annotations
 
 import math
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
@@ -31,8 +35,12 @@ class MachineCalls:
     """The calls of one market to its machines, their books and their log."""
 
     def __init__(self, env: simpy.Environment, panel: MachinePanel, ledger: Ledger,
-                 first_id: int) -> None:
+                 first_id: int,
+                 on_answers: Callable[[int, np.ndarray, np.ndarray, np.ndarray], None]
+                 | None = None) -> None:
         self.env = env
+        #: Called with (machine, tasks, labels, confidences) as each group of answers arrives.
+        self.on_answers = on_answers
         self.panel = panel
         self.ledger = ledger
         self.first_id = int(first_id)
@@ -64,7 +72,7 @@ class MachineCalls:
     def _calls(self, machine: int, tasks: np.ndarray) -> Generator[Any, Any, tuple[
             np.ndarray, np.ndarray]]:
         now = float(self.env.now)
-        self.ledger.pay_calls(self.cost(machine, tasks.size), now)
+        self.ledger.send_calls(tasks.size, self.cost(machine, tasks.size), now)
         first = max(now, float(self.free_at[machine]))
         starts = first + self.spacing[machine] * np.arange(tasks.size, dtype=np.float64)
         if tasks.size:
@@ -72,13 +80,27 @@ class MachineCalls:
         self.sent[machine] += tasks.size
         answered_at = starts + self.latency[machine]
         labels, confidence = self.panel.ask(machine, tasks)
-        if tasks.size:
-            yield self.env.timeout(float(answered_at[-1]) - now)
-        self.answered[machine] += tasks.size
-        workers = np.full(tasks.size, self.first_id + machine, dtype=np.int64)
-        self._log.append((tasks, workers, labels, confidence, np.full(tasks.size, now),
-                          starts, answered_at))
+        worker = self.first_id + machine
+        # one group per instant at which answers arrive (answered_at is non-decreasing)
+        cuts = np.flatnonzero(np.diff(answered_at)) + 1
+        for group in np.split(np.arange(tasks.size), cuts) if tasks.size else ():
+            at = float(answered_at[group[-1]])
+            if at > self.env.now:
+                yield self.env.timeout(at - float(self.env.now))
+            self._deliver(machine, worker, tasks[group], labels[group], confidence[group],
+                          now, starts[group], answered_at[group])
         return labels, confidence
+
+    def _deliver(self, machine: int, worker: int, tasks: np.ndarray, labels: np.ndarray,  # noqa: PLR0913 - one group's columns
+                 confidence: np.ndarray, asked: float, starts: np.ndarray,
+                 answered_at: np.ndarray) -> None:
+        """A group of answers arrived: received on the ledger, logged, passed on."""
+        self.ledger.receive_calls(tasks.size, float(self.env.now))
+        self.answered[machine] += tasks.size
+        self._log.append((tasks, np.full(tasks.size, worker, dtype=np.int64), labels,
+                          confidence, np.full(tasks.size, asked), starts, answered_at))
+        if self.on_answers is not None:
+            self.on_answers(machine, tasks, labels, confidence)
 
     @property
     def in_flight(self) -> int:

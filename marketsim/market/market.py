@@ -34,13 +34,16 @@ import numpy as np
 import simpy
 
 from marketsim.aggregation.base import BaseAggregator
+from marketsim.data.labels import LabelSet
 from marketsim.market.arrivals import Arrivals
 from marketsim.market.assign import WorkerAwareRequester
+from marketsim.market.audit import check_closed_books, check_new_point
 from marketsim.market.gold import GoldQuestions
 from marketsim.market.graph import add_label, add_labels, label_graph
-from marketsim.market.inference import fit_counted, takes
+from marketsim.market.inference import Refit
 from marketsim.market.label_log import LabelLog
 from marketsim.market.ledger import Ledger
+from marketsim.market.machine_desk import MarketMachines
 from marketsim.market.policy_guard import (
     call_policy,
     checked_ranking,
@@ -118,12 +121,8 @@ class Market:
                              streams.abandon, weakref.proxy(self))
         self._arriving = False  # whether the arrivals process runs (abandonment may restart it)
         self.curve: list[CurvePoint] = []
-        self.not_converged = 0
         #: What stopped the run early (:meth:`_stop_early`), empty while it has not.
         self.stop_causes: tuple[str, ...] = ()
-        #: Refits whose spectral initialiser fell back to majority vote (Opt-D&S on sparse
-        #: early graphs: expected in a market, so counted like non-convergence).
-        self.init_fallbacks = 0
         #: Idle workers who were offered nothing since the last task was handed out.
         self._refused: set[int] = set()
         #: Wall time spent in the inference service and in the policy (for benchmarks).
@@ -134,14 +133,14 @@ class Market:
         self.finished = self.env.event()
         self._next_refresh = 0
         self._refresh_due = self.env.event()
-        #: Task features are passed to estimators whose ``fit`` takes them (``ds-features``).
-        self._fit_kwargs: dict[str, Any] = {}
-        if world.features is not None and takes(make_estimator(), "features"):
-            self._fit_kwargs["features"] = world.features
-        #: Gold answers enter the fit (classes clamped) when asked and the estimator can.
-        self._gold_fit = (self.gold is not None and self.gold.spec.in_inference
-                          and takes(make_estimator(), "known"))
-        info = market_info(setup, world, policy, make_estimator)
+        #: The inference service's refit (task features, gold answers, warm start, counts).
+        self.refit = Refit(make_estimator, streams.inference, n_tasks=n, n_classes=k,
+                           features=world.features, gold=self.gold, warm_start=warm_start)
+        #: The machine annotators a policy may ask (``None``: the scenario has none).
+        self.machines = None if not setup.machines else MarketMachines(
+            self.env, setup.machines, world, k, m, streams.machines, self.ledger,
+            self._machine_answers)
+        info = market_info(setup, world, policy, make_estimator, self.machines)
         call_policy(policy, "bind", lambda: policy.bind(info))
 
     # --- label bookkeeping -------------------------------------------------------------------
@@ -195,6 +194,12 @@ class Market:
         self.workforce.received(worker, now)
         self._due()
 
+    def _machine_answers(self) -> None:
+        """Machine answers arrived: they count towards the next refresh, and may reopen work
+        for the workers a policy declined while it waited for them."""
+        self._refused.clear()
+        self._due()
+
     def receive_gold(self, question: int, worker: int) -> None:
         """A worker submits their answer to gold ``question``: paid, scored, never a result."""
         assert self.gold is not None
@@ -203,47 +208,27 @@ class Market:
         self._due()
 
     # --- inference ---------------------------------------------------------------------------
-    def _fit(self, labels: Any) -> BaseAggregator:
-        """A fresh estimator fitted on ``labels`` (with the task features when it takes them,
-        the gold answers when they enter inference); convergence warnings are counted."""
-        est = self.make_estimator()
-        if hasattr(est, "random_state"):
-            est.set_params(random_state=self.streams.inference)
-        init, kwargs = self.proba, dict(self._fit_kwargs)
-        if self._gold_fit and self.gold is not None and self.gold.n_answered:
-            labels, kwargs["known"] = self.gold.with_tasks(labels)
-            if init is not None:  # gold rows start at their known class
-                gold_classes = kwargs["known"][self.setup.tasks.count:]
-                init = np.vstack([init, np.eye(self.n_classes)[gold_classes]])
-        warm = self.warm_start and init is not None and hasattr(est, "max_iter")
-        if warm:
-            kwargs["init_proba"] = init
-        not_converged, fallbacks = fit_counted(lambda: est.fit(labels, **kwargs))
-        self.not_converged += not_converged
-        self.init_fallbacks += fallbacks
-        if "known" in kwargs:  # results are the real tasks only
-            n = self.setup.tasks.count
-            est.proba_, est.labels_ = est.proba_[:n], est.labels_[:n]
-        return est
-
     def refresh(self) -> None:
         """Refit the estimator on all labels so far, sample the recorder, re-rank tasks."""
         started = time.perf_counter()
         self.estimator = None  # the last fit's arrays go before the merge and the fit
-        labels = self.log.labels()  # read-only views: no one can change the market's labels
+        # read-only views: no one can change the market's labels
+        labels: LabelSet = self.log.labels()
+        if self.machines is not None:  # the machines' answers after the humans' labels
+            labels = self.machines.labels(labels)
         if isinstance(self.requester, Requester):  # its set of recent pairs goes before the fit
             self.requester.done_pairs.settle()
-        est = self._fit(labels)
+        est = self.refit(labels, self.proba)
         self.estimator = est
         self.inference_seconds += time.perf_counter() - started
         point, state = self.world.model.measure(self.setup.crowd, self.world, est, labels,
                                                 float(self.env.now))
         point = replace(point, edges=self.bought, money=self.workforce.spent,
                         gold_money=self.workforce.gold_spent,
-                        gold_labels=float(self.bought - self.log.size),
+                        gold_labels=float(self.bought - self.log.size - self.ledger.call_labels),
                         blocked_workers=float(self.workforce.blocked.sum()))
         self.proba = getattr(est, "proba_", None)  # score estimators have no class posterior
-        self.ledger.check_new_point(self.curve[-1].edges if self.curve else None, point.edges)
+        check_new_point(self.ledger, self.curve[-1].edges if self.curve else None, point.edges)
         self.curve.append(point)
         if self.on_refresh is not None:
             self.on_refresh(point)
@@ -272,7 +257,9 @@ class Market:
                 self.refresh()  # else no label came in since the last point (the money ended
                 # the run right at a refresh): the last point already is the final one
             if self.bought >= self.budget:
-                self.ledger.check_closed_books(self.curve[-1].edges, self.curve[-1].money)
+                check_closed_books(self.ledger, self.curve[-1].edges, self.curve[-1].money)
+                if self.machines is not None:
+                    self.machines.calls.check_books("at the end of the run")
                 self.finished.succeed()
                 return
             self._next_refresh = min(self.bought + self.batch, self.budget)

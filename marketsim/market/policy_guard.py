@@ -22,7 +22,7 @@ from marketsim.aggregation.base import BaseAggregator
 from marketsim.data.compact_labels import compact_id_dtype
 from marketsim.errors import PolicyError
 from marketsim.market.setup import MarketSetup
-from marketsim.policies.base import AssignmentPolicy, MarketInfo, policy_type
+from marketsim.policies.base import AssignmentPolicy, MachineDesk, MarketInfo, policy_type
 from marketsim.workers.base import World
 
 T = TypeVar("T")
@@ -131,10 +131,12 @@ def frozen_arrays(obj: T, *, skip: tuple[str, ...] = ()) -> T:
 
 
 def market_info(setup: MarketSetup, world: World, policy: AssignmentPolicy,
-                make_estimator: Callable[[], BaseAggregator]) -> MarketInfo:
+                make_estimator: Callable[[], BaseAggregator],
+                machines: MachineDesk | None = None) -> MarketInfo:
     """What the policy may know before the market starts, as read-only copies (the world is
     shared by every arm); the truth only for policies whose fact ``needs_truth`` is true, the
-    workers' true confusion matrices also for those whose ``needs_true_workers`` is."""
+    workers' true confusion matrices also for those whose ``needs_true_workers`` is; the
+    machines it may ask (``None``: none)."""
     facts = policy_type(policy)
     ab, oracle = setup.workers.ability, facts.needs_truth
     knows_workers = oracle or facts.needs_true_workers
@@ -144,5 +146,5 @@ def market_info(setup: MarketSetup, world: World, policy: AssignmentPolicy,
         ability_alpha=ab.alpha, ability_beta=ab.beta, ability_low=ab.low,
         inference=make_estimator, truth=world.truth if oracle else None,
         true_confusion=world.confusion if knows_workers else None,
-        gold_count=0 if setup.gold is None else setup.gold.count,
+        gold_count=0 if setup.gold is None else setup.gold.count, machines=machines,
     ))

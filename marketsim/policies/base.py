@@ -68,6 +68,53 @@ class WorkerStats:
     gold_abandoned: np.ndarray | None = None
 
 
+@runtime_checkable
+class MachineDesk(Protocol):
+    """The machine annotators a policy may ask (issue #41), live: the market updates the
+    arrays as answers arrive, so a policy reads them at any call (read-only views).
+
+    Machines are numbered in the scenario's ``[[machines]]`` order. A call is a label of
+    ``budget.edges``, paid (its ``price``) when sent; its answer arrives ``latency`` after it
+    starts, calls beyond a machine's ``rate_limit`` waiting their turn. A policy that never
+    calls :meth:`ask` buys no machine label (every built-in human policy and preset)."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Each machine's ``name``."""
+
+    @property
+    def price(self) -> np.ndarray:
+        """Money per call, per machine."""
+
+    @property
+    def latency(self) -> np.ndarray:
+        """Simulated time from a call's start to its answer, per machine."""
+
+    @property
+    def rate_limit(self) -> np.ndarray:
+        """Calls per unit of simulated time at most, per machine (``inf``: no limit)."""
+
+    @property
+    def asked(self) -> np.ndarray:
+        """(n_machines, n_tasks): calls sent so far per machine and task."""
+
+    @property
+    def answered(self) -> np.ndarray:
+        """(n_machines, n_tasks): answers received so far per machine and task."""
+
+    @property
+    def answers(self) -> np.ndarray:
+        """(n_machines, n_tasks): each machine's latest answer per task (-1: none yet)."""
+
+    @property
+    def confidence(self) -> np.ndarray:
+        """(n_machines, n_tasks): the confidence of that answer (NaN: none yet)."""
+
+    def ask(self, machine: int, tasks: np.ndarray) -> int:
+        """Send one call to ``machine`` per entry of ``tasks``: as many as the run's labels
+        and money left allow, in the order given; returns how many were sent."""
+
+
 @dataclass(frozen=True)
 class MarketInfo:
     """What a policy may know about the market before it starts (fixed for the whole run).
@@ -79,6 +126,8 @@ class MarketInfo:
     scenario (0: the policy must never return :data:`GOLD`).
     ``inference`` is the arm's estimator factory: calling it returns a fresh, unfitted estimator
     configured exactly like the market's inference service (used by simulation-based policies).
+    ``machines`` is the scenario's machine annotators (:class:`MachineDesk`), ``None`` in a
+    market without them.
     """
 
     n_tasks: int
@@ -93,6 +142,7 @@ class MarketInfo:
     options: dict[str, Any] = field(default_factory=dict)
     true_confusion: np.ndarray | None = None
     gold_count: int = 0
+    machines: MachineDesk | None = None
 
 
 @dataclass(frozen=True)

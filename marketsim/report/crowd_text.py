@@ -131,8 +131,8 @@ def machines_text(setup: Scenario) -> list[str]:
         return []
     n = len(setup.machines)
     who = "one machine annotator" if n == 1 else f"{n} machine annotators"
-    head = (f"Beside the human crowd, {who} may be asked (always available, never tired; a "
-            "call is paid when it is sent and counts against a money budget, not against the "
-            "labels). No built-in policy asks them yet (issue #41's cascade and verify "
-            "policies will):")
+    head = (f"Beside the human crowd, {who} may be asked (always available, never tired). A "
+            "call is a label like a human's: it counts against the labels of the budget, is "
+            "paid when it is sent and its answer arrives after the machine's latency; the "
+            "`cascade` and `verify` policies ask them, the other policies never do:")
     return [head, "", *(f"- {machine_annotator(m).describe()}" for m in setup.machines), ""]

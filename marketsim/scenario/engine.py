@@ -23,7 +23,7 @@ from marketsim.workers.registry import WORKER_MODELS
 #: What the block engine does not simulate, for the docs (each refused with its key; the
 #: worker models it refuses are those whose facts say they do not answer in blocks, and a
 #: model's options it cannot simulate, such as task effects, are the model's to name).
-REFUSED = ("[replay]", "[gold] and arms' gold", "[blocking] and arms' blocking",
+REFUSED = ("[replay]", "[[machines]]", "[gold] and arms' gold", "[blocking] and arms' blocking",
            "workers.capacity", "workers.session_mean", "budget.money",
            "workers.service (mean, speed_spread, abandon)", "workers.dynamics",
            "task effects (workers.confusion / workers.communities sigma, lookalike)",
@@ -66,6 +66,8 @@ def check_engine(doc: Mapping[str, Any], workers: WorkersSpec, arms: list[ArmSpe
     if doc["scenario"].engine != "blocks":
         return
     refused = [(name, "") for name in ("replay", "gold", "blocking") if doc[name] is not None]
+    if doc["machines"]:
+        refused.append(("machines", "(machine annotators)"))
     refused += _worker_keys(workers)
     if doc["budget"] is not None and doc["budget"].money is not None:
         refused.append(("budget.money", "(a money budget)"))

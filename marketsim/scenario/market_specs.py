@@ -42,8 +42,9 @@ class BudgetSpec(Table):
     Total labels (initial ones included), the initial graph, the refresh batch and the money
     to spend."""
 
-    edges: int = F(None, "total labels, initial ones included: tasks ≤ edges ≤ tasks × "
-                   "workers (with `[replay]`: ≤ the labels in the file, default all)",
+    edges: int = F(None, "total labels, initial ones and machine calls' answers included: "
+                   "tasks ≤ edges ≤ tasks × workers (with `[replay]`: ≤ the labels in the "
+                   "file, default all)",
                    shown="required", ge=1, le=10_000_000_000)
     initial: Literal[INITIAL_GRAPHS] = F(  # type: ignore[valid-type]
         "one-per-task", "initial graph: one label per task, workers assigned round-robin; each "

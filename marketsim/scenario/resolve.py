@@ -10,7 +10,7 @@ the file and the dotted key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from marketsim.aggregation.estimator import Estimator
 from marketsim.aggregation.registry import METHODS, method_class
 from marketsim.errors import InputError
+from marketsim.machines.base import MachineOptions
 from marketsim.plugins import is_import_path
 from marketsim.policies.base import PolicyClass
 from marketsim.policies.registry import POLICIES, market_problem, policy_class
@@ -100,6 +101,12 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
         as_table = idx < len(raw_arms) and isinstance(raw_arms[idx].get("policy"), Mapping)
         policy = _policy(arm.policy, f"{key}.policy", as_table, workers, tasks.classes,
                          allow_imports, source)
+        _policy_machines(policy, f"{key}.policy", as_table, doc["machines"], source)
+        initial = arm.initial or budget.initial
+        if hasattr(policy.cls, "machines_problem") and initial != "none":
+            raise _fail(f"{key}.initial" if arm.initial else "budget.initial",
+                        f"= {initial!r}: {policy.name!r} asks the models before any human label, "
+                        "so its arm's initial graph must be 'none'", source)
         inference = _inference(arm.inference, f"{key}.inference", tasks, workers,
                                allow_imports, source)
         if arm.initial == "one-per-task" and budget.edges < tasks.count:
@@ -258,6 +265,20 @@ def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k:
     check_builds(cls, name, options, key, source)
     _crowd_counts(cls, options, key, workers, source)
     return spec.with_class(cls)
+
+
+def _policy_machines(spec: PolicySpec, key: str, as_table: bool,
+                     machines: Sequence[MachineOptions], source: str) -> None:
+    """A policy that asks machine annotators (its ``machines_problem``) against the
+    scenario's ``[[machines]]``: it needs some, and the machines its options name."""
+    check = getattr(spec.cls, "machines_problem", None)
+    if check is None or spec.cls is None:
+        return
+    problem = check(spec.cls.Options(**spec.options), tuple(m.name for m in machines))
+    if problem is not None:
+        option, sentence = problem
+        raise _fail(key if option == "name" and not as_table else f"{key}.{option}", sentence,
+                    source)
 
 
 def _crowd_counts(cls: PolicyClass, options: Mapping[str, Any], key: str,

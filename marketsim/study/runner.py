@@ -40,7 +40,8 @@ def market_setup(scenario: Scenario) -> MarketSetup:
     """What the market of ``scenario`` (as one arm runs it: :meth:`Scenario.for_arm`) reads
     of it: the market is given these tables, not the scenario."""
     return MarketSetup(scenario.tasks, scenario.workers, scenario.budget, scenario.gold,
-                       scenario.blocking, scenario.max_labels, scenario.source)
+                       scenario.blocking, scenario.max_labels, scenario.source,
+                       scenario.machines)
 
 
 def run_unit(

@@ -56,15 +56,18 @@ def measure_classes(
 ) -> tuple[CurvePoint, MarketState]:
     """The curve point and the policy's view of a market with class labels: the error rate of
     the estimated classes, the mean absolute errors of the estimated accuracies and confusion
-    matrices of the workers seen so far."""
+    matrices of the human workers seen so far (in a mixed market the machine annotators come
+    after the humans in ``labels`` and have no true ability in the world: they are left out)."""
     skill = estimated_skill(est, labels)
-    seen = labels.worker_degree > 0
+    humans = world.ability.size
+    seen = labels.worker_degree[:humans] > 0
     ability_error = (
-        float(np.mean(np.abs(skill[seen] - world.ability[seen]))) if seen.any() else 0.0
+        float(np.mean(np.abs(skill[:humans][seen] - world.ability[seen]))) if seen.any()
+        else 0.0
     )
     confusion = estimated_confusion(est, skill, crowd.tasks.classes)
     confusion_error = (
-        float(np.mean(np.abs(confusion[seen] - world.confusion[seen])))
+        float(np.mean(np.abs(confusion[:humans][seen] - world.confusion[seen])))
         if seen.any() else 0.0
     )
     point = CurvePoint(

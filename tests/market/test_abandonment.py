@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from marketsim.errors import InputError
+from marketsim.market.audit import check_labels
 from marketsim.market.inference import estimator_factory
 from marketsim.market.ledger import Ledger, LedgerError
 from marketsim.market.market import Market
@@ -280,7 +281,7 @@ def test_the_ledger_keeps_outstanding_labels_and_held_money_at_every_step() -> N
         assert math.isclose(led.spent + led.held + led.money_left(), 10.0)
         assert math.isclose(led.held, float(np.dot(led.outstanding, led.cost)))
     assert led.spent == pytest.approx(1.25 + 2.5) and led.held == pytest.approx(0.0)
-    led.check_labels("the end")
+    check_labels(led, "the end")
 
 
 def test_the_ledger_refuses_an_answer_to_an_abandoned_label() -> None:

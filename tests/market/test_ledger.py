@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from marketsim.errors import InputError
+from marketsim.market.audit import check_closed_books
 from marketsim.market.gold import GoldQuestions
 from marketsim.market.ledger import Ledger, LedgerError
 from marketsim.market.market import Market
@@ -163,13 +164,13 @@ def test_ledger_refuses_each_broken_limit_as_an_internal_error() -> None:
     ledger.receive(0, 2.0)
     # 1 of 3 labels bought: closing the books needs the recorded reason to stop early
     with pytest.raises(LedgerError, match="no recorded reason to stop early"):
-        ledger.check_closed_books()
+        check_closed_books(ledger)
     ledger.stop_buying("every worker is stopped: 1 at workers.capacity = 1")
-    ledger.check_closed_books()
+    check_closed_books(ledger)
     in_flight = Ledger(np.ones(2), edges=3, money=None, capacity=None)
     in_flight.hand_out(0, 0.0)
     with pytest.raises(LedgerError, match="1 labels still in flight"):
-        in_flight.check_closed_books()
+        check_closed_books(in_flight)
     edges = Ledger(np.ones(2), edges=1, money=None, capacity=None)
     edges.hand_out(0, 0.0)
     with pytest.raises(LedgerError, match=r"beyond budget\.edges = 1"):
@@ -252,7 +253,7 @@ def test_workers_left_who_labelled_every_task_end_the_run_as_a_recorded_stop() -
     assert "each labelled all 10 tasks" in m.stop.detail
     assert "1 blocked by [blocking]" in m.stop.detail
     assert m.curve[-1].edges == m.stop.labels == m.bought < 30
-    m.ledger.check_closed_books(m.curve[-1].edges, m.curve[-1].money)
+    check_closed_books(m.ledger, m.curve[-1].edges, m.curve[-1].money)
 
 
 def test_stuck_cause_is_not_the_policy_when_no_task_is_left_for_anyone() -> None:

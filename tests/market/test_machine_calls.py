@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from marketsim.machines.classifier import Classifier, ClassifierOptions
 from marketsim.machines.panel import draw_panel, world_panel
+from marketsim.market.audit import check_closed_books
 from marketsim.market.ledger import Ledger, LedgerError
 from marketsim.market.machine_calls import MachineCalls
 from marketsim.scenario.parser import scenario_from_dict
@@ -23,7 +24,7 @@ N_TASKS, N_WORKERS = 40, 5
 def service(*machines: dict, money: float | None = None,
             temperature: float = 0.0) -> tuple[simpy.Environment, MachineCalls, Ledger]:
     env = simpy.Environment()
-    ledger = Ledger(np.ones(N_WORKERS), edges=0, money=money, capacity=None)
+    ledger = Ledger(np.ones(N_WORKERS), edges=10_000, money=money, capacity=None)
     annotators = [Classifier(ClassifierOptions(name=f"m{i}", temperature=temperature, **m))
                   for i, m in enumerate(machines)]
     truth = np.random.default_rng(0).integers(0, 2, N_TASKS)
@@ -69,7 +70,8 @@ def test_money_rate_limit_and_latency_of_every_call(price: float, latency: float
         if size:
             assert answered >= asked + latency - 1e-9
     calls.check_books("the end")
-    ledger.check_closed_books()
+    ledger.stop_buying("the requester asked nothing more")
+    check_closed_books(ledger)
 
 
 def test_money_budget_refuses_calls_it_cannot_pay() -> None:
@@ -79,7 +81,7 @@ def test_money_budget_refuses_calls_it_cannot_pay() -> None:
     env.run()
     assert ledger.money_left() == pytest.approx(1.0)
     with pytest.raises(LedgerError, match="budget.money"):
-        ledger.pay_calls(calls.cost(0, 1), env.now)
+        ledger.send_calls(1, calls.cost(0, 1), env.now)
 
 
 def test_books_catch_money_or_answers_that_do_not_add_up() -> None:

@@ -200,7 +200,7 @@ def test_gold_answers_cost_budget_but_are_never_results(policy: Any) -> None:
 def test_gold_enters_em_with_known_classes() -> None:
     sc = scenario({"gold": {"count": 20, "rate": 0.5}}, method="one-coin")
     m = run(market(LeastLabelled(), sc))
-    assert m._gold_fit and m.gold is not None and m.gold.n_answered > 0
+    assert m.refit.gold is not None and m.gold is not None and m.gold.n_answered > 0
     off = scenario({"gold": {"count": 20, "rate": 0.5, "in_inference": False}})
     m_off = run(market(LeastLabelled(), off))
     # Same hand-outs and answers (common streams); only the fit differs.

@@ -39,7 +39,7 @@ def tiny_market(repeat: bool) -> tuple[LabelSet, np.ndarray]:
     log = LabelLog(N_TASKS, N_HUMANS, 2, capacity=tasks.size)
     log.extend(tasks, workers, np.where(right, truth[tasks], 1 - truth[tasks]))
     env = simpy.Environment()
-    ledger = Ledger(np.ones(N_HUMANS), edges=0, money=None, capacity=None)
+    ledger = Ledger(np.ones(N_HUMANS), edges=100_000, money=None, capacity=None)
     annotators = [Classifier(ClassifierOptions(name=f"m{i}", price=0.01, **o))
                   for i, o in enumerate(MACHINES)]
     panel = draw_panel(annotators, truth, 2, None, np.random.default_rng(3))

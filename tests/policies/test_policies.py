@@ -8,7 +8,14 @@ import pytest
 from marketsim.aggregation.one_coin import OneCoinEM, OneCoinShiftedBetaEM
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
-from marketsim.policies.base import DONE, GOLD, MarketInfo, MarketState, is_worker_aware
+from marketsim.policies.base import (
+    DONE,
+    GOLD,
+    MachineDesk,
+    MarketInfo,
+    MarketState,
+    is_worker_aware,
+)
 from marketsim.policies.registry import POLICIES, make_policy
 from marketsim.workers.one_coin import draw_answers
 
@@ -33,6 +40,29 @@ def market_state(seed: int = 0, n: int = 300, m: int = 15, per_task: int = 3):
     info = MarketInfo(n, m, 2, np.array([0.75, 0.25]), 6.0, 2.0, 0.1, factory, truth=truth)
     state = MarketState(data, est.proba_, est.skill_, data.n_labels, 10 * data.n_labels)
     return info, state, truth
+
+
+class InstantDesk:
+    """A :class:`~marketsim.policies.base.MachineDesk` of two machines that answer at once:
+    the truth, flipped on every seventh task for the second, at confidence 0.9."""
+
+    names = ("m0", "m1")
+
+    def __init__(self, truth: np.ndarray) -> None:
+        self.truth = truth
+        shape = (2, truth.size)
+        self.price, self.latency = np.full(2, 0.05), np.zeros(2)
+        self.rate_limit = np.full(2, np.inf)
+        self.asked, self.answered = np.zeros(shape, np.int64), np.zeros(shape, np.int64)
+        self.answers, self.confidence = np.full(shape, -1), np.full(shape, np.nan)
+
+    def ask(self, machine: int, tasks: np.ndarray) -> int:
+        flip = (machine == 1) & (tasks % 7 == 0)
+        np.add.at(self.asked[machine], tasks, 1)
+        np.add.at(self.answered[machine], tasks, 1)
+        self.answers[machine, tasks] = np.where(flip, 1 - self.truth[tasks], self.truth[tasks])
+        self.confidence[machine, tasks] = 0.9
+        return int(tasks.size)
 
 
 def continuous_state(seed: int = 0, n: int = 300, m: int = 15, per_task: int = 3):
@@ -72,6 +102,7 @@ def test_assign_is_reproducible_and_never_gives_a_held_task(name: str) -> None:
     info, state, truth = market_state()
     m = info.n_workers
     info = dataclasses.replace(info, true_confusion=np.tile(np.eye(2), (m, 1, 1)))
+    assert isinstance(InstantDesk(truth), MachineDesk)
     held = np.zeros(info.n_tasks, dtype=bool)
     held[::2] = True
     lab = state.labels
@@ -85,7 +116,8 @@ def test_assign_is_reproducible_and_never_gives_a_held_task(name: str) -> None:
         picks = []
         for _ in range(2):
             policy = make_policy(name, {})
-            policy.bind(info)
+            # the machines are ignored by every policy but those that ask them
+            policy.bind(dataclasses.replace(info, machines=InstantDesk(truth)))
             picks.append(policy.assign(worker, state, np.random.default_rng(worker)))
         assert picks[0] == picks[1]
         assert picks[0] in (None, GOLD, DONE) or (0 <= picks[0] < info.n_tasks

@@ -1,0 +1,132 @@
+"""What the policies that ask machine annotators first share (issue #41): the models are
+asked about every task when the market starts, each task waits for their answers, and is then
+**routed** — closed on the models' answers, or sent to humans, who label it until a quorum
+agrees (the ``until-agreement`` rule on the humans' labels: ``agree`` agreeing answers, at most
+``max_overlap`` labels).
+
+A subclass says which machines it asks (:meth:`MachineFirst.asked_machines`) and which tasks
+go to humans once their answers are in (:meth:`MachineFirst.route`); the overlap bookkeeping
+(:class:`~marketsim.policies.overlap.OverlapRule`) does the rest, so the requester stops spending
+once every task is closed. A task the money or ``budget.edges`` left unasked goes to humans (the
+models cannot judge it). The machines' answers reach the policy through ``MarketInfo.machines``
+(:class:`~marketsim.policies.base.MachineDesk`), live; the humans' labels through the market's
+live counts, as for every preset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from marketsim.options import F, OptionError, Options
+from marketsim.policies.base import MachineDesk, MarketInfo, MarketState
+from marketsim.policies.overlap import OverlapRule
+
+
+class HumanQuorumOptions(Options):
+    """The humans' rule on a task the models send them (until agreement)."""
+
+    agree: int = F(2, "humans close a task sent to them once this many of their answers agree",
+                   ge=1, le=1000)
+    max_overlap: int = F(3, "human labels per task sent to them at most (closed without "
+                         "agreement there)", ge=1, le=1000)
+
+
+QuorumT = TypeVar("QuorumT", bound=HumanQuorumOptions)
+
+
+class MachineFirst(OverlapRule[QuorumT]):
+    """Machines first, then a human quorum on the tasks :meth:`route` sends to humans."""
+
+    #: Options counting a task's labels, each from a distinct worker (at most workers.count).
+    per_task_options = ("agree", "max_overlap")
+
+    def __init__(self, **options: object) -> None:
+        super().__init__(**options)
+        if self.options.max_overlap < self.options.agree:
+            raise OptionError(type(self).__name__, f"max_overlap = {self.options.max_overlap} "
+                              f"must be >= agree = {self.options.agree}")
+
+    @classmethod
+    def machines_problem(cls, options: QuorumT, names: Sequence[str]) -> tuple[str, str] | None:
+        """(option, sentence) of what is wrong with these options for a scenario whose
+        ``[[machines]]`` are ``names``, else ``None``: the policy needs machines."""
+        if not names:
+            return "name", f"{cls.name!r} asks machine annotators first: the scenario needs " \
+                "[[machines]]"
+        return None
+
+    @classmethod
+    def quorum(cls, options: HumanQuorumOptions) -> str:
+        """The humans' rule in words."""
+        return (f"humans label it until {options.agree} of their answers agree, at most "
+                f"{options.max_overlap} labels")
+
+    def first(self) -> int:
+        """No quorum of ``agree`` before ``agree`` human labels."""
+        return self.options.agree
+
+    def cap(self) -> int:
+        """``max_overlap`` human labels at most."""
+        return self.options.max_overlap
+
+    def satisfied(self, tasks: np.ndarray, state: MarketState) -> np.ndarray:
+        """Some answer has ``agree`` human votes."""
+        assert state.task_votes is not None
+        return np.asarray(state.task_votes)[tasks].max(axis=1) >= self.options.agree
+
+    def asked_machines(self, desk: MachineDesk) -> np.ndarray:
+        """The indices of the machines asked about every task."""
+        raise NotImplementedError
+
+    def route(self, tasks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Whether each of ``tasks`` (their models' answers in, or never asked) goes to
+        humans."""
+        raise NotImplementedError
+
+    def bind(self, info: MarketInfo) -> None:
+        """Every task waits for its models; each chosen machine is asked about every task (as
+        many calls as the labels and money left pay)."""
+        super().bind(info)
+        if info.machines is None:
+            raise OptionError(type(self).__name__, "needs machine annotators ([[machines]])")
+        self.desk = info.machines
+        self.wanted[:] = 0  # no human label before the models answered
+        self.routed = np.zeros(self.n_tasks, dtype=bool)
+        self.chosen = self.asked_machines(self.desk)
+        for machine in self.chosen.tolist():
+            self.desk.ask(machine, np.arange(self.n_tasks))
+
+    def ready(self) -> np.ndarray:
+        """Tasks not routed yet whose chosen models all answered every call sent."""
+        asked, answered = self.desk.asked[self.chosen], self.desk.answered[self.chosen]
+        return np.flatnonzero(~self.routed & (answered >= asked).all(axis=0))
+
+    def settle(self, tasks: np.ndarray, humans: np.ndarray) -> None:
+        """Routed ``tasks``: those for ``humans`` want the quorum's first labels, the others
+        are closed on the models' answers."""
+        self.closed[tasks[~humans]] = True
+        self.wanted[tasks[humans]] = self.first()
+
+    def before_hand_out(self, state: MarketState, rng: np.random.Generator) -> None:
+        """What a subclass does at each arrival once the answers in were routed (nothing)."""
+
+    def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
+        """Route the tasks whose models answered, then the overlap rule's hand-out."""
+        tasks = self.ready()
+        if tasks.size:
+            humans = self.route(tasks, rng)
+            self.routed[tasks] = True
+            self.settle(tasks, humans)
+        self.before_hand_out(state, rng)
+        return super().assign(worker, state, rng)
+
+    def models_agree(self, tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For ``tasks``: whether every chosen model answered and they all agree, and the
+        lowest confidence among them (NaN where one has no answer)."""
+        answers = self.desk.answers[np.ix_(self.chosen, tasks)]
+        confidence = self.desk.confidence[np.ix_(self.chosen, tasks)]
+        agree = (answers >= 0).all(axis=0) & (answers == answers[:1]).all(axis=0)
+        return agree, confidence.min(axis=0)
