@@ -54,7 +54,7 @@ from marketsim.market.setup import MarketSetup
 from marketsim.market.streams import Streams
 from marketsim.market.stuck import money_detail, ran_out
 from marketsim.market.workforce import Workforce, worker_prices
-from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware
+from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware, policy_type
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import Stop
 from marketsim.scenario.replay import ReplayData
@@ -110,8 +110,9 @@ class Market:
                 policy, n, m, k, streams.policy, self.workforce.stats,
                 (lambda _worker: False) if gold is None else gold.has_left, self.log.arrays)
         else:
-            self.requester = (Requester(n, m, setup.max_labels, self.log) if replay is None
-                              else ReplayRequester(replay))
+            self.requester = (Requester(n, m, setup.max_labels, self.log,
+                                        even_rounds=policy_type(policy).even_rounds)
+                              if replay is None else ReplayRequester(replay))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.visits = Visits(self.env, setup.workers.service, m, streams.speeds,
                              streams.abandon, weakref.proxy(self))
@@ -372,7 +373,11 @@ class Market:
     def _stuck(self) -> None:
         """Every worker who may work, idle, was offered nothing since the last hand-out: stop
         early when the crowd ran out, else raise why it is stuck, don't spin
-        (:func:`~marketsim.market.stuck.ran_out`)."""
+        (:func:`~marketsim.market.stuck.ran_out`). An even round that none of them can go on
+        with ends first (:meth:`~marketsim.market.requester.Requester.end_round`)."""
+        if isinstance(self.requester, Requester) and self.requester.end_round():
+            self._refused.clear()
+            return
         self._stop_early(*ran_out(self.setup, self.ledger, self.workforce, self.gold,
                                   self.requester, self.policy, sorted(self._refused),
                                   self.budget))
