@@ -110,9 +110,8 @@ class Market:
                 policy, n, m, k, streams.policy, self.workforce.stats,
                 (lambda _worker: False) if gold is None else gold.has_left, self.log.arrays)
         else:
-            self.requester = (Requester(n, m, setup.max_labels, self.log,
-                                        even_rounds=policy_type(policy).even_rounds)
-                              if replay is None else ReplayRequester(replay))
+            self.requester = (ReplayRequester(replay) if replay is not None else Requester(
+                n, m, setup.max_labels, self.log, even_rounds=policy_type(policy).even_rounds))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.visits = Visits(self.env, setup.workers.service, m, streams.speeds,
                              streams.abandon, weakref.proxy(self))
@@ -371,10 +370,9 @@ class Market:
         self._arriving = False
 
     def _stuck(self) -> None:
-        """Every worker who may work, idle, was offered nothing since the last hand-out: stop
-        early when the crowd ran out, else raise why it is stuck, don't spin
-        (:func:`~marketsim.market.stuck.ran_out`). An even round that none of them can go on
-        with ends first (:meth:`~marketsim.market.requester.Requester.end_round`)."""
+        """Every worker who may work, idle, was offered nothing since the last hand-out: end an
+        even round none of them can go on with (:meth:`Requester.end_round`), else stop early
+        when the crowd ran out or raise why it is stuck (:func:`~.stuck.ran_out`), don't spin."""
         if isinstance(self.requester, Requester) and self.requester.end_round():
             self._refused.clear()
             return
