@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from marketsim.aggregation.curve_choice import MAX_FINALISTS, choose_on_curve, finalists
+from marketsim.aggregation.curve_choice import choose_on_curve, finalists
 from marketsim.aggregation.design_curve import (
     DesignCurve,
     References,
@@ -87,8 +87,9 @@ def twin_runs(scenario: Scenario, ks: tuple[int, ...], replicates: range,
 
 
 def curve_units(cal: Calibration) -> int:
-    """The progress units :func:`choose_twin` advances: one per candidate, one per finalist."""
-    return len(cal.eligible) + min(MAX_FINALISTS, len(cal.eligible))
+    """The progress units :func:`choose_twin` advances: one per candidate, and one per
+    candidate run on (at most all of them)."""
+    return 2 * len(cal.eligible)
 
 
 def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
@@ -97,8 +98,9 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
                 final_replicates: int = FINAL_REPLICATES) -> Calibration:
     """``cal`` with the eligible candidate whose twin is nearest ``real`` picked (``pick``)
     and the choice kept (``curve``). Each candidate runs ``replicates`` at exactly k labels
-    per task; the finalists (within noise of the nearest) run on to ``final_replicates`` in
-    all, and the choice is made again on their longer curves. ``advance`` is called
+    per task; the finalists (within noise of the nearest; else the nearest alone) run on to
+    ``final_replicates`` in all and the choice is made again, until the nearest has run on
+    (the chosen twin is always judged on ``final_replicates``). ``advance`` is called
     :func:`curve_units` times in all (a progress bar's)."""
     tick = advance if advance is not None else (lambda: None)
     against_truth = real.against == "truth"
@@ -110,18 +112,23 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
         runs.append(twin_runs(scenarios[-1], real.ks, replicates, against_truth))
         names.append(name)
         tick()
-    first = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs))
+    choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs))
     more = range(replicates.stop, replicates.start + final_replicates)
-    near = finalists(first.distances, 2 * len(real.designs)) if len(more) else ()
-    for position in near:
-        runs[position] = np.concatenate(
-            [runs[position], twin_runs(scenarios[position], real.ks, more, against_truth)],
-            axis=1)
+    extended = 0
+    while len(more):  # until the nearest has run on: a lucky few replicates do not win
+        near = finalists(choice.distances, 2 * len(real.designs)) or (choice.best,)
+        todo = [p for p in near if runs[p].shape[1] < final_replicates]
+        if not todo:
+            break
+        for position in todo:
+            runs[position] = np.concatenate(
+                [runs[position], twin_runs(scenarios[position], real.ks, more, against_truth)],
+                axis=1)
+            extended += 1
+            tick()
+        choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs))
+    for _ in range(curve_units(cal) - len(cal.eligible) - extended):
         tick()
-    for _ in range(curve_units(cal) - len(cal.eligible) - len(near)):
-        tick()
-    choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs)) if near \
-        else first
     return replace(cal, pick=choice.chosen, curve=choice)
 
 

@@ -57,4 +57,13 @@ def test_the_candidates_are_judged_at_exactly_k_and_the_close_ones_again() -> No
     exact = twin_curve(world, (1, 2), range(10, 14), True)
     assert np.array_equal(choice.twin.vote, exact.vote)
     assert np.array_equal(choice.twin.ds, exact.ds)
-    assert len(ticks) == curve_units(cal) == 3 + 3
+    assert len(ticks) == curve_units(cal) == 2 * 3
+
+
+def test_the_chosen_twin_runs_on_even_when_no_other_is_close() -> None:
+    cal = calibration(0.74, 0.97)
+    scenario = check_text(calibrated_text(replace(cal, pick=0), "", 0), "<real>")
+    real = twin_curve(scenario, (1,), range(20, 23), True)
+    choice = choose_twin(cal, real, 0, replicates=range(10, 12), final_replicates=4).curve
+    assert choice is not None and choice.best == 0
+    assert [twin.runs for twin in choice.twins] == [4, 2]  # a few lucky replicates never win
