@@ -21,6 +21,7 @@ import contextlib
 import io
 import json
 import sys
+import time
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -43,15 +44,22 @@ BOUNDS = {"bluebird": 3.0}
 
 
 def calibrated(name: str, work: Path, data_dir: str | None) -> Path:
-    """The twin ``marketsim calibrate --dataset NAME`` writes (reused when already there)."""
+    """The twin ``marketsim calibrate --dataset NAME`` writes (reused when already there; its
+    CPU time, printed on stderr, is kept beside it)."""
     out = work / f"calibrated_{name}.toml"
     if not out.exists():
-        args = ["calibrate", "--dataset", name, "--out", str(out)]
+        args = ["calibrate", "--dataset", name, "--out", str(out), "--quiet"]
         args += ["--data-dir", data_dir] if data_dir else []
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        start = time.process_time()
+        with contextlib.redirect_stdout(io.StringIO()) as printed, \
+                contextlib.redirect_stderr(io.StringIO()):
             code = marketsim_main(args)
         if code:
             raise SystemExit(f"calibrate --dataset {name} failed with exit code {code}")
+        cpu = time.process_time() - start
+        out.with_suffix(".printed.txt").write_text(
+            f"{printed.getvalue()}calibrate CPU time: {cpu:.1f} s\n")
+    print(out.with_suffix(".printed.txt").read_text().splitlines()[-1], file=sys.stderr)
     return out
 
 
