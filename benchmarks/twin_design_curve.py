@@ -76,7 +76,7 @@ def curves(name: str, work: Path, data_dir: str | None, draws: int, replicates: 
     data, truth = load_labels(str(crowd), str(truth_file), "zhang")
     real = real_curve(data, truth, draws=draws, ks=KS)
     scenario = load_scenario(calibrated(name, work, data_dir))
-    twin = twin_curve(scenario, KS, range(replicates), True, exact=exact)
+    twin = twin_curve(scenario, KS, range(replicates), True, exact=exact, market=True)
     cache.write_text(json.dumps({"real": as_json(real), "twin": as_json(twin)}))
     return real, twin
 

@@ -1,6 +1,8 @@
-"""A twin's design curve: the calibrated scenario run at exactly k labels per task (the
-``fixed-overlap`` policy with ``overlap = k``, the same world and streams as the "as collected"
-arm's replicate) — or k of each task's as-collected labels drawn as the real curve draws them —
+"""A twin's design curve: the calibrated scenario at exactly k labels per task (in the "as
+collected" arm's world of the replicate, k distinct workers per task drawn as the
+``fixed-overlap`` market with ``overlap = k`` hands them out, by the design sampler of
+:mod:`marketsim.study.design_sampler`, or bought by that market itself) — or k of each task's
+as-collected labels drawn as the real curve draws them —
 and as collected, its labels aggregated as the real file's are
 (:mod:`marketsim.aggregation.design_curve`); and the choice, among ``calibrate``'s candidate
 worlds, of the twin nearest the real curve (:mod:`marketsim.aggregation.curve_choice`).
@@ -28,9 +30,11 @@ from marketsim.aggregation.design_curve import (
     keep_k_per_task,
     subset,
 )
+from marketsim.data.labels import LabelSet
 from marketsim.scenario.calibration import REPLICATES, Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.scenario.specs import Scenario
+from marketsim.study.design_sampler import design_world, labels_at_k, sampler_problem
 from marketsim.study.twin import simulated_labels
 
 #: Replicates each candidate's curve is simulated for in ``calibrate``'s choice (replicate
@@ -50,10 +54,23 @@ def design_scenario(scenario: Scenario, k: int) -> Scenario:
     return scenario.replace({"budget.edges": k * scenario.tasks.count}).with_arms(arm)
 
 
+def collected_scenario(scenario: Scenario) -> Scenario:
+    """``scenario`` whose first arm (as collected) refits majority vote when its policy is
+    ``uniform``: a uniform ranking is a random permutation that never reads the posterior, so
+    the labels bought are the same (the curve aggregates them itself) and the market skips a
+    Dawid–Skene refit per round."""
+    if scenario.arms[0].policy.name != "uniform":
+        return scenario
+    arm = dict(scenario.document()["arms"][0])
+    return scenario.with_arms({**arm, "inference": {"method": "mv"}})
+
+
 def twin_curve(scenario: Scenario, ks: tuple[int, ...], replicates: range,
-               against_truth: bool, *, exact: bool = True, seed: int = 0) -> DesignCurve:
+               against_truth: bool, *, exact: bool = True, seed: int = 0,
+               market: bool = False) -> DesignCurve:
     """The twin's curve of :func:`twin_runs`."""
-    runs = twin_runs(scenario, ks, replicates, against_truth, exact=exact, seed=seed)
+    runs = twin_runs(scenario, ks, replicates, against_truth, exact=exact, seed=seed,
+                     market=market)
     return DesignCurve.from_runs(ks, runs[..., 0], runs[..., 1], against(against_truth))
 
 
@@ -63,27 +80,42 @@ def against(against_truth: bool) -> str:
 
 
 def twin_runs(scenario: Scenario, ks: tuple[int, ...], replicates: range,
-              against_truth: bool, *, exact: bool = True, seed: int = 0) -> np.ndarray:
+              against_truth: bool, *, exact: bool = True, seed: int = 0,
+              market: bool = False) -> np.ndarray:
     """The errors of the scenario's twin at ``ks`` labels per task and as collected (its
     first arm), one run per replicate, against the world's true classes (``against_truth``)
-    or each method's answer on the replicate's as-collected labels. ``exact``: each k is a
-    market of its own at exactly k labels per task (:func:`design_scenario`); else k of each
-    task's as-collected labels drawn at random (seeded by ``seed`` and the replicate), as the
-    real curve is drawn: one market per replicate instead of one per design. (points,
-    replicates, 2): majority vote's, then Dawid–Skene's."""
-    designs = [design_scenario(scenario, k) for k in ks] if exact else []
+    or each method's answer on the replicate's as-collected labels. ``exact``: exactly k
+    labels per task in the replicate's world, drawn by the design sampler
+    (:mod:`marketsim.study.design_sampler`), or, with ``market`` or where the sampler cannot
+    stand in, bought by a market of its own (:func:`design_scenario`); else k of each task's
+    as-collected labels drawn at random (seeded by ``seed`` and the replicate), as the real
+    curve is drawn. (points, replicates, 2): majority vote's, then Dawid–Skene's."""
+    collected = collected_scenario(scenario)
     runs = []
     for replicate in replicates:
-        full, truth, _, _ = simulated_labels(scenario, replicate, times=False)
+        full, truth, _, _ = simulated_labels(collected, replicate, times=False)
         refs = References(truth, truth, "truth") if against_truth else References.of(full, None)
         if exact:
-            at_k = [simulated_labels(d, replicate, times=False)[0] for d in designs]
+            at_k = exact_labels(scenario, ks, replicate, market)
         else:
             rng = np.random.default_rng([seed, replicate])
             at_k = [subset(full, keep_k_per_task(full.tasks, k, rng)) for k in ks]
         runs.append([errors(labels, refs) for labels in [*at_k, full]])
     return np.array(runs, dtype=np.float64).reshape(len(replicates), len(ks) + 1,
                                                     2).transpose(1, 0, 2)
+
+
+def exact_labels(scenario: Scenario, ks: tuple[int, ...], replicate: int,
+                 market: bool = False) -> list[LabelSet]:
+    """The twin's labels at exactly each of ``ks`` per task in replicate ``replicate``'s
+    world: the design sampler's, or (``market``, or a crowd the sampler cannot stand in for:
+    :func:`~marketsim.study.design_sampler.sampler_problem`) each a fixed-overlap market's."""
+    if not market:
+        world = design_world(scenario, replicate)
+        if sampler_problem(scenario, world) is None:
+            return [labels_at_k(scenario, world, replicate, k) for k in ks]
+    return [simulated_labels(design_scenario(scenario, k), replicate, times=False)[0]
+            for k in ks]
 
 
 def curve_units(cal: Calibration) -> int:
