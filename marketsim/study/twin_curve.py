@@ -35,7 +35,7 @@ from marketsim.scenario.calibration import REPLICATES, Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.scenario.specs import Scenario
 from marketsim.study.design_sampler import design_world, labels_at_k, sampler_problem
-from marketsim.study.twin import simulated_labels
+from marketsim.study.twin import collected_scenario, simulated_labels
 
 #: Replicates each candidate's curve is simulated for in ``calibrate``'s choice (replicate
 #: numbers after the written scenario's, so the choice and the check draw different markets).
@@ -52,17 +52,6 @@ def design_scenario(scenario: Scenario, k: int) -> Scenario:
     arm = {"name": f"exactly {k} per task", "initial": "one-per-task",
            "policy": {"name": "fixed-overlap", "overlap": k}, "inference": {"method": "mv"}}
     return scenario.replace({"budget.edges": k * scenario.tasks.count}).with_arms(arm)
-
-
-def collected_scenario(scenario: Scenario) -> Scenario:
-    """``scenario`` whose first arm (as collected) refits majority vote when its policy is
-    ``uniform``: a uniform ranking is a random permutation that never reads the posterior, so
-    the labels bought are the same (the curve aggregates them itself) and the market skips a
-    Dawid–Skene refit per round."""
-    if scenario.arms[0].policy.name != "uniform":
-        return scenario
-    arm = dict(scenario.document()["arms"][0])
-    return scenario.with_arms({**arm, "inference": {"method": "mv"}})
 
 
 def twin_curve(scenario: Scenario, ks: tuple[int, ...], replicates: range,

@@ -20,8 +20,8 @@ from marketsim.study.design_sampler import (
     labels_at_k,
     sampler_problem,
 )
-from marketsim.study.twin import simulated_labels
-from marketsim.study.twin_curve import collected_scenario, design_scenario, twin_runs
+from marketsim.study.twin import collected_scenario, simulated_labels, twin_errors
+from marketsim.study.twin_curve import design_scenario, twin_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,12 +111,14 @@ def test_a_crowd_with_a_capacity_is_left_to_the_market() -> None:
 
 def test_the_as_collected_uniform_market_buys_the_same_labels_refitting_majority_vote() -> None:
     scenario = skewed_crowd(n_tasks=60)
-    ds_arm, truth, _, _ = simulated_labels(scenario, 0, times=False)
+    ds_arm, truth, error, _ = simulated_labels(scenario, 0, times=False)
     mv_arm, _, _, _ = simulated_labels(collected_scenario(scenario), 0, times=False)
     assert collected_scenario(scenario).arms[0].inference.method == "mv"
     for a, b in ((ds_arm.tasks, mv_arm.tasks), (ds_arm.workers, mv_arm.workers),
                  (ds_arm.labels, mv_arm.labels)):
         assert np.array_equal(a, b)
+    # the moments step's Dawid-Skene error, fitted once on them, is the market's last refit's
+    assert twin_errors(scenario, range(1))[1][0] == error
 
 
 def paired_gaps(scenario: Scenario, ks: tuple[int, ...], replicates: int) -> np.ndarray:
