@@ -159,9 +159,10 @@ def header_lines(choice: CurveChoice) -> list[str]:
                     zip(choice.names, choice.distances, choice.twins, strict=True))
     designs = ", ".join(choice.real.designs)
     return [f"chosen on the design curve: each candidate's twin at {designs} labels per task "
-            "(a market of its own at exactly",
-            f"  k labels per task; the nearest again with more replicates) against "
-            f"{choice.real.runs} random draws of k of the file's labels",
-            "  per task; distance = sum of z^2 over points (majority vote and Dawid-Skene), "
-            "z = gap / its noise:",
+            "(exactly k",
+            "  labels per task, drawn as a fixed-overlap market buys them; the nearest again "
+            "with more replicates)",
+            f"  against {choice.real.runs} random draws of k of the file's labels per task; "
+            "distance = sum of z^2 over points",
+            "  (majority vote and Dawid-Skene), z = gap / its noise:",
             f"  {per}."]
