@@ -2,8 +2,9 @@
 fitted on? For each reference data set, the real design curve (``--draws`` random draws of k of
 each task's labels, :func:`marketsim.aggregation.design_curve.real_curve`) against the twin's
 (the scenario ``marketsim calibrate --dataset NAME`` writes, run at exactly k labels per task
-with the ``fixed-overlap`` policy for ``--replicates`` replicates, and as collected:
-:func:`marketsim.study.twin_curve.twin_curve`), at k = 3, 5 and the full data, for
+with the ``fixed-overlap`` policy for ``--replicates`` replicates, each design a market of its
+own — ``calibrate``'s choice draws the same designs by the design sampler instead — and as
+collected: :func:`marketsim.study.twin_curve.twin_curve`), at k = 3, 5 and the full data, for
 Dawid–Skene and majority vote, both aggregated the same way. The bound is ±1.5 points (±3 on
 Bluebird, 108 tasks). Prints a markdown table; ``--write`` puts it in docs/models.md between
 its markers. Run, e.g.::
