@@ -34,8 +34,8 @@ from marketsim.scenario.specs import Scenario
 from marketsim.study.seeds import generator, initial_graph_rng, world_rng
 from marketsim.workers.base import World
 
-#: The spawn-key purpose of the sampler's streams (one per replicate and k; a key of its own
-#: length, so it never meets a market's stream).
+#: The spawn-key purpose of the sampler's streams (one per replicate and k), far above the
+#: market's purposes (:mod:`marketsim.study.seeds`), so it never meets a market's stream.
 DESIGN_STREAM = 100
 #: Task-by-worker keys drawn at once at most (the sampler works through the tasks in chunks
 #: of this many keys: memory stays flat for a large crowd).
