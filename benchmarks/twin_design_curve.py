@@ -2,8 +2,9 @@
 fitted on? For each reference data set, the real design curve (``--draws`` random draws of k of
 each task's labels, :func:`marketsim.aggregation.design_curve.real_curve`) against the twin's
 (the scenario ``marketsim calibrate --dataset NAME`` writes, run at exactly k labels per task
-with the ``fixed-overlap`` policy for ``--replicates`` replicates, and as collected:
-:func:`marketsim.study.twin_curve.twin_curve`), at k = 3, 5 and the full data, for
+with the ``fixed-overlap`` policy for ``--replicates`` replicates, each design a market of its
+own — ``calibrate``'s choice draws the same designs by the design sampler instead — and as
+collected: :func:`marketsim.study.twin_curve.twin_curve`), at k = 3, 5 and the full data, for
 Dawid–Skene and majority vote, both aggregated the same way. The bound is ±1.5 points (±3 on
 Bluebird, 108 tasks). Prints a markdown table; ``--write`` puts it in docs/models.md between
 its markers. Run, e.g.::
@@ -21,6 +22,7 @@ import contextlib
 import io
 import json
 import sys
+import time
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -43,15 +45,22 @@ BOUNDS = {"bluebird": 3.0}
 
 
 def calibrated(name: str, work: Path, data_dir: str | None) -> Path:
-    """The twin ``marketsim calibrate --dataset NAME`` writes (reused when already there)."""
+    """The twin ``marketsim calibrate --dataset NAME`` writes (reused when already there; its
+    CPU time, printed on stderr, is kept beside it)."""
     out = work / f"calibrated_{name}.toml"
     if not out.exists():
-        args = ["calibrate", "--dataset", name, "--out", str(out)]
+        args = ["calibrate", "--dataset", name, "--out", str(out), "--quiet"]
         args += ["--data-dir", data_dir] if data_dir else []
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        start = time.process_time()
+        with contextlib.redirect_stdout(io.StringIO()) as printed, \
+                contextlib.redirect_stderr(io.StringIO()):
             code = marketsim_main(args)
         if code:
             raise SystemExit(f"calibrate --dataset {name} failed with exit code {code}")
+        cpu = time.process_time() - start
+        out.with_suffix(".printed.txt").write_text(
+            f"{printed.getvalue()}calibrate CPU time: {cpu:.1f} s\n")
+    print(out.with_suffix(".printed.txt").read_text().splitlines()[-1], file=sys.stderr)
     return out
 
 
@@ -68,7 +77,7 @@ def curves(name: str, work: Path, data_dir: str | None, draws: int, replicates: 
     data, truth = load_labels(str(crowd), str(truth_file), "zhang")
     real = real_curve(data, truth, draws=draws, ks=KS)
     scenario = load_scenario(calibrated(name, work, data_dir))
-    twin = twin_curve(scenario, KS, range(replicates), True, exact=exact)
+    twin = twin_curve(scenario, KS, range(replicates), True, exact=exact, market=True)
     cache.write_text(json.dumps({"real": as_json(real), "twin": as_json(twin)}))
     return real, twin
 

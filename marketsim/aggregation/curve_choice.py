@@ -14,8 +14,10 @@ labels, the twin's over its replicates, and :data:`NOISE_FLOOR` so that a point 
 without noise (the full data: one draw) is not a division by zero. The distance is the sum of
 ``z^2`` over points and methods (a chi-square-like statistic); the candidate with the smallest
 is chosen, the first of equals (the order of ``Calibration.candidates``: simpler worlds
-first). A point with ``|z|`` above :data:`OFF_Z` is off by more than its noise, and the printed
-fit says so loudly.
+first). Where noise could decide it (:func:`finalists`: the candidates within two standard
+deviations of a chi-square of the best), ``calibrate`` simulates those again with more
+replicates before choosing. A point with ``|z|`` above :data:`OFF_Z` is off by more than its
+noise, and the printed fit says so loudly.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from marketsim.aggregation.design_curve import DesignCurve
 NOISE_FLOOR = 0.002
 #: ``|z|`` above which a point of the chosen twin is reported as off by more than its noise.
 OFF_Z = 2.0
+#: At most this many candidates are judged again with more replicates (:func:`finalists`).
+MAX_FINALISTS = 3
 #: The methods of a curve, as printed.
 METHODS = ("majority vote", "Dawid-Skene")
 
@@ -46,6 +50,18 @@ def point_z(real: DesignCurve, twin: DesignCurve) -> np.ndarray:
 def curve_distance(real: DesignCurve, twin: DesignCurve) -> float:
     """The sum of ``z^2`` over every point and both methods."""
     return float((point_z(real, twin) ** 2).sum())
+
+
+def finalists(distances: tuple[float, ...], n_terms: int) -> tuple[int, ...]:
+    """The positions (nearest first, at most :data:`MAX_FINALISTS`) whose distance is within
+    noise of the smallest: at most ``2 * sqrt(2 * n_terms)`` above it, two standard deviations
+    of a chi-square with ``n_terms`` degrees of freedom (the distance of a twin exact up to
+    noise). One finalist: nothing for more replicates to decide."""
+    order = np.argsort(distances, kind="stable")
+    best = distances[int(order[0])]
+    near = [int(i) for i in order[:MAX_FINALISTS]
+            if distances[int(i)] <= best + 2.0 * np.sqrt(2.0 * n_terms)]
+    return tuple(near) if len(near) > 1 else ()
 
 
 @dataclass(frozen=True)
@@ -89,7 +105,7 @@ def curve_lines(choice: CurveChoice) -> list[str]:
     ``z`` marked where it is off by more than its noise."""
     real, twin, z = choice.real, choice.twin, choice.z
     lines = [f"design curve, error % against the {real.against} (real: {real.runs} draws of k "
-             f"labels per task; twin: {twin.runs} replicates, k of each task's labels drawn):",
+             f"labels per task; twin: {twin.runs} replicates at exactly k labels per task):",
              f"  {'labels/task':>11}  {'majority vote real / twin (z)':>32}  "
              f"{'Dawid-Skene real / twin (z)':>32}"]
     for p, design in enumerate(real.designs):
@@ -131,19 +147,22 @@ def curve_record(choice: CurveChoice) -> dict[str, Any]:
         "z_majority_vote": z[0].tolist(), "z_dawid_skene": z[1].tolist(),
         "off_z": OFF_Z, "noise_floor": NOISE_FLOOR,
         "points_off": int((np.abs(z) > OFF_Z).sum()),
-        "candidates": [{"world": name, "distance": d}
-                       for name, d in zip(choice.names, choice.distances, strict=True)],
+        "candidates": [{"world": name, "distance": d, "replicates": twin.runs}
+                       for name, d, twin in zip(choice.names, choice.distances, choice.twins,
+                                                strict=True)],
         "world": choice.names[choice.best]}
 
 
 def header_lines(choice: CurveChoice) -> list[str]:
     """The scenario header's account of the choice on the design curve."""
-    per = "; ".join(f"{name} {d:.1f}" for name, d in
-                    zip(choice.names, choice.distances, strict=True))
+    per = "; ".join(f"{name} {d:.1f} ({twin.runs} replicates)" for name, d, twin in
+                    zip(choice.names, choice.distances, choice.twins, strict=True))
     designs = ", ".join(choice.real.designs)
     return [f"chosen on the design curve: each candidate's twin at {designs} labels per task "
-            f"({choice.twin.runs} replicates, k of each",
-            f"  task's labels drawn at random) against {choice.real.runs} random draws of k of "
-            "the file's labels per task; distance = sum of z^2",
-            "  over points (majority vote and Dawid-Skene), z = gap / its noise:",
+            "(exactly k",
+            "  labels per task, drawn as a fixed-overlap market buys them; the nearest again "
+            "with more replicates)",
+            f"  against {choice.real.runs} random draws of k of the file's labels per task; "
+            "distance = sum of z^2 over points",
+            "  (majority vote and Dawid-Skene), z = gap / its noise:",
             f"  {per}."]

@@ -78,7 +78,7 @@ from marketsim.scenario.calibration import (
 from marketsim.scenario.calibration_text import calibrated_text, types_summary
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.twin import errors_per_types, simulated_labels, type_counts
-from marketsim.study.twin_curve import choose_twin
+from marketsim.study.twin_curve import choose_twin, curve_units
 
 #: Tasks with a truth a file needs for the number of task types to be chosen by the errors
 #: each one's twin reproduces (fewer: by held-out likelihood; the errors would be noise).
@@ -372,7 +372,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     with steps.step("drawing the data's own design curve", 1):
         real = real_curve(data, truth, seed=args.seed)
     with steps.step("simulating each candidate's twin on the design curve",
-                    len(cal.eligible)) as advance:
+                    curve_units(cal)) as advance:
         cal = choose_twin(cal, real, args.seed, advance=advance)
     cal = fit_models(cal, data, truth, ref, answers)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)

@@ -28,6 +28,7 @@ from marketsim.market.arrivals import Arrivals
 from marketsim.market.audit import check_closed_books
 from marketsim.market.block_requester import BlockRequester
 from marketsim.market.market import Market
+from marketsim.policies.base import policy_type
 from marketsim.record.curves import CurvePoint
 
 #: Arrivals drawn and walked at once at most (their temporaries stay this size).
@@ -86,7 +87,8 @@ class BlockMarket(Market):
         sc = self.setup
         self.blocks = BlockRequester(sc.tasks.count, sc.workers.count, sc.tasks.classes,
                                      sc.max_labels, min(self.batch, sc.max_labels),
-                                     self.log.incidence)
+                                     self.log.incidence,
+                                     even_rounds=policy_type(self.policy).even_rounds)
         self.requester = BlockTasks(self.blocks)
 
     def _hand_out(self, target: int, arrivals: Arrivals, clock: float) -> float:

@@ -34,8 +34,8 @@ except ImportError:  # no C compiler at install: the Python loop below (same res
     walk_native = None
 
 #: The slots of the walk's state array (see ``hand_out.c``).
-CURSOR, NEED, HANDED, REFUSED, STUCK, RECENT, EPOCH = range(7)
-STATE_SLOTS = 7
+CURSOR, NEED, HANDED, REFUSED, STUCK, RECENT, EPOCH, EVEN, ROUND = range(9)
+STATE_SLOTS = 9
 
 #: The open-addressing hash of the table of recent pairs (``hand_out.c``'s ``slot_of``).
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -88,6 +88,10 @@ def walk_python(order: np.ndarray, given: np.ndarray, workers: np.ndarray, tasks
             recent[s] = key
             state[RECENT] += 1
 
+    def next_pass() -> None:
+        state[CURSOR] = state[ROUND] = 0
+        given[:] = 0
+
     def assign(worker: int) -> int:
         for _ in range(2):
             cursor = int(state[CURSOR])
@@ -98,10 +102,12 @@ def walk_python(order: np.ndarray, given: np.ndarray, workers: np.ndarray, tasks
                 task = int(order[pos])
                 if not given[task] and not has(task, worker):
                     given[task] = 1
+                    state[ROUND] += 1
                     mark(task, worker)
                     return task
-            state[CURSOR] = 0
-            given[:] = 0
+            if state[EVEN] and cursor < n:
+                return -1  # they labelled every task left in the round: it is not over
+            next_pass()
         return -1
 
     i = 0
@@ -120,7 +126,12 @@ def walk_python(order: np.ndarray, given: np.ndarray, workers: np.ndarray, tasks
             stamp[w] = state[EPOCH]
             state[REFUSED] += 1
             if state[REFUSED] >= n_workers:
-                state[STUCK] = 1
+                if state[EVEN] and state[ROUND] > 0:  # no one can go on with the round
+                    next_pass()
+                    state[REFUSED] = 0
+                    state[EPOCH] += 1
+                else:
+                    state[STUCK] = 1
         i += 1
     return i
 
@@ -130,11 +141,12 @@ class BlockRequester:
 
     ``incidence`` gives the log's incidence matrix of the labels received so far (read at each
     new round, after the refresh merged them); ``per_refresh`` bounds the hand-outs between two
-    refreshes (the size of the table of recent pairs)."""
+    refreshes (the size of the table of recent pairs); ``even_rounds``: the requester's even
+    rounds (:class:`~marketsim.market.requester.Requester`)."""
 
     def __init__(self, n_tasks: int, n_workers: int, n_classes: int, budget: int,
                  per_refresh: int, incidence: Callable[[], Any],
-                 native: bool = True) -> None:
+                 native: bool = True, even_rounds: bool = False) -> None:
         self.n_tasks, self.n_workers, self.n_classes = n_tasks, n_workers, n_classes
         self.incidence = incidence
         room = 8 * min(max(int(budget), 64), MAX_FILTER_BYTES)
@@ -148,6 +160,7 @@ class BlockRequester:
         self.given = np.zeros(n_tasks, dtype=np.uint8)
         self.stamp = np.full(n_workers, -1, dtype=np.int64)
         self.state = np.zeros(STATE_SLOTS, dtype=np.int64)
+        self.state[EVEN] = int(even_rounds)
         self.ranking = np.arange(n_tasks, dtype=np.int64)
         self._indptr: np.ndarray | None = None
         self._indices: np.ndarray | None = None
@@ -155,9 +168,16 @@ class BlockRequester:
 
     def new_round(self, ranking: np.ndarray) -> None:
         """Start a round from a fresh ranking (a permutation of the tasks): the pairs handed
-        out so far are in the log now, so the table of recent ones starts empty."""
-        self.ranking = np.ascontiguousarray(ranking, dtype=np.int64)
-        self.given[:] = 0
+        out so far are in the log now, so the table of recent ones starts empty. An unfinished
+        even round goes on: the ranking's tasks not yet handed out in it first."""
+        ranking = np.ascontiguousarray(ranking, dtype=np.int64)
+        if self.state[EVEN] and 0 < self.state[ROUND] < self.n_tasks:
+            taken = self.given[ranking].view(bool)
+            ranking = np.concatenate([ranking[~taken], ranking[taken]])
+        else:
+            self.given[:] = 0
+            self.state[ROUND] = 0
+        self.ranking = ranking
         self.state[CURSOR] = 0
         self.state[REFUSED] = 0
         self.state[EPOCH] += 1

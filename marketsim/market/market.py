@@ -57,7 +57,7 @@ from marketsim.market.setup import MarketSetup
 from marketsim.market.streams import Streams
 from marketsim.market.stuck import money_detail, ran_out
 from marketsim.market.workforce import Workforce, worker_prices
-from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware
+from marketsim.policies.base import DONE, GOLD, AssignmentPolicy, is_worker_aware, policy_type
 from marketsim.record.curves import CurvePoint
 from marketsim.record.units import Stop
 from marketsim.scenario.replay import ReplayData
@@ -114,8 +114,8 @@ class Market:
                 (lambda _worker: False) if gold is None else gold.has_left, self.log.arrays,
                 None if replay is None else answered_tasks(replay))
         else:
-            self.requester = (Requester(n, m, setup.max_labels, self.log) if replay is None
-                              else ReplayRequester(replay))
+            self.requester = (ReplayRequester(replay) if replay is not None else Requester(
+                n, m, setup.max_labels, self.log, even_rounds=policy_type(policy).even_rounds))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.visits = Visits(self.env, setup.workers.service, m, streams.speeds,
                              streams.abandon, weakref.proxy(self))
@@ -358,9 +358,12 @@ class Market:
         self._arriving = False
 
     def _stuck(self) -> None:
-        """Every worker who may work, idle, was offered nothing since the last hand-out: stop
-        early when the crowd ran out, else raise why it is stuck, don't spin
-        (:func:`~marketsim.market.stuck.ran_out`)."""
+        """Every worker who may work, idle, was offered nothing since the last hand-out: end an
+        even round none of them can go on with (:meth:`Requester.end_round`), else stop early
+        when the crowd ran out or raise why it is stuck (:func:`~.stuck.ran_out`), don't spin."""
+        if isinstance(self.requester, Requester) and self.requester.end_round():
+            self._refused.clear()
+            return
         self._stop_early(*ran_out(self.setup, self.ledger, self.workforce, self.gold,
                                   self.requester, self.policy, sorted(self._refused),
                                   self.budget))

@@ -259,6 +259,12 @@ class Policy(Configurable[OptionsT]):
     per_task_options: ClassVar[tuple[str, ...]] = ()
     #: Integer options naming a qualification tier: at most the highest of ``[workers.tiers]``.
     tier_options: ClassVar[tuple[str, ...]] = ()
+    #: Even rounds: every task is handed out once a round before any gets another label, so
+    #: each task's labels stay within 1 of its share. A refresh's new ranking continues the
+    #: round (the tasks it has not handed out first), and a worker who labelled every task left
+    #: in it is given nothing rather than starting the next round early; a round ends unfinished
+    #: only when no worker who may still work can label what is left of it.
+    even_rounds: ClassVar[bool] = False
     #: Rough CPU cost of one (replicate, arm) unit relative to the uniform policy's: parallel
     #: studies start the costly units first so that the worker processes finish together;
     #: results never depend on it.

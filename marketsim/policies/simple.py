@@ -40,15 +40,18 @@ def rank_by_score(score: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 class UniformPolicy(Policy[Options]):
-    """Seed 000's baseline: every round hands out labels to distinct tasks drawn uniformly."""
+    """Seed 000's baseline: every round hands each task out once, in a uniformly random order."""
 
     name = "uniform"
     #: Works in class and continuous-score markets alike.
     markets = ("classes", "scores")
+    #: Every task its share of the labels, within 1: a round hands each task out once.
+    even_rounds = True
     description = (
         "Uniform spends each round on distinct tasks drawn uniformly at random, ignoring what "
         "has been learnt so far. It is the non-adaptive baseline of Maginnis & Gupta (2015): "
-        "every task gets about the same number of labels, easy or hard."
+        "every round hands each task out once, so every task gets its share of the labels "
+        "within one, easy or hard."
     )
 
     def bind(self, info: MarketInfo) -> None:

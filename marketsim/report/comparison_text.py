@@ -216,9 +216,11 @@ def diff_cell(entry: Difference | Checkpoint | None, fmt: Any) -> str:
 
 
 def comparisons_section(summary: Summary, names: Sequence[str], metric: Metric,
-                        checkpoints: Sequence[int], replicates: int = 2) -> list[str]:
+                        checkpoints: Sequence[int], replicates: int = 2,
+                        cost_lines: Sequence[str] = ()) -> list[str]:
     """"Paired comparisons": each arm minus the reference arm on the same worlds (with fewer
-    than two ``replicates`` there is no pair to compare, and the text says so)."""
+    than two ``replicates`` there is no pair to compare, and the text says so); ``cost_lines``,
+    the differences in money and time to each target, follow those in labels."""
     comp = summary.comparisons
     ref = comp.reference
     if not ref or not comp.arms:
@@ -266,7 +268,8 @@ def comparisons_section(summary: Summary, names: Sequence[str], metric: Metric,
     lines += ["Paired difference in labels needed to reach each target: the mean over the "
               "replicates where both arms reached it of (arm − reference), each replicate's "
               "own labels-to-target; a third figure, neither the mean curve's nor the "
-              "replicates' mean of the table above:", "", *table(head, rows), ""]
+              "replicates' mean of the table above:", "", *table(head, rows), "",
+              *cost_lines]
     for name in names:
         entry = comp.arms.get(name)
         if entry is None:

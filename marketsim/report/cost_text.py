@@ -71,8 +71,8 @@ def costs_section(summary: Summary, names: Sequence[str],
                   specs: Mapping[str, ArmSpec], metric: Metric) -> list[str]:
     """"Labels, money and time to reach each target": per arm the mean of the replicates' own
     figures with its 95 % interval, which arm needs the least (named only when its paired
-    interval against every other arm excludes zero), and the paired differences against the
-    reference arm."""
+    interval against every other arm excludes zero); the paired differences against the
+    reference arm are in "Paired comparisons" (:func:`cost_differences`)."""
     axes = cost_axes(summary)
     if not axes:
         return []
@@ -95,22 +95,31 @@ def costs_section(summary: Summary, names: Sequence[str],
         lines += [f"Least {'money' if axis == 'money' else 'simulated time'} to each target "
                   "(a difference is claimed only when its paired 95 % interval excludes "
                   "zero):", "", *key_results(arms, specs, names, metric, reach), ""]
-    comp = summary.comparisons
-    if comp.arms:
-        rows = []
-        for name in names:
-            entry = comp.arms.get(name)
-            if entry is None:
-                continue
-            rows.append([name, *(diff_cell(entry.to_reach(a).get(f"{t:g}"),
-                                           DIFF_FORMATS[a])
-                                 for t in targets for a in axes)])
-        head = ["arm", *(f"{_NOUNS[a]} to {metric.target_short(t)}" for t in targets
-                         for a in axes)]
-        lines += [f"Paired differences against *{comp.reference}* (arm minus reference, "
-                  "replicates where both reached the target; **bold**: the interval excludes "
-                  "zero):", "", *table(head, rows), ""]
     return lines
+
+
+def cost_differences(summary: Summary, names: Sequence[str], metric: Metric) -> list[str]:
+    """The paired differences (arm minus reference) in money and time to each target, for the
+    "Paired comparisons" section: a difference may be negative, unlike every figure of
+    :func:`costs_section` (nothing without a cost axis or a reference arm)."""
+    axes = cost_axes(summary)
+    comp = summary.comparisons
+    if not axes or not comp.arms:
+        return []
+    targets = targets_of(summary.arms)
+    rows = []
+    for name in names:
+        entry = comp.arms.get(name)
+        if entry is None:
+            continue
+        rows.append([name, *(diff_cell(entry.to_reach(a).get(f"{t:g}"), DIFF_FORMATS[a])
+                             for t in targets for a in axes)])
+    head = ["arm", *(f"{_NOUNS[a]} to {metric.target_short(t)}" for t in targets
+                     for a in axes)]
+    return [f"Paired differences against *{comp.reference}* in "
+            f"{' and '.join(_NOUNS[a] for a in axes)} to each target (arm minus reference, "
+            "replicates where both reached the target; **bold**: the interval excludes "
+            "zero):", "", *table(head, rows), ""]
 
 
 def _interval_cell(iv: Interval | None, digits: int) -> str:

@@ -20,6 +20,7 @@ from marketsim.record.summary_model import ArmComparison, ArmSummary, Summary
 from marketsim.report.arm_text import arm_specs, methods_section, policies_section
 from marketsim.report.comparison_text import comparisons_section, key_results
 from marketsim.report.cost_text import (
+    cost_differences,
     cost_plot_section,
     costs_section,
     gold_section,
@@ -111,7 +112,8 @@ def report_lines(
     lines += targets_section(arms, names, specs, metric, fewest)
     lines += costs_section(summary, names, specs, metric)
     lines += gold_section(arms, names)
-    lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest)
+    lines += comparisons_section(summary, names, metric, checkpoints(arms), fewest,
+                                 cost_differences(summary, names, metric))
     lines += policies_section(names, specs)
     lines += methods_section(names, specs, metric, setup)
     return lines

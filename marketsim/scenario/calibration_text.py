@@ -73,9 +73,10 @@ def header(cal: Calibration, command: str) -> list[str]:
         "  the question is what *this* crowd would do with another budget or policy.",
         "labels per task: the 'as collected' arm spends the file's label count with the "
         "uniform policy,",
-        "  one label per task first (initial = 'one-per-task'), then one round of distinct "
-        "tasks per refresh",
-        f"  (batch = tasks.count), so every task gets about {per_task:.2f}.",
+        "  one label per task first (initial = 'one-per-task'), then rounds that hand every "
+        "task out once",
+        f"  (batch = tasks.count), so every task gets {_share(cal.n_labels, cal.n_tasks)} "
+        f"(the file: {per_task:.2f} on average).",
         "inference: Dawid-Skene with the class prior re-estimated (class_prior = 'estimate'), "
         "as on the real labels:",
         "  the requester does not know the prior.",
@@ -126,6 +127,12 @@ def model_summaries(cal: Calibration) -> list[str]:
             f"{fitted_ece}; measured against {m.against}: accuracy {m.measured_accuracy:.4f}"
             f"{ece}")
     return lines
+
+
+def _share(labels: int, tasks: int) -> str:
+    """Each task's labels under even rounds: the share, or the two counts around it."""
+    low, extra = divmod(labels, tasks)
+    return f"{low}" if extra == 0 else f"{low} or {low + 1}"
 
 
 def held_out_lines(held: HeldOut | None) -> list[str]:

@@ -4,12 +4,14 @@ compares them with the real labels)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
 from marketsim.aggregation.majority_vote import fractional_tie_error
+from marketsim.aggregation.metrics import error_rate
 from marketsim.data.labels import LabelSet
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
@@ -52,14 +54,41 @@ def simulated_labels(scenario: Scenario, replicate: int = 0, arm: int = 0, times
     return market.log.view(), world.truth, float(curve[-1].error_rate), came
 
 
+def collected_scenario(scenario: Scenario) -> Scenario:
+    """``scenario`` whose first arm (as collected) refits majority vote when its policy is
+    ``uniform``: a uniform ranking is a random permutation that never reads the posterior, so
+    the labels bought are the same, and the market skips a Dawid–Skene refit per round (the
+    caller aggregates the labels itself: :func:`final_error`)."""
+    if scenario.arms[0].policy.name != "uniform":
+        return scenario
+    arm = dict(scenario.document()["arms"][0])
+    return scenario.with_arms({**arm, "inference": {"method": "mv"}})
+
+
+def final_error(scenario: Scenario, labels: LabelSet, truth: np.ndarray,
+                replicate: int) -> float:
+    """The error of the first arm's inference fitted on ``labels`` (from scratch, as the
+    market's last refit is without ``warm_start``; seeded by the arm's inference stream)."""
+    est = estimator_factory(scenario.crowd, scenario.arms[0].inference)()
+    if hasattr(est, "random_state"):
+        est.set_params(random_state=unit_streams(scenario.seed, replicate, 0).inference)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(labels)
+    return error_rate(est.labels_, truth)
+
+
 def twin_errors(scenario: Scenario, replicates: range,
                 advance: Callable[[], object] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The "as collected" arm's majority-vote error (ties counted fractionally) and final
     error per replicate of ``replicates``: what ``calibrate`` compares with the real labels'
     when it chooses the number of task types (``advance``: called once per replicate)."""
     vote, final = [], []
+    collected = collected_scenario(scenario)
     for replicate in replicates:
-        labels, truth, error, _ = simulated_labels(scenario, replicate, times=False)
+        labels, truth, error, _ = simulated_labels(collected, replicate, times=False)
+        if collected is not scenario:  # the arm's own method, fitted once on what it bought
+            error = final_error(scenario, labels, truth, replicate)
         counts = np.zeros((labels.n_tasks, scenario.tasks.classes))
         np.add.at(counts, (labels.tasks, labels.labels), 1.0)
         vote.append(fractional_tie_error(counts, truth))

@@ -189,6 +189,15 @@ class EffectAnswers:
             probs[truth] = p
         return self._draw(probs)
 
+    def answer_block(self, tasks: np.ndarray, workers: np.ndarray) -> np.ndarray:
+        """The labels of many (task, worker) pairs at once, each one uniform draw inverted
+        through its row (as :meth:`answer` draws one; the exact-k design sampler's path)."""
+        logs = self.logs[self.types[tasks], workers, self.looks[tasks]]
+        rows = np.asarray(softmax(self.beta[tasks][:, None] * logs, axis=-1))
+        u = self.rng.random((tasks.size, 1))
+        k = rows.shape[1]
+        return np.minimum((np.cumsum(rows, axis=1) <= u).sum(axis=1), k - 1).astype(np.int64)
+
     def _probs(self, task: int, worker: int) -> np.ndarray:
         row = self.beta[task] * self.logs[self.types[task], worker, self.looks[task]]
         p = np.exp(row - row.max())

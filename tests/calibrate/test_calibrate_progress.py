@@ -1,5 +1,6 @@
 """``marketsim calibrate`` shows its long steps (a bar per step on a terminal, a line per step in
-a log, nothing with ``--quiet``)."""
+a log, nothing with ``--quiet``), and its "as collected" arm gives every task the file's labels
+per task (uniform's even rounds), as the goodness of fit's "labels per task" row shows."""
 
 from __future__ import annotations
 
@@ -32,10 +33,11 @@ def skewed_crowd(tmp_path: Path, per_task: int = 5, n_tasks: int = 80) -> tuple[
     return crowd, gold
 
 
-def test_each_step_is_a_line_in_a_log(
+def test_the_as_collected_arm_gives_every_task_the_files_labels_per_task_and_steps_show(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Each calibrate step is a line in a log (stderr is not a terminal here), and the
-    goodness of fit still prints labels per task."""
+    """Skewed workers, 5 labels a task: the twin gives every task 5 (before even rounds a
+    worker who had labelled every task left restarted the round); each step is a line in a
+    log (stderr is not a terminal here)."""
     crowd, gold = skewed_crowd(tmp_path)
     out = tmp_path / "twin.toml"
     assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out),
@@ -43,6 +45,8 @@ def test_each_step_is_a_line_in_a_log(
     rows = {r["statistic"]: r for r in
             json.loads(out.with_suffix(".fit.json").read_text())["goodness_of_fit"]}
     assert rows["labels per task"]["real"] == "5.00 (sd 0.00, 5-5)"
+    assert rows["labels per task"]["simulated"] == "5.00 (sd 0.00, 5-5)"
+    assert "so every task gets 5 (the file: 5.00 on average)" in out.read_text()
     printed = capsys.readouterr()
     assert "labels per task" in printed.out
     for step in ("fitting the worlds of one matrix per worker",

@@ -17,12 +17,15 @@ NATIVE = [False] + ([True] if block_requester.walk_native is not None else [])
 
 
 def _both(n: int, m: int, budget: int, native: bool, seed: int, rounds: int,
-          arrivals: int) -> tuple[list[int], list[int], LabelLog]:
-    """Tasks the Requester and the BlockRequester hand to the same arrivals (-1: refused)."""
+          arrivals: int, even: bool = False) -> tuple[list[int], list[int], LabelLog]:
+    """Tasks the Requester and the BlockRequester hand to the same arrivals (-1: refused;
+    ``even``: even rounds, the Requester's round ended as the market ends it, when every
+    worker was refused since the last hand-out)."""
     rng = np.random.default_rng(seed)
     log_a, log_b = LabelLog(n, m, 2, budget), LabelLog(n, m, 2, budget)
-    req = Requester(n, m, budget, log_a)
-    blocks = BlockRequester(n, m, 2, budget, arrivals, log_b.incidence, native=native)
+    req = Requester(n, m, budget, log_a, even_rounds=even)
+    blocks = BlockRequester(n, m, 2, budget, arrivals, log_b.incidence, native=native,
+                            even_rounds=even)
     initial_t, initial_w = np.arange(n), np.arange(n) % m
     for i, j in zip(initial_t.tolist(), initial_w.tolist(), strict=True):
         req.mark(i, j)
@@ -39,7 +42,13 @@ def _both(n: int, m: int, budget: int, native: bool, seed: int, rounds: int,
         req.new_round(ranking)
         blocks.new_round(ranking)
         who = rng.integers(m, size=arrivals)
-        a = [(-1 if (t := req.assign(int(w))) is None else t) for w in who]
+        a, refused = [], set()
+        for w in who.tolist():
+            task = req.assign(w)
+            a.append(-1 if task is None else task)
+            refused = set() if task is not None else refused | {w}
+            if len(refused) == m and req.end_round():
+                refused = set()
         b, used, stuck = blocks.assign(who, arrivals)
         got_a += a[:used]
         got_b += b.tolist()
@@ -53,15 +62,17 @@ def _both(n: int, m: int, budget: int, native: bool, seed: int, rounds: int,
     return got_a, got_b, log_b
 
 
+@pytest.mark.parametrize("even", [False, True])
 @pytest.mark.parametrize("native", NATIVE)
 @pytest.mark.parametrize(("budget", "exact"), [(100_000, True), (64, False)])
 def test_block_walk_hands_out_what_the_requester_hands_out(native: bool, budget: int,
-                                                           exact: bool) -> None:
+                                                           exact: bool, even: bool) -> None:
     """30 tasks, 20 workers, rounds of 25 arrivals (the ranking wraps within a round) until
-    workers have labelled every task and are refused: the same task for every arrival."""
+    workers have labelled every task and are refused: the same task for every arrival, with
+    and without even rounds."""
     n, m = 30, 20
     assert BlockRequester(n, m, 2, budget, 25, lambda: None).exact is exact
-    a, b, log = _both(n, m, budget, native, seed=5, rounds=30, arrivals=25)
+    a, b, log = _both(n, m, budget, native, seed=5, rounds=30, arrivals=25, even=even)
     assert a == b
     assert a.count(-1) > 0  # some workers had labelled every task
     tasks, workers, _ = log.arrays()

@@ -138,6 +138,7 @@ BARE = """
         binary_only_options = ()
         per_task_options = ()
         tier_options = ()
+        even_rounds = False
         unit_cost = 1.0
         description = "A bare policy."
         Options = Options

@@ -59,7 +59,10 @@ def test_a_version_1_folder_reports_and_resumes(name: str, tmp_path: Path) -> No
     text = (folder / "report.md").read_text()
     assert "## Setup" in text and "no `run.json`" not in text
     curves = (folder / "curves.csv").read_bytes()
-    (folder / "units" / "r000001_a000.json").unlink()  # one unit to simulate again
+    # one unit to simulate again: the last arm's (v1_classes' first arm is uniform, whose even
+    # rounds, session 17, changed its curves where a worker had labelled every task left in a
+    # round; its entropy-greedy arm's are unchanged)
+    sorted((folder / "units").glob("r000001_a*.json"))[-1].unlink()
     assert main(["run", "--resume", str(folder), "--jobs", "1", "--quiet"]) == 0
     assert (folder / "curves.csv").read_bytes() == curves
 

@@ -28,7 +28,9 @@
 #define S_STUCK 4
 #define S_RECENT 5
 #define S_EPOCH 6
-#define S_LEN 7
+#define S_EVEN 7  /* 1: even rounds (a worker who labelled every task left gets nothing) */
+#define S_ROUND 8 /* tasks handed out since the pass over the ranking started */
+#define S_LEN 9
 
 #define EMPTY (-1)
 
@@ -115,6 +117,14 @@ static void mark(Pairs *p, int64_t task, int64_t worker, int64_t *state)
     }
 }
 
+/* A new pass over the ranking: every task may be handed out again. */
+static void next_pass(uint8_t *given, int64_t n, int64_t *state)
+{
+    state[S_CURSOR] = 0;
+    state[S_ROUND] = 0;
+    memset(given, 0, (size_t)n);
+}
+
 /* Requester.assign for one worker: the task, or -1. */
 static int64_t assign(Pairs *p, const int64_t *order, uint8_t *given, int64_t n, int64_t worker,
                       int64_t *state)
@@ -129,12 +139,15 @@ static int64_t assign(Pairs *p, const int64_t *order, uint8_t *given, int64_t n,
             int64_t task = order[pos];
             if (!given[task] && !has(p, task, worker)) {
                 given[task] = 1;
+                state[S_ROUND] += 1;
                 mark(p, task, worker, state);
                 return task;
             }
         }
-        state[S_CURSOR] = 0;
-        memset(given, 0, (size_t)n);
+        if (state[S_EVEN] && cursor < n) {
+            return -1; /* they labelled every task left in the round: it is not over */
+        }
+        next_pass(given, n, state);
     }
     return -1;
 }
@@ -251,7 +264,13 @@ static PyObject *walk(PyObject *self, PyObject *args)
             stamps[w] = st[S_EPOCH]; /* refused since the last hand-out or new round */
             st[S_REFUSED] += 1;
             if (st[S_REFUSED] >= n_workers) {
-                st[S_STUCK] = 1;
+                if (st[S_EVEN] && st[S_ROUND] > 0) { /* no one can go on with the round */
+                    next_pass(gv, n, st);
+                    st[S_REFUSED] = 0;
+                    st[S_EPOCH] += 1;
+                } else {
+                    st[S_STUCK] = 1;
+                }
             }
         }
     }
