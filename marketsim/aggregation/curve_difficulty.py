@@ -75,7 +75,8 @@ def with_curve_difficulty(fit: ConfusionFit, estimate: CurveDifficulty, data: La
     difficulty (the world would be ``fit`` again)."""
     if estimate.sigma <= 0.0:
         return None
-    world = replace(fit, sigma=estimate.sigma, with_difficulty=True, name=fit.name + SUFFIX)
+    world = replace(fit, sigma=estimate.sigma, with_difficulty=True, on_curve=True,
+                    name=fit.name + SUFFIX)
     loglik = world_log_likelihood(world, data.tasks, data.workers, data.labels, weights)
     bic = fit.bic - 2.0 * (loglik - fit.log_likelihood) + np.log(max(data.n_labels, 1))
     return replace(world, log_likelihood=loglik, n_params=fit.n_params + 1, bic=float(bic))

@@ -6,6 +6,8 @@ likelihood's world has none."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy.special import softmax
 
@@ -102,3 +104,20 @@ def test_a_crowd_without_difficulty_adds_no_candidate() -> None:
                                    real, grid=(0.0, 1.0, 2.0))
     assert estimate.sigma == 0.0
     assert with_curve_difficulty(world(matrices), estimate, data, np.eye(3)[truth]) is None
+
+
+def test_a_world_with_difficulty_on_the_curve_is_judged_whatever_the_number_of_types() -> None:
+    from marketsim.aggregation.task_types import TypesFit
+    from marketsim.scenario.calibration import Calibration
+
+    one = world(np.tile(CROWD, (2, 1, 1)))
+    shrunk = replace(one, name="crowd-shrunk confusion")
+    on_curve = replace(shrunk, sigma=0.5, on_curve=True, name="crowd-shrunk confusion" + SUFFIX)
+    types = tuple(TypesFit(np.full((1, t), 1 / t), np.tile(CROWD, (t, 2, 1, 1)), 0.0, 0, 0.0,
+                           f"{t} task types") for t in (2, 3))
+    cal = Calibration("x", 10, 3, 20, np.full(3, 1 / 3), np.full(2, 0.5), (one,), "truth",
+                      types=types, forced_types=2, crowd_fits=(shrunk, on_curve))
+    assert [cal.candidates[i].name for i in cal.eligible] == [
+        "2 task types", "crowd-shrunk confusion" + SUFFIX]
+    assert cal.chosen.name == "2 task types"  # without the curve's choice: the lowest BIC
+    assert replace(cal, forced_types=1).eligible == (0, 1, 2)
