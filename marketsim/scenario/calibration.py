@@ -87,8 +87,8 @@ class Calibration:
 
     @property
     def candidates(self) -> tuple[World, ...]:
-        """Every world fitted: the one-matrix worlds, the crowd-shrunk ones, then the
-        task-type mixtures."""
+        """Every world fitted: the one-matrix worlds, the crowd-shrunk ones (those with
+        difficulty on the design curve last), then the task-type mixtures."""
         return (*self.fits, *self.crowd_fits, *self.types)
 
     @property
