@@ -5,20 +5,19 @@ confusion matrix (or one ability) and share of the labels, kept per worker; look
 and task difficulty, each when it lowers the BIC; or a mixture of task types with one matrix
 per worker and type (:mod:`marketsim.aggregation.task_types`), the number of types chosen
 (:mod:`marketsim.aggregation.type_selection`) by the errors each one's twin reproduces where
-the file has a truth, else by held-out likelihood. Each task's class comes
-from ``--truth`` where the truth is known, else from the Dawid–Skene posterior. The written
-scenario (:mod:`marketsim.scenario.calibration`) has the command in its header; its first arm,
-"as collected", spends the file's label count the way the data were collected. The command then
-runs that arm once and prints the goodness of fit (real against simulated per-worker accuracy,
-labels per task and per worker, agreement rate, Dawid–Skene error), saved as ``<out>.fit.json``
-with one plot, ``<out>.fit.png``. A CSV file's time column (:mod:`marketsim.data.timestamps`)
-adds the arrival process: the labels' Poisson rate (:mod:`marketsim.aggregation.arrival_fit`)
-and real against simulated gaps between labels (the rows: :mod:`marketsim.cli.twin_fit`).
-
-The options and output files are checked before anything is read (a bad ``--name``,
-``--seed`` or ``--out`` would otherwise fail after the fit); the twin's classes are the classes
-workers gave (:func:`~marketsim.data.calibration_input.worker_classes_only`); the fit's Python
-warnings are shown as ``infer`` shows them (:mod:`marketsim.cli.notes`). """
+the file has a truth, else by held-out likelihood. Each task's class comes from ``--truth``
+where the truth is known, else from the Dawid–Skene posterior. The written scenario
+(:mod:`marketsim.scenario.calibration`) has the command in its header; its first arm, "as
+collected", gives the tasks the file's labels per task (fixed-overlap's ``overlaps``). The
+command then runs that arm once and prints the goodness of fit (real against simulated
+per-worker accuracy, labels per task and per worker, agreement rate, Dawid–Skene error), saved
+as ``<out>.fit.json`` with one plot, ``<out>.fit.png``. A CSV file's time column
+(:mod:`marketsim.data.timestamps`) adds the arrival process: the labels' Poisson rate
+(:mod:`marketsim.aggregation.arrival_fit`) and real against simulated gaps between labels (the
+rows: :mod:`marketsim.cli.twin_fit`). The options and output files are checked before anything
+is read (a bad ``--name``, ``--seed`` or ``--out`` would otherwise fail after the fit); the
+twin's classes are the classes workers gave (:func:`~.calibration_input.worker_classes_only`);
+the fit's Python warnings are shown as ``infer`` shows them (:mod:`marketsim.cli.notes`). """
 
 from __future__ import annotations
 
@@ -48,7 +47,7 @@ from marketsim.aggregation.type_selection import (
 )
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.cli.notes import warnings_as_notes
-from marketsim.cli.twin_fit import FitRow, fit_rows, poor_fit_warning, time_rows
+from marketsim.cli.twin_fit import FitRow, fit_rows, poor_fit_warning, spread_record, time_rows
 from marketsim.data.calibration_input import (
     calibration_warnings,
     check_calibratable,
@@ -73,6 +72,7 @@ from marketsim.scenario.calibration import (
     check_header,
     check_text,
     fit_record,
+    labels_per_task,
 )
 from marketsim.scenario.calibration_text import calibrated_text, types_summary
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
@@ -365,7 +365,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
         advance()
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      fits, source, arrivals, types, forced, held, crowd_fits=crowd)
+                      fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
+                      forced, held, crowd_fits=crowd)
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))
@@ -389,8 +390,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     if arrivals is not None and times is not None:
         more, arrivals_record = time_rows(arrivals, times.values, sim_times)
         rows += more
-    record: dict[str, Any] = {"scenario": str(out), **fit_record(cal),
-                              "goodness_of_fit": [asdict(row) for row in rows]}
+    record: dict[str, Any] = {"scenario": str(out), **fit_record(cal), "goodness_of_fit": [
+        asdict(row) for row in rows], "labels_per_task": spread_record(real_stats, twin_stats)}
     if arrivals is not None and times is not None:
         record["arrivals"] = arrivals_record
     write_json_atomic(fit_json, record)
