@@ -27,9 +27,10 @@ class FixedOverlapOptions(Options):
                      "for simple tasks, 3 to 5 with automatic acceptance)", ge=1, le=1000)
     overlaps: list[OverlapCount] | None = F(
         None, "instead of one `overlap`, a labels-per-task distribution as `[labels, tasks]` "
-        "pairs (e.g. `[[5, 200], [6, 600]]`: 200 tasks get 5 labels, 600 get 6), the tasks "
-        "summing to `tasks.count`; the counts are dealt to the tasks spread evenly over their "
-        "order (what `marketsim calibrate` writes for a file's labels per task)")
+        "pairs, each >= 1 (e.g. `[[5, 200], [6, 600]]`: 200 tasks get 5 labels, 600 get 6), "
+        "the tasks summing to `tasks.count`; the counts are dealt to the tasks spread evenly "
+        "over their order (what `marketsim calibrate` writes for a file's labels per task)",
+        shown="none")
 
     @model_validator(mode="after")
     def _one_rule(self) -> FixedOverlapOptions:
