@@ -10,7 +10,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field, model_validator
 
-from marketsim.options import F, Options
+from marketsim.options import F, OptionError, Options
 from marketsim.policies.base import MarketState
 from marketsim.policies.overlap import OverlapRule
 
@@ -51,7 +51,6 @@ def deal(overlaps: list[list[int]], n_tasks: int) -> np.ndarray:
     pairs = np.asarray(overlaps, dtype=np.int64).reshape(-1, 2)
     pairs = pairs[np.argsort(pairs[:, 0])]
     counts = np.repeat(pairs[:, 0], pairs[:, 1])
-    assert counts.size == n_tasks, "overlaps' tasks sum to tasks.count (checked when read)"
     slots = np.argsort((np.arange(n_tasks) * _GOLDEN) % 1.0, kind="stable")
     per_task = np.empty(n_tasks, dtype=np.int64)
     per_task[slots] = counts
@@ -102,6 +101,9 @@ class FixedOverlapPolicy(OverlapRule[FixedOverlapOptions]):
         """Every task wants its labels from the start: ``overlap``, or its dealt count."""
         if self.options.overlaps is None:
             return self.options.overlap
+        problem = self.crowd_problem(self.options, self.n_tasks, self.n_workers)
+        if problem is not None:  # a policy object built in Python, never checked by a scenario
+            raise OptionError(type(self).__name__, " ".join(problem))
         return deal(self.options.overlaps, self.n_tasks)
 
     def cap(self) -> int | np.ndarray:

@@ -315,6 +315,12 @@ def test_overlaps_must_fit_the_tasks_and_the_crowd(overlaps: list[list[int]], ex
         scenario({"name": "fixed-overlap", "overlaps": overlaps})
 
 
+def test_overlaps_of_a_policy_object_are_checked_against_its_market() -> None:
+    policy = FixedOverlapPolicy(overlaps=[[3, 5]])
+    with pytest.raises(OptionError, match="overlaps counts 5 tasks, must count tasks.count = 6"):
+        policy.bind(info(6, 4))
+
+
 def test_fee_and_min_price_are_checked_at_parse() -> None:
     doc: dict[str, Any] = {
         "scenario": {"seed": 3}, "tasks": {"count": 4}, "workers": {"count": 2, "price": 0.5},
