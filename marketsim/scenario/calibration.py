@@ -67,7 +67,8 @@ class Calibration:
     fits: tuple[ConfusionFit, ...]
     truth_source: str
     #: The file's labels per task as ``(labels, tasks)`` pairs, increasing: what the "as
-    #: collected" arm gives its tasks (``fixed-overlap``'s ``overlaps``).
+    #: collected" arm gives its tasks (``fixed-overlap``'s ``overlaps``; one count: uniform,
+    #: whose even rounds give every task exactly that many, as when the acceptance was met).
     labels_per_task: tuple[tuple[int, int], ...]
     #: The arrival process fitted to the file's time column (``None``: the file has none).
     arrivals: ArrivalFit | None = None
@@ -169,9 +170,9 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
     """The scenario as a TOML document."""
     edges = cal.n_labels
     prior = cal.prior / cal.prior.sum()
-    arm = {"policy": {"name": "fixed-overlap",
-                      "overlaps": [[labels, tasks] for labels, tasks in cal.labels_per_task]},
-           "inference": INFERENCE}
+    overlaps = [[labels, tasks] for labels, tasks in cal.labels_per_task]
+    arm = {"policy": "uniform" if len(overlaps) == 1 else {  # even rounds: the one count
+        "name": "fixed-overlap", "overlaps": overlaps}, "inference": INFERENCE}
     others = [{"name": name, "policy": name, "inference": INFERENCE}
               for name in ("entropy-greedy", "explore-exploit")
               if not market_problem(POLICIES[name], False, cal.n_classes)]

@@ -71,11 +71,7 @@ def header(cal: Calibration, command: str) -> list[str]:
         "  worker's matrix ([workers.confusion] matrices) and share of the labels "
         "([workers.arrivals] weights), because",
         "  the question is what *this* crowd would do with another budget or policy.",
-        "labels per task: the 'as collected' arm gives the tasks the file's labels per task "
-        "(fixed-overlap's overlaps:",
-        f"  {_spread(cal.labels_per_task)}), one label per task first (initial = "
-        "'one-per-task'), the rest in task",
-        "  order to workers who have not labelled the task: the file's label count in all.",
+        *_per_task_lines(cal.labels_per_task),
         "inference: Dawid-Skene with the class prior re-estimated (class_prior = 'estimate'), "
         "as on the real labels:",
         "  the requester does not know the prior.",
@@ -86,6 +82,22 @@ def header(cal: Calibration, command: str) -> list[str]:
         "  to ask what more labels would buy.",
     ]
     return lines + time_lines(cal)
+
+
+def _per_task_lines(pairs: tuple[tuple[int, int], ...]) -> list[str]:
+    """The header's labels per task: one count by uniform's even rounds, several by
+    fixed-overlap's overlaps."""
+    if len(pairs) == 1:
+        return ["labels per task: the 'as collected' arm spends the file's label count with "
+                "the uniform policy,",
+                "  one label per task first (initial = 'one-per-task'), then rounds that hand "
+                "every task out once",
+                f"  (batch = tasks.count), so every task gets {pairs[0][0]}, as in the file."]
+    return ["labels per task: the 'as collected' arm gives the tasks the file's labels per "
+            "task (fixed-overlap's overlaps:",
+            f"  {_spread(pairs)}), one label per task first (initial = 'one-per-task'), the "
+            "rest in task",
+            "  order to workers who have not labelled the task: the file's label count in all."]
 
 
 def _spread(pairs: tuple[tuple[int, int], ...]) -> str:
