@@ -25,8 +25,9 @@ import numpy as np
 from marketsim.aggregation.confusion_fit import ConfusionFit, candidate_worlds, crowd_worlds
 from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import DesignCurve, real_curve
+from marketsim.aggregation.fit_reference import reference
 from marketsim.aggregation.world_replay import pairs_curve
-from marketsim.cli.calibrate import checked_input, reference
+from marketsim.cli.calibrate import checked_input
 from marketsim.data.datasets import DATASETS, dataset_paths
 from marketsim.data.labels import LabelSet
 from marketsim.data.load import load_labels

@@ -7,8 +7,8 @@ or task types, one matrix per worker and type (:mod:`marketsim.aggregation.task_
 number chosen (:mod:`marketsim.aggregation.type_selection`) by the errors each one's twin
 reproduces where the file has a truth, else by held-out likelihood; each task's class from
 ``--truth``, else the Dawid–Skene posterior; the one nearest the design curve is written
-(:mod:`marketsim.scenario.calibration`; its first arm, "as collected", spends the file's
-labels as they were collected). It runs that arm once and prints the goodness of fit (per-worker
+(:mod:`marketsim.scenario.calibration`; its first arm, "as collected", gives the tasks the
+file's labels per task). It runs that arm once and prints the goodness of fit (per-worker
 accuracy, labels per task and per worker, agreement, Dawid–Skene error), saved as ``.fit.json``
 with one plot, ``<out>.fit.png``. A CSV file's time column (:mod:`marketsim.data.timestamps`)
 adds the arrival process: the labels' Poisson rate (:mod:`marketsim.aggregation.arrival_fit`)
@@ -35,8 +35,8 @@ from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.curve_choice import curve_lines, off_warnings
 from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import real_curve
+from marketsim.aggregation.fit_reference import reference
 from marketsim.aggregation.majority_vote import fractional_tie_error
-from marketsim.aggregation.registry import make_estimator
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
 from marketsim.aggregation.type_selection import (
     FOLDS,
@@ -48,7 +48,7 @@ from marketsim.aggregation.type_selection import (
 from marketsim.cli.calibrate_models import fit_models, model_rows, split_models
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
 from marketsim.cli.notes import warnings_as_notes
-from marketsim.cli.twin_fit import FitRow, fit_rows, poor_fit_warning, time_rows
+from marketsim.cli.twin_fit import FitRow, fit_rows, poor_fit_warning, spread_record, time_rows
 from marketsim.data.calibration_input import (
     calibration_warnings,
     check_calibratable,
@@ -73,6 +73,7 @@ from marketsim.scenario.calibration import (
     check_header,
     check_text,
     fit_record,
+    labels_per_task,
 )
 from marketsim.scenario.calibration_text import calibrated_text, types_summary
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
@@ -200,29 +201,6 @@ def command_line(args: argparse.Namespace, labels: str, truth: str | None) -> st
     if args.task_types != "auto":
         parts += ["--task-types", args.task_types]
     return shlex.join([*parts, "--out", args.out])
-
-
-def reference(data: LabelSet, truth: np.ndarray | None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, np.ndarray]:
-    """Each task's class distribution (one-hot where the truth is known, else Dawid–Skene's
-    posterior; tasks × K), the class prior, each task's reference class, where the
-    classes came from and Dawid–Skene's answer on the real labels (fitted once)."""
-    est = make_estimator("ds")
-    est.fit(data)
-    proba = np.asarray(est.proba_)
-    weights = proba.copy()
-    ref = np.asarray(est.labels_, dtype=np.int64).copy()
-    known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
-    source = "the Dawid-Skene posterior (no truth file)"
-    if known.any():
-        assert truth is not None
-        weights[known] = np.eye(proba.shape[1])[truth[known]]
-        ref[known] = truth[known]
-        source = (f"the truth file ({int(known.sum())} of {data.n_tasks} tasks; "
-                  "Dawid-Skene's posterior elsewhere)" if not known.all() else "the truth file")
-    counts = np.bincount(ref[known], minlength=data.n_classes).astype(np.float64)
-    prior = counts + proba[~known].sum(axis=0)
-    return weights, prior / prior.sum(), ref, source, np.asarray(est.labels_)
 
 
 def arrivals_fit(times: Timestamps, source: str) -> ArrivalFit:
@@ -367,7 +345,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         advance()  # then each with task difficulty estimated on the design curve
         crowd += curve_worlds(crowd[:2], data, ref, known, real, weights, args.seed, advance)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      fits, source, arrivals, types, forced, held, crowd_fits=crowd)
+                      fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
+                      forced, held, crowd_fits=crowd)
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))
@@ -390,8 +369,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     if arrivals is not None and times is not None:
         more, arrivals_record = time_rows(arrivals, times.values, sim_times)
         rows += more
-    record: dict[str, Any] = {"scenario": str(out), **fit_record(cal),
-                              "goodness_of_fit": [asdict(row) for row in rows]}
+    record: dict[str, Any] = {"scenario": str(out), **fit_record(cal), "goodness_of_fit": [
+        asdict(row) for row in rows], "labels_per_task": spread_record(real_stats, twin_stats)}
     if arrivals is not None and times is not None:
         record["arrivals"] = arrivals_record
     write_json_atomic(fit_json, record)

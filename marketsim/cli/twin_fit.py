@@ -22,11 +22,25 @@ class FitRow:
     simulated: str
 
 
+def spread_stats(counts: np.ndarray) -> dict[str, float]:
+    """Mean, standard deviation and range of per-task (or per-worker) label counts."""
+    return {"mean": float(np.mean(counts)), "sd": float(np.std(counts)),
+            "min": float(np.min(counts)), "max": float(np.max(counts))}
+
+
+def spread_record(real: CrowdStats, twin: CrowdStats) -> dict[str, dict[str, float]]:
+    """Labels per task, real and simulated, as numbers (``<out>.fit.json``'s
+    ``labels_per_task``: the "as collected" arm gives each task the file's count)."""
+    return {"real": spread_stats(real.labels_per_task),
+            "simulated": spread_stats(twin.labels_per_task)}
+
+
 def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: float
              ) -> list[FitRow]:
     """Goodness of fit: one row per statistic, real against simulated."""
     def spread(x: np.ndarray) -> str:
-        return f"{np.mean(x):.2f} (sd {np.std(x):.2f}, {np.min(x)}-{np.max(x)})"
+        s = spread_stats(x)
+        return f"{s['mean']:.2f} (sd {s['sd']:.2f}, {s['min']:.0f}-{s['max']:.0f})"
 
     both = ~np.isnan(real.worker_accuracy) & ~np.isnan(twin.worker_accuracy)
     gap = np.abs(real.worker_accuracy[both] - twin.worker_accuracy[both])

@@ -358,9 +358,8 @@ class Market:
         self._arriving = False
 
     def _stuck(self) -> None:
-        """Every worker who may work, idle, was offered nothing since the last hand-out: end an
-        even round none of them can go on with (:meth:`Requester.end_round`), else stop early
-        when the crowd ran out or raise why it is stuck (:func:`~.stuck.ran_out`), don't spin."""
+        """No idle worker who may work was offered a task since the last hand-out: end an even
+        round (:meth:`Requester.end_round`), else stop early or raise why (``stuck.ran_out``)."""
         if isinstance(self.requester, Requester) and self.requester.end_round():
             self._refused.clear()
             return

@@ -280,6 +280,14 @@ class Policy(Configurable[OptionsT]):
         ``options`` (its validated ``Options``)."""
         return " ".join((cls.description or inspect.getdoc(cls) or "").split())
 
+    @classmethod
+    def crowd_problem(cls, options: Any, n_tasks: int, n_workers: int
+                      ) -> tuple[str, str] | None:
+        """Why these validated ``options`` cannot run on ``n_tasks`` tasks and ``n_workers``
+        workers, as (option, problem), or ``None`` (a rule across tables the policy owns, such
+        as ``fixed-overlap``'s ``overlaps`` counting every task; none by default)."""
+        return None
+
     def bind(self, info: MarketInfo) -> None:
         """Receive the market's fixed description once, before the first round (nothing to
         prepare by default)."""

@@ -50,12 +50,13 @@ class OverlapRule(Policy[OptionsT]):
             return text
         return f"{text} With these options, {cls.rule(options)}."  # type: ignore[arg-type]
 
-    def first(self) -> int:
-        """Labels every task is handed before it is first judged (the minimum overlap)."""
+    def first(self) -> int | np.ndarray:
+        """Labels every task is handed before it is first judged (the minimum overlap; one
+        count, or one per task)."""
         raise NotImplementedError
 
-    def cap(self) -> int:
-        """Labels a task gets at most (the maximum overlap)."""
+    def cap(self) -> int | np.ndarray:
+        """Labels a task gets at most (the maximum overlap; one count, or one per task)."""
         raise NotImplementedError
 
     def satisfied(self, tasks: np.ndarray, state: MarketState) -> np.ndarray:
@@ -64,11 +65,13 @@ class OverlapRule(Policy[OptionsT]):
         raise NotImplementedError
 
     def bind(self, info: MarketInfo) -> None:
-        """Every task open, wanting :meth:`first` labels."""
+        """Every task open, wanting :meth:`first` labels (each task's first and cap read once)."""
         n = info.n_tasks
         self.n_tasks, self.n_classes, self.n_workers = n, info.n_classes, info.n_workers
         self.closed = np.zeros(n, dtype=bool)
-        self.wanted = np.full(n, self.first(), dtype=np.int64)
+        self.floor = np.broadcast_to(np.asarray(self.first(), dtype=np.int64), (n,))
+        self.ceiling = np.broadcast_to(np.asarray(self.cap(), dtype=np.int64), (n,))
+        self.wanted = self.floor.copy()
         self.cursor = 0
         self._wants = ~self.closed
         #: (worker, label) pairs of each task's received labels, in order of receipt.
@@ -94,11 +97,11 @@ class OverlapRule(Policy[OptionsT]):
         assert state.task_votes is not None and state.task_handed is not None
         got = np.asarray(state.task_votes)[touched].sum(axis=1)
         ready = ~self.closed[touched] & (got == np.asarray(state.task_handed)[touched]) \
-            & (got >= self.first())
+            & (got >= self.floor[touched])
         tasks, got = touched[ready], got[ready]
         if tasks.size == 0:
             return
-        done = (got >= self.cap()) | self.satisfied(tasks, state)
+        done = (got >= self.ceiling[tasks]) | self.satisfied(tasks, state)
         self.closed[tasks[done]] = True
         self.wanted[tasks[~done]] = np.maximum(self.wanted[tasks[~done]], got[~done] + 1)
 
@@ -108,11 +111,11 @@ class OverlapRule(Policy[OptionsT]):
         self.judge(state)
         assert state.task_handed is not None and state.held is not None
         handed = np.asarray(state.task_handed)
-        wants = self._wants = ~self.closed & (handed < np.minimum(self.wanted, self.cap()))
+        wants = self._wants = ~self.closed & (handed < np.minimum(self.wanted, self.ceiling))
         free = np.flatnonzero(wants & ~np.asarray(state.held))
         if free.size:
             return int(free[0])
-        if not wants.any() and bool((self.closed | (handed >= self.cap())).all()):
+        if not wants.any() and bool((self.closed | (handed >= self.ceiling)).all()):
             return DONE  # the market waits for labels still out that may be abandoned
         return None
 

@@ -69,6 +69,10 @@ class Calibration:
     share: np.ndarray
     fits: tuple[ConfusionFit, ...]
     truth_source: str
+    #: The file's labels per task as ``(labels, tasks)`` pairs, increasing: what the "as
+    #: collected" arm gives its tasks (``fixed-overlap``'s ``overlaps``; one count: uniform,
+    #: whose even rounds give every task exactly that many, as when the acceptance was met).
+    labels_per_task: tuple[tuple[int, int], ...]
     #: The arrival process fitted to the file's time column (``None``: the file has none).
     arrivals: ArrivalFit | None = None
     #: The mixtures of task types fitted (2 to 4 types; none: not tried).
@@ -147,6 +151,13 @@ class Calibration:
                    key=lambda f: f.bic)
 
 
+def labels_per_task(tasks: np.ndarray, n_tasks: int) -> tuple[tuple[int, int], ...]:
+    """A file's labels per task as ``(labels, tasks)`` pairs, increasing (``tasks``: each
+    label's task)."""
+    counts, how_many = np.unique(np.bincount(tasks, minlength=n_tasks), return_counts=True)
+    return tuple((int(c), int(n)) for c, n in zip(counts, how_many, strict=True))
+
+
 def _round(values: np.ndarray, digits: int = 6) -> list[float]:
     return [float(round(float(v), digits)) for v in values]
 
@@ -180,7 +191,9 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
     """The scenario as a TOML document."""
     edges = cal.n_labels
     prior = cal.prior / cal.prior.sum()
-    arm = {"policy": "uniform", "inference": INFERENCE}
+    overlaps = [[labels, tasks] for labels, tasks in cal.labels_per_task]
+    arm = {"policy": "uniform" if len(overlaps) == 1 else {  # even rounds: the one count
+        "name": "fixed-overlap", "overlaps": overlaps}, "inference": INFERENCE}
     others = [{"name": name, "policy": name, "inference": INFERENCE}
               for name in ("entropy-greedy", "explore-exploit")
               if not market_problem(POLICIES[name], False, cal.n_classes)]

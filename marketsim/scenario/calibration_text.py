@@ -71,12 +71,7 @@ def header(cal: Calibration, command: str) -> list[str]:
         "  worker's matrix ([workers.confusion] matrices) and share of the labels "
         "([workers.arrivals] weights), because",
         "  the question is what *this* crowd would do with another budget or policy.",
-        "labels per task: the 'as collected' arm spends the file's label count with the "
-        "uniform policy,",
-        "  one label per task first (initial = 'one-per-task'), then rounds that hand every "
-        "task out once",
-        f"  (batch = tasks.count), so every task gets {_share(cal.n_labels, cal.n_tasks)} "
-        f"(the file: {per_task:.2f} on average).",
+        *_per_task_lines(cal.labels_per_task),
         "inference: Dawid-Skene with the class prior re-estimated (class_prior = 'estimate'), "
         "as on the real labels:",
         "  the requester does not know the prior.",
@@ -129,10 +124,30 @@ def model_summaries(cal: Calibration) -> list[str]:
     return lines
 
 
-def _share(labels: int, tasks: int) -> str:
-    """Each task's labels under even rounds: the share, or the two counts around it."""
-    low, extra = divmod(labels, tasks)
-    return f"{low}" if extra == 0 else f"{low} or {low + 1}"
+def _per_task_lines(pairs: tuple[tuple[int, int], ...]) -> list[str]:
+    """The header's labels per task: one count by uniform's even rounds, several by
+    fixed-overlap's overlaps."""
+    if len(pairs) == 1:
+        return ["labels per task: the 'as collected' arm spends the file's label count with "
+                "the uniform policy,",
+                "  one label per task first (initial = 'one-per-task'), then rounds that hand "
+                "every task out once",
+                f"  (batch = tasks.count), so every task gets {pairs[0][0]}, as in the file."]
+    return ["labels per task: the 'as collected' arm gives the tasks the file's labels per "
+            "task (fixed-overlap's overlaps:",
+            f"  {_spread(pairs)}), one label per task first (initial = 'one-per-task'), the "
+            "rest in task",
+            "  order to workers who have not labelled the task: the file's label count in all."]
+
+
+def _spread(pairs: tuple[tuple[int, int], ...]) -> str:
+    """A labels-per-task distribution in a few words: every pair up to four, else the
+    range and the commonest count."""
+    if len(pairs) <= 4:
+        return ", ".join(f"{tasks} task(s) get {labels}" for labels, tasks in pairs)
+    common = max(pairs, key=lambda p: p[1])
+    return (f"{pairs[0][0]} to {pairs[-1][0]} labels a task, {common[1]} task(s) get "
+            f"{common[0]}")
 
 
 def held_out_lines(held: HeldOut | None) -> list[str]:

@@ -99,7 +99,7 @@ def resolve(doc: Mapping[str, Any], root: type[BaseModel], context: Mapping[str,
                         source)
         seen.add(arm.name)
         as_table = idx < len(raw_arms) and isinstance(raw_arms[idx].get("policy"), Mapping)
-        policy = _policy(arm.policy, f"{key}.policy", as_table, workers, tasks.classes,
+        policy = _policy(arm.policy, f"{key}.policy", as_table, workers, tasks,
                          allow_imports, source)
         _policy_machines(policy, f"{key}.policy", as_table, doc["machines"], source)
         initial = arm.initial or budget.initial
@@ -245,8 +245,8 @@ def _budget(bg: BudgetSpec, tasks: TasksSpec, workers: WorkersSpec, data: Replay
     return bg if bg.edges == edges else bg.model_copy(update={"edges": edges})
 
 
-def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k: int,
-            allow_imports: bool, source: str) -> PolicySpec:
+def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec,
+            tasks: TasksSpec, allow_imports: bool, source: str) -> PolicySpec:
     """The arm's policy (a built-in one's options were checked by its variant of the table,
     an import path's are checked now, once imported) fitting the market (``as_table``: the
     file gives a table, whose ``name`` key errors name)."""
@@ -259,11 +259,16 @@ def _policy(spec: PolicySpec, key: str, as_table: bool, workers: WorkersSpec, k:
         check_options(cls, name, options, key, source)
     else:
         return spec
-    problem = market_problem(cls, workers.model_class.scores, k, options)
+    problem = market_problem(cls, workers.model_class.scores, tasks.classes, options)
     if problem:
         raise _fail(name_key, f"{name!r} {problem}", source)
     check_builds(cls, name, options, key, source)
     _crowd_counts(cls, options, key, workers, source)
+    crowd_problem = getattr(cls, "crowd_problem", None)  # a plug-in may not subclass Policy
+    across = None if crowd_problem is None else crowd_problem(
+        cls.Options.model_validate(dict(options)), tasks.count, workers.count)
+    if across is not None:
+        raise _fail(f"{key}.{across[0]}", across[1], source)
     return spec.with_class(cls)
 
 

@@ -54,7 +54,7 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert text.startswith("# Written by marketsim calibrate")
     assert f"# command: python -m marketsim calibrate {crowd} --truth {gold} --out {out}" in text
     doc = tomllib.loads(text)
-    assert doc["arms"][0] == {"name": "as collected", "policy": "uniform",
+    assert doc["arms"][0] == {"name": "as collected", "policy": "uniform",  # 5 per task
                               "inference": {"method": "ds", "class_prior": "estimate"},
                               "initial": "one-per-task"}
     assert doc["budget"]["edges"] == 1500 and doc["tasks"]["count"] == 300

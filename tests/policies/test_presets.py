@@ -4,6 +4,7 @@ then in a whole market: exact overlaps, a run that ends under budget with its bo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -19,7 +20,7 @@ from marketsim.policies.dynamic_overlap import (
     answer_confidence,
     gold_accuracy,
 )
-from marketsim.policies.fixed_overlap import FixedOverlapPolicy
+from marketsim.policies.fixed_overlap import FixedOverlapPolicy, deal
 from marketsim.policies.until_agreement import UntilAgreementPolicy
 from marketsim.scenario.parser import parse_scenario
 
@@ -224,6 +225,10 @@ def test_dynamic_overlap_waits_for_min_overlap_and_stops_at_max_overlap() -> Non
     (DynamicOverlapPolicy, {"weights": "votes"}, "weights"),
     (UntilAgreementPolicy, {"agree": 3, "max_overlap": 2}, "max_overlap = 2 must be >= agree"),
     (FixedOverlapPolicy, {"overlap": 0}, "overlap"),
+    (FixedOverlapPolicy, {"overlap": 3, "overlaps": [[3, 4]]}, "overlap or overlaps"),
+    (FixedOverlapPolicy, {"overlaps": [[3, 4], [3, 2]]}, "twice"),
+    (FixedOverlapPolicy, {"overlaps": [[0, 4]]}, "overlaps"),
+    (FixedOverlapPolicy, {"overlaps": [[3, 4, 1]]}, "overlaps"),
 ])
 def test_bad_options_are_refused(cls: type, options: dict[str, Any], problem: str) -> None:
     with pytest.raises(OptionError, match=problem):
@@ -268,6 +273,52 @@ def test_fixed_overlap_market_ends_under_budget_with_exact_overlaps(service: flo
     gold = market.bought - market.log.size
     assert market.curve[-1].money == pytest.approx(1.25 * (160 + gold))
     assert market.curve[-1].edges == market.bought
+
+
+def test_overlaps_deal_the_distribution_evenly_over_the_task_order() -> None:
+    per_task = deal([[7, 10], [1, 5], [3, 25]], 40)
+    assert np.bincount(per_task).tolist() == [0, 5, 0, 25, 0, 0, 0, 10]
+    for stretch in per_task.reshape(4, 10):  # every quarter of the task order has the mix
+        assert abs(np.mean(stretch) - per_task.mean()) <= 1.0
+    assert per_task.tolist() == deal([[3, 25], [7, 10], [1, 5]], 40).tolist()  # pair order
+
+
+def test_fixed_overlap_market_gives_each_task_its_count_of_overlaps() -> None:
+    from marketsim.market.market import Market as SimMarket
+    from marketsim.study import runner
+
+    sc = scenario({"name": "fixed-overlap", "overlaps": [[2, 10], [5, 20], [8, 10]]})
+    made: list[SimMarket] = []
+
+    class Spy(SimMarket):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    with patch.object(runner, "Market", Spy):
+        runner.run_unit(sc, 0, 0)
+    market = made[0]
+    counts = np.bincount(market.log.view().tasks, minlength=40)
+    assert market.stop is not None and market.stop.causes == ("closed",)
+    assert counts.tolist() == deal([[2, 10], [5, 20], [8, 10]], 40).tolist()
+    assert market.log.size == 200
+
+
+@pytest.mark.parametrize(("overlaps", "expected"), [
+    ([[3, 20], [5, 21]], "arms[0].policy.overlaps counts 41 tasks, must count tasks.count = 40"),
+    ([[3, 20], [9, 20]], "arms[0].policy.overlaps gives a task 9 labels, at most workers.count "
+     "= 8"),
+])
+def test_overlaps_must_fit_the_tasks_and_the_crowd(overlaps: list[list[int]], expected: str
+                                                   ) -> None:
+    with pytest.raises(InputError, match=re.escape(expected)):
+        scenario({"name": "fixed-overlap", "overlaps": overlaps})
+
+
+def test_overlaps_of_a_policy_object_are_checked_against_its_market() -> None:
+    policy = FixedOverlapPolicy(overlaps=[[3, 5]])
+    with pytest.raises(OptionError, match="overlaps counts 5 tasks, must count tasks.count = 6"):
+        policy.bind(info(6, 4))
 
 
 def test_fee_and_min_price_are_checked_at_parse() -> None:
