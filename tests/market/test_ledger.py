@@ -135,7 +135,8 @@ def test_money_end_leaves_no_damaged_unit_in_the_report(tmp_path: Path) -> None:
                     'policy = "uniform"\ninference = "mv"\n')
     run_dir = tmp_path / "run"
     cmd = [sys.executable, "-m", "marketsim"]
-    done = subprocess.run(cmd + ["run", str(path), "--quiet", "--out", str(run_dir)],
+    done = subprocess.run(cmd + ["run", str(path), "--quiet", "--no-figures", "--out",
+                                 str(run_dir)],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     rows = (run_dir / "curves.csv").read_text().splitlines()[1:]

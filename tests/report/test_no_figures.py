@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import marketsim
 from marketsim.cli import main
 
 SCENARIO = """
@@ -116,3 +117,13 @@ def test_sweep_without_figures_writes_none_for_the_sweep_or_its_points(tmp_path:
                      *(tmp_path / "run" / "points").glob("p*/report.md")]:
         assert dangling_links(markdown) == [], markdown
     assert len(list((tmp_path / "run" / "points").glob("p*/report.md"))) == 2
+
+
+def test_the_api_run_without_figures_writes_the_same_folder_but_the_figures(
+        both: tuple[Path, Path], tmp_path: Path) -> None:
+    drawn, _ = both
+    scenario = marketsim.load_scenario(drawn / "scenario.toml")
+    marketsim.run(scenario, out=tmp_path / "run", progress=False, figures=False)
+    assert figures(tmp_path / "run") == []
+    assert (tmp_path / "run" / "curves.csv").read_bytes() == (drawn / "curves.csv").read_bytes()
+    assert dangling_links(tmp_path / "run" / "report.md") == []

@@ -193,7 +193,8 @@ def test_sweep_table_names_the_rmse() -> None:
 def test_json_output_names_the_metric(tmp_path: Path) -> None:
     scenario = tmp_path / "tiny.toml"
     scenario.write_text(TINY.replace("replicates = 2", "replicates = 1"))
-    proc = cli(scenario.as_posix(), "--out", (tmp_path / "run").as_posix(), "--json")
+    proc = cli(scenario.as_posix(), "--out", (tmp_path / "run").as_posix(), "--json",
+               "--no-figures")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["metric"] == "rmse"
