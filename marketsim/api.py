@@ -74,6 +74,7 @@ def run(
     jobs: int = 1,
     out: str | Path | None = None,
     progress: bool | ProgressCallback = True,
+    figures: bool = True,
 ) -> StudyResult:
     """Simulate every arm of ``scenario`` on ``replicates`` worlds (default: the scenario's)
     with ``jobs`` worker processes and return the :class:`StudyResult`.
@@ -82,7 +83,8 @@ def run(
     ``python -m marketsim run --out`` writes (and a folder holding some of this study's
     units is resumed). ``progress``: ``False`` for silence, ``True`` for the command line's
     display on stderr (a live dashboard in a terminal, plain lines otherwise), or a function
-    called as ``progress(unit, finished, total)`` after each (replicate, arm) unit."""
+    called as ``progress(unit, finished, total)`` after each (replicate, arm) unit.
+    ``figures=False``: the run folder gets no PNG/SVG figure (``--no-figures``)."""
     if not isinstance(scenario, Scenario):
         raise InputError(f"run() needs a scenario from marketsim.load_scenario or "
                          f"marketsim.scenario_from_dict, got {type(scenario).__name__}")
@@ -114,9 +116,9 @@ def run(
             summary, units = run_observed(scenario, run_dir, observer, jobs=jobs,
                                           on_damaged=_warn_damaged)
         except KeyboardInterrupt:  # as the command line: the partial report, then stop
-            render_report(run_dir)
+            render_report(run_dir, figures=figures)
             raise
-        render_report(run_dir)
+        render_report(run_dir, figures=figures)
     return StudyResult(scenario, summary, tuple(units), run_dir)
 
 

@@ -44,6 +44,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="import the run's `package.module:Class` components again (a worker "
                    "model from outside marketsim: the report reads its facts and words); only "
                    "for a run folder you trust")
+    p.add_argument("--no-figures", action="store_true",
+                   help="write no figure (PNG/SVG) and remove those an earlier render wrote: "
+                   "report.md then links none (the figures are most of a small run's "
+                   "rendering time)")
     p.add_argument("--slides", action="store_true",
                    help="also write the figures slide-sized (16:9, 1920x1080, larger type) "
                    "into plots/slides/")
@@ -138,6 +142,8 @@ def execute(args: argparse.Namespace) -> int:
     from marketsim.study.run_folder import check_curves, scenario_setup, sync_curves
 
     run_dir = Path(args.run_dir)
+    if args.slides and args.no_figures:
+        raise InputError("--slides writes figures: give --slides or --no-figures, not both")
     if args.html:
         require_html_extra()  # no plotly or Jinja2: one line saying what to install, first
     folders, missing = _folders(run_dir)
@@ -147,7 +153,7 @@ def execute(args: argparse.Namespace) -> int:
             _import_components(folder)
         sync_curves(folder, _warn_damaged)  # a killed run: curves.csv from its unit checkpoints
         check_curves(folder)  # a report of what the run saved, never of a truncated file
-        summary = render_report(folder, fallback=scenario_setup)
+        summary = render_report(folder, fallback=scenario_setup, figures=not args.no_figures)
         done.append(Rendered(
             folder, summary.complete,
             write_html_report(folder, fallback=scenario_setup) if args.html else None,

@@ -75,6 +75,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="Dask scheduler address; without it --backend dask starts a LocalCluster")
     p.add_argument("--json", action="store_true", help="print one JSON object with the result")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument("--no-figures", action="store_true",
+                   help="write no figure (PNG/SVG): report.md then links none; most of a "
+                   "small run's time is drawing them. `marketsim report RUN_DIR` draws them "
+                   "later")
     p.add_argument(
         "--allow-imports",
         action="store_true",
@@ -166,7 +170,8 @@ def _execute_locked(
                           f"{point_label(point.sweep_point)}", file=sys.stderr, flush=True)
                 summary = _run_one(args, point, run_dir / folder)
                 done_points.append(SweepPoint(folder, point.sweep_point, summary))
-            write_sweep_report(run_dir, [k for k, _ in scenario.sweep], done_points)
+            write_sweep_report(run_dir, [k for k, _ in scenario.sweep], done_points,
+                               figures=not args.no_figures)
             seconds = round(time.perf_counter() - started, 3)
             arms = {
                 f"{name} [{point_label(p.values)}]": a
@@ -223,9 +228,9 @@ def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> Sum
             on_damaged=_warn_damaged,
         )
     except KeyboardInterrupt:
-        _render(run_dir)
+        _render(run_dir, figures=not args.no_figures)
         raise
-    _render(run_dir)
+    _render(run_dir, figures=not args.no_figures)
     return summary
 
 
@@ -235,11 +240,12 @@ def _warn_damaged(path: Path, reason: str) -> None:
           "again", file=sys.stderr)
 
 
-def _render(run_dir: Path) -> None:
-    """Plots and report.md (skipped with a note if the report module is unavailable)."""
+def _render(run_dir: Path, *, figures: bool) -> None:
+    """Plots (unless not ``figures``) and report.md (skipped with a note if the report
+    module is unavailable)."""
     try:
         from marketsim.report.render import render_report
     except ImportError as exc:  # matplotlib missing
         print(f"marketsim: report not rendered ({exc})", file=sys.stderr)
         return
-    render_report(run_dir)
+    render_report(run_dir, figures=figures)

@@ -33,6 +33,7 @@ from marketsim.report.results_text import (
     arms_section,
     checkpoints,
     checkpoints_section,
+    no_plot_section,
     plot_section,
     score_section,
     targets_section,
@@ -46,17 +47,19 @@ REPORT_NAME = "report.md"
 def report_markdown(
     summary: Summary,
     setup: Scenario | None,
-    plot: PlotInfo,
+    plot: PlotInfo | None,
     *,
     run_dir: Path | None = None,
     versions: Mapping[str, str] | None = None,
     cost_plots: Mapping[str, PlotInfo] | None = None,
 ) -> str:
     """The text of ``report.md``; ``cost_plots`` are the error plots against money and
-    simulated time (by axis), drawn when those tell more than the labels."""
+    simulated time (by axis), drawn when those tell more than the labels; ``plot`` None: no
+    figure was drawn (``--no-figures``), and the report says how to draw them."""
     metric = metric_of(summary)
-    figures = (plot_section(plot, metric, fewest_replicates(summary))
-               + cost_plot_section(cost_plots or {}, metric))
+    figures = (plot_section(plot, metric, fewest_replicates(summary)) if plot is not None
+               else no_plot_section(metric, run_dir))
+    figures += cost_plot_section(cost_plots or {}, metric)
     lines = report_lines(summary, setup, figures=figures, run_dir=run_dir)
     lines += files_section(summary, setup, run_dir, versions, cost_plots)
     return "\n".join(lines)

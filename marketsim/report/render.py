@@ -30,7 +30,7 @@ from marketsim.record.units import UnitResult
 from marketsim.report.figure_style import REPORT_STYLE, FigureStyle
 from marketsim.report.glossary import link_terms, write_glossary
 from marketsim.report.markdown import REPORT_NAME, report_markdown, shown_names
-from marketsim.report.plots import PlotInfo, plot_error_vs_budget
+from marketsim.report.plots import X_AXES, PlotInfo, plot_error_vs_budget
 from marketsim.scenario.run_migration import read_run
 from marketsim.scenario.run_record import recorded_scenario
 from marketsim.scenario.specs import Scenario
@@ -140,13 +140,17 @@ def rebuild_summary(
 
 
 def render_report(
-    run_dir: str | Path, fallback: SetupFallback | None = None
+    run_dir: str | Path, fallback: SetupFallback | None = None, *, figures: bool = True
 ) -> Summary:
     """Rewrite ``summary.json`` and write ``error_vs_budget.png``/``.svg``, ``report.md`` (its
     terms linked to the glossary) and ``glossary.md`` in ``run_dir`` from its ``curves.csv``;
     return the summary. When money or simulated time tell
     more than the labels (``summary.cost_axes``), ``error_vs_money.*`` and
     ``error_vs_time.*`` too.
+
+    ``figures=False`` (``--no-figures``) draws no figure, the costliest part of a small run's
+    report: ``report.md`` then links none and says how to draw them, and figures an earlier
+    render left in the folder are removed (they may show other curves).
 
     A missing folder or ``curves.csv``, or a malformed ``curves.csv``, raises
     :class:`~marketsim.errors.InputError`, and so does an invalid ``summary.json`` or
@@ -166,10 +170,10 @@ def render_report(
     summary = rebuild_summary(rows, setup, previous, fallback_name=run_dir.name,
                               source=str(curves))
     write_json_atomic(run_dir / "summary.json", summary_json(summary))
-    plots = draw_plots(run_dir, summary, setup)
+    plots = draw_plots(run_dir, summary, setup) if figures else remove_plots(run_dir)
     run_meta = _read_run(run_dir)
     write_glossary(run_dir)  # before the report, which lists it and links to it
-    text = report_markdown(summary, setup, plots.pop("edges"), run_dir=run_dir,
+    text = report_markdown(summary, setup, plots.pop("edges", None), run_dir=run_dir,
                            versions=run_meta.versions if run_meta else None, cost_plots=plots)
     write_text_atomic(run_dir / REPORT_NAME, link_terms(text, names=shown_names(summary)))
     return summary
@@ -192,6 +196,14 @@ def draw_plots(out_dir: Path, summary: Summary, setup: Scenario | None,
         )
         for x in ("edges", *summary.cost_axes)
     }
+
+
+def remove_plots(out_dir: Path) -> dict[str, PlotInfo]:
+    """Remove the error plots an earlier render wrote into ``out_dir``; no plot is drawn."""
+    for axis in X_AXES.values():
+        for ext in ("png", "svg"):
+            (out_dir / f"{axis.stem}.{ext}").unlink(missing_ok=True)
+    return {}
 
 
 def _targets(setup: Scenario | None, previous: Summary | None) -> tuple[float, ...]:

@@ -5,6 +5,7 @@ checkpoints and the labels needed to reach each target (the claims are
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -152,6 +153,15 @@ def plot_section(plot: PlotInfo, metric: Metric, replicates: int = 2) -> list[st
            else "; no mean point needed clipping")
         + f". Vector version: [`{SVG_NAME}`]({SVG_NAME}).*", "",
     ]
+
+
+def no_plot_section(metric: Metric, run_dir: Path | None = None) -> list[str]:
+    """In place of the plot when none was drawn (``--no-figures``): the command that draws
+    it."""
+    folder = run_dir if run_dir is not None else "RUN_DIR"
+    return [f"## {metric.heading} against labels spent", "",
+            "*No figure drawn (`--no-figures`); draw the figures with "
+            f"`python -m marketsim report {folder}`.*", ""]
 
 
 def checkpoints_section(arms: Arms, names: Sequence[str], metric: Metric,

@@ -177,9 +177,10 @@ def sweep_frame(source: Path | str | Sequence[SweepPoint]) -> Any:
     return pd.DataFrame(sweep_rows(source))
 
 
-def write_sweep_report(run_dir: Path, keys: list[str], points: Sequence[SweepPoint]) -> None:
+def write_sweep_report(run_dir: Path, keys: list[str], points: Sequence[SweepPoint], *,
+                       figures: bool = True) -> None:
     """Write the sweep table, its JSON and Markdown, and the plot (if matplotlib is
-    available)."""
+    available, and unless ``figures`` is False: ``--no-figures``)."""
     rows = sweep_rows(points)
     metric = metric_of(points[0].summary) if points else ERROR_RATE
     targets = targets_of(points[0].summary.arms) if points else TARGETS
@@ -191,7 +192,8 @@ def write_sweep_report(run_dir: Path, keys: list[str], points: Sequence[SweepPoi
     write_json_atomic(run_dir / "sweep.json", {"keys": keys, "metric": metric.key, "rows": rows})
     for ext in ("png", "svg"):  # a plot of an earlier sweep is not this one's
         (run_dir / f"{PLOT_NAME}.{ext}").unlink(missing_ok=True)
-    write_sweep_figure(run_dir, keys, points, rows)
+    if figures:
+        write_sweep_figure(run_dir, keys, points, rows)
     write_glossary(run_dir)
     write_text_atomic(run_dir / "sweep.md", link_terms(sweep_markdown(
         keys, rows, metric, plot=(run_dir / f"{PLOT_NAME}.png").is_file(), targets=targets),

@@ -152,7 +152,8 @@ def test_a_run_uses_it_and_the_report_describes_it(tmp_path: Path,
     scenario = tmp_path / "smoothed.toml"
     scenario.write_text(TOML)
     out = tmp_path / "out"
-    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--replicates", "1",
+    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--no-figures",
+                 "--replicates", "1",
                  "--jobs", "1", "--allow-imports"]) == 0
     report = (out / "report.md").read_text(encoding="utf-8")
     assert f"- `{METHOD}` — {WORDS}" in report and f"| `{METHOD}` |" in report
@@ -163,7 +164,7 @@ def test_a_run_uses_it_and_the_report_describes_it(tmp_path: Path,
     assert main(["report", str(out), "--quiet"]) == 2
     assert "pass --allow-imports" in capsys.readouterr().err
     assert "smoothed_vote" not in sys.modules  # a report never imports it unasked
-    assert main(["report", str(out), "--quiet", "--allow-imports"]) == 0
+    assert main(["report", str(out), "--quiet", "--no-figures", "--allow-imports"]) == 0
     assert WORDS in (out / "report.md").read_text(encoding="utf-8")
 
 

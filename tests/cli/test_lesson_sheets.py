@@ -28,7 +28,7 @@ def test_lesson_4_sheet_says_where_the_money_ends(tmp_path: Path) -> None:
     doc["workers"]["spammer_hammer"]["hammer_fraction"] = share
     (tmp_path / "p000.toml").write_text(dumps(doc), encoding="utf-8")
     assert main(["run", str(tmp_path / "p000.toml"), "--out", str(tmp_path / "run"),
-                 "--jobs", "1", "--quiet"]) == 0
+                 "--jobs", "1", "--quiet", "--no-figures"]) == 0
     report = unlink_terms((tmp_path / "run" / "report.md").read_text(encoding="utf-8"))
     paired = section(report, "Paired comparisons against *pay everyone*")
     head = next(ln for ln in paired.splitlines() if ln.startswith("| arm \\ labels spent"))

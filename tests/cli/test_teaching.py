@@ -61,7 +61,7 @@ def test_lesson_validates(path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_lesson_2_runs_with_two_replicates(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert main(["run", str(LESSONS[1]), "--replicates", "2", "--out", str(out),
-                 "--quiet"]) == 0
+                 "--quiet", "--no-figures"]) == 0
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "## Paired comparisons against *shifted-Beta prior*" in report
     assert "| no prior |" in report

@@ -238,8 +238,8 @@ def test_jobs_1_and_2_give_the_same_bytes_on_the_block_engine(tmp_path: Path) ->
     for jobs in ("1", "2"):
         out = tmp_path / f"jobs{jobs}"
         result = subprocess.run([sys.executable, "-m", "marketsim", "run", str(path), "--quiet",
-                                 "--jobs", jobs, "--out", str(out)], capture_output=True,
-                                text=True, cwd=ROOT, timeout=300)
+                                 "--no-figures", "--jobs", jobs, "--out", str(out)],
+                                capture_output=True, text=True, cwd=ROOT, timeout=300)
         assert result.returncode == 0, result.stderr
         curves.append((out / "curves.csv").read_bytes())
     assert curves[0] == curves[1]

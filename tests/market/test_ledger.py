@@ -136,14 +136,15 @@ def test_money_end_leaves_no_damaged_unit_in_the_report(tmp_path: Path) -> None:
                     'policy = "uniform"\ninference = "mv"\n')
     run_dir = tmp_path / "run"
     cmd = [sys.executable, "-m", "marketsim"]
-    done = subprocess.run(cmd + ["run", str(path), "--quiet", "--out", str(run_dir)],
+    done = subprocess.run(cmd + ["run", str(path), "--quiet", "--no-figures", "--out",
+                                 str(run_dir)],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     rows = (run_dir / "curves.csv").read_text().splitlines()[1:]
     keys = [tuple(r.split(",")[:3]) for r in rows]
     assert len(keys) == len(set(keys)) == 10  # 100..500 twice
-    report = subprocess.run(cmd + ["report", str(run_dir)], capture_output=True, text=True,
-                            check=False)
+    report = subprocess.run(cmd + ["report", str(run_dir), "--no-figures"], capture_output=True,
+                            text=True, check=False)
     assert report.returncode == 0 and "damaged" not in report.stderr, report.stderr
 
 

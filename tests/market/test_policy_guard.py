@@ -360,7 +360,7 @@ def cli_run(tmp_path: Path, cls: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     return subprocess.run(
         [sys.executable, "-m", "marketsim", "run", str(scenario), "--allow-imports", "--quiet",
-         "--out", str(tmp_path / "out")],
+         "--no-figures", "--out", str(tmp_path / "out")],
         capture_output=True, text=True, env=env, timeout=120,
     )
 
@@ -395,7 +395,7 @@ def test_multiclass_run_prints_no_python_warning(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "marketsim", "run",
          str(ROOT / "scenarios" / "multiclass_confusion.toml"), "--quiet", "--replicates", "1",
-         "--out", str(tmp_path / "out")],
+         "--no-figures", "--out", str(tmp_path / "out")],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr

@@ -55,7 +55,7 @@ def test_shipped_scenarios_write_valid_summaries(name: str, tmp_path: Path) -> N
         sc = sc.replace({"tasks.count": tasks, "budget.edges": min(sc.budget.edges, 3 * tasks)})
     else:  # the data set's tasks, twice over
         sc = sc.replace({"budget.edges": 2 * sc.tasks.count})
-    marketsim.run(sc, replicates=2, jobs=1, out=tmp_path / name)
+    marketsim.run(sc, replicates=2, jobs=1, out=tmp_path / name, figures=False)
     _validate_folder(tmp_path / name)
 
 
@@ -65,7 +65,7 @@ def test_sweep_points_write_valid_summaries(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "marketsim", "run",
          str(ROOT / "scenarios" / "teaching" / "03_stale_posteriors.toml"), "--replicates", "1",
-         "--jobs", "1", "--quiet", "--out", str(out)],
+         "--jobs", "1", "--quiet", "--no-figures", "--out", str(out)],
         capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 0, proc.stderr
     schema_validator(json.loads(RUN_SCHEMA.read_text())).validate(
@@ -85,7 +85,7 @@ def test_report_refuses_an_invalid_summary_in_one_line(edit: object, key: str,
     sc = marketsim.load_scenario(ROOT / "scenarios" / "30_workers.toml")
     sc = sc.replace({"budget.edges": 3 * sc.tasks.count})
     folder = tmp_path / "run"
-    marketsim.run(sc, replicates=1, jobs=1, out=folder)
+    marketsim.run(sc, replicates=1, jobs=1, out=folder, figures=False)
     data = json.loads((folder / "summary.json").read_text())
     edit(data)  # type: ignore[operator]
     (folder / "summary.json").write_text(json.dumps(data))

@@ -90,8 +90,9 @@ def sweep_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = folder / "s.toml"
     path.write_text(SWEEP + arms, encoding="utf-8")
     run = folder / "run"
-    assert main(["run", str(path), "--out", str(run), "--jobs", "1", "--quiet"]) == 0
-    assert main(["report", str(run / "points" / "p000"), "--html"]) == 0
+    assert main(["run", str(path), "--out", str(run), "--jobs", "1", "--quiet",
+                 "--no-figures"]) == 0
+    assert main(["report", str(run / "points" / "p000"), "--html", "--no-figures"]) == 0
     return run
 
 

@@ -97,7 +97,9 @@ def html_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
                         '"marketsim[html]"')
     tmp = tmp_path_factory.mktemp("html")
     (tmp / "s.toml").write_text(SCENARIO)
-    assert main(["run", str(tmp / "s.toml"), "--out", str(tmp / "run"), "--quiet"]) == 0
+    # the figures are drawn once, by the report (the run's would be drawn again)
+    assert main(["run", str(tmp / "s.toml"), "--out", str(tmp / "run"), "--quiet",
+                 "--no-figures"]) == 0
     assert main(["report", str(tmp / "run"), "--html", "--slides", "--quiet"]) == 0
     return tmp / "run"
 
@@ -212,7 +214,8 @@ def test_sweep_folder_gets_a_page_per_point_and_a_slide_sized_sweep_figure(
     pytest.importorskip("plotly")
     (tmp_path / "s.toml").write_text(SWEEP)
     run = tmp_path / "run"
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(run), "--quiet"]) == 0
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(run), "--quiet",
+                 "--no-figures"]) == 0  # the report draws them
     capsys.readouterr()
     assert main(["report", str(run), "--html", "--slides"]) == 0
     err = capsys.readouterr().err

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from marketsim.cli import main
 from marketsim.record.curves import CurveRow, read_curves, write_curves
 from marketsim.record.summary import summarise
 from marketsim.record.summary_model import Comparisons, Summary, summary_json
@@ -61,6 +62,16 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "marketsim", *args],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
+
+
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``marketsim ARGS`` through :func:`marketsim.cli.main` in this process: the command's
+    exit code and output without a second interpreter's start-up (``cli`` runs the entry
+    point itself where that is what a test is about)."""
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["marketsim", *args], code, out, err)
 
 
 @pytest.fixture(scope="module")
@@ -193,14 +204,15 @@ def _summary_from_checkpoints(run_dir: Path, seconds: float) -> dict:
 
 
 @pytest.mark.parametrize("keep_summary", [True, False])
-def test_report_reproduces_summary(run_copy: Path, keep_summary: bool) -> None:
+def test_report_reproduces_summary(run_copy: Path, keep_summary: bool,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
     original = json.loads((run_copy / "summary.json").read_text())
     assert original == _summary_from_checkpoints(run_copy, original["seconds"])
     for name in (PNG_NAME, SVG_NAME, "report.md"):
         (run_copy / name).unlink()
     if not keep_summary:
         (run_copy / "summary.json").unlink()
-    proc = cli("report", str(run_copy))
+    proc = in_process(capsys, "report", str(run_copy))
     assert proc.returncode == 0, proc.stderr
     again = json.loads((run_copy / "summary.json").read_text())
     if keep_summary:
@@ -233,10 +245,11 @@ def test_report_without_scenario_files(run_copy: Path) -> None:
     assert "only what `curves.csv` holds is known" in (run_copy / "report.md").read_text()
 
 
-def test_report_sweep_folder_renders_points(run_copy: Path, tmp_path: Path) -> None:
+def test_report_sweep_folder_renders_points(run_copy: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     sweep = tmp_path / "sweep"
     shutil.copytree(run_copy, sweep / "points" / "p000")
-    proc = cli("report", str(sweep), "--json")
+    proc = in_process(capsys, "report", str(sweep), "--json", "--no-figures")
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(proc.stdout)["rendered"]) == 1
 
@@ -254,8 +267,9 @@ def test_report_missing_folder(tmp_path: Path) -> None:
     assert "run folder not found" in line
 
 
-def test_report_folder_without_curves(tmp_path: Path) -> None:
-    line = _one_line_error(cli("report", str(tmp_path)))
+def test_report_folder_without_curves(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    line = _one_line_error(in_process(capsys, "report", str(tmp_path)))
     assert "no curves.csv" in line
 
 
@@ -269,17 +283,18 @@ def test_report_folder_without_curves(tmp_path: Path) -> None:
          "bad value"),
     ],
 )
-def test_report_malformed_curves(tmp_path: Path, text: str, message: str) -> None:
+def test_report_malformed_curves(tmp_path: Path, text: str, message: str,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "curves.csv").write_text(text)
-    line = _one_line_error(cli("report", str(tmp_path)))
+    line = _one_line_error(in_process(capsys, "report", str(tmp_path)))
     assert message in line and "curves.csv" in line
 
 
-def test_report_unknown_arm(run_copy: Path) -> None:
+def test_report_unknown_arm(run_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = read_curves(run_copy / "curves.csv")
     stranger = CurveRow(60, 0.1, 0.1, 0.0, arm="stranger", replicate=0)
     write_curves(run_copy / "curves.csv", [*rows, stranger])
-    line = _one_line_error(cli("report", str(run_copy)))
+    line = _one_line_error(in_process(capsys, "report", str(run_copy)))
     assert "'stranger'" in line
 
 

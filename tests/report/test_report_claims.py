@@ -51,7 +51,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "twins.toml").write_text(SCENARIO)
     out = root / "run"
     proc = subprocess.run([sys.executable, "-m", "marketsim", "run", str(root / "twins.toml"),
-                           "--quiet", "--out", str(out)], capture_output=True, text=True,
+                           "--quiet", "--no-figures", "--out", str(out)],
+                          capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
     return out

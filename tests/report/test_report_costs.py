@@ -180,14 +180,15 @@ def test_money_winner_named_only_when_the_paired_interval_excludes_zero(
         rows += curve("dear", rep, price=dear, errors=errors)
         rows += curve("noisy", rep, price=noisy, errors=errors)
     write_curves(tmp_path / "curves.csv", rows)
-    render_report(tmp_path)
+    render_report(tmp_path, figures=False)  # the claims, not the plots
     report = unlink_terms((tmp_path / "report.md").read_text())
     claims = report.split("Least money to each target")[1].split("\n\n", 2)[1]
     five = next(line for line in claims.splitlines() if line.startswith("- **5 % error**"))
     assert "*cheap* needs the least money on average (300.00), but no difference from " \
            "*noisy* (550.00) is detectable with 3 replicates" in five
     assert "*dear*" not in five  # detectably dearer: not among the close ones
-    summary_dear = summary_json(render_report(tmp_path))["comparisons"]["arms"]["dear"]
+    summary_dear = summary_json(render_report(tmp_path, figures=False))["comparisons"]["arms"][
+        "dear"]
     assert summary_dear["money_to_reach"]["0.05"]["detected"] is True
     assert "dear is worse than cheap" in summary_dear["money_to_reach"]["0.05"]["verdict"]
 

@@ -130,7 +130,7 @@ def run_study(doc: dict[str, Any], tmp: Path, *, generated: bool = True) -> Path
     path = tmp / "s.toml"
     path.write_text(toml_text(doc), encoding="utf-8")
     out = tmp / "run"
-    code = main(["run", str(path), "--out", str(out), "--quiet", "--jobs", "1"])
+    code = main(["run", str(path), "--out", str(out), "--quiet", "--no-figures", "--jobs", "1"])
     if generated:
         assume(code == 0)  # a market the simulator refuses or cannot finish is another test's
     assert code == 0

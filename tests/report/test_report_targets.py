@@ -42,7 +42,8 @@ policy = "entropy-greedy"
 def test_a_scenario_sets_its_own_targets(tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text(SCENARIO)
     out = tmp_path / "run"
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet",
+                 "--no-figures"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     for arm in summary["arms"].values():
         assert list(arm["edges_to_reach"]) == ["0.1", "0.02"]  # largest first
@@ -60,7 +61,8 @@ def test_a_scenario_sets_its_own_targets(tmp_path: Path) -> None:
 def test_a_sweep_and_its_figure_use_the_scenarios_targets(tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text(SCENARIO + '[sweep]\nbudget.batch = [25, 100]\n')
     out = tmp_path / "run"
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet",
+                 "--no-figures"]) == 0
     header = next(csv.reader((out / "sweep.csv").read_text().splitlines()))
     assert "edges_to_0.1_mean" in header and "edges_to_0.02_mean" in header
     assert "edges_to_0.05" not in header

@@ -50,7 +50,7 @@ def test_counts_are_rounded_half_away_from_zero() -> None:
 def test_the_same_interval_prints_the_same_in_report_and_sweep(tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text(SWEEP)
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"),
-                 "--quiet"]) == 0
+                 "--quiet", "--no-figures"]) == 0
     sweep_md = (tmp_path / "run" / "sweep.md").read_text()
     compared = 0
     for point, batch in (("p000", 30), ("p001", 60)):
@@ -83,7 +83,7 @@ def test_report_says_which_labels_to_target_figure_is_which(tmp_path: Path) -> N
     (tmp_path / "s.toml").write_text(SWEEP.replace("budget.batch = [30, 60]",
                                                    "budget.batch = [30]"))
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"),
-                 "--quiet"]) == 0
+                 "--quiet", "--no-figures"]) == 0
     report = (tmp_path / "run" / "points" / "p000" / "report.md").read_text()
     targets = report.split("## Labels needed to reach")[1].split("\n## ")[0]
     assert "| labels to 5 % (mean curve) |" in targets

@@ -182,7 +182,7 @@ def test_the_fee_inclusive_price_is_the_one_curves_csv_charges(tmp_path: Path) -
                        arms='[[arms]]\nname = "u"\npolicy = "uniform"\n')
     (tmp_path / "s.toml").write_text(text)
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"),
-                 "--quiet"]) == 0
+                 "--quiet", "--no-figures"]) == 0
     with (tmp_path / "run" / "curves.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     per_label = {round(float(r["money"]) / float(r["edges"]), 9) for r in rows}

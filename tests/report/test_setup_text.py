@@ -69,7 +69,7 @@ policy = "uniform"
 def setup_of(tmp_path: Path, text: str) -> str:
     (tmp_path / "s.toml").write_text(text)
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"),
-                 "--quiet"]) == 0
+                 "--quiet", "--no-figures"]) == 0
     report = unlink_terms((tmp_path / "run" / "report.md").read_text())  # the plain words
     return report.split("## Setup", 1)[1].split("\n## ", 1)[0]
 

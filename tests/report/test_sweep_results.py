@@ -44,7 +44,8 @@ policy = "entropy-greedy"
 def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("sweep")
     (tmp / "s.toml").write_text(SCENARIO)
-    assert main(["run", str(tmp / "s.toml"), "--out", str(tmp / "run"), "--quiet"]) == 0
+    assert main(["run", str(tmp / "s.toml"), "--out", str(tmp / "run"), "--quiet",
+                 "--no-figures"]) == 0
     return tmp / "run"
 
 
@@ -207,7 +208,7 @@ def test_sweep_md_links_no_plot_when_none_was_drawn(tmp_path: Path,
     def no_matplotlib(*_args: Any, **_kwargs: Any) -> None:
         raise ImportError("no matplotlib")
 
-    (tmp_path / "s.toml").write_text(PRICES_SWEEP)
+    (tmp_path / "s.toml").write_text(SCENARIO)  # one figure per point, none for the sweep
     monkeypatch.setattr(sweep, "sweep_figure", no_matplotlib)
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"),
                  "--quiet"]) == 0

@@ -142,7 +142,7 @@ def test_the_smallest_concentration_runs_and_saves(tmp_path: Path) -> None:
     data = doc(workers={"count": 4, "model": "communities", "communities": {
         "confusion": COMMUNITY, "concentration": math.nextafter(low, 1.0)}})
     result = marketsim.run(marketsim.scenario_from_dict(data), out=tmp_path / "run",
-                           progress=False)
+                           progress=False, figures=False)
     curves = result.curves
     assert np.all(np.isfinite(curves[["error_rate", "confusion_error"]].to_numpy()))
     assert (tmp_path / "run" / "summary.json").is_file()

@@ -60,7 +60,7 @@ def test_check_memory_refuses_with_numbers(tmp_path: Path) -> None:
 def test_run_too_big_is_refused_before_starting(tmp_path: Path, capsys) -> None:
     path = write(tmp_path, tasks=50_000_000, workers=10_000_000, edges=9_000_000_000)
     out = tmp_path / "run"
-    code = main(["run", str(path), "--out", str(out), "--quiet"])
+    code = main(["run", str(path), "--out", str(out), "--quiet", "--no-figures"])
     err = capsys.readouterr().err
     assert code == 2
     lines = err.splitlines()

@@ -60,7 +60,7 @@ def reference(scenario: Path, tmp_path_factory: pytest.TempPathFactory
     def uninterrupted() -> bytes:
         if not curves:
             out = tmp_path_factory.mktemp("ref") / "run"
-            r = marketsim("run", str(scenario), "--out", str(out), "--quiet")
+            r = marketsim("run", str(scenario), "--out", str(out), "--quiet", "--no-figures")
             assert r.returncode == 0, r.stderr
             curves.append((out / "curves.csv").read_bytes())
         return curves[0]
@@ -144,7 +144,7 @@ def test_kill_at_random_moment(sig: signal.Signals, delay: float, scenario: Path
     check_folder(run_dir)
     finished = len(list((run_dir / "units").glob("*.json"))) if run_dir.exists() else 0
     if finished:
-        r = marketsim("report", str(run_dir), "--quiet")
+        r = marketsim("report", str(run_dir), "--quiet", "--no-figures")
         assert r.returncode == 0, r.stderr
         check_folder(run_dir)
         summary = json.loads((run_dir / "summary.json").read_text())
@@ -153,7 +153,7 @@ def test_kill_at_random_moment(sig: signal.Signals, delay: float, scenario: Path
         assert summary["units_finished"] == finished
         assert summary["complete"] is (finished == summary["units_total"])
     if (run_dir / "scenario.toml").exists():
-        r = marketsim("run", "--resume", str(run_dir), "--quiet")
+        r = marketsim("run", "--resume", str(run_dir), "--quiet", "--no-figures")
         assert r.returncode == 0, r.stderr
         assert (run_dir / "curves.csv").read_bytes() == reference()
         check_folder(run_dir)
@@ -200,11 +200,12 @@ def test_disk_full_keeps_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_disk_full_during_report_is_one_line(tmp_path: Path, monkeypatch, capsys,
                                              small_scenario_path: Path) -> None:
     run_dir = tmp_path / "run"
-    assert main(["run", str(small_scenario_path), "--out", str(run_dir), "--quiet"]) == 0
+    assert main(["run", str(small_scenario_path), "--out", str(run_dir), "--quiet",
+                 "--no-figures"]) == 0
     before = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()}
     capsys.readouterr()
     monkeypatch.setattr(files.os, "fsync", _disk_full)
-    code = main(["report", str(run_dir), "--quiet"])
+    code = main(["report", str(run_dir), "--quiet", "--no-figures"])
     err = capsys.readouterr().err
     assert code == 74
     lines = err.splitlines()

@@ -76,7 +76,7 @@ def test_run_records_the_folder_it_used(folders: dict[str, Path], tmp_path: Path
     for data_env, given, used in ((folders["env"], None, "env"),
                                   (folders["env"], folders["given"], "given")):
         out = tmp_path / f"run-{used}"
-        args = ["run", str(folders["scenario"]), "--out", str(out), "--quiet"]
+        args = ["run", str(folders["scenario"]), "--out", str(out), "--quiet", "--no-figures"]
         done = marketsim(*args, *(["--data-dir", str(given)] if given else []), cwd=tmp_path,
                          data_env=data_env)
         assert done.returncode == 0, done.stderr

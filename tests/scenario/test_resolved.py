@@ -6,16 +6,15 @@ reads back as the same typed scenario (issue #39)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from marketsim.cli import main
 from marketsim.errors import InputError
 from marketsim.scenario.inference_options import method_settings
 from marketsim.scenario.parser import parse_scenario
@@ -24,7 +23,6 @@ from marketsim.scenario.toml_out import dumps
 from marketsim.study.identity import difference
 from marketsim.study.run_folder import run_record
 
-ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "/tmp/resolved.toml"
 TWO_FEATURES = {
     "scenario": {"name": "two features"}, "tasks": {"count": 10, "features": {
@@ -34,15 +32,16 @@ TWO_FEATURES = {
 }
 
 
-def test_validate_json_keeps_two_features_probabilities(tmp_path: Path) -> None:
+def test_validate_json_keeps_two_features_probabilities(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = tmp_path / "s.toml"
     scenario.write_text(dumps(TWO_FEATURES))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for flag in ("--json", "--toml"):
-        proc = subprocess.run([sys.executable, "-m", "marketsim", "validate", str(scenario),
-                               flag], capture_output=True, text=True, env=env, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        out = json.loads(proc.stdout) if flag == "--json" else tomllib.loads(proc.stdout)
+        capsys.readouterr()
+        code = main(["validate", str(scenario), flag])
+        stdout, stderr = capsys.readouterr()
+        assert code == 0, stderr
+        out = json.loads(stdout) if flag == "--json" else tomllib.loads(stdout)
         assert out["tasks"]["features"]["probabilities"] == [[0.1, 0.9], [0.1, 0.2]]
 
 

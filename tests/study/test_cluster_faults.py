@@ -105,7 +105,8 @@ def local_curves(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """``curves.csv`` of the slow scenario run locally in one process: the reference bytes."""
     tmp = tmp_path_factory.mktemp("local")
     out = tmp / "out"
-    done = marketsim("run", str(slow_scenario(tmp)), "--out", str(out), "--quiet", "--jobs", "1")
+    done = marketsim("run", str(slow_scenario(tmp)), "--out", str(out), "--quiet", "--no-figures",
+                     "--jobs", "1")
     assert done.returncode == 0, done.stderr
     return (out / "curves.csv").read_bytes()
 
@@ -175,7 +176,7 @@ def test_scheduler_lost_mid_study_stops_in_one_line_and_resumes(
                            f"{cluster.address}")
     assert f"; {kept} of {UNITS} units kept in {out}" in line
     assert f"python -m marketsim run --resume {out}" in line
-    resumed = marketsim("run", "--resume", str(out), "--quiet", "--jobs", "1")
+    resumed = marketsim("run", "--resume", str(out), "--quiet", "--no-figures", "--jobs", "1")
     assert resumed.returncode == 0, resumed.stderr
     assert (out / "curves.csv").read_bytes() == local_curves
 

@@ -61,7 +61,8 @@ def _doc(policy: Any = "uniform", inference: Any = "one-coin", **arm: Any) -> di
 
 
 def _run(doc: dict[str, Any], out: Path) -> marketsim.StudyResult:
-    return marketsim.run(marketsim.scenario_from_dict(doc), out=out, progress=False)
+    return marketsim.run(marketsim.scenario_from_dict(doc), out=out, progress=False,
+                         figures=False)
 
 
 def test_policy_object_with_other_parameters_is_refused(tmp_path: Path) -> None:

@@ -45,7 +45,8 @@ def test_a_sweep_whose_arm_runs_out_of_workers_runs_every_point_and_says_where(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "s.toml").write_text(SWEEP)
     out = tmp_path / "run"
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet",
+                 "--no-figures"]) == 0
     # point 1 (min_accuracy 0.8): every worker of the blocking arm is blocked in both replicates
     summary = json.loads((out / "points" / "p001" / "summary.json").read_text())
     blocking, uniform = summary["arms"]["blocking"], summary["arms"]["uniform"]
@@ -68,11 +69,12 @@ def test_a_sweep_whose_arm_runs_out_of_workers_runs_every_point_and_says_where(
         "workers" in sweep_md
     # the units' checkpoints keep the stop: resuming reuses them, re-rendering keeps the text
     capsys.readouterr()
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet",
+                 "--no-figures"]) == 0
     assert "damaged" not in capsys.readouterr().err
     assert json.loads((out / "points" / "p001" / "summary.json").read_text())["arms"][
         "blocking"]["stopped"] == blocking["stopped"]
-    assert main(["report", str(out / "points" / "p001")]) == 0
+    assert main(["report", str(out / "points" / "p001"), "--no-figures"]) == 0
     assert "ran out of workers at" in (out / "points" / "p001" / "report.md").read_text()
 
 
@@ -88,7 +90,7 @@ def test_capacity_or_sessions_using_up_the_pool_is_a_recorded_stop(
         *lines, "[budget]", "edges = 1500", "batch = 50",
         "[[arms]]", 'name = "uniform"', 'policy = "uniform"']))
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"),
-                 "--quiet"]) == 0
+                 "--quiet", "--no-figures"]) == 0
     arm = json.loads((tmp_path / "run" / "summary.json").read_text())["arms"]["uniform"]
     assert len(arm["stopped"]) == 2 and all(cause in s["causes"] for s in arm["stopped"])
     assert words in (tmp_path / "run" / "report.md").read_text()

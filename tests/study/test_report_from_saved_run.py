@@ -46,7 +46,8 @@ policy = "entropy-greedy"
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("saved")
     (base / "s.toml").write_text(TINY)
-    assert main(["run", str(base / "s.toml"), "--out", str(base / "run"), "--quiet"]) == 0
+    assert main(["run", str(base / "s.toml"), "--out", str(base / "run"), "--quiet",
+                 "--no-figures"]) == 0
     return base / "run"
 
 
@@ -100,7 +101,7 @@ def test_report_refuses_a_curves_file_unlike_the_checkpoints(
     # the remedy it names works: the same file as the run wrote
     original = (finished / "curves.csv").read_bytes()
     (run / "curves.csv").unlink()
-    assert main(["report", str(run), "--quiet"]) == 0
+    assert main(["report", str(run), "--quiet", "--no-figures"]) == 0
     assert (run / "curves.csv").read_bytes() == original
     assert json.loads((run / "summary.json").read_text())["complete"] is True
 
@@ -121,7 +122,7 @@ def test_a_rerender_keeps_the_measured_time_and_completeness(
     summary = json.loads((run / "summary.json").read_text())
     summary["seconds"] = 1234.5  # what the run measured (a known value)
     (run / "summary.json").write_text(json.dumps(summary))
-    assert main(["report", str(run), "--quiet"]) == 0
+    assert main(["report", str(run), "--quiet", "--no-figures"]) == 0
     again = json.loads((run / "summary.json").read_text())
     assert again["seconds"] == 1234.5 and again["complete"] is True
     assert "run time: 1234.5 s" in (run / "report.md").read_text()
@@ -135,11 +136,11 @@ def test_rerun_and_resume_keep_the_earlier_invocations_time(
     (run / "summary.json").write_text(json.dumps(summary))
     toml = finished.parent / "s.toml"
     # the same study into the finished folder: nothing to simulate, the time is kept
-    assert main(["run", str(toml), "--out", str(run), "--quiet"]) == 0
+    assert main(["run", str(toml), "--out", str(run), "--quiet", "--no-figures"]) == 0
     assert json.loads((run / "summary.json").read_text())["seconds"] == 1234.5
     # one unit lost: the resume simulates it and adds its own time to the earlier ones'
     (run / "units" / "r000001_a001.json").unlink()
-    assert main(["run", "--resume", str(run), "--quiet"]) == 0
+    assert main(["run", "--resume", str(run), "--quiet", "--no-figures"]) == 0
     resumed = json.loads((run / "summary.json").read_text())
     assert resumed["seconds"] > 1234.5 and resumed["complete"] is True
 
@@ -153,5 +154,5 @@ def test_resume_after_a_kill_counts_the_checkpointed_units_time(
         (run / name).unlink()
     (run / "units" / "r000001_a001.json").unlink()
     kept = sum(json.loads(p.read_text())["seconds"] for p in (run / "units").glob("*.json"))
-    assert main(["run", "--resume", str(run), "--quiet"]) == 0
+    assert main(["run", "--resume", str(run), "--quiet", "--no-figures"]) == 0
     assert json.loads((run / "summary.json").read_text())["seconds"] >= kept

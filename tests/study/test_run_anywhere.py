@@ -66,7 +66,7 @@ def test_replay_resumes_and_reports_from_another_folder_and_cwd(
     scenario = tmp_path / "scen" / "replay.toml"
     scenario.write_text(REPLAY.format(data_dir="../data"))  # relative to the scenario file
     monkeypatch.chdir(tmp_path / "scen")
-    assert main(["run", "replay.toml", "--out", "../run", "--quiet"]) == 0
+    assert main(["run", "replay.toml", "--out", "../run", "--quiet", "--no-figures"]) == 0
     run = tmp_path / "run"
     before = (run / "curves.csv").read_bytes()
     meta = json.loads((run / "run.json").read_text())
@@ -80,22 +80,22 @@ def test_replay_resumes_and_reports_from_another_folder_and_cwd(
     moved.parent.mkdir()
     shutil.move(run, moved)
     monkeypatch.chdir(tmp_path / "elsewhere")
-    assert main(["report", "moved-run", "--quiet"]) == 0
-    assert main(["run", "--resume", "moved-run", "--quiet"]) == 0
+    assert main(["report", "moved-run", "--quiet", "--no-figures"]) == 0
+    assert main(["run", "--resume", "moved-run", "--quiet", "--no-figures"]) == 0
     assert (moved / "curves.csv").read_bytes() == before
-    assert main(["report", str(moved), "--quiet"]) == 0
+    assert main(["report", str(moved), "--quiet", "--no-figures"]) == 0
     assert f"--data-dir {rte}" in (moved / "report.md").read_text()
     # the data moves too: --data-dir says where; changed data is refused, naming the file
     (moved / "units" / "r000000_a000.json").unlink()
     shutil.move(rte, tmp_path / "data2")
-    assert main(["run", "--resume", "moved-run", "--quiet", "--data-dir",
+    assert main(["run", "--resume", "moved-run", "--quiet", "--no-figures", "--data-dir",
                  str(tmp_path / "data2")]) == 0
     assert (moved / "curves.csv").read_bytes() == before
     (moved / "units" / "r000000_a000.json").unlink()
     truth = tmp_path / "data2" / "rte_truth.txt"
     truth.write_text(truth.read_text() + "\n")
     capsys.readouterr()
-    assert main(["run", "--resume", "moved-run", "--quiet", "--data-dir",
+    assert main(["run", "--resume", "moved-run", "--quiet", "--no-figures", "--data-dir",
                  str(tmp_path / "data2")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"marketsim: error: {truth}: changed since the run started")
@@ -108,7 +108,7 @@ def test_run_data_dir_replaces_the_scenario_data_dir(rte: Path, tmp_path: Path, 
                                                                          "replicates = 1"))
     assert main(["run", str(scenario), "--out", str(tmp_path / "a"), "--quiet"]) == 2
     assert "no/such/folder" in capsys.readouterr().err
-    assert main(["run", str(scenario), "--out", str(tmp_path / "b"), "--quiet",
+    assert main(["run", str(scenario), "--out", str(tmp_path / "b"), "--quiet", "--no-figures",
                  "--data-dir", str(rte)]) == 0
 
 
@@ -116,7 +116,7 @@ def test_data_dir_needs_a_dataset_replay(tmp_path: Path, capsys) -> None:
     scenario = tmp_path / "s.toml"
     scenario.write_text('[tasks]\ncount = 10\n[workers]\ncount = 3\n[budget]\nedges = 20\n'
                         '[[arms]]\nname = "u"\npolicy = "uniform"\n')
-    assert main(["run", str(scenario), "--data-dir", str(tmp_path), "--quiet",
+    assert main(["run", str(scenario), "--data-dir", str(tmp_path), "--quiet", "--no-figures",
                  "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "--data-dir only applies to a replay of a reference data set" in err
@@ -142,13 +142,13 @@ def test_rerun_line_adds_allow_imports_for_import_path_policies(tmp_path: Path) 
     scenario.write_text('[tasks]\ncount = 20\n[workers]\ncount = 3\n[budget]\nedges = 40\n'
                         '[output]\ngraph = false\n[[arms]]\nname = "u"\npolicy = "uniform"\n')
     out = tmp_path / "run"
-    assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--no-figures"]) == 0
     plain = (out / "report.md").read_text()
     assert "--replicates 1`" in plain and "--allow-imports" not in plain
     meta = json.loads((out / "run.json").read_text())
     meta["resolved_scenario"]["arms"][0]["policy"] = "my_policies:Greedy"
     (out / "run.json").write_text(json.dumps(meta))
-    assert main(["report", str(out), "--quiet"]) == 0
+    assert main(["report", str(out), "--quiet", "--no-figures"]) == 0
     text = (out / "report.md").read_text()
     assert ("`python -m marketsim run scenario.toml --seed 0 --replicates 1 --allow-imports`"
             " (the plug-in modules must be importable: on `PYTHONPATH`)") in text

@@ -61,7 +61,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(scenario, run folder) of one finished tiny study; tests copy the folder."""
     base = tmp_path_factory.mktemp("finished")
     scenario = tiny(base)
-    assert main(["run", str(scenario), "--out", str(base / "run"), "--quiet"]) == 0
+    assert main(["run", str(scenario), "--out", str(base / "run"), "--quiet", "--no-figures"]) == 0
     return scenario, base / "run"
 
 
@@ -111,10 +111,10 @@ def test_same_study_again_and_resume_continue_the_folder(finished, tmp_path: Pat
     # the same scenario from another file with other comments is the same study
     again = tmp_path / "again.toml"
     again.write_text("# a comment\n" + finished[0].read_text())
-    assert main(["run", str(again), "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(again), "--out", str(out), "--quiet", "--no-figures"]) == 0
     assert (out / "curves.csv").read_bytes() == before
     (out / "units" / "r000000_a000.json").unlink()
-    assert main(["run", "--resume", str(out), "--quiet"]) == 0
+    assert main(["run", "--resume", str(out), "--quiet", "--no-figures"]) == 0
     assert (out / "curves.csv").read_bytes() == before
 
 
@@ -124,11 +124,11 @@ def test_resume_a_study_named_after_its_file(tmp_path: Path) -> None:
     scenario = tmp_path / "unnamed_study.toml"
     scenario.write_text(TINY.format(workers=5, extra="").replace('name = "tiny"\n', "", 1))
     out = tmp_path / "run"
-    assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--no-figures"]) == 0
     before = (out / "curves.csv").read_bytes()
     (out / "units" / "r000001_a000.json").unlink()
     (out / "curves.csv").unlink()
-    assert main(["run", "--resume", str(out), "--quiet"]) == 0
+    assert main(["run", "--resume", str(out), "--quiet", "--no-figures"]) == 0
     assert (out / "curves.csv").read_bytes() == before
     assert json.loads((out / "summary.json").read_text())["scenario"] == "unnamed_study"
 
@@ -149,7 +149,7 @@ def test_resume_uses_the_recorded_scenario_when_the_copy_is_gone(finished, tmp_p
     before = (out / "curves.csv").read_bytes()
     (out / "units" / "r000001_a000.json").unlink()
     (out / "scenario.toml").unlink()
-    assert main(["run", "--resume", str(out), "--quiet"]) == 0
+    assert main(["run", "--resume", str(out), "--quiet", "--no-figures"]) == 0
     assert (out / "curves.csv").read_bytes() == before
 
 
@@ -220,7 +220,7 @@ def test_damaged_checkpoint_is_named_and_redone(finished, tmp_path: Path, capsys
     before = (out / "curves.csv").read_bytes()
     unit = out / "units" / "r000001_a000.json"
     _damage(unit, kind)
-    assert main(["run", "--resume", str(out), "--quiet"]) == 0
+    assert main(["run", "--resume", str(out), "--quiet", "--no-figures"]) == 0
     err = capsys.readouterr().err
     warnings = [line for line in err.splitlines() if "damaged checkpoint" in line]
     assert len(warnings) == 1 and "Traceback" not in err, err
@@ -244,7 +244,8 @@ def test_report_names_a_damaged_checkpoint(finished, tmp_path: Path, capsys) -> 
 def test_report_on_unfinished_sweep_names_missing_points(tmp_path: Path, capsys) -> None:
     scenario = tiny(tmp_path, extra="[sweep]\nworkers.count = [4, 6, 8]")
     out = tmp_path / "sweep"
-    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--replicates", "1"]) == 0
+    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--no-figures",
+                 "--replicates", "1"]) == 0
     shutil.rmtree(out / "points" / "p001")
     capsys.readouterr()
     assert main(["report", str(out), "--json"]) == 0

@@ -55,7 +55,7 @@ def test_a_version_1_score_market_migrates() -> None:
 @pytest.mark.parametrize("name", ["v1_classes", "v1_scores"])
 def test_a_version_1_folder_reports_and_resumes(name: str, tmp_path: Path) -> None:
     folder = _copy(name, tmp_path)
-    assert main(["report", str(folder), "--quiet"]) == 0
+    assert main(["report", str(folder), "--quiet", "--no-figures"]) == 0
     text = (folder / "report.md").read_text()
     assert "## Setup" in text and "no `run.json`" not in text
     curves = (folder / "curves.csv").read_bytes()
@@ -63,7 +63,7 @@ def test_a_version_1_folder_reports_and_resumes(name: str, tmp_path: Path) -> No
     # rounds, session 17, changed its curves where a worker had labelled every task left in a
     # round; its entropy-greedy arm's are unchanged)
     sorted((folder / "units").glob("r000001_a*.json"))[-1].unlink()
-    assert main(["run", "--resume", str(folder), "--jobs", "1", "--quiet"]) == 0
+    assert main(["run", "--resume", str(folder), "--jobs", "1", "--quiet", "--no-figures"]) == 0
     assert (folder / "curves.csv").read_bytes() == curves
 
 

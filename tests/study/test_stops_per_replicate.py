@@ -38,7 +38,8 @@ def test_a_preset_whose_workers_leave_ends_as_recorded_stops_each_with_its_own_d
         tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text(PRESET_SESSIONS)
     out = tmp_path / "run"
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet"]) == 0
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet",
+                 "--no-figures"]) == 0
     stopped = json.loads((out / "summary.json").read_text())["arms"]["fixed"]["stopped"]
     sessions = [s for s in stopped if s["causes"] == ["sessions"]]
     assert len(sessions) >= 2 and len({s["detail"] for s in sessions}) >= 2

@@ -102,7 +102,8 @@ def test_a_run_with_the_plugin_describes_it_in_the_setup(tmp_path: Path,
     out = tmp_path / "out"
     assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 2
     assert "pass --allow-imports" in capsys.readouterr().err and not out.exists()
-    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--replicates", "1",
+    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--no-figures",
+                 "--replicates", "1",
                  "--jobs", "1", "--allow-imports"]) == 0
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "under the two-coin model: a two-coin worker gives the right class with " \
@@ -114,5 +115,5 @@ def test_a_run_with_the_plugin_describes_it_in_the_setup(tmp_path: Path,
     assert main(["report", str(out), "--quiet"]) == 2
     assert "pass --allow-imports" in capsys.readouterr().err
     assert "two_coin_workers" not in sys.modules  # a report never imports it unasked
-    assert main(["report", str(out), "--quiet", "--allow-imports"]) == 0
+    assert main(["report", str(out), "--quiet", "--no-figures", "--allow-imports"]) == 0
     assert "under the two-coin model" in (out / "report.md").read_text(encoding="utf-8")
