@@ -294,10 +294,12 @@ def test_docs_api_code_blocks_run(monkeypatch: pytest.MonkeyPatch) -> None:
     assert namespace["written"].run_dir == namespace["folder"]
 
 
+# seed 12: uniform reaches 1 % in 3 of 4 replicates (under its even rounds; seed 11 gave 1 of 4
+# before them and none after)
 TARGET_MISSED = """
 [scenario]
 name = "some replicates miss"
-seed = 11
+seed = 12
 replicates = 4
 [tasks]
 count = 300

@@ -18,7 +18,7 @@ from marketsim.data.labels import LabelSet
 from marketsim.data.mixed_labels import split_sources, with_machine_labels
 from marketsim.machines.classifier import Classifier, ClassifierOptions
 from marketsim.machines.panel import draw_panel
-from marketsim.scenario.calibration import Calibration
+from marketsim.scenario.calibration import Calibration, labels_per_task
 
 #: The planted models: different accuracy, rho, insight and overconfidence.
 MODELS = ({"name": "big", "accuracy": 0.9, "rho": 0.6, "insight": 0.7, "overconfidence": 1.0},
@@ -90,6 +90,7 @@ def fitted(seed: int, n_tasks: int, with_truth: bool) -> Calibration:
                                 difficulty=True)
     prior = weights.mean(axis=0)
     cal = Calibration("planted", n_tasks, 2, humans.n_labels, prior,
-                      np.full(humans.n_workers, 1 / humans.n_workers), (world,), "test")
+                      np.full(humans.n_workers, 1 / humans.n_workers), (world,), "test",
+                      labels_per_task(humans.tasks, n_tasks))
     reference = truth if with_truth else np.asarray(ds.labels_)
     return fit_models(cal, humans, truth if with_truth else None, reference, answers)

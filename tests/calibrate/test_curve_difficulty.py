@@ -116,7 +116,7 @@ def test_a_world_with_difficulty_on_the_curve_is_judged_whatever_the_number_of_t
     types = tuple(TypesFit(np.full((1, t), 1 / t), np.tile(CROWD, (t, 2, 1, 1)), 0.0, 0, 0.0,
                            f"{t} task types") for t in (2, 3))
     cal = Calibration("x", 10, 3, 20, np.full(3, 1 / 3), np.full(2, 0.5), (one,), "truth",
-                      types=types, forced_types=2, crowd_fits=(shrunk, on_curve))
+                      ((2, 10),), types=types, forced_types=2, crowd_fits=(shrunk, on_curve))
     assert [cal.candidates[i].name for i in cal.eligible] == [
         "2 task types", "crowd-shrunk confusion" + SUFFIX]
     assert cal.chosen.name == "2 task types"  # without the curve's choice: the lowest BIC

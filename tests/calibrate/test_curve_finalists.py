@@ -29,7 +29,8 @@ def calibration(*accuracies: float) -> Calibration:
     """A calibration whose candidates are one-coin worlds of these accuracies."""
     return Calibration("tiny", N_TASKS, 2, N_TASKS * PER_TASK, np.array([0.5, 0.5]),
                        np.full(N_WORKERS, 1 / N_WORKERS),
-                       tuple(one_coin_world(a) for a in accuracies), "the truth file")
+                       tuple(one_coin_world(a) for a in accuracies), "the truth file",
+                       ((PER_TASK, N_TASKS),))
 
 
 def test_finalists_are_the_candidates_within_noise_of_the_nearest() -> None:
