@@ -341,7 +341,11 @@ def _check_paired(rows: Rows, lines: list[str], names: list[str]) -> None:
     ref = re.search(r"against \*(.+)\*", lines[0])
     assert ref
     reference = ref[1]
-    table = table_rows(lines)
+    # the first table only: the section also holds the labels-to-target and the money and time
+    # differences, whose tables may have as many columns
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    table = table_rows(lines[start:end])
     head = table[0][1:]
     for cells in (r for r in table[2:] if r[0] in rows and len(r) == len(head) + 1):
         arm = cells[0]
