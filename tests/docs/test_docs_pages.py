@@ -1,7 +1,7 @@
-"""No hand-written page of the documentation is over 400 lines (issue #42): a long page is split
-by topic into pages a reader can take in, each with its title, what it is for and its
-neighbours. Generated blocks between BEGIN/END markers count too (a reader scrolls them as
-well), so a big generated table gets a page of its own."""
+"""The shape of the documentation's pages (issue #42). No hand-written page is over 400 lines: a
+long page is split by topic into pages a reader can take in, each with its title, a line on
+what it is for and links to its neighbours. Generated blocks between BEGIN/END markers count
+too (a reader scrolls them as well), so a big generated table gets a page of its own."""
 
 from __future__ import annotations
 
@@ -57,3 +57,17 @@ def test_the_split_pages_are_short_landing_pages_listing_every_topic_page() -> N
         topic_pages = set((DOCS / "explanation" / folder).rglob("*.md"))
         assert len(topic_pages) >= 2, folder
         assert toctree_entries(DOCS / landing) == topic_pages, landing
+
+
+def test_each_topic_page_says_what_it_is_for_and_links_up_and_to_its_neighbours() -> None:
+    """A reader who lands on a topic page from a search sees where it sits: its title, one
+    paragraph on what the page is for, then the page it is part of and the previous / next."""
+    for folder in ("models", "infer", "reproductions"):
+        for page in sorted((DOCS / "explanation" / folder).rglob("*.md")):
+            paragraphs = page.read_text(encoding="utf-8").split("\n\n")
+            name = page.relative_to(DOCS).as_posix()
+            assert paragraphs[0].startswith("# ") and "\n" not in paragraphs[0], name
+            assert paragraphs[1][0].isalnum() or paragraphs[1][0] == "`", name  # prose
+            links = " ".join(paragraphs[2].split())
+            assert links.startswith("Part of [") and "](" in links, name
+            assert "previous: [" in links or "next: [" in links, name
