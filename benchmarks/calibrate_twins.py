@@ -23,8 +23,9 @@ A data set is given as
 - ``LABELS[:TRUTH]``, two files.
 
 Sets with more than two classes are listed as skipped (the acceptance is for binary sets;
-``--all-classes`` runs them too). The data are not part of the project; see docs/models.md
-("Calibration on data sets not in ../shared") for where each set comes from. Run, e.g.::
+``--all-classes`` runs them too). The data are not part of the project; see
+docs/explanation/models/calibration/other-data-sets.md ("Calibration on data sets not in
+../shared") for where each set comes from. Run, e.g.::
 
     python benchmarks/calibrate_twins.py /work/twin-data/sets/* --replicates 10 --jobs 2
 

@@ -5,7 +5,8 @@
 
 Arms are matched by name; arms present in one run only are printed alone. Errors are in percent
 (class error) with the 95 % confidence half-width of each mean; "diff" is B - A in points.
-Used for docs/reproductions.md (faithful vs improved Maginnis-Gupta study).
+Used for docs/explanation/reproductions/maginnis-gupta-2015.md (faithful vs improved
+Maginnis-Gupta study).
 
 ``--paired`` is for two runs of the same scenario and seed by two versions of the code (a
 change of floating-point or random-draw order): it matches the runs' ``curves.csv`` rows by

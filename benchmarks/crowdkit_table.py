@@ -29,8 +29,9 @@ crowd-kit (its GLAD takes up to a minute a fit); a crowd-kit fit still running a
 
 Writes ``--json FILE`` (the raw figures) and, with ``--doc FILE``, replaces the text between
 ``<!-- BEGIN crowdkit_table -->`` and ``<!-- END crowdkit_table -->`` in it with the tables.
-Run: ``python benchmarks/crowdkit_table.py --extra /tmp/cti/datasets --doc docs/infer.md
---json docs/crowdkit_table.json``; ``--from-json FILE --doc docs/infer.md`` rewrites the tables
+Run: ``python benchmarks/crowdkit_table.py --extra /tmp/cti/datasets --doc
+docs/explanation/infer/crowdkit-comparison.md --json docs/crowdkit_table.json`` (:data:`DOC`,
+the page of the tables); ``--from-json FILE --doc DOC`` rewrites the tables
 from a saved run without running anything; ``--ours-from-json FILE`` re-runs marketsim's side
 only and keeps crowd-kit's figures from the saved run (when only marketsim changed).
 """
@@ -64,6 +65,9 @@ PAIRS = {"mv": "MajorityVote", "ds": "DawidSkene", "one-coin": "OneCoinDawidSken
 BINARY_ONLY = ("mmsr", "kos")
 SHIPPED = {"RTE": "rte", "Bird": "bluebird", "Dog": "dog", "Web": "web"}
 BEGIN, END = "<!-- BEGIN crowdkit_table -->", "<!-- END crowdkit_table -->"
+#: The documentation page whose markers hold the tables (give it as ``--doc``).
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "explanation" / "infer" / "crowdkit-comparison.md"
 #: Margin (points) beyond which a difference is called out (issue #27's 0.5 points).
 MARGIN = 0.5
 
@@ -223,7 +227,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--only", nargs="*", default=None, help="data set names to run")
     p.add_argument("--json", type=Path, default=None)
-    p.add_argument("--doc", type=Path, default=None)
+    p.add_argument("--doc", type=Path, default=None,
+                   help=f"write the tables between the markers of this page (the project's: "
+                        f"{DOC.relative_to(ROOT)})")
     p.add_argument("--from-json", type=Path, default=None,
                    help="write the tables from a earlier run's --json file, running nothing")
     p.add_argument("--ours-from-json", type=Path, default=None,

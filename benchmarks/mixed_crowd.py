@@ -2,12 +2,12 @@
 gold standard of MV, DS and ds-confidence on
 
 1. **RTE with synthetic models** (clearly synthetic: no public data set joins crowd and model
-   labels on the same items, see docs/infer.md): the real RTE crowd (Snow et al. 2008), thinned
-   to its first ``--per-task`` labels per task in file order, plus two models drawn here from
-   known parameters, each answering every task twice at temperature 0 (the same answer):
-   ``over-confident``, whose accuracy is 55, 70, 85, 97 % for stated confidences in
-   [0, .25), [.25, .5), [.5, .75), [.75, 1] (drawn uniformly), and ``flat``, right 80 % of the
-   time whatever confidence (uniform on [.5, 1]) it states;
+   labels on the same items, see docs/explanation/infer/mixed-crowds.md): the real RTE crowd
+   (Snow et al. 2008), thinned to its first ``--per-task`` labels per task in file order, plus
+   two models drawn here from known parameters, each answering every task twice at
+   temperature 0 (the same answer): ``over-confident``, whose accuracy is 55, 70, 85, 97 % for
+   stated confidences in [0, .25), [.25, .5), [.5, .75), [.75, 1] (drawn uniformly), and ``flat``,
+   right 80 % of the time whatever confidence (uniform on [.5, 1]) it states;
 2. **Espinosa & Salathé (2024)** when its files are in the data folder
    (:mod:`marketsim.data.espinosa2024`): six language models under eight prompts, real, against
    the experts' stance (no human crowd: see the module).

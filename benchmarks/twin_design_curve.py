@@ -6,8 +6,8 @@ with the ``fixed-overlap`` policy for ``--replicates`` replicates, each design a
 own — ``calibrate``'s choice draws the same designs by the design sampler instead — and as
 collected: :func:`marketsim.study.twin_curve.twin_curve`), at k = 3, 5 and the full data, for
 Dawid–Skene and majority vote, both aggregated the same way. The bound is ±1.5 points (±3 on
-Bluebird, 108 tasks). Prints a markdown table; ``--write`` puts it in docs/models.md between
-its markers. Run, e.g.::
+Bluebird, 108 tasks). Prints a markdown table; ``--write`` puts it between its markers in
+docs/explanation/models/calibration/design-curve.md. Run, e.g.::
 
     MARKETSIM_DATA=/work/shared/data python benchmarks/twin_design_curve.py --write
 
@@ -36,7 +36,8 @@ from marketsim.data.load import load_labels
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.twin_curve import twin_curve
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "models.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "explanation" / "models" / "calibration" / "design-curve.md"
 BEGIN, END = "<!-- BEGIN twin_design_curve -->", "<!-- END twin_design_curve -->"
 #: The designs of the acceptance (labels per task; the full data comes after them).
 KS = (3, 5)
@@ -117,7 +118,7 @@ def table(rows: list[tuple[str, DesignCurve, DesignCurve]], draws: int, replicat
 
 
 def write_doc(text: str) -> None:
-    """Replace docs/models.md's table between the markers."""
+    """Replace the table between the markers of :data:`DOC` (the design-curve page)."""
     doc = DOC.read_text()
     start, end = doc.index(BEGIN) + len(BEGIN), doc.index(END)
     DOC.write_text(doc[:start] + "\n" + text + "\n" + doc[end:])
@@ -136,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                         "judges its candidates) instead of exactly k in a market of their own")
     p.add_argument("--work", default="benchmarks/out/twin_design_curve",
                    help="folder for the calibrated scenarios (reused when there)")
-    p.add_argument("--write", action="store_true", help="write the table into docs/models.md")
+    p.add_argument("--write", action="store_true",
+                   help=f"write the table into {DOC.relative_to(ROOT)}")
     args = p.parse_args(argv)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)

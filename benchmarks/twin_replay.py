@@ -15,8 +15,8 @@ defaults, Dawid–Skene inference — runs
 
 Same seeds, batch and initial graph (one label per task) everywhere; ``--replicates`` units per
 cell. The final error (% of tasks, against the truth: the real one, or the twin world's) is
-compared; the bound is ±2 points. Prints a markdown table; ``--write`` puts it in
-docs/models.md between its markers. Run, e.g.::
+compared; the bound is ±2 points. Prints a markdown table; ``--write`` puts it between its
+markers in docs/explanation/models/calibration/replay.md. Run, e.g.::
 
     MARKETSIM_DATA=/work/shared/data python benchmarks/twin_replay.py --write
 
@@ -48,7 +48,8 @@ from marketsim.scenario.specs import Scenario
 from marketsim.study.runner import run_unit
 from marketsim.study.seeds import world_rng
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "models.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "explanation" / "models" / "calibration" / "replay.md"
 BEGIN, END = "<!-- BEGIN twin_replay -->", "<!-- END twin_replay -->"
 SETS = ("rte", "dog")
 #: Budgets in labels per task on average (the initial label of every task included).
@@ -192,7 +193,7 @@ def commit() -> str:
 
 
 def write(text: str) -> None:
-    """Put ``text`` between the markers in docs/models.md."""
+    """Put ``text`` between the markers in :data:`DOC` (the replay page)."""
     doc = DOC.read_text()
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
@@ -206,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicates", type=int, default=5)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--work", type=Path, default=Path("twin_replay_work"))
-    parser.add_argument("--write", action="store_true", help="write the table to docs/models.md")
+    parser.add_argument("--write", action="store_true",
+                        help=f"write the table to {DOC.relative_to(ROOT)}")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     results = {}

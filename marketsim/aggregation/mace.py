@@ -156,7 +156,8 @@ class MACE(BaseAggregator):
 
     Parameters: :class:`MACE.Options`. Each start runs at most ``max_iter`` M-steps:
     crowd-kit stops at 50 (``n_iter``), before its fits on D_Product or Bird converge; ours
-    default to 500 (D_Product's best start needs 131, docs/infer.md).
+    default to 500 (D_Product's best start needs 131,
+    docs/explanation/infer/mace.md).
 
     Fitted attributes: ``proba_``, ``labels_``, ``spamming_`` (n_workers,) = ``1 - theta_j``,
     ``competence_`` = ``theta_j``, ``strategies_`` (n_workers, K) = ``xi_j`` (posterior means

@@ -163,7 +163,7 @@ def _group_confusion(
     M2 and M3 are the empirical moments of Zhang et al. eqs. (2c)-(2d), used as they are, as the
     authors' ``SolveCFG`` does. ``symmetrise=True`` (an ablation only) replaces them by
     ``(M2 + M2^T)/2`` and the average of M3 over its axis permutations; on the Web data that
-    costs 1.4 pt after 10 EM iterations (docs/reproductions.md).
+    costs 1.4 pt after 10 EM iterations (docs/explanation/reproductions/zhang-2014.md).
     """
     k, n = xc.shape
     # Map views a and b into view c's space (the paper's "symmetrisation" step).

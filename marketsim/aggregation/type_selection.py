@@ -12,15 +12,16 @@ error** (what the data's aggregator makes of them), summed absolute discrepancy 
 more types only when they lower it by more than the replicates' noise (two standard errors
 of the difference, at least :data:`MOMENT_MARGIN`). Why: both likelihood
 criteria answer "which world predicts the labels best", and the twin is for another question,
-"what would this crowd give a requester's aggregator". Measured (docs/models.md): on RTE
-held-out likelihood prefers two types, whose over-fitted per-type matrices make the twin's
-workers too easy to tell apart (its Dawid–Skene error 3.0 % against the real 7.25 %, majority
-vote 8.1 % against 10.3 %); one type with difficulty reproduces both (7.0 %, 10.4 %). On
-ZenCrowd_us every world reproduces the majority-vote error (13.4–14.0 % against 13.9 %), and
-only task types reproduce Dawid–Skene's being *worse* than the vote (17.6–18.1 % against 17.75 %;
-one type: 12.0 %). The Dawid–Skene error is a moment of the selection, so a chosen twin
-matching it is partly by construction; no parameter is fitted to it (four candidate worlds
-at most, every one fitted by likelihood), and the majority-vote error is matched too.
+"what would this crowd give a requester's aggregator". Measured
+(docs/explanation/models/calibration/calibrate.md): on RTE held-out likelihood prefers two
+types, whose over-fitted per-type matrices make the twin's workers too easy to tell apart
+(its Dawid–Skene error 3.0 % against the real 7.25 %, majority vote 8.1 % against 10.3 %);
+one type with difficulty reproduces both (7.0 %, 10.4 %). On ZenCrowd_us every world reproduces
+the majority-vote error (13.4–14.0 % against 13.9 %), and only task types reproduce
+Dawid–Skene's being *worse* than the vote (17.6–18.1 % against 17.75 %; one type: 12.0 %). The
+Dawid–Skene error is a moment of the selection, so a chosen twin matching it is partly by
+construction; no parameter is fitted to it (four candidate worlds at most, every one fitted by
+likelihood), and the majority-vote error is matched too.
 
 **By held-out likelihood** (no truth: no errors to reproduce):
 

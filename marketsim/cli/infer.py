@@ -94,7 +94,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("labels", nargs="?", help="labels file (.csv: headed CSV; else zhang format)")
     p.add_argument("--dataset", metavar="NAME",
                    help=f"reference dataset instead of LABELS: {', '.join(INFER_DATASETS)} "
-                   f"({MIXED_DATASET}: language models' labels, docs/infer.md)")
+                   f"({MIXED_DATASET}: language models' labels, "
+                   f"docs/explanation/infer/mixed-crowds.md)")
     p.add_argument("--data-dir", metavar="DIR",
                    help=f"folder of the reference datasets (default: ${DATA_ENV})")
     p.add_argument("--truth", metavar="FILE",

@@ -107,7 +107,8 @@ def calibration_warnings(data: LabelSet, truth: np.ndarray | None, dropped: int 
     elif not known.any():
         notes.append("no truth file: the tasks' classes are Dawid-Skene's, so a task most "
                      "workers get wrong counts as right and the twin cannot share that error; "
-                     "expect its error to be below the real one (see docs/models.md)")
+                     "expect its error to be below the real one (see "
+                     "docs/explanation/models/calibration/calibrate.md)")
     elif not known.all():
         notes.append(f"the truth covers {int(known.sum())} of {data.n_tasks} tasks; the other "
                      "tasks' classes come from Dawid-Skene's posterior")

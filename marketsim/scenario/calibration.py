@@ -84,7 +84,8 @@ class Calibration:
     #: The choice by the twins' simulated errors (None: not run; with neither, by BIC).
     moments: MomentChoice | None = None
     #: The crowd-shrunk worlds (:func:`~marketsim.aggregation.confusion_fit.crowd_worlds`):
-    #: candidates listed with their BIC, chosen only on the design curve (docs/models.md).
+    #: candidates listed with their BIC, chosen only on the design curve
+    #: (docs/explanation/models/calibration/calibrate.md).
     crowd_fits: tuple[ConfusionFit, ...] = ()
     #: The candidate written, by index (None: the lowest BIC of the eligible ones).
     pick: int | None = None
@@ -97,7 +98,8 @@ class Calibration:
     def difficulty_world(self) -> ConfusionFit:
         """The humans' world a model's ``rho`` is fitted against: the chosen one when it has
         a task difficulty, else the one-matrix world with difficulty of lowest BIC (the twin's
-        humans then find every task as hard, and ``rho`` is unread: docs/models.md)."""
+        humans then find every task as hard, and ``rho`` is unread:
+        docs/explanation/models/machines.md)."""
         chosen = self.chosen
         if isinstance(chosen, ConfusionFit) and chosen.sigma > 0:
             return chosen

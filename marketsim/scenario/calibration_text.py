@@ -92,7 +92,8 @@ def machine_lines(cal: Calibration) -> list[str]:
     lines = [
         "models (the file's source column): each a [[machines]] table of kind 'classifier', "
         "fitted by maximum likelihood",
-        "  under the classifier's own model (docs/models.md) after the humans' world, on its "
+        "  under the classifier's own model (docs/explanation/models/machines.md) after the "
+        "humans' world, on its "
         "first answer per task:",
         "  accuracy, rho (its errors' correlation with the humans' task difficulty, from the "
         f"world {world.name!r},",

@@ -10,8 +10,8 @@ worlds, of the twin nearest the real curve (:mod:`marketsim.aggregation.curve_ch
 ``calibrate`` judges its candidates at exactly k, the designs a requester asks the twin about
 (and issue #40's acceptance measures): drawing k of the as-collected labels makes the twin's
 majority vote about a point worse at k = 3 and 5 on RTE than exactly k labels per task do, which
-changes which world is nearest (docs/models.md). Every candidate runs
-:data:`CURVE_REPLICATES` replicates; those within noise of the nearest
+changes which world is nearest (docs/explanation/models/calibration/design-curve.md). Every
+candidate runs :data:`CURVE_REPLICATES` replicates; those within noise of the nearest
 (:func:`~marketsim.aggregation.curve_choice.finalists`) run up to :data:`FINAL_REPLICATES`
 before the choice."""
 

@@ -4,14 +4,14 @@ The data (Zheng et al. 2017, ``datasets/d_jn-product/answer.csv`` and ``truth.cs
 github.com/zhydhkcws/crowd_truth_infer, no license stated) are not vendored: the tests read them
 from ``$MARKETSIM_D_PRODUCT``, else ``d_jn-product/`` in ``$MARKETSIM_DATA`` or
 ``../shared/data``, and are skipped when absent (the fetch command is in the script's
-docstring and docs/infer.md).
+docstring and docs/explanation/infer/mace.md).
 
 MACE is the known miss, ``xfail(strict=True)``: crowd-kit's .929 is not a MACE optimum. Scored
-under one objective (``benchmarks/d_product_mace.py``, docs/infer.md), crowd-kit's fit has a
-data log-likelihood thousands of nats below ours: its M-step stores each worker's answer
-distribution in sorted-id order and its E-step reads it in order of first appearance, and the
-scrambled parameters happen to score D_Product well. MACE run to convergence, from its random
-starts, from the true classes or from crowd-kit's answers, ends at 83-85 %.
+under one objective (``benchmarks/d_product_mace.py``, docs/explanation/infer/mace.md),
+crowd-kit's fit has a data log-likelihood thousands of nats below ours: its M-step stores each
+worker's answer distribution in sorted-id order and its E-step reads it in order of first
+appearance, and the scrambled parameters happen to score D_Product well. MACE run to convergence,
+from its random starts, from the true classes or from crowd-kit's answers, ends at 83-85 %.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ spec.loader.exec_module(d_product)
 TOLERANCE = 0.5  # points, issue #27's acceptance margin
 MACE_REASON = (
     "crowd-kit's published .929 is not a MACE optimum: its parameters score thousands of nats "
-    "below ours, and MACE converged from the truth gives 84 % (see docs/infer.md, D_Product)"
+    "below ours, and MACE converged from the truth gives 84 % (see "
+    "docs/explanation/infer/mace.md, D_Product)"
 )
 
 

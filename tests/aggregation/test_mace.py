@@ -16,7 +16,8 @@ from marketsim.aggregation.identifiability import NotIdentifiableWarning
 from marketsim.data.labels import LabelSet
 
 #: crowd-kit 1.4.2's MACE (defaults: VB, 10 restarts, seed 0) on RTE, as measured by
-#: benchmarks/crowdkit_mace.py (docs/infer.md): 91.50 %; the issue's bar is 0.5 points below.
+#: benchmarks/crowdkit_mace.py (docs/explanation/infer/mace.md): 91.50 %; the issue's bar is
+#: 0.5 points below.
 RTE_THRESHOLD = 91.50 - 0.5
 
 

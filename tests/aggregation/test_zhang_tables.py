@@ -3,7 +3,7 @@
 Reads the real data from ``$MARKETSIM_DATA`` or ``<repo>/../shared/data/zhang2014``; skipped
 when absent. Known misses are marked ``xfail(strict=True)`` with the measured reason, so they
 are reported, and flagged if they start passing. The full tables are printed by
-``benchmarks/zhang_tables.py`` (see docs/reproductions.md).
+``benchmarks/zhang_tables.py`` (see docs/explanation/reproductions/zhang-2014.md).
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ WEB_CONVERGED = (
     "D&S EM run to convergence on Web gives 17.64% (Opt-D&S) and 17.38% (MV-D&S) against the "
     "paper's 15.86%/15.74%; a port of the authors' released EM loop also ends at 17.1-17.4% / "
     "16.5-16.9%, and the paper's Web numbers are not whole task counts (averages over runs "
-    "that the released, deterministic code cannot produce); see docs/reproductions.md"
+    "that the released, deterministic code cannot produce); see "
+    "docs/explanation/reproductions/zhang-2014.md"
 )
 
 

@@ -1,6 +1,6 @@
 """benchmarks/twin_design_curve.py's table: real against twin at each design, the largest gap
 judged against the set's bound (±3 on Bluebird, ±1.5 elsewhere), written between the markers
-of docs/models.md."""
+of docs/explanation/models/calibration/design-curve.md."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_the_table_judges_the_largest_gap_against_each_sets_bound() -> None:
 def test_write_replaces_only_the_text_between_the_markers(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
-    doc = tmp_path / "models.md"
+    doc = tmp_path / "design-curve.md"
     doc.write_text(f"before\n{twin_design_curve.BEGIN}\nold\n{twin_design_curve.END}\nafter\n")
     monkeypatch.setattr(twin_design_curve, "DOC", doc)
     twin_design_curve.write_doc("new table")

@@ -19,7 +19,8 @@ DOCS = ROOT / "docs"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 #: Blocks that read files only a user has, by (page, block number): why each cannot run here.
 NEEDS_USER_FILES = {
-    ("infer.md", 1): "a sketch of the loaders on the user's labels.csv, truth.csv, scores.csv",
+    ("explanation/infer/examples.md", 0):
+        "a sketch of the loaders on the user's labels.csv, truth.csv, scores.csv",
 }
 #: Runs each block of the JSON list on stdin in one namespace, naming the failing block.
 RUNNER = """
