@@ -35,7 +35,8 @@ def ends(arm: dict) -> str:
 
 
 def table(run: Path) -> None:
-    """Print the end, reach and paired tables in docs/policies.md's layout."""
+    """Print the end, reach and paired tables in the layout of
+    docs/explanation/policies/humans-and-models.md."""
     arms = json.loads((run / "summary.json").read_text(encoding="utf-8"))["arms"]
     print("| arm | labels at the end | money at the end | error at the end |")
     print("|---|---:|---:|---:|")

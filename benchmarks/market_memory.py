@@ -16,9 +16,9 @@ imports, after the world's draw and once built are printed too. The parts are th
 NumPy arrays reachable from the market's attributes (three levels deep) and its bytearrays,
 sets and lists (with the ints in them): what the labels make grow. ``--arrays`` lists every
 array held at the end one by one, with what its length counts (labels, tasks, workers) and
-its bytes per label, task or worker: docs/performance.md's table of what costs what. Memory
-figures do not depend on the machine's load; seconds do, so compare seconds only within one
-run.
+its bytes per label, task or worker: docs/explanation/performance/memory.md's table of what costs
+what. Memory figures do not depend on the machine's load; seconds do, so compare seconds only
+within one run.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ component) carries as its class attribute ``Options``.
 The model's fields are the options, each with its type, default, range and one-line
 description (:func:`F`). Everything reads it: the constructor (:class:`Configurable`
 validates its keyword arguments through it), scenario validation, the generated option tables
-of ``docs/scenarios.md`` and ``docs/policies.md``, the JSON Schema and ``marketsim list``. It
-sits at the bottom of the house (layer 0) so that the components (policies, layer 3) and the
-scenario schema (layer 5) share it.
+of the site's scenario keys and ``docs/explanation/policies/``, the JSON Schema and
+``marketsim list``. It sits at the bottom of the house (layer 0) so that the components
+(policies, layer 3) and the scenario schema (layer 5) share it.
 """
 
 from __future__ import annotations

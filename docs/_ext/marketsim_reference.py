@@ -76,10 +76,9 @@ def exit_codes() -> list[str]:
 
 def scenario_markdown() -> str:
     """The scenario key tables, one level below the page's title."""
-    from marketsim.scenario.docs import BEGIN, END, markdown
+    from marketsim.scenario.docs import markdown
 
-    text = markdown().replace(BEGIN, "").replace(END, "")
-    return re.sub(r"^### ", "## ", text, flags=re.MULTILINE)
+    return "\n" + re.sub(r"^### ", "## ", markdown(), flags=re.MULTILINE)
 
 
 def public_names(module_name: str) -> list[tuple[str, Any]]:

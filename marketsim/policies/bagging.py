@@ -5,9 +5,9 @@ sample of 20 % of the pooled rows. scikit-learn's ``RandomForestClassifier(max_s
 draws the same sample but hands every tree *all* rows, with the bootstrap counts as sample
 weights, and re-encodes the full target per tree; on the policy's 20,000-row training sets
 that is slower than fitting each tree on its sample, with the same held-out accuracy
-(``benchmarks/bench_market.py --only forest``; figures in docs/performance.md). The trees
-are scikit-learn's ``DecisionTreeClassifier`` with the same criterion, depth and features per
-split; repeated rows of a bootstrap sample weigh like sklearn's counts.
+(``benchmarks/bench_market.py --only forest``; figures in docs/explanation/performance/). The
+trees are scikit-learn's ``DecisionTreeClassifier`` with the same criterion, depth and features
+per split; repeated rows of a bootstrap sample weigh like sklearn's counts.
 
 Each tree is grown by the package's C extension ``_native.tree_builder`` (``pip install``
 compiles it; entropy criterion): the trees ``DecisionTreeClassifier.fit`` grows, node for node,

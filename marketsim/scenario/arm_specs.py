@@ -31,7 +31,7 @@ from marketsim.tables import Table, tagged_union
 
 class PolicySpec(Table):
     """``[arms.policy]``: a policy name, or this table whose other keys are the policy's
-    options (checked against the policy's option schema, `docs/policies.md`)
+    options (checked against the policy's option schema, `docs/explanation/policies/`)
 
     The table is a union with one variant per built-in policy (:data:`POLICY_VARIANTS`: the
     name and the policy class's ``Options``, nothing else) and this class for an import path,

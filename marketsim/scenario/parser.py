@@ -5,7 +5,7 @@ keys and whose validator checks what spans several (:mod:`marketsim.scenario.res
 Any problem raises an :class:`~marketsim.errors.InputError` naming the file and the dotted key,
 e.g. ``scenarios/x.toml: workers.ability.alpha must be > 0, got -1``. Method and policy names
 are resolved then, once, into what will run (``InferenceSpec.entry``, ``PolicySpec.cls``).
-See ``docs/scenarios.md``.
+See ``docs/explanation/scenarios/`` (every key: ``docs/reference/scenario-keys.md``, generated).
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ replicate of one arm, the work one worker process holds at a time):
   its incidence matrix (int32 index and float64 value: 12; the values are shared in a big log
   when the C extension is built), the refresh's merged copy of the indices (4), and room for
   the int64 copies of the labels (24) or a transposed matrix that some estimators make (a
-  warm-started one-coin fit makes neither). Measured (docs/performance.md, issue #30): the
-  10-million-label one-coin market (``scenarios/large_market_10x.toml``) peaks at 454-466 MiB
-  for the whole process, interpreter and world included, where this estimate says 815 MiB;
+  warm-started one-coin fit makes neither). Measured (docs/explanation/performance/memory.md,
+  issue #30): the 10-million-label one-coin market (``scenarios/large_market_10x.toml``) peaks
+  at 454-466 MiB for the whole process, interpreter and world included, where this estimate
+  says 815 MiB;
 - worker parameters: ``workers x classes^2 x 8`` (confusion matrices) twice;
 - the networkx task-worker graph when ``output.graph`` is true: about 500 bytes per edge and
   300 per node (measured with networkx 3: 450 bytes per edge, node overhead included, for a

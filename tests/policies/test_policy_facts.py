@@ -295,10 +295,11 @@ def test_a_policy_without_a_docs_section_gets_a_generated_one(
     generated inside the block for undocumented policies, and regenerating is stable."""
     monkeypatch.setitem(POLICIES, "brand-new", _New)
     monkeypatch.setitem(docs.POLICY_OPTIONS, "brand-new", _NewOptions)
-    current = docs.POLICY_DOCS.read_text(encoding="utf-8")
-    once = docs.policies_text(current)
-    block = once.split(docs.UNDOCUMENTED_BEGIN)[1].split(docs.UNDOCUMENTED_END)[0]
+    pages = docs.policy_pages()
+    once = docs.policies_texts(pages)
+    block = once[docs.UNDOCUMENTED_PAGE].split(docs.UNDOCUMENTED_BEGIN)[1] \
+        .split(docs.UNDOCUMENTED_END)[0]
     assert "### `brand-new`" in block and "Brand-new ranks tasks somehow." in block
     assert "*Markets:* class labels." in block
     assert "| `depth` |" in block and "### `uniform`" not in block
-    assert docs.policies_text(once) == once
+    assert docs.policies_texts(once) == once

@@ -146,12 +146,16 @@ def test_the_json_schema_checks_builtin_policy_options() -> None:
 
 
 def test_random_forest_n_jobs_is_described_as_the_code_treats_it() -> None:
-    """One declaration: docs/scenarios.md and docs/policies.md both say it is ignored."""
+    """One declaration: the scenario keys and the policy's page both say it is ignored."""
     text = RandomForestPolicy.Options.model_fields["n_jobs"].description or ""
     assert text.startswith("accepted and ignored")
-    for path in (docs.DOCS, docs.POLICY_DOCS):
-        rows = [line for line in path.read_text(encoding="utf-8").splitlines()
-                if line.startswith("| `n_jobs` |")]
-        assert rows and all(text in row for row in rows), path
+    pages = docs.policy_pages()
+    for where, doc in (("scenario keys", docs.markdown()),
+                       *((page.name, page_text) for page, page_text in pages.items())):
+        rows = [line for line in doc.splitlines() if line.startswith("| `n_jobs` |")]
+        assert all(text in row for row in rows), where
+    assert sum(line.startswith("| `n_jobs` |") for doc in pages.values()
+               for line in doc.splitlines()) == 1
+    assert "| `n_jobs` |" in docs.markdown()
     assert set(docs.POLICY_OPTIONS) == {n for n, c in POLICIES.items()
                                         if c.Options.model_fields}

@@ -39,23 +39,46 @@ def error(data: dict) -> str:
     return message
 
 
-def test_docs_key_tables_match_the_schema() -> None:
-    current = docs.DOCS.read_text(encoding="utf-8")
-    assert docs.docs_text(current) == current, "run: python -m marketsim.scenario.docs --write"
+def test_key_tables_have_one_home_the_generated_reference_page() -> None:
+    """The key tables are generated into docs/reference/scenario-keys.md when the site is built
+    (its marker line), and no hand-written page keeps a copy that could drift."""
+    stub = (ROOT / "docs" / "reference" / "scenario-keys.md").read_text(encoding="utf-8")
+    assert "<!-- generated: scenario-keys -->" in stub.splitlines()
+    text = docs.markdown()
     for needle in ("| `sweep` |", "### [replay]", "| `graph` |",
                    "### random-forest policy options"):
-        assert needle in current
+        assert needle in text
+    copies = [page for page in (ROOT / "docs").rglob("*.md") if "_build" not in page.parts
+              and "### [replay]" in page.read_text(encoding="utf-8")]
+    assert copies == []
 
 
 def test_policy_docs_option_tables_are_generated_from_the_options_models() -> None:
-    """docs/policies.md's option tables are each policy's ``Options`` model, as generated."""
-    current = docs.POLICY_DOCS.read_text(encoding="utf-8")
-    assert docs.policies_text(current) == current, \
-        "run: python -m marketsim.scenario.docs --write"
+    """Each policy's option table, in whichever page of docs/explanation/policies/ has its
+    section, is its ``Options`` model, as generated."""
+    pages = docs.policy_pages()
+    assert docs.policies_texts(pages) == pages, "run: python -m marketsim.scenario.docs --write"
+    every = "\n".join(pages.values())
     for name, model in docs.POLICY_OPTIONS.items():
-        block = current.split(docs.options_begin(name))[1].split(docs.OPTIONS_END)[0]
+        assert every.count(docs.options_begin(name)) == 1, name
+        block = every.split(docs.options_begin(name))[1].split(docs.OPTIONS_END)[0]
         assert {line.split("`")[1] for line in block.splitlines()
                 if line.startswith("| `")} == set(model.model_fields), name
+    for name in POLICIES:  # every built-in policy has a section of its own in one page
+        assert docs.has_section(every, name), name
+
+
+def test_a_policy_options_marker_in_two_pages_is_refused() -> None:
+    """A policy's option table is generated in one place: its marker in a second page (a
+    section copied while splitting a page) is an error naming the policy and both pages."""
+    pages = docs.policy_pages()
+    marker = docs.options_begin("qasca")
+    holder = next(page for page, text in pages.items() if marker in text)
+    other = next(page for page in pages if page != holder)
+    pages[other] += f"\n{marker}\n{docs.OPTIONS_END}\n"
+    with pytest.raises(ValueError, match="'qasca'.*exactly one page") as info:
+        docs.policies_texts(pages)
+    assert holder.name in str(info.value) and other.name in str(info.value)
 
 
 def _reachable_tables() -> set[type]:
@@ -86,9 +109,10 @@ def _reachable_tables() -> set[type]:
 
 
 def test_docs_have_a_key_table_for_every_table_of_the_schema() -> None:
-    """docs/scenarios.md has a section whose key table lists exactly the keys of each table the
-    schema accepts, nested ones included ([gold], [blocking], [workers.tiers], an arm's)."""
-    text = docs.DOCS.read_text(encoding="utf-8")
+    """The generated key tables (the reference's Scenario keys page) have a section whose table
+    lists exactly the keys of each table the schema accepts, nested ones included ([gold],
+    [blocking], [workers.tiers], an arm's)."""
+    text = "\n" + docs.markdown()
     sections: dict[str, set[str]] = {}
     for block in text.split("\n### ")[1:]:
         heading, _, body = block.partition("\n")
