@@ -33,7 +33,7 @@ class HeaderSpec(Table):
         "events", "how a market is simulated: `events`, label by label in SimPy (every "
         "mechanic); `blocks`, everything between two refreshes handed out at once (the same "
         "model, other random draws, many times faster; no labelling time, gold, worker rules, "
-        "worker-aware policies or graph: docs/models.md)")
+        "worker-aware policies or graph: docs/explanation/models/block-engine.md)")
 
 
 class BudgetSpec(Table):

@@ -10,10 +10,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 MAX_LINES = 400
-#: Pages still over the bound while another branch of this session splits them (issue #42:
-#: policies, scenarios, performance). Empty it once that split is merged; a page listed here
-#: that is no longer too long fails the test, so the list cannot outlive its reason.
-BEING_SPLIT = {"policies.md", "scenarios.md", "performance.md"}
 
 
 def pages() -> list[Path]:
@@ -29,10 +25,7 @@ def line_count(page: Path) -> int:
 def test_no_page_is_over_400_lines() -> None:
     too_long = {page.relative_to(DOCS).as_posix(): line_count(page) for page in pages()
                 if line_count(page) > MAX_LINES}
-    offenders = {name: n for name, n in too_long.items() if name not in BEING_SPLIT}
-    assert not offenders, f"pages over {MAX_LINES} lines (split them by topic): {offenders}"
-    done = sorted(BEING_SPLIT - set(too_long))
-    assert not done, f"no longer over {MAX_LINES} lines, remove from BEING_SPLIT: {done}"
+    assert not too_long, f"pages over {MAX_LINES} lines (split them by topic): {too_long}"
 
 
 def toctree_entries(page: Path) -> set[Path]:
