@@ -26,8 +26,8 @@ def command(path: Path) -> str:
     return f"python -m marketsim run scenarios/teaching/{path.name} --jobs 2"
 
 
-def test_there_are_five_lessons_each_with_a_sheet_and_a_key_in_the_index() -> None:
-    assert [p.name[:2] for p in LESSONS] == ["01", "02", "03", "04", "05"]
+def test_there_are_six_lessons_each_with_a_sheet_and_a_key_in_the_index() -> None:
+    assert [p.name[:2] for p in LESSONS] == ["01", "02", "03", "04", "05", "06"]
     index = DOC.read_text(encoding="utf-8")
     for path in LESSONS:
         assert (SHEETS / f"{path.stem}.md").is_file() and (KEYS / f"{path.stem}.md").is_file()
