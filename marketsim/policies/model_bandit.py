@@ -9,19 +9,23 @@ aggregated by weighted majority voting, the subset being the cheapest whose vote
 enough — no ground truth and no pre-training. A simulated task has no text to embed: its context
 here is what the requester sees of it, the answers already in (:data:`CONTEXTS`: none yet, all
 agreeing, or disagreeing). LinUCB with a one-hot context is one independent estimate per
-(model, context), so each is a Beta posterior of the model's accuracy in that context:
+(model, context); here it is a calibration offset, how much more often the model's answers in
+that context are right than their stated confidence says:
 
-* its prior is centred on the model's stated confidence (its mean over the answers so far;
-  ``1`` before any: an untried model is tried), worth ``prior_strength`` answers;
-* its evidence is every settled task the model answered in that context, right or wrong against
-  the task's answer: the humans' majority when humans labelled it, else the models' weighted
-  vote (never the hidden truth);
+* an answer's accuracy is its stated confidence plus the offset ``surplus / (checked +
+  prior_strength)`` (the prior: the model is calibrated, worth ``prior_strength`` answers), so
+  an over-confident model is learnt to be so, and a confident answer still counts more than an
+  unsure one of the same model;
+* the evidence is the settled tasks' answers the humans checked: right or wrong against the
+  humans' majority (with ``learn_from = "all"`` also against the *other* models' vote on tasks
+  closed on two answers or more) — never the hidden truth;
 * the next model asked about a task is the one not yet asked with the largest upper confidence
-  bound of its accuracy above chance per unit of price, ``(ucb - 1/K) / price`` (``ucb``: the
-  posterior mean plus ``exploration`` standard deviations);
-* the task's vote weighs each answer by its accuracy estimate (the posterior with that answer's
-  stated confidence as the prior's centre): the posterior of each class under the class prior,
-  each model right with that accuracy and else any other class alike.
+  bound of its accuracy above chance per unit of price, ``(ucb - 1/K) / price`` (``ucb``: its
+  mean stated confidence so far, 1 before any answer, plus its offset and ``exploration``
+  standard deviations of a proportion seen ``checked + prior_strength`` times);
+* the task's vote weighs each answer by its accuracy: the posterior of each class under the
+  class prior, each model right with its accuracy and else any other class alike (CaMVo's
+  weighted majority vote).
 
 A task stops being asked once the vote's confidence reaches ``threshold`` (closed on the
 models' answers); it goes to humans (the same quorum as ``cascade``) when ``max_calls`` calls were
@@ -34,6 +38,7 @@ first tasks choose the calls of the later ones.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -62,6 +67,10 @@ class CostAwareModelsOptions(HumanQuorumOptions):
                            "mean plus this many standard deviations (0: greedy)", ge=0, le=10)
     prior_strength: float = F(4.0, "answers the prior on a model's accuracy (centred on its "
                               "stated confidence) is worth", gt=0, le=1e6)
+    learn_from: Literal["humans", "all"] = F(
+        "humans", "the answers that teach a model's calibration: those the humans' majority "
+        "checked (tasks sent to humans), or also those the other models' vote checked (tasks "
+        "closed on two answers or more; models sharing errors then look better than they are)")
     window: int = F(50, "tasks asked about at once (a new one starts when one is routed)",
                     ge=1, le=1_000_000)
 
@@ -95,11 +104,12 @@ class CostAwareModelsPolicy(MachineFirst[CostAwareModelsOptions]):
     description = (
         "Cost-aware-models (after CaMVo, Elumar, Tekin & Yagan 2025) asks the machine "
         "annotators about each task one at a time: next the model with the largest upper "
-        "confidence bound of its accuracy above chance per unit of price, its accuracy learnt "
-        "online per context (no answer yet, answers agreeing, disagreeing) from the settled "
-        "tasks' answers (the humans' majority, else the models' weighted vote; never the "
-        "truth). A task is closed on the models' weighted vote once its confidence reaches "
-        "`threshold`; after `max_calls` calls, or when no model left could lift the vote to "
+        "confidence bound of its accuracy above chance per unit of price, each model's "
+        "calibration (its accuracy against its stated confidence) learnt online per context "
+        "(no answer yet, answers agreeing, disagreeing) from the answers the humans checked "
+        "(never the truth). A task is closed on the models' confidence-weighted vote once it "
+        "reaches `threshold`; after `max_calls` calls, or when no model left could lift the "
+        "vote to "
         "`threshold`, humans label it until `agree` of their answers agree, at most "
         "`max_overlap` labels. `window` tasks are asked about at once, in order."
     )
@@ -252,9 +262,9 @@ class CostAwareModelsPolicy(MachineFirst[CostAwareModelsOptions]):
 
     def learn(self, state: MarketState) -> None:
         """Each candidate's answers on the tasks closed since the last call, right or wrong
-        against the task's answer, counted in the context it was asked in: the humans' majority
-        when humans labelled it and one answer leads, else the vote of the *other* models (an
-        answer that alone closed a task is not counted: nothing checked it)."""
+        against the humans' majority where humans labelled the task and one answer leads (with
+        ``learn_from = "all"``, else against the vote of the *other* models where two or more
+        answered), counted with their stated confidences in the context each was asked in."""
         tasks = np.flatnonzero(self.closed & ~self.learnt & (self.decision >= 0))
         if tasks.size == 0:
             return
@@ -267,7 +277,7 @@ class CostAwareModelsPolicy(MachineFirst[CostAwareModelsOptions]):
         rows, cols = np.nonzero(have)
         others[rows, cols, answers[rows, cols]] -= lift[rows, cols]
         reference = others.argmax(axis=2)
-        checked = have & (have.sum(axis=0) >= 2)
+        checked = have & (have.sum(axis=0) >= 2) & (self.options.learn_from == "all")
         if state.task_votes is not None:
             votes = np.asarray(state.task_votes)[tasks]
             top = votes.max(axis=1)

@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.market.audit import check_closed_books
 from marketsim.market.market import Market
+from marketsim.policies.base import MarketInfo, MarketState
 from marketsim.policies.model_bandit import CostAwareModelsPolicy, calibrated, vote_log_odds
 from marketsim.policies.registry import make_policy
 from marketsim.scenario.parser import parse_scenario
@@ -37,9 +39,9 @@ def test_it_asks_the_cheap_accurate_model_and_rarely_the_dear_poor_one() -> None
     assert market.machines is not None
     cheap, dear = market.machines.asked.sum(axis=1).tolist()
     assert cheap == N_TASKS  # first on every task: most accuracy above chance per unit price
-    assert dear < 0.2 * N_TASKS
+    assert dear < 0.25 * N_TASKS  # only where the cheap one's answer is nearly enough
     # asking every model about every task (cascade) would have made 2 calls a task
-    assert (cheap + dear) / N_TASKS < 1.2
+    assert (cheap + dear) / N_TASKS < 1.25
 
 
 def test_a_confident_first_answer_stops_the_asking() -> None:
@@ -71,16 +73,81 @@ def test_money_per_call_is_what_the_ledger_charges() -> None:
     check_closed_books(market.ledger, market.curve[-1].edges, market.curve[-1].money)
 
 
-def test_it_learns_each_models_calibration_from_the_checked_answers_not_the_truth() -> None:
-    market, policy = bandit(threshold=0.99)
-    assert not CostAwareModelsPolicy.needs_truth
-    assert policy.checked.sum() > 0
-    # the dear poor model states more confidence than its 60 % when it is checked: its
-    # accuracy estimate sits below the cheap good one's in every context it was checked in
-    offset = policy.surplus / (policy.checked + policy.options.prior_strength)
-    seen = policy.checked[1] > 0
-    assert (offset[1][seen] < 0.1).all()
-    assert market.machines is not None and market.machines.answered.sum() > N_TASKS
+class FixedDesk:
+    """A :class:`~marketsim.policies.base.MachineDesk` of two machines whose answers are set
+    by the test: every call is answered at once, no answer before."""
+
+    names = ("m0", "m1")
+
+    def __init__(self, n_tasks: int) -> None:
+        shape = (2, n_tasks)
+        self.price, self.latency = np.array([0.01, 0.2]), np.zeros(2)
+        self.rate_limit = np.full(2, np.inf)
+        self.asked, self.answered = np.zeros(shape, np.int64), np.zeros(shape, np.int64)
+        self.answers, self.confidence = np.full(shape, -1), np.full(shape, np.nan)
+
+    def ask(self, machine: int, tasks: np.ndarray) -> int:
+        self.asked[machine, tasks] += 1
+        return int(tasks.size)
+
+
+def test_it_learns_a_models_calibration_from_the_humans_majority_not_the_truth() -> None:
+    n = 40
+    desk = FixedDesk(n)
+    policy = make_policy("cost-aware-models", {"prior_strength": 4.0})
+    assert isinstance(policy, CostAwareModelsPolicy) and not policy.needs_truth
+    policy.bind(MarketInfo(n, 10, 2, np.array([0.5, 0.5]), 6.0, 2.0, 0.4, None, machines=desk))
+    # every task: m0 says class 0 at confidence 0.8, m1 says class 1 at confidence 0.9; the
+    # humans' majority says 0 on 30 tasks and 1 on 10 (two votes to one)
+    desk.answers[0], desk.answers[1] = 0, 1
+    desk.confidence[:] = [[0.8], [0.9]]
+    policy.context[:] = [[0], [1]]  # m0 asked first, m1 after it
+    policy.decision[:] = 1
+    policy.closed[:] = True
+    humans = np.where(np.arange(n) < 30, 0, 1)
+    votes = np.zeros((n, 2), dtype=np.int64)
+    votes[np.arange(n), humans] = 2
+    votes[np.arange(n), 1 - humans] = 1
+    policy.learn(MarketState(policy_state_labels(n), np.full((n, 2), 0.5), np.full(10, 0.7),
+                             0, 100, task_votes=votes))
+    np.testing.assert_allclose(policy.checked, [[n, 0, 0], [0, n, 0]])
+    # m0: right 30 times where it stated 0.8 each (32 expected); m1: right 10 times of 36
+    np.testing.assert_allclose(policy.surplus, [[30 - 32, 0, 0], [0, 10 - 36, 0]])
+    accuracy, _ = calibrated(np.array([0.8, 0.9]), np.array([n, n]), np.array([-2.0, -26.0]),
+                             4.0, 0.0)
+    np.testing.assert_allclose(accuracy, [0.8 - 2 / 44, 0.9 - 26 / 44])
+    # learnt once: a second look at the same closed tasks adds nothing
+    policy.learn(MarketState(policy_state_labels(n), np.full((n, 2), 0.5), np.full(10, 0.7),
+                             0, 100, task_votes=votes))
+    np.testing.assert_allclose(policy.checked, [[n, 0, 0], [0, n, 0]])
+
+
+@pytest.mark.parametrize("learn_from", ["humans", "all"])
+def test_without_humans_only_learn_from_all_judges_a_model_by_the_others(learn_from: str
+                                                                         ) -> None:
+    n = 10
+    desk = FixedDesk(n)
+    policy = make_policy("cost-aware-models", {"learn_from": learn_from})
+    assert isinstance(policy, CostAwareModelsPolicy)
+    policy.bind(MarketInfo(n, 10, 2, np.array([0.5, 0.5]), 6.0, 2.0, 0.4, None, machines=desk))
+    desk.answers[0], desk.answers[1] = 0, 1  # they always disagree; no human labelled
+    desk.confidence[:] = 0.7
+    policy.context[:] = [[0], [1]]
+    policy.decision[:] = 0
+    policy.closed[:] = True
+    policy.learn(MarketState(policy_state_labels(n), np.full((n, 2), 0.5), np.full(10, 0.7),
+                             0, 100, task_votes=np.zeros((n, 2), dtype=np.int64)))
+    if learn_from == "humans":
+        assert policy.checked.sum() == 0  # nothing checked them
+    else:  # each judged against the other's answer: wrong every time
+        np.testing.assert_allclose(policy.checked, [[n, 0, 0], [0, n, 0]])
+        np.testing.assert_allclose(policy.surplus, [[-0.7 * n, 0, 0], [0, -0.7 * n, 0]])
+
+
+def policy_state_labels(n: int) -> LabelSet:
+    """An empty label set of ``n`` tasks and 10 workers (the market state's labels)."""
+    empty = np.zeros(0, np.int64)
+    return LabelSet.from_arrays(empty, empty, empty, n_tasks=n, n_workers=10, n_classes=2)
 
 
 def test_the_vote_weighs_answers_by_their_estimated_accuracy() -> None:
