@@ -63,10 +63,11 @@ class CostAwareModelsOptions(HumanQuorumOptions):
                          "confidence reaches this (closed on their answers)", gt=0, lt=1)
     max_calls: int = F(3, "model calls per task at most; a task still unsure after them goes "
                        "to humans", ge=1, le=1000)
-    exploration: float = F(1.0, "the upper confidence bound of a model's accuracy: posterior "
-                           "mean plus this many standard deviations (0: greedy)", ge=0, le=10)
-    prior_strength: float = F(4.0, "answers the prior on a model's accuracy (centred on its "
-                              "stated confidence) is worth", gt=0, le=1e6)
+    exploration: float = F(1.0, "the upper confidence bound of a model's accuracy that chooses "
+                           "the next call: its estimate plus this many standard deviations (0: "
+                           "greedy)", ge=0, le=10)
+    prior_strength: float = F(4.0, "answers the prior \"the model is calibrated\" (its accuracy "
+                              "is its stated confidence) is worth", gt=0, le=1e6)
     learn_from: Literal["humans", "all"] = F(
         "humans", "the answers that teach a model's calibration: those the humans' majority "
         "checked (tasks sent to humans), or also those the other models' vote checked (tasks "
