@@ -1,11 +1,15 @@
-"""What the policies that ask machine annotators first share (issue #41): the models are
-asked about every task when the market starts, each task waits for their answers, and is then
-**routed** — closed on the models' answers, or sent to humans, who label it until a quorum
-agrees (the ``until-agreement`` rule on the humans' labels: ``agree`` agreeing answers, at most
+"""What the policies that ask machine annotators first share (issue #41): each task waits for
+the models' answers and is then **routed** — closed on them, or sent to humans, who label it
+until a quorum agrees (:class:`~marketsim.policies.quorum.AgreementQuorum`, the
+``until-agreement`` rule on the humans' labels: ``agree`` agreeing answers, at most
 ``max_overlap`` labels).
 
-A subclass says which machines it asks (:meth:`MachineFirst.asked_machines`) and which tasks
-go to humans once their answers are in (:meth:`MachineFirst.route`); the overlap bookkeeping
+A subclass says which machines it may ask (:meth:`MachineFirst.asked_machines`) and which tasks
+go to humans once their answers are in (:meth:`MachineFirst.route`). By default every chosen
+machine is asked about every task when the market starts (:meth:`MachineFirst.first_calls`:
+``cascade``, ``verify``); a policy that asks one call at a time (``cost-aware-models``) sends
+none then, and sends its calls at each arrival (:meth:`MachineFirst.advance`), saying itself
+which tasks are ready (:meth:`MachineFirst.ready`). The overlap bookkeeping
 (:class:`~marketsim.policies.overlap.OverlapRule`) does the rest, so the requester stops spending
 once every task is closed. A task the money or ``budget.edges`` left unasked goes to humans (the
 models cannot judge it). The machines' answers reach the policy through ``MarketInfo.machines``
