@@ -31,8 +31,10 @@ A task stops being asked once the vote's confidence reaches ``threshold`` (close
 models' answers); it goes to humans (the same quorum as ``cascade``) when ``max_calls`` calls were
 made, when no model is left whose agreement could lift the vote to ``threshold`` (the models'
 upper bounds, all agreeing with the leading class), or when the labels or money left pay no
-call. ``window`` tasks are asked about at once, in index order, so the estimates learnt from the
-first tasks choose the calls of the later ones.
+call. ``spot_checks`` of the tasks the vote is confident on go to humans anyway (evenly spread):
+without them the humans see only the tasks the models leave unsure, and the calibration is
+never learnt on the answers the vote trusts. ``window`` tasks are asked about at once, in index
+order, so the estimates learnt from the first tasks choose the calls of the later ones.
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ class CostAwareModelsOptions(HumanQuorumOptions):
         "humans", "the answers that teach a model's calibration: those the humans' majority "
         "checked (tasks sent to humans), or also those the other models' vote checked (tasks "
         "closed on two answers or more; models sharing errors then look better than they are)")
+    spot_checks: float = F(0.0, "share of the tasks the models' vote is confident on that "
+                           "humans label anyway (evenly spread), so the calibration is also "
+                           "learnt on the answers the vote trusts", ge=0, le=1)
     window: int = F(50, "tasks asked about at once (a new one starts when one is routed)",
                     ge=1, le=1_000_000)
 
@@ -112,7 +117,8 @@ class CostAwareModelsPolicy(MachineFirst[CostAwareModelsOptions]):
         "reaches `threshold`; after `max_calls` calls, or when no model left could lift the "
         "vote to "
         "`threshold`, humans label it until `agree` of their answers agree, at most "
-        "`max_overlap` labels. `window` tasks are asked about at once, in order."
+        "`max_overlap` labels; so do `spot_checks` of the tasks the vote is confident on. "
+        "`window` tasks are asked about at once, in order."
     )
 
     @classmethod
@@ -163,6 +169,8 @@ class CostAwareModelsPolicy(MachineFirst[CostAwareModelsOptions]):
         #: Routing decided per task: -1 not yet, 0 closed on the models, 1 to humans.
         self.decision = np.full(self.n_tasks, -1, dtype=np.int64)
         self.learnt = np.zeros(self.n_tasks, dtype=bool)
+        #: Tasks the models' vote was confident on so far (the spot checks' running count).
+        self.confident_seen = 0
 
     def first_calls(self) -> None:
         """None when the market starts: the first arrival starts the first ``window`` tasks."""
@@ -254,12 +262,25 @@ class CostAwareModelsPolicy(MachineFirst[CostAwareModelsOptions]):
         ask = ~confident & reachable & worth & (calls < self.options.max_calls)
         self.decision[tasks[confident]] = 0
         self.decision[tasks[~confident & ~ask]] = 1
+        self.spot_check(tasks[confident])
         context = self.contexts(tasks)
         for row in range(models.size):  # one batch of calls per machine
             chosen = np.flatnonzero(ask & (pick == row))
             sent = self.desk.ask(int(models[row]), tasks[chosen])
             self.context[row, tasks[chosen[:sent]]] = context[chosen[:sent]]
             self.decision[tasks[chosen[sent:]]] = 1  # unpaid: the models cannot judge it
+
+    def spot_check(self, confident: np.ndarray) -> None:
+        """Send ``spot_checks`` of the tasks the vote is confident on to humans anyway, evenly
+        (the k-th confident task when ``floor(k * share)`` steps up): their answers then teach
+        the calibration of the answers the vote trusts, which the unsure tasks never show."""
+        share = self.options.spot_checks
+        if share <= 0 or confident.size == 0:
+            return
+        k = self.confident_seen + np.arange(1, confident.size + 1)
+        self.confident_seen += confident.size
+        checked = confident[np.floor(k * share) > np.floor((k - 1) * share)]
+        self.decision[checked] = 1
 
     def learn(self, state: MarketState) -> None:
         """Each candidate's answers on the tasks closed since the last call, right or wrong

@@ -54,6 +54,21 @@ def test_a_confident_first_answer_stops_the_asking() -> None:
     assert not human_tasks(low)[confident].any()
 
 
+def test_spot_checks_send_an_even_share_of_the_confident_tasks_to_humans() -> None:
+    policy = make_policy("cost-aware-models", {"spot_checks": 0.25})
+    assert isinstance(policy, CostAwareModelsPolicy)
+    policy.bind(MarketInfo(40, 10, 2, np.array([0.5, 0.5]), 6.0, 2.0, 0.4, None,
+                           machines=FixedDesk(40)))
+    policy.decision[:] = 0
+    policy.spot_check(np.arange(6))  # confident tasks arrive in batches of any size:
+    policy.spot_check(np.arange(6, 20))  # every fourth one is checked all the same
+    np.testing.assert_array_equal(np.flatnonzero(policy.decision[:20] == 1), [3, 7, 11, 15, 19])
+    # at threshold 0.55 nearly every first answer is confident: half of them go to humans
+    market, spotted = bandit(threshold=0.55, spot_checks=0.5)
+    assert 0.4 < human_tasks(market).mean() < 0.6
+    np.testing.assert_array_equal(human_tasks(market), spotted.decision == 1)
+
+
 def test_the_call_budget_per_task_holds_and_unsure_tasks_go_to_humans() -> None:
     market, policy = bandit(threshold=0.999, max_calls=1)
     assert market.machines is not None
