@@ -55,51 +55,14 @@ class MarketMachines:
         self._answers = np.full(shape, -1, dtype=np.int64)
         self._confidence = np.full(shape, np.nan)
         limits = [math.inf if o.rate_limit is None else o.rate_limit for o in machines]
-        self._views = {name: _read_only(a) for name, a in (
-            ("price", self.calls.price.copy()), ("latency", self.calls.latency.copy()),
-            ("rate_limit", np.array(limits, dtype=np.float64)), ("asked", self._asked),
-            ("answered", self._answered), ("answers", self._answers),
-            ("confidence", self._confidence))}
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """Each machine's ``name``, in the scenario's order."""
-        return self.calls.panel.names
-
-    @property
-    def price(self) -> np.ndarray:
-        """Money per call, per machine."""
-        return self._views["price"]
-
-    @property
-    def latency(self) -> np.ndarray:
-        """Simulated time from a call's start to its answer, per machine."""
-        return self._views["latency"]
-
-    @property
-    def rate_limit(self) -> np.ndarray:
-        """Calls per unit of simulated time at most, per machine (``inf``: no limit)."""
-        return self._views["rate_limit"]
-
-    @property
-    def asked(self) -> np.ndarray:
-        """(n_machines, n_tasks): calls sent so far."""
-        return self._views["asked"]
-
-    @property
-    def answered(self) -> np.ndarray:
-        """(n_machines, n_tasks): answers received so far."""
-        return self._views["answered"]
-
-    @property
-    def answers(self) -> np.ndarray:
-        """(n_machines, n_tasks): each machine's latest answer per task (-1: none yet)."""
-        return self._views["answers"]
-
-    @property
-    def confidence(self) -> np.ndarray:
-        """(n_machines, n_tasks): the confidence of that answer (NaN: none yet)."""
-        return self._views["confidence"]
+        #: The :class:`~marketsim.policies.base.MachineDesk` record, as read-only views (the
+        #: live ones of the arrays this desk updates as answers arrive).
+        self.names: tuple[str, ...] = panel.names
+        self.price = _read_only(self.calls.price.copy())
+        self.latency = _read_only(self.calls.latency.copy())
+        self.rate_limit = _read_only(np.array(limits, dtype=np.float64))
+        self.asked, self.answered = _read_only(self._asked), _read_only(self._answered)
+        self.answers, self.confidence = _read_only(self._answers), _read_only(self._confidence)
 
     def payable(self, machine: int, n_calls: int) -> int:
         """How many of ``n_calls`` calls to ``machine`` the labels and money left pay."""

@@ -71,44 +71,30 @@ class WorkerStats:
 @runtime_checkable
 class MachineDesk(Protocol):
     """The machine annotators a policy may ask (issue #41), live: the market updates the
-    arrays as answers arrive, so a policy reads them at any call (read-only views).
+    arrays in place as answers arrive, so a policy reads them at any call (read-only views:
+    a policy never writes them).
 
     Machines are numbered in the scenario's ``[[machines]]`` order. A call is a label of
     ``budget.edges``, paid (its ``price``) when sent; its answer arrives ``latency`` after it
     starts, calls beyond a machine's ``rate_limit`` waiting their turn. A policy that never
     calls :meth:`ask` buys no machine label (every built-in human policy and preset)."""
 
-    @property
-    def names(self) -> tuple[str, ...]:
-        """Each machine's ``name``."""
-
-    @property
-    def price(self) -> np.ndarray:
-        """Money per call, per machine."""
-
-    @property
-    def latency(self) -> np.ndarray:
-        """Simulated time from a call's start to its answer, per machine."""
-
-    @property
-    def rate_limit(self) -> np.ndarray:
-        """Calls per unit of simulated time at most, per machine (``inf``: no limit)."""
-
-    @property
-    def asked(self) -> np.ndarray:
-        """(n_machines, n_tasks): calls sent so far per machine and task."""
-
-    @property
-    def answered(self) -> np.ndarray:
-        """(n_machines, n_tasks): answers received so far per machine and task."""
-
-    @property
-    def answers(self) -> np.ndarray:
-        """(n_machines, n_tasks): each machine's latest answer per task (-1: none yet)."""
-
-    @property
-    def confidence(self) -> np.ndarray:
-        """(n_machines, n_tasks): the confidence of that answer (NaN: none yet)."""
+    #: Each machine's ``name``.
+    names: tuple[str, ...]
+    #: Money per call, per machine.
+    price: np.ndarray
+    #: Simulated time from a call's start to its answer, per machine.
+    latency: np.ndarray
+    #: Calls per unit of simulated time at most, per machine (``inf``: no limit).
+    rate_limit: np.ndarray
+    #: (n_machines, n_tasks): calls sent so far per machine and task.
+    asked: np.ndarray
+    #: (n_machines, n_tasks): answers received so far per machine and task.
+    answered: np.ndarray
+    #: (n_machines, n_tasks): each machine's latest answer per task (-1: none yet).
+    answers: np.ndarray
+    #: (n_machines, n_tasks): the confidence of that answer (NaN: none yet).
+    confidence: np.ndarray
 
     def ask(self, machine: int, tasks: np.ndarray) -> int:
         """Send one call to ``machine`` per entry of ``tasks``: as many as the run's labels

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from marketsim.options import F
-from marketsim.options import Options as OptionsModel
 from marketsim.policies.base import MachineDesk
 from marketsim.policies.machine_first import HumanQuorumOptions, MachineFirst
 from marketsim.tables import Strings
@@ -40,16 +39,12 @@ class CascadePolicy(MachineFirst[CascadeOptions]):
     )
 
     @classmethod
-    def describe(cls, options: OptionsModel | None = None) -> str:
-        """The paragraph; with ``options``, the rule with their values."""
-        text = " ".join(cls.description.split())
-        if not isinstance(options, CascadeOptions):
-            return text
+    def setting(cls, options: CascadeOptions) -> str:
+        """Which machines answer first and when a task goes to humans."""
         asked = ", ".join(options.machines) if options.machines else "every machine"
         also = " or the models disagree" if options.on_disagreement else ""
-        return (f"{text} With these options, {asked} answers each task first; a task goes to "
-                f"humans when a confidence is below {options.threshold:g}{also}, and then "
-                f"{cls.quorum(options)}.")
+        return (f"{asked} answers each task first; a task goes to humans when a confidence is "
+                f"below {options.threshold:g}{also}")
 
     @classmethod
     def rule(cls, options: CascadeOptions) -> str:

@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from marketsim.options import F, OptionError, Options
+from marketsim.options import F, Options
 from marketsim.policies.base import MarketState
 from marketsim.policies.overlap import OverlapRule
 
@@ -66,6 +66,8 @@ class DynamicOverlapPolicy(OverlapRule[DynamicOverlapOptions]):
     Options = DynamicOverlapOptions
     #: Options counting a task's labels, each from a distinct worker (at most workers.count).
     per_task_options = ("min_overlap", "max_overlap")
+    #: ``max_overlap`` may not be below ``min_overlap``.
+    ordered_options = ("min_overlap", "max_overlap")
     description = (
         "Dynamic-overlap is Toloka's incremental relabelling: each task gets `min_overlap` "
         "labels, then one more at a time until the posterior confidence of its winning "
@@ -73,12 +75,6 @@ class DynamicOverlapPolicy(OverlapRule[DynamicOverlapOptions]):
         "`max_overlap` labels; tasks in order, a closed task is never labelled again, and the "
         "requester stops spending once every task is closed."
     )
-
-    def __init__(self, **options: object) -> None:
-        super().__init__(**options)
-        if self.options.max_overlap < self.options.min_overlap:
-            raise OptionError(type(self).__name__, f"max_overlap = {self.options.max_overlap} "
-                              f"must be >= min_overlap = {self.options.min_overlap}")
 
     @classmethod
     def rule(cls, options: DynamicOverlapOptions) -> str:

@@ -1,11 +1,15 @@
-"""What the policies that ask machine annotators first share (issue #41): the models are
-asked about every task when the market starts, each task waits for their answers, and is then
-**routed** — closed on the models' answers, or sent to humans, who label it until a quorum
-agrees (the ``until-agreement`` rule on the humans' labels: ``agree`` agreeing answers, at most
+"""What the policies that ask machine annotators first share (issue #41): each task waits for
+the models' answers and is then **routed** — closed on them, or sent to humans, who label it
+until a quorum agrees (:class:`~marketsim.policies.quorum.AgreementQuorum`, the
+``until-agreement`` rule on the humans' labels: ``agree`` agreeing answers, at most
 ``max_overlap`` labels).
 
-A subclass says which machines it asks (:meth:`MachineFirst.asked_machines`) and which tasks
-go to humans once their answers are in (:meth:`MachineFirst.route`); the overlap bookkeeping
+A subclass says which machines it may ask (:meth:`MachineFirst.asked_machines`) and which tasks
+go to humans once their answers are in (:meth:`MachineFirst.route`). By default every chosen
+machine is asked about every task when the market starts (:meth:`MachineFirst.first_calls`:
+``cascade``, ``verify``); a policy that asks one call at a time (``cost-aware-models``) sends
+none then, and sends its calls at each arrival (:meth:`MachineFirst.advance`), saying itself
+which tasks are ready (:meth:`MachineFirst.ready`). The overlap bookkeeping
 (:class:`~marketsim.policies.overlap.OverlapRule`) does the rest, so the requester stops spending
 once every task is closed. A task the money or ``budget.edges`` left unasked goes to humans (the
 models cannot judge it). The machines' answers reach the policy through ``MarketInfo.machines``
@@ -16,16 +20,17 @@ live counts, as for every preset.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 
-from marketsim.options import F, OptionError, Options
+from marketsim.options import F, OptionError
+from marketsim.options import Options as OptionsModel
 from marketsim.policies.base import MachineDesk, MarketInfo, MarketState
-from marketsim.policies.overlap import OverlapRule
+from marketsim.policies.quorum import AgreementQuorum, QuorumOptions
 
 
-class HumanQuorumOptions(Options):
+class HumanQuorumOptions(QuorumOptions):
     """The humans' rule on a task the models send them (until agreement)."""
 
     agree: int = F(2, "humans close a task sent to them once this many of their answers agree",
@@ -37,17 +42,9 @@ class HumanQuorumOptions(Options):
 QuorumT = TypeVar("QuorumT", bound=HumanQuorumOptions)
 
 
-class MachineFirst(OverlapRule[QuorumT]):
-    """Machines first, then a human quorum on the tasks :meth:`route` sends to humans."""
-
-    #: Options counting a task's labels, each from a distinct worker (at most workers.count).
-    per_task_options = ("agree", "max_overlap")
-
-    def __init__(self, **options: object) -> None:
-        super().__init__(**options)
-        if self.options.max_overlap < self.options.agree:
-            raise OptionError(type(self).__name__, f"max_overlap = {self.options.max_overlap} "
-                              f"must be >= agree = {self.options.agree}")
+class MachineFirst(AgreementQuorum[QuorumT]):
+    """Machines first, then a human quorum (:class:`AgreementQuorum`) on the tasks
+    :meth:`route` sends to humans."""
 
     @classmethod
     def machines_problem(cls, options: QuorumT, names: Sequence[str]) -> tuple[str, str] | None:
@@ -64,18 +61,21 @@ class MachineFirst(OverlapRule[QuorumT]):
         return (f"humans label it until {options.agree} of their answers agree, at most "
                 f"{options.max_overlap} labels")
 
-    def first(self) -> int:
-        """No quorum of ``agree`` before ``agree`` human labels."""
-        return self.options.agree
+    @classmethod
+    def setting(cls, options: QuorumT) -> str:
+        """What the machines do with these options, as the clause before the humans' rule in
+        :meth:`describe` (``..., and humans label it until ...``)."""
+        raise NotImplementedError
 
-    def cap(self) -> int:
-        """``max_overlap`` human labels at most."""
-        return self.options.max_overlap
-
-    def satisfied(self, tasks: np.ndarray, state: MarketState) -> np.ndarray:
-        """Some answer has ``agree`` human votes."""
-        assert state.task_votes is not None
-        return np.asarray(state.task_votes)[tasks].max(axis=1) >= self.options.agree
+    @classmethod
+    def describe(cls, options: OptionsModel | None = None) -> str:
+        """The paragraph; with ``options``, the machines' part and the humans' rule with their
+        values."""
+        text = " ".join(cls.description.split())
+        if not isinstance(options, cls.Options) or not isinstance(options, HumanQuorumOptions):
+            return text
+        own = cast(QuorumT, options)  # validated by this class's own Options model
+        return f"{text} With these options, {cls.setting(own)}, and {cls.quorum(options)}."
 
     def asked_machines(self, desk: MachineDesk) -> np.ndarray:
         """The indices of the machines asked about every task."""
@@ -96,6 +96,10 @@ class MachineFirst(OverlapRule[QuorumT]):
         self.wanted[:] = 0  # no human label before the models answered
         self.routed = np.zeros(self.n_tasks, dtype=bool)
         self.chosen = self.asked_machines(self.desk)
+        self.first_calls()
+
+    def first_calls(self) -> None:
+        """The calls sent when the market starts: each chosen machine about every task."""
         for machine in self.chosen.tolist():
             self.desk.ask(machine, np.arange(self.n_tasks))
 
@@ -110,11 +114,16 @@ class MachineFirst(OverlapRule[QuorumT]):
         self.closed[tasks[~humans]] = True
         self.wanted[tasks[humans]] = self.first()
 
+    def advance(self, state: MarketState) -> None:
+        """What a subclass does at each arrival before the answers in are routed (nothing:
+        every call was sent when the market started)."""
+
     def before_hand_out(self, state: MarketState, rng: np.random.Generator) -> None:
         """What a subclass does at each arrival once the answers in were routed (nothing)."""
 
     def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
         """Route the tasks whose models answered, then the overlap rule's hand-out."""
+        self.advance(state)
         tasks = self.ready()
         if tasks.size:
             humans = self.route(tasks, rng)

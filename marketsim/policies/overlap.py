@@ -26,9 +26,11 @@ new labels and one vectorised pass over the tasks.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
-from marketsim.options import Options, OptionsT
+from marketsim.options import OptionError, Options, OptionsT
 from marketsim.policies.base import DONE, MarketInfo, MarketState, Policy
 
 
@@ -36,6 +38,19 @@ class OverlapRule(Policy[OptionsT]):
     """The bookkeeping of a preset; subclasses say how many labels a task wants first
     (:meth:`first`), at most (:meth:`cap`), when a judged task is settled (:meth:`satisfied`),
     and that rule in words with the option values (:meth:`rule`)."""
+
+    #: (smaller, larger): two options where the larger may not be below the smaller (a
+    #: minimum and a maximum overlap); refused when the policy is built.
+    ordered_options: ClassVar[tuple[str, str] | None] = None
+
+    def __init__(self, **options: object) -> None:
+        super().__init__(**options)
+        if self.ordered_options is not None:
+            low, high = self.ordered_options
+            low_value, high_value = getattr(self.options, low), getattr(self.options, high)
+            if high_value < low_value:
+                raise OptionError(type(self).__name__,
+                                  f"{high} = {high_value} must be >= {low} = {low_value}")
 
     @classmethod
     def rule(cls, options: OptionsT) -> str:

@@ -11,7 +11,6 @@ import numpy as np
 from scipy.special import ndtri
 
 from marketsim.options import F
-from marketsim.options import Options as OptionsModel
 from marketsim.policies.base import MachineDesk, MarketInfo, MarketState
 from marketsim.policies.machine_first import HumanQuorumOptions, MachineFirst
 
@@ -69,15 +68,12 @@ class VerifyPolicy(MachineFirst[VerifyOptions]):
     )
 
     @classmethod
-    def describe(cls, options: OptionsModel | None = None) -> str:
-        """The paragraph; with ``options``, the rule with their values."""
-        text = " ".join(cls.description.split())
-        if not isinstance(options, VerifyOptions):
-            return text
-        return (f"{text} With these options, {options.machine or 'the first machine'} labels "
-                f"every task; humans check {options.min_share:.0%} to {options.max_share:.0%} "
-                f"of them ({options.order} order) until the model's accuracy is above "
-                f"{options.target:g} at {options.level:.0%} confidence, and {cls.quorum(options)}.")
+    def setting(cls, options: VerifyOptions) -> str:
+        """Which machine labels and what share of its labels humans check."""
+        return (f"{options.machine or 'the first machine'} labels every task; humans check "
+                f"{options.min_share:.0%} to {options.max_share:.0%} of them ({options.order} "
+                f"order) until the model's accuracy is above {options.target:g} at "
+                f"{options.level:.0%} confidence")
 
     @classmethod
     def rule(cls, options: VerifyOptions) -> str:
