@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, BeforeValidator, Discriminator, Field, Tag
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Discriminator, Field, Tag
 
 from marketsim.options import STRICT
 from marketsim.plugins import is_import_path
@@ -92,6 +92,18 @@ FloatRows = Annotated[tuple[Floats, ...], BeforeValidator(_as_tuple)]
 FloatMatrices = Annotated[tuple[FloatRows, ...], BeforeValidator(_as_tuple)]
 #: An array of arrays of matrices (one set of per-worker matrices per task type).
 FloatMatrixSets = Annotated[tuple[FloatMatrices, ...], BeforeValidator(_as_tuple)]
+
+
+def positive_weights(why: str = "") -> Any:
+    """An array of weights, each a finite number > 0 (a share of who arrives or who joins
+    which community): a bad entry is refused as ``<key> entries must be finite numbers > 0``
+    and ``why``, naming the array's place in the document."""
+    def check(values: tuple[float, ...]) -> tuple[float, ...]:
+        if any(not 0 < w < 1e300 for w in values):
+            raise KeyProblem("", f"entries must be finite numbers > 0{why}, got "
+                             f"{list(values)}")
+        return values
+    return Annotated[Floats, AfterValidator(check)]
 
 
 def bounded_floats(**bounds: float) -> Any:

@@ -25,7 +25,15 @@ from marketsim.aggregation.one_coin import MAX_PRIOR
 from marketsim.errors import InputError
 from marketsim.options import F
 from marketsim.scenario.validation import printable, suggest, validate
-from marketsim.tables import FloatRows, Floats, KeyProblem, Table, bounded_floats, tagged_union
+from marketsim.tables import (
+    FloatRows,
+    Floats,
+    KeyProblem,
+    Table,
+    bounded_floats,
+    positive_weights,
+    tagged_union,
+)
 from marketsim.workers.base import WorkerModel
 from marketsim.workers.dynamics import DynamicsSpec
 from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS
@@ -41,6 +49,9 @@ MIN_RATE, MAX_RATE = 1e-6, 1e9
 MIN_PRICE, MAX_PRICE = 1e-6, 1e9
 #: Tier prices: each in [:data:`MIN_PRICE`, :data:`MAX_PRICE`].
 Prices = bounded_floats(ge=MIN_PRICE, le=MAX_PRICE)
+#: One arrival weight per worker (a worker who never arrives would still count as one who may
+#: work: leave them out of the pool instead).
+ArrivalWeights = positive_weights(" (leave a worker who never arrives out of the pool)")
 
 
 class TaskMeansSpec(Table):
@@ -123,19 +134,11 @@ class ArrivalsSpec(Table):
     rate: float = F(1.0, "Poisson arrivals per unit of simulated time; each arrival is a "
                     "uniformly chosen worker of the pool (a busy worker's arrival is lost)",
                     ge=MIN_RATE, le=MAX_RATE)
-    weights: Floats | None = F(None, "one weight > 0 per worker (workers.count numbers): an "
-                               "arrival is worker j with probability weight_j / sum, and so is "
-                               "each label of a `one-per-task` initial graph (who works a lot; "
-                               "`marketsim calibrate` writes each worker's share of the labels)",
-                               shown="uniform")
-
-    @model_validator(mode="after")
-    def _weights(self) -> Self:
-        if self.weights is not None and any(not 0 < w < 1e300 for w in self.weights):
-            raise KeyProblem("weights", "entries must be finite numbers > 0 (a worker who "
-                             "never arrives would still count as one who may work: leave "
-                             "them out of the pool instead)")
-        return self
+    weights: ArrivalWeights | None = F(  # type: ignore[valid-type]  # positive_weights
+        None, "one weight > 0 per worker (workers.count numbers): an arrival is worker j with "
+        "probability weight_j / sum, and so is each label of a `one-per-task` initial graph "
+        "(who works a lot; `marketsim calibrate` writes each worker's share of the labels)",
+        shown="uniform")
 
 
 class ServiceSpec(Table):

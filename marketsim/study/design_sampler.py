@@ -30,6 +30,8 @@ import numpy as np
 
 from marketsim.data.labels import LabelSet
 from marketsim.market.worker_models import draw_world
+from marketsim.policies.fixed_overlap import FixedOverlapPolicy, deal
+from marketsim.policies.simple import UniformPolicy
 from marketsim.scenario.specs import Scenario
 from marketsim.study.seeds import generator, initial_graph_rng, world_rng
 from marketsim.workers.base import World
@@ -40,6 +42,8 @@ DESIGN_STREAM = 100
 #: Task-by-worker keys drawn at once at most (the sampler works through the tasks in chunks
 #: of this many keys: memory stays flat for a large crowd).
 CHUNK_KEYS = 1 << 22
+#: The stream key of the as-collected arm's labels (a design's key is its k, at least 1).
+COLLECTED_KEY = 0
 
 
 def sampler_problem(scenario: Scenario, world: World) -> str | None:
@@ -114,9 +118,50 @@ def other_workers(first: np.ndarray, weights: np.ndarray, more: int,
     return out
 
 
+def collected_counts(scenario: Scenario) -> np.ndarray | None:
+    """Each task's labels in the scenario's first arm (as collected) where the sampler can draw
+    them: ``uniform`` spending ``budget.edges`` in whole even rounds (every task ``edges /
+    tasks.count``; a round hands each task out once, to an arrival who has not labelled it, in
+    a random order, as fixed overlap does in task order) or ``fixed-overlap`` (its ``overlap``
+    or dealt ``overlaps``, all bought within ``budget.edges``), from a ``one-per-task`` initial
+    graph; else ``None`` (the market's to simulate)."""
+    arm, n = scenario.arms[0], scenario.tasks.count
+    edges = scenario.budget.edges
+    if arm.initial_graph(scenario.budget) != "one-per-task" or edges is None:
+        return None
+    policy = arm.policy.build(allow_imports=False, source=scenario.source)
+    if type(policy) is UniformPolicy and edges % n == 0:
+        return np.full(n, edges // n, dtype=np.int64)
+    if type(policy) is FixedOverlapPolicy:
+        options = policy.options
+        per_task = (np.full(n, options.overlap, dtype=np.int64) if options.overlaps is None
+                    else deal(options.overlaps, n))
+        return per_task if int(per_task.sum()) <= edges else None
+    return None
+
+
 def labels_at_k(scenario: Scenario, world: World, replicate: int, k: int) -> LabelSet:
     """The twin's labels at exactly ``k`` per task in ``world``: the initial graph's, then
     ``k - 1`` other workers per task (:func:`other_workers`) answering in one batch."""
+    return labels_with_counts(scenario, world, replicate,
+                              np.full(scenario.tasks.count, k, dtype=np.int64), k)
+
+
+def collected_labels(scenario: Scenario, world: World, replicate: int) -> LabelSet | None:
+    """The labels the first arm (as collected) buys in ``world``, drawn as :func:`labels_at_k`
+    draws a design with each task's own count (:func:`collected_counts`; from a stream of its
+    own), or ``None`` where the market must simulate them (:func:`sampler_problem`)."""
+    per_task = collected_counts(scenario)
+    if per_task is None or sampler_problem(scenario, world) is not None:
+        return None
+    return labels_with_counts(scenario, world, replicate, per_task, COLLECTED_KEY)
+
+
+def labels_with_counts(scenario: Scenario, world: World, replicate: int,
+                       per_task: np.ndarray, key: int) -> LabelSet:
+    """The twin's labels with ``per_task[i]`` labels of task ``i`` in ``world``: the initial
+    graph's, then the others of each task (:func:`other_workers`, one draw per distinct count,
+    at most one worker per pair) answering in one batch, from the stream ``key``."""
     n, m = scenario.tasks.count, scenario.workers.count
     weights = scenario.workers.arrivals.weights
     w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -124,12 +169,16 @@ def labels_at_k(scenario: Scenario, world: World, replicate: int, k: int) -> Lab
     first_workers = np.asarray(world.initial_workers, dtype=np.int64)
     first = np.zeros(n, dtype=np.int64)
     first[first_tasks] = first_workers
-    more = min(k - 1, int((w > 0).sum()) - 1)  # distinct workers of positive weight
-    rng = generator(scenario.seed, replicate, DESIGN_STREAM, k)
-    if more > 0:
-        picked = other_workers(first, w, more, rng)
-        tasks = np.repeat(np.arange(n, dtype=np.int64), more)
-        workers = picked.ravel()
+    # distinct workers of positive weight
+    more = np.minimum(np.asarray(per_task, dtype=np.int64) - 1, int((w > 0).sum()) - 1)
+    rng = generator(scenario.seed, replicate, DESIGN_STREAM, key)
+    task_parts, worker_parts = [], []
+    for count in np.unique(more[more > 0]).tolist():  # a few distinct counts, not the tasks
+        rows = np.flatnonzero(more == count)
+        task_parts.append(np.repeat(rows, count))
+        worker_parts.append(other_workers(first[rows], w, count, rng).ravel())
+    if task_parts:
+        tasks, workers = np.concatenate(task_parts), np.concatenate(worker_parts)
         answers = world.model.answers(world, scenario.tasks.classes, rng)
         labels = np.asarray(answers.answer_block(tasks, workers),  # type: ignore[attr-defined]
                             dtype=np.int64)

@@ -19,6 +19,7 @@ from marketsim.market.worker_models import draw_world
 from marketsim.scenario.calibration import Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.scenario.specs import Scenario
+from marketsim.study.design_sampler import collected_labels, design_world
 from marketsim.study.runner import market_setup
 from marketsim.study.seeds import initial_graph_rng, unit_streams, world_rng
 from marketsim.workers.base import World
@@ -78,16 +79,35 @@ def final_error(scenario: Scenario, labels: LabelSet, truth: np.ndarray,
     return error_rate(est.labels_, truth)
 
 
-def twin_errors(scenario: Scenario, replicates: range,
-                advance: Callable[[], object] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The "as collected" arm's majority-vote error (ties counted fractionally) and final
-    error per replicate of ``replicates``: what ``calibrate`` compares with the real labels'
-    when it chooses the number of task types (``advance``: called once per replicate)."""
-    vote, final = [], []
+def as_collected(scenario: Scenario, replicate: int, market: bool = False
+                 ) -> tuple[LabelSet, np.ndarray, float | None, World | None]:
+    """The labels the first arm (as collected) buys in replicate ``replicate``, the world's
+    true classes, the arm's final error when a market ran (else ``None``: the caller fits it)
+    and the replicate's world where it was drawn here (every design of the replicate shares
+    it): the sampler's (:func:`~marketsim.study.design_sampler.collected_labels`) unless
+    ``market`` or it cannot stand in, else the arm's market (refitting majority vote where the
+    arm's labels do not depend on its method: :func:`collected_scenario`)."""
+    world = None if market else design_world(scenario, replicate)
+    if world is not None:
+        labels = collected_labels(scenario, world, replicate)
+        if labels is not None:
+            return labels, world.truth, None, world
     collected = collected_scenario(scenario)
+    labels, truth, error, _ = simulated_labels(collected, replicate, times=False)
+    return labels, truth, None if collected is not scenario else error, world
+
+
+def twin_errors(scenario: Scenario, replicates: range,
+                advance: Callable[[], object] | None = None, market: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The "as collected" arm's majority-vote error (ties counted fractionally) and final
+    error per replicate of ``replicates`` (its labels: :func:`as_collected`): what
+    ``calibrate`` compares with the real labels' when it chooses the number of task types
+    (``advance``: called once per replicate)."""
+    vote, final = [], []
     for replicate in replicates:
-        labels, truth, error, _ = simulated_labels(collected, replicate, times=False)
-        if collected is not scenario:  # the arm's own method, fitted once on what it bought
+        labels, truth, error, _ = as_collected(scenario, replicate, market)
+        if error is None:  # the arm's own method, fitted once on what it bought
             error = final_error(scenario, labels, truth, replicate)
         counts = np.zeros((labels.n_tasks, scenario.tasks.classes))
         np.add.at(counts, (labels.tasks, labels.labels), 1.0)

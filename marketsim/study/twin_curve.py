@@ -3,9 +3,11 @@ collected" arm's world of the replicate, k distinct workers per task drawn as th
 ``fixed-overlap`` market with ``overlap = k`` hands them out, by the design sampler of
 :mod:`marketsim.study.design_sampler`, or bought by that market itself) — or k of each task's
 as-collected labels drawn as the real curve draws them —
-and as collected, its labels aggregated as the real file's are
-(:mod:`marketsim.aggregation.design_curve`); and the choice, among ``calibrate``'s candidate
-worlds, of the twin nearest the real curve (:mod:`marketsim.aggregation.curve_choice`).
+and as collected (the file's labels per task, drawn by the same sampler where it can stand in
+for the arm's market: :func:`~marketsim.study.twin.as_collected`), its labels aggregated as the
+real file's are (:mod:`marketsim.aggregation.design_curve`); and the choice, among
+``calibrate``'s candidate worlds, of the twin nearest the real curve
+(:mod:`marketsim.aggregation.curve_choice`).
 
 ``calibrate`` judges its candidates at exactly k, the designs a requester asks the twin about
 (and issue #40's acceptance measures): drawing k of the as-collected labels makes the twin's
@@ -35,7 +37,8 @@ from marketsim.scenario.calibration import REPLICATES, Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.scenario.specs import Scenario
 from marketsim.study.design_sampler import design_world, labels_at_k, sampler_problem
-from marketsim.study.twin import collected_scenario, simulated_labels
+from marketsim.study.twin import as_collected, simulated_labels
+from marketsim.workers.base import World
 
 #: Replicates each candidate's curve is simulated for in ``calibrate``'s choice (replicate
 #: numbers after the written scenario's, so the choice and the check draw different markets).
@@ -72,20 +75,20 @@ def twin_runs(scenario: Scenario, ks: tuple[int, ...], replicates: range,
               against_truth: bool, *, exact: bool = True, seed: int = 0,
               market: bool = False) -> np.ndarray:
     """The errors of the scenario's twin at ``ks`` labels per task and as collected (its
-    first arm), one run per replicate, against the world's true classes (``against_truth``)
-    or each method's answer on the replicate's as-collected labels. ``exact``: exactly k
-    labels per task in the replicate's world, drawn by the design sampler
+    first arm: :func:`~marketsim.study.twin.as_collected`), one run per replicate, against
+    the world's true classes (``against_truth``) or each method's answer on the replicate's
+    as-collected labels. ``exact``: exactly k labels per task in the replicate's world, drawn
+    by the design sampler
     (:mod:`marketsim.study.design_sampler`), or, with ``market`` or where the sampler cannot
     stand in, bought by a market of its own (:func:`design_scenario`); else k of each task's
     as-collected labels drawn at random (seeded by ``seed`` and the replicate), as the real
     curve is drawn. (points, replicates, 2): majority vote's, then Dawid–Skene's."""
-    collected = collected_scenario(scenario)
     runs = []
     for replicate in replicates:
-        full, truth, _, _ = simulated_labels(collected, replicate, times=False)
+        full, truth, _, world = as_collected(scenario, replicate, market)
         refs = References(truth, truth, "truth") if against_truth else References.of(full, None)
         if exact:
-            at_k = exact_labels(scenario, ks, replicate, market)
+            at_k = exact_labels(scenario, ks, replicate, market, world)
         else:
             rng = np.random.default_rng([seed, replicate])
             at_k = [subset(full, keep_k_per_task(full.tasks, k, rng)) for k in ks]
@@ -95,12 +98,13 @@ def twin_runs(scenario: Scenario, ks: tuple[int, ...], replicates: range,
 
 
 def exact_labels(scenario: Scenario, ks: tuple[int, ...], replicate: int,
-                 market: bool = False) -> list[LabelSet]:
+                 market: bool = False, world: World | None = None) -> list[LabelSet]:
     """The twin's labels at exactly each of ``ks`` per task in replicate ``replicate``'s
-    world: the design sampler's, or (``market``, or a crowd the sampler cannot stand in for:
-    :func:`~marketsim.study.design_sampler.sampler_problem`) each a fixed-overlap market's."""
+    world (``world``: already drawn): the design sampler's, or (``market``, or a crowd the
+    sampler cannot stand in for: :func:`~marketsim.study.design_sampler.sampler_problem`)
+    each a fixed-overlap market's."""
     if not market:
-        world = design_world(scenario, replicate)
+        world = design_world(scenario, replicate) if world is None else world
         if sampler_problem(scenario, world) is None:
             return [labels_at_k(scenario, world, replicate, k) for k in ks]
     return [simulated_labels(design_scenario(scenario, k), replicate, times=False)[0]

@@ -19,12 +19,15 @@ import numpy as np
 from pydantic import model_validator
 
 from marketsim.options import F
-from marketsim.tables import FloatMatrices, Floats, KeyProblem, Table
+from marketsim.tables import FloatMatrices, KeyProblem, Table, positive_weights
 from marketsim.workers.base import AbilityView, Crowd
 from marketsim.workers.confusion import ConfusionWorkers
 from marketsim.workers.task_effects import TaskEffects, check_stochastic
 from marketsim.workers.task_types import TaskTypes
 from marketsim.workers.words import mean_diagonal, pct
+
+#: Each community's share of the workers.
+CommunityWeights = positive_weights()
 
 
 class CommunitiesSpec(TaskEffects):
@@ -40,8 +43,9 @@ class CommunitiesSpec(TaskEffects):
 
     confusion: FloatMatrices | None = F(
         None, "one K×K matrix per community, rows summing to 1", shown="required")
-    weights: Floats | None = F(None, "each community's share of the workers (one number > 0 "
-                               "per community)", shown="equal shares")
+    weights: CommunityWeights | None = F(  # type: ignore[valid-type]  # positive_weights
+        None, "each community's share of the workers (one number > 0 per community)",
+        shown="equal shares")
     concentration: float = F(100.0, "members' rows ~ Dirichlet(concentration × the "
                              "community's row)", gt=0, le=1e9)
 
@@ -49,13 +53,10 @@ class CommunitiesSpec(TaskEffects):
     def _community_keys(self) -> Self:
         for matrix in self.confusion or ():
             check_stochastic("confusion", matrix)
-        if self.weights is not None:
-            if any(not 0 < w < 1e300 for w in self.weights):
-                raise KeyProblem("weights", f"entries must be finite numbers > 0, got "
-                                 f"{list(self.weights)}")
-            if self.confusion is not None and len(self.weights) != len(self.confusion):
-                raise KeyProblem("weights", f"must have one entry per community "
-                                 f"({len(self.confusion)}), got {len(self.weights)}")
+        if self.weights is not None and self.confusion is not None and len(
+                self.weights) != len(self.confusion):
+            raise KeyProblem("weights", f"must have one entry per community "
+                             f"({len(self.confusion)}), got {len(self.weights)}")
         return self
 
 

@@ -19,6 +19,7 @@ from marketsim.cli.twin_fit import fit_rows, spread_record
 from marketsim.scenario.calibration import Calibration, check_text, labels_per_task
 from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.study.twin import simulated_labels
+from tests.calibrate._crowd_files import write_crowd
 
 N_TASKS, N_WORKERS = 200, 12
 
@@ -74,10 +75,7 @@ def test_calibrate_of_an_uneven_file_shows_the_labels_per_task_real_and_simulate
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """End to end (two minutes on a loaded machine; the test above covers it by default)."""
     tasks, workers, labels, truth = uneven_crowd()
-    crowd, gold = tmp_path / "crowd.csv", tmp_path / "truth.csv"
-    crowd.write_text("task,worker,label\n" + "".join(
-        f"t{t},w{w},{x}\n" for t, w, x in zip(tasks, workers, labels, strict=True)))
-    gold.write_text("task,label\n" + "".join(f"t{t},{x}\n" for t, x in enumerate(truth)))
+    crowd, gold = write_crowd(tmp_path, tasks, workers, labels, truth)
     out = tmp_path / "twin.toml"
     assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
     printed = capsys.readouterr().out

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from marketsim.cli import main
 from marketsim.report.step_progress import BarSteps, PlainSteps, QuietSteps, make_steps
+from tests.calibrate._crowd_files import write_crowd
 
 
 def skewed_crowd(tmp_path: Path, per_task: int = 5, n_tasks: int = 80) -> tuple[Path, Path]:
@@ -26,11 +27,7 @@ def skewed_crowd(tmp_path: Path, per_task: int = 5, n_tasks: int = 80) -> tuple[
     truth = rng.integers(0, 2, n_tasks)
     right = rng.random(tasks.size) < 0.8
     labels = np.where(right, truth[tasks], 1 - truth[tasks])
-    crowd, gold = tmp_path / "crowd.csv", tmp_path / "truth.csv"
-    crowd.write_text("task,worker,label\n" + "".join(
-        f"t{t},w{w},{x}\n" for t, w, x in zip(tasks, workers, labels, strict=True)))
-    gold.write_text("task,label\n" + "".join(f"t{t},{x}\n" for t, x in enumerate(truth)))
-    return crowd, gold
+    return write_crowd(tmp_path, tasks, workers, labels, truth)
 
 
 def test_the_as_collected_arm_gives_every_task_the_files_labels_per_task_and_steps_show(

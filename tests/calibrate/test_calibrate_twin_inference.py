@@ -14,6 +14,7 @@ from marketsim.aggregation.registry import make_estimator
 from marketsim.cli import main
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.twin import simulated_labels
+from tests.calibrate._crowd_files import write_crowd
 
 
 def test_the_as_collected_error_is_dawid_skene_on_the_twins_labels(tmp_path: Path) -> None:
@@ -24,12 +25,10 @@ def test_the_as_collected_error_is_dawid_skene_on_the_twins_labels(tmp_path: Pat
     workers = np.concatenate([rng.choice(8, per_task, replace=False) for _ in range(n_tasks)])
     right = rng.random(tasks.size) < np.linspace(0.55, 0.9, 8)[workers]
     labels = np.where(right, truth[tasks], 1 - truth[tasks])
-    crowd, gold = tmp_path / "crowd.csv", tmp_path / "truth.csv"
-    crowd.write_text("task,worker,label\n" + "".join(
-        f"t{t},w{w},{x}\n" for t, w, x in zip(tasks, workers, labels, strict=True)))
-    gold.write_text("task,label\n" + "".join(f"t{t},{c}\n" for t, c in enumerate(truth)))
+    crowd, gold = write_crowd(tmp_path, tasks, workers, labels, truth)
     out = tmp_path / "twin.toml"
-    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out)]) == 0
+    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out),
+                 "--task-types", "1"]) == 0  # the types' choice: test_calibrate_moments
     scenario = load_scenario(out)
     assert all(arm.inference.options.class_prior == "estimate" for arm in scenario.arms)
     sim, sim_truth, error, _ = simulated_labels(scenario)

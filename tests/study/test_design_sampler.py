@@ -15,12 +15,19 @@ from marketsim.aggregation.design_curve import References, errors
 from marketsim.scenario.parser import load_scenario, scenario_from_dict
 from marketsim.scenario.specs import Scenario
 from marketsim.study.design_sampler import (
+    collected_counts,
+    collected_labels,
     design_world,
     inclusion,
     labels_at_k,
     sampler_problem,
 )
-from marketsim.study.twin import collected_scenario, simulated_labels, twin_errors
+from marketsim.study.twin import (
+    as_collected,
+    collected_scenario,
+    simulated_labels,
+    twin_errors,
+)
 from marketsim.study.twin_curve import design_scenario, twin_runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,7 +125,56 @@ def test_the_as_collected_uniform_market_buys_the_same_labels_refitting_majority
                  (ds_arm.labels, mv_arm.labels)):
         assert np.array_equal(a, b)
     # the moments step's Dawid-Skene error, fitted once on them, is the market's last refit's
-    assert twin_errors(scenario, range(1))[1][0] == error
+    assert twin_errors(scenario, range(1), market=True)[1][0] == error
+
+
+def test_the_as_collected_counts_are_the_arms_own_where_a_sampler_can_draw_them() -> None:
+    scenario = skewed_crowd(n_tasks=50)  # uniform, 6 labels a task in whole rounds
+    assert (collected_counts(scenario) == 6).all()
+    assert collected_counts(scenario.replace({"budget.edges": 6 * 50 + 7})) is None
+    overlaps = [[3, 20], [7, 30]]
+    fixed = scenario.with_arms({"name": "as collected", "initial": "one-per-task",
+                                "policy": {"name": "fixed-overlap", "overlaps": overlaps}})
+    counts = collected_counts(fixed)
+    assert counts is not None and sorted(np.bincount(counts).nonzero()[0]) == [3, 7]
+    assert (np.bincount(counts)[[3, 7]] == [20, 30]).all()
+    adaptive = scenario.with_arms({"name": "greedy", "policy": "entropy-greedy"})
+    assert collected_counts(adaptive) is None
+    assert as_collected(adaptive, 0)[2] is not None  # the market's, with its own final error
+
+
+def test_the_as_collected_sample_gives_each_task_its_count_from_distinct_workers() -> None:
+    scenario = skewed_crowd(n_tasks=50).with_arms(
+        {"name": "as collected", "initial": "one-per-task",
+         "policy": {"name": "fixed-overlap", "overlaps": [[2, 10], [4, 25], [9, 15]]}})
+    world = design_world(scenario, 3)
+    labels = collected_labels(scenario, world, 3)
+    counts = collected_counts(scenario)
+    assert labels is not None and counts is not None
+    assert (np.bincount(labels.tasks, minlength=50) == counts).all()
+    pairs = labels.tasks * scenario.workers.count + labels.workers
+    assert np.unique(pairs).size == pairs.size
+    market, truth, _, _ = simulated_labels(scenario, 3, times=False)
+    assert (truth == world.truth).all()
+    assert (np.bincount(market.tasks, minlength=50) == counts).all()
+
+
+def test_a_crowd_with_a_capacity_is_collected_by_its_market() -> None:
+    scenario = skewed_crowd(n_tasks=40, capacity=30)
+    assert collected_labels(scenario, design_world(scenario, 0), 0) is None
+    assert np.array_equal(twin_errors(scenario, range(1)),
+                          twin_errors(scenario, range(1), market=True))
+
+
+def test_as_collected_sample_and_market_agree_on_majority_vote_and_dawid_skene() -> None:
+    scenario = skewed_crowd(n_tasks=150)
+    gaps = []
+    for replicate in range(5):
+        sampled, truth, _, _ = as_collected(scenario, replicate)
+        market, _, _, _ = as_collected(scenario, replicate, market=True)
+        refs = References(truth, truth, "truth")
+        gaps.append([np.subtract(errors(sampled, refs), errors(market, refs))])
+    assert_within_noise(np.asarray(gaps))
 
 
 def paired_gaps(scenario: Scenario, ks: tuple[int, ...], replicates: int) -> np.ndarray:
