@@ -111,7 +111,7 @@ class CurveChoice:
     twins: tuple[DesignCurve, ...]
     distances: tuple[float, ...]
     best: int
-    collected: tuple[float, ...] = ()
+    collected: tuple[float, ...]
 
     @property
     def eligible(self) -> tuple[bool, ...]:
@@ -185,7 +185,7 @@ def off_warnings(choice: CurveChoice) -> list[str]:
                    f"task is {100 * t[p]:.2f} % against the real {100 * r[p]:.2f} % (z = "
                    f"{z[m, p]:+.1f}, beyond {OFF_Z:g} times the noise): do not trust its "
                    "predictions at that design")
-    if choice.collected and not any(choice.eligible):
+    if not any(choice.eligible):
         out.append(f"no candidate world reproduces the Dawid-Skene error as collected within "
                    f"{COLLECTED_Z:g} times one draw's spread (the chosen one, the nearest: z = "
                    f"{choice.collected[choice.best]:+.1f}): the twin's world misses the data")
