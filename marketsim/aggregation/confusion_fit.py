@@ -96,6 +96,8 @@ class ConfusionFit:
     with_difficulty: bool = False
     #: The crowd-shrunk worlds' population (None: the worker matrices are free).
     crowd: CrowdPrior | None = None
+    #: ``sigma`` estimated on the design curve, not by the likelihood (curve_difficulty).
+    on_curve: bool = False
 
 
 @dataclass(frozen=True)

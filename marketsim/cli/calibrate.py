@@ -2,7 +2,7 @@
 
 The world (:mod:`marketsim.aggregation.confusion_fit`): the class prior; every worker's
 confusion matrix (or one ability) and share of the labels, kept per worker; look-alike tasks
-and task difficulty, each when it lowers the BIC;
+and task difficulty (also on the design curve: :mod:`marketsim.aggregation.curve_difficulty`);
 or task types, one matrix per worker and type (:mod:`marketsim.aggregation.task_types`), their
 number chosen (:mod:`marketsim.aggregation.type_selection`) by the errors each one's twin
 reproduces where the file has a truth, else by held-out likelihood; each task's class from
@@ -14,10 +14,9 @@ with one plot, ``<out>.fit.png``. A CSV file's time column (:mod:`marketsim.data
 adds the arrival process: the labels' Poisson rate (:mod:`marketsim.aggregation.arrival_fit`)
 and real against simulated gaps between labels (the rows: :mod:`marketsim.cli.twin_fit`).
 
-The options and output files are checked before anything is read (a bad ``--name``,
-``--seed`` or ``--out`` would otherwise fail after the fit); the twin's classes are the classes
-workers gave (:func:`~marketsim.data.calibration_input.worker_classes_only`); the fit's Python
-warnings are shown as ``infer`` shows them (:mod:`marketsim.cli.notes`). """
+Options and output files are checked before anything is read (a bad ``--name``, ``--seed`` or
+``--out`` would otherwise fail after the fit); the twin's classes are those workers gave
+(:func:`~marketsim.data.calibration_input.worker_classes_only`); warnings show as ``infer``'s."""
 
 from __future__ import annotations
 
@@ -34,6 +33,7 @@ from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.curve_choice import curve_lines, off_warnings
+from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.fit_reference import reference
 from marketsim.aggregation.majority_vote import fractional_tie_error
@@ -338,17 +338,18 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                                 advance=advance)
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = scenario_name(args)
-    with steps.step("fitting the crowd-shrunk worlds", 1) as advance:
+    with steps.step("drawing the data's own design curve", 1):
+        real = real_curve(data, truth, seed=args.seed)
+    with steps.step("fitting the crowd-shrunk worlds", 3) as advance:
         crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
-        advance()
+        advance()  # then each with task difficulty estimated on the design curve
+        crowd += curve_worlds(crowd[:2], data, ref, known, real, weights, args.seed, advance)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
                       forced, held, crowd_fits=crowd)
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))
-    with steps.step("drawing the data's own design curve", 1):
-        real = real_curve(data, truth, seed=args.seed)
     with steps.step("simulating each candidate's twin on the design curve",
                     curve_units(cal)) as advance:
         cal = choose_twin(cal, real, args.seed, advance=advance)

@@ -83,8 +83,9 @@ class Calibration:
     held_out: HeldOut | None = None
     #: The choice by the twins' simulated errors (None: not run; with neither, by BIC).
     moments: MomentChoice | None = None
-    #: The crowd-shrunk worlds (:func:`~marketsim.aggregation.confusion_fit.crowd_worlds`):
-    #: candidates listed with their BIC, chosen only on the design curve
+    #: The crowd-shrunk worlds (:func:`~marketsim.aggregation.confusion_fit.crowd_worlds`, then
+    #: those with difficulty estimated on the design curve, :mod:`~marketsim.aggregation.
+    #: curve_difficulty`): candidates listed with their BIC, chosen only on the design curve
     #: (docs/explanation/models/calibration/calibrate.md).
     crowd_fits: tuple[ConfusionFit, ...] = ()
     #: The candidate written, by index (None: the lowest BIC of the eligible ones).
@@ -108,8 +109,8 @@ class Calibration:
 
     @property
     def candidates(self) -> tuple[World, ...]:
-        """Every world fitted: the one-matrix worlds, the crowd-shrunk ones, then the
-        task-type mixtures."""
+        """Every world fitted: the one-matrix worlds, the crowd-shrunk ones (those with
+        difficulty on the design curve last), then the task-type mixtures."""
         return (*self.fits, *self.crowd_fits, *self.types)
 
     @property
@@ -125,15 +126,19 @@ class Calibration:
     @property
     def eligible(self) -> tuple[int, ...]:
         """The candidates (indices) with the number of task types asked for or chosen (the
-        crowd-shrunk worlds have one type)."""
+        crowd-shrunk worlds have one type), and always those with task difficulty estimated on
+        the design curve (the number of types was chosen without them: the other way to give
+        a crowd's labels the noise they share)."""
         wanted, n_one = self.n_types, len(self.fits) + len(self.crowd_fits)
         ones = tuple(range(n_one))
         if wanted is None:
             return tuple(range(len(self.candidates)))
         if wanted == 1:
             return ones
-        return tuple(n_one + i for i, f in enumerate(self.types) if f.n_types == wanted) \
-            or ones
+        typed = tuple(n_one + i for i, f in enumerate(self.types) if f.n_types == wanted)
+        on_curve = tuple(len(self.fits) + i for i, f in enumerate(self.crowd_fits)
+                         if f.on_curve)
+        return (*typed, *on_curve) if typed else ones
 
     @property
     def chosen(self) -> World:

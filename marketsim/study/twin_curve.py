@@ -15,7 +15,9 @@ majority vote about a point worse at k = 3 and 5 on RTE than exactly k labels pe
 changes which world is nearest (docs/explanation/models/calibration/design-curve.md). Every
 candidate runs :data:`CURVE_REPLICATES` replicates; those within noise of the nearest
 (:func:`~marketsim.aggregation.curve_choice.finalists`) run up to :data:`FINAL_REPLICATES`
-before the choice."""
+before the choice. Only the candidates that reproduce the as-collected Dawid–Skene error
+within one draw's spread are eligible
+(:func:`~marketsim.aggregation.curve_choice.collected_z`)."""
 
 from __future__ import annotations
 
@@ -137,11 +139,13 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
         runs.append(twin_runs(scenarios[-1], real.ks, replicates, against_truth))
         names.append(name)
         tick()
-    choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs))
+    choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs),
+                             cal.n_tasks)
     more = range(replicates.stop, replicates.start + final_replicates)
     extended = 0
     while len(more):  # until the nearest has run on: a lucky few replicates do not win
-        near = finalists(choice.distances, 2 * len(real.designs)) or (choice.best,)
+        near = finalists(choice.judged_distances, 2 * len(real.designs)) or \
+            (choice.best,)
         todo = [p for p in near if runs[p].shape[1] < final_replicates]
         if not todo:
             break
@@ -151,7 +155,8 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
                 axis=1)
             extended += 1
             tick()
-        choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs))
+        choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs),
+                             cal.n_tasks)
     for _ in range(curve_units(cal) - len(cal.eligible) - extended):
         tick()
     return replace(cal, pick=choice.chosen, curve=choice)

@@ -70,8 +70,10 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     fit = json.loads(out.with_suffix(".fit.json").read_text())
     bic = {c["world"]: c["bic"] for c in fit["candidates"]}
     crowd = [name for name in bic if name.startswith("crowd-shrunk")]
-    assert len(crowd) == 3  # listed beside the others, judged on the curve
-    assert len(bic) == 8 + 3 + 6
+    on_curve = [name for name in crowd if name.endswith("task difficulty on the design curve")]
+    assert len(crowd) == 3 + len(on_curve)  # listed beside the others, judged on the curve
+    assert on_curve  # sigma = 1: the crowd-shrunk worlds' difficulty is found on the curve
+    assert len(bic) == 8 + len(crowd) + 6
     assert len(fit["crowd_matrix"]) == 2 and fit["crowd_concentration"] > 0
     curve = fit["design_curve"]  # the world written is the one nearest the data's own curve
     distance = {c["world"]: c["distance"] for c in curve["candidates"]}

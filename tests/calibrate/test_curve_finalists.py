@@ -44,7 +44,7 @@ def test_finalists_are_the_candidates_within_noise_of_the_nearest() -> None:
 def test_the_candidates_are_judged_at_exactly_k_and_the_close_ones_again() -> None:
     cal = calibration(0.74, 0.75, 0.97)
     scenario = check_text(calibrated_text(replace(cal, pick=0), "", 0), "<real>")
-    real = twin_curve(scenario, (1, 2), range(20, 24), True)  # a crowd right 74 % of the time
+    real = twin_curve(scenario, (1, 2), range(40, 44), True)  # a crowd right 74 % of the time
     ticks: list[int] = []
     chosen = choose_twin(cal, real, 0, replicates=range(10, 12),
                          advance=lambda: ticks.append(1), final_replicates=4)
@@ -53,6 +53,7 @@ def test_the_candidates_are_judged_at_exactly_k_and_the_close_ones_again() -> No
     assert choice.best == int(np.argmin(choice.distances))
     assert [twin.runs for twin in choice.twins] == [4, 4, 2]  # the close two, again
     assert choice.distances[2] > max(choice.distances[:2])
+    assert choice.eligible == (True, True, False)  # far too easy as collected, too
     # the chosen twin's curve is its markets at exactly k labels per task
     world = check_text(calibrated_text(replace(cal, pick=chosen.pick), "", 0), "<twin>")
     exact = twin_curve(world, (1, 2), range(10, 14), True)

@@ -14,8 +14,10 @@ from scipy.stats import binom
 
 from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.curve_choice import (
+    COLLECTED_Z,
     OFF_Z,
     choose_on_curve,
+    collected_z,
     curve_lines,
     curve_record,
     header_lines,
@@ -154,3 +156,36 @@ def test_the_fit_plot_gains_a_design_curve_panel(tmp_path: Path) -> None:
         plot_fit(tmp_path / name, stats, stats, "t", with_curve)
         widths.append(struct.unpack(">I", (tmp_path / name).read_bytes()[16:20])[0])
     assert widths[1] == widths[0] * 3 // 2  # a third panel as wide as each of the two
+
+
+def test_a_twin_off_as_collected_is_not_eligible_however_near_its_slopes() -> None:
+    """RTE's h40world2 twin won on the curve's slopes while its Dawid-Skene error as
+    collected was 5.51 % against 7.25 %: the as-collected point is a constraint."""
+    real = curve([0.30, 0.20, 0.10], [0.30, 0.17, 0.07], 0.005)
+    slopes_right = curve([0.30, 0.20, 0.10], [0.30, 0.17, 0.02], 0.005)  # 5 points off
+    a_bit_off = curve([0.33, 0.23, 0.11], [0.33, 0.20, 0.075], 0.005)
+    choice = choose_on_curve(real, ("slopes", "collected"), (3, 5), (slopes_right, a_bit_off))
+    assert choice.distances[0] < choice.distances[1]  # nearer on the sum of z^2 ...
+    assert choice.eligible == (False, True) and choice.chosen == 5  # ... but not eligible
+    assert abs(choice.collected[0]) > COLLECTED_Z >= abs(choice.collected[1])
+    record = json.loads(json.dumps(curve_record(choice)))
+    assert [c["eligible"] for c in record["candidates"]] == [False, True]
+    assert "not eligible" in header_lines(choice)[-1]
+    assert off_warnings(choice) == [line for line in off_warnings(choice)
+                                    if "as collected" not in line]
+    # none eligible: the one nearest as collected, said loudly
+    alone = choose_on_curve(real, ("slopes", "worse"), (3, 5),
+                            (slopes_right, curve([0.3, 0.2, 0.1], [0.3, 0.17, 0.15], 0.005)))
+    assert alone.chosen == 3 and not any(alone.eligible)
+    assert "no candidate world reproduces the Dawid-Skene error as collected" in \
+        off_warnings(alone)[-1]
+
+
+def test_one_draws_spread_is_at_least_the_binomial_spread_of_the_twins_tasks() -> None:
+    real = curve([0.3, 0.2, 0.1], [0.3, 0.2, 0.10], 0.0, runs=1)
+    lucky = curve([0.3, 0.2, 0.1], [0.3, 0.2, 0.13], 0.0001, runs=3)  # replicates agree
+    # alone, three replicates that happen to agree make a 3-point gap look like 15 spreads
+    assert collected_z(real, lucky) > 10
+    # over 100 tasks an error rate of 13 % spreads sqrt(0.13 * 0.87 / 100) = 3.4 points
+    assert collected_z(real, lucky, tasks=100) == pytest.approx(
+        0.03 / np.sqrt(0.13 * 0.87 / 100 + 0.0001 ** 2 + 0.002 ** 2), rel=1e-3)

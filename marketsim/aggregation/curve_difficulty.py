@@ -1,0 +1,98 @@
+"""Task difficulty estimated on the data's design curve rather than by the likelihood: the
+crowd-shrunk world (:mod:`~marketsim.aggregation.crowd_confusion`) with the spread ``sigma``
+of its tasks' difficulty (``log beta_i ~ N(0, sigma^2)``, Whitehill et al. 2009, GLAD's task
+parameter as :mod:`~marketsim.aggregation.confusion_fit` tempers a confusion row) chosen so
+that the world, replayed on the file's own (task, worker) pairs
+(:mod:`~marketsim.aggregation.world_replay`), errs as the real labels do at every k labels
+per task.
+
+Why not the likelihood: with a matrix per worker, the labels' noise a task shares with the
+other labels of the task can be explained as each worker's own (a worker fitted on a few
+labels is as spread as the sample), and the fit drives ``sigma`` to zero (Web: 0.003). Such a
+world's errors are independent given the class, exactly Dawid–Skene's model, so Dawid–Skene
+gains more over majority vote on its labels than on the real ones (Web, full data: 12.0 %
+against the real 17.2 %, majority vote 24.1 against 26.9). The design curve measures what
+the likelihood cannot see: how much each extra label helps each method.
+
+The estimate: every ``sigma`` of :data:`SIGMA_GRID` is replayed (:data:`REPLICATES` draws of
+the world's answers, :data:`DRAWS` draws of k labels each) and the one nearest the real curve
+(:func:`~marketsim.aggregation.curve_choice.curve_distance`, the first of equals) is kept;
+zero keeps the world as the likelihood fitted it (no candidate is added). The matrices are
+kept (not refitted with ``sigma`` fixed): the replay judges the world as the scenario will
+draw it. ``calibrate`` adds the world as a candidate judged on the curve like the others
+(docs/models.md, "Task difficulty on the design curve").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
+from marketsim.aggregation.curve_choice import curve_distance
+from marketsim.aggregation.design_curve import DesignCurve
+from marketsim.aggregation.world_replay import pairs_curve
+from marketsim.data.labels import LabelSet
+
+#: The spreads of ``log beta`` tried (0: the world as fitted).
+SIGMA_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
+#: Draws of the world's answers on the real pairs per ``sigma``, and of k labels per draw.
+REPLICATES, DRAWS = 3, 2
+#: What the name of a world with the difficulty estimated here ends with.
+SUFFIX = ", task difficulty on the design curve"
+
+
+@dataclass(frozen=True)
+class CurveDifficulty:
+    """The grid tried, each value's distance to the real curve, and the ``sigma`` chosen."""
+
+    sigmas: tuple[float, ...]
+    distances: tuple[float, ...]
+    sigma: float
+
+
+def difficulty_on_curve(fit: ConfusionFit, data: LabelSet, classes: np.ndarray,
+                        judged: np.ndarray | None, real: DesignCurve, *,
+                        grid: tuple[float, ...] = SIGMA_GRID, seed: int = 0
+                        ) -> CurveDifficulty:
+    """The ``sigma`` of ``grid`` whose world (``fit`` with that spread of difficulty) comes
+    nearest ``real`` replayed on ``data``'s pairs, task ``i`` of class ``classes[i]`` (judged
+    where ``judged``; None: against the full-data answers, as ``real`` is without a truth)."""
+    distances = tuple(
+        curve_distance(real, pairs_curve(replace(fit, sigma=sigma), data, classes, judged,
+                                         real.ks, REPLICATES, DRAWS, seed))
+        for sigma in grid)
+    return CurveDifficulty(tuple(grid), distances, grid[int(np.argmin(distances))])
+
+
+def with_curve_difficulty(fit: ConfusionFit, estimate: CurveDifficulty, data: LabelSet,
+                          weights: np.ndarray) -> ConfusionFit | None:
+    """``fit`` with the difficulty ``estimate`` chose, its log-likelihood of ``data`` (each
+    task's class distributed as ``weights``) and BIC moved by the change and one parameter
+    more (listed; the curve, not the BIC, chooses it); None where the estimate is no
+    difficulty (the world would be ``fit`` again)."""
+    if estimate.sigma <= 0.0:
+        return None
+    world = replace(fit, sigma=estimate.sigma, with_difficulty=True, on_curve=True,
+                    name=fit.name + SUFFIX)
+    loglik = world_log_likelihood(world, data.tasks, data.workers, data.labels, weights)
+    bic = fit.bic - 2.0 * (loglik - fit.log_likelihood) + np.log(max(data.n_labels, 1))
+    return replace(world, log_likelihood=loglik, n_params=fit.n_params + 1, bic=float(bic))
+
+
+def curve_worlds(bases: tuple[ConfusionFit, ...], data: LabelSet, classes: np.ndarray,
+                 known: np.ndarray, real: DesignCurve, weights: np.ndarray, seed: int = 0,
+                 advance: Callable[[], object] | None = None) -> tuple[ConfusionFit, ...]:
+    """Each of ``bases`` with its difficulty estimated on ``real`` (:func:`difficulty_on_curve`,
+    judged on the ``known`` tasks where ``real`` is against the truth), those where it is not
+    zero (``calibrate``'s candidates; ``advance``: called once per base world)."""
+    judged = known if real.against == "truth" else None
+    worlds = []
+    for fit in bases:
+        estimate = difficulty_on_curve(fit, data, classes, judged, real, seed=seed)
+        worlds.append(with_curve_difficulty(fit, estimate, data, weights))
+        if advance is not None:
+            advance()
+    return tuple(w for w in worlds if w is not None)
