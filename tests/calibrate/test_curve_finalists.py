@@ -44,7 +44,7 @@ def test_finalists_are_the_candidates_within_noise_of_the_nearest() -> None:
 def test_the_candidates_are_judged_at_exactly_k_and_the_close_ones_again() -> None:
     cal = calibration(0.74, 0.75, 0.97)
     scenario = check_text(calibrated_text(replace(cal, pick=0), "", 0), "<real>")
-    real = twin_curve(scenario, (1, 2), range(40, 44), True)  # a crowd right 74 % of the time
+    real = twin_curve(scenario, (1, 2), range(20, 24), True)  # a crowd right 74 % of the time
     ticks: list[int] = []
     chosen = choose_twin(cal, real, 0, replicates=range(10, 12),
                          advance=lambda: ticks.append(1), final_replicates=4)
