@@ -1,5 +1,6 @@
 """Helpers several test modules share: a binomial tolerance for simulated frequencies, the
-edit a hostile-key test makes to a scenario table, and a JSON Schema validator checked once."""
+edit a hostile-key test makes to a scenario table, a JSON Schema validator checked once, and
+the example counts of the property tests (a few by default, all of them with ``-m slow``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import jsonschema
 import numpy as np
+import pytest
 
 
 def within(observed: np.ndarray, expected: np.ndarray, n: np.ndarray, z: float = 4.5) -> None:
@@ -40,3 +42,10 @@ def schema_validator(schema: dict[str, Any]) -> Any:
         cls.check_schema(schema)
         _VALIDATORS[key] = cls(schema)
     return _VALIDATORS[key]
+
+
+def example_counts(default: int, full: int) -> list[Any]:
+    """``pytest.mark.parametrize`` values for a property test's example count: ``default``
+    in the default loop, ``full`` marked slow (CI's second step runs it)."""
+    return [pytest.param(default, id=f"{default}-examples"),
+            pytest.param(full, id=f"{full}-examples", marks=pytest.mark.slow)]

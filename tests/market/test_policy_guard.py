@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from marketsim.cli import main
 from marketsim.errors import EXIT_SIMULATION_ERROR, MarketStuckError, PolicyError
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
@@ -33,6 +35,7 @@ from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
+from tests.helpers import example_counts
 
 ROOT = Path(__file__).resolve().parents[2]
 N_TASKS, N_WORKERS, BUDGET = 30, 4, 90
@@ -121,9 +124,17 @@ garbage = st.one_of(
 )
 
 
-@given(raw=garbage)
-@settings(max_examples=200, deadline=None)
-def test_checked_ranking_is_a_completed_valid_prefix_or_a_policy_error(raw: Any) -> None:
+@pytest.mark.parametrize("examples", example_counts(50, 200))
+def test_checked_ranking_is_a_completed_valid_prefix_or_a_policy_error(examples: int) -> None:
+    @given(raw=garbage)
+    @settings(max_examples=examples, deadline=None)
+    def check(raw: Any) -> None:
+        _completed_valid_prefix_or_policy_error(raw)
+
+    check()
+
+
+def _completed_valid_prefix_or_policy_error(raw: Any) -> None:
     try:
         full = checked_ranking(Returns(raw), raw, N_TASKS)
     except PolicyError as exc:
@@ -392,11 +403,11 @@ def test_cli_prefix_policy_finishes(tmp_path: Path) -> None:
 def test_multiclass_run_prints_no_python_warning(tmp_path: Path) -> None:
     # Opt-D&S refits on the sparse early graph made the spectral initialiser fall back to
     # majority vote, and the market re-emitted each fallback as a RuntimeWarning.
-    proc = subprocess.run(
-        [sys.executable, "-m", "marketsim", "run",
-         str(ROOT / "scenarios" / "multiclass_confusion.toml"), "--quiet", "--replicates", "1",
-         "--no-figures", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "Warning" not in proc.stderr, proc.stderr
+    # In this process with --jobs 1, every warning recorded (whatever the test filters say).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = main(["run", str(ROOT / "scenarios" / "multiclass_confusion.toml"), "--quiet",
+                     "--replicates", "1", "--jobs", "1", "--no-figures",
+                     "--out", str(tmp_path / "out")])
+    assert code == 0
+    assert [str(w.message) for w in caught] == []
