@@ -1,9 +1,10 @@
 """#13 item 21: memory grows with the labels, not with workers squared.
 
 Three tasks, each labelled by 30,000 workers (crowd-kit aggregates this in about 3 s and
-250 MB; the default loop asks 10,000 workers, ``-m slow`` 30,000). Every class method must fit it in seconds with a bounded peak: nothing may form a
-worker-by-worker matrix. Runs in a subprocess under an address-space limit, so a regression
-fails with MemoryError instead of swapping the machine.
+250 MB; the default loop asks 10,000 workers, ``-m slow`` 30,000). Every class method must
+fit it in seconds with a bounded peak: nothing may form a worker-by-worker matrix. Runs in a
+subprocess under an address-space limit, so a regression fails with MemoryError instead of
+swapping the machine.
 """
 
 from __future__ import annotations
