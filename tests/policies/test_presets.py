@@ -26,6 +26,7 @@ from marketsim.policies.until_agreement import UntilAgreementPolicy
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.study import runner
+from tests.helpers import validate_in_process
 
 RNG = np.random.default_rng(0)
 
@@ -337,14 +338,12 @@ def test_fee_and_min_price_are_checked_at_parse() -> None:
     ("", "fee = -0.2\n", '"fixed-overlap"', "budget.fee"),
 ])
 def test_bad_values_are_one_line_exit_2(tmp_path: Path, workers: str, budget: str, policy: str,
-                                        expected: str) -> None:
-    import subprocess
-    import sys
+                                        expected: str, capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(f'[scenario]\nseed = 1\n[tasks]\ncount = 4\n[workers]\ncount = 3\n{workers}'
                     f'[budget]\nedges = 8\n{budget}[[arms]]\nname = "a"\npolicy = {policy}\n')
-    done = subprocess.run([sys.executable, "-m", "marketsim", "validate", str(path)],
-                          capture_output=True, text=True, check=False)
+    done = validate_in_process(path, capsys)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1
