@@ -21,7 +21,6 @@ from marketsim.policies.registry import POLICIES, make_policy
 from marketsim.scenario import docs
 from tests.helpers import schema_validator
 
-
 #: A plug-in policy declaring its options the way the built-in ones do.
 PLUGIN = textwrap.dedent('''
     from typing import Literal
