@@ -5,7 +5,6 @@ the market never spins. In-process runs sit under an alarm and CLI runs under a 
 
 from __future__ import annotations
 
-import os
 import pickle
 import signal
 import subprocess
@@ -347,7 +346,11 @@ POLICIES = textwrap.dedent("""
 """)
 
 
-def cli_run(tmp_path: Path, cls: str) -> subprocess.CompletedProcess:
+def cli_run(tmp_path: Path, cls: str, monkeypatch: pytest.MonkeyPatch,
+            capsys: pytest.CaptureFixture[str]) -> subprocess.CompletedProcess:
+    """``marketsim run`` of the plug-in policy ``cls`` by :func:`marketsim.cli.main` in this
+    process (``--jobs 1``; the plug-in's folder on ``sys.path``): exit code and output as a
+    finished process's."""
     (tmp_path / "plugpol.py").write_text(POLICIES)
     scenario = tmp_path / "plug.toml"
     scenario.write_text(textwrap.dedent(f"""
@@ -368,12 +371,14 @@ def cli_run(tmp_path: Path, cls: str) -> subprocess.CompletedProcess:
         policy = "plugpol:{cls}"
         inference = "mv"
     """))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
-    return subprocess.run(
-        [sys.executable, "-m", "marketsim", "run", str(scenario), "--allow-imports", "--quiet",
-         "--no-figures", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, env=env, timeout=120,
-    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "plugpol", raising=False)  # this test's own copy
+    args = ["run", str(scenario), "--allow-imports", "--quiet", "--no-figures", "--jobs", "1",
+            "--out", str(tmp_path / "out")]
+    capsys.readouterr()
+    code = main(args)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["marketsim", *args], code, out, err)
 
 
 @pytest.mark.parametrize(("cls", "what"), [
@@ -383,8 +388,10 @@ def cli_run(tmp_path: Path, cls: str) -> subprocess.CompletedProcess:
     ("Writes", "rank() raised ValueError: assignment destination is read-only"),
     ("ExitsInInit", "__init__() called sys.exit(0)"),
 ])
-def test_cli_failing_policy_one_line_and_exit_code(tmp_path: Path, cls: str, what: str) -> None:
-    proc = cli_run(tmp_path, cls)
+def test_cli_failing_policy_one_line_and_exit_code(
+        tmp_path: Path, cls: str, what: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    proc = cli_run(tmp_path, cls, monkeypatch, capsys)
     assert proc.returncode == EXIT_SIMULATION_ERROR, proc.stderr
     lines = proc.stderr.splitlines()
     assert lines[0].startswith("marketsim: error: arm 'mine', replicate 0: policy ")
@@ -393,8 +400,9 @@ def test_cli_failing_policy_one_line_and_exit_code(tmp_path: Path, cls: str, wha
     assert not (tmp_path / "out" / "curves.csv").exists()
 
 
-def test_cli_prefix_policy_finishes(tmp_path: Path) -> None:
-    proc = cli_run(tmp_path, "Prefix")
+def test_cli_prefix_policy_finishes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    proc = cli_run(tmp_path, "Prefix", monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     last = (tmp_path / "out" / "curves.csv").read_text().splitlines()[-1].split(",")
     assert last[:3] == ["mine", "0", str(BUDGET)]
