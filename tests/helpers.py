@@ -1,13 +1,20 @@
 """Helpers several test modules share: a binomial tolerance for simulated frequencies, the
-edit a hostile-key test makes to a scenario table, and a JSON Schema validator checked once."""
+edit a hostile-key test makes to a scenario table, a JSON Schema validator checked once,
+the example counts of the property tests (a few by default, all of them with ``-m slow``) and
+``validate`` run in this process."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import numpy as np
+import pytest
+
+from marketsim.cli import main
 
 
 def within(observed: np.ndarray, expected: np.ndarray, n: np.ndarray, z: float = 4.5) -> None:
@@ -40,3 +47,20 @@ def schema_validator(schema: dict[str, Any]) -> Any:
         cls.check_schema(schema)
         _VALIDATORS[key] = cls(schema)
     return _VALIDATORS[key]
+
+
+def example_counts(default: int, full: int) -> list[Any]:
+    """``pytest.mark.parametrize`` values for a property test's example count: ``default``
+    in the default loop, ``full`` marked slow (CI's second step runs it)."""
+    return [pytest.param(default, id=f"{default}-examples"),
+            pytest.param(full, id=f"{full}-examples", marks=pytest.mark.slow)]
+
+
+def validate_in_process(path: Path, capsys: pytest.CaptureFixture[str]
+                        ) -> subprocess.CompletedProcess[str]:
+    """``marketsim validate PATH`` by :func:`marketsim.cli.main` in this process (the function
+    the entry point calls): its exit code and output as a finished process's."""
+    capsys.readouterr()
+    code = main(["validate", str(path)])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["marketsim", "validate", str(path)], code, out, err)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from marketsim.aggregation.identifiability import (
     pair_agreement_test,
 )
 from marketsim.data.labels import LabelSet
+from tests.helpers import example_counts
 
 
 @st.composite
@@ -33,10 +35,18 @@ def label_sets(draw: st.DrawFn) -> LabelSet:
     return LabelSet(tasks, workers, labels, n, m, k)
 
 
-@settings(max_examples=300, deadline=None)
-@given(data=label_sets())
-@example(data=LabelSet([0, 0], [0, 1], [0, 0], 1, 2, 2))  # one class only: chance agreement 1
-def test_fast_z_equals_pairwise_z(data: LabelSet) -> None:
+@pytest.mark.parametrize("examples", example_counts(60, 300))
+def test_fast_z_equals_pairwise_z(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None)
+    @given(data=label_sets())
+    @example(data=LabelSet([0, 0], [0, 1], [0, 0], 1, 2, 2))  # one class only: chance agreement 1
+    def check(data: LabelSet) -> None:
+        _fast_z_equals_pairwise_z(data)
+
+    check()
+
+
+def _fast_z_equals_pairwise_z(data: LabelSet) -> None:
     z_pairs, _, _, pairs = pair_agreement_test(data)
     z_fast, overlap = excess_agreement_z(data)
     if pairs:

@@ -18,14 +18,11 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from tests.browser import browser_or_skip, offline_page
 from tests.docs import built_site
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 #: The four sections: (title in the navigation bar, their page).
 SECTIONS = (("Tutorials", "tutorials/index.html"), ("How-to guides", "howto/index.html"),
             ("Explanation", "explanation/index.html"), ("Reference", "reference/index.html"))
@@ -174,42 +171,22 @@ def test_site_has_no_broken_internal_link(site: Path) -> None:
 def test_search_for_dawid_in_headless_chromium_leads_to_a_page_about_it(site: Path) -> None:
     """Open the home page from disk, search "Dawid" with the search field, follow the first
     result; nothing outside the site is requested on the way."""
-    from tests.report.test_html_report import _browser_or_skip
-
-    _browser_or_skip()
-    from playwright.sync_api import sync_playwright
-
-    attempted: list[str] = []
+    browser_or_skip()
     errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-
-            def route(r: object) -> None:
-                request = r.request  # type: ignore[attr-defined]
-                if request.url.startswith("file://"):
-                    r.continue_()  # type: ignore[attr-defined]
-                else:
-                    attempted.append(request.url)
-                    r.abort()  # type: ignore[attr-defined]
-
-            page.route("**/*", route)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto((site / "index.html").as_uri())
-            page.get_by_role("button", name="Search").first.click()
-            field = page.locator("input[name=q]:visible")
-            field.fill("Dawid")
-            field.press("Enter")
-            page.wait_for_url("**/search.html?q=Dawid*")
-            results = page.locator("#search-results ul.search li a")
-            results.first.wait_for(timeout=30_000)
-            count = results.count()
-            results.first.click()
-            page.wait_for_load_state()
-            url, body = page.url, page.locator("main").inner_text()
-        finally:
-            browser.close()
+    with offline_page() as (page, attempted):
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((site / "index.html").as_uri())
+        page.get_by_role("button", name="Search").first.click()
+        field = page.locator("input[name=q]:visible")
+        field.fill("Dawid")
+        field.press("Enter")
+        page.wait_for_url("**/search.html?q=Dawid*")
+        results = page.locator("#search-results ul.search li a")
+        results.first.wait_for(timeout=30_000)
+        count = results.count()
+        results.first.click()
+        page.wait_for_load_state()
+        url, body = page.url, page.locator("main").inner_text()
     assert count >= 3
     assert url.startswith(site.as_uri() + "/") and "search.html" not in url
     assert "Dawid" in body

@@ -6,14 +6,13 @@ simulate is refused at parse in one line naming the key."""
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from marketsim.cli import main
 from marketsim.errors import InputError
 from marketsim.market import block_requester
 from marketsim.market.block_market import BlockMarket
@@ -28,8 +27,6 @@ from marketsim.scenario.toml_out import dumps
 from marketsim.study.run_folder import run_record
 from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
-
-ROOT = Path(__file__).resolve().parents[2]
 
 DOC: dict[str, Any] = {
     "scenario": {"seed": 4, "engine": "blocks"},
@@ -217,14 +214,12 @@ def test_block_debits_refuse_each_broken_limit_as_an_internal_error() -> None:
     assert (books.bought, books.spent, books.in_flight) == (2, 2.0, 0)
 
 
-def test_the_command_line_refuses_blocks_with_gold_in_one_line_exit_2(tmp_path: Path) -> None:
+def test_the_command_line_refuses_blocks_with_gold_in_one_line_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "gold.toml"
     path.write_text(toml_text(doc(gold={"count": 10, "rate": 0.1})))
-    result = subprocess.run([sys.executable, "-m", "marketsim", "run", str(path), "--quiet",
-                             "--out", str(tmp_path / "out")], capture_output=True, text=True,
-                            cwd=ROOT, timeout=120)
-    assert result.returncode == 2
-    assert result.stderr.strip() == (
+    assert main(["run", str(path), "--quiet", "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip() == (
         f"marketsim: error: {path}: gold is not simulated by scenario.engine = 'blocks' "
         "(it hands out a refresh's labels at once); use engine = 'events'")
 
@@ -237,10 +232,8 @@ def test_jobs_1_and_2_give_the_same_bytes_on_the_block_engine(tmp_path: Path) ->
     curves = []
     for jobs in ("1", "2"):
         out = tmp_path / f"jobs{jobs}"
-        result = subprocess.run([sys.executable, "-m", "marketsim", "run", str(path), "--quiet",
-                                 "--no-figures", "--jobs", jobs, "--out", str(out)],
-                                capture_output=True, text=True, cwd=ROOT, timeout=300)
-        assert result.returncode == 0, result.stderr
+        assert main(["run", str(path), "--quiet", "--no-figures", "--jobs", jobs,
+                     "--out", str(out)]) == 0
         curves.append((out / "curves.csv").read_bytes())
     assert curves[0] == curves[1]
     assert len(curves[0].splitlines()) == 1 + 3 * 2 * 13

@@ -5,12 +5,12 @@ the market never spins. In-process runs sit under an alarm and CLI runs under a 
 
 from __future__ import annotations
 
-import os
 import pickle
 import signal
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from marketsim.cli import main
 from marketsim.errors import EXIT_SIMULATION_ERROR, MarketStuckError, PolicyError
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
@@ -33,6 +34,7 @@ from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.study.runner import market_setup
 from marketsim.study.seeds import unit_streams, world_rng
+from tests.helpers import example_counts
 
 ROOT = Path(__file__).resolve().parents[2]
 N_TASKS, N_WORKERS, BUDGET = 30, 4, 90
@@ -121,9 +123,17 @@ garbage = st.one_of(
 )
 
 
-@given(raw=garbage)
-@settings(max_examples=200, deadline=None)
-def test_checked_ranking_is_a_completed_valid_prefix_or_a_policy_error(raw: Any) -> None:
+@pytest.mark.parametrize("examples", example_counts(50, 200))
+def test_checked_ranking_is_a_completed_valid_prefix_or_a_policy_error(examples: int) -> None:
+    @given(raw=garbage)
+    @settings(max_examples=examples, deadline=None)
+    def check(raw: Any) -> None:
+        _completed_valid_prefix_or_policy_error(raw)
+
+    check()
+
+
+def _completed_valid_prefix_or_policy_error(raw: Any) -> None:
     try:
         full = checked_ranking(Returns(raw), raw, N_TASKS)
     except PolicyError as exc:
@@ -336,7 +346,11 @@ POLICIES = textwrap.dedent("""
 """)
 
 
-def cli_run(tmp_path: Path, cls: str) -> subprocess.CompletedProcess:
+def cli_run(tmp_path: Path, cls: str, monkeypatch: pytest.MonkeyPatch,
+            capsys: pytest.CaptureFixture[str]) -> subprocess.CompletedProcess:
+    """``marketsim run`` of the plug-in policy ``cls`` by :func:`marketsim.cli.main` in this
+    process (``--jobs 1``; the plug-in's folder on ``sys.path``): exit code and output as a
+    finished process's."""
     (tmp_path / "plugpol.py").write_text(POLICIES)
     scenario = tmp_path / "plug.toml"
     scenario.write_text(textwrap.dedent(f"""
@@ -357,12 +371,14 @@ def cli_run(tmp_path: Path, cls: str) -> subprocess.CompletedProcess:
         policy = "plugpol:{cls}"
         inference = "mv"
     """))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
-    return subprocess.run(
-        [sys.executable, "-m", "marketsim", "run", str(scenario), "--allow-imports", "--quiet",
-         "--no-figures", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, env=env, timeout=120,
-    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "plugpol", raising=False)  # this test's own copy
+    args = ["run", str(scenario), "--allow-imports", "--quiet", "--no-figures", "--jobs", "1",
+            "--out", str(tmp_path / "out")]
+    capsys.readouterr()
+    code = main(args)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["marketsim", *args], code, out, err)
 
 
 @pytest.mark.parametrize(("cls", "what"), [
@@ -372,8 +388,10 @@ def cli_run(tmp_path: Path, cls: str) -> subprocess.CompletedProcess:
     ("Writes", "rank() raised ValueError: assignment destination is read-only"),
     ("ExitsInInit", "__init__() called sys.exit(0)"),
 ])
-def test_cli_failing_policy_one_line_and_exit_code(tmp_path: Path, cls: str, what: str) -> None:
-    proc = cli_run(tmp_path, cls)
+def test_cli_failing_policy_one_line_and_exit_code(
+        tmp_path: Path, cls: str, what: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    proc = cli_run(tmp_path, cls, monkeypatch, capsys)
     assert proc.returncode == EXIT_SIMULATION_ERROR, proc.stderr
     lines = proc.stderr.splitlines()
     assert lines[0].startswith("marketsim: error: arm 'mine', replicate 0: policy ")
@@ -382,8 +400,9 @@ def test_cli_failing_policy_one_line_and_exit_code(tmp_path: Path, cls: str, wha
     assert not (tmp_path / "out" / "curves.csv").exists()
 
 
-def test_cli_prefix_policy_finishes(tmp_path: Path) -> None:
-    proc = cli_run(tmp_path, "Prefix")
+def test_cli_prefix_policy_finishes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    proc = cli_run(tmp_path, "Prefix", monkeypatch, capsys)
     assert proc.returncode == 0, proc.stderr
     last = (tmp_path / "out" / "curves.csv").read_text().splitlines()[-1].split(",")
     assert last[:3] == ["mine", "0", str(BUDGET)]
@@ -392,11 +411,11 @@ def test_cli_prefix_policy_finishes(tmp_path: Path) -> None:
 def test_multiclass_run_prints_no_python_warning(tmp_path: Path) -> None:
     # Opt-D&S refits on the sparse early graph made the spectral initialiser fall back to
     # majority vote, and the market re-emitted each fallback as a RuntimeWarning.
-    proc = subprocess.run(
-        [sys.executable, "-m", "marketsim", "run",
-         str(ROOT / "scenarios" / "multiclass_confusion.toml"), "--quiet", "--replicates", "1",
-         "--no-figures", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "Warning" not in proc.stderr, proc.stderr
+    # In this process with --jobs 1, every warning recorded (whatever the test filters say).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = main(["run", str(ROOT / "scenarios" / "multiclass_confusion.toml"), "--quiet",
+                     "--replicates", "1", "--jobs", "1", "--no-figures",
+                     "--out", str(tmp_path / "out")])
+    assert code == 0
+    assert [str(w.message) for w in caught] == []

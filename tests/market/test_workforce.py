@@ -3,8 +3,6 @@ prices and tiers, the money budget, and the one-line errors of their scenario ke
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from marketsim.scenario.crowd_specs import TiersSpec
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.toml_out import dumps
 from marketsim.study.runner import market_setup, run_unit
+from tests.helpers import validate_in_process
 from tests.market.test_market_worker_aware import LeastLabelled, market, run, scenario
 
 
@@ -191,12 +190,12 @@ policy = "uniform"
     ("[blocking]\nafter = 2\nmin_accuracy = 0.7\n", "blocking needs [gold]"),
     ("[gold]\ncount = 3\n[blocking]\nafter = 4\nmin_accuracy = 0.7\n", "blocking.after"),
 ])
-def test_invalid_mechanics_keys_are_exit_2_one_liners(tmp_path: Path, toml: str,
-                                                      message: str) -> None:
+def test_invalid_mechanics_keys_are_exit_2_one_liners(tmp_path: Path, toml: str, message: str,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(BASE + toml)
-    proc = subprocess.run([sys.executable, "-m", "marketsim", "validate", str(path)],
-                          capture_output=True, text=True, timeout=120)
+    proc = validate_in_process(path, capsys)
     assert proc.returncode == 2
     err = proc.stderr.strip()
     assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err

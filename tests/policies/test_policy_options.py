@@ -4,23 +4,22 @@ the generated docs and the JSON Schema."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from marketsim.cli import main
 from marketsim.errors import InputError
 from marketsim.options import OptionError
 from marketsim.policies.random_forest import RandomForestPolicy
 from marketsim.policies.registry import POLICIES, make_policy
 from marketsim.scenario import docs
 from tests.helpers import schema_validator
-
-ROOT = Path(__file__).resolve().parents[2]
 
 #: A plug-in policy declaring its options the way the built-in ones do.
 PLUGIN = textwrap.dedent('''
@@ -65,12 +64,25 @@ SCENARIO = textwrap.dedent('''
 ''')
 
 
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200",
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT),
-                                          os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "marketsim", *args], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=120, env=env)
+Command = Callable[..., subprocess.CompletedProcess]
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Command:
+    """``marketsim ARGS`` by :func:`marketsim.cli.main` in this process, from the folder
+    ``tmp_path`` (on ``sys.path``, as the current folder is for ``python -m``) and 200
+    columns wide: exit code and output as a finished process's."""
+    def command(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.setenv("COLUMNS", "200")
+        sys.modules.pop("capped_plugin", None)  # each test's own copy of the plug-in
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["marketsim", *args], code, out, err)
+
+    return command
 
 
 @pytest.fixture()
@@ -79,23 +91,24 @@ def plugin(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_validate_checks_a_plugin_policys_options_against_its_model(plugin: Path) -> None:
+def test_validate_checks_a_plugin_policys_options_against_its_model(plugin: Path,
+                                                                    cli: Command) -> None:
     (plugin / "bad.toml").write_text(SCENARIO.format(options=", cap = 80"), encoding="utf-8")
-    bad = _cli(plugin, "validate", "bad.toml", "--allow-imports")
+    bad = cli(plugin, "validate", "bad.toml", "--allow-imports")
     assert bad.returncode == 2, bad.stdout + bad.stderr
     line = bad.stderr.strip()
     assert "\n" not in line and "arms[0].policy.cap must be <= 50, got 80" in line, line
     (plugin / "typo.toml").write_text(SCENARIO.format(options=", cp = 2"), encoding="utf-8")
-    typo = _cli(plugin, "validate", "typo.toml", "--allow-imports")
+    typo = cli(plugin, "validate", "typo.toml", "--allow-imports")
     assert typo.returncode == 2 and "did you mean cap?" in typo.stderr, typo.stderr
     (plugin / "good.toml").write_text(SCENARIO.format(options=', cap = 5, order = "random"'),
                                       encoding="utf-8")
-    good = _cli(plugin, "validate", "good.toml", "--allow-imports")
+    good = cli(plugin, "validate", "good.toml", "--allow-imports")
     assert good.returncode == 0, good.stdout + good.stderr
 
 
-def test_list_policy_prints_a_plugin_policys_options(plugin: Path) -> None:
-    result = _cli(plugin, "list", "--policy", "capped_plugin:Capped")
+def test_list_policy_prints_a_plugin_policys_options(plugin: Path, cli: Command) -> None:
+    result = cli(plugin, "list", "--policy", "capped_plugin:Capped")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Fewest labels first" in out
@@ -106,12 +119,12 @@ def test_list_policy_prints_a_plugin_policys_options(plugin: Path) -> None:
 
 
 def test_list_policy_prints_a_builtin_policys_options_and_refuses_unknown_names(
-        tmp_path: Path) -> None:
-    result = _cli(tmp_path, "list", "--policy", "knowledge-gradient")
+        tmp_path: Path, cli: Command) -> None:
+    result = cli(tmp_path, "list", "--policy", "knowledge-gradient")
     assert result.returncode == 0, result.stderr
     assert "optimistic" in result.stdout and "a0" in result.stdout
-    assert "options: none" in _cli(tmp_path, "list", "--policy", "uniform").stdout
-    bad = _cli(tmp_path, "list", "--policy", "unifrm")
+    assert "options: none" in cli(tmp_path, "list", "--policy", "uniform").stdout
+    bad = cli(tmp_path, "list", "--policy", "unifrm")
     assert bad.returncode == 2 and "did you mean uniform?" in bad.stderr, bad.stderr
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from marketsim.errors import InputError
+from marketsim.market.market import Market as SimMarket
 from marketsim.options import OptionError
 from marketsim.policies.base import DONE, MarketInfo, MarketState, WorkerStats
 from marketsim.policies.dynamic_overlap import (
@@ -23,6 +24,9 @@ from marketsim.policies.dynamic_overlap import (
 from marketsim.policies.fixed_overlap import FixedOverlapPolicy, deal
 from marketsim.policies.until_agreement import UntilAgreementPolicy
 from marketsim.scenario.parser import parse_scenario
+from marketsim.scenario.specs import Scenario
+from marketsim.study import runner
+from tests.helpers import validate_in_process
 
 RNG = np.random.default_rng(0)
 
@@ -250,12 +254,8 @@ def scenario(policy: Any, *, fee: float = 0.0, service: float = 0.0) -> Any:
     return parse_scenario(doc, "presets.toml")
 
 
-@pytest.mark.parametrize("service", [0.0, 2.0])
-def test_fixed_overlap_market_ends_under_budget_with_exact_overlaps(service: float) -> None:
-    from marketsim.market.market import Market as SimMarket
-    from marketsim.study import runner
-
-    sc = scenario({"name": "fixed-overlap", "overlap": 4}, fee=0.25, service=service)
+def ran_market(sc: Scenario) -> SimMarket:
+    """The market of ``sc``'s first unit after the study runner ran it (replicate 0, arm 0)."""
     made: list[SimMarket] = []
 
     class Spy(SimMarket):
@@ -265,7 +265,13 @@ def test_fixed_overlap_market_ends_under_budget_with_exact_overlaps(service: flo
 
     with patch.object(runner, "Market", Spy):
         runner.run_unit(sc, 0, 0)
-    market = made[0]
+    return made[0]
+
+
+@pytest.mark.parametrize("service", [0.0, 2.0])
+def test_fixed_overlap_market_ends_under_budget_with_exact_overlaps(service: float) -> None:
+    sc = scenario({"name": "fixed-overlap", "overlap": 4}, fee=0.25, service=service)
+    market = ran_market(sc)
     assert market.stop is not None and market.stop.causes == ("closed",)
     counts = np.bincount(market.log.view().tasks, minlength=40)
     assert counts.tolist() == [4] * 40            # exactly 4 labels per task
@@ -284,20 +290,8 @@ def test_overlaps_deal_the_distribution_evenly_over_the_task_order() -> None:
 
 
 def test_fixed_overlap_market_gives_each_task_its_count_of_overlaps() -> None:
-    from marketsim.market.market import Market as SimMarket
-    from marketsim.study import runner
-
     sc = scenario({"name": "fixed-overlap", "overlaps": [[2, 10], [5, 20], [8, 10]]})
-    made: list[SimMarket] = []
-
-    class Spy(SimMarket):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    with patch.object(runner, "Market", Spy):
-        runner.run_unit(sc, 0, 0)
-    market = made[0]
+    market = ran_market(sc)
     counts = np.bincount(market.log.view().tasks, minlength=40)
     assert market.stop is not None and market.stop.causes == ("closed",)
     assert counts.tolist() == deal([[2, 10], [5, 20], [8, 10]], 40).tolist()
@@ -344,14 +338,12 @@ def test_fee_and_min_price_are_checked_at_parse() -> None:
     ("", "fee = -0.2\n", '"fixed-overlap"', "budget.fee"),
 ])
 def test_bad_values_are_one_line_exit_2(tmp_path: Path, workers: str, budget: str, policy: str,
-                                        expected: str) -> None:
-    import subprocess
-    import sys
+                                        expected: str, capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(f'[scenario]\nseed = 1\n[tasks]\ncount = 4\n[workers]\ncount = 3\n{workers}'
                     f'[budget]\nedges = 8\n{budget}[[arms]]\nname = "a"\npolicy = {policy}\n')
-    done = subprocess.run([sys.executable, "-m", "marketsim", "validate", str(path)],
-                          capture_output=True, text=True, check=False)
+    done = validate_in_process(path, capsys)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1

@@ -4,14 +4,13 @@ every kind of market validate against them, and an invalid file is refused in on
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
 import pytest
 
 import marketsim
+from marketsim.cli import main
 from marketsim.errors import InputError
 from marketsim.record import schemas
 from marketsim.record.run_model import run_json
@@ -61,13 +60,9 @@ def test_shipped_scenarios_write_valid_summaries(name: str, tmp_path: Path) -> N
 
 def test_sweep_points_write_valid_summaries(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "marketsim", "run",
-         str(ROOT / "scenarios" / "teaching" / "03_stale_posteriors.toml"), "--replicates", "1",
-         "--jobs", "1", "--quiet", "--no-figures", "--out", str(out)],
-        capture_output=True, text=True, env=env, check=False)
-    assert proc.returncode == 0, proc.stderr
+    assert main(["run", str(ROOT / "scenarios" / "teaching" / "03_stale_posteriors.toml"),
+                 "--replicates", "1", "--jobs", "1", "--quiet", "--no-figures",
+                 "--out", str(out)]) == 0
     schema_validator(json.loads(RUN_SCHEMA.read_text())).validate(
         json.loads((out / "run.json").read_text()))
     points = sorted(out.glob("points/p*"))
@@ -76,23 +71,31 @@ def test_sweep_points_write_valid_summaries(tmp_path: Path) -> None:
         _validate_folder(point)
 
 
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished one-replicate run of a small 30_workers market (read-only: copy it)."""
+    sc = marketsim.load_scenario(ROOT / "scenarios" / "30_workers.toml")
+    sc = sc.replace({"budget.edges": 3 * sc.tasks.count})
+    folder = tmp_path_factory.mktemp("small_run") / "run"
+    marketsim.run(sc, replicates=1, jobs=1, out=folder, figures=False)
+    return folder
+
+
 @pytest.mark.parametrize(("edit", "key"), [
     (lambda d: d["arms"][next(iter(d["arms"]))].pop("edges"), "edges: Field required"),
     (lambda d: d.update(complete="yes"), "complete: Input should be a valid boolean"),
 ])
-def test_report_refuses_an_invalid_summary_in_one_line(edit: object, key: str,
-                                                        tmp_path: Path) -> None:
-    sc = marketsim.load_scenario(ROOT / "scenarios" / "30_workers.toml")
-    sc = sc.replace({"budget.edges": 3 * sc.tasks.count})
+def test_report_refuses_an_invalid_summary_in_one_line(
+        edit: object, key: str, small_run: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "run"
-    marketsim.run(sc, replicates=1, jobs=1, out=folder, figures=False)
+    shutil.copytree(small_run, folder)
     data = json.loads((folder / "summary.json").read_text())
     edit(data)  # type: ignore[operator]
     (folder / "summary.json").write_text(json.dumps(data))
-    proc = subprocess.run([sys.executable, "-m", "marketsim", "report", str(folder)],
-                          capture_output=True, text=True, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
+    capsys.readouterr()
+    assert main(["report", str(folder)]) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
     assert str(folder / "summary.json") in lines[0] and key in lines[0]

@@ -19,13 +19,10 @@ from PIL import Image
 
 from marketsim.cli import main
 from marketsim.report.html_text import markdown_html
+from tests import browser
+from tests.browser import browser_or_skip, offline_page
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-
 #: Prices per tier, so money differs from labels and the chart's money switch has something
 #: to show.
 SCENARIO = """
@@ -226,25 +223,6 @@ def test_sweep_folder_gets_a_page_per_point_and_a_slide_sized_sweep_figure(
         assert img.size == (1920, 1080)
 
 
-def _browser_or_skip() -> None:
-    """Skip (with the reason) when Chromium or Playwright is missing; fail instead on CI,
-    where the slow step must run this test."""
-    missing = []
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        missing.append('Playwright (pip install -e ".[test]")')
-    if not CHROMIUM.is_file():
-        missing.append(f"Chromium at {CHROMIUM} (apt-get install chromium)")
-    if os.environ.get("MARKETSIM_NO_BROWSER"):  # .ci/run tried to install it and could not
-        pytest.skip(f"no browser: {os.environ['MARKETSIM_NO_BROWSER']}")
-    if missing:
-        reason = "the browser test needs " + " and ".join(missing)
-        if os.environ.get("CI"):
-            pytest.fail(reason + " (CI is set: .ci/run installs them)")
-        pytest.skip(reason)
-
-
 def _distinct_colours(png: bytes) -> int:
     pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).reshape(-1, 3)
     return len(np.unique(pixels, axis=0))
@@ -256,73 +234,55 @@ def test_page_opens_in_headless_chromium_offline_and_its_chart_works(html_run: P
     attempted, no console message or page error, every arm in the legend, hover shows a
     point's values, a legend click hides an arm, the money switch redraws the chart, and the
     screenshot is not blank."""
-    _browser_or_skip()
-    from playwright.sync_api import sync_playwright
-
-    attempted: list[str] = []
+    browser_or_skip()
     messages: list[str] = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+    with offline_page() as (page, attempted):
+        page.on("console", lambda m: messages.append(f"console {m.type}: {m.text}"))
+        page.on("pageerror", lambda e: messages.append(f"page error: {e}"))
+        page.goto((html_run / "report.html").as_uri())
+        page.wait_for_selector("#error-chart .main-svg")
+        legend = page.locator("#error-chart .legendtext").all_text_contents()
+        assert legend == [f"{name} (n=3)" for name in ARMS]
+        chart = page.locator("#error-chart")
+        before = chart.screenshot()
+        shot = page.screenshot(full_page=True)
 
-            def route(r: object) -> None:
-                request = r.request  # type: ignore[attr-defined]
-                if request.url.startswith("file://"):
-                    r.continue_()  # type: ignore[attr-defined]
-                else:
-                    attempted.append(request.url)
-                    r.abort()  # type: ignore[attr-defined]
+        # hover the middle point of the first arm's curve: its values appear
+        box = chart.bounding_box()
+        assert box is not None
+        x, y = page.evaluate("""() => {
+            const gd = document.getElementById('error-chart'), fl = gd._fullLayout;
+            const t = gd._fullData[1], i = Math.floor(t.x.length / 2);
+            return [fl._size.l + fl.xaxis.c2p(t.x[i]), fl._size.t + fl.yaxis.c2p(t.y[i])];
+        }""")
+        page.mouse.move(box["x"] + x, box["y"] + y)
+        page.wait_for_selector("#error-chart .hovertext")
+        hover = page.locator("#error-chart .hovertext").first.text_content() or ""
+        assert "labels:" in hover and "money:" in hover and "error:" in hover
 
-            page.route("**/*", route)
-            page.on("console", lambda m: messages.append(f"console {m.type}: {m.text}"))
-            page.on("pageerror", lambda e: messages.append(f"page error: {e}"))
-            page.goto((html_run / "report.html").as_uri())
-            page.wait_for_selector("#error-chart .main-svg")
-            legend = page.locator("#error-chart .legendtext").all_text_contents()
-            assert legend == [f"{name} (n=3)" for name in ARMS]
-            chart = page.locator("#error-chart")
-            before = chart.screenshot()
-            shot = page.screenshot(full_page=True)
+        # a click on the legend hides an arm (its line and band)
+        # (plotly waits out its double-click delay before acting on a click)
+        page.locator("#error-chart .legendtext", has_text="entropy-greedy").click(
+            force=True)
+        page.wait_for_function("document.getElementById('error-chart')"
+                               "._fullData[3].visible !== true", timeout=10_000)
+        visible = page.evaluate(
+            "document.getElementById('error-chart')._fullData.map(t => t.visible)")
+        assert visible[2:4] == ["legendonly", "legendonly"]
+        assert visible[0] is True and visible[4] is True
 
-            # hover the middle point of the first arm's curve: its values appear
-            box = chart.bounding_box()
-            assert box is not None
-            x, y = page.evaluate("""() => {
-                const gd = document.getElementById('error-chart'), fl = gd._fullLayout;
-                const t = gd._fullData[1], i = Math.floor(t.x.length / 2);
-                return [fl._size.l + fl.xaxis.c2p(t.x[i]), fl._size.t + fl.yaxis.c2p(t.y[i])];
-            }""")
-            page.mouse.move(box["x"] + x, box["y"] + y)
-            page.wait_for_selector("#error-chart .hovertext")
-            hover = page.locator("#error-chart .hovertext").first.text_content() or ""
-            assert "labels:" in hover and "money:" in hover and "error:" in hover
-
-            # a click on the legend hides an arm (its line and band)
-            # (plotly waits out its double-click delay before acting on a click)
-            page.locator("#error-chart .legendtext", has_text="entropy-greedy").click(
-                force=True)
-            page.wait_for_function("document.getElementById('error-chart')"
-                                   "._fullData[3].visible !== true", timeout=10_000)
-            visible = page.evaluate(
-                "document.getElementById('error-chart')._fullData.map(t => t.visible)")
-            assert visible[2:4] == ["legendonly", "legendonly"]
-            assert visible[0] is True and visible[4] is True
-
-            # the switch: x against money
-            x_labels = page.evaluate("Array.from(document.getElementById('error-chart')"
-                                     "._fullData[1].x)")
-            page.get_by_text("x: money").click()
-            page.wait_for_function("document.getElementById('error-chart')"
-                                   ".layout.xaxis.title.text.startsWith('money')",
-                                   timeout=10_000)
-            title = page.evaluate(
-                "document.getElementById('error-chart').layout.xaxis.title.text")
-            x_money = page.evaluate("Array.from(document.getElementById('error-chart')"
-                                    "._fullData[1].x)")
-            after = chart.screenshot()
-        finally:
-            browser.close()
+        # the switch: x against money
+        x_labels = page.evaluate("Array.from(document.getElementById('error-chart')"
+                                 "._fullData[1].x)")
+        page.get_by_text("x: money").click()
+        page.wait_for_function("document.getElementById('error-chart')"
+                               ".layout.xaxis.title.text.startsWith('money')",
+                               timeout=10_000)
+        title = page.evaluate(
+            "document.getElementById('error-chart').layout.xaxis.title.text")
+        x_money = page.evaluate("Array.from(document.getElementById('error-chart')"
+                                "._fullData[1].x)")
+        after = chart.screenshot()
     assert attempted == []
     assert messages == []
     assert title == "money spent (mean over replicates)"
@@ -334,13 +294,13 @@ def test_page_opens_in_headless_chromium_offline_and_its_chart_works(html_run: P
 
 def test_browser_test_fails_on_ci_and_skips_elsewhere_when_chromium_is_missing(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", Path("/nonexistent/chromium"))
+    monkeypatch.setattr(browser, "CHROMIUM", Path("/nonexistent/chromium"))
     monkeypatch.setenv("CI", "1")
     with pytest.raises(pytest.fail.Exception, match="Chromium at /nonexistent/chromium"):
-        _browser_or_skip()
+        browser_or_skip()
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="Chromium at /nonexistent/chromium"):
-        _browser_or_skip()
+        browser_or_skip()
 
 
 def test_api_to_html_writes_the_page_the_command_writes(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ figures, whose drawing is most of a small run's time; no link in the folder poin
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
@@ -11,60 +10,14 @@ import pytest
 
 import marketsim
 from marketsim.cli import main
-
-SCENARIO = """
-[scenario]
-name = "no figures"
-seed = 4
-replicates = 2
-
-[tasks]
-count = 40
-classes = 2
-
-[workers]
-count = 6
-
-[workers.tiers]
-cuts = [0.85]
-prices = [1.0, 2.0]
-
-[budget]
-edges = 160
-batch = 20
-
-[[arms]]
-name = "uniform"
-policy = "uniform"
-
-[[arms]]
-name = "qualified"
-policy = { name = "qasca", min_tier = 1 }
-"""
-
-SWEEP = SCENARIO + """
-[sweep]
-workers.tiers.prices = [[1, 1.5], [1, 4]]
-"""
-
-
-def figures(folder: Path) -> list[str]:
-    """The PNG and SVG files anywhere under ``folder``."""
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.suffix in
-                  (".png", ".svg"))
-
-
-def dangling_links(markdown: Path) -> list[str]:
-    """The relative link targets of ``markdown`` (anchors stripped) that are not files."""
-    targets = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", markdown.read_text())
-    return [t for t in targets if not (markdown.parent / t).exists()]
+from tests.report.conftest import PRICED, PRICED_SWEEP, dangling_links, figures
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The scenario (money and time beside labels: three figures) run with and without figures."""
     base = tmp_path_factory.mktemp("no_figures")
-    (base / "s.toml").write_text(SCENARIO)
+    (base / "s.toml").write_text(PRICED)
     for name, extra in (("drawn", []), ("bare", ["--no-figures"])):
         assert main(["run", str(base / "s.toml"), "--out", str(base / name), "--quiet",
                      "--jobs", "1", *extra]) == 0
@@ -108,8 +61,9 @@ def test_slides_and_no_figures_together_are_refused(
     assert err.count("\n") == 0 and "--slides" in err and "--no-figures" in err
 
 
-def test_sweep_without_figures_writes_none_for_the_sweep_or_its_points(tmp_path: Path) -> None:
-    (tmp_path / "s.toml").write_text(SWEEP)
+def test_sweep_without_figures_writes_none_for_the_sweep_or_its_points(
+        tmp_path: Path, priced_sweep: Path) -> None:
+    (tmp_path / "s.toml").write_text(PRICED_SWEEP)
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"), "--quiet",
                  "--jobs", "1", "--no-figures"]) == 0
     assert figures(tmp_path / "run") == []
@@ -117,6 +71,10 @@ def test_sweep_without_figures_writes_none_for_the_sweep_or_its_points(tmp_path:
                      *(tmp_path / "run" / "points").glob("p*/report.md")]:
         assert dangling_links(markdown) == [], markdown
     assert len(list((tmp_path / "run" / "points").glob("p*/report.md"))) == 2
+    # the same results as the sweep drawn with its figures
+    assert (tmp_path / "run" / "sweep.csv").read_bytes() == \
+        (priced_sweep / "sweep.csv").read_bytes()
+    assert figures(priced_sweep) != []
 
 
 def test_the_api_run_without_figures_writes_the_same_folder_but_the_figures(

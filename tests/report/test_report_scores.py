@@ -8,13 +8,14 @@ import io
 import json
 import math
 import subprocess
-import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from marketsim.cli import main
 from marketsim.record.curves import (
     CURVE_COLUMNS,
     EXTRA_COLUMNS,
@@ -30,8 +31,6 @@ from marketsim.report.progress import PlainProgress
 from marketsim.scenario.parser import parse_scenario
 from marketsim.study.run_folder import load_units, save_unit
 from marketsim.study.runner import run_study
-
-ROOT = Path(__file__).resolve().parents[2]
 
 TINY = """
 [scenario]
@@ -66,9 +65,17 @@ inference = "gaussian-hard-em"
 """
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "marketsim", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=180)
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``marketsim ARGS`` by :func:`marketsim.cli.main` in this process: exit code and output
+    as a finished process's."""
+    def command(*args: str) -> subprocess.CompletedProcess[str]:
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["marketsim", *args], code, out, err)
+
+    return command
 
 
 def score_row(edges: int, rmse: float, plain: float, acc: float, rep: int = 0) -> CurveRow:
@@ -126,7 +133,8 @@ def test_checkpoints_keep_nan_free_json_and_round_trip(tmp_path: Path) -> None:
     assert unit.rows == rows
 
 
-def test_run_and_report_show_rmse_for_a_continuous_market(tmp_path: Path) -> None:
+def test_run_and_report_show_rmse_for_a_continuous_market(tmp_path: Path,
+        cli: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     scenario = tmp_path / "tiny.toml"
     scenario.write_text(TINY)
     run_dir = tmp_path / "run"
@@ -191,7 +199,8 @@ def test_sweep_table_names_the_rmse() -> None:
     assert "labels to 5%" in sweep_markdown(["workers.count"], rows)
 
 
-def test_json_output_names_the_metric(tmp_path: Path) -> None:
+def test_json_output_names_the_metric(tmp_path: Path,
+        cli: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     scenario = tmp_path / "tiny.toml"
     scenario.write_text(TINY.replace("replicates = 2", "replicates = 1"))
     proc = cli(scenario.as_posix(), "--out", (tmp_path / "run").as_posix(), "--json",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import math
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -153,38 +154,10 @@ def test_sweep_figure_keeps_a_fraction_on_a_linear_axis() -> None:
     assert all(ax.get_xscale() == "log" for ax in sweep_figure(["k"], counts).get_axes())
 
 
-PRICES_SWEEP = """
-[scenario]
-seed = 3
-replicates = 2
-[tasks]
-count = 40
-[workers]
-count = 8
-[workers.tiers]
-cuts = [0.85]
-prices = [1.0, 2.0]
-[budget]
-edges = 200
-batch = 20
-[sweep]
-workers.tiers.prices = [[1, 1.5], [1, 4]]
-[[arms]]
-name = "uniform"
-policy = "uniform"
-[[arms]]
-name = "qualified"
-policy = { name = "qasca", min_tier = 1 }
-"""
-
-
-def test_a_sweep_over_a_list_valued_key_reports_money_and_time(tmp_path: Path) -> None:
+def test_a_sweep_over_a_list_valued_key_reports_money_and_time(priced_sweep: Path) -> None:
     """Issue #31, defect 2: sweeping the tier prices used to end in "unhashable type: 'list'"
     with a sweep.md linking a plot never written, and sweep.csv had no money or time."""
-    (tmp_path / "s.toml").write_text(PRICES_SWEEP)
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"),
-                 "--quiet"]) == 0
-    run = tmp_path / "run"
+    run = priced_sweep
     text = (run / "sweep.md").read_text()
     for link in re.findall(r"\]\(([^)]+\.png)\)", text):
         assert (run / link).is_file(), link
@@ -201,16 +174,20 @@ def test_a_sweep_over_a_list_valued_key_reports_money_and_time(tmp_path: Path) -
     assert any(ax.get_title().startswith("money to reach") for ax in fig.get_axes())
 
 
-def test_sweep_md_links_no_plot_when_none_was_drawn(tmp_path: Path,
+def test_sweep_md_links_no_plot_when_none_was_drawn(sweep_dir: Path, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep report written with figures on but no matplotlib (the sweep figure cannot
+    be drawn): sweep.md links no plot. Written again over a copy of the run folder, as the
+    run and the report command write it."""
     from marketsim.report import sweep
 
     def no_matplotlib(*_args: Any, **_kwargs: Any) -> None:
         raise ImportError("no matplotlib")
 
-    (tmp_path / "s.toml").write_text(SCENARIO)  # one figure per point, none for the sweep
+    run = tmp_path / "run"
+    shutil.copytree(sweep_dir, run)
     monkeypatch.setattr(sweep, "sweep_figure", no_matplotlib)
-    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "run"),
-                 "--quiet"]) == 0
-    text = (tmp_path / "run" / "sweep.md").read_text()
-    assert ".png" not in text and not (tmp_path / "run" / f"{sweep.PLOT_NAME}.png").exists()
+    sweep.write_sweep_report(run, ["arms[1].inference.max_iter"], sweep.load_points(run))
+    text = (run / "sweep.md").read_text()
+    assert "| uniform |" in text  # the table was written again
+    assert ".png" not in text and not (run / f"{sweep.PLOT_NAME}.png").exists()

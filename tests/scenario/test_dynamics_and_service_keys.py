@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import copy
 import math
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +14,7 @@ import pytest
 
 from marketsim.errors import InputError
 from marketsim.scenario.parser import parse_scenario
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import validate_in_process
 
 BASE: dict[str, Any] = {
     "tasks": {"count": 40},
@@ -108,13 +105,13 @@ def test_the_keys_enter_the_run_record_in_their_tables() -> None:
     assert record["service"]["abandon"] == 0.2 and record["dynamics"]["learning"] == 1.0
 
 
-def test_cli_exit_2_one_line_for_a_bad_dynamics_key(tmp_path: Path) -> None:
+def test_cli_exit_2_one_line_for_a_bad_dynamics_key(tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('[tasks]\ncount = 10\n[workers]\ncount = 3\n[workers.dynamics]\n'
                    'fatigue = nan\n[budget]\nedges = 20\n'
                    '[[arms]]\nname = "a"\npolicy = "uniform"\n')
-    proc = subprocess.run([sys.executable, "-m", "marketsim", "validate", str(bad)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = validate_in_process(bad, capsys)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "workers.dynamics.fatigue must be a finite number" in lines[0]

@@ -3,22 +3,19 @@ parse (one line naming the key), never filtered out, never first checked at run 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from marketsim.aggregation.registry import METHODS
+from marketsim.cli import main
 from marketsim.errors import InputError
 from marketsim.market.inference import estimator_factory
 from marketsim.policies.registry import POLICIES
 from marketsim.scenario.inference_spec import InferenceSpec, settings_model
 from marketsim.scenario.parser import parse_scenario
 
-ROOT = Path(__file__).resolve().parents[2]
 #: A valid value of every inference setting, for some method.
 VALUES: dict[str, Any] = {"init": "random", "max_iter": 5, "tol": 0.0,
                           "class_prior": "estimate", "alpha": 2.0, "beta": 3.0, "low": 0.2,
@@ -124,17 +121,15 @@ inference = { method = "ds-features", init = "spectral" }
 """
 
 
-def test_run_refuses_before_the_folder_exists(tmp_path: Path) -> None:
+def test_run_refuses_before_the_folder_exists(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     scenario = _write(tmp_path / "s.toml", SPECTRAL_FEATURES)
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for args in (["validate", str(scenario)], ["run", str(scenario), "--out", str(out)]):
-        proc = subprocess.run([sys.executable, "-m", "marketsim", *args], capture_output=True,
-                              text=True, env=env, timeout=120)
-        assert proc.returncode == 2, proc.stderr
-        assert "Traceback" not in proc.stderr
-        assert "arms[0].inference.init must be one of majority, random; got 'spectral'" \
-            in proc.stderr
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert "arms[0].inference.init must be one of majority, random; got 'spectral'" in err
     assert not out.exists()
 
 

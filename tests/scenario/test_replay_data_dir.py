@@ -5,13 +5,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from marketsim.cli import main
 from marketsim.scenario.run_migration import read_run
 from marketsim.scenario.run_record import recorded_scenario
 
@@ -29,12 +29,26 @@ def fake_rte(folder: Path, tasks: int, workers: int = 3) -> Path:
     return folder
 
 
-def marketsim(*args: str, cwd: Path, data_env: Path | None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "MARKETSIM_DATA"}
-    if data_env is not None:
-        env["MARKETSIM_DATA"] = str(data_env)
-    return subprocess.run([sys.executable, "-m", "marketsim", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+Command = Callable[..., subprocess.CompletedProcess]
+
+
+@pytest.fixture
+def marketsim(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Command:
+    """``marketsim ARGS`` run by :func:`marketsim.cli.main` in this process, from the folder
+    ``cwd`` with ``$MARKETSIM_DATA`` set to ``data_env`` (unset for None): exit code and
+    output as a finished process's."""
+    def command(*args: str, cwd: Path, data_env: Path | None) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd)
+        if data_env is None:
+            monkeypatch.delenv("MARKETSIM_DATA", raising=False)
+        else:
+            monkeypatch.setenv("MARKETSIM_DATA", str(data_env))
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["marketsim", *args], code, out, err)
+
+    return command
 
 
 def tasks_line(result: subprocess.CompletedProcess) -> str:
@@ -56,7 +70,7 @@ def folders(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_validate_takes_data_dir_over_env_over_the_files_folder(
-        folders: dict[str, Path], tmp_path: Path) -> None:
+        folders: dict[str, Path], tmp_path: Path, marketsim: Command) -> None:
     sc = str(folders["scenario"])
     assert tasks_line(marketsim("validate", sc, cwd=tmp_path, data_env=None)).startswith(
         "tasks: 14 ")
@@ -71,7 +85,8 @@ def test_validate_takes_data_dir_over_env_over_the_files_folder(
     assert "--data-dir only applies to a replay" in plain.stderr
 
 
-def test_run_records_the_folder_it_used(folders: dict[str, Path], tmp_path: Path) -> None:
+def test_run_records_the_folder_it_used(folders: dict[str, Path], tmp_path: Path,
+                                        marketsim: Command) -> None:
     """``run`` follows the same order, and run.json's document names the folder used."""
     for data_env, given, used in ((folders["env"], None, "env"),
                                   (folders["env"], folders["given"], "given")):
@@ -86,7 +101,8 @@ def test_run_records_the_folder_it_used(folders: dict[str, Path], tmp_path: Path
         assert recorded.tasks.count == {"env": 12, "given": 10}[used]
 
 
-def test_shipped_replay_scenario_reads_marketsim_data(tmp_path: Path) -> None:
+def test_shipped_replay_scenario_reads_marketsim_data(tmp_path: Path,
+                                                      marketsim: Command) -> None:
     """scenarios/replay_rte.toml pins no folder: $MARKETSIM_DATA decides (8,100 labels here,
     enough for its 8,000-label budget)."""
     data = fake_rte(tmp_path / "mine", 810, workers=10)

@@ -22,6 +22,7 @@ from marketsim.scenario.run_record import recorded_scenario
 from marketsim.scenario.toml_out import dumps
 from marketsim.study.identity import difference
 from marketsim.study.run_folder import run_record
+from tests.helpers import example_counts
 
 SOURCE = "/tmp/resolved.toml"
 TWO_FEATURES = {
@@ -182,10 +183,18 @@ def scenarios(draw: Any) -> dict[str, Any]:
     return doc
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(scenarios())
-def test_resolved_scenario_parses_to_the_same_specs(doc: dict[str, Any]) -> None:
+@pytest.mark.parametrize("examples", example_counts(30, 150))
+def test_resolved_scenario_parses_to_the_same_specs(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(scenarios())
+    def check(doc: dict[str, Any]) -> None:
+        _parses_to_the_same_specs(doc)
+
+    check()
+
+
+def _parses_to_the_same_specs(doc: dict[str, Any]) -> None:
     try:
         scenario = parse_scenario(doc, SOURCE)
     except InputError as exc:  # capacity or money that cannot hold the initial graph

@@ -5,8 +5,6 @@ inference methods must fit the market."""
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +13,7 @@ import pytest
 from marketsim.errors import InputError
 from marketsim.market.inference import estimator_factory
 from marketsim.scenario.parser import parse_scenario
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import validate_in_process
 
 SCORES: dict[str, Any] = {
     "tasks": {"count": 40},
@@ -158,15 +155,15 @@ def test_replay_rejects_gaussian_scores_and_features(tmp_path: Path) -> None:
         parse_scenario({**base, "tasks": {"features": {"count": 2}}}, source)
 
 
-def test_cli_exit_2_one_line_for_a_bad_continuous_key(tmp_path: Path) -> None:
+def test_cli_exit_2_one_line_for_a_bad_continuous_key(tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(
         '[tasks]\ncount = 10\n[workers]\ncount = 3\nmodel = "gaussian-scores"\n'
         "[workers.gaussian_scores]\ngood_fraction = -0.1\n[budget]\nedges = 20\n"
         '[[arms]]\nname = "a"\npolicy = "uniform"\n'
     )
-    proc = subprocess.run([sys.executable, "-m", "marketsim", "validate", str(bad)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    proc = validate_in_process(bad, capsys)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr

@@ -6,8 +6,6 @@ command line, no traceback)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +13,8 @@ import pytest
 
 from marketsim.errors import InputError
 from marketsim.scenario.parser import parse_scenario
-from tests.helpers import edit_table
+from tests.helpers import edit_table, validate_in_process
 
-ROOT = Path(__file__).resolve().parents[2]
 MATRICES = [[[0.9, 0.1], [0.3, 0.7]], [[0.6, 0.4], [0.05, 0.95]], [[0.5, 0.5], [0.5, 0.5]]]
 NAN = float("nan")
 
@@ -103,15 +100,15 @@ def test_bad_weights_are_one_line_errors(weights: Any, message: str) -> None:
     assert message in str(info.value) and "\n" not in str(info.value), str(info.value)
 
 
-def test_cli_exit_2_one_line_for_a_bad_matrix(tmp_path: Path) -> None:
+def test_cli_exit_2_one_line_for_a_bad_matrix(tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(
         '[tasks]\ncount = 10\n[workers]\ncount = 2\nmodel = "confusion"\n'
         '[workers.confusion]\ndesign = "per-worker"\nmatrices = [[[0.9, 0.1], [0.2, 0.8]], '
         '[[0.7, 0.3], [0.2, 0.9]]]\n[budget]\nedges = 20\n'
         '[[arms]]\nname = "a"\npolicy = "uniform"\n')
-    proc = subprocess.run([sys.executable, "-m", "marketsim", "validate", str(bad)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = validate_in_process(bad, capsys)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr

@@ -8,9 +8,6 @@ a refusal names the differing keys in one short line.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +16,12 @@ import pytest
 
 import marketsim
 from marketsim.aggregation import DawidSkene
+from marketsim.cli import main
 from marketsim.errors import InputError
 from marketsim.policies.base import Policy
 from marketsim.scenario.run_migration import read_run
 from marketsim.study.identity import described, unknowable
 from marketsim.study.run_folder import run_record
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class Capped(Policy):
@@ -99,15 +95,15 @@ def test_object_without_parameters_is_never_matched(tmp_path: Path) -> None:
         _run(_doc(Opaque(cap=2)), out)
 
 
-def test_object_run_is_not_resumed_from_the_command_line(tmp_path: Path) -> None:
+def test_object_run_is_not_resumed_from_the_command_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
     _run(_doc(Capped(cap=2)), out)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "marketsim", "run", "--resume", str(out)],
-                          capture_output=True, text=True, env=env, timeout=120)
-    assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
-    assert "was run from Python with an object as arms[0].policy" in proc.stderr
+    capsys.readouterr()
+    assert main(["run", "--resume", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "was run from Python with an object as arms[0].policy" in err
 
 
 def test_refusal_names_only_the_differing_keys(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ model = "spammer-hammer"
 [workers.spammer_hammer]
 hammer_fraction = 0.15
 [budget]
-edges = 1500
+edges = 500
 batch = 50
 [sweep]
 "arms[1].blocking.min_accuracy" = [0.3, 0.8]
@@ -51,9 +51,9 @@ def test_a_sweep_whose_arm_runs_out_of_workers_runs_every_point_and_says_where(
     summary = json.loads((out / "points" / "p001" / "summary.json").read_text())
     blocking, uniform = summary["arms"]["blocking"], summary["arms"]["uniform"]
     assert [s["causes"] for s in blocking["stopped"]] == [["blocking"], ["blocking"]]
-    assert all(s["labels"] < 1500 for s in blocking["stopped"])
+    assert all(s["labels"] < 500 for s in blocking["stopped"])
     assert blocking["edges"][-1] <= min(s["labels"] for s in blocking["stopped"])
-    assert uniform["edges"][-1] == 1500 and not uniform.get("stopped")  # the other arm ran on
+    assert uniform["edges"][-1] == 500 and not uniform.get("stopped")  # the other arm ran on
     report = (out / "points" / "p001" / "report.md").read_text()
     labels = " and ".join(f"{s['labels']:,}" for s in blocking["stopped"])
     assert f"- *blocking*: ran out of workers at {labels} labels (blocking)" in report

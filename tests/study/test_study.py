@@ -78,14 +78,14 @@ def test_worker_processes_start_when_they_save_more_than_they_cost() -> None:
 
 @pytest.fixture(scope="module")
 def jobs_1_curves(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """``curves.csv`` of the small scenario run by the command line with ``--jobs 1``: made
-    once for the tests that compare other ways of running it with it."""
+    """``curves.csv`` of the small scenario run by the command (``main``, in this process: the
+    entry point's own tests are below) with ``--jobs 1``: made once for the tests that compare
+    other ways of running it with it."""
     folder = tmp_path_factory.mktemp("jobs_1")
     path = folder / "small.toml"
     path.write_text(SMALL_SCENARIO.format(service=2.0))
-    r = marketsim("run", str(path), "--out", str(folder / "a"), "--quiet", "--no-figures",
-                  "--jobs", "1")
-    assert r.returncode == 0, r.stderr
+    assert main(["run", str(path), "--out", str(folder / "a"), "--quiet", "--no-figures",
+                 "--jobs", "1"]) == 0
     curves = (folder / "a" / "curves.csv").read_bytes()
     assert len(curves.splitlines()) > 10
     return curves
@@ -94,9 +94,8 @@ def jobs_1_curves(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 def test_jobs_1_and_2_give_identical_curves(small_scenario_path: Path, tmp_path: Path,
                                             jobs_1_curves: bytes) -> None:
     b = tmp_path / "b"
-    r2 = marketsim("run", str(small_scenario_path), "--out", str(b), "--quiet", "--no-figures",
-                   "--jobs", "2")
-    assert r2.returncode == 0, r2.stderr
+    assert main(["run", str(small_scenario_path), "--out", str(b), "--quiet", "--no-figures",
+                 "--jobs", "2"]) == 0
     assert (b / "curves.csv").read_bytes() == jobs_1_curves
 
 
@@ -107,8 +106,8 @@ def test_default_jobs_gives_the_curves_of_jobs_1(small_scenario_path: Path, tmp_
     bytes as ``--jobs 1``."""
     assert default_jobs([load_scenario(small_scenario_path).outline]) >= 2
     b = tmp_path / "b"
-    r2 = marketsim("run", str(small_scenario_path), "--out", str(b), "--quiet", "--no-figures")
-    assert r2.returncode == 0, r2.stderr
+    assert main(["run", str(small_scenario_path), "--out", str(b), "--quiet",
+                 "--no-figures"]) == 0
     assert (b / "curves.csv").read_bytes() == jobs_1_curves
 
 
@@ -139,11 +138,13 @@ def _wait_for_units(run_dir: Path, n: int, proc: subprocess.Popen, limit: float 
 
 def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     # 6 units: the kill lands with 2 saved and 4 to go; the whole study runs twice (once
-    # uninterrupted, once killed and resumed), so each unit more is paid twice
+    # uninterrupted, once killed and resumed), so each unit more is paid twice. Only the killed
+    # run is a process of its own (the kill is the point); the uninterrupted run and the resume
+    # go through main() in this process: the same code without two interpreter start-ups.
     scenario = slow_scenario(tmp_path, replicates=3)
     full = tmp_path / "full"
-    assert marketsim("run", str(scenario), "--out", str(full), "--quiet",
-                     "--no-figures").returncode == 0
+    assert main(["run", str(scenario), "--out", str(full), "--quiet", "--no-figures",
+                 "--jobs", "1"]) == 0
 
     killed = tmp_path / "killed"
     proc = subprocess.Popen(
@@ -155,8 +156,7 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     proc.wait()
     finished = len(list((killed / "units").glob("*.json")))
     assert 2 <= finished < 6
-    resumed = marketsim("run", "--resume", str(killed), "--quiet", "--no-figures")
-    assert resumed.returncode == 0, resumed.stderr
+    assert main(["run", "--resume", str(killed), "--quiet", "--no-figures", "--jobs", "1"]) == 0
     assert (killed / "curves.csv").read_bytes() == (full / "curves.csv").read_bytes()
     assert json.loads((killed / "summary.json").read_text())["complete"] is True
 
@@ -261,8 +261,7 @@ def test_sweep_expands_grid_and_reports_labels_needed(tmp_path: Path) -> None:
     scenario = tmp_path / "sweep.toml"
     scenario.write_text(text)
     out = tmp_path / "sweep"
-    result = marketsim("run", str(scenario), "--out", str(out), "--quiet", "--replicates", "1")
-    assert result.returncode == 0, result.stderr
+    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--replicates", "1"]) == 0
     rows = (out / "sweep.csv").read_text().splitlines()
     assert rows[0].startswith("point,workers.count,workers.ability.alpha,arm,metric,final_error")
     assert len(rows) == 1 + 4 * 2  # 4 grid points x 2 arms
