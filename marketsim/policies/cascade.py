@@ -3,17 +3,14 @@ models are unsure or disagree (issue #41)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from marketsim.options import F
-from marketsim.policies.base import MachineDesk
-from marketsim.policies.machine_first import HumanQuorumOptions, MachineFirst
+from marketsim.policies.machine_first import NamedMachinesFirst, NamedMachinesOptions
 from marketsim.tables import Strings
 
 
-class CascadeOptions(HumanQuorumOptions):
+class CascadeOptions(NamedMachinesOptions):
     """``cascade`` (models first, humans where they are unsure or disagree)."""
 
     machines: Strings = F((), "the machines asked about every task, by name (empty: "
@@ -24,7 +21,7 @@ class CascadeOptions(HumanQuorumOptions):
                               "differ")
 
 
-class CascadePolicy(MachineFirst[CascadeOptions]):
+class CascadePolicy(NamedMachinesFirst[CascadeOptions]):
     """Models first; humans on the tasks where a model is unsure or the models disagree."""
 
     name = "cascade"
@@ -51,22 +48,6 @@ class CascadePolicy(MachineFirst[CascadeOptions]):
         """The routing and the humans' rule, as a clause."""
         return f"tasks the models are unsure of go to humans, who then {cls.quorum(options)}"
 
-    @classmethod
-    def machines_problem(cls, options: CascadeOptions, names: Sequence[str]
-                         ) -> tuple[str, str] | None:
-        """It needs machines, and each of ``machines`` must name one."""
-        problem = super().machines_problem(options, names)
-        unknown = [m for m in options.machines if m not in names]
-        if problem is None and unknown:
-            return "machines", f"names {unknown[0]!r}, which is not one of the scenario's " \
-                f"[[machines]] ({', '.join(names)})"
-        return problem
-
-    def asked_machines(self, desk: MachineDesk) -> np.ndarray:
-        """The machines ``machines`` names, in the scenario's order (all when empty)."""
-        wanted = set(self.options.machines) or set(desk.names)
-        return np.array([i for i, name in enumerate(desk.names) if name in wanted],
-                        dtype=np.int64)
 
     def route(self, tasks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Humans where a confidence is below ``threshold`` (or missing), or, with

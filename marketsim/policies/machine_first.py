@@ -28,6 +28,7 @@ from marketsim.options import F, OptionError
 from marketsim.options import Options as OptionsModel
 from marketsim.policies.base import MachineDesk, MarketInfo, MarketState
 from marketsim.policies.quorum import AgreementQuorum, QuorumOptions
+from marketsim.tables import Strings
 
 
 class HumanQuorumOptions(QuorumOptions):
@@ -39,7 +40,16 @@ class HumanQuorumOptions(QuorumOptions):
                          "agreement there)", ge=1, le=1000)
 
 
+class NamedMachinesOptions(HumanQuorumOptions):
+    """The humans' rule, and the machines a policy may ask by name (a subclass restates
+    ``machines`` with its own words)."""
+
+    machines: Strings = F((), "the machines asked, by name (empty: every machine of the "
+                          "scenario)", shown="all")
+
+
 QuorumT = TypeVar("QuorumT", bound=HumanQuorumOptions)
+NamedT = TypeVar("NamedT", bound=NamedMachinesOptions)
 
 
 class MachineFirst(AgreementQuorum[QuorumT]):
@@ -139,3 +149,24 @@ class MachineFirst(AgreementQuorum[QuorumT]):
         confidence = self.desk.confidence[np.ix_(self.chosen, tasks)]
         agree = (answers >= 0).all(axis=0) & (answers == answers[:1]).all(axis=0)
         return agree, confidence.min(axis=0)
+
+
+class NamedMachinesFirst(MachineFirst[NamedT]):
+    """A machine-first policy that asks the machines its ``machines`` option names (all when
+    empty): ``cascade``, ``cost-aware-models``."""
+
+    @classmethod
+    def machines_problem(cls, options: NamedT, names: Sequence[str]) -> tuple[str, str] | None:
+        """It needs machines, and each of ``machines`` must name one."""
+        problem = super().machines_problem(options, names)
+        unknown = [m for m in options.machines if m not in names]
+        if problem is None and unknown:
+            return "machines", f"names {unknown[0]!r}, which is not one of the scenario's " \
+                f"[[machines]] ({', '.join(names)})"
+        return problem
+
+    def asked_machines(self, desk: MachineDesk) -> np.ndarray:
+        """The machines ``machines`` names, in the scenario's order (all when empty)."""
+        wanted = set(self.options.machines) or set(desk.names)
+        return np.array([i for i, name in enumerate(desk.names) if name in wanted],
+                        dtype=np.int64)

@@ -39,14 +39,13 @@ order, so the estimates learnt from the first tasks choose the calls of the late
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 
 from marketsim.options import F
-from marketsim.policies.base import MachineDesk, MarketInfo, MarketState
-from marketsim.policies.machine_first import HumanQuorumOptions, MachineFirst
+from marketsim.policies.base import MarketInfo, MarketState
+from marketsim.policies.machine_first import NamedMachinesFirst, NamedMachinesOptions
 from marketsim.tables import Strings
 
 #: A task's context when a model is asked about it: no answer in yet, the answers in agree, or
@@ -56,7 +55,7 @@ CONTEXTS = ("first", "agreeing", "disagreeing")
 EDGE = 1e-6
 
 
-class CostAwareModelsOptions(HumanQuorumOptions):
+class CostAwareModelsOptions(NamedMachinesOptions):
     """``cost-aware-models`` (a bandit chooses which models to ask per task)."""
 
     machines: Strings = F((), "the machines the bandit may ask, by name (empty: every machine "
@@ -100,7 +99,7 @@ def vote_log_odds(accuracy: np.ndarray, n_classes: int) -> np.ndarray:
     return np.log(accuracy) - np.log((1.0 - accuracy) / max(n_classes - 1, 1))
 
 
-class CostAwareModelsPolicy(MachineFirst[CostAwareModelsOptions]):
+class CostAwareModelsPolicy(NamedMachinesFirst[CostAwareModelsOptions]):
     """Per task, models one at a time by upper confidence bound of accuracy per price, until
     their weighted vote is confident; humans on the tasks still unsure."""
 
@@ -135,23 +134,6 @@ class CostAwareModelsPolicy(MachineFirst[CostAwareModelsOptions]):
         """The routing and the humans' rule, as a clause."""
         return f"tasks the models' vote is unsure of go to humans, who then {cls.quorum(options)}"
 
-    @classmethod
-    def machines_problem(cls, options: CostAwareModelsOptions, names: Sequence[str]
-                         ) -> tuple[str, str] | None:
-        """It needs machines, and each of ``machines`` must name one."""
-        problem = super().machines_problem(options, names)
-        unknown = [m for m in options.machines if m not in names]
-        if problem is None and unknown:
-            return "machines", f"names {unknown[0]!r}, which is not one of the scenario's " \
-                f"[[machines]] ({', '.join(names)})"
-        return problem
-
-    def asked_machines(self, desk: MachineDesk) -> np.ndarray:
-        """The candidates: the machines ``machines`` names, in the scenario's order (all when
-        empty)."""
-        wanted = set(self.options.machines) or set(desk.names)
-        return np.array([i for i, name in enumerate(desk.names) if name in wanted],
-                        dtype=np.int64)
 
     def bind(self, info: MarketInfo) -> None:
         """No call yet, no evidence; the class prior of the vote."""
