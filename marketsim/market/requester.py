@@ -125,17 +125,14 @@ class Requester:
                     self.mark(task, worker)
                     return task
         for _ in range(2):
-            given, cursor, end = self.given, self.cursor, len(order)
-            while cursor < end and given[order[cursor]]:
-                cursor += 1
-            self.cursor = cursor
-            pos = pairs.take_first_new(order, given, cursor, worker)  # marks the pair
+            given = self.given
+            self.cursor, pos = pairs.scan(order, given, self.cursor, worker)  # marks the pair
             if pos >= 0:
                 task = order[pos]
                 given[task] = 1
                 self.round_handed += 1
                 return task
-            if self.even_rounds and cursor < end:
+            if self.even_rounds and self.cursor < len(order):
                 return None  # they labelled every task left in the round: it is not over
             # The ranking is used up this round: start a new pass over it.
             self._next_pass()

@@ -1,6 +1,9 @@
 /*
- * The block engine's hand-out loop (issue #30): the requester's rule of
- * marketsim/market/requester.py (Requester.assign) run over a block of arrivals at once.
+ * The requester's hand-out scans. `walk`: the block engine's hand-out loop (issue #30), the
+ * requester's rule of marketsim/market/requester.py (Requester.assign) run over a block of
+ * arrivals at once. `first_new`: the event engine's scan for one arriving worker with the exact
+ * filter (HandedPairs.scan in marketsim/market/pairs.py), the per-label path of every small
+ * market (issue #39: its Python loop was a sixth of the main command's time).
  *
  * Each arriving worker gets the first task of the ranking, from the round's cursor on, that was
  * not handed out this round and that they were never handed; when none is left in this pass the
@@ -171,7 +174,7 @@ static int get(PyObject *obj, Buf *b, int writable, Py_ssize_t itemsize, const c
     }
     b->held = 1;
     if (itemsize && b->view.itemsize != itemsize) {
-        PyErr_Format(PyExc_ValueError, "walk: %s must have %zd-byte items", name, itemsize);
+        PyErr_Format(PyExc_ValueError, "hand_out: %s must have %zd-byte items", name, itemsize);
         return -1;
     }
     return 0;
@@ -291,14 +294,109 @@ done:
     return result;
 }
 
+
+PyDoc_STRVAR(first_new_doc,
+"first_new(order, given, cursor, filter, n_workers, worker) -> (cursor, position)\n\n"
+"The event engine's scan for one arriving worker (Requester.assign, exact filter): move\n"
+"`cursor` past the tasks of `order` (a ranking of task ids, 4- or 8-byte items) already\n"
+"`given` this round (uint8, one per task), then find the first task from there not given and\n"
+"never handed to `worker` (its bit task * n_workers + worker clear in `filter`), set that bit\n"
+"and return its position in `order` (-1: none left for them in this pass).");
+
+static PyObject *first_new(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "first_new takes 6 arguments");
+        return NULL;
+    }
+    long long cursor = PyLong_AsLongLong(args[2]);
+    long long m = PyLong_AsLongLong(args[4]);
+    long long worker = PyLong_AsLongLong(args[5]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    Buf order, given, filter;
+    order.held = given.held = filter.held = 0;
+    PyObject *result = NULL;
+    if (get(args[0], &order, 0, 0, "order") < 0 || get(args[1], &given, 1, 1, "given") < 0 ||
+        get(args[3], &filter, 1, 1, "filter") < 0) {
+        goto done;
+    }
+    Py_ssize_t size = order.view.itemsize;
+    if (!order.held || (size != 4 && size != 8)) {
+        PyErr_SetString(PyExc_ValueError, "first_new: order must have 4- or 8-byte items");
+        goto done;
+    }
+    int64_t n = order.view.len / size, pos = -1;
+    int64_t n_bits = (int64_t)filter.view.len * 8;
+    if (given.view.len != n || cursor < 0 || m <= 0 || worker < 0 || worker >= m) {
+        PyErr_SetString(PyExc_ValueError, "first_new: sizes or ids do not match");
+        goto done;
+    }
+    const uint8_t *gv = (const uint8_t *)given.view.buf;
+    uint8_t *bits = (uint8_t *)filter.view.buf;
+    const int32_t *o32 = (const int32_t *)order.view.buf;
+    const int64_t *o64 = (const int64_t *)order.view.buf;
+    int bad = 0;
+    for (; cursor < n; cursor++) {
+        int64_t task = size == 4 ? (int64_t)o32[cursor] : o64[cursor];
+        if (task < 0 || task >= n) {
+            bad = 1;
+            break;
+        }
+        if (!gv[task]) {
+            break;
+        }
+    }
+    for (int64_t at = cursor; !bad && at < n; at++) {
+        int64_t task = size == 4 ? (int64_t)o32[at] : o64[at];
+        if (task < 0 || task >= n) {
+            bad = 1;
+            break;
+        }
+        if (gv[task]) {
+            continue;
+        }
+        int64_t key = task * m + worker;
+        if (key >= n_bits) {
+            bad = 1;
+            break;
+        }
+        if (!((bits[key >> 3] >> (key & 7)) & 1)) {
+            bits[key >> 3] |= (uint8_t)(1u << (key & 7));
+            pos = at;
+            break;
+        }
+    }
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "first_new: a task id is out of range");
+    } else {
+        result = Py_BuildValue("(LL)", (long long)cursor, (long long)pos);
+    }
+done:
+    if (order.held) {
+        PyBuffer_Release(&order.view);
+    }
+    if (given.held) {
+        PyBuffer_Release(&given.view);
+    }
+    if (filter.held) {
+        PyBuffer_Release(&filter.view);
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS, walk_doc},
+    {"first_new", (PyCFunction)(void (*)(void))first_new, METH_FASTCALL, first_new_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "hand_out",
-    "The block engine's hand-out loop (see marketsim/market/block_requester.py).",
+    "The requester's hand-out scans: the block engine's loop (marketsim/market/block_requester.py)\n"
+    "and the event engine's scan for one worker (marketsim/market/pairs.py).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 

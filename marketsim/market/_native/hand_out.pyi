@@ -20,3 +20,8 @@ def walk(
     /,
 ) -> int:
     """Hand tasks to the arriving ``workers``; the number of arrivals consumed."""
+
+def first_new(
+    order: Any, given: Any, cursor: int, filter: Any, n_workers: int, worker: int, /
+) -> tuple[int, int]:
+    """The event engine's scan for one worker: ``(cursor, position)``, -1 when none is left."""
