@@ -18,8 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from marketsim.errors import InputError
 
 #: Strict types (a boolean is not a count, NaN and infinities are not numbers), no unknown
-#: keys, immutable: the scenario schema's tables and every component's options.
-STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False, frozen=True)
+#: keys, immutable: the scenario schema's tables and every component's options. Their
+#: validators are built on first use (``defer_build``), not at import: a study's worker
+#: processes only unpickle tables and never validate, so they skip building them.
+STRICT = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False, frozen=True,
+                    defer_build=True)
 
 
 def F(default: Any = ..., description: str = "", *, shown: str | None = None,

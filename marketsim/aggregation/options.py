@@ -41,7 +41,7 @@ class Params(BaseModel):
     Lax types (a numpy integer is a count; ``1`` is a float), no unknown keys, no NaN or
     infinity, immutable: the estimator copies the values onto itself."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True, defer_build=True)
 
 
 def param(default: Any, description: str, *, setting: bool = True,

@@ -42,7 +42,8 @@ class PolicySpec(Table):
     given in Python (``name`` is then its class name) runs as a fresh deep copy in every unit,
     so units stay independent whatever the number of jobs."""
 
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, allow_inf_nan=False,
+                              defer_build=True)
 
     name: str = Field(..., description="a built-in policy (`python -m marketsim list`) or a "
                       "`package.module:Class` import path (runs only with `--allow-imports`)",

@@ -298,7 +298,8 @@ class PluginWorkersSpec(WorkersSpec):
     kept as written. The class is held as the resolved scenario's, so every consumer reads its
     facts and words as a built-in model's."""
 
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, allow_inf_nan=False,
+                              defer_build=True)
 
     model: str = F(
         ..., "a `package.module:Class` import path of a subclass of "

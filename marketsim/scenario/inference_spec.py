@@ -166,7 +166,8 @@ class InferenceSpec(Table):
     the method with every setting it runs with.
     """
 
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, allow_inf_nan=False,
+                              defer_build=True)
 
     method: str = F(None, "a class method for class markets (`mv`, `one-coin`, "
                     "`one-coin-beta`, `one-coin-shifted-beta`, `one-coin-spectral`, `ds`, "
