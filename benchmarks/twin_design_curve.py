@@ -11,6 +11,14 @@ docs/explanation/models/calibration/design-curve.md. Run, e.g.::
 
     MARKETSIM_DATA=/work/shared/data python benchmarks/twin_design_curve.py --write
 
+Label files that are not reference sets (the acceptance is also checked on real data sets
+outside ``../shared``) come with ``--labels NAME=LABELS:TRUTH`` (any file ``calibrate`` reads,
+e.g. Zheng et al.'s ``answer.csv`` and ``truth.csv``; ``--duplicates first`` where a pair was
+answered twice); they are never written into the docs' table, which holds the reference sets::
+
+    PYTHONPATH=. python benchmarks/twin_design_curve.py --dataset rte \
+        --labels face=/data/face/answer.csv:/data/face/truth.csv
+
 Slow: each set is calibrated first (minutes; ``--work DIR`` keeps the scenarios, and a
 scenario already there is reused), then each replicate runs the market three times.
 """
@@ -23,7 +31,7 @@ import io
 import json
 import sys
 import time
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +53,55 @@ KS = (3, 5)
 BOUNDS = {"bluebird": 3.0}
 
 
-def calibrated(name: str, work: Path, data_dir: str | None) -> Path:
-    """The twin ``marketsim calibrate --dataset NAME`` writes (reused when already there; its
+@dataclass(frozen=True)
+class Source:
+    """Where a set's labels come from: a reference set by name, or a label file and its truth
+    (``--labels NAME=LABELS:TRUTH``)."""
+
+    name: str
+    labels: str | None = None
+    truth: str | None = None
+    duplicates: str = "error"
+
+    def calibrate_args(self, data_dir: str | None) -> list[str]:
+        """``marketsim calibrate``'s arguments naming the data."""
+        if self.labels is None:
+            return ["--dataset", self.name] + (["--data-dir", data_dir] if data_dir else [])
+        return [self.labels, "--truth", str(self.truth), "--duplicates", self.duplicates]
+
+    def load(self, data_dir: str | None) -> tuple[Any, Any]:
+        """The labels and the truth."""
+        if self.labels is None:
+            crowd, truth_file = dataset_paths(self.name, data_dir)
+            return load_labels(str(crowd), str(truth_file), "zhang")
+        return load_labels(self.labels, self.truth, duplicates=self.duplicates)
+
+
+def parse_labels(spec: str, duplicates: str) -> Source:
+    """``NAME=LABELS:TRUTH`` (``--labels``) as a :class:`Source`."""
+    name, sep, paths = spec.partition("=")
+    labels, colon, truth = paths.rpartition(":")
+    if not (sep and colon and name and labels and truth):
+        raise SystemExit(f"--labels {spec!r}: expected NAME=LABELS:TRUTH")
+    for path in (labels, truth):
+        if not Path(path).is_file():
+            raise SystemExit(f"--labels {spec!r}: no file {path}")
+    return Source(name, labels, truth, duplicates)
+
+
+def calibrated(source: Source, work: Path, data_dir: str | None) -> Path:
+    """The twin ``marketsim calibrate`` writes for ``source`` (reused when already there; its
     CPU time, printed on stderr, is kept beside it)."""
+    name = source.name
     out = work / f"calibrated_{name}.toml"
     if not out.exists():
-        args = ["calibrate", "--dataset", name, "--out", str(out), "--quiet"]
-        args += ["--data-dir", data_dir] if data_dir else []
+        args = ["calibrate", *source.calibrate_args(data_dir), "--out", str(out), "--quiet"]
         start = time.process_time()
         with contextlib.redirect_stdout(io.StringIO()) as printed, \
                 contextlib.redirect_stderr(io.StringIO()):
             code = marketsim_main(args)
         if code:
-            raise SystemExit(f"calibrate --dataset {name} failed with exit code {code}")
+            raise SystemExit(f"calibrate of {name} failed with exit code {code}")
         cpu = time.process_time() - start
         out.with_suffix(".printed.txt").write_text(
             f"{printed.getvalue()}calibrate CPU time: {cpu:.1f} s\n")
@@ -65,19 +109,19 @@ def calibrated(name: str, work: Path, data_dir: str | None) -> Path:
     return out
 
 
-def curves(name: str, work: Path, data_dir: str | None, draws: int, replicates: int,
+def curves(source: Source, work: Path, data_dir: str | None, draws: int, replicates: int,
            exact: bool) -> tuple[DesignCurve, DesignCurve]:
     """The real curve and the twin's at :data:`KS` and the full data (kept in ``work`` as
     JSON and reused for the same draws, replicates and kind of design)."""
     kind = "exact" if exact else "drawn"
+    name = source.name
     cache = work / f"{name}.{draws}-draws.{replicates}-replicates.{kind}.json"
     if cache.exists():
         saved = json.loads(cache.read_text())
         return from_json(saved["real"]), from_json(saved["twin"])
-    crowd, truth_file = dataset_paths(name, data_dir)
-    data, truth = load_labels(str(crowd), str(truth_file), "zhang")
+    data, truth = source.load(data_dir)
     real = real_curve(data, truth, draws=draws, ks=KS)
-    scenario = load_scenario(calibrated(name, work, data_dir))
+    scenario = load_scenario(calibrated(source, work, data_dir))
     twin = twin_curve(scenario, KS, range(replicates), True, exact=exact, market=True)
     cache.write_text(json.dumps({"real": as_json(real), "twin": as_json(twin)}))
     return real, twin
@@ -129,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", action="append", choices=DATASETS,
                    help="a reference set (repeat for several; default: all)")
+    p.add_argument("--labels", action="append", default=[], metavar="NAME=LABELS:TRUTH",
+                   help="a label file and its truth that is not a reference set (repeat for "
+                        "several; printed, never written into the docs)")
+    p.add_argument("--duplicates", default="error", choices=("error", "first", "last"),
+                   help="a pair answered twice in a --labels file (as calibrate's option)")
     p.add_argument("--data-dir", help="folder of the reference data (default: $MARKETSIM_DATA)")
     p.add_argument("--draws", type=int, default=10)
     p.add_argument("--replicates", type=int, default=10)
@@ -142,11 +191,16 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    external = [parse_labels(spec, args.duplicates) for spec in args.labels]
+    if args.write and external:
+        raise SystemExit("--write puts the reference sets' table into the docs: run --labels "
+                         "without it")
+    names = args.dataset or ([] if external else ["rte", "dog", "web", "bluebird"])
     rows = []
-    for name in args.dataset or ["rte", "dog", "web", "bluebird"]:
-        print(f"{name}...", file=sys.stderr, flush=True)
-        rows.append((name, *curves(name, work, args.data_dir, args.draws, args.replicates,
-                                   not args.drawn)))
+    for source in [Source(name) for name in names] + external:
+        print(f"{source.name}...", file=sys.stderr, flush=True)
+        rows.append((source.name, *curves(source, work, args.data_dir, args.draws,
+                                          args.replicates, not args.drawn)))
     text = table(rows, args.draws, args.replicates, not args.drawn)
     print(text)
     if args.write:
