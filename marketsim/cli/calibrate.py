@@ -340,10 +340,11 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     name = scenario_name(args)
     with steps.step("drawing the data's own design curve", 1):
         real = real_curve(data, truth, seed=args.seed)
-    with steps.step("fitting the crowd-shrunk worlds", 3) as advance:
+    with steps.step("fitting the crowd-shrunk worlds", 4) as advance:
         crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
         advance()  # then each with task difficulty estimated on the design curve
-        crowd += curve_worlds(crowd[:2], data, ref, known, real, weights, args.seed, advance)
+        bases = (*crowd[:2], *(f for f in crowd if f.spread_restored))
+        crowd += curve_worlds(bases, data, ref, known, real, weights, args.seed, advance)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
                       forced, held, crowd_fits=crowd)
