@@ -96,7 +96,9 @@ class ConfusionFit:
     with_difficulty: bool = False
     #: The crowd-shrunk worlds' population (None: the worker matrices are free).
     crowd: CrowdPrior | None = None
-    #: ``sigma`` estimated on the design curve, not by the likelihood (curve_difficulty).
+    #: A task effect sized beyond the likelihood: ``sigma`` on the design curve
+    #: (curve_difficulty) or the look-alike share from the majority's profile
+    #: (ambiguity_share); judged on the curve whatever the number of task types.
     on_curve: bool = False
     #: The crowd's spread restored in the worker matrices (:meth:`CrowdPrior.spread`).
     spread_restored: bool = False

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation.ambiguity_share import ambiguity_worlds
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
@@ -345,6 +346,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         advance()  # then each with task difficulty estimated on the design curve
         bases = (*crowd[:2], *(f for f in crowd if f.spread_restored))
         crowd += curve_worlds(bases, data, ref, known, real, weights, args.seed, advance)
+        crowd += ambiguity_worlds(bases[1:], data, ref, known if known.any() else None,
+                                  weights, args.seed)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
                       forced, held, crowd_fits=crowd)
