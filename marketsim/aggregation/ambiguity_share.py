@@ -2,7 +2,8 @@
 (:mod:`~marketsim.aggregation.confusion_fit`: task ``i`` of class ``c`` looks like class
 ``s ~ lookalike[c]`` to every worker) whose off-diagonal look-alike mass is scaled so that,
 replayed on the file's own (task, worker) pairs (:mod:`~marketsim.aggregation.world_replay`),
-it has as many tasks on which most labels are wrong as the real labels.
+it has as many tasks on which most labels are wrong as the real labels (``calibrate`` measures
+the world's share in its twin as collected instead: :mod:`marketsim.study.twin_ambiguity`).
 
 Why: the likelihood fits the look-alike matrix together with every worker's matrix, and a
 worker matrix fitted on a few labels absorbs part of the errors a task's labels share (the
@@ -13,15 +14,18 @@ ambiguity as a property of the task shared by its annotators is the look-alike (
 difficulty class") of Dawid & Skene's extensions; here its size is matched to the per-task
 profile of the majority's share, a moment of the data, not to the likelihood.
 
-The estimate: every scale of :data:`SCALES` (capped where a look-alike row would leave the
-probabilities) is replayed :data:`REPLICATES` times (one vectorised draw each, no
-aggregation but the count of each task's labels per class), and the scale whose share of
-majority-wrong tasks (ties counted a half) is nearest the real one is kept (the first of
-equals, so 1, the world as fitted, wins a tie).
+The estimate: the scales of :data:`SCALES` (capped where a look-alike row would leave the
+probabilities) are tried in increasing order, each world's share of majority-wrong tasks
+(ties counted a half) measured by a given function (here :func:`pairs_share`:
+:data:`REPLICATES` vectorised draws on the pairs, no aggregation but the count of each task's
+labels per class), until one reaches the real share; the scale whose share is nearest the
+real one is kept (the first of equals, so 1, the world as fitted, wins a tie). The share grows
+with the scale, so the search stops at the first scale past the real share.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -61,8 +65,8 @@ def scaled_lookalike(lookalike: np.ndarray, scale: float) -> np.ndarray | None:
 
 @dataclass(frozen=True)
 class AmbiguityShare:
-    """The scales tried, each one's replayed share of majority-wrong tasks, the real share and
-    the scale kept."""
+    """The scales tried, each one's share of majority-wrong tasks, the real share and the
+    scale kept."""
 
     scales: tuple[float, ...]
     shares: tuple[float, ...]
@@ -70,24 +74,37 @@ class AmbiguityShare:
     scale: float
 
 
-def ambiguity_share(fit: ConfusionFit, data: LabelSet, classes: np.ndarray,
-                    judged: np.ndarray, seed: int = 0) -> AmbiguityShare:
-    """The scale of ``fit``'s look-alike mass whose world, replayed on ``data``'s pairs with
-    task ``i`` of class ``classes[i]``, has the real labels' share of majority-wrong tasks
-    among the ``judged`` ones."""
+#: How a world's share of majority-wrong tasks is measured (:func:`pairs_share`, or the twin's).
+ShareOf = Callable[[ConfusionFit], float]
+
+
+def pairs_share(data: LabelSet, classes: np.ndarray, judged: np.ndarray, seed: int = 0
+                ) -> ShareOf:
+    """A world's share of majority-wrong tasks among the ``judged`` ones, replayed on
+    ``data``'s pairs with task ``i`` of class ``classes[i]`` (mean of :data:`REPLICATES`)."""
     classes = np.asarray(classes, dtype=np.int64)
-    real = majority_wrong(data, data.labels, classes, judged)
     rng = np.random.default_rng([seed, 41])
-    scales, shares = [], []
+
+    def share(world: ConfusionFit) -> float:
+        return float(np.mean([
+            majority_wrong(data, world_labels(world, data.tasks, data.workers, classes, rng),
+                           classes, judged) for _ in range(REPLICATES)]))
+    return share
+
+
+def ambiguity_share(fit: ConfusionFit, real: float, share_of: ShareOf) -> AmbiguityShare:
+    """The scale of ``fit``'s look-alike mass whose world's share of majority-wrong tasks
+    (``share_of``) is nearest the ``real`` one."""
+    scales: list[float] = []
+    shares: list[float] = []
     for scale in SCALES:
         look = scaled_lookalike(fit.lookalike, scale)
         if look is None:
             break
-        world = replace(fit, lookalike=look)
-        shares.append(float(np.mean([
-            majority_wrong(data, world_labels(world, data.tasks, data.workers, classes, rng),
-                           classes, judged) for _ in range(REPLICATES)])))
+        shares.append(share_of(replace(fit, lookalike=look)))
         scales.append(scale)
+        if shares[-1] >= real:
+            break
     best = int(np.argmin(np.abs(np.asarray(shares) - real)))
     return AmbiguityShare(tuple(scales), tuple(shares), real, scales[best])
 
@@ -107,14 +124,18 @@ def with_ambiguity_share(fit: ConfusionFit, estimate: AmbiguityShare, data: Labe
     return replace(world, log_likelihood=loglik, n_params=fit.n_params + 1, bic=float(bic))
 
 
-def ambiguity_worlds(bases: tuple[ConfusionFit, ...], data: LabelSet, classes: np.ndarray,
-                     judged: np.ndarray | None, weights: np.ndarray, seed: int = 0
-                     ) -> tuple[ConfusionFit, ...]:
-    """Each look-alike world of ``bases`` with its ambiguous share fitted to the real
-    majority-wrong share (:func:`ambiguity_share`; on the ``judged`` tasks, None: every task
-    against ``classes``, the full-data answers), those whose scale is not 1 (``calibrate``'s
-    candidates, judged on the design curve whatever the number of task types)."""
-    on = np.ones(data.n_tasks, dtype=bool) if judged is None else judged
-    worlds = (with_ambiguity_share(fit, ambiguity_share(fit, data, classes, on, seed), data,
-                                   weights) for fit in bases if fit.with_lookalike)
+def ambiguity_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of: ShareOf,
+                     data: LabelSet, weights: np.ndarray,
+                     advance: Callable[[], object] | None = None) -> tuple[ConfusionFit, ...]:
+    """Each look-alike world of ``bases`` with its ambiguous share fitted to the ``real``
+    majority-wrong share (:func:`ambiguity_share`, measured by ``share_of``), those whose
+    scale is not 1 (``calibrate``'s candidates, judged on the design curve whatever the
+    number of task types; ``advance``: called once per base)."""
+    worlds = []
+    for fit in bases:
+        if fit.with_lookalike:
+            worlds.append(with_ambiguity_share(fit, ambiguity_share(fit, real, share_of), data,
+                                               weights))
+        if advance is not None:
+            advance()
     return tuple(w for w in worlds if w is not None)

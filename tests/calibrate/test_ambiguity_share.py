@@ -14,6 +14,7 @@ from marketsim.aggregation.ambiguity_share import (
     ambiguity_share,
     ambiguity_worlds,
     majority_wrong,
+    pairs_share,
     scaled_lookalike,
 )
 from marketsim.aggregation.confusion_fit import ConfusionFit
@@ -55,12 +56,15 @@ def test_a_too_small_lookalike_share_is_scaled_back_to_the_real_one() -> None:
     half = scaled_lookalike(LOOKALIKE, 0.5)
     assert half is not None
     fitted = replace(world, lookalike=half)
-    estimate = ambiguity_share(fitted, data, truth, judged)
+    real = majority_wrong(data, data.labels, truth, judged)
+    share_of = pairs_share(data, truth, judged)
+    estimate = ambiguity_share(fitted, real, share_of)
     assert estimate.scale in (1.75, 2.0, 2.5)  # the true mass is twice the fitted one
-    assert abs(estimate.shares[estimate.scales.index(estimate.scale)] - estimate.real) < 0.015
-    assert estimate.shares[0] < estimate.real - 0.03  # the fitted world has too few
+    assert abs(estimate.shares[estimate.scales.index(estimate.scale)] - real) < 0.015
+    assert estimate.shares[0] < real - 0.03  # the fitted world has too few
+    assert estimate.scales[-1] <= 2.5  # the search stops past the real share
     weights = np.eye(3)[truth]
-    (scaled,) = ambiguity_worlds((fitted,), data, truth, judged, weights)
+    (scaled,) = ambiguity_worlds((fitted,), real, share_of, data, weights)
     assert scaled.name.endswith(SUFFIX) and scaled.on_curve
     assert np.allclose(scaled.lookalike.sum(axis=1), 1.0)
     assert np.abs(scaled.lookalike - LOOKALIKE).max() < 0.04
@@ -69,12 +73,31 @@ def test_a_too_small_lookalike_share_is_scaled_back_to_the_real_one() -> None:
 def test_a_world_with_the_real_share_is_not_added_again() -> None:
     world, data, truth = ambiguous_crowd(seed=1)
     judged = np.ones(data.n_tasks, dtype=bool)
-    estimate = ambiguity_share(world, data, truth, judged)
+    real = majority_wrong(data, data.labels, truth, judged)
+    estimate = ambiguity_share(world, real, pairs_share(data, truth, judged))
     assert estimate.scale <= 1.25  # the drawn file's own share has sd 0.014 (600 tasks)
     if estimate.scale == 1.0:
-        assert ambiguity_worlds((world,), data, truth, judged, np.eye(3)[truth]) == ()
+        assert ambiguity_worlds((world,), real, pairs_share(data, truth, judged), data,
+                                np.eye(3)[truth]) == ()
 
 
 def test_the_scale_stops_where_a_row_would_leave_the_probabilities() -> None:
     assert scaled_lookalike(LOOKALIKE, 4.0) is not None
     assert scaled_lookalike(LOOKALIKE, 4.5) is None
+
+
+def test_the_twins_share_grows_with_the_lookalike_mass_and_leaves_the_calibration_alone() -> None:
+    """The twin as collected (the design sampler's labels of the scenario calibrate would
+    write with the world): more look-alike mass, more tasks its majority gets wrong."""
+    from marketsim.scenario.calibration import Calibration
+    from marketsim.study.twin_ambiguity import twin_share
+
+    world, _, _ = ambiguous_crowd(n_workers=12)
+    cal = Calibration("x", 300, 3, 2700, np.full(3, 1 / 3), np.full(12, 1 / 12), (world,),
+                      "truth", ((9, 300),))
+    share_of = twin_share(cal, seed=0)
+    none, real, double = (share_of(replace(world, lookalike=scaled_lookalike(LOOKALIKE, s)))
+                          for s in (0.0, 1.0, 2.0))
+    assert none < 0.03 < real - 0.05 and real < double - 0.05
+    assert share_of(replace(world, lookalike=LOOKALIKE)) == real  # the same replicates' draws
+    assert cal.crowd_fits == () and cal.pick is None
