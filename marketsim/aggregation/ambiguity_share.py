@@ -18,9 +18,10 @@ The estimate: the scales of :data:`SCALES` (capped where a look-alike row would 
 probabilities) are tried in increasing order, each world's share of majority-wrong tasks
 (ties counted a half) measured by a given function (here :func:`pairs_share`:
 :data:`REPLICATES` vectorised draws on the pairs, no aggregation but the count of each task's
-labels per class), until one reaches the real share; the scale whose share is nearest the
-real one is kept (the first of equals, so 1, the world as fitted, wins a tie). The share grows
-with the scale, so the search stops at the first scale past the real share.
+labels per class), until one reaches the real share (the share grows with the scale); the
+scale is then interpolated linearly between the last two scales, whose shares bracket the
+real one. Where the world as fitted already has the real share or more, it is kept as it is
+(scale 1); where even the largest scale has less, the largest is kept.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def pairs_share(data: LabelSet, classes: np.ndarray, judged: np.ndarray, seed: i
 
 def ambiguity_share(fit: ConfusionFit, real: float, share_of: ShareOf) -> AmbiguityShare:
     """The scale of ``fit``'s look-alike mass whose world's share of majority-wrong tasks
-    (``share_of``) is nearest the ``real`` one."""
+    (``share_of``) is the ``real`` one (interpolated between the two scales that bracket it;
+    module docstring)."""
     scales: list[float] = []
     shares: list[float] = []
     for scale in SCALES:
@@ -105,6 +107,10 @@ def ambiguity_share(fit: ConfusionFit, real: float, share_of: ShareOf) -> Ambigu
         scales.append(scale)
         if shares[-1] >= real:
             break
+    if len(shares) > 1 and shares[-1] >= real > shares[-2]:  # bracketed: interpolate
+        low, high = shares[-2], shares[-1]
+        scale = scales[-2] + (real - low) / (high - low) * (scales[-1] - scales[-2])
+        return AmbiguityShare(tuple(scales), tuple(shares), real, float(scale))
     best = int(np.argmin(np.abs(np.asarray(shares) - real)))
     return AmbiguityShare(tuple(scales), tuple(shares), real, scales[best])
 

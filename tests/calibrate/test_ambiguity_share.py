@@ -59,15 +59,15 @@ def test_a_too_small_lookalike_share_is_scaled_back_to_the_real_one() -> None:
     real = majority_wrong(data, data.labels, truth, judged)
     share_of = pairs_share(data, truth, judged)
     estimate = ambiguity_share(fitted, real, share_of)
-    assert estimate.scale in (1.75, 2.0, 2.5)  # the true mass is twice the fitted one
-    assert abs(estimate.shares[estimate.scales.index(estimate.scale)] - real) < 0.015
+    assert 1.6 < estimate.scale < 2.75  # the true mass is twice the fitted one
+    assert estimate.shares[-2] < real <= estimate.shares[-1]  # bracketed, then interpolated
     assert estimate.shares[0] < real - 0.03  # the fitted world has too few
     assert estimate.scales[-1] <= 2.5  # the search stops past the real share
     weights = np.eye(3)[truth]
     (scaled,) = ambiguity_worlds((fitted,), real, share_of, data, weights)
     assert scaled.name.endswith(SUFFIX) and scaled.on_curve
     assert np.allclose(scaled.lookalike.sum(axis=1), 1.0)
-    assert np.abs(scaled.lookalike - LOOKALIKE).max() < 0.04
+    assert np.abs(scaled.lookalike - LOOKALIKE).max() < 0.07
 
 
 def test_a_world_with_the_real_share_is_not_added_again() -> None:
