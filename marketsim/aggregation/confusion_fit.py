@@ -96,8 +96,12 @@ class ConfusionFit:
     with_difficulty: bool = False
     #: The crowd-shrunk worlds' population (None: the worker matrices are free).
     crowd: CrowdPrior | None = None
-    #: ``sigma`` estimated on the design curve, not by the likelihood (curve_difficulty).
+    #: A task effect sized beyond the likelihood: ``sigma`` on the design curve
+    #: (curve_difficulty) or the look-alike share from the majority's profile
+    #: (ambiguity_share); judged on the curve whatever the number of task types.
     on_curve: bool = False
+    #: The crowd's spread restored in the worker matrices (:meth:`CrowdPrior.spread`).
+    spread_restored: bool = False
 
 
 @dataclass(frozen=True)
@@ -253,13 +257,14 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
 
 def crowd_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                  weights: np.ndarray, n_workers: int, *,
-                 effects: tuple[tuple[bool, bool], ...] = ((True, False), (True, True))
-                 ) -> tuple[ConfusionFit, ...]:
+                 effects: tuple[tuple[bool, bool], ...] = ((True, False), (True, True)),
+                 restored: bool = True) -> tuple[ConfusionFit, ...]:
     """The crowd-shrunk worlds: the crowd matrix and concentration by empirical Bayes, each
     worker's matrix its posterior mean (closed form), then that world with each pair of
     task effects (look-alikes, difficulty) in ``effects``, fitted from it (by default
     look-alikes, then both: the look-alike world is the one whose twin followed Dog's real
-    design curve)."""
+    design curve), then the look-alike world with the crowd's spread restored
+    (:func:`spread_world`; with ``restored`` and look-alikes in ``effects``)."""
     n, k = weights.shape
     counts = answer_counts(tasks, workers, labels, weights, n_workers)
     prior = fit_crowd_prior(counts)
@@ -280,7 +285,26 @@ def crowd_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
         fits.append(replace(fit, name=fit.name.replace("per-worker", "crowd-shrunk"),
                             n_params=params, bic=float(-2.0 * marginal + params * log_n),
                             crowd=prior))
+    look = [f for f in fits if f.with_lookalike and not f.with_difficulty]
+    if restored and look:
+        fits.append(spread_world(look[0], counts, tasks, workers, labels, weights))
     return tuple(fits)
+
+
+def spread_world(fit: ConfusionFit, counts: np.ndarray, tasks: np.ndarray,
+                 workers: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> ConfusionFit:
+    """The crowd-shrunk world ``fit`` with the crowd's spread restored in its worker matrices
+    (:meth:`~marketsim.aggregation.crowd_confusion.CrowdPrior.spread` of the answer
+    ``counts``: the deconvolved spread, not the posterior means' narrower one), its task
+    effects kept; the log-likelihood of the labels under it, and BIC with ``fit``'s free
+    numbers (the scaling is fixed by the fit: no parameter more). Listed with its BIC, chosen
+    on the design curve like every crowd-shrunk world."""
+    assert fit.crowd is not None
+    world = replace(fit, confusion=fit.crowd.spread(fit.confusion, counts),
+                    spread_restored=True, name=fit.name + ", the crowd's spread restored")
+    loglik = world_log_likelihood(world, tasks, workers, labels, weights)
+    bic = fit.bic - 2.0 * (loglik - fit.log_likelihood)
+    return replace(world, log_likelihood=loglik, bic=float(bic))
 
 
 def refit_world(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
@@ -290,7 +314,8 @@ def refit_world(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarray, label
     if fit.crowd is not None:
         effects = (fit.with_lookalike, fit.with_difficulty)
         return crowd_worlds(tasks, workers, labels, weights, n_workers,
-                            effects=() if effects == (False, False) else (effects,))[-1]
+                            effects=() if effects == (False, False) else (effects,),
+                            restored=fit.spread_restored)[-1]
     start = counted_confusion(tasks, workers, labels, weights, n_workers)
     plain = fit_confusion_world(tasks, workers, labels, weights, n_workers, start,
                                 coins=fit.coins, lookalike=fit.with_lookalike, difficulty=False)

@@ -20,6 +20,16 @@ of the (fractional) counts ``n_jcl`` is maximised over ``a_c = softmax(eta_c)`` 
 by L-BFGS with its exact gradient (digamma sums over the counts array: no loop over workers).
 Each worker's matrix is then its posterior mean ``(s a_c + n_jc.) / (s + n_jc)``: a worker
 with few labels is the crowd, one with many is themselves.
+
+Posterior means are narrower than the population they estimate: the deviation of worker
+``j``'s mean from the crowd is ``w (p_j - a)`` with ``w = n / (s + n)`` and ``p_j`` the
+worker's own proportions, whose variance across workers is ``w`` times the population's
+``a (1 - a) / (s + 1)``. A twin built from them has a crowd more alike than the real one, and
+Dawid–Skene, which profits from telling workers apart, gains less from it at a few labels per
+task. :meth:`CrowdPrior.spread` restores the population's spread, as constrained Bayes
+estimates do (Louis 1984, JASA 79:393; Ghosh 1992): each deviation scaled by ``1 / sqrt(w)``,
+i.e. ``a + sqrt(w) (p_j - a)``, a mix of the crowd and the worker's own proportions (always a
+probability row), whose variance across workers is the population's.
 """
 
 from __future__ import annotations
@@ -54,6 +64,17 @@ class CrowdPrior:
         """Each worker's posterior-mean matrix (workers, K, K) given their ``counts``."""
         total = self.pseudo_counts[None] + counts
         return total / total.sum(axis=2, keepdims=True)
+
+    def spread(self, matrices: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """``matrices`` (workers, K, K; posterior means or modes around the crowd, fitted on
+        ``counts``) with the population's spread restored: each row's deviation from the crowd
+        scaled by ``sqrt((s + n) / n)`` for the row's ``n`` labels (module docstring; a row
+        without labels stays the crowd's), clipped to probabilities and renormalised."""
+        n = counts.sum(axis=2, keepdims=True)
+        scale = np.sqrt((self.concentration + n) / np.maximum(n, 1e-12))
+        scale = np.where(n > 0, scale, 1.0)
+        rows = np.clip(self.matrix[None] + scale * (matrices - self.matrix[None]), 1e-6, None)
+        return rows / rows.sum(axis=2, keepdims=True)
 
 
 def answer_counts(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
@@ -78,6 +79,7 @@ from marketsim.scenario.calibration import (
 from marketsim.scenario.calibration_text import calibrated_text, types_summary
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.twin import errors_per_types, simulated_labels, type_counts
+from marketsim.study.twin_ambiguity import twin_share
 from marketsim.study.twin_curve import choose_twin, curve_units
 
 #: Tasks with a truth a file needs for the number of task types to be chosen by the errors
@@ -340,13 +342,20 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     name = scenario_name(args)
     with steps.step("drawing the data's own design curve", 1):
         real = real_curve(data, truth, seed=args.seed)
-    with steps.step("fitting the crowd-shrunk worlds", 3) as advance:
+    with steps.step("fitting the crowd-shrunk worlds", 4) as advance:
         crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
         advance()  # then each with task difficulty estimated on the design curve
-        crowd += curve_worlds(crowd[:2], data, ref, known, real, weights, args.seed, advance)
+        bases = (*crowd[:2], *(f for f in crowd if f.spread_restored))
+        crowd += curve_worlds(bases, data, ref, known, real, weights, args.seed, advance)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
                       forced, held, crowd_fits=crowd)
+    with steps.step("fitting the ambiguous share of the look-alike worlds to the "
+                    "majority's profile", 2) as advance:
+        judged = known if known.any() else np.ones(data.n_tasks, dtype=bool)
+        ambiguous = ambiguity_worlds(bases[1:], majority_wrong(data, data.labels, ref, judged),
+                                     twin_share(cal, args.seed), data, weights, advance)
+        cal = replace(cal, crowd_fits=(*cal.crowd_fits, *ambiguous))
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))

@@ -35,7 +35,9 @@ def header(cal: Calibration, command: str) -> list[str]:
         "  crowd-shrunk worlds: each pi_j[c] ~ Dirichlet(concentration * crowd[c]) around one "
         "crowd matrix (Paun et al. 2018),",
         "  fitted by empirical Bayes; pi_j is the worker's posterior mean (listed, not chosen "
-        "by BIC).",
+        "by BIC), or, 'the crowd's spread",
+        "  restored', its deviation from the crowd scaled by sqrt((concentration + n) / n) "
+        "for n labels (Louis 1984).",
     ]
     if cal.types:
         lines += [

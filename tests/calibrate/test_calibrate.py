@@ -71,7 +71,10 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     bic = {c["world"]: c["bic"] for c in fit["candidates"]}
     crowd = [name for name in bic if name.startswith("crowd-shrunk")]
     on_curve = [name for name in crowd if name.endswith("task difficulty on the design curve")]
-    assert len(crowd) == 3 + len(on_curve)  # listed beside the others, judged on the curve
+    ambiguous = [name for name in crowd if name.endswith("share from the majority's profile")]
+    restored = [name for name in crowd if name.endswith("the crowd's spread restored")]
+    assert len(restored) == 1  # the look-alike world with the crowd's spread restored
+    assert len(crowd) == 4 + len(on_curve) + len(ambiguous)  # listed, judged on the curve
     assert on_curve  # sigma = 1: the crowd-shrunk worlds' difficulty is found on the curve
     assert len(bic) == 8 + len(crowd) + 6
     assert len(fit["crowd_matrix"]) == 2 and fit["crowd_concentration"] > 0

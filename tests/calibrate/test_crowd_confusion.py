@@ -56,6 +56,26 @@ def test_workers_are_shrunk_as_far_as_their_labels_leave_room() -> None:
     assert np.abs(shrunk[1] - own).max() < 0.01
 
 
+def test_the_spread_restored_is_the_crowds_not_the_posterior_means() -> None:
+    """Workers with 8 answers a class drawn around PAIRED (concentration 10): the posterior
+    means are about half as spread as the workers really are; with the spread restored the
+    matrices are as spread as the drawn ones (each cell's sd across workers), still rows of
+    probabilities, and a worker without labels stays the crowd."""
+    rng = np.random.default_rng(5)
+    truth = draw_crowd_matrices(PAIRED, 10.0, 2000, rng)
+    counts = rng.multinomial(8, truth).astype(np.float64)
+    counts[0] = 0.0
+    prior = fit_crowd_prior(counts)
+    shrunk = prior.shrunk(counts)
+    restored = prior.spread(shrunk, counts)
+    real_sd, shrunk_sd, restored_sd = (m[1:].std(axis=0) for m in (truth, shrunk, restored))
+    big = real_sd > 0.05  # the cells whose spread is measurable
+    assert np.all(shrunk_sd[big] < 0.8 * real_sd[big])
+    assert np.all(np.abs(restored_sd[big] / real_sd[big] - 1.0) < 0.15)
+    assert np.allclose(restored.sum(axis=2), 1.0) and restored.min() > 0.0
+    assert np.allclose(restored[0], prior.matrix)
+
+
 def paired_crowd(seed: int = 4) -> tuple[np.ndarray, ...]:
     """300 tasks, 5 labels each from 40 workers drawn around PAIRED, the truth known."""
     rng = np.random.default_rng(seed)
@@ -88,10 +108,12 @@ def test_a_crowd_confusing_classes_in_pairs_chooses_the_crowd_shrunk_world() -> 
 
 def test_a_crowd_shrunk_world_refits_as_the_same_kind_of_world() -> None:
     tasks, workers, labels, weights, n_workers = paired_crowd()
-    plain, look = crowd_worlds(tasks, workers, labels, weights, n_workers,
-                               effects=((True, False),))
+    plain, look, restored = crowd_worlds(tasks, workers, labels, weights, n_workers,
+                                         effects=((True, False),))
     assert look.name == "crowd-shrunk confusion, look-alike tasks"
+    assert restored.spread_restored and restored.name.startswith(look.name)
     cut = tasks < 200
-    for fit in (plain, look):
+    for fit in (plain, restored):  # the restored world refits the look-alike one first
         again = refit_world(fit, tasks[cut], workers[cut], labels[cut], weights[:200], n_workers)
         assert again.crowd is not None and again.name == fit.name
+        assert again.spread_restored == fit.spread_restored

@@ -1,0 +1,147 @@
+"""The share of ambiguous tasks fitted to the data's disagreement profile: a look-alike world
+(:mod:`~marketsim.aggregation.confusion_fit`: task ``i`` of class ``c`` looks like class
+``s ~ lookalike[c]`` to every worker) whose off-diagonal look-alike mass is scaled so that,
+replayed on the file's own (task, worker) pairs (:mod:`~marketsim.aggregation.world_replay`),
+it has as many tasks on which most labels are wrong as the real labels (``calibrate`` measures
+the world's share in its twin as collected instead: :mod:`marketsim.study.twin_ambiguity`).
+
+Why: the likelihood fits the look-alike matrix together with every worker's matrix, and a
+worker matrix fitted on a few labels absorbs part of the errors a task's labels share (the
+same reason the likelihood puts task difficulty near zero: :mod:`~marketsim.aggregation.
+curve_difficulty`). The tasks the majority gets wrong are the errors no reweighting of workers
+fixes, so their share sets how far extra labels help Dawid–Skene at full overlap. Item
+ambiguity as a property of the task shared by its annotators is the look-alike (or "item
+difficulty class") of Dawid & Skene's extensions; here its size is matched to the per-task
+profile of the majority's share, a moment of the data, not to the likelihood.
+
+The estimate: the scales of :data:`SCALES` (capped where a look-alike row would leave the
+probabilities) are tried in increasing order, each world's share of majority-wrong tasks
+(ties counted a half) measured by a given function (here :func:`pairs_share`:
+:data:`REPLICATES` vectorised draws on the pairs, no aggregation but the count of each task's
+labels per class), until one reaches the real share (the share grows with the scale); the
+scale is then interpolated linearly between the last two scales, whose shares bracket the
+real one. Where the world as fitted already has the real share or more, it is kept as it is
+(scale 1); where even the largest scale has less, the largest is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
+from marketsim.aggregation.world_replay import world_labels
+from marketsim.data.labels import LabelSet
+
+#: The scales of the look-alike matrix's off-diagonal mass tried (1: the world as fitted).
+SCALES = (1.0, 1.125, 1.25, 1.375, 1.5, 1.75, 2.0, 2.5, 3.0)
+#: Draws of the world's answers on the real pairs per scale.
+REPLICATES = 5
+#: What the name of a world with the share fitted here ends with.
+SUFFIX = ", ambiguous share from the majority's profile"
+
+
+def majority_wrong(data: LabelSet, labels: np.ndarray, classes: np.ndarray,
+                   judged: np.ndarray) -> float:
+    """The share of the ``judged`` tasks on which most of ``labels`` (answers for ``data``'s
+    pairs) are not the task's class ``classes[i]`` (a tie between it and another class a
+    half)."""
+    counts = np.zeros((data.n_tasks, max(data.n_classes, int(classes.max()) + 1)))
+    np.add.at(counts, (data.tasks, labels), 1.0)
+    right = counts[np.arange(data.n_tasks), classes]
+    best_other = np.where(np.eye(counts.shape[1], dtype=bool)[classes], -1.0, counts).max(axis=1)
+    score = np.where(right < best_other, 1.0, np.where(right == best_other, 0.5, 0.0))
+    return float(score[judged].mean())
+
+
+def scaled_lookalike(lookalike: np.ndarray, scale: float) -> np.ndarray | None:
+    """``I + scale (lookalike - I)``: each class's look-alike mass times ``scale``; None when a
+    row's mass would exceed 1."""
+    k = lookalike.shape[0]
+    scaled = np.eye(k) + scale * (lookalike - np.eye(k))
+    return scaled if scaled.min() >= 0.0 else None
+
+
+@dataclass(frozen=True)
+class AmbiguityShare:
+    """The scales tried, each one's share of majority-wrong tasks, the real share and the
+    scale kept."""
+
+    scales: tuple[float, ...]
+    shares: tuple[float, ...]
+    real: float
+    scale: float
+
+
+#: How a world's share of majority-wrong tasks is measured (:func:`pairs_share`, or the twin's).
+ShareOf = Callable[[ConfusionFit], float]
+
+
+def pairs_share(data: LabelSet, classes: np.ndarray, judged: np.ndarray, seed: int = 0
+                ) -> ShareOf:
+    """A world's share of majority-wrong tasks among the ``judged`` ones, replayed on
+    ``data``'s pairs with task ``i`` of class ``classes[i]`` (mean of :data:`REPLICATES`)."""
+    classes = np.asarray(classes, dtype=np.int64)
+    rng = np.random.default_rng([seed, 41])
+
+    def share(world: ConfusionFit) -> float:
+        return float(np.mean([
+            majority_wrong(data, world_labels(world, data.tasks, data.workers, classes, rng),
+                           classes, judged) for _ in range(REPLICATES)]))
+    return share
+
+
+def ambiguity_share(fit: ConfusionFit, real: float, share_of: ShareOf) -> AmbiguityShare:
+    """The scale of ``fit``'s look-alike mass whose world's share of majority-wrong tasks
+    (``share_of``) is the ``real`` one (interpolated between the two scales that bracket it;
+    module docstring)."""
+    scales: list[float] = []
+    shares: list[float] = []
+    for scale in SCALES:
+        look = scaled_lookalike(fit.lookalike, scale)
+        if look is None:
+            break
+        shares.append(share_of(replace(fit, lookalike=look)))
+        scales.append(scale)
+        if shares[-1] >= real:
+            break
+    if len(shares) > 1 and shares[-1] >= real > shares[-2]:  # bracketed: interpolate
+        low, high = shares[-2], shares[-1]
+        scale = scales[-2] + (real - low) / (high - low) * (scales[-1] - scales[-2])
+        return AmbiguityShare(tuple(scales), tuple(shares), real, float(scale))
+    best = int(np.argmin(np.abs(np.asarray(shares) - real)))
+    return AmbiguityShare(tuple(scales), tuple(shares), real, scales[best])
+
+
+def with_ambiguity_share(fit: ConfusionFit, estimate: AmbiguityShare, data: LabelSet,
+                         weights: np.ndarray) -> ConfusionFit | None:
+    """``fit`` with its look-alike mass scaled as ``estimate`` chose, its log-likelihood of
+    ``data`` (each task's class distributed as ``weights``) and BIC moved by the change and
+    one parameter more (listed; the design curve chooses it); None where the scale is 1 or
+    ``fit`` has no look-alikes (the world would be ``fit`` again)."""
+    look = scaled_lookalike(fit.lookalike, estimate.scale)
+    if not fit.with_lookalike or estimate.scale == 1.0 or look is None:
+        return None
+    world = replace(fit, lookalike=look, on_curve=True, name=fit.name + SUFFIX)
+    loglik = world_log_likelihood(world, data.tasks, data.workers, data.labels, weights)
+    bic = fit.bic - 2.0 * (loglik - fit.log_likelihood) + np.log(max(data.n_labels, 1))
+    return replace(world, log_likelihood=loglik, n_params=fit.n_params + 1, bic=float(bic))
+
+
+def ambiguity_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of: ShareOf,
+                     data: LabelSet, weights: np.ndarray,
+                     advance: Callable[[], object] | None = None) -> tuple[ConfusionFit, ...]:
+    """Each look-alike world of ``bases`` with its ambiguous share fitted to the ``real``
+    majority-wrong share (:func:`ambiguity_share`, measured by ``share_of``), those whose
+    scale is not 1 (``calibrate``'s candidates, judged on the design curve whatever the
+    number of task types; ``advance``: called once per base)."""
+    worlds = []
+    for fit in bases:
+        if fit.with_lookalike:
+            worlds.append(with_ambiguity_share(fit, ambiguity_share(fit, real, share_of), data,
+                                               weights))
+        if advance is not None:
+            advance()
+    return tuple(w for w in worlds if w is not None)
