@@ -32,9 +32,9 @@ import numpy as np
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
-from marketsim.aggregation.curve_choice import curve_lines, off_warnings
+from marketsim.aggregation.curve_choice import curve_lines, off_warnings, runs_for
 from marketsim.aggregation.curve_difficulty import curve_worlds
-from marketsim.aggregation.design_curve import real_curve
+from marketsim.aggregation.design_curve import DRAWS, real_curve
 from marketsim.aggregation.fit_reference import reference
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
@@ -339,7 +339,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = scenario_name(args)
     with steps.step("drawing the data's own design curve", 1):
-        real = real_curve(data, truth, seed=args.seed)
+        real = real_curve(data, truth, seed=args.seed,
+                          draws=runs_for(int(known.sum()) or data.n_tasks, DRAWS))
     with steps.step("fitting the crowd-shrunk worlds", 3) as advance:
         crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
         advance()  # then each with task difficulty estimated on the design curve
