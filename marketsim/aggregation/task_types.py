@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from marketsim.aggregation.confusion_fit import answer_matrix, counted_confusion
+from marketsim.aggregation.mapping import Mapper, mapped
 
 #: Pseudo-labels of the worker's pooled row added to each type's row of counts (the prior's
 #: weight: below it a type's own counts matter less than the worker's overall matrix).
@@ -199,16 +200,19 @@ def mixture_log_likelihood(matrices: np.ndarray, shares: np.ndarray, tasks: np.n
 def type_candidates(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                     weights: np.ndarray, n_workers: int, seed: int = 0,
                     counts: tuple[int, ...] = tuple(range(2, MAX_TYPES + 1)),
-                    advance: Callable[[], object] | None = None) -> tuple[TypesFit, ...]:
+                    advance: Callable[[], object] | None = None,
+                    mapper: Mapper | None = None) -> tuple[TypesFit, ...]:
     """The mixtures ``calibrate`` compares with its one-matrix worlds (the lowest BIC per number
     of types proposes that number's world): each number of types in ``counts`` (2 to
-    :data:`MAX_TYPES`), shares shared by the classes or per class; ``advance`` is called once
-    per mixture fitted (a progress bar's)."""
-    fits = []
-    for t in counts:
-        for per_class in (False, True):
-            fits.append(fit_task_types(tasks, workers, labels, weights, n_workers, t,
-                                       per_class=per_class, seed=seed))
-            if advance is not None:
-                advance()
-    return tuple(fits)
+    :data:`MAX_TYPES`), shares shared by the classes or per class, each fitted by ``mapper``
+    (:mod:`~marketsim.aggregation.mapping`; each from its own seeded starts); ``advance`` is
+    called once per mixture fitted (a progress bar's)."""
+    return tuple(mapped(mapper, _fit_one, [
+        (tasks, workers, labels, weights, n_workers, t, per_class, seed)
+        for t in counts for per_class in (False, True)], advance))
+
+
+def _fit_one(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray, weights: np.ndarray,
+             n_workers: int, n_types: int, per_class: bool, seed: int) -> TypesFit:
+    return fit_task_types(tasks, workers, labels, weights, n_workers, n_types,
+                          per_class=per_class, seed=seed)

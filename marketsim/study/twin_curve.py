@@ -15,8 +15,8 @@ majority vote about a point worse at k = 3 and 5 on RTE than exactly k labels pe
 changes which world is nearest (docs/explanation/models/calibration/design-curve.md). Every
 candidate runs :data:`CURVE_REPLICATES` replicates; those within noise of the nearest
 (:func:`~marketsim.aggregation.curve_choice.finalists`) run up to :data:`FINAL_REPLICATES`
-before the choice (fewer on a large file: :func:`curve_replicates`). Only the candidates that reproduce the as-collected Dawid–Skene error
-within one draw's spread are eligible
+before the choice (fewer on a large file: :func:`curve_replicates`). Only the candidates
+that reproduce the as-collected Dawid–Skene error within one draw's spread are eligible
 (:func:`~marketsim.aggregation.curve_choice.collected_z`)."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from marketsim.aggregation.design_curve import (
     keep_k_per_task,
     subset,
 )
+from marketsim.aggregation.mapping import Mapper, mapped
 from marketsim.data.labels import LabelSet
 from marketsim.scenario.calibration import REPLICATES, Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
@@ -130,7 +131,8 @@ def curve_units(cal: Calibration) -> int:
 def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
                 replicates: range | None = None,
                 advance: Callable[[], object] | None = None,
-                final_replicates: int | None = None) -> Calibration:
+                final_replicates: int | None = None,
+                mapper: Mapper | None = None) -> Calibration:
     """``cal`` with the eligible candidate whose twin is nearest ``real`` picked (``pick``)
     and the choice kept (``curve``). Each candidate runs ``replicates`` at exactly k labels
     per task; the finalists (within noise of the nearest; else the nearest alone) run on to
@@ -138,21 +140,19 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
     (the chosen twin is always judged on ``final_replicates``). By default
     :data:`CURVE_REPLICATES` and :data:`FINAL_REPLICATES`, fewer on a large file, whose
     twins' points are less noisy (:func:`curve_replicates`). ``advance`` is called
-    :func:`curve_units` times in all (a progress bar's)."""
+    :func:`curve_units` times in all (a progress bar's). The candidates' first runs are
+    made by ``mapper`` (:mod:`~marketsim.aggregation.mapping`: each from its own seeds)."""
     if replicates is None:
         replicates = range(REPLICATES, REPLICATES + curve_replicates(cal.n_tasks)[0])
     if final_replicates is None:
         final_replicates = curve_replicates(cal.n_tasks)[1]
     tick = advance if advance is not None else (lambda: None)
     against_truth = real.against == "truth"
-    names, scenarios, runs = [], [], []
-    for index in cal.eligible:
-        name = cal.candidates[index].name
-        text = calibrated_text(replace(cal, pick=index, curve=None), "", seed)
-        scenarios.append(check_text(text, f"<twin: {name}>"))
-        runs.append(twin_runs(scenarios[-1], real.ks, replicates, against_truth))
-        names.append(name)
-        tick()
+    names = [cal.candidates[index].name for index in cal.eligible]
+    first = mapped(mapper, candidate_runs, [(cal, index, seed, real.ks, replicates,
+                                             against_truth) for index in cal.eligible], tick)
+    scenarios = [scenario for scenario, _ in first]
+    runs = [r for _, r in first]
     choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs),
                              cal.n_tasks)
     more = range(replicates.stop, replicates.start + final_replicates)
@@ -174,6 +174,15 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
     for _ in range(curve_units(cal) - len(cal.eligible) - extended):
         tick()
     return replace(cal, pick=choice.chosen, curve=choice)
+
+
+def candidate_runs(cal: Calibration, index: int, seed: int, ks: tuple[int, ...],
+                   replicates: range, against_truth: bool) -> tuple[Scenario, np.ndarray]:
+    """Candidate ``index``'s scenario (as ``calibrate`` would write it) and its twin's runs
+    (:func:`twin_runs`)."""
+    text = calibrated_text(replace(cal, pick=index, curve=None), "", seed)
+    scenario = check_text(text, f"<twin: {cal.candidates[index].name}>")
+    return scenario, twin_runs(scenario, ks, replicates, against_truth)
 
 
 def curves(real: DesignCurve, runs: list[np.ndarray]) -> tuple[DesignCurve, ...]:
