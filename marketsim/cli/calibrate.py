@@ -235,6 +235,13 @@ def checked_input(data: LabelSet, truth: np.ndarray | None, labels_file: str
     return data, truth
 
 
+def curve_draws(known: np.ndarray) -> int:
+    """Random draws of each k on the data's design curve: :data:`DRAWS`, fewer where that
+    many judged tasks (those with a truth; every task without one) make each draw's error
+    precise enough (:func:`~marketsim.aggregation.curve_choice.runs_for`)."""
+    return runs_for(int(known.sum()) or known.size, DRAWS)
+
+
 def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.ndarray,
                   real_error: float, seed: int, steps: Steps) -> MomentChoice:
     """The number of task types whose twin best reproduces the real labels' majority-vote and
@@ -346,8 +353,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = scenario_name(args)
     with steps.step("drawing the data's own design curve", 1):
-        real = real_curve(data, truth, seed=args.seed,
-                          draws=runs_for(int(known.sum()) or data.n_tasks, DRAWS))
+        real = real_curve(data, truth, seed=args.seed, draws=curve_draws(known))
     with steps.step("fitting the crowd-shrunk worlds", 3) as advance:
         crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
         advance()  # then each with task difficulty estimated on the design curve
