@@ -389,6 +389,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     if arrivals is not None and times is not None:
         record["arrivals"] = arrivals_record
     write_json_atomic(fit_json, record)
-    plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin",
-             cal.curve)
+    with steps.step("drawing the fit's plot", 1):
+        plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin",
+                 cal.curve)
     return cal, rows, arrivals
