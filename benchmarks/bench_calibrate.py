@@ -6,7 +6,7 @@ file in at most 10 minutes and 2 GiB).
     python benchmarks/bench_calibrate.py --dataset web --checkout /work/main --checkout .
     python benchmarks/bench_calibrate.py --synthetic 1000000 --checkout .   # 100,000 tasks x 10
     python benchmarks/bench_calibrate.py --synthetic 1000000 --classes 4    # multi-class
-    python benchmarks/bench_calibrate.py --labels L.txt --truth T.txt --format zhang
+    python benchmarks/bench_calibrate.py --labels L.txt --truth T.txt --format zhang --jobs 2
 
 Each checkout runs ``python -m marketsim calibrate`` from its own folder (its code first on
 ``PYTHONPATH``), in turn, ``--repeats`` times, interleaved (checkout 1, 2, 2, 1, ...) so a load
@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     what.add_argument("--labels", metavar="FILE", help="a label file already written")
     parser.add_argument("--truth", metavar="FILE", help="--labels' truth file")
     parser.add_argument("--format", help="--labels' format (zhang or csv)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="calibrate's --jobs (above 1 every checkout must have the option: "
+                        "97c6b87 and older do not)")
     parser.add_argument("--log", type=Path, metavar="DIR",
                         help="keep each run's progress lines (stderr) in DIR")
     parser.add_argument("--classes", type=int, default=2, help="synthetic classes (default 2)")
@@ -128,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             args += ["--format", ns.format] if ns.format else []
         else:
             args = synthetic_files(ns.synthetic, ns.classes, folder)
+        args += ["--jobs", str(ns.jobs)] if ns.jobs > 1 else []
         if ns.log is not None:
             ns.log.mkdir(parents=True, exist_ok=True)
         timings = []
