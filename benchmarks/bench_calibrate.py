@@ -5,13 +5,22 @@ file in at most 10 minutes and 2 GiB).
 
     python benchmarks/bench_calibrate.py --dataset web --checkout /work/main --checkout .
     python benchmarks/bench_calibrate.py --synthetic 1000000 --checkout .   # 100,000 tasks x 10
+    python benchmarks/bench_calibrate.py --synthetic 1000000 --classes 4    # multi-class
+    python benchmarks/bench_calibrate.py --labels L.txt --truth T.txt --format zhang --jobs 2
 
 Each checkout runs ``python -m marketsim calibrate`` from its own folder (its code first on
 ``PYTHONPATH``), in turn, ``--repeats`` times, interleaved (checkout 1, 2, 2, 1, ...) so a load
 that drifts weighs on all alike; the synthetic file (with its truth) is written once by
-``benchmarks/make_synthetic_labels.py``. With one checkout it can also be driven by
-``benchmarks/compare_commits.py --bench cmd``. Printed: one line per run and, per checkout,
-the median of each figure; ``--json`` prints them as one JSON object instead.
+``benchmarks/make_synthetic_labels.py`` (or ``--labels`` names a file already written, e.g.
+by that script, so that several invocations time the same file). Each run's own progress
+lines (one per calibrate step, with its time) are kept with ``--log DIR``. With one checkout
+it can also be driven by ``benchmarks/compare_commits.py --bench cmd``::
+
+    python benchmarks/compare_commits.py 97c6b87 HEAD --bench cmd --repeats 2 -- \
+        $PWD/benchmarks/bench_calibrate.py --labels L.txt --truth T.txt --format zhang
+
+Printed: one line per run and, per checkout, the median of each figure; ``--json`` prints
+them as one JSON object instead.
 """
 
 from __future__ import annotations
@@ -44,17 +53,19 @@ class Timing:
     code: int
 
 
-def run_once(checkout: Path, args: list[str], out_dir: Path) -> Timing:
+def run_once(checkout: Path, args: list[str], out_dir: Path, log: Path | None = None
+             ) -> Timing:
     """``python -m marketsim calibrate ARGS --out OUT`` from ``checkout``, measured by
     ``os.wait4`` (the child's own resource use: CPU of it and its reaped children, its peak
-    resident set)."""
+    resident set); its stderr (a line per step, with its time) into ``log`` if given."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     out = out_dir / f"twin_{abs(hash((str(checkout), time.perf_counter())))}.toml"
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "marketsim", "calibrate", *args,
-                             "--out", str(out)], cwd=checkout, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
+    with open(log or os.devnull, "w", encoding="utf-8") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "marketsim", "calibrate", *args,
+                                 "--out", str(out)], cwd=checkout, env=env,
+                                stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
     return Timing(str(checkout), wall, usage.ru_utime + usage.ru_stime,
@@ -94,21 +105,41 @@ def main(argv: list[str] | None = None) -> int:
     what.add_argument("--dataset", help="a reference data set (needs $MARKETSIM_DATA)")
     what.add_argument("--synthetic", type=int, metavar="LABELS",
                       help="a synthetic file of this many labels, 10 per task")
+    what.add_argument("--labels", metavar="FILE", help="a label file already written")
+    parser.add_argument("--truth", metavar="FILE", help="--labels' truth file")
+    parser.add_argument("--format", help="--labels' format (zhang or csv)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="calibrate's --jobs (above 1 every checkout must have the option: "
+                        "97c6b87 and older do not)")
+    parser.add_argument("--log", type=Path, metavar="DIR",
+                        help="keep each run's progress lines (stderr) in DIR")
     parser.add_argument("--classes", type=int, default=2, help="synthetic classes (default 2)")
     parser.add_argument("--checkout", action="append", type=Path,
-                        help="a checkout to time (repeat for side by side; default: this one)")
+                        help="a checkout to time (repeat for side by side; default: the "
+                        "current folder)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     ns = parser.parse_args(argv)
-    checkouts = [c.resolve() for c in (ns.checkout or [HERE.parent])]
+    checkouts = [c.resolve() for c in (ns.checkout or [Path.cwd()])]  # compare_commits: each side's
     with tempfile.TemporaryDirectory(prefix="bench_calibrate_") as tmp:
         folder = Path(tmp)
-        args = (["--dataset", ns.dataset] if ns.dataset is not None
-                else synthetic_files(ns.synthetic, ns.classes, folder))
+        if ns.dataset is not None:
+            args = ["--dataset", ns.dataset]
+        elif ns.labels is not None:
+            args = [str(Path(ns.labels).resolve())]
+            args += ["--truth", str(Path(ns.truth).resolve())] if ns.truth else []
+            args += ["--format", ns.format] if ns.format else []
+        else:
+            args = synthetic_files(ns.synthetic, ns.classes, folder)
+        args += ["--jobs", str(ns.jobs)] if ns.jobs > 1 else []
+        if ns.log is not None:
+            ns.log.mkdir(parents=True, exist_ok=True)
         timings = []
         for r in range(ns.repeats):
             for checkout in (checkouts if r % 2 == 0 else checkouts[::-1]):
-                t = run_once(checkout, args, folder)
+                log = None if ns.log is None else \
+                    ns.log / f"{checkout.name}_{r}_{len(timings)}.log"
+                t = run_once(checkout, args, folder, log)
                 timings.append(t)
                 if not ns.json:
                     print(f"{checkout}: wall {t.wall:.1f} s, CPU {t.cpu:.1f} s, peak "

@@ -46,6 +46,7 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax, logsumexp, ndtri, softmax
 
 from marketsim.aggregation.crowd_confusion import CrowdPrior, answer_counts, fit_crowd_prior
+from marketsim.aggregation.mapping import Mapper, mapped
 
 #: Equally likely values of ``beta`` the expectation over the difficulty is taken on.
 QUANTILES = 16
@@ -354,23 +355,29 @@ def counted_confusion(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray
 
 def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                      weights: np.ndarray, n_workers: int,
-                     advance: Callable[[], object] | None = None) -> tuple[ConfusionFit, ...]:
+                     advance: Callable[[], object] | None = None,
+                     mapper: Mapper | None = None) -> tuple[ConfusionFit, ...]:
     """The eight nested worlds ``marketsim calibrate`` chooses from by BIC: one ability or a
     full matrix per worker, with or without look-alike tasks, with or without difficulty
     (each world with difficulty starts from the same world without it; the crowd-shrunk
-    worlds are :func:`crowd_worlds`); ``advance`` is called once per world fitted (a
+    worlds are :func:`crowd_worlds`); the four pairs fitted by ``mapper``
+    (:mod:`~marketsim.aggregation.mapping`); ``advance`` is called once per world fitted (a
     progress bar's)."""
     start = counted_confusion(tasks, workers, labels, weights, n_workers)
-    fits: list[ConfusionFit] = []
-    for coins in (True, False):
-        for lookalike in (False, True):
-            plain = fit_confusion_world(tasks, workers, labels, weights, n_workers, start,
-                                        coins=coins, lookalike=lookalike, difficulty=False)
-            hard = fit_confusion_world(tasks, workers, labels, weights, n_workers,
-                                       plain.confusion, coins=coins, lookalike=lookalike,
-                                       difficulty=True, look_start=plain.lookalike)
-            fits += [plain, hard]
-            if advance is not None:
-                advance()
-                advance()
-    return tuple(fits)
+    pairs = mapped(mapper, _plain_and_hard, [
+        (tasks, workers, labels, weights, n_workers, start, coins, lookalike)
+        for coins in (True, False) for lookalike in (False, True)],
+        None if advance is None else lambda: (advance(), advance()))
+    return tuple(fit for pair in pairs for fit in pair)
+
+
+def _plain_and_hard(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                    weights: np.ndarray, n_workers: int, start: np.ndarray, coins: bool,
+                    lookalike: bool) -> tuple[ConfusionFit, ConfusionFit]:
+    """A world without difficulty, and the same with difficulty started from it."""
+    plain = fit_confusion_world(tasks, workers, labels, weights, n_workers, start,
+                                coins=coins, lookalike=lookalike, difficulty=False)
+    hard = fit_confusion_world(tasks, workers, labels, weights, n_workers, plain.confusion,
+                               coins=coins, lookalike=lookalike, difficulty=True,
+                               look_start=plain.lookalike)
+    return plain, hard

@@ -15,7 +15,9 @@ against the real 17.2 %, majority vote 24.1 against 26.9). The design curve meas
 the likelihood cannot see: how much each extra label helps each method.
 
 The estimate: every ``sigma`` of :data:`SIGMA_GRID` is replayed (:data:`REPLICATES` draws of
-the world's answers, :data:`DRAWS` draws of k labels each) and the one nearest the real curve
+the world's answers, fewer on a large file whose points are less noisy —
+:func:`~marketsim.aggregation.curve_choice.runs_for` —, :data:`DRAWS` draws of k labels
+each) and the one nearest the real curve
 (:func:`~marketsim.aggregation.curve_choice.curve_distance`, the first of equals) is kept;
 zero keeps the world as the likelihood fitted it (no candidate is added). The matrices are
 kept (not refitted with ``sigma`` fixed): the replay judges the world as the scenario will
@@ -31,8 +33,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
-from marketsim.aggregation.curve_choice import curve_distance
+from marketsim.aggregation.curve_choice import curve_distance, runs_for
 from marketsim.aggregation.design_curve import DesignCurve
+from marketsim.aggregation.mapping import Mapper, mapped
 from marketsim.aggregation.world_replay import pairs_curve
 from marketsim.data.labels import LabelSet
 
@@ -60,9 +63,10 @@ def difficulty_on_curve(fit: ConfusionFit, data: LabelSet, classes: np.ndarray,
     """The ``sigma`` of ``grid`` whose world (``fit`` with that spread of difficulty) comes
     nearest ``real`` replayed on ``data``'s pairs, task ``i`` of class ``classes[i]`` (judged
     where ``judged``; None: against the full-data answers, as ``real`` is without a truth)."""
+    replicates = runs_for(data.n_tasks if judged is None else int(judged.sum()), REPLICATES)
     distances = tuple(
         curve_distance(real, pairs_curve(replace(fit, sigma=sigma), data, classes, judged,
-                                         real.ks, REPLICATES, DRAWS, seed))
+                                         real.ks, replicates, DRAWS, seed))
         for sigma in grid)
     return CurveDifficulty(tuple(grid), distances, grid[int(np.argmin(distances))])
 
@@ -84,15 +88,20 @@ def with_curve_difficulty(fit: ConfusionFit, estimate: CurveDifficulty, data: La
 
 def curve_worlds(bases: tuple[ConfusionFit, ...], data: LabelSet, classes: np.ndarray,
                  known: np.ndarray, real: DesignCurve, weights: np.ndarray, seed: int = 0,
-                 advance: Callable[[], object] | None = None) -> tuple[ConfusionFit, ...]:
+                 advance: Callable[[], object] | None = None,
+                 mapper: Mapper | None = None) -> tuple[ConfusionFit, ...]:
     """Each of ``bases`` with its difficulty estimated on ``real`` (:func:`difficulty_on_curve`,
     judged on the ``known`` tasks where ``real`` is against the truth), those where it is not
-    zero (``calibrate``'s candidates; ``advance``: called once per base world)."""
+    zero (``calibrate``'s candidates; each base by ``mapper``,
+    :mod:`~marketsim.aggregation.mapping`; ``advance``: called once per base world)."""
     judged = known if real.against == "truth" else None
-    worlds = []
-    for fit in bases:
-        estimate = difficulty_on_curve(fit, data, classes, judged, real, seed=seed)
-        worlds.append(with_curve_difficulty(fit, estimate, data, weights))
-        if advance is not None:
-            advance()
+    worlds = mapped(mapper, _on_curve, [(fit, data, classes, judged, real, weights, seed)
+                                        for fit in bases], advance)
     return tuple(w for w in worlds if w is not None)
+
+
+def _on_curve(fit: ConfusionFit, data: LabelSet, classes: np.ndarray,
+              judged: np.ndarray | None, real: DesignCurve, weights: np.ndarray, seed: int
+              ) -> ConfusionFit | None:
+    estimate = difficulty_on_curve(fit, data, classes, judged, real, seed=seed)
+    return with_curve_difficulty(fit, estimate, data, weights)

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from marketsim.aggregation.confusion_fit import answer_matrix, counted_confusion
+from marketsim.aggregation.mapping import Mapper, mapped
 
 #: Pseudo-labels of the worker's pooled row added to each type's row of counts (the prior's
 #: weight: below it a type's own counts matter less than the worker's overall matrix).
@@ -44,6 +45,12 @@ STARTS = 8
 #: EM iterations per start at most, and the relative change of the log posterior that stops it.
 MAX_ITER = 300
 TOL = 1e-6
+#: Labels above which the starts run :data:`SHORT_ITER` iterations each and only the best on
+#: (:func:`_best_run`): a full run from every start costs up to ``STARTS * MAX_ITER``
+#: iterations, each a pass over the labels (a 1,000,000-label file's six mixtures took over
+#: six CPU minutes); every shipped data set (Web: 15,567 labels) runs every start to the end.
+SHORT_RUNS_LABELS = 200_000
+SHORT_ITER = 20
 #: Most types ``calibrate`` tries (one type is the one-matrix world it fits anyway).
 MAX_TYPES = 4
 #: Shares are kept at least this large (a type no task of a class takes stays finite in logs).
@@ -94,18 +101,22 @@ def _joint(answers: sp.csr_matrix, log_w: np.ndarray, log_pi: np.ndarray,
     t, m, k, _ = log_pi.shape
     table = log_pi.transpose(1, 3, 0, 2).reshape(m * k, t * k)  # row j * K + y
     per_task = np.asarray(answers @ table).reshape(-1, t, k)
-    return per_task + log_rho.T[None, :, :] + log_w[:, None, :]
+    per_task += log_rho.T[None, :, :]  # in place: the same sums, no new (n, T, K) arrays
+    per_task += log_w[:, None, :]
+    return per_task
 
 
 def _e_step(d: _Labels, log_pi: np.ndarray, log_rho: np.ndarray
             ) -> tuple[np.ndarray, float]:
     """Responsibilities (n, T, K) of (type, class) per task and the log-likelihood."""
     joint = _joint(d.answers, d.log_w, log_pi, log_rho)
-    top = joint.max(axis=(1, 2))  # finite: every task has a class of weight > 0
-    resp = np.exp(joint - top[:, None, None])
-    norm = resp.sum(axis=(1, 2))
-    resp /= norm[:, None, None]
-    return resp, float((top + np.log(norm)).sum())
+    flat = joint.reshape(joint.shape[0], -1)  # one row per task: reductions along a row
+    top = flat.max(axis=1)  # finite: every task has a class of weight > 0
+    flat -= top[:, None]
+    resp = np.exp(flat, out=flat)
+    norm = resp.sum(axis=1)
+    resp /= norm[:, None]
+    return joint, float((top + np.log(norm)).sum())
 
 
 def _m_step(d: _Labels, resp: np.ndarray, per_class: bool
@@ -119,7 +130,7 @@ def _m_step(d: _Labels, resp: np.ndarray, per_class: bool
     if per_class:
         mass = resp.sum(axis=0).T  # (K, T)
     else:
-        mass = resp.sum(axis=(0, 2))[None, :]  # (1, T)
+        mass = resp.sum(axis=2).sum(axis=0)[None, :]  # (1, T); axis=(0, 2)'s sums, faster
     rho = np.maximum(mass / np.maximum(mass.sum(axis=1, keepdims=True), FLOOR), FLOOR)
     rho /= rho.sum(axis=1, keepdims=True)
     log_rho = np.log(rho)
@@ -133,16 +144,21 @@ def _log_prior(d: _Labels, log_pi: np.ndarray) -> float:
 
 
 def _one_start(d: _Labels, n_types: int, per_class: bool, rng: np.random.Generator
-               ) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """EM from random type responsibilities: (log pi, log rho, log-likelihood, log
-    posterior)."""
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """A random start: (log pi, log rho) of random type responsibilities."""
     weights = np.exp(d.log_w)
     resp = rng.dirichlet(np.ones(n_types), size=weights.shape[0])[:, :, None] \
         * weights[:, None, :]
-    log_pi, log_rho = _m_step(d, resp, per_class)
+    return _m_step(d, resp, per_class)
+
+
+def _em(d: _Labels, log_pi: np.ndarray, log_rho: np.ndarray, per_class: bool,
+        max_iter: int = MAX_ITER) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """EM from (log pi, log rho) for at most ``max_iter`` iterations: (log pi, log rho,
+    log-likelihood, log posterior)."""
     before = -np.inf
     loglik = post = -np.inf
-    for _ in range(MAX_ITER):
+    for _ in range(max_iter):
         resp, loglik = _e_step(d, log_pi, log_rho)
         post = loglik + _log_prior(d, log_pi)
         if abs(post - before) <= TOL * abs(post):
@@ -150,6 +166,20 @@ def _one_start(d: _Labels, n_types: int, per_class: bool, rng: np.random.Generat
         before = post
         log_pi, log_rho = _m_step(d, resp, per_class)
     return log_pi, log_rho, loglik, post
+
+
+def _best_run(d: _Labels, n_types: int, per_class: bool, rng: np.random.Generator,
+              starts: int) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The EM run of highest posterior from ``starts`` random starts: each run to the end, or
+    above :data:`SHORT_RUNS_LABELS` labels each for :data:`SHORT_ITER` iterations and the best
+    of those on to the end (Biernacki, Celeux & Govaert 2003, "short runs of EM"; the random
+    starts are the same)."""
+    points = [_one_start(d, n_types, per_class, rng) for _ in range(starts)]
+    if d.tasks.size <= SHORT_RUNS_LABELS:
+        return max((_em(d, *point, per_class) for point in points), key=lambda run: run[3])
+    short = max((_em(d, *point, per_class, SHORT_ITER) for point in points),
+                key=lambda run: run[3])
+    return _em(d, short[0], short[1], per_class, MAX_ITER - SHORT_ITER)
 
 
 def fit_task_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
@@ -166,9 +196,7 @@ def fit_task_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
     d = _Labels(tasks, workers, labels, log_w, answers, answers.T.tocsr(),
                 counted_confusion(tasks, workers, labels, weights, n_workers), n_workers)
     rng = np.random.default_rng(seed)
-    best = max((_one_start(d, n_types, per_class, rng) for _ in range(starts)),
-               key=lambda run: run[3])
-    log_pi, log_rho, loglik, _ = best
+    log_pi, log_rho, loglik, _ = _best_run(d, n_types, per_class, rng, starts)
     rows = np.exp(log_rho if per_class else log_rho[:1])
     n_params = n_types * n_workers * k * (k - 1) + (n_types - 1) * rows.shape[0]
     bic = -2.0 * loglik + n_params * np.log(max(size, 1))
@@ -195,16 +223,19 @@ def mixture_log_likelihood(matrices: np.ndarray, shares: np.ndarray, tasks: np.n
 def type_candidates(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                     weights: np.ndarray, n_workers: int, seed: int = 0,
                     counts: tuple[int, ...] = tuple(range(2, MAX_TYPES + 1)),
-                    advance: Callable[[], object] | None = None) -> tuple[TypesFit, ...]:
+                    advance: Callable[[], object] | None = None,
+                    mapper: Mapper | None = None) -> tuple[TypesFit, ...]:
     """The mixtures ``calibrate`` compares with its one-matrix worlds (the lowest BIC per number
     of types proposes that number's world): each number of types in ``counts`` (2 to
-    :data:`MAX_TYPES`), shares shared by the classes or per class; ``advance`` is called once
-    per mixture fitted (a progress bar's)."""
-    fits = []
-    for t in counts:
-        for per_class in (False, True):
-            fits.append(fit_task_types(tasks, workers, labels, weights, n_workers, t,
-                                       per_class=per_class, seed=seed))
-            if advance is not None:
-                advance()
-    return tuple(fits)
+    :data:`MAX_TYPES`), shares shared by the classes or per class, each fitted by ``mapper``
+    (:mod:`~marketsim.aggregation.mapping`; each from its own seeded starts); ``advance`` is
+    called once per mixture fitted (a progress bar's)."""
+    return tuple(mapped(mapper, _fit_one, [
+        (tasks, workers, labels, weights, n_workers, t, per_class, seed)
+        for t in counts for per_class in (False, True)], advance))
+
+
+def _fit_one(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray, weights: np.ndarray,
+             n_workers: int, n_types: int, per_class: bool, seed: int) -> TypesFit:
+    return fit_task_types(tasks, workers, labels, weights, n_workers, n_types,
+                          per_class=per_class, seed=seed)

@@ -33,9 +33,9 @@ from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wro
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
-from marketsim.aggregation.curve_choice import curve_lines, off_warnings
+from marketsim.aggregation.curve_choice import curve_lines, off_warnings, runs_for
 from marketsim.aggregation.curve_difficulty import curve_worlds
-from marketsim.aggregation.design_curve import real_curve
+from marketsim.aggregation.design_curve import DRAWS, real_curve
 from marketsim.aggregation.fit_reference import reference
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
@@ -78,6 +78,7 @@ from marketsim.scenario.calibration import (
 )
 from marketsim.scenario.calibration_text import calibrated_text, types_summary
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
+from marketsim.study.backends import process_map
 from marketsim.study.twin import errors_per_types, simulated_labels, type_counts
 from marketsim.study.twin_ambiguity import twin_share
 from marketsim.study.twin_curve import choose_twin, curve_units
@@ -128,6 +129,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true",
                    help="no progress display (a bar per long step on a terminal's stderr, "
                    "else one line per step)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="worker processes for the independent fits and twins (default 1; "
+                   "the results do not depend on it)")
     p.add_argument("--task-types", metavar="K", default="auto",
                    help=f"task types of the world: auto (default: 1 to {MAX_TYPES}, by the "
                         "errors each one's twin reproduces where the truth is known, else by "
@@ -152,6 +156,8 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"unknown --format {args.format!r}; choose one of: {', '.join(FORMATS)}")
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
+    if args.jobs < 1:
+        raise InputError(f"--jobs must be >= 1, got {args.jobs}")
     check_duplicates_option(args)
     if args.task_types != "auto" and args.task_types not in [str(k) for k in
                                                               range(1, MAX_TYPES + 1)]:
@@ -229,6 +235,13 @@ def checked_input(data: LabelSet, truth: np.ndarray | None, labels_file: str
     for note in [*taken_out, *calibration_warnings(data, truth, dropped)]:
         print(f"marketsim: warning: {note}", file=sys.stderr)
     return data, truth
+
+
+def curve_draws(known: np.ndarray) -> int:
+    """Random draws of each k on the data's design curve: :data:`DRAWS`, fewer where that
+    many judged tasks (those with a truth; every task without one) make each draw's error
+    precise enough (:func:`~marketsim.aggregation.curve_choice.runs_for`)."""
+    return runs_for(int(known.sum()) or known.size, DRAWS)
 
 
 def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.ndarray,
@@ -316,10 +329,11 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         raise InputError("has no labels", source=labels_file)
     arrivals = None if times is None else arrivals_fit(times, labels_file)  # errors first,
     data, truth = checked_input(data, truth, labels_file)  # then the fit's warnings
+    mapper = process_map(args.jobs)
     weights, prior, ref, source, ds_labels = reference(data, truth)
     with steps.step("fitting the worlds of one matrix per worker", 8) as advance:
         fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers,
-                                advance=advance)
+                                advance=advance, mapper=mapper)
     forced = None if args.task_types == "auto" else int(args.task_types)
     counts = tuple(range(2, MAX_TYPES + 1)) if forced is None else (forced,) * (forced > 1)
     types: tuple[TypesFit, ...] = ()
@@ -327,7 +341,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         with steps.step("fitting the mixtures of task types", 2 * len(counts)) as advance:
             types = type_candidates(data.tasks, data.workers, data.labels, weights,
                                     data.n_workers, seed=args.seed, counts=counts,
-                                    advance=advance)
+                                    advance=advance, mapper=mapper)
     known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
     real_error = float(np.mean(ds_labels[known] != ref[known])) if known.any() else np.nan
     by_moments = forced is None and int(known.sum()) >= MIN_KNOWN_FOR_MOMENTS
@@ -341,12 +355,13 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
     name = scenario_name(args)
     with steps.step("drawing the data's own design curve", 1):
-        real = real_curve(data, truth, seed=args.seed)
+        real = real_curve(data, truth, seed=args.seed, draws=curve_draws(known))
     with steps.step("fitting the crowd-shrunk worlds", 4) as advance:
         crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
         advance()  # then each with task difficulty estimated on the design curve
         bases = (*crowd[:2], *(f for f in crowd if f.spread_restored))
-        crowd += curve_worlds(bases, data, ref, known, real, weights, args.seed, advance)
+        crowd += curve_worlds(bases, data, ref, known, real, weights, args.seed, advance,
+                              mapper)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
                       forced, held, crowd_fits=crowd)
@@ -361,7 +376,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                                                  steps))
     with steps.step("simulating each candidate's twin on the design curve",
                     curve_units(cal)) as advance:
-        cal = choose_twin(cal, real, args.seed, advance=advance)
+        cal = choose_twin(cal, real, args.seed, advance=advance, mapper=mapper)
     cal = fit_models(cal, data, truth, ref, answers)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))
@@ -383,6 +398,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     if arrivals is not None and times is not None:
         record["arrivals"] = arrivals_record
     write_json_atomic(fit_json, record)
-    plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin",
-             cal.curve)
+    with steps.step("drawing the fit's plot", 1):
+        plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin",
+                 cal.curve)
     return cal, rows, arrivals

@@ -46,6 +46,22 @@ def single_threaded(run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return run(*args, **kwargs)
 
 
+def process_map(jobs: int) -> Callable[[Callable[..., Any], list[tuple[Any, ...]]],
+                                       Iterator[Any]]:
+    """A mapper (:mod:`marketsim.aggregation.mapping`) running each call in one of ``jobs``
+    joblib worker processes (single-threaded kernels: they share the cores), results in
+    order; one that runs them here when ``jobs`` is 1."""
+    def run(function: Callable[..., Any], arguments: list[tuple[Any, ...]]) -> Iterator[Any]:
+        if jobs <= 1 or len(arguments) <= 1:
+            return (function(*args) for args in arguments)
+        from joblib import Parallel, delayed
+
+        parallel = Parallel(n_jobs=min(jobs, len(arguments)), return_as="generator")
+        capped = functools.partial(single_threaded, function)
+        return iter(parallel(delayed(capped)(*args) for args in arguments))
+    return run
+
+
 #: CPU seconds a local worker process takes to start (Python, numpy, scipy and the simulator
 #: imported: 0.85 to 0.9 CPU s measured on the project's machine, rounded up). Workers run at
 #: once, one per core, so starting them costs about this much wall time.

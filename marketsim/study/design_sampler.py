@@ -44,6 +44,13 @@ DESIGN_STREAM = 100
 CHUNK_KEYS = 1 << 22
 #: The stream key of the as-collected arm's labels (a design's key is its k, at least 1).
 COLLECTED_KEY = 0
+#: Task-by-worker keys of one draw above which Pareto order sampling (a key per task and
+#: worker: 100,000 tasks of 2,000 workers would be 2·10^8 keys a draw) gives way to
+#: systematic sampling (a draw per label): every shipped data set is far below it (Web
+#: 2,665 tasks × 177 workers), so its draws keep their bytes.
+PARETO_KEYS = 1 << 24
+#: Fresh draws of a task whose systematic pick holds its initial worker.
+REDRAWS = 8
 
 
 def sampler_problem(scenario: Scenario, world: World) -> str | None:
@@ -94,15 +101,33 @@ def inclusion(weights: np.ndarray, total: float) -> np.ndarray:
         capped |= over
 
 
+def joining(weights: np.ndarray, more: int) -> np.ndarray:
+    """``lambda_j``, worker ``j``'s chance of joining a task they did not label first, such
+    that with the initial worker (drawn by share) each is among a task's ``more + 1``
+    labellers with :func:`inclusion`'s chance."""
+    share = weights / weights.sum()
+    target = inclusion(weights, more + 1.0)
+    return np.asarray(np.clip((target - share) / np.maximum(1.0 - share, 1e-300), 0.0, 1.0))
+
+
 def other_workers(first: np.ndarray, weights: np.ndarray, more: int,
                   rng: np.random.Generator) -> np.ndarray:
     """``more`` distinct workers for each task besides its initial worker ``first``
     (n_tasks, more), by Pareto order sampling: key ``odds(U) / odds(lambda_j)``, the ``more``
-    smallest keys win, ``lambda_j`` the chance of joining a task not first labelled by ``j``."""
+    smallest keys win, ``lambda_j`` the chance of joining a task not first labelled by ``j``
+    (:func:`joining`). A key per task and worker: above :data:`PARETO_KEYS` of them the
+    workers are drawn by :func:`systematic_workers` instead, a draw per label."""
+    if first.size * weights.size > PARETO_KEYS:
+        return systematic_workers(first, weights, more, rng)
+    return pareto_workers(first, weights, more, rng)
+
+
+def pareto_workers(first: np.ndarray, weights: np.ndarray, more: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """:func:`other_workers` by Pareto order sampling (in chunks of tasks of at most
+    :data:`CHUNK_KEYS` keys)."""
     n_tasks, m = first.size, weights.size
-    share = weights / weights.sum()
-    target = inclusion(weights, more + 1.0)
-    lam = np.clip((target - share) / np.maximum(1.0 - share, 1e-300), 0.0, 1.0)
+    lam = joining(weights, more)
     with np.errstate(divide="ignore"):
         log_odds = np.log(lam) - np.log1p(-lam)  # +inf: always in; -inf: never
     out = np.empty((n_tasks, more), dtype=np.int64)
@@ -116,6 +141,46 @@ def other_workers(first: np.ndarray, weights: np.ndarray, more: int,
         chosen = np.argpartition(keys, more - 1, axis=1)[:, :more]
         out[start:stop] = chosen
     return out
+
+
+def systematic_workers(first: np.ndarray, weights: np.ndarray, more: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """:func:`other_workers` for a large crowd, in time proportional to the labels drawn:
+    randomised systematic sampling with inclusion probabilities ``pi_j`` (Hartley & Rao
+    1962): :func:`joining`'s chances scaled to sum to ``more`` (:func:`inclusion`), laid end
+    to end in a random order of the workers, and the workers under ``u, u + 1, ..., u + more
+    - 1`` taken (distinct, as every ``pi_j <= 1``; each worker in with chance ``pi_j``). A new
+    order every :func:`order_rows` tasks (so which workers share a task is not fixed); a task
+    whose pick holds its initial worker is drawn again, up to :data:`REDRAWS` times, and a
+    task still holding it (its initial worker joins nearly every task) by Pareto order
+    sampling."""
+    n_tasks, m = first.size, weights.size
+    pi = inclusion(joining(weights, more), float(more))
+    rows = order_rows(m, more)
+    blocks = -(-n_tasks // rows)
+    orders = np.argsort(rng.random((blocks, m)), axis=1)
+    ends = np.cumsum(pi[orders], axis=1)
+    ends *= more / ends[:, -1:]  # exactly ``more`` at the end of every order
+    shifted = (ends + (more + 1.0) * np.arange(blocks)[:, None]).ravel()  # one sorted array
+    block = np.arange(n_tasks) // rows
+    out = np.empty((n_tasks, more), dtype=np.int64)
+    todo = np.arange(n_tasks)
+    for _ in range(REDRAWS):
+        at = rng.random(todo.size)[:, None] + np.arange(more) + \
+            (more + 1.0) * block[todo][:, None]
+        place = np.minimum(np.searchsorted(shifted, at, side="right"), shifted.size - 1)
+        out[todo] = orders.ravel()[place]
+        todo = todo[(out[todo] == first[todo, None]).any(axis=1)]
+        if not todo.size:
+            return out
+    out[todo] = pareto_workers(first[todo], weights, more, rng)
+    return out
+
+
+def order_rows(n_workers: int, more: int) -> int:
+    """Tasks sharing one random order of the workers in :func:`systematic_workers`: about
+    one order's length of labels (the orders cost no more than the labels)."""
+    return max(1, n_workers // max(more, 1))
 
 
 def collected_counts(scenario: Scenario) -> np.ndarray | None:

@@ -15,8 +15,8 @@ majority vote about a point worse at k = 3 and 5 on RTE than exactly k labels pe
 changes which world is nearest (docs/explanation/models/calibration/design-curve.md). Every
 candidate runs :data:`CURVE_REPLICATES` replicates; those within noise of the nearest
 (:func:`~marketsim.aggregation.curve_choice.finalists`) run up to :data:`FINAL_REPLICATES`
-before the choice. Only the candidates that reproduce the as-collected Dawid–Skene error
-within one draw's spread are eligible
+before the choice (fewer on a large file: :func:`curve_replicates`). Only the candidates
+that reproduce the as-collected Dawid–Skene error within one draw's spread are eligible
 (:func:`~marketsim.aggregation.curve_choice.collected_z`)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from marketsim.aggregation.curve_choice import choose_on_curve, finalists
+from marketsim.aggregation.curve_choice import choose_on_curve, finalists, runs_for
 from marketsim.aggregation.design_curve import (
     DesignCurve,
     References,
@@ -34,6 +34,7 @@ from marketsim.aggregation.design_curve import (
     keep_k_per_task,
     subset,
 )
+from marketsim.aggregation.mapping import Mapper, mapped
 from marketsim.data.labels import LabelSet
 from marketsim.scenario.calibration import REPLICATES, Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
@@ -113,6 +114,14 @@ def exact_labels(scenario: Scenario, ks: tuple[int, ...], replicate: int,
             for k in ks]
 
 
+def curve_replicates(n_tasks: int) -> tuple[int, int]:
+    """The replicates every candidate's twin of ``n_tasks`` tasks runs, and its finalists in
+    all: :data:`CURVE_REPLICATES` and :data:`FINAL_REPLICATES`, or as few as the noise the
+    choice needs (:func:`~marketsim.aggregation.curve_choice.runs_for`: a twin's points are
+    judged against its world's truth on every task)."""
+    return runs_for(n_tasks, CURVE_REPLICATES), runs_for(n_tasks, FINAL_REPLICATES)
+
+
 def curve_units(cal: Calibration) -> int:
     """The progress units :func:`choose_twin` advances: one per candidate, and one per
     candidate run on (at most all of them)."""
@@ -120,25 +129,30 @@ def curve_units(cal: Calibration) -> int:
 
 
 def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
-                replicates: range = range(REPLICATES, REPLICATES + CURVE_REPLICATES),
+                replicates: range | None = None,
                 advance: Callable[[], object] | None = None,
-                final_replicates: int = FINAL_REPLICATES) -> Calibration:
+                final_replicates: int | None = None,
+                mapper: Mapper | None = None) -> Calibration:
     """``cal`` with the eligible candidate whose twin is nearest ``real`` picked (``pick``)
     and the choice kept (``curve``). Each candidate runs ``replicates`` at exactly k labels
     per task; the finalists (within noise of the nearest; else the nearest alone) run on to
     ``final_replicates`` in all and the choice is made again, until the nearest has run on
-    (the chosen twin is always judged on ``final_replicates``). ``advance`` is called
-    :func:`curve_units` times in all (a progress bar's)."""
+    (the chosen twin is always judged on ``final_replicates``). By default
+    :data:`CURVE_REPLICATES` and :data:`FINAL_REPLICATES`, fewer on a large file, whose
+    twins' points are less noisy (:func:`curve_replicates`). ``advance`` is called
+    :func:`curve_units` times in all (a progress bar's). The candidates' first runs are
+    made by ``mapper`` (:mod:`~marketsim.aggregation.mapping`: each from its own seeds)."""
+    if replicates is None:
+        replicates = range(REPLICATES, REPLICATES + curve_replicates(cal.n_tasks)[0])
+    if final_replicates is None:
+        final_replicates = curve_replicates(cal.n_tasks)[1]
     tick = advance if advance is not None else (lambda: None)
     against_truth = real.against == "truth"
-    names, scenarios, runs = [], [], []
-    for index in cal.eligible:
-        name = cal.candidates[index].name
-        text = calibrated_text(replace(cal, pick=index, curve=None), "", seed)
-        scenarios.append(check_text(text, f"<twin: {name}>"))
-        runs.append(twin_runs(scenarios[-1], real.ks, replicates, against_truth))
-        names.append(name)
-        tick()
+    names = [cal.candidates[index].name for index in cal.eligible]
+    first = mapped(mapper, candidate_runs, [(cal, index, seed, real.ks, replicates,
+                                             against_truth) for index in cal.eligible], tick)
+    scenarios = [scenario for scenario, _ in first]
+    runs = [r for _, r in first]
     choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs),
                              cal.n_tasks)
     more = range(replicates.stop, replicates.start + final_replicates)
@@ -160,6 +174,15 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
     for _ in range(curve_units(cal) - len(cal.eligible) - extended):
         tick()
     return replace(cal, pick=choice.chosen, curve=choice)
+
+
+def candidate_runs(cal: Calibration, index: int, seed: int, ks: tuple[int, ...],
+                   replicates: range, against_truth: bool) -> tuple[Scenario, np.ndarray]:
+    """Candidate ``index``'s scenario (as ``calibrate`` would write it) and its twin's runs
+    (:func:`twin_runs`)."""
+    text = calibrated_text(replace(cal, pick=index, curve=None), "", seed)
+    scenario = check_text(text, f"<twin: {cal.candidates[index].name}>")
+    return scenario, twin_runs(scenario, ks, replicates, against_truth)
 
 
 def curves(real: DesignCurve, runs: list[np.ndarray]) -> tuple[DesignCurve, ...]:

@@ -113,6 +113,7 @@ def no_read(*_a: object, **_k: object) -> None:
     (["--name", ""], "--name '' is blank"),
     (["--name", " \n"], "is blank"),
     (["--seed", str(2**64)], "--seed: scenario.seed must be <="),
+    (["--jobs", "0"], "--jobs must be >= 1, got 0"),
     (["--out", "nowhere/twin.toml"], "folder 'nowhere' does not exist"),
     (["--out", "twin.toml", "--truth", "twin.fit.json"],
      "--out (fit) 'twin.fit.json' is the truth file, an input"),

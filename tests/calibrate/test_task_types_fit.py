@@ -90,3 +90,17 @@ def test_the_same_seed_gives_the_same_fit_and_shares_are_stochastic() -> None:
     assert a.log_likelihood == b.log_likelihood and np.array_equal(a.matrices, b.matrices)
     assert a.shares.shape == (2, 2) and np.allclose(a.shares.sum(axis=1), 1)
     assert np.allclose(a.matrices.sum(axis=3), 1)
+
+
+def test_a_large_files_short_runs_recover_the_types_as_full_runs_do(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above ``SHORT_RUNS_LABELS`` only the best start after a few iterations runs on: on
+    labels of two types it finds them as every start run to the end does."""
+    w = world([[0.3, 0.7]], TYPES)
+    tasks, workers, labels, weights = fit_input(w)
+    full = fit_task_types(tasks, workers, labels, weights, N_WORKERS, 2, per_class=False)
+    monkeypatch.setattr("marketsim.aggregation.task_types.SHORT_RUNS_LABELS", 0)
+    short = fit_task_types(tasks, workers, labels, weights, N_WORKERS, 2, per_class=False)
+    assert abs(short.log_likelihood - full.log_likelihood) < 1.0
+    order = np.argsort(short.shares[0])
+    assert np.allclose(short.shares[0][order], [0.3, 0.7], atol=0.04), short.shares

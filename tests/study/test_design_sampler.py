@@ -20,7 +20,9 @@ from marketsim.study.design_sampler import (
     design_world,
     inclusion,
     labels_at_k,
+    other_workers,
     sampler_problem,
+    systematic_workers,
 )
 from marketsim.study.twin import (
     as_collected,
@@ -205,3 +207,23 @@ def test_sampler_and_market_agree_on_majority_vote_and_dawid_skene() -> None:
 def test_sampler_and_market_agree_on_the_calibrated_rte_twin() -> None:
     scenario = load_scenario(ROOT / "scenarios" / "calibrated_rte.toml")
     assert_within_noise(paired_gaps(scenario, (3, 5), 20))
+
+
+def test_a_large_crowds_systematic_draw_keeps_each_workers_chance_and_excludes_the_first(
+) -> None:
+    rng = np.random.default_rng(3)
+    weights = 0.9 ** np.arange(40)
+    first = rng.choice(40, size=20_000, p=weights / weights.sum())
+    picks = systematic_workers(first, weights, 4, rng)
+    ordered = np.sort(picks, axis=1)
+    assert (ordered[:, 1:] != ordered[:, :-1]).all() and (picks != first[:, None]).all()
+    pareto = other_workers(first, weights, 4, rng)  # 800,000 keys: the exact sampler's way
+    count = np.bincount(picks.ravel(), minlength=40)
+    expected = np.bincount(pareto.ravel(), minlength=40)
+    assert np.abs(count - expected).max() <= 5.0 * np.sqrt(expected.max())
+
+
+def test_a_large_crowds_sampler_agrees_with_the_market(monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    monkeypatch.setattr("marketsim.study.design_sampler.PARETO_KEYS", 0)  # every draw systematic
+    assert_within_noise(paired_gaps(skewed_crowd(n_tasks=150), (3, 5), 5))
