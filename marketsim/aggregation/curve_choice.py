@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.design_curve import DesignCurve
+from marketsim.aggregation.design_curve import DRAWS, DesignCurve
 
 #: Standard error (a fraction) added in quadrature to every point's noise.
 NOISE_FLOOR = 0.002
@@ -73,6 +73,13 @@ def runs_for(n_tasks: int, default: int) -> int:
     shipped data set: RTE 800 tasks, Web 2,665); 100,000 tasks need :data:`MIN_RUNS`."""
     needed = int(np.ceil(MAX_TASK_VARIANCE / (max(n_tasks, 1) * NOISE_FLOOR ** 2)))
     return max(min(default, MIN_RUNS), min(default, needed))
+
+
+def curve_draws(known: np.ndarray) -> int:
+    """Random draws of each k on the data's design curve: :data:`DRAWS`, fewer where that
+    many judged tasks (``known``: those with a truth; every task without one) make each
+    draw's error precise enough (:func:`runs_for`)."""
+    return runs_for(int(known.sum()) or known.size, DRAWS)
 
 
 def point_z(real: DesignCurve, twin: DesignCurve) -> np.ndarray:

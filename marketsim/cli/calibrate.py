@@ -33,9 +33,9 @@ from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wro
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
-from marketsim.aggregation.curve_choice import curve_lines, off_warnings, runs_for
+from marketsim.aggregation.curve_choice import curve_draws, curve_lines, off_warnings
 from marketsim.aggregation.curve_difficulty import curve_worlds
-from marketsim.aggregation.design_curve import DRAWS, real_curve
+from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.fit_reference import reference
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
@@ -235,13 +235,6 @@ def checked_input(data: LabelSet, truth: np.ndarray | None, labels_file: str
     for note in [*taken_out, *calibration_warnings(data, truth, dropped)]:
         print(f"marketsim: warning: {note}", file=sys.stderr)
     return data, truth
-
-
-def curve_draws(known: np.ndarray) -> int:
-    """Random draws of each k on the data's design curve: :data:`DRAWS`, fewer where that
-    many judged tasks (those with a truth; every task without one) make each draw's error
-    precise enough (:func:`~marketsim.aggregation.curve_choice.runs_for`)."""
-    return runs_for(int(known.sum()) or known.size, DRAWS)
 
 
 def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.ndarray,

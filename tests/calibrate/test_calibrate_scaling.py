@@ -12,11 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from marketsim.aggregation.curve_choice import MIN_RUNS, NOISE_FLOOR, runs_for
+from marketsim.aggregation.curve_choice import MIN_RUNS, NOISE_FLOOR, curve_draws, runs_for
 from marketsim.aggregation.curve_difficulty import REPLICATES as DIFFICULTY_REPLICATES
 from marketsim.aggregation.design_curve import DRAWS
 from marketsim.aggregation.task_types import type_candidates
-from marketsim.cli.calibrate import curve_draws
 from marketsim.study.backends import process_map
 from marketsim.study.twin_curve import CURVE_REPLICATES, FINAL_REPLICATES, curve_replicates
 
