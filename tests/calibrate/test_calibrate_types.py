@@ -20,7 +20,7 @@ from marketsim.scenario.parser import load_scenario
 from marketsim.study.runner import run_unit
 
 if TYPE_CHECKING:
-    from tests.conftest import Calibrated
+    from tests.calibrate.conftest import Calibrated
 
 N_TASKS, N_WORKERS, PER_TASK = 400, 10, 8
 
@@ -76,11 +76,9 @@ def test_two_task_types_are_chosen_and_the_twin_runs(two_type_twin: Calibrated) 
     assert result.rows[-1].edges == N_TASKS * PER_TASK
 
 
-def test_task_types_1_keeps_one_matrix_per_worker(tmp_path: Path) -> None:
-    crowd, gold = two_type_crowd(tmp_path, seed=1, n_tasks=100)
-    out = tmp_path / "one.toml"
-    assert main(["calibrate", str(crowd), "--truth", str(gold), "--task-types", "1",
-                 "--out", str(out)]) == 0
+def test_task_types_1_keeps_one_matrix_per_worker(one_type_twin: Calibrated) -> None:
+    out = one_type_twin.out
+    assert one_type_twin.code == 0, one_type_twin.stderr
     text = out.read_text()
     assert "--task-types 1" in text.splitlines()[1]
     assert "task types" not in json.loads(out.with_suffix(".fit.json").read_text())["world"]
