@@ -43,15 +43,28 @@ def two_type_twin(tmp_path_factory: pytest.TempPathFactory) -> Calibrated:
     return calibrated(crowd, folder / "twin.toml", "--truth", str(gold))
 
 
+def repeated_crowd(folder: Path) -> tuple[Path, Path]:
+    """100 tasks of :func:`two_type_crowd` with a time column (label i at time i), the first
+    40 labels given again at the end of the file with a later time and the other answer; the
+    labels file and the truth file."""
+    crowd, gold = two_type_crowd(folder, times=True, n_tasks=100)
+    lines = crowd.read_text().splitlines()
+    n = len(lines) - 1
+    again = [f"{t},{w},{1 - int(y)},{n + 10_000 + i}"
+             for i, (t, w, y, _) in enumerate(r.split(",") for r in lines[1:41])]
+    crowd.write_text("\n".join(lines + again) + "\n")
+    return crowd, gold
+
+
 @pytest.fixture(scope="session")
 def one_type_twin(tmp_path_factory: pytest.TempPathFactory) -> Calibrated:
-    """``calibrate crowd.csv --truth truth.csv --task-types 1 --quiet`` on 100 tasks of
-    :func:`two_type_crowd`: the run the forced-types tests (one matrix per worker, no
-    cross-validation) and the ``--quiet`` test read."""
+    """``calibrate crowd.csv --truth truth.csv --duplicates first --task-types 1 --quiet`` on
+    :func:`repeated_crowd`'s file: the run the forced-types tests (one matrix per worker, no
+    cross-validation), the ``--quiet`` test and the ``--duplicates first`` test read."""
     folder = tmp_path_factory.mktemp("one_type_twin")
-    crowd, gold = two_type_crowd(folder, seed=1, n_tasks=100)
-    return calibrated(crowd, folder / "one.toml", "--truth", str(gold), "--task-types", "1",
-                      "--quiet")
+    crowd, gold = repeated_crowd(folder)
+    return calibrated(crowd, folder / "one.toml", "--truth", str(gold), "--duplicates", "first",
+                      "--task-types", "1", "--quiet")
 
 
 @pytest.fixture(scope="session")
