@@ -20,7 +20,7 @@ from marketsim.study.runner import run_unit
 from tests.calibrate.test_calibrate_types import N_WORKERS
 
 if TYPE_CHECKING:
-    from tests.calibrate.conftest import Calibrated
+    from tests.calibrate._calibrated import Calibrated
 
 
 def synthetic(tmp_path: Path, sigma: float, n_tasks: int = 300, per_task: int = 5,

@@ -15,7 +15,7 @@ import pytest
 from marketsim.cli import main
 
 if TYPE_CHECKING:
-    from tests.calibrate.conftest import Calibrated
+    from tests.calibrate._calibrated import Calibrated
 
 
 def test_auto_reports_the_held_out_likelihood_per_k(no_truth_twin: Calibrated) -> None:

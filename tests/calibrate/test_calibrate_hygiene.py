@@ -20,7 +20,7 @@ from marketsim.data.calibration_input import worker_classes_only
 from marketsim.data.labels import LabelSet
 from marketsim.scenario.parser import load_scenario
 from marketsim.scenario.toml_out import comment, dumps
-from tests.calibrate.conftest import Calibrated, calibrated
+from tests.calibrate._calibrated import Calibrated, calibrated
 
 
 def write_crowd(path: Path, seed: int = 1) -> tuple[Path, Path]:

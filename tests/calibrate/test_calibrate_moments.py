@@ -17,7 +17,7 @@ from marketsim.cli import main
 from tests.calibrate.test_calibrate_types import two_type_crowd
 
 if TYPE_CHECKING:
-    from tests.calibrate.conftest import Calibrated
+    from tests.calibrate._calibrated import Calibrated
 
 
 def test_truth_chooses_types_by_the_twins_errors(two_type_twin: Calibrated) -> None:

@@ -18,7 +18,7 @@ from marketsim.report.step_progress import BarSteps, PlainSteps, QuietSteps, mak
 from tests.calibrate._crowd_files import write_crowd
 
 if TYPE_CHECKING:
-    from tests.calibrate.conftest import Calibrated
+    from tests.calibrate._calibrated import Calibrated
 
 
 def skewed_crowd(tmp_path: Path, per_task: int = 5, n_tasks: int = 80) -> tuple[Path, Path]:

@@ -20,7 +20,7 @@ from marketsim.scenario.parser import load_scenario
 from marketsim.study.runner import run_unit
 
 if TYPE_CHECKING:
-    from tests.calibrate.conftest import Calibrated
+    from tests.calibrate._calibrated import Calibrated
 
 N_TASKS, N_WORKERS, PER_TASK = 400, 10, 8
 
@@ -99,7 +99,7 @@ def test_a_bad_task_types_is_one_line_and_exit_2(tmp_path: Path, value: str,
 
 def test_duplicates_first_keeps_each_label_s_time(one_type_twin: Calibrated) -> None:
     """Labels repeated at the end of the file with a later time and the other answer
-    (:func:`~tests.calibrate.conftest.repeated_crowd`): --duplicates first keeps the original
+    (:func:`~tests.conftest.repeated_crowd`): --duplicates first keeps the original
     rows, so the fitted rate is the original's (one label per time unit) and the twin is
     fitted on the original answers."""
     n = 100 * PER_TASK  # the labels before the repeats
