@@ -83,7 +83,8 @@ def local_units(
 ) -> Iterator[Any]:
     """Serial when ``jobs == 1``; else units run in this process while the rest is projected to
     take less than starting worker processes would save (:func:`worth_processes`: a small
-    study, a lesson, never starts them), and the rest in joblib worker processes.
+    study, a lesson, never starts them), and the rest in joblib worker processes, which end
+    when the units do (none is left behind for the next study, nor outlives this process).
 
     With ``jobs > 1`` this process takes its units from the end of ``keys`` (the cheapest, in
     :func:`~marketsim.study.runner.costly_first`'s order), since the other cores wait while it
@@ -98,11 +99,19 @@ def local_units(
     if not todo:
         return
     from joblib import Parallel, delayed
+    from joblib.externals.loky import get_reusable_executor
 
     kwargs.pop("on_refresh", None)  # callbacks cannot cross process boundaries
     parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
     capped = functools.partial(single_threaded, run)
-    yield from parallel(delayed(capped)(rep, arm, **kwargs) for rep, arm in todo)
+    try:
+        yield from parallel(delayed(capped)(rep, arm, **kwargs) for rep, arm in todo)
+    finally:
+        # joblib keeps its worker processes for the next call, idle for five minutes, and
+        # only the interpreter's clean-up at exit ends them sooner: a process that exits
+        # without it (os._exit, as pytest-xdist's test processes do) left them running.
+        # The study's workers end with the study (PROCESS_START_SECONDS counts a fresh start).
+        get_reusable_executor(reuse=True).shutdown(wait=True, kill_workers=True)
 
 
 def dask_units(

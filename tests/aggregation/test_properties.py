@@ -34,12 +34,14 @@ from marketsim.aggregation.identifiability import NotIdentifiableWarning
 from marketsim.aggregation.majority_vote import MajorityVote
 from marketsim.aggregation.registry import CLASS_METHODS, METHODS, make_estimator
 from marketsim.data.labels import LabelSet
+from tests.helpers import example_counts
 
 MAX_ITER = 15
-#: Examples per test; raise it for a deeper search, e.g. ``MARKETSIM_PROPERTY_EXAMPLES=2000``.
+#: Examples per test with ``-m slow``; raise it for a deeper search, e.g.
+#: ``MARKETSIM_PROPERTY_EXAMPLES=2000``. The default loop runs a fifth of them.
 MAX_EXAMPLES = int(os.environ.get("MARKETSIM_PROPERTY_EXAMPLES", "100"))
+EXAMPLES = example_counts(max(1, MAX_EXAMPLES // 5), MAX_EXAMPLES)
 SETTINGS = settings(
-    max_examples=MAX_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -232,12 +234,22 @@ def deterministic_cases() -> list[Any]:
 
 
 # --- properties -----------------------------------------------------------------------------
+@pytest.mark.parametrize("examples", EXAMPLES)
 @pytest.mark.parametrize("name", [method_param(n) for n in NAMES])
-@SETTINGS
-@given(crowd=crowds())
-@with_degenerate()
-def test_outputs_are_probabilities(name: str, crowd: Crowd) -> None:
+def test_outputs_are_probabilities(name: str, examples: int) -> None:
     """Posterior rows sum to 1, everything finite, labels in range."""
+
+    @settings(SETTINGS, max_examples=examples)
+    @given(crowd=crowds())
+    @with_degenerate()
+    def check(crowd: Crowd) -> None:
+        outputs_are_probabilities(name, crowd)
+
+    check()
+
+
+def outputs_are_probabilities(name: str, crowd: Crowd) -> None:
+    """The assertions of :func:`test_outputs_are_probabilities` on one crowd."""
     data = crowd.labelset()
     if getattr(make_estimator(name), "BINARY_ONLY", False) and data.n_classes > 2:
         with pytest.raises(ValueError, match="binary") as refused:  # e.g. mmsr: one line
@@ -265,12 +277,23 @@ def test_outputs_are_probabilities(name: str, crowd: Crowd) -> None:
         assert np.all(np.isfinite(est.prior_))
 
 
+@pytest.mark.parametrize("examples", EXAMPLES)
 @pytest.mark.parametrize(("name", "overrides"), em_cases())
-@SETTINGS
-@given(crowd=crowds())
-@with_degenerate()
-def test_em_objective_never_decreases(name: str, overrides: dict[str, Any], crowd: Crowd) -> None:
+def test_em_objective_never_decreases(name: str, overrides: dict[str, Any],
+                                      examples: int) -> None:
     """Log-likelihood (ML) or log-posterior (MAP) is non-decreasing over EM iterations."""
+
+    @settings(SETTINGS, max_examples=examples)
+    @given(crowd=crowds())
+    @with_degenerate()
+    def check(crowd: Crowd) -> None:
+        em_objective_never_decreases(name, overrides, crowd)
+
+    check()
+
+
+def em_objective_never_decreases(name: str, overrides: dict[str, Any], crowd: Crowd) -> None:
+    """The assertions of :func:`test_em_objective_never_decreases` on one crowd."""
     est = fit(name, build(name, **overrides), crowd.labelset())
     ll = np.asarray(est.log_likelihood_)
     assert 1 <= len(ll) <= MAX_ITER  # tol=0 still stops early on an exactly unchanged objective
@@ -311,21 +334,31 @@ PERTURBATION = 1e-13
 MAX_AMPLIFICATION = 1e6
 
 
+@pytest.mark.parametrize("examples", EXAMPLES)
 @pytest.mark.parametrize(("name", "overrides"), deterministic_cases())
-@SETTINGS
-@given(crowd=crowds(), perm_seed=st.integers(0, 2**32 - 1))
-@with_degenerate(perm_seed=1)
-@example(  # D&S: a class with ~1e-12 posterior mass; its confusion rows are 0/0-determined
-    crowd=Crowd(
-        ((0, 1, 2), (1, 0, 1), (1, 1, 1), (2, 0, 0), (2, 1, 0), (3, 0, 0), (3, 1, 1), (3, 2, 0)),
-        4, 4, 4,
-    ),
-    perm_seed=0,
-)
-@example(  # one-coin ML: a 2-vs-2 tie on a single task, an unstable fixed point (rejected)
-    crowd=Crowd(((0, 0, 2), (0, 2, 0), (0, 4, 2), (0, 7, 3), (0, 9, 3)), 2, 10, 4), perm_seed=0
-)
-def test_permutation_equivariance(
+def test_permutation_equivariance(name: str, overrides: dict[str, Any], examples: int) -> None:
+    """Relabelling tasks/workers and shuffling label rows permutes ``proba_`` rows only
+    (:func:`permutation_equivariance`)."""
+
+    @settings(SETTINGS, max_examples=examples)
+    @given(crowd=crowds(), perm_seed=st.integers(0, 2**32 - 1))
+    @with_degenerate(perm_seed=1)
+    @example(  # D&S: a class with ~1e-12 posterior mass; its confusion rows are 0/0-determined
+        crowd=Crowd(((0, 1, 2), (1, 0, 1), (1, 1, 1), (2, 0, 0), (2, 1, 0), (3, 0, 0),
+                     (3, 1, 1), (3, 2, 0)), 4, 4, 4),
+        perm_seed=0,
+    )
+    @example(  # one-coin ML: a 2-vs-2 tie on a single task, an unstable fixed point (rejected)
+        crowd=Crowd(((0, 0, 2), (0, 2, 0), (0, 4, 2), (0, 7, 3), (0, 9, 3)), 2, 10, 4),
+        perm_seed=0,
+    )
+    def check(crowd: Crowd, perm_seed: int) -> None:
+        permutation_equivariance(name, overrides, crowd, perm_seed)
+
+    check()
+
+
+def permutation_equivariance(
     name: str, overrides: dict[str, Any], crowd: Crowd, perm_seed: int
 ) -> None:
     """Relabelling tasks/workers and shuffling label rows permutes ``proba_`` rows only.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -17,6 +17,10 @@ from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.cli import main
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.runner import run_unit
+from tests.calibrate.test_calibrate_types import N_WORKERS
+
+if TYPE_CHECKING:
+    from tests.calibrate._calibrated import Calibrated
 
 
 def synthetic(tmp_path: Path, sigma: float, n_tasks: int = 300, per_task: int = 5,
@@ -203,16 +207,15 @@ def test_a_label_file_with_a_bad_line_names_it(tmp_path: Path,
     assert not (tmp_path / "o.toml").exists()
 
 
-def test_without_truth_the_dawid_skene_posterior_is_the_reference(tmp_path: Path) -> None:
-    crowd, _, _, _ = synthetic(tmp_path, sigma=0.0, n_tasks=200, per_task=6, seed=2)
-    out = tmp_path / "posterior.toml"
-    # one type: the held-out likelihood a file without a truth chooses the types by is
-    # test_calibrate_held_out's
-    assert main(["calibrate", str(crowd), "--out", str(out), "--seed", "7",
-                 "--task-types", "1"]) == 0
+def test_without_truth_the_dawid_skene_posterior_is_the_reference(no_truth_twin: Calibrated
+                                                                   ) -> None:
+    """The shared run without a truth file (the held-out choice of types it makes:
+    test_calibrate_held_out)."""
+    out = no_truth_twin.out
+    assert no_truth_twin.code == 0, no_truth_twin.stderr
     text = out.read_text()
     assert "class from the Dawid-Skene posterior (no truth file)" in text
     assert "--seed 7" in text.splitlines()[1]
     scenario = load_scenario(out)
-    assert scenario.seed == 7 and scenario.workers.count == 12
+    assert scenario.seed == 7 and scenario.workers.count == N_WORKERS
     assert abs(sum(scenario.workers.arrivals.weights or ()) - 1.0) < 1e-6

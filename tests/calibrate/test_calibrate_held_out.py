@@ -7,20 +7,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from marketsim.cli import main
-from tests.calibrate.test_calibrate_types import two_type_crowd
+
+if TYPE_CHECKING:
+    from tests.calibrate._calibrated import Calibrated
 
 
-def test_auto_reports_the_held_out_likelihood_per_k(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture) -> None:
-    crowd, _ = two_type_crowd(tmp_path)
-    out = tmp_path / "twin.toml"
-    assert main(["calibrate", str(crowd), "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
+def test_auto_reports_the_held_out_likelihood_per_k(no_truth_twin: Calibrated) -> None:
+    out = no_truth_twin.out
+    assert no_truth_twin.code == 0, no_truth_twin.stderr
+    printed = no_truth_twin.stdout
     assert "held-out log-lik per K: 1: " in printed and "4: " in printed
     assert "BIC" in printed and "by held-out likelihood" in printed
     fit = json.loads(out.with_suffix(".fit.json").read_text())
@@ -36,11 +37,9 @@ def test_auto_reports_the_held_out_likelihood_per_k(tmp_path: Path,
     assert f"nearest the design curve chosen among those with {held['task_types']} type(s)" in text
 
 
-def test_forced_types_skip_the_cross_validation(tmp_path: Path) -> None:
-    crowd, gold = two_type_crowd(tmp_path, n_tasks=60)
-    out = tmp_path / "twin.toml"
-    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out", str(out),
-                 "--task-types", "1"]) == 0
+def test_forced_types_skip_the_cross_validation(one_type_twin: Calibrated) -> None:
+    out = one_type_twin.out
+    assert one_type_twin.code == 0, one_type_twin.stderr
     assert json.loads(out.with_suffix(".fit.json").read_text())["held_out"] is None
     assert "held-out" not in out.read_text()
 

@@ -20,13 +20,14 @@ from marketsim.data.calibration_input import worker_classes_only
 from marketsim.data.labels import LabelSet
 from marketsim.scenario.parser import load_scenario
 from marketsim.scenario.toml_out import comment, dumps
+from tests.calibrate._calibrated import Calibrated, calibrated
 
 
-def write_crowd(path: Path, seed: int = 1, truth_only_class: bool = True) -> tuple[Path, Path]:
+def write_crowd(path: Path, seed: int = 1) -> tuple[Path, Path]:
     """150 tasks of classes 0, 1 and (only in the truth) 2, 4 labels each by 10 workers who
     answer 0 or 1 only; the truth file beside it."""
     rng = np.random.default_rng(seed)
-    truth = rng.integers(0, 3 if truth_only_class else 2, 150)
+    truth = rng.integers(0, 3, 150)
     lines = ["task,worker,label"]
     for t, c in enumerate(truth.tolist()):
         for w in rng.choice(10, 4, replace=False).tolist():
@@ -47,16 +48,25 @@ def calibrate(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int,
     return code, out, err
 
 
+NAMES = ['a\nb', 'say "hi" \\ back\\slash', "snow ☃ é 名前 \u2028 tab\there", "x\r\x1b\x7f"]
+
+
+@pytest.fixture(scope="module")
+def named_twin(tmp_path_factory: pytest.TempPathFactory) -> Calibrated:
+    """``calibrate`` of :func:`write_crowd`'s file (a class only the truth has) with a
+    ``--name`` of line breaks, quotes and Unicode: the run the class test and the name test
+    read, each for its own claims."""
+    crowd, truth = write_crowd(tmp_path_factory.mktemp("named_twin"))
+    return calibrated(crowd, crowd.parent / "twin.toml", "--truth", str(truth),
+                      "--task-types", "1", "--name", " | ".join(NAMES))
+
+
 # --- classes: the workers' --------------------------------------------------------------------
-def test_a_class_only_the_truth_has_is_not_a_class_of_the_twin(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_class_only_the_truth_has_is_not_a_class_of_the_twin(named_twin: Calibrated) -> None:
     """Before: a 3-class twin whose workers answered class '2' (no real worker ever did) in
     about a tenth of its labels."""
-    crowd, truth = write_crowd(tmp_path)
-    out = tmp_path / "twin.toml"
-    code, _, err = calibrate([str(crowd), "--truth", str(truth), "--out", str(out),
-                              "--task-types", "1"], capsys)
-    assert code == 0, err
+    out, err = named_twin.out, named_twin.stderr
+    assert named_twin.code == 0 and "Traceback" not in err, err
     warned = [line for line in err.splitlines() if "class '2'" in line]
     assert len(warned) == 1 and warned[0].startswith("marketsim: warning:")
     assert "not a class of the twin" in warned[0] and "'0', '1'" in warned[0]
@@ -78,9 +88,6 @@ def test_worker_classes_only_renumbers_labels_and_forgets_truth_only_classes() -
 
 
 # --- names and output paths -----------------------------------------------------------------
-NAMES = ['a\nb', 'say "hi" \\ back\\slash', "snow ☃ é 名前 \u2028 tab\there", "x\r\x1b\x7f"]
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.text(st.characters(exclude_categories=("Cs",))))
 def test_any_text_is_one_comment_line_and_one_toml_string(text: str) -> None:
@@ -89,16 +96,12 @@ def test_any_text_is_one_comment_line_and_one_toml_string(text: str) -> None:
     assert doc == {"scenario": {"name": text}}
 
 
-def test_a_name_with_line_breaks_quotes_and_unicode_round_trips(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_name_with_line_breaks_quotes_and_unicode_round_trips(named_twin: Calibrated
+                                                                 ) -> None:
     """Before: a line break in --name broke the header comment after the whole fit
     (TOMLDecodeError traceback)."""
-    crowd, truth = write_crowd(tmp_path, truth_only_class=False)
-    name = " | ".join(NAMES)
-    out = tmp_path / "twin.toml"
-    code, _, err = calibrate([str(crowd), "--truth", str(truth), "--out", str(out),
-                              "--task-types", "1", "--name", name], capsys)
-    assert code == 0, err
+    name, out = " | ".join(NAMES), named_twin.out
+    assert named_twin.code == 0 and "Traceback" not in named_twin.stderr, named_twin.stderr
     text = out.read_text(encoding="utf-8")
     assert tomllib.loads(text)["scenario"]["name"] == name
     assert load_scenario(out).name == name

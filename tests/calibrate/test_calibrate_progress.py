@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -15,6 +16,9 @@ from rich.console import Console
 from marketsim.cli import main
 from marketsim.report.step_progress import BarSteps, PlainSteps, QuietSteps, make_steps
 from tests.calibrate._crowd_files import write_crowd
+
+if TYPE_CHECKING:
+    from tests.calibrate._calibrated import Calibrated
 
 
 def skewed_crowd(tmp_path: Path, per_task: int = 5, n_tasks: int = 80) -> tuple[Path, Path]:
@@ -52,11 +56,10 @@ def test_the_as_collected_arm_gives_every_task_the_files_labels_per_task_and_ste
     assert "marketsim: simulating the twin as collected: done in " in printed.err
 
 
-def test_quiet_shows_no_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    crowd, gold = skewed_crowd(tmp_path, per_task=3, n_tasks=20)
-    assert main(["calibrate", str(crowd), "--truth", str(gold), "--out",
-                 str(tmp_path / "b.toml"), "--task-types", "1", "--quiet"]) == 0
-    err = capsys.readouterr().err
+def test_quiet_shows_no_steps(one_type_twin: Calibrated) -> None:
+    """The shared ``--quiet`` run (the steps a run without it shows: the test above)."""
+    assert one_type_twin.code == 0 and one_type_twin.out.exists()
+    err = one_type_twin.stderr
     assert "marketsim: fitting" not in err and "done in" not in err
 
 

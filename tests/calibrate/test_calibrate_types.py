@@ -20,7 +20,7 @@ from marketsim.scenario.parser import load_scenario
 from marketsim.study.runner import run_unit
 
 if TYPE_CHECKING:
-    from tests.conftest import Calibrated
+    from tests.calibrate._calibrated import Calibrated
 
 N_TASKS, N_WORKERS, PER_TASK = 400, 10, 8
 
@@ -76,11 +76,9 @@ def test_two_task_types_are_chosen_and_the_twin_runs(two_type_twin: Calibrated) 
     assert result.rows[-1].edges == N_TASKS * PER_TASK
 
 
-def test_task_types_1_keeps_one_matrix_per_worker(tmp_path: Path) -> None:
-    crowd, gold = two_type_crowd(tmp_path, seed=1, n_tasks=100)
-    out = tmp_path / "one.toml"
-    assert main(["calibrate", str(crowd), "--truth", str(gold), "--task-types", "1",
-                 "--out", str(out)]) == 0
+def test_task_types_1_keeps_one_matrix_per_worker(one_type_twin: Calibrated) -> None:
+    out = one_type_twin.out
+    assert one_type_twin.code == 0, one_type_twin.stderr
     text = out.read_text()
     assert "--task-types 1" in text.splitlines()[1]
     assert "task types" not in json.loads(out.with_suffix(".fit.json").read_text())["world"]
@@ -99,21 +97,14 @@ def test_a_bad_task_types_is_one_line_and_exit_2(tmp_path: Path, value: str,
     assert not (tmp_path / "x.toml").exists()
 
 
-def test_duplicates_first_keeps_each_label_s_time(tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture) -> None:
-    """Every label repeated at the end of the file with a later time and the other answer:
-    --duplicates first keeps the original rows, so the fitted rate is the original's (one
-    label per time unit) and the twin is fitted on the original answers."""
-    crowd, gold = two_type_crowd(tmp_path, times=True, n_tasks=100)
-    lines = crowd.read_text().splitlines()
-    n = len(lines) - 1
-    again = [f"{t},{w},{1 - int(y)},{n + 10_000 + i}"
-             for i, (t, w, y, _) in enumerate(r.split(",") for r in lines[1:41])]
-    crowd.write_text("\n".join(lines + again) + "\n")
-    out = tmp_path / "twin.toml"
-    assert main(["calibrate", str(crowd), "--truth", str(gold), "--duplicates", "first",
-                 "--task-types", "1", "--out", str(out)]) == 0
-    err = capsys.readouterr().err
+def test_duplicates_first_keeps_each_label_s_time(one_type_twin: Calibrated) -> None:
+    """Labels repeated at the end of the file with a later time and the other answer
+    (:func:`~tests.conftest.repeated_crowd`): --duplicates first keeps the original
+    rows, so the fitted rate is the original's (one label per time unit) and the twin is
+    fitted on the original answers."""
+    n = 100 * PER_TASK  # the labels before the repeats
+    out, err = one_type_twin.out, one_type_twin.stderr
+    assert one_type_twin.code == 0, err
     assert "marketsim: warning: " in err and "dropped 40 repeated answers" in err
     text = out.read_text()
     assert "--duplicates first" in text.splitlines()[1]

@@ -55,6 +55,29 @@ def test_worker_processes_give_the_curves_of_this_process(
     assert len(canonical_rows(serial)) > 10
 
 
+def unit_pid(rep: int, arm: int) -> tuple[int, int, int]:
+    """A study unit that says which process ran it."""
+    return rep, arm, os.getpid()
+
+
+def running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_worker_processes_end_with_the_study(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: joblib kept the study's workers idle for five minutes, and a process that exits
+    without the interpreter's clean-up (os._exit, as pytest-xdist's do) left them running."""
+    monkeypatch.setattr(backends, "worth_processes", lambda *_: True)
+    units = list(backends.local_units(unit_pid, [(r, 0) for r in range(4)], jobs=2))
+    workers = {pid for _, _, pid in units} - {os.getpid()}
+    assert sorted(u[:2] for u in units) == [(r, 0) for r in range(4)] and workers
+    assert not [pid for pid in workers if running(pid)]
+
+
 def test_a_small_study_does_not_start_worker_processes(small_scenario_path: Path) -> None:
     """Starting a worker costs about a CPU second (imports): a study whose units take a small
     fraction of that runs every unit in this process even with ``jobs=2``."""
