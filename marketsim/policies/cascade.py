@@ -38,7 +38,7 @@ class CascadePolicy(NamedMachinesFirst[CascadeOptions]):
     @classmethod
     def setting(cls, options: CascadeOptions) -> str:
         """Which machines answer first and when a task goes to humans."""
-        asked = ", ".join(options.machines) if options.machines else "every machine"
+        asked = options.asked()
         also = " or the models disagree" if options.on_disagreement else ""
         return (f"{asked} answers each task first; a task goes to humans when a confidence is "
                 f"below {options.threshold:g}{also}")

@@ -47,6 +47,10 @@ class NamedMachinesOptions(HumanQuorumOptions):
     machines: Strings = F((), "the machines asked, by name (empty: every machine of the "
                           "scenario)", shown="all")
 
+    def asked(self) -> str:
+        """The machines asked, in words: their names, or "every machine"."""
+        return ", ".join(self.machines) if self.machines else "every machine"
+
 
 QuorumT = TypeVar("QuorumT", bound=HumanQuorumOptions)
 NamedT = TypeVar("NamedT", bound=NamedMachinesOptions)

@@ -123,7 +123,7 @@ class CostAwareModelsPolicy(NamedMachinesFirst[CostAwareModelsOptions]):
     @classmethod
     def setting(cls, options: CostAwareModelsOptions) -> str:
         """The candidates, the stop and the budget per task."""
-        asked = ", ".join(options.machines) if options.machines else "every machine"
+        asked = options.asked()
         return (f"the bandit chooses among {asked}, up to {options.max_calls} calls a task, "
                 f"until the vote's confidence reaches {options.threshold:g} (exploration "
                 f"{options.exploration:g}, {options.window} tasks at once); a task still unsure "
