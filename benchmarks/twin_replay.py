@@ -158,17 +158,23 @@ def cell(name: str, k: int, work: Path, data_dir: str | None, replicates: int) -
     return out
 
 
+def sem(values: np.ndarray) -> float:
+    """Standard error of the mean (0 for one value)."""
+    return float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else 0.0
+
+
 def spread(values: np.ndarray) -> str:
     """Mean ± standard error of the mean."""
-    sem = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else 0.0
-    return f"{values.mean():.2f} ± {sem:.2f}"
+    return f"{values.mean():.2f} ± {sem(values):.2f}"
 
 
 def table(results: dict[tuple[str, int], dict[str, Any]], replicates: int) -> str:
     """The markdown table of every cell."""
     lines = [f"Final Dawid–Skene error % (mean ± standard error over {replicates} replicates; "
-             f"batch {BATCH}, one label per task to start). *Twin on real pairs*: the twin's "
-             "world answering only the (task, worker) pairs of the real file, replayed.",
+             f"batch {BATCH}, one label per task to start; twin − replay ± the standard error "
+             "of the difference, the replay's and the twin's replicates being independent). "
+             "*Twin on real pairs*: the twin's world answering only the (task, worker) pairs "
+             "of the real file, replayed.",
              "",
              "| set | labels per task | policy | replay | twin | twin − replay | within "
              f"±{BOUND:g} | twin on real pairs |",
@@ -179,7 +185,8 @@ def table(results: dict[tuple[str, int], dict[str, Any]], replicates: int) -> st
             diff = twin.mean() - rep.mean()
             ok = "yes" if abs(diff) <= BOUND else "**no**"
             lines.append(f"| {name} | {k} | {policy} | {spread(rep)} | {spread(twin)} | "
-                         f"{diff:+.2f} | {ok} | {spread(pairs)} |")
+                         f"{diff:+.2f} ± {np.hypot(sem(rep), sem(twin)):.2f} | {ok} | "
+                         f"{spread(pairs)} |")
     return "\n".join(lines)
 
 
@@ -204,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=list(SETS))
     parser.add_argument("--ks", nargs="+", type=int, default=list(KS))
-    parser.add_argument("--replicates", type=int, default=5)
+    parser.add_argument("--replicates", type=int, default=8)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--work", type=Path, default=Path("twin_replay_work"))
     parser.add_argument("--write", action="store_true",
