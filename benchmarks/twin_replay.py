@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -119,10 +120,19 @@ def twin_on_pairs(twin: Scenario, real: dict[str, Any], replicate: int,
     width = len(str(max(data.n_tasks, data.n_workers)))
     rows = [f"t{t:0{width}d},w{w:0{width}d},{z}" for t, w, z in
             zip(data.tasks.tolist(), data.workers.tolist(), labels, strict=True)]
-    (folder / "labels.csv").write_text("task,worker,label\n" + "\n".join(rows) + "\n")
-    (folder / "truth.csv").write_text("task,label\n" + "".join(
-        f"t{t:0{width}d},{int(c)}\n" for t, c in enumerate(world.truth.tolist())))
+    written("task,worker,label\n" + "\n".join(rows) + "\n", folder / "labels.csv")
+    written("task,label\n" + "".join(f"t{t:0{width}d},{int(c)}\n"
+                                      for t, c in enumerate(world.truth.tolist())),
+            folder / "truth.csv")
     return {"labels": str(folder / "labels.csv"), "truth": str(folder / "truth.csv")}
+
+
+def written(text: str, path: Path) -> None:
+    """Write ``path`` whole at once (a temporary file renamed): cells of the same set run in
+    separate processes write the same replicate's pairs, and neither may read half a file."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def final_errors(scenario: Scenario, replicates: range) -> np.ndarray:
