@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -119,10 +120,19 @@ def twin_on_pairs(twin: Scenario, real: dict[str, Any], replicate: int,
     width = len(str(max(data.n_tasks, data.n_workers)))
     rows = [f"t{t:0{width}d},w{w:0{width}d},{z}" for t, w, z in
             zip(data.tasks.tolist(), data.workers.tolist(), labels, strict=True)]
-    (folder / "labels.csv").write_text("task,worker,label\n" + "\n".join(rows) + "\n")
-    (folder / "truth.csv").write_text("task,label\n" + "".join(
-        f"t{t:0{width}d},{int(c)}\n" for t, c in enumerate(world.truth.tolist())))
+    written("task,worker,label\n" + "\n".join(rows) + "\n", folder / "labels.csv")
+    written("task,label\n" + "".join(f"t{t:0{width}d},{int(c)}\n"
+                                      for t, c in enumerate(world.truth.tolist())),
+            folder / "truth.csv")
     return {"labels": str(folder / "labels.csv"), "truth": str(folder / "truth.csv")}
+
+
+def written(text: str, path: Path) -> None:
+    """Write ``path`` whole at once (a temporary file renamed): cells of the same set run in
+    separate processes write the same replicate's pairs, and neither may read half a file."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def final_errors(scenario: Scenario, replicates: range) -> np.ndarray:
@@ -158,17 +168,23 @@ def cell(name: str, k: int, work: Path, data_dir: str | None, replicates: int) -
     return out
 
 
+def sem(values: np.ndarray) -> float:
+    """Standard error of the mean (0 for one value)."""
+    return float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else 0.0
+
+
 def spread(values: np.ndarray) -> str:
     """Mean ± standard error of the mean."""
-    sem = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else 0.0
-    return f"{values.mean():.2f} ± {sem:.2f}"
+    return f"{values.mean():.2f} ± {sem(values):.2f}"
 
 
 def table(results: dict[tuple[str, int], dict[str, Any]], replicates: int) -> str:
     """The markdown table of every cell."""
     lines = [f"Final Dawid–Skene error % (mean ± standard error over {replicates} replicates; "
-             f"batch {BATCH}, one label per task to start). *Twin on real pairs*: the twin's "
-             "world answering only the (task, worker) pairs of the real file, replayed.",
+             f"batch {BATCH}, one label per task to start; twin − replay ± the standard error "
+             "of the difference, the replay's and the twin's replicates being independent). "
+             "*Twin on real pairs*: the twin's world answering only the (task, worker) pairs "
+             "of the real file, replayed.",
              "",
              "| set | labels per task | policy | replay | twin | twin − replay | within "
              f"±{BOUND:g} | twin on real pairs |",
@@ -179,7 +195,8 @@ def table(results: dict[tuple[str, int], dict[str, Any]], replicates: int) -> st
             diff = twin.mean() - rep.mean()
             ok = "yes" if abs(diff) <= BOUND else "**no**"
             lines.append(f"| {name} | {k} | {policy} | {spread(rep)} | {spread(twin)} | "
-                         f"{diff:+.2f} | {ok} | {spread(pairs)} |")
+                         f"{diff:+.2f} ± {np.hypot(sem(rep), sem(twin)):.2f} | {ok} | "
+                         f"{spread(pairs)} |")
     return "\n".join(lines)
 
 
@@ -204,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=list(SETS))
     parser.add_argument("--ks", nargs="+", type=int, default=list(KS))
-    parser.add_argument("--replicates", type=int, default=5)
+    parser.add_argument("--replicates", type=int, default=8)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--work", type=Path, default=Path("twin_replay_work"))
     parser.add_argument("--write", action="store_true",

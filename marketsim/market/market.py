@@ -114,8 +114,9 @@ class Market:
                 (lambda _worker: False) if gold is None else gold.has_left, self.log.arrays,
                 None if replay is None else answered_tasks(replay))
         else:
-            self.requester = (ReplayRequester(replay) if replay is not None else Requester(
-                n, m, setup.max_labels, self.log, even_rounds=policy_type(policy).even_rounds))
+            even = policy_type(policy).even_rounds
+            self.requester = (ReplayRequester(replay, even) if replay is not None else Requester(
+                n, m, setup.max_labels, self.log, even_rounds=even))
         self.graph: nx.Graph | None = label_graph(n, m) if keep_graph else None
         self.visits = Visits(self.env, setup.workers.service, m, streams.speeds,
                              streams.abandon, weakref.proxy(self))

@@ -41,44 +41,70 @@ def answered_tasks(data: ReplayData) -> list[np.ndarray]:
 
 
 class ReplayRequester:
-    """Hands out, from the current ranking, only tasks the worker answered in the file."""
+    """Hands out, from the current ranking, only tasks the worker answered in the file,
+    preferring tasks not yet handed out this round.
 
-    def __init__(self, data: ReplayData) -> None:
+    A round is one ranking; with ``even_rounds`` (the policy's fact,
+    :attr:`~marketsim.policies.base.Policy.even_rounds`: uniform's) it is a pass that hands every
+    task with an answer left in the file out once before the next pass starts, across rankings,
+    as :class:`~marketsim.market.requester.Requester` does for a simulated crowd: a worker with
+    no answer left among the pass's tasks gets nothing until it ends (the workers holding those
+    answers arrive: a replayed worker's arrival weight is positive), so every task gets its share
+    of the labels within one wherever the file holds enough answers.
+    """
+
+    def __init__(self, data: ReplayData, even_rounds: bool = False) -> None:
         lab = data.labels
         self.n_workers = lab.n_workers
+        self.even_rounds = even_rounds
         self.remaining = [list(tasks) for tasks in answered_tasks(data)]
+        #: Answers each task has left in the file for the requester to hand out.
+        self.left = np.bincount(lab.tasks, minlength=lab.n_tasks)
         self.rank_pos = np.arange(lab.n_tasks)
         self.given = np.zeros(lab.n_tasks, dtype=bool)
 
     def new_round(self, ranking: np.ndarray) -> None:
-        """Start a round: remember each task's position in the ranking."""
+        """Start a round: remember each task's position in the ranking (with even rounds, an
+        unfinished pass goes on)."""
         pos = np.full(self.given.shape[0], len(ranking), dtype=np.int64)
         pos[np.asarray(ranking, dtype=np.int64)] = np.arange(len(ranking))
         self.rank_pos = pos
-        self.given[:] = False
+        if not self.even_rounds:
+            self.given[:] = False
 
     def mark(self, task: int, worker: int) -> None:
         """``worker`` holds or labelled ``task``: it is no longer available to them."""
         tasks = self.remaining[worker]
         if task in tasks:
             tasks.remove(task)
+            self.left[task] -= 1
 
     def release(self, task: int, worker: int) -> None:
         """``worker`` abandoned ``task``: only they can give the file's answer, so it is theirs
-        to be handed again."""
+        to be handed again (with even rounds, the pass owes the task its label again)."""
         self.remaining[worker].append(task)
+        self.left[task] += 1
+        if self.even_rounds:
+            self.given[task] = False
 
     def assign(self, worker: int) -> int | None:
-        """The best-ranked task the worker answered, preferring tasks not yet given this round."""
+        """The best-ranked task the worker answered, preferring tasks not yet given this round
+        (with even rounds, only those, until the pass has handed out every task it can)."""
         tasks = self.remaining[worker]
         if not tasks:
             return None
         cand = np.asarray(tasks)
         fresh = ~self.given[cand]
+        if self.even_rounds and not fresh.any():
+            if (~self.given & (self.left > 0)).any():
+                return None  # the pass still wants tasks only others can answer
+            self.given[:] = False  # the pass is over: the next one starts
+            fresh[:] = True
         pool = cand[fresh] if fresh.any() else cand
         task = int(pool[np.argmin(self.rank_pos[pool])])
         self.given[task] = True
         tasks.remove(task)
+        self.left[task] -= 1
         return task
 
 

@@ -64,6 +64,7 @@ def test_the_table_judges_each_cell_against_two_points() -> None:
            "pairs": [[12.0, 12.0]] * arms}
     text = twin_replay.table({("rte", 3): res}, 2)
     rows = [line for line in text.splitlines() if line.startswith("| rte")]
-    assert rows[0].startswith("| rte | 3 | uniform | 11.00 ± 1.00 | 13.00 ± 0.00 | +2.00 | yes")
-    assert "| +0.00 | yes |" in rows[1]
-    assert "| -3.00 | **no** |" in rows[2]
+    assert rows[0].startswith("| rte | 3 | uniform | 11.00 ± 1.00 | 13.00 ± 0.00 | +2.00 ± 1.00 "
+                              "| yes")
+    assert "| +0.00 ± 1.00 | yes |" in rows[1]
+    assert "| -3.00 ± 1.00 | **no** |" in rows[2]

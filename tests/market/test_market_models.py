@@ -251,3 +251,26 @@ def test_a_worker_aware_replay_that_abandoned_its_last_answers_says_so(tmp_path:
     with pytest.raises(SimulationError, match="the replayed file has no answer left from any "
                        "of them"):
         run_unit(sc, 0, 0)
+
+
+def test_uniform_on_a_replay_gives_every_task_its_share_within_one(tmp_path: Path) -> None:
+    # Uniform's even rounds hold on a replay as in a simulated crowd (a pass hands every task
+    # out once, across refits; a worker with no answer left among the pass's tasks waits), so a
+    # twin and a replay of its file buy the same design (issue #40, point 4). The file's four
+    # answers a task allow 3 or 4 labels each for 100; the rare worker 5 is needed; a refit
+    # every 7 labels cuts each pass of 30.
+    document = {**_sparse_replay(tmp_path), "arms": [
+        {"name": "u", "policy": "uniform", "inference": "mv"}]}
+    document["budget"] = {"edges": 100, "batch": 7}
+    document["workers"] = {"arrivals": {"weights": [5, 5, 5, 5, 5, 1]}}
+    sc = parse_scenario(document, str(tmp_path / "s.toml"))
+    replay = load_replay(sc.replay)
+    for replicate in range(3):
+        world = replay_world(replay, "one-per-task", 2, np.asarray(sc.tasks.prior),
+                             initial_graph_rng(sc.seed, replicate, "one-per-task"))
+        market = Market(market_setup(sc), world, make_policy("uniform", {}),
+                        estimator_factory(sc.crowd, sc.arms[0].inference),
+                        unit_streams(sc.seed, replicate, 0), keep_graph=False, replay=replay)
+        assert market.run()[-1].edges == 100
+        per_task = np.bincount(market.log.view().tasks, minlength=30)
+        assert per_task.min() == 3 and per_task.max() == 4
