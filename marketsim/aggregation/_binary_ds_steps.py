@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 from scipy.sparse import _sparsetools
 
-from marketsim.aggregation._numeric import PROB_FLOOR, safe_log
 from marketsim.aggregation import _ones
+from marketsim.aggregation._numeric import PROB_FLOOR, safe_log
 from marketsim.aggregation._threads import threads_for
 from marketsim.data.labels import LabelSet
 
@@ -146,7 +146,8 @@ class BinarySteps:
 def _kernels(mat: Any) -> tuple[Callable[[np.ndarray, np.ndarray], None],
                                 Callable[[np.ndarray, np.ndarray], None]]:
     """``out += mat @ x`` and ``out += mat.T @ x`` for the CSR ``mat``, bound once: the
-    compiled kernels :func:`~._ones.csr_rows` and :func:`~._ones.transposed_rows` call (the same bits)."""
+    compiled kernels :func:`~._ones.csr_rows` and :func:`~._ones.transposed_rows` call
+    (the same bits)."""
     n_rows, n_cols = mat.shape
     indptr, indices, values = mat.indptr, mat.indices, mat.data
     if _ones.is_shared_ones(mat):  # the compiled pattern kernels are there

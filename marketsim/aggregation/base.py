@@ -332,7 +332,6 @@ class EMAggregator(BaseAggregator):
         every E-step (:func:`clamp_known`), so they calibrate the workers who answered them.
         """
         self._check_prior(data)
-        rng = as_generator(self.random_state)
         self.init_used_ = self.init
         params: dict[str, np.ndarray] | None = None
         if init_params is not None:
@@ -350,11 +349,11 @@ class EMAggregator(BaseAggregator):
                 )
             self.init_used_ = "warm-proba"
         elif self.init == "random":
-            proba = random_posterior(data, rng)
+            proba = random_posterior(data, as_generator(self.random_state))
         elif self.init == "majority":
             proba = self._majority_start(data)
         else:
-            params = self._init_params(data, rng)
+            params = self._init_params(data, as_generator(self.random_state))
             if params is None:
                 self.init_used_ = "majority"
                 proba = majority_posterior(data, self._fixed_prior())
