@@ -23,7 +23,7 @@ import numpy as np
 from scipy.sparse import _sparsetools
 
 from marketsim.aggregation import _ones
-from marketsim.aggregation._numeric import PROB_FLOOR, safe_log
+from marketsim.aggregation._numeric import PROB_FLOOR
 from marketsim.aggregation._threads import threads_for
 from marketsim.data.labels import LabelSet
 
@@ -103,14 +103,17 @@ class BinarySteps:
         """:meth:`EMAggregator._binary_e_step`: posteriors ``[1 - sigma(s), sigma(s)]`` of the
         log-odds ``s`` and the log-likelihood."""
         prior = params["prior"]
-        if prior.shape != (2,) or not (prior[0] > 0 and prior[1] > 0):
+        shares = prior.tolist() if prior.ndim == 1 else ()
+        if len(shares) != 2 or not (shares[0] > 0 and shares[1] > 0):
             return self.generic_e_step(params)  # a class of prior 0 (or an odd warm start)
         zero_prior, one_prior = np.log(np.maximum(prior, PROB_FLOOR)).tolist()  # log_prior
         if not (math.isfinite(zero_prior) and math.isfinite(one_prior)):
             return self.generic_e_step(params)
         n = self.n_tasks
         # R[(j, l), c] = log P(l | c, j): the confusion's memory is [j, l, c]
-        emission = safe_log(params["confusion"].transpose(0, 2, 1)).reshape(-1, 2)
+        emission = np.maximum(params["confusion"].transpose(0, 2, 1), PROB_FLOOR)
+        np.log(emission, out=emission)  # safe_log
+        emission = emission.reshape(-1, 2)
         class_zero_logs = np.ascontiguousarray(emission[:, 0])
         odds = np.subtract(emission[:, 1], class_zero_logs)
         out = np.zeros((2, n))  # class-major, as the general path returns it
@@ -131,16 +134,17 @@ class BinarySteps:
         np.exp(e, out=e)
         total = np.add(e, 1.0)
         larger = np.divide(1.0, total)
-        smaller = np.multiply(e, larger)
         negative = np.signbit(s)  # class 1 wins where s >= 0 (a tie gives both 1/2)
-        np.copyto(out[0], smaller)
+        np.multiply(e, larger, out=e)  # the smaller share
+        np.copyto(out[0], e)
         np.copyto(out[0], larger, where=negative)
         np.copyto(s, larger)
-        np.copyto(s, smaller, where=negative)
+        np.copyto(s, e, where=negative)
         whole = n - n % LOG_BLOCK
-        logs = np.log(total[:whole].reshape(-1, LOG_BLOCK).prod(axis=1)).sum() if whole else 0.0
-        logs += np.log(total[whole:].prod())
-        return float(positive.sum() + logs)
+        logs = (np.add.reduce(np.log(np.multiply.reduce(
+            total[:whole].reshape(-1, LOG_BLOCK), axis=1))) if whole else 0.0)
+        logs += np.log(np.multiply.reduce(total[whole:]))
+        return float(np.add.reduce(positive) + logs)
 
 
 def _kernels(mat: Any) -> tuple[Callable[[np.ndarray, np.ndarray], None],
