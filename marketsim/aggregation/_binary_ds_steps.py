@@ -4,12 +4,12 @@ A design curve fits Dawid–Skene hundreds of times on a few thousand labels (``
 about 850 fits of 30-60 iterations each), where an iteration's arithmetic takes microseconds
 and numpy's per-call overhead (some 60 calls through :func:`binary_confusion`,
 :meth:`EMAggregator._binary_prior` and :func:`log_odds_posterior`) is most of its time.
-:class:`BinarySteps` holds what does not change between iterations (the incidence arrays, the
-float label counts, the buffers) and does each step in about half the calls: the same
-operations on the same numbers in the same order, so every result is bit for bit the one of
-the general path (``tests/aggregation/test_dawid_skene_small.py`` compares them). It is used
-where that path would run on one thread (:func:`threads_for`); a big fit keeps the threaded
-kernels.
+:class:`BinarySteps` holds what does not change between iterations (the incidence arrays with
+their compiled kernels bound, the float label counts) and does each step in about half the
+calls, the prior in scalars and no thread dispatch: the same operations on the same numbers
+in the same order, so every result is bit for bit the one of the general path
+(``tests/aggregation/test_dawid_skene_small.py`` compares them). It is used where that path
+would run on one thread (:func:`threads_for`); a big fit keeps the threaded kernels.
 """
 
 from __future__ import annotations
