@@ -103,7 +103,7 @@ class BinarySteps:
         """:meth:`EMAggregator._binary_e_step`: posteriors ``[1 - sigma(s), sigma(s)]`` of the
         log-odds ``s`` and the log-likelihood."""
         prior = params["prior"]
-        shares = prior.tolist() if prior.ndim == 1 else ()
+        shares: list[float] = prior.tolist() if prior.ndim == 1 else []
         if len(shares) != 2 or not (shares[0] > 0 and shares[1] > 0):
             return self.generic_e_step(params)  # a class of prior 0 (or an odd warm start)
         zero_prior, one_prior = np.log(np.maximum(prior, PROB_FLOOR)).tolist()  # log_prior
