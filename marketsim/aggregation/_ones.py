@@ -65,20 +65,37 @@ def transposed_rows(mat: Any, x: np.ndarray, out: np.ndarray) -> None:
 
 
 def matvec(mat: Any, x: np.ndarray) -> np.ndarray:
-    """``mat @ x`` for one contiguous float64 vector ``x``."""
-    if not is_shared_ones(mat) or x.dtype != np.float64:
+    """``mat @ x`` for one contiguous float64 vector ``x``: the compiled kernel scipy's
+    ``mat @ x`` calls, called directly on a float64 CSR ``mat`` (scipy's dispatch costs more
+    than the product on a design curve's few thousand labels)."""
+    if not _plain_csr(mat, x) or x.ndim != 1 or x.shape[0] != mat.shape[1]:
         return np.asarray(mat @ x)
     out = np.zeros(mat.shape[0])
-    row_sums(mat.indptr, mat.indices, x, out)
+    csr_rows(mat, 0, mat.shape[0], np.ascontiguousarray(x), out)
     return out
 
 
 def transposed_matvecs(mat: Any, x: np.ndarray) -> np.ndarray:
     """``mat.T @ x`` for a C-contiguous ``(rows, K)`` (or 1-D) float64 ``x``, as scipy's
-    ``csc_matvecs`` adds it."""
-    if not is_shared_ones(mat) or x.dtype != np.float64:
+    ``csc_matvecs`` adds it (called directly on a float64 CSR ``mat``'s arrays: building the
+    transposed matrix object costs more than a small product)."""
+    if not _plain_csr(mat, x) or x.shape[0] != mat.shape[0] or x.ndim not in (1, 2):
         return np.asarray(mat.T @ x)
     k = 1 if x.ndim == 1 else x.shape[1]
     out = np.zeros((mat.shape[1], k) if x.ndim == 2 else mat.shape[1])
-    scatter_sums(mat.indptr, mat.indices, np.ascontiguousarray(x), out, k)
+    x = np.ascontiguousarray(x)
+    if is_shared_ones(mat):
+        scatter_sums(mat.indptr, mat.indices, x, out, k)
+    elif x.ndim == 1:
+        transposed_rows(mat, x, out)
+    else:
+        _sparsetools.csc_matvecs(mat.shape[1], mat.shape[0], k, mat.indptr, mat.indices,
+                                 mat.data, x.ravel(), out.ravel())
     return out
+
+
+def _plain_csr(mat: Any, x: np.ndarray) -> bool:
+    """Whether ``mat`` is a float64 CSR matrix and ``x`` a float64 array: what the compiled
+    kernels take directly."""
+    return bool(getattr(mat, "format", None) == "csr" and mat.data.dtype == np.float64
+                and x.dtype == np.float64)

@@ -298,6 +298,23 @@ class EMAggregator(BaseAggregator):
         )
         return proba, float(class_zero + softplus_sum)
 
+    def _em_steps(self, data: LabelSet) -> tuple[
+        Callable[[np.ndarray], dict[str, np.ndarray]],
+        Callable[[dict[str, np.ndarray]], tuple[np.ndarray, float]],
+    ]:
+        """The loop's M-step ``proba -> params`` and E-step ``params -> (proba, objective)``
+        on ``data`` (the objective: log-likelihood plus the parameters' log prior). A model
+        may give faster steps with the same results for some data (:class:`DawidSkene`)."""
+
+        def m_step(proba: np.ndarray) -> dict[str, np.ndarray]:
+            return self._m_step(data, proba)
+
+        def e_step(params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
+            proba, loglik = self._e_step(data, params)
+            return proba, loglik + self._log_param_prior(params)
+
+        return m_step, e_step
+
     def fit(  # type: ignore[override]  # the fit parameters EM estimators take
         self,
         data: LabelSet,
@@ -315,7 +332,6 @@ class EMAggregator(BaseAggregator):
         every E-step (:func:`clamp_known`), so they calibrate the workers who answered them.
         """
         self._check_prior(data)
-        rng = as_generator(self.random_state)
         self.init_used_ = self.init
         params: dict[str, np.ndarray] | None = None
         if init_params is not None:
@@ -333,21 +349,18 @@ class EMAggregator(BaseAggregator):
                 )
             self.init_used_ = "warm-proba"
         elif self.init == "random":
-            proba = random_posterior(data, rng)
+            proba = random_posterior(data, as_generator(self.random_state))
         elif self.init == "majority":
             proba = self._majority_start(data)
         else:
-            params = self._init_params(data, rng)
+            params = self._init_params(data, as_generator(self.random_state))
             if params is None:
                 self.init_used_ = "majority"
                 proba = majority_posterior(data, self._fixed_prior())
             else:
                 proba, _ = self._e_step(data, params)
 
-        def e_step(params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
-            proba, loglik = self._e_step(data, params)
-            return proba, loglik + self._log_param_prior(params)
-
+        m_step, e_step = self._em_steps(data)
         clamp = None
         if known is not None:
             gold = np.asarray(known, dtype=np.int64)
@@ -355,7 +368,7 @@ class EMAggregator(BaseAggregator):
                 raise ValueError(f"known must be {data.n_tasks} class indices or -1")
             clamp = lambda proba: clamp_known(proba, gold)  # noqa: E731 - one-line closure
         proba, params, trace = run_em(
-            proba, params, lambda proba, _: self._m_step(data, proba), e_step,
+            proba, params, lambda proba, _: m_step(proba), e_step,
             max_iter=self.max_iter, tol=self.tol, scale=max(data.n_labels, 1),
             name=type(self).__name__, clamp=clamp,
         )

@@ -11,10 +11,12 @@ matrices, then EM.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 
+from marketsim.aggregation._binary_ds_steps import BinarySteps, fits_one_thread
 from marketsim.aggregation._numeric import (
     safe_log,
     transposed_product,
@@ -140,6 +142,23 @@ class DawidSkene(ConfusionEM):
     def _e_step(self, data: LabelSet, params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
         """Two classes in log-odds form (:meth:`EMAggregator._binary_e_step`)."""
         return self._binary_e_step(data, params)
+
+    def _em_steps(self, data: LabelSet) -> tuple[
+        Callable[[np.ndarray], dict[str, np.ndarray]],
+        Callable[[dict[str, np.ndarray]], tuple[np.ndarray, float]],
+    ]:
+        """Two classes on one thread: the fused steps of :class:`BinarySteps` (the same bits
+        in about half the numpy calls: most of a small fit's time is their overhead)."""
+        if not fits_one_thread(data):
+            return super()._em_steps(data)
+        steps = BinarySteps(data, self.smoothing, self._fixed_prior(),
+                            lambda params: EMAggregator._e_step(self, data, params))
+
+        def e_step(params: dict[str, np.ndarray]) -> tuple[np.ndarray, float]:
+            proba, loglik = steps.e_step(params)
+            return proba, loglik + self._log_param_prior(params)
+
+        return steps.m_step, e_step
 
     def _init_params(
         self, data: LabelSet, rng: np.random.Generator
