@@ -190,7 +190,10 @@ def _extra(fit: World, k: int) -> str:
     crowd = "" if fit.crowd is None else f", concentration {fit.crowd.concentration:.2f}"
     return crowd + (f", sigma {fit.sigma:.4f}" if fit.sigma > 0 else "") + (
         ", lookalike diagonal " + " ".join(f"{v:.3f}" for v in np.diag(fit.lookalike))
-        if not np.allclose(fit.lookalike, np.eye(k)) else "")
+        if not np.allclose(fit.lookalike, np.eye(k)) else "") + (
+        "" if fit.pull is None else ", pull share " + " ".join(
+            f"{1 - v:.3f}" for v in np.diag(fit.pull)) + ", mean strength "
+        f"{np.dot(fit.pull_strengths, fit.pull_weights):.2f}")
 
 
 def types_summary(cal: Calibration) -> str:
