@@ -48,6 +48,11 @@ def header(cal: Calibration, command: str) -> list[str]:
             "  shrunk toward the worker's pooled matrix (EM from seeded starts; one type is "
             "the per-worker world above).",
         ]
+    if any(f.pull is not None for f in cal.crowd_fits):
+        lines += ["  ambiguous tasks (Tian & Zhu 2015): a task of class c pulls toward p ~ "
+                  "pull[c] with a strength a of its own,",
+                  "  and every worker answers p with probability a, else from row c (fitted "
+                  "by EM; its share scaled on the design curve)."]
     if cal.forced_types is not None:
         among = f" among those with --task-types {cal.forced_types}"
     elif cal.moments is not None:
