@@ -3,11 +3,12 @@
 fitted to a label file for ``marketsim calibrate``.
 
 Why: shuffling each worker's real labels among its tasks of the same class (every worker keeps
-its confusion counts; ``benchmarks/label_permutations.py``) leaves Dawid–Skene's error at 3
-labels a task about where it is and takes most of it away at full overlap (RTE 7.25 → about
-2 %, Dog 15.7 → 6.5 %): the real crowds' errors are concentrated on a share of the tasks
-where many workers give the *same* wrong class, and elsewhere the workers are right more often
-than their overall rows say. A look-alike task (every worker answers from its row of the
+its confusion counts, its errors become independent; ``benchmarks/label_permutations.py``)
+makes Dawid–Skene worse at 3 labels a task (RTE 16.3 → 17.6 %, Dog 23.0 → 25.8 %) and far
+better at full overlap (7.25 → 2.1 %, 15.7 → 6.5 %) — the too-steep curve of every twin so
+far: the real crowds' errors are concentrated on a share of the tasks where many workers give
+the *same* wrong class, and elsewhere the workers are right more often than their overall
+rows say. A look-alike task (every worker answers from its row of the
 wrong class) makes a task's errors all-or-nothing; difficulty (GLAD) makes them undirected.
 Here a task of class ``c`` is, with probability ``pull[c][s]``, ambiguous toward ``s != c``,
 with a strength ``a`` of its own: every worker answers ``s`` with probability ``a``, else from
