@@ -26,6 +26,7 @@ from marketsim.aggregation.confusion_fit import ConfusionFit, candidate_worlds, 
 from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import DesignCurve, real_curve
 from marketsim.aggregation.fit_reference import reference
+from marketsim.aggregation.pull_fit import pull_worlds
 from marketsim.aggregation.world_replay import pairs_curve
 from marketsim.cli.calibrate import checked_input
 from marketsim.data.datasets import DATASETS, dataset_paths
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         real = real_curve(data, known_truth, ks=KS)
         full_real = real_curve(data, known_truth)
         crowd += curve_worlds(crowd[:2], data, ref, known, full_real, weights)
+        crowd += pull_worlds(data, weights, ref, known, full_real)
         print(f"\n{name}: {activity(data, known_truth)}\n")
         print("| world | sigma | k = 3 | k = 5 | full |\n|---|---|---|---|---|")
         print(f"| real labels | | {cells(real)} |")

@@ -103,6 +103,11 @@ class ConfusionFit:
     on_curve: bool = False
     #: The crowd's spread restored in the worker matrices (:meth:`CrowdPrior.spread`).
     spread_restored: bool = False
+    #: Ambiguous tasks (:mod:`~marketsim.aggregation.pull_fit`): the K×K ``pull`` rows (None:
+    #: no pull), the strengths and their weights.
+    pull: np.ndarray | None = None
+    pull_strengths: tuple[float, ...] = ()
+    pull_weights: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

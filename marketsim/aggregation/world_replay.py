@@ -13,7 +13,8 @@ pairs"). No market runs: one vectorised draw per replicate, then the curve's agg
 The answers are drawn as the scenario's world draws them: for a one-matrix world
 (:class:`~marketsim.aggregation.confusion_fit.ConfusionFit`) each task's look-alike class
 ``s_i ~ lookalike[c_i]`` and inverse difficulty ``log beta_i ~ N(0, sigma^2)``, each label
-``~ softmax(beta_i log pi_j[s_i])``; for a mixture of task types
+``~ softmax(beta_i log pi_j[s_i])`` (with pulls, the pulled class ``p_i ~ pull[c_i]`` with the
+task's strength ``a_i``: ``(1 - a_i)`` that row ``+ a_i`` at ``p_i``); for a mixture of task types
 (:class:`~marketsim.aggregation.task_types.TypesFit`) each task's type ``z_i ~ shares[c_i]``
 and each label ``~ pi_j^(z_i)[c_i]``.
 """
@@ -58,7 +59,15 @@ def world_labels(world: ConfusionFit | TypesFit, tasks: np.ndarray, workers: np.
     beta = np.exp(world.sigma * rng.standard_normal(truth.size)) if world.sigma > 0 \
         else np.ones(truth.size)
     log_rows = np.log(np.maximum(world.confusion[workers, seen[tasks]], 1e-300))
-    return categorical(np.exp(log_softmax(beta[tasks, None] * log_rows, axis=1)), rng)
+    rows = np.exp(log_softmax(beta[tasks, None] * log_rows, axis=1))
+    if world.pull is not None:  # ambiguous tasks: every worker drawn to the pulled class
+        pulled = categorical(world.pull[truth], rng)
+        strength = np.asarray(world.pull_strengths)[categorical(
+            np.broadcast_to(np.asarray(world.pull_weights), (truth.size, len(
+                world.pull_weights))), rng)] * (pulled != truth)
+        a = strength[tasks, None]
+        rows = (1.0 - a) * rows + a * np.eye(rows.shape[1])[pulled[tasks]]
+    return categorical(rows, rng)
 
 
 def pairs_runs(world: ConfusionFit | TypesFit, data: LabelSet, classes: np.ndarray,

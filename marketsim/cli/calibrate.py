@@ -38,6 +38,7 @@ from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.fit_reference import reference
 from marketsim.aggregation.majority_vote import fractional_tie_error
+from marketsim.aggregation.pull_fit import pull_worlds
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
 from marketsim.aggregation.type_selection import (
     FOLDS,
@@ -359,10 +360,11 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                       fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
                       forced, held, crowd_fits=crowd)
     with steps.step("fitting the ambiguous share of the look-alike worlds to the "
-                    "majority's profile", 2) as advance:
+                    "majority's profile, and the pulls of ambiguous tasks", 3) as advance:
         judged = known if known.any() else np.ones(data.n_tasks, dtype=bool)
         ambiguous = ambiguity_worlds(bases[1:], majority_wrong(data, data.labels, ref, judged),
                                      twin_share(cal, args.seed), data, weights, advance)
+        ambiguous += pull_worlds(data, weights, ref, known, real, args.seed, advance)
         cal = replace(cal, crowd_fits=(*cal.crowd_fits, *ambiguous))
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,

@@ -185,6 +185,9 @@ def world_table(fit: World) -> dict[str, Any]:
         table["sigma"] = float(round(fit.sigma, 6))
     if not np.allclose(fit.lookalike, np.eye(fit.lookalike.shape[0])):
         table["lookalike"] = _rows(fit.lookalike)
+    if fit.pull is not None:
+        table |= {"pull": _rows(fit.pull), "pull_strengths": _round(np.array(
+            fit.pull_strengths)), "pull_weights": _rows(np.array([fit.pull_weights]))[0]}
     table["matrices"] = [_rows(m) for m in fit.confusion]
     return table
 
@@ -228,8 +231,9 @@ def fit_record(cal: Calibration) -> dict[str, Any]:
         world = {"difficulty_sigma": chosen.sigma, "lookalike": chosen.lookalike.tolist(),
                  "task_types": 1, "type_shares": None}
     held = cal.held_out
-    if cal.crowd_fits:  # what design = "crowd" reads, for a new crowd of the same kind
-        crowd = min(cal.crowd_fits, key=lambda f: f.bic).crowd
+    populations = [f for f in cal.crowd_fits if f.crowd is not None]
+    if populations:  # what design = "crowd" reads, for a new crowd of the same kind
+        crowd = min(populations, key=lambda f: f.bic).crowd
         assert crowd is not None
         world |= {"crowd_matrix": crowd.matrix.tolist(),
                   "crowd_concentration": crowd.concentration}

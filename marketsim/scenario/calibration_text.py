@@ -48,6 +48,11 @@ def header(cal: Calibration, command: str) -> list[str]:
             "  shrunk toward the worker's pooled matrix (EM from seeded starts; one type is "
             "the per-worker world above).",
         ]
+    if any(f.pull is not None for f in cal.crowd_fits):
+        lines += ["  ambiguous tasks (Tian & Zhu 2015): a task of class c pulls toward p ~ "
+                  "pull[c] with a strength a of its own,",
+                  "  and every worker answers p with probability a, else from row c (fitted "
+                  "by EM; its share scaled on the design curve)."]
     if cal.forced_types is not None:
         among = f" among those with --task-types {cal.forced_types}"
     elif cal.moments is not None:
@@ -190,7 +195,10 @@ def _extra(fit: World, k: int) -> str:
     crowd = "" if fit.crowd is None else f", concentration {fit.crowd.concentration:.2f}"
     return crowd + (f", sigma {fit.sigma:.4f}" if fit.sigma > 0 else "") + (
         ", lookalike diagonal " + " ".join(f"{v:.3f}" for v in np.diag(fit.lookalike))
-        if not np.allclose(fit.lookalike, np.eye(k)) else "")
+        if not np.allclose(fit.lookalike, np.eye(k)) else "") + (
+        "" if fit.pull is None else ", pull share " + " ".join(
+            f"{1 - v:.3f}" for v in np.diag(fit.pull)) + ", mean strength "
+        f"{np.dot(fit.pull_strengths, fit.pull_weights):.2f}")
 
 
 def types_summary(cal: Calibration) -> str:

@@ -6,11 +6,16 @@ makes real errors shared.
 Task ``i`` of true class ``c_i`` looks like class ``s_i ~ lookalike[c_i]`` to every worker, and
 has inverse difficulty ``beta_i`` (``log beta_i ~ N(0, sigma^2)``); worker ``j`` answers ``l``
 with probability ``softmax(beta_i * log pi_j[s_i])[l]``, i.e. ``pi_j[s_i, l]^beta_i``
-normalised. Both are drawn once per replicate, after the matrices (shared by every arm); task types
+normalised. A task may also be *ambiguous* (``pull``): of true class ``c_i`` it pulls toward
+class ``p_i ~ pull[c_i]`` with a strength ``a_i`` of its own (``pull_strengths``, drawn with
+``pull_weights``), and every worker answers ``p_i`` with probability ``a_i``, else as above
+(the perceived-class model: Tian & Zhu 2015's latent item classes, an item-level share of
+the crowd seeing one wrong class). All are drawn once per replicate, after the matrices
+(shared by every arm); task types
 (:mod:`~marketsim.workers.task_types`) then choose which of the worker's matrices
 ``pi_j`` a task is answered from. The world's ``confusion`` is what a worker does on average
 over the tasks, ``sum_s lookalike[c, s] E_beta[softmax(beta * log pi_j[s])]`` (averaged over
-the types of class ``c``; what the recorder compares estimates with).
+the types of class ``c``, and the pulls; what the recorder compares estimates with).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pydantic import model_validator
 from scipy.special import ndtri, softmax
 
 from marketsim.options import F
-from marketsim.tables import FloatRows, KeyProblem, Table
+from marketsim.tables import FloatRows, Floats, KeyProblem, Table
 from marketsim.workers.base import Crowd, WorkerModel, World
 from marketsim.workers.draws import accuracy, features_then_graph
 from marketsim.workers.dynamics import shifted
@@ -57,23 +62,48 @@ class TaskEffects(Table):
         "worker with probability lookalike[c][s] (workers answer from row s)",
         shown="the identity")
 
+    pull: FloatRows | None = F(
+        None, "K×K rows summing to 1: a task of true class c pulls every worker toward class "
+        "s ≠ c with probability pull[c][s] (the diagonal: no pull); each worker then answers s "
+        "with the task's pull strength, else from their own row", shown="no pull")
+    pull_strengths: Floats | None = F(
+        None, "the pull strengths an ambiguous task draws from (each in (0, 1]: the chance "
+        "every worker answers the pulled class)", shown="none")
+    pull_weights: Floats | None = F(
+        None, "the probability of each of pull_strengths (summing to 1)", shown="none")
+
     @model_validator(mode="after")
     def _lookalike_rows(self) -> Self:
         if self.lookalike is not None:
             check_stochastic("lookalike", self.lookalike)
+        strengths, weights = self.pull_strengths or (), self.pull_weights or ()
+        if self.pull is not None:
+            check_stochastic("pull", self.pull)
+            if not strengths:
+                raise KeyProblem("pull_strengths", "must be given with pull (e.g. [0.5])")
+        elif strengths or weights:
+            raise KeyProblem("pull", "must be given with pull_strengths and pull_weights")
+        if len(weights) != len(strengths):
+            raise KeyProblem("pull_weights", f"must have one weight per pull strength "
+                             f"({len(strengths)}), got {len(weights)}")
+        if any(not 0.0 < a <= 1.0 for a in strengths):
+            raise KeyProblem("pull_strengths", f"must be in (0, 1], got {list(strengths)}")
+        if weights:
+            check_stochastic("pull_weights", (weights,))
         return self
 
     @property
     def has_effects(self) -> bool:
-        """Difficulty or look-alikes are asked for (else answers come from the rows as they
-        are, with the random draws of the plain model)."""
-        return self.sigma > 0 or self.lookalike is not None
+        """Difficulty, look-alikes or pulls are asked for (else answers come from the rows as
+        they are, with the random draws of the plain model)."""
+        return self.sigma > 0 or self.lookalike is not None or self.pull is not None
 
     def lookalike_problem(self, k: int) -> tuple[str, str] | None:
-        """(key, sentence) when ``lookalike`` is not K×K (K = ``k``, tasks.classes)."""
-        rows = self.lookalike
-        if rows is not None and (len(rows) != k or any(len(r) != k for r in rows)):
-            return "lookalike", f"must be {k}×{k} (tasks.classes rows of {k} numbers)"
+        """(key, sentence) when ``lookalike`` or ``pull`` is not K×K (K = ``k``,
+        tasks.classes)."""
+        for key, rows in (("lookalike", self.lookalike), ("pull", self.pull)):
+            if rows is not None and (len(rows) != k or any(len(r) != k for r in rows)):
+                return key, f"must be {k}×{k} (tasks.classes rows of {k} numbers)"
         return None
 
     def words(self) -> str:
@@ -91,6 +121,15 @@ class TaskEffects(Table):
                     f"N(0, sigma²), sigma = {self.sigma:g}, and a worker answers l with "
                     "probability proportional to their matrix entry to the power β (β near "
                     "0: a guess).")
+        if self.pull:
+            rows = "; ".join(f"class {c + 1} toward " + ", ".join(
+                f"class {s + 1} {pct(p)}" for s, p in enumerate(row) if p and s != c)
+                for c, row in enumerate(self.pull) if row[c] < 1.0)
+            strengths = ", ".join(f"{a:g} ({pct(w)})" for a, w in zip(
+                self.pull_strengths or (), self.pull_weights or (), strict=True))
+            out += (f" Ambiguous tasks pull every worker toward one wrong class ({rows}); "
+                    f"each worker answers it with the task's pull strength ({strengths}), "
+                    "else from their own row.")
         return out
 
 
@@ -104,12 +143,26 @@ FLOOR = 1e-12
 class EffectParams:
     """A world's task effects: the class each task looks like (n_tasks,), its inverse
     difficulty (n_tasks,), the workers' own matrices per task type (types, n_workers, K, K;
-    one type without task types) and each task's type (n_tasks,)."""
+    one type without task types), each task's type (n_tasks,), and the class it pulls toward
+    and the strength of the pull (n_tasks,; None without pulls)."""
 
     looks: np.ndarray
     beta: np.ndarray
     matrices: np.ndarray
     types: np.ndarray
+    pulled: np.ndarray | None = None
+    strength: np.ndarray | None = None
+
+    def rows(self, tasks: np.ndarray, workers: np.ndarray) -> np.ndarray:
+        """The answer probabilities of the pairs (``tasks[l]``, ``workers[l]``): each worker's
+        row of the task's look-alike class tempered by its difficulty, mixed with the pulled
+        class by the task's pull strength (labels, K)."""
+        rows = tempered(self.matrices[self.types[tasks], workers, self.looks[tasks]],
+                        self.beta[tasks])
+        if self.pulled is None or self.strength is None:
+            return rows
+        a = self.strength[tasks][:, None]
+        return np.asarray((1.0 - a) * rows + a * np.eye(rows.shape[1])[self.pulled[tasks]])
 
 
 def lookalike_matrix(spec: TaskEffects, k: int) -> np.ndarray:
@@ -124,13 +177,33 @@ def tempered(matrices: np.ndarray, beta: np.ndarray | float) -> np.ndarray:
 
 
 def mean_confusion(matrices: np.ndarray, spec: TaskEffects) -> np.ndarray:
-    """Each worker's answer probabilities averaged over look-alikes and difficulty,
+    """Each worker's answer probabilities averaged over look-alikes, difficulty and pulls,
     (n_workers, K, K)."""
     k = matrices.shape[1]
     u = (np.arange(QUANTILES) + 0.5) / QUANTILES
     beta = np.exp(spec.sigma * ndtri(u)) if spec.sigma > 0 else np.ones(1)
     over_beta = np.mean([tempered(matrices, b) for b in beta], axis=0)  # (m, S, L)
-    return np.einsum("cs,msl->mcl", lookalike_matrix(spec, k), over_beta)
+    mean = np.einsum("cs,msl->mcl", lookalike_matrix(spec, k), over_beta)
+    if spec.pull is None:
+        return mean
+    toward = np.asarray(spec.pull, dtype=np.float64) * (1.0 - np.eye(k))  # (c, s): s != c
+    strength = float(np.dot(spec.pull_strengths or (), spec.pull_weights or ()))
+    return np.asarray(mean * (1.0 - strength * toward.sum(axis=1))[None, :, None]
+                      + strength * toward[None])
+
+
+def draw_pulls(spec: TaskEffects, truth: np.ndarray, k: int, rng: np.random.Generator
+               ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Each task's pulled class (its own class: no pull) and pull strength (0 where it pulls
+    to its own class); None, None and no draw without ``pull``."""
+    if spec.pull is None:
+        return None, None
+    cumulative = np.cumsum(np.asarray(spec.pull, dtype=np.float64)[truth], axis=1)
+    pulled = np.minimum((cumulative <= rng.random((truth.size, 1))).sum(axis=1), k - 1)
+    chosen = (np.cumsum(spec.pull_weights or ()) <= rng.random((truth.size, 1))).sum(axis=1)
+    strengths = np.asarray(spec.pull_strengths or (), dtype=np.float64)
+    strength = strengths[np.minimum(chosen, strengths.size - 1)]
+    return pulled.astype(np.int64), np.where(pulled == truth, 0.0, strength)
 
 
 def draw_effects(spec: TaskEffects, truth: np.ndarray, k: int, rng: np.random.Generator
@@ -156,7 +229,7 @@ def draw_item_effects(params: EffectParams, spec: TaskEffects, task_types: TaskT
     looks, beta = draw_effects(spec, truth, k, rng)
     types = (np.zeros(truth.size, dtype=np.int64) if task_types is None
              else draw_types(task_types, truth, rng))
-    return EffectParams(looks, beta, params.matrices, types)
+    return EffectParams(looks, beta, params.matrices, types, *draw_pulls(spec, truth, k, rng))
 
 
 class EffectAnswers:
@@ -166,6 +239,7 @@ class EffectAnswers:
     def __init__(self, params: EffectParams, rng: np.random.Generator,
                  truth: np.ndarray) -> None:
         self.truth = truth
+        self.params = params
         self.logs = np.log(np.maximum(params.matrices, FLOOR))
         self.looks = params.looks
         self.beta = params.beta
@@ -192,8 +266,11 @@ class EffectAnswers:
     def answer_block(self, tasks: np.ndarray, workers: np.ndarray) -> np.ndarray:
         """The labels of many (task, worker) pairs at once, each one uniform draw inverted
         through its row (as :meth:`answer` draws one; the exact-k design sampler's path)."""
-        logs = self.logs[self.types[tasks], workers, self.looks[tasks]]
-        rows = np.asarray(softmax(self.beta[tasks][:, None] * logs, axis=-1))
+        if self.params.pulled is not None:
+            rows = self.params.rows(tasks, workers)
+        else:
+            logs = self.logs[self.types[tasks], workers, self.looks[tasks]]
+            rows = np.asarray(softmax(self.beta[tasks][:, None] * logs, axis=-1))
         u = self.rng.random((tasks.size, 1))
         k = rows.shape[1]
         return np.minimum((np.cumsum(rows, axis=1) <= u).sum(axis=1), k - 1).astype(np.int64)
@@ -201,7 +278,12 @@ class EffectAnswers:
     def _probs(self, task: int, worker: int) -> np.ndarray:
         row = self.beta[task] * self.logs[self.types[task], worker, self.looks[task]]
         p = np.exp(row - row.max())
-        return p / p.sum()
+        p = p / p.sum()
+        if self.params.pulled is not None and self.params.strength is not None:
+            a = float(self.params.strength[task])
+            p = (1.0 - a) * p
+            p[int(self.params.pulled[task])] += a
+        return p
 
     def _draw(self, probs: np.ndarray) -> tuple[int, float | None]:
         cumulative = np.cumsum(probs)
@@ -226,11 +308,12 @@ def draw_effect_world(model: WorkerModel, crowd: Crowd, spec: TaskEffects,
     else:
         stack, types = task_types.matrices, draw_types(task_types, truth, rng)
         mean = mean_over_types(task_types, np.stack([mean_confusion(m, spec) for m in stack]))
+    pulled, strength = draw_pulls(spec, truth, k, rng)
+    params = EffectParams(looks, beta, stack, types, pulled, strength)
     drawn = features_then_graph(crowd, truth, rng, initial, initial_rng)
     tasks, workers = drawn.tasks, drawn.workers
-    rows = tempered(stack[types[tasks], workers, looks[tasks]], beta[tasks])
+    rows = params.rows(tasks, workers)
     u = drawn.rng.random((tasks.size, 1))
     labels = np.minimum((np.cumsum(rows, axis=1) <= u).sum(axis=1), k - 1).astype(np.int64)
     return World(truth, mean, accuracy(mean, prior), tasks, workers, labels, model,
-                 params=EffectParams(looks, beta, stack, types), features=drawn.features,
-                 feature_proba=drawn.feature_proba)
+                 params=params, features=drawn.features, feature_proba=drawn.feature_proba)

@@ -1,7 +1,8 @@
-"""Per-worker confusion matrices with look-alike tasks and task difficulty
-(``[workers.confusion]`` ``design = "per-worker"``, ``lookalike``, ``sigma``): simulated
-frequencies match the formula P(l | c) = sum_s lookalike[c, s] softmax(beta log pi_j[s])[l],
-per worker, per class and per difficulty bin; the keys are off by default."""
+"""Per-worker confusion matrices with look-alike tasks, task difficulty and pulls
+(``[workers.confusion]`` ``design = "per-worker"``, ``lookalike``, ``sigma``, ``pull``):
+simulated frequencies match the formula P(l | c) = sum_s lookalike[c, s] softmax(beta log
+pi_j[s])[l] (mixed with the pulled class by the task's strength), per worker, per class and
+per difficulty bin; the keys are off by default."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from tests.helpers import within
 
 MATRICES = [[[0.9, 0.1], [0.3, 0.7]], [[0.6, 0.4], [0.05, 0.95]], [[0.5, 0.5], [0.5, 0.5]]]
 LOOKALIKE = [[0.9, 0.1], [0.25, 0.75]]
+PULLS = {"pull": [[0.8, 0.2], [0.1, 0.9]], "pull_strengths": [0.3, 0.9],
+         "pull_weights": [0.6, 0.4]}
 
 
 def scenario(tasks: int = 20_000, **confusion: Any) -> dict[str, Any]:
@@ -52,7 +55,8 @@ def test_per_worker_matrices_are_answered_as_given() -> None:
 
 
 @pytest.mark.parametrize("effects", [{"lookalike": LOOKALIKE}, {"sigma": 1.2},
-                                     {"lookalike": LOOKALIKE, "sigma": 0.8}])
+                                     {"lookalike": LOOKALIKE, "sigma": 0.8}, PULLS,
+                                     {**PULLS, "lookalike": LOOKALIKE, "sigma": 0.5}])
 def test_effects_match_the_mean_formula_per_worker_and_class(effects: dict) -> None:
     sc = parse_scenario(scenario(**effects), "x")
     world = draw_world(sc.crowd, world_rng(5, 1))
@@ -132,3 +136,49 @@ def test_relabelling_the_classes_relabels_the_answers() -> None:
     fa, ra = frequencies(a)
     fb, _ = frequencies(b)
     within(fb[:, ::-1, ::-1], fa, ra, z=6.4)  # two samples: sqrt(2) x 4.5
+
+
+def test_a_pulled_task_draws_every_worker_to_the_same_wrong_class() -> None:
+    """A task pulls toward another class as often as ``pull[c]`` says, with the strengths in
+    their weights; on it each worker answers the pulled class with probability a + (1 - a)
+    pi_j[c, p], on the other tasks from its own row: the errors a task's workers share."""
+    sc = parse_scenario(scenario(**PULLS), "x")
+    world = draw_world(sc.crowd, world_rng(5, 6))
+    pulled, strength = world.params.pulled, world.params.strength
+    for c in range(2):
+        sel = world.truth == c
+        within(np.bincount(pulled[sel], minlength=2) / sel.sum(), np.asarray(PULLS["pull"][c]),
+               np.full(2, sel.sum()))
+    away = pulled != world.truth
+    assert set(np.round(strength[away], 6)) == {0.3, 0.9} and not strength[~away].any()
+    within(np.array([np.mean(strength[away] == 0.3)]), np.array([0.6]),
+           np.array([away.sum()]))
+    tasks, workers, labels = world.initial_tasks, world.initial_workers, world.initial_labels
+    mats = np.asarray(MATRICES)
+    for a in (0.0, 0.3, 0.9):
+        for j in range(3):
+            sel = (workers == j) & np.isclose(strength[tasks], a)
+            c, p = world.truth[tasks[sel]], pulled[tasks[sel]]
+            expected = a + (1 - a) * mats[j, c, p]  # the pulled class (the truth where a = 0)
+            within(np.array([np.mean(labels[sel] == p)]), np.array([expected.mean()]),
+                   np.array([sel.sum()]))
+
+
+def test_market_and_block_answers_follow_the_pulled_rows() -> None:
+    """The per-label answers (:meth:`EffectAnswers.answer`) and the design sampler's blocks
+    (:meth:`EffectAnswers.answer_block`) draw from the same pulled rows as the world."""
+    sc = parse_scenario(scenario(tasks=300, sigma=0.4, **PULLS), "x")
+    world = draw_world(sc.crowd, world_rng(5, 7))
+    reps = 40
+    tasks = np.repeat(np.arange(300), 3 * reps)
+    workers = np.tile(np.repeat(np.arange(3), reps), 300)
+    expected = world.params.rows(tasks, workers)[:, 1]
+    answers = EffectAnswers(world.params, np.random.default_rng(0), world.truth)
+    block = answers.answer_block(tasks, workers)
+    single = np.array([answers.answer(int(t), int(w))[0] for t, w in zip(tasks, workers,
+                                                                          strict=True)])
+    for got in (block, single):
+        for a in (0.0, 0.3, 0.9):
+            sel = np.isclose(world.params.strength[tasks], a)
+            within(np.array([got[sel].mean()]), np.array([expected[sel].mean()]),
+                   np.array([sel.sum()]))

@@ -55,6 +55,16 @@ CASES = [
      "probabilities"),
     ({"lookalike": "identity"}, "workers.confusion.lookalike"),
     ({"look_alike": [[1.0, 0.0], [0.0, 1.0]]}, "workers.confusion.look_alike"),
+    ({"pull": [[0.9, 0.1], [0.0, 1.0]]}, "workers.confusion.pull_strengths must be given"),
+    ({"pull": [[0.9, 0.1]], "pull_strengths": [0.5], "pull_weights": [1.0]},
+     "workers.confusion.pull must be 2×2"),
+    ({"pull": [[0.9, 0.2], [0.0, 1.0]], "pull_strengths": [0.5], "pull_weights": [1.0]},
+     "workers.confusion.pull rows must sum to 1"),
+    ({"pull": [[0.9, 0.1], [0.0, 1.0]], "pull_strengths": [0.5, 0.9], "pull_weights": [1.0]},
+     "workers.confusion.pull_weights must have one weight per pull strength"),
+    ({"pull": [[0.9, 0.1], [0.0, 1.0]], "pull_strengths": [1.5], "pull_weights": [1.0]},
+     "workers.confusion.pull_strengths must be in (0, 1]"),
+    ({"pull_strengths": [0.5], "pull_weights": [1.0]}, "workers.confusion.pull must be given"),
 ]
 
 

@@ -1,0 +1,219 @@
+"""Ambiguous tasks that pull the crowd toward one wrong class (``[workers.confusion]`` keys
+``pull``, ``pull_strengths``, ``pull_weights``: :mod:`~marketsim.workers.task_effects`),
+fitted to a label file for ``marketsim calibrate``.
+
+Why: shuffling each worker's real labels among its tasks of the same class (every worker keeps
+its confusion counts, its errors become independent; ``benchmarks/label_permutations.py``)
+makes Dawid–Skene worse at 3 labels a task (RTE 16.3 → 17.6 %, Dog 23.0 → 25.8 %) and far
+better at full overlap (7.25 → 2.1 %, 15.7 → 6.5 %) — the too-steep curve of every twin so
+far: the real crowds' errors are concentrated on a share of the tasks where many workers give
+the *same* wrong class, and elsewhere the workers are right more often than their overall
+rows say. A look-alike task (every worker answers from its row of the
+wrong class) makes a task's errors all-or-nothing; difficulty (GLAD) makes them undirected.
+Here a task of class ``c`` is, with probability ``pull[c][s]``, ambiguous toward ``s != c``,
+with a strength ``a`` of its own: every worker answers ``s`` with probability ``a``, else from
+their own row ``c`` — the perceived-class (latent item class) structure of Tian & Zhu
+(2015, "Uncovering the latent structures of crowd labeling"), with Dawid & Skene's (1979)
+per-worker matrices for the rest. The strengths are a fixed grid (:data:`STRENGTHS`) whose
+weights are fitted (a nonparametric mixing distribution), so the whole per-task profile of
+each task's labels, not its tail alone, sets how ambiguity is spread.
+
+**The fit.** EM on the labels given each task's reference class (one-hot from a truth file,
+else Dawid–Skene's posterior, as the other worlds): per task the responsibilities of "no
+pull" and of each (class pulled toward, strength); each label's share drawn from its worker's
+row (not the pull) gives the rows' expected counts, shrunk toward the crowd's pooled matrix
+by :data:`PSEUDO_LABELS` labels' worth. A label's terms depend only on its worker and answer,
+so each task's log-likelihood per component is one sparse product with a (worker, answer)
+table (:func:`~marketsim.aggregation.confusion_fit.answer_matrix`): no loop over labels,
+tasks or workers (a loop over the K classes in the M-step).
+
+**Its size on the design curve.** Like task difficulty
+(:mod:`~marketsim.aggregation.curve_difficulty`), the likelihood underrates the errors a
+task's labels share (a worker's row fitted on a few labels absorbs them): the pulls' share
+is scaled by each factor of :data:`SCALES` (rows stay probabilities), the world replayed on
+the file's own pairs, and the factor nearest the real curve kept. ``calibrate`` lists the
+world as a candidate judged on the curve whatever the number of task types, under the
+as-collected constraint, like the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from marketsim.aggregation.confusion_fit import ConfusionFit, answer_matrix
+from marketsim.aggregation.curve_choice import curve_distance, runs_for
+from marketsim.aggregation.design_curve import DesignCurve
+from marketsim.aggregation.world_replay import pairs_curve
+from marketsim.data.labels import LabelSet
+
+#: The pull strengths a task may have (the chance every worker answers the pulled class).
+STRENGTHS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97)
+#: Labels' worth of the crowd's pooled row each worker's row starts from.
+PSEUDO_LABELS = 1.0
+#: EM iterations at most, and the relative change of the log-likelihood that stops it.
+MAX_ITERATIONS, TOLERANCE = 300, 1e-6
+#: Largest ambiguous share of a class the fit allows.
+MAX_SHARE = 0.9
+#: Factors of the fitted pull share tried on the design curve (1: as the likelihood fits it).
+SCALES = (1.0, 1.15, 1.3, 1.5, 1.75, 2.0)
+#: Draws of the world's answers on the real pairs per factor, and of k labels per draw.
+REPLICATES, DRAWS = 3, 2
+#: Tasks × classes² × strengths above which the world is not fitted (its arrays' size).
+MAX_CELLS = 40_000_000
+#: The world's name.
+NAME = "per-worker confusion, ambiguous tasks pulling toward one class"
+
+
+@dataclass(frozen=True)
+class PullFit:
+    """The fitted world: each worker's own rows (workers, K, K), the pull matrix (K, K; the
+    diagonal the share of tasks without a pull), the strengths' weights, the
+    log-likelihood and the EM iterations run."""
+
+    rows: np.ndarray
+    pull: np.ndarray
+    weights: np.ndarray
+    log_likelihood: float
+    iterations: int
+
+
+def _responsibilities(answers: np.ndarray, rows: np.ndarray, pull: np.ndarray,
+                      weights: np.ndarray, classes: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, float]:
+    """E-step: per task the responsibility of "no pull" (tasks, K: by class) and of each
+    (class, pulled class, strength) (tasks, K, K, Q), and the log-likelihood."""
+    m, k = rows.shape[0], rows.shape[1]
+    a = np.asarray(STRENGTHS)
+    eye = np.eye(k)
+    clean = answers @ np.log(rows).transpose(0, 2, 1).reshape(m * k, k)  # (tasks, c)
+    by_answer = rows.transpose(0, 2, 1)[:, :, :, None, None]  # (j, y, c, 1, 1)
+    table = np.log(a * eye[None, :, None, :, None] + (1.0 - a) * by_answer)
+    pulled = (answers @ table.reshape(m * k, k * k * a.size)).reshape(-1, k, k, a.size)
+    log_class = np.log(np.maximum(classes, 1e-300))
+    share = np.clip(1.0 - np.diag(pull), 1e-12, 1.0)
+    toward = np.where(eye > 0, 1e-300, pull) / share[:, None]
+    log0 = log_class + np.log(np.diag(pull)) + clean
+    log1 = (log_class[:, :, None, None] + np.log(share)[None, :, None, None]
+            + np.log(np.maximum(toward, 1e-300))[None, :, :, None]
+            + np.log(np.maximum(weights, 1e-300))[None, None, None, :] + pulled)
+    log1[:, eye > 0, :] = -np.inf
+    top = np.maximum(log0.max(axis=1), log1.reshape(log1.shape[0], -1).max(axis=1))
+    p0 = np.exp(log0 - top[:, None])
+    p1 = np.exp(log1 - top[:, None, None, None])
+    total = p0.sum(axis=1) + p1.reshape(p1.shape[0], -1).sum(axis=1)
+    return p0 / total[:, None], p1 / total[:, None, None, None], \
+        float((np.log(total) + top).sum())
+
+
+def fit_pulls(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+              classes: np.ndarray, n_workers: int) -> PullFit:
+    """The world with ambiguous tasks fitted by EM to the labels (task ``i``'s class
+    distributed as ``classes[i]``, tasks × K; module docstring)."""
+    n, k = classes.shape
+    answers = answer_matrix(tasks, workers, labels, n, n_workers, k)
+    by_pair = answers.T.tocsr()  # (worker, answer) × tasks: sums over each pair's labels
+    a = np.asarray(STRENGTHS)
+    rows = _shrunk(_row_counts(by_pair @ classes, np.zeros((n_workers * k, k))))
+    pull = np.full((k, k), 0.1 / max(k - 1, 1))
+    np.fill_diagonal(pull, 0.9)
+    weights = np.full(a.size, 1.0 / a.size)
+    previous, iterations = -np.inf, 0
+    is_answer = np.eye(k)[None, :, None, :, None]  # (1, y, 1, s, 1)
+    while iterations < MAX_ITERATIONS:
+        iterations += 1
+        clean, pulled, loglik = _responsibilities(answers, rows, pull, weights, classes)
+        per_class = clean.sum(axis=0) + pulled.sum(axis=(0, 2, 3))
+        toward = pulled.sum(axis=(0, 3))
+        share = np.minimum(toward.sum(axis=1) / np.maximum(per_class, 1e-300), MAX_SHARE)
+        pull = np.diag(1.0 - share) + share[:, None] * toward / np.maximum(
+            toward.sum(axis=1, keepdims=True), 1e-300)
+        weights = pulled.sum(axis=(0, 1, 2)) + 1e-9
+        weights /= weights.sum()
+        # each label's chance to come from its worker's row (not the pull) depends on its
+        # (worker, answer) only: one sparse product sums the tasks' responsibilities per pair
+        own = rows.transpose(0, 2, 1)[:, :, :, None, None]  # (j, y, c, 1, 1)
+        from_row = ((1.0 - a) * own / (a * is_answer + (1.0 - a) * own)).reshape(
+            n_workers * k, k, k, a.size)
+        per_pair = (by_pair @ pulled.reshape(n, -1)).reshape(n_workers * k, k, k, a.size)
+        rows = _shrunk(_row_counts(by_pair @ clean, (per_pair * from_row).sum(axis=(2, 3))))
+        if loglik - previous <= TOLERANCE * abs(loglik):
+            break
+        previous = loglik
+    return PullFit(rows, pull, weights, loglik, iterations)
+
+
+def _row_counts(clean: np.ndarray, pulled: np.ndarray) -> np.ndarray:
+    """(workers, K, K): each (worker, answer)'s expected row draws per class (rows ``j * K +
+    y``, columns ``c``; without and with a pull) as each worker's row ``c`` at answer ``y``."""
+    counts = np.asarray(clean + pulled)
+    m = counts.shape[0] // counts.shape[1]
+    return np.asarray(counts.reshape(m, counts.shape[1], -1).transpose(0, 2, 1))
+
+
+def _shrunk(counts: np.ndarray) -> np.ndarray:
+    """Each worker's rows from its expected counts and :data:`PSEUDO_LABELS` of the crowd's
+    pooled rows."""
+    pooled = counts.sum(axis=0) + 1e-3
+    pooled /= pooled.sum(axis=1, keepdims=True)
+    rows = counts + PSEUDO_LABELS * pooled[None]
+    return np.asarray(rows / rows.sum(axis=2, keepdims=True))
+
+
+def scaled_pull(pull: np.ndarray, scale: float) -> np.ndarray:
+    """The pull matrix with each class's ambiguous share times ``scale`` (at most
+    :data:`MAX_SHARE`)."""
+    k = pull.shape[0]
+    share = 1.0 - np.diag(pull)
+    scaled = np.minimum(share * scale, MAX_SHARE)
+    toward = pull * (1.0 - np.eye(k)) / np.maximum(share, 1e-300)[:, None]
+    return np.asarray(np.diag(1.0 - scaled) + scaled[:, None] * toward)
+
+
+def as_world(fit: PullFit, pull: np.ndarray, n_labels: int, name: str) -> ConfusionFit:
+    """The fitted rows and ``pull`` as a one-matrix world (its BIC with every worker's
+    K × (K - 1) free numbers, the pull matrix's and the strengths' weights)."""
+    k, m = pull.shape[0], fit.rows.shape[0]
+    n_params = (m + 1) * k * (k - 1) + len(STRENGTHS) - 1
+    bic = -2.0 * fit.log_likelihood + n_params * np.log(max(n_labels, 1))
+    kept = fit.weights > 1e-4  # strengths practically never drawn are left out
+    strengths = tuple(float(v) for v in np.asarray(STRENGTHS)[kept])
+    weights = tuple(float(v) for v in fit.weights[kept] / fit.weights[kept].sum())
+    return ConfusionFit(fit.rows, np.eye(k), 0.0, fit.log_likelihood, n_params, float(bic),
+                        name, on_curve=True, pull=pull, pull_strengths=strengths,
+                        pull_weights=weights)
+
+
+def pull_worlds(data: LabelSet, weights: np.ndarray, classes: np.ndarray, known: np.ndarray,
+                real: DesignCurve, seed: int = 0, advance: Callable[[], object] | None = None
+                ) -> tuple[ConfusionFit, ...]:
+    """``calibrate``'s candidate (none or one): the world of :func:`fit_pulls` with its pull
+    share scaled to the real curve on the file's pairs, task ``i`` of class ``classes[i]``
+    (module docstring); none where the file is too large for the fit's arrays
+    (:data:`MAX_CELLS`) or the fit finds no ambiguous task. ``advance``: called once."""
+    world = pull_world(data, weights, classes, known, real, seed)
+    if advance is not None:
+        advance()
+    return () if world is None else (world,)
+
+
+def pull_world(data: LabelSet, weights: np.ndarray, classes: np.ndarray, known: np.ndarray,
+               real: DesignCurve, seed: int = 0) -> ConfusionFit | None:
+    """The world of :func:`pull_worlds`, or None."""
+    k = weights.shape[1]
+    if data.n_tasks * k * k * len(STRENGTHS) > MAX_CELLS:
+        return None
+    fit = fit_pulls(data.tasks, data.workers, data.labels, weights, data.n_workers)
+    if np.allclose(np.diag(fit.pull), 1.0, atol=1e-6):
+        return None
+    judged = known if real.against == "truth" else None
+    replicates = runs_for(data.n_tasks if judged is None else int(judged.sum()), REPLICATES)
+    worlds = [as_world(fit, scaled_pull(fit.pull, s), data.n_labels, NAME) for s in SCALES]
+    distances = [curve_distance(real, pairs_curve(world, data, classes, judged, real.ks,
+                                                  replicates, DRAWS, seed))
+                 for world in worlds]
+    best = int(np.argmin(distances))
+    return worlds[best] if best == 0 else replace(
+        worlds[best], name=f"{NAME}, share on the design curve (x{SCALES[best]:g})")
