@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from marketsim.aggregation._binary import class_order, reduce_and_combine
@@ -33,9 +33,12 @@ from marketsim.aggregation.spectral import (
     robust_tensor_power,
 )
 from marketsim.data.labels import LabelSet
+from tests.helpers import example_counts
 
+#: Examples per method and renaming: a fifth in the default loop, all with ``-m slow`` (the
+#: default loop spent 50 s in this file with all of them; every example checks the same path).
+EXAMPLES = example_counts(5, 25)
 SETTINGS = settings(
-    max_examples=25,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
@@ -124,38 +127,54 @@ def check(name: str, base: LabelSet, moved: LabelSet, task_map=None, class_map=N
         np.testing.assert_allclose(proba2, expected, rtol=0, atol=atol, err_msg=name)
 
 
+@pytest.mark.parametrize("examples", EXAMPLES)
 @pytest.mark.parametrize("name", cases("tasks"))
-@SETTINGS
-@given(data=crowds(), seed=st.integers(0, 2**32 - 1))
-def test_renaming_tasks(name: str, data: LabelSet, seed: int) -> None:
-    perm = np.random.default_rng(seed).permutation(data.n_tasks)
-    check(name, data, relabel(data, tasks=perm), task_map=perm)
+def test_renaming_tasks(name: str, examples: int) -> None:
+    @settings(SETTINGS, max_examples=examples)
+    @given(data=crowds(), seed=st.integers(0, 2**32 - 1))
+    def renamed(data: LabelSet, seed: int) -> None:
+        perm = np.random.default_rng(seed).permutation(data.n_tasks)
+        check(name, data, relabel(data, tasks=perm), task_map=perm)
+
+    renamed()
 
 
+@pytest.mark.parametrize("examples", EXAMPLES)
 @pytest.mark.parametrize("name", cases("workers"))
-@SETTINGS
-@given(data=crowds(), seed=st.integers(0, 2**32 - 1))
-def test_renaming_workers(name: str, data: LabelSet, seed: int) -> None:
-    perm = np.random.default_rng(seed).permutation(data.n_workers)
-    check(name, data, relabel(data, workers=perm))
+def test_renaming_workers(name: str, examples: int) -> None:
+    @settings(SETTINGS, max_examples=examples)
+    @given(data=crowds(), seed=st.integers(0, 2**32 - 1))
+    def renamed(data: LabelSet, seed: int) -> None:
+        perm = np.random.default_rng(seed).permutation(data.n_workers)
+        check(name, data, relabel(data, workers=perm))
+
+    renamed()
 
 
+@pytest.mark.parametrize("examples", EXAMPLES)
 @pytest.mark.parametrize("name", CLASS_METHODS)
-@SETTINGS
-@given(data=crowds(), seed=st.integers(0, 2**32 - 1))
-def test_shuffling_rows(name: str, data: LabelSet, seed: int) -> None:
-    rows = np.random.default_rng(seed).permutation(data.n_labels)
-    check(name, data, relabel(data, rows=rows))
+def test_shuffling_rows(name: str, examples: int) -> None:
+    @settings(SETTINGS, max_examples=examples)
+    @given(data=crowds(), seed=st.integers(0, 2**32 - 1))
+    def shuffled(data: LabelSet, seed: int) -> None:
+        rows = np.random.default_rng(seed).permutation(data.n_labels)
+        check(name, data, relabel(data, rows=rows))
+
+    shuffled()
 
 
+@pytest.mark.parametrize("examples", EXAMPLES)
 @pytest.mark.parametrize("name", cases("classes"))
-@SETTINGS
-@given(data=crowds(), seed=st.integers(0, 2**32 - 1))
-def test_renaming_classes(name: str, data: LabelSet, seed: int) -> None:
-    counts = np.bincount(data.labels, minlength=data.n_classes)
-    assume(np.unique(counts).size == counts.size)  # no tie in the class order
-    perm = np.random.default_rng(seed).permutation(data.n_classes)
-    check(name, data, relabel(data, classes=perm), class_map=perm, exact=False)
+def test_renaming_classes(name: str, examples: int) -> None:
+    @settings(SETTINGS, max_examples=examples)
+    @given(data=crowds(), seed=st.integers(0, 2**32 - 1))
+    def renamed(data: LabelSet, seed: int) -> None:
+        counts = np.bincount(data.labels, minlength=data.n_classes)
+        assume(np.unique(counts).size == counts.size)  # no tie in the class order
+        perm = np.random.default_rng(seed).permutation(data.n_classes)
+        check(name, data, relabel(data, classes=perm), class_map=perm, exact=False)
+
+    renamed()
 
 
 @pytest.mark.parametrize("name", ["kos", "kos-svd", "ghosh-svd", "eigen-ratio", "opt-ds",
@@ -268,8 +287,9 @@ def test_kos_start_rule() -> None:
 # tasks: every estimator's ties are broken by the one documented rule (aggregation/_ties.py;
 # mv's seeded draw keyed by the task's first row), so renaming classes, workers or tasks renames
 # the answer. Only the labels are compared: posteriors of EM fixed points agree to rounding.
+#: A third of the tie-heavy examples in the default loop, all of them with ``-m slow``.
+TIE_EXAMPLES = example_counts(4, 12)
 TIE_SETTINGS = settings(
-    max_examples=12,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
@@ -303,16 +323,23 @@ def tie_crowds(draw: st.DrawFn) -> LabelSet:
                     np.array(labels, dtype=np.int64)[order], n, m, k)
 
 
+@pytest.mark.parametrize("examples", TIE_EXAMPLES)
 @pytest.mark.parametrize("name", CLASS_METHODS)
-@TIE_SETTINGS
-@given(data=tie_crowds(), seed=st.integers(0, 2**32 - 1))
-def test_tie_heavy_disconnected_crowds_renaming(name: str, data: LabelSet, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    classes = rng.permutation(data.n_classes)
-    tasks, workers = rng.permutation(data.n_tasks), rng.permutation(data.n_workers)
-    check(name, data, relabel(data, classes=classes), class_map=classes, exact=False)
-    check(name, data, relabel(data, workers=workers), exact=False)
-    check(name, data, relabel(data, tasks=tasks), task_map=tasks, exact=False)
+def test_tie_heavy_disconnected_crowds_renaming(name: str, examples: int) -> None:
+    @settings(TIE_SETTINGS, max_examples=examples)
+    @given(data=tie_crowds(), seed=st.integers(0, 2**32 - 1))
+    @example(  # classes 0 and 2 equal on every count of the rule: the first row decides
+        data=LabelSet(np.array([0, 1, 3, 0, 2]), np.array([2, 2, 4, 0, 4]),
+                      np.array([2, 0, 1, 1, 1]), 4, 5, 3), seed=0)
+    def renamed(data: LabelSet, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        classes = rng.permutation(data.n_classes)
+        tasks, workers = rng.permutation(data.n_tasks), rng.permutation(data.n_workers)
+        check(name, data, relabel(data, classes=classes), class_map=classes, exact=False)
+        check(name, data, relabel(data, workers=workers), exact=False)
+        check(name, data, relabel(data, tasks=tasks), task_map=tasks, exact=False)
+
+    renamed()
 
 
 @pytest.mark.parametrize("name", [n for n in CLASS_METHODS if n != "mv"])

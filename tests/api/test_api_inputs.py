@@ -72,7 +72,7 @@ def test_every_documented_input_form_is_accepted(tmp_path: Path) -> None:
     for out, progress in ((str(tmp_path / "a"), False),
                           (tmp_path / "b", lambda unit, n, total: seen.append(n))):
         result = marketsim.run(arms, replicates=np.int64(1), seed=np.int32(2),
-                               jobs=np.int64(1), out=out, progress=progress)
+                               jobs=np.int64(1), out=out, progress=progress, figures=False)
         assert result.run_dir == Path(out) and (Path(out) / "curves.csv").is_file()
         assert result.summary.replicates == 1 and result.summary.seed == 2
     assert seen == [1, 2, 3, 4]

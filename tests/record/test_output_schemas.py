@@ -75,7 +75,7 @@ def test_sweep_points_write_valid_summaries(tmp_path: Path) -> None:
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished one-replicate run of a small 30_workers market (read-only: copy it)."""
     sc = marketsim.load_scenario(ROOT / "scenarios" / "30_workers.toml")
-    sc = sc.replace({"budget.edges": 3 * sc.tasks.count})
+    sc = sc.replace({"tasks.count": SMALL_TASKS, "budget.edges": 3 * SMALL_TASKS})
     folder = tmp_path_factory.mktemp("small_run") / "run"
     marketsim.run(sc, replicates=1, jobs=1, out=folder, figures=False)
     return folder

@@ -6,9 +6,7 @@ figures again at 16:9 for slides."""
 from __future__ import annotations
 
 import io
-import os
 import re
-import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -195,15 +193,16 @@ def test_markdown_html_escapes_names_and_keeps_escaped_bars() -> None:
 
 
 def test_without_plotly_html_exits_2_with_one_line_saying_what_to_install(
-        tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['plotly'] = None; from marketsim.cli import main; "
-            f"sys.exit(main(['report', {str(tmp_path)!r}, '--html']))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and 'pip install "marketsim[html]"' in lines[0], proc.stderr
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """plotly made unimportable in this process (None in ``sys.modules`` stops an import of
+    it or of any of its modules, loaded already or not)."""
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    capsys.readouterr()
+    assert main(["report", str(tmp_path), "--html"]) == 2
+    stderr = capsys.readouterr().err
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and 'pip install "marketsim[html]"' in lines[0], stderr
 
 
 def test_sweep_folder_gets_a_page_per_point_and_a_slide_sized_sweep_figure(
@@ -308,8 +307,9 @@ def test_api_to_html_writes_the_page_the_command_writes(tmp_path: Path) -> None:
     import marketsim
 
     (tmp_path / "s.toml").write_text(SWEEP.replace('[sweep]\n"budget.batch" = [20, 40]\n', ""))
+    # no figures: the page does not show them (and the command would draw them again)
     result = marketsim.run(marketsim.load_scenario(tmp_path / "s.toml"), out=tmp_path / "run",
-                           progress=False)
+                           progress=False, figures=False)
     page = result.to_html(tmp_path / "page.html")
-    assert main(["report", str(tmp_path / "run"), "--html", "--quiet"]) == 0
+    assert main(["report", str(tmp_path / "run"), "--html", "--quiet", "--no-figures"]) == 0
     assert page.read_bytes() == (tmp_path / "run" / "report.html").read_bytes()

@@ -25,6 +25,7 @@ from markdown_it import MarkdownIt
 from rich.console import Console
 
 import marketsim
+from marketsim.report import plots, sweep
 from marketsim.report.dashboard import LiveDashboard
 from marketsim.report.formatting import clean_name, md_literal, table
 from marketsim.report.html import write_html_report
@@ -69,13 +70,25 @@ def _study(folder: Path, name: str, arms: list[str]) -> marketsim.StudyResult:
     return result
 
 
+def _unsaved(_fig: Any, png: Path, svg: Path) -> None:
+    """Figure files without their pictures: the plain study is the reference for the pages'
+    structure (which links its figures), and saving the figures was half of this module's
+    time. The hostile study's are drawn and saved."""
+    png.write_bytes(b"")
+    svg.write_bytes(b"")
+
+
 @pytest.fixture(scope="module")
 def studies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Any]]:
     pytest.importorskip("plotly")
     pytest.importorskip("jinja2")
     tmp = tmp_path_factory.mktemp("names")
-    return {"hostile": (tmp / "hostile", _study(tmp / "hostile", SCENARIO_NAME, HOSTILE)),
-            "plain": (tmp / "plain", _study(tmp / "plain", "plain", PLAIN))}
+    hostile = _study(tmp / "hostile", SCENARIO_NAME, HOSTILE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plots, "write_png_svg", _unsaved)
+        patch.setattr(sweep, "write_png_svg", _unsaved)
+        plain = _study(tmp / "plain", "plain", PLAIN)
+    return {"hostile": (tmp / "hostile", hostile), "plain": (tmp / "plain", plain)}
 
 
 def _checker() -> MarkdownIt:

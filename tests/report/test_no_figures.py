@@ -74,7 +74,8 @@ def test_sweep_without_figures_writes_none_for_the_sweep_or_its_points(
     # the same results as the sweep drawn with its figures
     assert (tmp_path / "run" / "sweep.csv").read_bytes() == \
         (priced_sweep / "sweep.csv").read_bytes()
-    assert figures(priced_sweep) != []
+    assert (priced_sweep / "labels_needed_vs_sweep.png").stat().st_size > 1000
+    assert len(figures(priced_sweep / "points" / "p000")) == 6
 
 
 def test_the_api_run_without_figures_writes_the_same_folder_but_the_figures(

@@ -235,7 +235,7 @@ def test_report_names_a_damaged_checkpoint(finished, tmp_path: Path, capsys) -> 
     (out / "curves.csv").unlink()
     unit = out / "units" / "r000000_a001.json"
     _damage(unit, "nan")
-    assert main(["report", str(out), "--json"]) == 0
+    assert main(["report", str(out), "--json", "--no-figures"]) == 0
     captured = capsys.readouterr()
     assert f"marketsim: warning: {unit}: damaged checkpoint" in captured.err
     assert json.loads(captured.out)["rendered"][0]["complete"] is False
@@ -248,7 +248,7 @@ def test_report_on_unfinished_sweep_names_missing_points(tmp_path: Path, capsys)
                  "--replicates", "1"]) == 0
     shutil.rmtree(out / "points" / "p001")
     capsys.readouterr()
-    assert main(["report", str(out), "--json"]) == 0
+    assert main(["report", str(out), "--json", "--no-figures"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["unfinished_points"] == ["p001"]
     assert ("sweep points not finished: p001 (workers.count=6); finish them with: "
@@ -279,7 +279,7 @@ def test_extreme_values_are_refused_in_one_line(tmp_path: Path, capsys, args, ne
 def test_huge_jobs_is_capped_with_a_note(tmp_path: Path, capsys) -> None:
     out = tmp_path / "o"
     assert main(["run", str(tiny(tmp_path)), "--out", str(out), "--jobs", str(10**12),
-                 "--replicates", "1", "--json"]) == 0
+                 "--replicates", "1", "--json", "--no-figures"]) == 0
     err = capsys.readouterr().err
     assert f"marketsim: note: --jobs {10**12} capped to " in err
     assert (out / "curves.csv").is_file()
