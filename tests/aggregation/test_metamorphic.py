@@ -45,6 +45,16 @@ SETTINGS = settings(
 )
 #: Every class method is equivariant; EM fixed points agree to rounding, not to the bit.
 INDEX_STARTED: set[str] = set()
+#: M-MSR's rounds of medians stop on a fixed point that, in floating point, is not unique: the
+#: same crowd with its workers renamed stops after 25 rounds instead of 27 (``tol = 0`` too) on a
+#: point whose posteriors differ by 1.1e-9 (:data:`RENAMED_MMSR_CROWD`); the labels are equal.
+FIXED_POINT_ATOL: dict[str, float] = {"mmsr": 1e-7}
+#: The crowd on which hypothesis found that (``-m slow``, 29 November 2026), checked by default.
+RENAMED_MMSR_CROWD = LabelSet(
+    np.array([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4]),
+    np.array([0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 5, 1, 2, 3, 4, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]),
+    np.array([1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0]),
+    5, 6, 2)
 
 
 def cases(kind: str) -> list:  # noqa: ARG001 - every method, for every kind of renaming
@@ -123,7 +133,7 @@ def check(name: str, base: LabelSet, moved: LabelSet, task_map=None, class_map=N
     want[task_map] = class_map[labels]
     np.testing.assert_array_equal(labels2, want, err_msg=name)
     if exact:
-        atol = 1e-5 if name in INDEX_STARTED else 1e-9
+        atol = 1e-5 if name in INDEX_STARTED else FIXED_POINT_ATOL.get(name, 1e-9)
         np.testing.assert_allclose(proba2, expected, rtol=0, atol=atol, err_msg=name)
 
 
@@ -144,6 +154,7 @@ def test_renaming_tasks(name: str, examples: int) -> None:
 def test_renaming_workers(name: str, examples: int) -> None:
     @settings(SETTINGS, max_examples=examples)
     @given(data=crowds(), seed=st.integers(0, 2**32 - 1))
+    @example(data=RENAMED_MMSR_CROWD, seed=0)
     def renamed(data: LabelSet, seed: int) -> None:
         perm = np.random.default_rng(seed).permutation(data.n_workers)
         check(name, data, relabel(data, workers=perm))
