@@ -143,7 +143,8 @@ def table(rows: list[tuple[str, DesignCurve, DesignCurve]], draws: int, replicat
           exact: bool) -> str:
     """The markdown table: per set and method, real / twin at each design, and the bound."""
     designs = ("k = 3", "k = 5", "full")
-    how = "at exactly k labels per task (fixed overlap)" if exact else \
+    how = ("at exactly k labels per task, a task the file holds fewer of at its own count "
+           "(fixed overlap)") if exact else \
         "k of each task's as-collected labels drawn"
     lines = [f"Error %, real ({draws} draws of k labels per task) / twin ({replicates} "
              f"replicates, {how}):", "",

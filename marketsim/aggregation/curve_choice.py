@@ -37,6 +37,7 @@ eligible the one nearest as collected is chosen and the printed fit says so.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -180,9 +181,11 @@ def choose_on_curve(real: DesignCurve, names: tuple[str, ...], indices: tuple[in
     return replace(choice, best=best)
 
 
-def curve_lines(choice: CurveChoice) -> list[str]:
+def curve_lines(choice: CurveChoice, labels_per_task: Sequence[tuple[int, int]] = ()
+                ) -> list[str]:
     """The printed comparison: per design, real against twin for both methods, each point's
-    ``z`` marked where it is off by more than its noise."""
+    ``z`` marked where it is off by more than its noise; and, given the file's
+    ``labels_per_task`` (``(labels, tasks)`` pairs), :func:`short_task_lines`."""
     real, twin, z = choice.real, choice.twin, choice.z
     lines = [f"design curve, error % against the {real.against} (real: {real.runs} draws of k "
              f"labels per task; twin: {twin.runs} replicates at exactly k labels per task):",
@@ -194,7 +197,7 @@ def curve_lines(choice: CurveChoice) -> list[str]:
             mark = " !" if abs(z[m, p]) > OFF_Z else "  "
             cells.append(f"{100 * r[p]:6.2f} / {100 * t[p]:6.2f} ({z[m, p]:+6.1f}){mark}")
         lines.append(f"  {design:>11}  {cells[0]:>32}  {cells[1]:>32}")
-    return lines
+    return lines + short_task_lines(real.ks, labels_per_task)
 
 
 def off_warnings(choice: CurveChoice) -> list[str]:
@@ -213,6 +216,21 @@ def off_warnings(choice: CurveChoice) -> list[str]:
                    f"{COLLECTED_Z:g} times one draw's spread (the chosen one, the nearest: z = "
                    f"{choice.collected[choice.best]:+.1f}): the twin's world misses the data")
     return out
+
+
+def short_task_lines(ks: tuple[int, ...], labels_per_task: Sequence[tuple[int, int]]
+                     ) -> list[str]:
+    """Where the file holds fewer than some design's k labels of a task (``labels_per_task``:
+    ``(labels, tasks)`` pairs), the line saying that such a task keeps its own count at that
+    k, in the real draws and the twin's design alike
+    (:func:`~marketsim.study.design_sampler.design_counts`); else nothing."""
+    short = [(k, sum(tasks for labels, tasks in labels_per_task if labels < k)) for k in ks]
+    notes = [f"{count} at k = {k}" for k, count in short if count]
+    if not notes:
+        return []
+    total = sum(tasks for _, tasks in labels_per_task)
+    return [f"  a task the file holds fewer than k labels of keeps its own count at k, in the "
+            f"real draws and the twin alike ({'; '.join(notes)}, of {total} tasks)"]
 
 
 def _curve(curve: DesignCurve) -> dict[str, Any]:

@@ -291,7 +291,7 @@ def execute(args: argparse.Namespace) -> int:
     print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")
     print(types_summary(cal))
     if cal.curve is not None:
-        print("\n".join(curve_lines(cal.curve)))
+        print("\n".join(curve_lines(cal.curve, cal.labels_per_task)))
         for line in off_warnings(cal.curve):
             print(f"marketsim: warning: {line}", file=sys.stderr)
     width = max(len(r.statistic) for r in rows)

@@ -17,7 +17,8 @@ import functools
 import importlib
 import logging
 import time
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from typing import Any
@@ -46,6 +47,10 @@ def single_threaded(run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return run(*args, **kwargs)
 
 
+#: joblib's warning, as a regular expression, when a generator of results is closed early.
+CANCELLED_UNITS = r".*(tasks which were still being processed|successfully executed +but not used)"
+
+
 def process_map(jobs: int) -> Callable[[Callable[..., Any], list[tuple[Any, ...]]],
                                        Iterator[Any]]:
     """A mapper (:mod:`marketsim.aggregation.mapping`) running each call in one of ``jobs``
@@ -58,8 +63,23 @@ def process_map(jobs: int) -> Callable[[Callable[..., Any], list[tuple[Any, ...]
 
         parallel = Parallel(n_jobs=min(jobs, len(arguments)), return_as="generator")
         capped = functools.partial(single_threaded, function)
-        return iter(parallel(delayed(capped)(*args) for args in arguments))
+        return closing_quietly(parallel(delayed(capped)(*args) for args in arguments))
     return run
+
+
+def closing_quietly(results: Generator[Any, None, None]) -> Iterator[Any]:
+    """``results`` (a joblib generator) item by item, closed without joblib's warning when the
+    consumer stops early: Ctrl-C or an error cancels the units still running, and joblib's
+    "... tasks which were still being processed ... have been cancelled" would come ahead of
+    marketsim's own message of what was kept and how to resume."""
+    try:
+        # not ``yield from``: it would close ``results`` itself, warning, before ``finally``
+        for result in results:  # noqa: UP028
+            yield result
+    finally:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=CANCELLED_UNITS, category=UserWarning)
+            results.close()
 
 
 #: CPU seconds a local worker process takes to start (Python, numpy, scipy and the simulator
@@ -105,7 +125,8 @@ def local_units(
     parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
     capped = functools.partial(single_threaded, run)
     try:
-        yield from parallel(delayed(capped)(rep, arm, **kwargs) for rep, arm in todo)
+        yield from closing_quietly(
+            parallel(delayed(capped)(rep, arm, **kwargs) for rep, arm in todo))
     finally:
         # joblib keeps its worker processes for the next call, idle for five minutes, and
         # only the interpreter's clean-up at exit ends them sooner: a process that exits

@@ -205,11 +205,26 @@ def collected_counts(scenario: Scenario) -> np.ndarray | None:
     return None
 
 
+def design_counts(scenario: Scenario, k: int) -> np.ndarray:
+    """Each task's labels at the design ``k``: ``k``, but never more than the task's own count
+    as collected (:func:`collected_counts`, where the first arm's counts are known).
+
+    Why: the real curve draws k of each task's labels, and a task the file holds fewer than k
+    labels of keeps all its own (:func:`~marketsim.aggregation.design_curve.keep_k_per_task`).
+    A twin that gave such a task k labels would be judged on a design the data never measured
+    (a file with many short tasks, such as Rodrigues et al.'s music genres, 325 of 700 clips
+    under 5 labels, looked 8 points easier at k = 5 than it is). Where every task has at least
+    ``k`` labels this is exactly ``k`` everywhere."""
+    full = np.full(scenario.tasks.count, k, dtype=np.int64)
+    counts = collected_counts(scenario)
+    return full if counts is None else np.minimum(full, counts)
+
+
 def labels_at_k(scenario: Scenario, world: World, replicate: int, k: int) -> LabelSet:
-    """The twin's labels at exactly ``k`` per task in ``world``: the initial graph's, then
-    ``k - 1`` other workers per task (:func:`other_workers`) answering in one batch."""
-    return labels_with_counts(scenario, world, replicate,
-                              np.full(scenario.tasks.count, k, dtype=np.int64), k)
+    """The twin's labels at the design ``k`` in ``world`` (exactly ``k`` per task, at most the
+    task's own count as collected: :func:`design_counts`): the initial graph's, then the
+    other workers of each task (:func:`other_workers`) answering in one batch."""
+    return labels_with_counts(scenario, world, replicate, design_counts(scenario, k), k)
 
 
 def collected_labels(scenario: Scenario, world: World, replicate: int) -> LabelSet | None:

@@ -39,7 +39,12 @@ from marketsim.data.labels import LabelSet
 from marketsim.scenario.calibration import REPLICATES, Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.scenario.specs import Scenario
-from marketsim.study.design_sampler import design_world, labels_at_k, sampler_problem
+from marketsim.study.design_sampler import (
+    design_counts,
+    design_world,
+    labels_at_k,
+    sampler_problem,
+)
 from marketsim.study.twin import as_collected, simulated_labels
 from marketsim.workers.base import World
 
@@ -51,13 +56,24 @@ FINAL_REPLICATES = 10
 
 
 def design_scenario(scenario: Scenario, k: int) -> Scenario:
-    """``scenario`` with one arm buying exactly ``k`` labels per task (the initial graph's one
-    included): fixed overlap ``k``, a budget of ``k`` labels per task. Its market refits
-    majority vote, the cheapest inference: fixed overlap buys the same labels whatever the
-    posterior says, and the curve aggregates them itself."""
-    arm = {"name": f"exactly {k} per task", "initial": "one-per-task",
-           "policy": {"name": "fixed-overlap", "overlap": k}, "inference": {"method": "mv"}}
-    return scenario.replace({"budget.edges": k * scenario.tasks.count}).with_arms(arm)
+    """``scenario`` with one arm buying ``k`` labels per task (the initial graph's one
+    included; a task the first arm gives fewer as collected: its own count,
+    :func:`~marketsim.study.design_sampler.design_counts`): fixed overlap ``k`` (or the capped
+    counts as its ``overlaps``), a budget of those labels. Its market refits majority vote,
+    the cheapest inference: fixed overlap buys the same labels whatever the posterior says,
+    and the curve aggregates them itself."""
+    per_task = design_counts(scenario, k)
+    if bool((per_task == k).all()):
+        policy: dict[str, object] = {"name": "fixed-overlap", "overlap": k}
+        name = f"exactly {k} per task"
+    else:  # dealt as the first arm's counts are, so each task keeps its own capped count
+        counts, tasks = np.unique(per_task, return_counts=True)
+        policy = {"name": "fixed-overlap",
+                  "overlaps": [[int(c), int(t)] for c, t in zip(counts, tasks, strict=True)]}
+        name = f"{k} per task, at most each task's own"
+    arm = {"name": name, "initial": "one-per-task", "policy": policy,
+           "inference": {"method": "mv"}}
+    return scenario.replace({"budget.edges": int(per_task.sum())}).with_arms(arm)
 
 
 def twin_curve(scenario: Scenario, ks: tuple[int, ...], replicates: range,

@@ -227,3 +227,21 @@ def test_a_large_crowds_sampler_agrees_with_the_market(monkeypatch: pytest.Monke
                                                        ) -> None:
     monkeypatch.setattr("marketsim.study.design_sampler.PARETO_KEYS", 0)  # every draw systematic
     assert_within_noise(paired_gaps(skewed_crowd(n_tasks=150), (3, 5), 5))
+
+
+def test_a_design_never_gives_a_task_more_labels_than_the_file_has_on_it() -> None:
+    """The real curve keeps all of a task's labels where it has fewer than k: the twin's
+    design must be the same design (a short task keeps its own count), by the sampler and by
+    the market alike; tasks with at least k labels get exactly k."""
+    scenario = skewed_crowd(n_tasks=100).replace({"budget.edges": 400}).with_arms(
+        {"name": "as collected", "initial": "one-per-task", "inference": {"method": "ds"},
+         "policy": {"name": "fixed-overlap", "overlaps": [[2, 50], [6, 50]]}})
+    collected = collected_counts(scenario)
+    assert collected is not None and sorted(np.bincount(collected)) == [0] * 5 + [50, 50]
+    world = design_world(scenario, 3)
+    sampled = np.bincount(labels_at_k(scenario, world, 3, 5).tasks, minlength=100)
+    market = np.bincount(simulated_labels(design_scenario(scenario, 5), 3, times=False)[0].tasks,
+                         minlength=100)
+    expected = np.minimum(collected, 5)
+    assert np.array_equal(sampled, expected) and np.array_equal(market, expected)
+    assert (np.bincount(labels_at_k(scenario, world, 3, 2).tasks, minlength=100) == 2).all()
