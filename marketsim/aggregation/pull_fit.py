@@ -82,6 +82,10 @@ SHARPEN = (1.0, 1.5, 2.0, 3.0)
 #: shortlist and the twins choose; three keeps the candidates judged on the design curve
 #: (each three replicates of a twin, more for the finalists) a third more on RTE.
 SHORTLIST = 3
+#: Worlds within the as-collected constraint replayed on the whole curve at most: each is
+#: ``REPLICATES × (1 + DRAWS × designs)`` Dawid–Skene fits (Web: about a second), the
+#: screen as collected one a replicate; the grid's 48 on the whole curve took 43 CPU s on Web.
+MAX_CURVES = 8
 #: Draws of the world's answers on the real pairs per factor, and of k labels per draw.
 REPLICATES, DRAWS = 3, 2
 #: Tasks × classes² × strengths above which the world is not fitted (its arrays' size).
@@ -273,19 +277,29 @@ def pull_worlds(data: LabelSet, weights: np.ndarray, classes: np.ndarray, known:
 def shortlist(fits: tuple[PullFit, ...], data: LabelSet, classes: np.ndarray,
               known: np.ndarray, real: DesignCurve, seed: int = 0) -> tuple[ConfusionFit, ...]:
     """The worlds of :func:`pull_worlds` from the fits: every (fit, scale, sharpening) of
-    :data:`SCALES` × :data:`SHARPEN` replayed on the pairs, nearest first."""
+    :data:`SCALES` × :data:`SHARPEN` replayed on the pairs as collected (one Dawid–Skene fit a
+    replicate); of those within the as-collected constraint, the :data:`MAX_CURVES` nearest
+    as collected (then nearest the fit as it is: without a truth every one is) replayed on the
+    whole curve, and the :data:`SHORTLIST` nearest it kept, nearest first; where none is
+    within the constraint, the one nearest as collected (as ``calibrate``'s choice falls
+    back)."""
     judged = known if real.against == "truth" else None
     n_judged = data.n_tasks if judged is None else int(judged.sum())
     replicates = runs_for(n_judged, REPLICATES)
+    grid = sorted(((fit, s, f) for fit in fits for s in SCALES for f in SHARPEN),
+                  key=lambda c: abs(np.log(c[1])) + abs(np.log(c[2])))
     worlds = [as_world(fit, scaled_pull(fit.pull, s), data.n_labels,
                        f"{world_name(fit)}, share x{s:g} and strength x{f:g} on the design "
-                       "curve", f)
-              for fit in fits for s in SCALES for f in SHARPEN]
-    pairs = [pairs_curve(world, data, classes, judged, real.ks, replicates, DRAWS, seed)
-             for world in worlds]
-    distances = np.array([curve_distance(real, curve) for curve in pairs])
-    eligible = np.array([abs(collected_z(real, curve, n_judged)) <= COLLECTED_Z
-                         for curve in pairs])
-    order = [int(i) for i in np.argsort(np.where(eligible, distances, np.inf), kind="stable")
-             if eligible[i]][:SHORTLIST]
-    return tuple(worlds[i] for i in (order or [int(np.argmin(distances))]))
+                       "curve", f) for fit, s, f in grid]
+    collected = np.abs([collected_z(real, pairs_curve(world, data, classes, judged, (),
+                                                      replicates, 1, seed), n_judged)
+                        for world in worlds])
+    order = np.argsort(collected, kind="stable")
+    eligible = [int(i) for i in order if collected[i] <= COLLECTED_Z][:MAX_CURVES]
+    if not eligible:
+        return (worlds[int(order[0])],)
+    distances = [curve_distance(real, pairs_curve(worlds[i], data, classes, judged, real.ks,
+                                                  replicates, DRAWS, seed))
+                 for i in eligible]
+    return tuple(worlds[eligible[int(j)]]
+                 for j in np.argsort(distances, kind="stable")[:SHORTLIST])
