@@ -52,7 +52,9 @@ def header(cal: Calibration, command: str) -> list[str]:
         lines += ["  ambiguous tasks (Tian & Zhu 2015): a task of class c pulls toward p ~ "
                   "pull[c] with a strength a of its own,",
                   "  and every worker answers p with probability a, else from row c (fitted "
-                  "by EM; its share scaled on the design curve)."]
+                  "by EM, the rows shrunk by one label or",
+                  "  toward the crowd's population; its share and strength scaled on the "
+                  "design curve)."]
     if cal.forced_types is not None:
         among = f" among those with --task-types {cal.forced_types}"
     elif cal.moments is not None:

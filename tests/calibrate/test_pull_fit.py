@@ -7,8 +7,21 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.aggregation.confusion_fit import ConfusionFit
-from marketsim.aggregation.pull_fit import STRENGTHS, as_world, fit_pulls, scaled_pull
-from marketsim.aggregation.world_replay import world_labels
+from marketsim.aggregation.curve_choice import COLLECTED_Z, collected_z, curve_distance
+from marketsim.aggregation.design_curve import real_curve
+from marketsim.aggregation.pull_fit import (
+    DRAWS,
+    SHORTLIST,
+    STRENGTHS,
+    as_world,
+    crowd_shrunk_pulls,
+    fit_pulls,
+    pull_worlds,
+    scaled_pull,
+    sharpened,
+    world_name,
+)
+from marketsim.aggregation.world_replay import pairs_curve, world_labels
 from marketsim.data.labels import LabelSet
 from marketsim.scenario.calibration import world_table
 from marketsim.scenario.parser import parse_scenario
@@ -74,3 +87,50 @@ def test_the_fitted_world_is_a_scenario_that_runs() -> None:
     scenario = parse_scenario(doc, "x")
     assert scenario.workers.confusion.pull is not None
     assert abs(sum(scenario.workers.confusion.pull_weights or ()) - 1.0) < 1e-9
+
+
+def test_sharpening_divides_each_strengths_chance_to_escape_the_pull() -> None:
+    np.testing.assert_allclose(sharpened(np.array([0.4, 0.9]), 2.0), [0.7, 0.95])
+    np.testing.assert_allclose(sharpened(np.array([0.4, 0.9]), 1.0), [0.4, 0.9])
+    fit = fit_pulls(*_fit_input(crowd(PULL, n_tasks=150)))
+    world = as_world(fit, fit.pull, 1200, "sharp", sharpen=3.0)
+    assert all(0.0 < a < 1.0 for a in world.pull_strengths or ())
+    assert min(world.pull_strengths or (0.0,)) > min(STRENGTHS)
+
+
+def test_rows_shrunk_toward_the_crowds_population_are_not_spread_wider_than_the_crowd(
+) -> None:
+    """Every worker right on 85 % of their answers, 20 labels each: one label's worth of
+    shrinkage leaves each worker's accuracy spread by its few labels' noise; the crowd's fitted
+    population (empirical Bayes) takes most of that noise out, and the pulls are still found."""
+    data, truth = crowd(PULL, n_tasks=500, per_task=8, n_workers=200)
+    args = _fit_input((data, truth))
+    loose = fit_pulls(*args)
+    shrunk = crowd_shrunk_pulls(*args, loose)
+    spread = [float(np.std(np.einsum("jcc->j", f.rows) / 3)) for f in (loose, shrunk)]
+    assert spread[1] < 0.5 * spread[0]
+    assert shrunk.crowd is not None and world_name(shrunk).startswith("crowd-shrunk")
+    assert abs((1 - np.diag(shrunk.pull))[0] - 0.2) < 0.06
+
+
+def test_the_pull_candidates_reproduce_the_data_as_collected_nearest_first() -> None:
+    """``calibrate``'s pull candidates: at most :data:`SHORTLIST`, each within the
+    as-collected constraint on the file's pairs (three replicates of the Dawid–Skene error on
+    all the labels), nearest the real curve first."""
+    data, truth = crowd(PULL, n_tasks=120, per_task=6)
+    known = truth >= 0
+    real = real_curve(data, truth)
+    worlds = pull_worlds(data, np.eye(3)[truth], truth, known, real)
+    assert 1 <= len(worlds) <= SHORTLIST
+    as_collected = [pairs_curve(w, data, truth, known, (), 3, 1, 0) for w in worlds]
+    assert all(abs(collected_z(real, c, data.n_tasks)) <= COLLECTED_Z for c in as_collected)
+    distances = [curve_distance(real, pairs_curve(w, data, truth, known, real.ks, 3, DRAWS, 0))
+                 for w in worlds]
+    assert distances == sorted(distances)
+
+
+def _fit_input(crowd_and_truth: tuple[LabelSet, np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """``fit_pulls``' arguments for a planted crowd, each task's class its truth."""
+    data, truth = crowd_and_truth
+    return data.tasks, data.workers, data.labels, np.eye(3)[truth], data.n_workers
