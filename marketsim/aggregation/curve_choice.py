@@ -269,7 +269,9 @@ def _curve(curve: DesignCurve) -> dict[str, Any]:
 
 def curve_record(choice: CurveChoice) -> dict[str, Any]:
     """``<out>.fit.json``'s ``design_curve``: the designs, the real curve, the chosen twin's
-    with each point's ``z``, and every candidate's distance."""
+    with each point's ``z``, and every candidate's distance, ``z`` as collected (and its
+    standard error: :func:`collected_doubt`) and curve (what its world predicts at each
+    design, to see why it was or was not chosen)."""
     z = choice.z
     return {
         "against": choice.real.against, "labels_per_task": list(choice.real.designs),
@@ -279,10 +281,11 @@ def curve_record(choice: CurveChoice) -> dict[str, Any]:
         "points_off": int((np.abs(z) > OFF_Z).sum()),
         "collected_z_bound": COLLECTED_Z,
         "candidates": [{"world": name, "distance": d, "replicates": twin.runs,
-                        "collected_z": z_full, "eligible": ok}
-                       for name, d, twin, z_full, ok in zip(
+                        "collected_z": z_full, "collected_z_se": doubt, "eligible": ok,
+                        "curve": _curve(twin)}
+                       for name, d, twin, z_full, doubt, ok in zip(
                            choice.names, choice.distances, choice.twins, choice.collected,
-                           choice.eligible, strict=True)],
+                           choice.doubt, choice.eligible, strict=True)],
         "world": choice.names[choice.best]}
 
 
