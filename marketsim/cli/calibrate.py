@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation.accuracy_restored import and_restored
 from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
@@ -365,7 +366,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         ambiguous = ambiguity_worlds(bases[1:], majority_wrong(data, data.labels, ref, judged),
                                      twin_share(cal, args.seed), data, weights, advance)
         ambiguous += pull_worlds(data, weights, ref, known, real, args.seed, advance)
-        cal = replace(cal, crowd_fits=(*cal.crowd_fits, *ambiguous))
+        cal = replace(cal, crowd_fits=and_restored((*cal.crowd_fits, *ambiguous), data, weights))
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))
