@@ -30,6 +30,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from marketsim.aggregation.ambiguity_share import (
+    ShareOf,
+    ambiguity_share,
+    with_ambiguity_share,
+)
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
 from marketsim.data.labels import LabelSet
 
@@ -87,15 +92,52 @@ def with_accuracy_restored(fit: ConfusionFit, data: LabelSet,
 
 def accuracy_worlds(bases: tuple[ConfusionFit, ...], data: LabelSet,
                     weights: np.ndarray) -> tuple[ConfusionFit, ...]:
-    """Each look-alike world of ``bases`` with its per-label accuracy restored, except those
-    with difficulty sized on the design curve (their ``sigma`` was chosen for the matrices as
-    they are) and the worlds with pulls (their own matrices)."""
+    """Each look-alike world of ``bases`` fitted by likelihood with its per-label accuracy
+    restored: not those sized on the design curve or the majority's profile (difficulty on
+    the curve: its ``sigma`` was chosen for the matrices as they are; the ambiguous share:
+    :func:`restored_share_worlds` fits it with the restoration) nor the worlds with pulls."""
     worlds = [with_accuracy_restored(fit, data, weights) for fit in bases
-              if fit.pull is None and not (fit.on_curve and fit.with_difficulty)]
+              if fit.pull is None and not fit.on_curve]
     return tuple(w for w in worlds if w is not None)
 
 
-def and_restored(fits: tuple[ConfusionFit, ...], data: LabelSet,
-                 weights: np.ndarray) -> tuple[ConfusionFit, ...]:
-    """``fits``, then :func:`accuracy_worlds` of them (``calibrate``'s crowd candidates)."""
-    return (*fits, *accuracy_worlds(fits, data, weights))
+def restoring(share_of: ShareOf, data: LabelSet, weights: np.ndarray) -> ShareOf:
+    """``share_of`` measured on each world with its per-label accuracy restored."""
+    target = label_table(data, weights)
+
+    def share(fit: ConfusionFit) -> float:
+        n_workers = fit.confusion.shape[0]
+        weight = np.bincount(data.workers, minlength=n_workers) / max(data.n_labels, 1)
+        return share_of(replace(fit, confusion=restored_matrices(fit, target, weight)))
+    return share
+
+
+def restored_share_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of: ShareOf,
+                          data: LabelSet, weights: np.ndarray) -> tuple[ConfusionFit, ...]:
+    """Each look-alike world of ``bases`` with its ambiguous share and its per-label accuracy
+    fitted together: the look-alike mass scaled until the world, *restored* at that scale, has
+    the ``real`` share of majority-wrong tasks (:func:`~marketsim.aggregation.ambiguity_share.
+    ambiguity_share` measuring with :func:`restoring`), then restored. Restoring alone makes
+    the labels' errors less shared (the accuracy comes back, the look-alikes do not grow), so
+    the share is fitted on the restored world, not before it (Face, issue #40: the world
+    restored after its share was fitted was 2 to 6 points too good as collected)."""
+    worlds = []
+    for fit in bases:
+        if not fit.with_lookalike or fit.pull is not None:
+            continue
+        estimate = ambiguity_share(fit, real, restoring(share_of, data, weights))
+        scaled = with_ambiguity_share(fit, estimate, data, weights)
+        if scaled is not None:
+            worlds.append(with_accuracy_restored(scaled, data, weights))
+    return tuple(w for w in worlds if w is not None)
+
+
+def and_restored(fits: tuple[ConfusionFit, ...], data: LabelSet, weights: np.ndarray,
+                 share: tuple[tuple[ConfusionFit, ...], float, ShareOf]
+                 ) -> tuple[ConfusionFit, ...]:
+    """``fits``, then :func:`accuracy_worlds` of them and :func:`restored_share_worlds` of
+    ``share``'s bases (its real majority-wrong share and how a world's is measured):
+    ``calibrate``'s crowd candidates."""
+    bases, real, share_of = share
+    return (*fits, *accuracy_worlds(fits, data, weights),
+            *restored_share_worlds(bases, real, share_of, data, weights))

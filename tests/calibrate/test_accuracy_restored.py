@@ -15,9 +15,11 @@ from marketsim.aggregation.accuracy_restored import (
     accuracy_worlds,
     and_restored,
     label_table,
+    restored_share_worlds,
     with_accuracy_restored,
     world_table,
 )
+from marketsim.aggregation.ambiguity_share import majority_wrong, pairs_share, scaled_lookalike
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
 from marketsim.aggregation.world_replay import world_labels
 from marketsim.data.labels import LabelSet
@@ -83,16 +85,37 @@ def test_a_world_too_inaccurate_gets_the_files_accuracy_back_its_lookalikes_kept
     assert restored.n_params == fitted.n_params + 6
 
 
-def test_only_look_alike_worlds_fitted_by_likelihood_or_share_are_restored() -> None:
+def test_only_look_alike_worlds_fitted_by_likelihood_are_restored_alone() -> None:
     data, weights = crowd(world(0.8), n_tasks=90)
     look = world(0.7)
     plain = replace(look, lookalike=np.eye(3), with_lookalike=False, name="crowd-shrunk")
     curve = replace(look, sigma=0.5, with_difficulty=True, on_curve=True)  # sigma on the curve
+    shared = replace(look, on_curve=True)  # an ambiguous share: fitted with the restoration
     pulled = replace(look, pull=np.eye(3))
-    restored = accuracy_worlds((plain, look, curve, pulled), data, weights)
+    restored = accuracy_worlds((plain, look, curve, shared, pulled), data, weights)
     assert [w.name for w in restored] == [look.name + SUFFIX]
-    assert and_restored((plain, look), data, weights)[:2] == (plain, look)
-    assert len(and_restored((plain, look), data, weights)) == 3
+    fits = and_restored((plain, look), data, weights, ((), 0.0, lambda fit: 0.0))
+    assert fits[:2] == (plain, look) and len(fits) == 3
+
+
+def test_the_ambiguous_share_is_fitted_on_the_restored_world() -> None:
+    """A crowd whose tasks are more ambiguous than the fitted look-alikes say, and whose
+    fitted matrices are too inaccurate: restored alone, the world's errors are too rarely
+    shared; its share fitted with the restoration, it has the real share and accuracy."""
+    true_world = replace(world(0.85), lookalike=scaled_lookalike(LOOKALIKE, 1.5))
+    data, weights = crowd(true_world, n_tasks=1500)
+    truth = weights.argmax(axis=1)
+    judged = np.ones(data.n_tasks, dtype=bool)
+    real = majority_wrong(data, data.labels, truth, judged)
+    share_of = pairs_share(data, truth, judged)
+    fitted = world(0.7)  # the look-alike mass of the fit, matrices too inaccurate
+    alone = with_accuracy_restored(fitted, data, weights)
+    assert alone is not None and share_of(alone) < real - 0.02
+    (joint,) = restored_share_worlds((fitted,), real, share_of, data, weights)
+    share = np.bincount(data.workers, minlength=N_WORKERS) / data.n_labels
+    assert share_of(joint) == pytest.approx(real, abs=0.02)
+    assert np.allclose(world_table(joint, share), label_table(data, weights), atol=0.01)
+    assert joint.on_curve and joint.name.endswith(SUFFIX)
 
 
 def test_a_world_as_accurate_as_the_file_is_moved_by_its_noise_only() -> None:
