@@ -21,7 +21,12 @@ their distance from the crowd (the spread the fit found); the probabilities are 
 :data:`MIN_PROBABILITY` and each row renormalised. The look-alikes (which tasks share their
 errors) are left as fitted. Task difficulty, where the world has it, lowers the accuracy a
 little more (its ``beta`` spreads each label toward a guess); the restoration does not undo
-that. The world is a candidate judged on the design curve like the others.
+that. Restoring alone makes the labels' errors less shared than the real ones (the accuracy
+comes back, the look-alikes do not grow: Face's restored worlds were 1.2 to 3.3 spreads too
+good as collected), so the ambiguous share is fitted *on the restored world*
+(:func:`restored_share_worlds`): the look-alike mass scaled until the world, restored at that
+scale, has the file's share of tasks the majority gets wrong. Each world is a candidate judged
+on the design curve like the others.
 """
 
 from __future__ import annotations
