@@ -91,8 +91,9 @@ def test_only_look_alike_worlds_fitted_by_likelihood_are_restored_alone() -> Non
     plain = replace(look, lookalike=np.eye(3), with_lookalike=False, name="crowd-shrunk")
     curve = replace(look, sigma=0.5, with_difficulty=True, on_curve=True)  # sigma on the curve
     shared = replace(look, on_curve=True)  # an ambiguous share: fitted with the restoration
+    hard = replace(look, sigma=0.5, with_difficulty=True)  # difficulty by likelihood
     pulled = replace(look, pull=np.eye(3))
-    restored = accuracy_worlds((plain, look, curve, shared, pulled), data, weights)
+    restored = accuracy_worlds((plain, look, curve, shared, hard, pulled), data, weights)
     assert [w.name for w in restored] == [look.name + SUFFIX]
     fits = and_restored((plain, look), data, weights, ((), 0.0, lambda fit: 0.0))
     assert fits[:2] == (plain, look) and len(fits) == 3
