@@ -102,11 +102,37 @@ def collected_z(real: DesignCurve, twin: DesignCurve, tasks: int | None = None) 
     the real crowd would put it within the spread of the twin's replicates about their mean,
     at least the binomial spread of an error rate over the twin's ``tasks`` (None: the
     replicates' alone; module docstring)."""
+    return float((twin.ds[-1] - real.ds[-1]) / collected_noise(real, twin, tasks))
+
+
+def collected_spread(twin: DesignCurve, tasks: int | None = None) -> float:
+    """One draw's spread of the twin's Dawid–Skene error as collected: the standard deviation
+    of its replicates, at least the binomial ``sqrt(p (1 - p) / tasks)``."""
     error = float(twin.ds[-1])
     binomial = error * (1.0 - error) / tasks if tasks else 0.0
-    spread2 = max(float(twin.ds_se[-1]) ** 2 * twin.runs, binomial)
-    noise = np.sqrt(spread2 + twin.ds_se[-1] ** 2 + real.ds_se[-1] ** 2 + NOISE_FLOOR ** 2)
-    return float((twin.ds[-1] - real.ds[-1]) / noise)
+    return float(np.sqrt(max(float(twin.ds_se[-1]) ** 2 * twin.runs, binomial)))
+
+
+def collected_noise(real: DesignCurve, twin: DesignCurve, tasks: int | None = None) -> float:
+    """The denominator of :func:`collected_z`: one draw's spread (:func:`collected_spread`),
+    the twin's mean's standard error and the real one's, and :data:`NOISE_FLOOR`, in
+    quadrature."""
+    return float(np.sqrt(collected_spread(twin, tasks) ** 2 + twin.ds_se[-1] ** 2
+                         + real.ds_se[-1] ** 2 + NOISE_FLOOR ** 2))
+
+
+def collected_doubt(real: DesignCurve, twin: DesignCurve, tasks: int | None = None) -> float:
+    """The standard error of :func:`collected_z` that the twin's replicates leave: that of
+    their mean, one draw's spread over ``sqrt(replicates)`` (the binomial bound included: 3
+    replicates that happen to agree do not make the mean certain), in the units of ``z``."""
+    return float(collected_spread(twin, tasks) / np.sqrt(twin.runs)
+                 / collected_noise(real, twin, tasks))
+
+
+def band(n_terms: int) -> float:
+    """Two standard deviations of a chi-square with ``n_terms`` degrees of freedom: how far
+    above the smallest distance a candidate is still within noise of it."""
+    return float(2.0 * np.sqrt(2.0 * n_terms))
 
 
 def finalists(distances: tuple[float, ...], n_terms: int) -> tuple[int, ...]:
@@ -119,15 +145,33 @@ def finalists(distances: tuple[float, ...], n_terms: int) -> tuple[int, ...]:
     best = distances[int(order[0])]
     near = [int(i) for i in order[:MAX_FINALISTS]
             if np.isfinite(distances[int(i)])
-            and distances[int(i)] <= best + 2.0 * np.sqrt(2.0 * n_terms)]
+            and distances[int(i)] <= best + band(n_terms)]
     return tuple(near) if len(near) > 1 else ()
+
+
+def contenders(choice: CurveChoice, n_terms: int, runs: int) -> tuple[int, ...]:
+    """The positions (nearest the curve first, at most :data:`MAX_FINALISTS`) of the candidates
+    not eligible on fewer than ``runs`` replicates that more replicates could make eligible
+    and chosen: within :data:`OFF_Z` standard errors (:func:`collected_doubt`) of the bound
+    :data:`COLLECTED_Z`, and at a distance within :func:`band` of the best eligible one's (or
+    below it; any, where none is eligible). Module docstring: a world is not excluded on its
+    replicates' noise."""
+    judged = choice.judged_distances
+    best = min(judged) if np.isfinite(judged).any() else np.inf
+    order = np.argsort(choice.distances, kind="stable")
+    near = [int(i) for i in order
+            if not choice.eligible[int(i)] and choice.twins[int(i)].runs < runs
+            and choice.distances[int(i)] <= best + band(n_terms)
+            and abs(choice.collected[int(i)]) - COLLECTED_Z <= OFF_Z * choice.doubt[int(i)]]
+    return tuple(near[:MAX_FINALISTS])
 
 
 @dataclass(frozen=True)
 class CurveChoice:
     """The candidates judged on the curve: the real curve, each candidate's name, its index
     among the calibration's candidates, its twin's curve, distance and ``z`` as collected
-    (:func:`collected_z`), and the position of the chosen one (in these tuples)."""
+    (:func:`collected_z`), and the position of the chosen one (in these tuples); ``doubt``: the
+    standard error of each ``z`` as collected (:func:`collected_doubt`)."""
 
     real: DesignCurve
     names: tuple[str, ...]
@@ -136,6 +180,7 @@ class CurveChoice:
     distances: tuple[float, ...]
     best: int
     collected: tuple[float, ...]
+    doubt: tuple[float, ...]
 
     @property
     def eligible(self) -> tuple[bool, ...]:
@@ -174,7 +219,8 @@ def choose_on_curve(real: DesignCurve, names: tuple[str, ...], indices: tuple[in
     collected."""
     distances = tuple(curve_distance(real, twin) for twin in twins)
     collected = tuple(collected_z(real, twin, tasks) for twin in twins)
-    choice = CurveChoice(real, names, indices, twins, distances, 0, collected)
+    doubt = tuple(collected_doubt(real, twin, tasks) for twin in twins)
+    choice = CurveChoice(real, names, indices, twins, distances, 0, collected, doubt)
     judged = choice.judged_distances
     best = int(np.argmin(judged)) if np.isfinite(judged).any() else \
         int(np.argmin(np.abs(collected)))
@@ -241,7 +287,9 @@ def _curve(curve: DesignCurve) -> dict[str, Any]:
 
 def curve_record(choice: CurveChoice) -> dict[str, Any]:
     """``<out>.fit.json``'s ``design_curve``: the designs, the real curve, the chosen twin's
-    with each point's ``z``, and every candidate's distance."""
+    with each point's ``z``, and every candidate's distance, ``z`` as collected (and its
+    standard error: :func:`collected_doubt`) and curve (what its world predicts at each
+    design, to see why it was or was not chosen)."""
     z = choice.z
     return {
         "against": choice.real.against, "labels_per_task": list(choice.real.designs),
@@ -251,10 +299,11 @@ def curve_record(choice: CurveChoice) -> dict[str, Any]:
         "points_off": int((np.abs(z) > OFF_Z).sum()),
         "collected_z_bound": COLLECTED_Z,
         "candidates": [{"world": name, "distance": d, "replicates": twin.runs,
-                        "collected_z": z_full, "eligible": ok}
-                       for name, d, twin, z_full, ok in zip(
+                        "collected_z": z_full, "collected_z_se": doubt, "eligible": ok,
+                        "curve": _curve(twin)}
+                       for name, d, twin, z_full, doubt, ok in zip(
                            choice.names, choice.distances, choice.twins, choice.collected,
-                           choice.eligible, strict=True)],
+                           choice.doubt, choice.eligible, strict=True)],
         "world": choice.names[choice.best]}
 
 

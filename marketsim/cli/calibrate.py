@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation.accuracy_restored import and_restored
 from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
@@ -361,11 +362,11 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                       forced, held, crowd_fits=crowd)
     with steps.step("fitting the ambiguous share of the look-alike worlds to the "
                     "majority's profile, and the pulls of ambiguous tasks", 3) as advance:
-        judged = known if known.any() else np.ones(data.n_tasks, dtype=bool)
-        ambiguous = ambiguity_worlds(bases[1:], majority_wrong(data, data.labels, ref, judged),
-                                     twin_share(cal, args.seed), data, weights, advance)
+        by_share = (bases[1:], majority_wrong(data, data.labels, ref, known | ~known.any()),
+                    twin_share(cal, args.seed))  # judged: the tasks with a truth, else all
+        ambiguous = cal.crowd_fits + ambiguity_worlds(*by_share, data, weights, advance)
         ambiguous += pull_worlds(data, weights, ref, known, real, args.seed, advance)
-        cal = replace(cal, crowd_fits=(*cal.crowd_fits, *ambiguous))
+        cal = replace(cal, crowd_fits=and_restored(ambiguous, data, weights, by_share))
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))

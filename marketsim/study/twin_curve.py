@@ -17,7 +17,10 @@ candidate runs :data:`CURVE_REPLICATES` replicates; those within noise of the ne
 (:func:`~marketsim.aggregation.curve_choice.finalists`) run up to :data:`FINAL_REPLICATES`
 before the choice (fewer on a large file: :func:`curve_replicates`). Only the candidates
 that reproduce the as-collected Dawid–Skene error within one draw's spread are eligible
-(:func:`~marketsim.aggregation.curve_choice.collected_z`)."""
+(:func:`~marketsim.aggregation.curve_choice.collected_z`); those the choice would weigh were
+they eligible and that miss the bound by no more than their few replicates' noise
+(:func:`~marketsim.aggregation.curve_choice.contenders`) run on to :data:`FINAL_REPLICATES`
+too, and are judged on those."""
 
 from __future__ import annotations
 
@@ -26,7 +29,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from marketsim.aggregation.curve_choice import choose_on_curve, finalists, runs_for
+from marketsim.aggregation.curve_choice import (
+    choose_on_curve,
+    contenders,
+    finalists,
+    runs_for,
+)
 from marketsim.aggregation.design_curve import (
     DesignCurve,
     References,
@@ -151,7 +159,9 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
                 mapper: Mapper | None = None) -> Calibration:
     """``cal`` with the eligible candidate whose twin is nearest ``real`` picked (``pick``)
     and the choice kept (``curve``). Each candidate runs ``replicates`` at exactly k labels
-    per task; the finalists (within noise of the nearest; else the nearest alone) run on to
+    per task; the finalists (within noise of the nearest; else the nearest alone) and the
+    contenders (not eligible on noise alone: :func:`~marketsim.aggregation.curve_choice.contenders`)
+    run on to
     ``final_replicates`` in all and the choice is made again, until the nearest has run on
     (the chosen twin is always judged on ``final_replicates``). By default
     :data:`CURVE_REPLICATES` and :data:`FINAL_REPLICATES`, fewer on a large file, whose
@@ -174,8 +184,9 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
     more = range(replicates.stop, replicates.start + final_replicates)
     extended = 0
     while len(more):  # until the nearest has run on: a lucky few replicates do not win
-        near = finalists(choice.judged_distances, 2 * len(real.designs)) or \
-            (choice.best,)
+        terms = 2 * len(real.designs)
+        near = finalists(choice.judged_distances, terms) or (choice.best,)
+        near += tuple(p for p in contenders(choice, terms, final_replicates) if p not in near)
         todo = [p for p in near if runs[p].shape[1] < final_replicates]
         if not todo:
             break

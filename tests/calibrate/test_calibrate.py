@@ -80,7 +80,11 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     ambiguous = [name for name in crowd if name.endswith("share from the majority's profile")]
     restored = [name for name in crowd if name.endswith("the crowd's spread restored")]
     assert len(restored) == 1  # the look-alike world with the crowd's spread restored
-    assert len(crowd) == 4 + len(on_curve) + len(ambiguous)  # listed, judged on the curve
+    accurate = [name for name in crowd if name.endswith("per-label accuracy restored")]
+    # the two look-alike worlds fitted by likelihood without difficulty restored, and each
+    # with its ambiguous share fitted on the restored world (where the share moved)
+    assert 2 <= len(accurate) <= 4
+    assert len(crowd) == 4 + len(on_curve) + len(ambiguous) + len(accurate)  # all judged
     assert on_curve  # sigma = 1: the crowd-shrunk worlds' difficulty is found on the curve
     assert len(pulls) <= SHORTLIST  # the worlds with pulls, where the fit finds any
     assert len(bic) == 8 + len(crowd) + len(pulls) + 6

@@ -1,16 +1,26 @@
 """``calibrate``'s choice on the design curve (``study/twin_curve.choose_twin``): every
 candidate judged at exactly k labels per task (a market of its own, as issue #40's acceptance
 measures), and the candidates within noise of the nearest (``curve_choice.finalists``) judged
-again with more replicates before the choice."""
+again with more replicates before the choice, and those excluded as collected on their few
+replicates' noise alone (``curve_choice.contenders``) too."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from marketsim.aggregation.confusion_fit import ConfusionFit
-from marketsim.aggregation.curve_choice import MAX_FINALISTS, finalists
+from marketsim.aggregation.curve_choice import (
+    COLLECTED_Z,
+    MAX_FINALISTS,
+    choose_on_curve,
+    collected_doubt,
+    contenders,
+    finalists,
+)
+from marketsim.aggregation.design_curve import DesignCurve
 from marketsim.scenario.calibration import Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.study.twin_curve import choose_twin, curve_units, twin_curve
@@ -69,3 +79,46 @@ def test_the_chosen_twin_runs_on_even_when_no_other_is_close() -> None:
     choice = choose_twin(cal, real, 0, replicates=range(10, 12), final_replicates=4).curve
     assert choice is not None and choice.best == 0
     assert [twin.runs for twin in choice.twins] == [4, 2]  # a few lucky replicates never win
+
+
+def face_like(vote_at_1: float, ds_full: float, runs: int) -> DesignCurve:
+    """A curve at 1 label per task and at the full data whose replicates spread 2 points
+    as collected (as Face's 584 tasks do at a 36 % error)."""
+    spread = 0.02
+    return DesignCurve((1,), np.array([vote_at_1, 0.36]), np.full(2, 0.005),
+                       np.array([vote_at_1, ds_full]),
+                       np.array([0.005, spread / np.sqrt(runs)]), runs, "truth")
+
+
+def test_a_world_is_not_excluded_as_collected_on_its_few_replicates_noise() -> None:
+    """Face (issue #40): worlds nearer the curve than the chosen one were excluded at
+    |z as collected| 1.1-2 on 3 replicates, within their mean's noise of the bound."""
+    real = face_like(0.41, 0.36, 10)
+    twins = (face_like(0.42, 0.33, 3),   # near the curve, 3 points too good on 3 replicates
+             face_like(0.42, 0.30, 3),   # 6 points too good: beyond its noise too
+             face_like(0.44, 0.36, 3),   # eligible, farther on the curve
+             face_like(0.50, 0.33, 3),   # as the first but far from the curve
+             face_like(0.42, 0.33, 10))  # as the first, already on the finalists' replicates
+    choice = choose_on_curve(real, tuple("abcde"), tuple(range(5)), twins, tasks=584)
+    assert choice.eligible == (False, False, True, False, False) and choice.best == 2
+    assert choice.distances[0] < choice.distances[2] < choice.distances[3]
+    assert COLLECTED_Z < abs(choice.collected[0]) <= COLLECTED_Z + 2 * choice.doubt[0]
+    assert abs(choice.collected[1]) > COLLECTED_Z + 2 * choice.doubt[1]
+    # three replicates leave the mean about half a spread uncertain
+    assert collected_doubt(real, twins[0], 584) == pytest.approx(0.5, abs=0.05)
+    assert contenders(choice, 4, 10) == (0,)  # run on, then judged like the others
+    assert contenders(choice, 4, 3) == ()  # nothing more to run
+
+
+def test_a_world_excluded_as_collected_on_two_replicates_runs_on_before_it_is_excluded() -> None:
+    cal = calibration(0.74, 0.70, 0.78, 0.80)
+    scenario = check_text(calibrated_text(replace(cal, pick=0), "", 0), "<real>")
+    real = twin_curve(scenario, (1, 2), range(20, 24), True)  # a crowd right 74 % of the time
+    first = choose_twin(cal, real, 0, replicates=range(10, 12), final_replicates=2).curve
+    assert first is not None and first.eligible == (True, True, False, False)
+    assert contenders(first, 2 * len(real.designs), 4) == (2,)  # 78 %: near, not far off
+    choice = choose_twin(cal, real, 0, replicates=range(10, 12), final_replicates=4).curve
+    assert choice is not None and choice.best == 0
+    # the chosen one and the 78 % world run on (the old rule left it on 2); the 70 % world is
+    # far on the curve, the 80 % one too far off as collected for 2 replicates to explain
+    assert [twin.runs for twin in choice.twins] == [4, 2, 4, 2]
