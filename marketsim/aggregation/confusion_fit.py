@@ -43,9 +43,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
+from scipy.sparse import _sparsetools  # the compiled mat-vecs scipy itself calls
 from scipy.special import log_softmax, logsumexp, ndtri, softmax
 
+from marketsim.aggregation._ones import transposed_matvecs
 from marketsim.aggregation.crowd_confusion import CrowdPrior, answer_counts, fit_crowd_prior
+from marketsim.aggregation.label_matrices import answer_matrix, label_rows
 from marketsim.aggregation.mapping import Mapper, mapped
 
 #: Equally likely values of ``beta`` the expectation over the difficulty is taken on.
@@ -56,26 +59,12 @@ LOGIT_PRIOR_SD = 3.0
 MAX_SIGMA = 5.0
 #: Smallest ``sigma`` (log scale bound) while ``sigma`` is free.
 MIN_SIGMA = 1e-4
+#: Numbers per block of labels in :func:`world_log_likelihood` (8 MiB of float64: each of its
+#: few temporaries stays far below the fits' own arrays; a block's numpy calls are a few
+#: microseconds against its milliseconds of work).
+LABEL_BLOCK_VALUES = 1 << 20
 #: The standard normal's ``QUANTILES`` mid-quantiles: ``log beta_q = sigma * Z_GRID[q]``.
 Z_GRID = np.asarray(ndtri((np.arange(QUANTILES) + 0.5) / QUANTILES))
-
-
-def label_rows(rows: np.ndarray, n_rows: int) -> sp.csr_matrix:
-    """The (n_rows, labels) 0/1 matrix putting label ``l`` in row ``rows[l]`` (its task, or
-    its worker and answer): sums over each row's labels as one sparse product."""
-    return sp.csr_matrix((np.ones(rows.size), (rows, np.arange(rows.size))),
-                         shape=(n_rows, rows.size))
-
-
-def answer_matrix(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray, n_tasks: int,
-                  n_workers: int, k: int) -> sp.csr_matrix:
-    """The (n_tasks, n_workers * K) count matrix of each task's labels by (worker, answer),
-    column ``j * K + y``: a label's terms depend only on its worker and answer, so a sum over
-    each task's labels is one product with a table per (worker, answer)."""
-    counts = sp.csr_matrix((np.ones(tasks.size), (tasks, workers * k + labels)),
-                           shape=(n_tasks, n_workers * k))
-    counts.sum_duplicates()
-    return counts
 
 
 @dataclass(frozen=True)
@@ -117,9 +106,8 @@ class _Problem:
     labels: np.ndarray
     weights: np.ndarray  # (tasks, K): reference class distribution
     #: (tasks, workers * K): how many labels of task i worker j gave with answer y (column
-    #: j * K + y), and its transpose.
+    #: j * K + y).
     answers: sp.csr_matrix
-    answers_t: sp.csr_matrix
     z: np.ndarray  # (Q,)
     n_workers: int
     k: int
@@ -160,19 +148,26 @@ def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
     log_rho = log_softmax(scaled, axis=3)  # log P(answer Y | worker, S, beta_q)
     rho = np.exp(log_rho)
     table = log_rho.transpose(0, 3, 1, 2).reshape(m * k, k * q)  # row j * K + y
-    per_task = (p.answers @ table).reshape(-1, k, q)  # (n, S, Q)
+    # The (tasks, S, Q) arrays are the large ones (a million labels: 100,000 tasks x 64 at
+    # K = 4 with difficulty): each is computed in place in the one array the sparse product
+    # returns (the same operations in the same order as out-of-place: the same bits).
+    joint = (p.answers @ table).reshape(-1, k, q)  # (n, S, Q): each task's labels' sum
     t = np.exp(log_t)
     prior_s = p.weights @ t  # (n, S): P(task i looks like s)
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior_s)
-    joint = per_task + log_prior[:, :, None] - np.log(q)  # (n, S, Q)
+    joint += log_prior[:, :, None]
+    joint -= np.log(q)
     top = joint.max(axis=(1, 2))  # finite: every task looks like some class
-    post = np.exp(joint - top[:, None, None])
+    joint -= top[:, None, None]
+    post = np.exp(joint, out=joint)
     norm = post.sum(axis=(1, 2))
     post /= norm[:, None, None]  # (n, S, Q)
     total = top + np.log(norm)
-    # Each (worker, answer)'s posterior mass, summed over its labels: (m, Y, S, Q).
-    mass = np.asarray(p.answers_t @ post.reshape(-1, k * q)).reshape(m, k, k, q)
+    # Each (worker, answer)'s posterior mass, summed over its labels: (m, Y, S, Q); scattered
+    # from the tasks' rows in task order (scipy's csc kernel on the CSR arrays: the sums of
+    # the transposed matrix's product in the same order, a quarter of its time at 1M labels).
+    mass = transposed_matvecs(p.answers, post.reshape(-1, k * q)).reshape(m, k, k, q)
     mass_all = mass.sum(axis=1)  # (m, S, Q)
     # d log p / d theta[j, s, y'] = beta_q (1[y' = y] - rho_y'), summed with the posterior.
     grad_theta = (np.einsum("q,jysq->jsy", beta, mass)
@@ -224,7 +219,7 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
     n, k = weights.shape
     z = Z_GRID if difficulty else np.zeros(1)
     answers = answer_matrix(tasks, workers, labels, n, n_workers, k)
-    prob = _Problem(tasks, workers, labels, weights, answers, answers.T.tocsr(), z, n_workers,
+    prob = _Problem(tasks, workers, labels, weights, answers, z, n_workers,
                     k, lookalike, difficulty, coins,
                     None if crowd is None else crowd.pseudo_counts)
     start = np.clip(start, 1e-3, 1.0)
@@ -338,11 +333,21 @@ def world_log_likelihood(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarr
     class distributed as ``weights`` (tasks, K): the module's ``L`` for labels the world was
     not fitted to (held-out tasks)."""
     n, k = weights.shape
-    by_task = label_rows(tasks, n)
     beta = np.exp(fit.sigma * Z_GRID) if fit.sigma > 0 else np.ones(1)
-    scaled = beta[None, None, :, None] * np.log(fit.confusion)[workers][:, :, None, :]
-    log_p = scaled[np.arange(labels.size), :, :, labels] - logsumexp(scaled, axis=3)
-    per_task = (by_task @ log_p.reshape(labels.size, -1)).reshape(n, k, beta.size)
+    log_pi = np.log(fit.confusion)
+    per_task = np.zeros((n, k * beta.size))
+    # A block of labels at a time: a label's terms are K x Q x K numbers (256 at K = 4 with
+    # difficulty: a million labels at once would be 2 GiB). Each block's product adds to the
+    # tasks' running sums in label order, as one product over all labels does: the same bits.
+    block = max(1, LABEL_BLOCK_VALUES // (k * beta.size * k))
+    for a in range(0, labels.size, block):
+        b = min(a + block, labels.size)
+        scaled = beta[None, None, :, None] * log_pi[workers[a:b]][:, :, None, :]
+        log_p = scaled[np.arange(b - a), :, :, labels[a:b]] - logsumexp(scaled, axis=3)
+        by_task = label_rows(tasks[a:b], n)
+        _sparsetools.csr_matvecs(n, b - a, k * beta.size, by_task.indptr, by_task.indices,
+                                 by_task.data, log_p.ravel(), per_task.ravel())
+    per_task = per_task.reshape(n, k, beta.size)
     with np.errstate(divide="ignore"):
         log_prior = logsumexp(np.log(weights)[:, :, None] + np.log(fit.lookalike)[None], axis=1)
     return float(logsumexp(per_task + log_prior[:, :, None] - np.log(beta.size),

@@ -35,7 +35,7 @@ import numpy as np
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
 from marketsim.aggregation.curve_choice import curve_distance, runs_for
 from marketsim.aggregation.design_curve import DesignCurve
-from marketsim.aggregation.mapping import Mapper, mapped
+from marketsim.aggregation.mapping import Mapper, serial
 from marketsim.aggregation.world_replay import pairs_curve
 from marketsim.data.labels import LabelSet
 
@@ -63,12 +63,22 @@ def difficulty_on_curve(fit: ConfusionFit, data: LabelSet, classes: np.ndarray,
     """The ``sigma`` of ``grid`` whose world (``fit`` with that spread of difficulty) comes
     nearest ``real`` replayed on ``data``'s pairs, task ``i`` of class ``classes[i]`` (judged
     where ``judged``; None: against the full-data answers, as ``real`` is without a truth)."""
+    distances = [_distance(fit, sigma, data, classes, judged, real, seed) for sigma in grid]
+    return _estimate(grid, distances)
+
+
+def _distance(fit: ConfusionFit, sigma: float, data: LabelSet, classes: np.ndarray,
+              judged: np.ndarray | None, real: DesignCurve, seed: int) -> float:
+    """How far ``fit`` with difficulty ``sigma``, replayed on ``data``'s pairs, is from
+    ``real``: each ``sigma``'s replay draws from its own generator (seeded by ``seed``
+    alone), so the values of a grid can be computed in any order or process."""
     replicates = runs_for(data.n_tasks if judged is None else int(judged.sum()), REPLICATES)
-    distances = tuple(
-        curve_distance(real, pairs_curve(replace(fit, sigma=sigma), data, classes, judged,
-                                         real.ks, replicates, DRAWS, seed))
-        for sigma in grid)
-    return CurveDifficulty(tuple(grid), distances, grid[int(np.argmin(distances))])
+    return curve_distance(real, pairs_curve(replace(fit, sigma=sigma), data, classes, judged,
+                                            real.ks, replicates, DRAWS, seed))
+
+
+def _estimate(grid: tuple[float, ...], distances: list[float]) -> CurveDifficulty:
+    return CurveDifficulty(tuple(grid), tuple(distances), grid[int(np.argmin(distances))])
 
 
 def with_curve_difficulty(fit: ConfusionFit, estimate: CurveDifficulty, data: LabelSet,
@@ -92,16 +102,19 @@ def curve_worlds(bases: tuple[ConfusionFit, ...], data: LabelSet, classes: np.nd
                  mapper: Mapper | None = None) -> tuple[ConfusionFit, ...]:
     """Each of ``bases`` with its difficulty estimated on ``real`` (:func:`difficulty_on_curve`,
     judged on the ``known`` tasks where ``real`` is against the truth), those where it is not
-    zero (``calibrate``'s candidates; each base by ``mapper``,
-    :mod:`~marketsim.aggregation.mapping`; ``advance``: called once per base world)."""
+    zero (``calibrate``'s candidates). Each (base, ``sigma``) replay is one call of ``mapper``
+    (:mod:`~marketsim.aggregation.mapping`): three bases of six values keep two processes
+    busy to the end, where a call per base left one idle for the third base's whole grid;
+    ``advance`` is called once per base world, when its grid is in."""
     judged = known if real.against == "truth" else None
-    worlds = mapped(mapper, _on_curve, [(fit, data, classes, judged, real, weights, seed)
-                                        for fit in bases], advance)
+    distances: list[float] = []
+    for distance in (mapper or serial)(_distance, [
+            (fit, sigma, data, classes, judged, real, seed)
+            for fit in bases for sigma in SIGMA_GRID]):
+        distances.append(distance)
+        if advance is not None and len(distances) % len(SIGMA_GRID) == 0:
+            advance()
+    worlds = [with_curve_difficulty(fit, _estimate(SIGMA_GRID, distances[
+        i * len(SIGMA_GRID):(i + 1) * len(SIGMA_GRID)]), data, weights)
+        for i, fit in enumerate(bases)]
     return tuple(w for w in worlds if w is not None)
-
-
-def _on_curve(fit: ConfusionFit, data: LabelSet, classes: np.ndarray,
-              judged: np.ndarray | None, real: DesignCurve, weights: np.ndarray, seed: int
-              ) -> ConfusionFit | None:
-    estimate = difficulty_on_curve(fit, data, classes, judged, real, seed=seed)
-    return with_curve_difficulty(fit, estimate, data, weights)

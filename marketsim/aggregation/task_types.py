@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
+from marketsim.aggregation._ones import transposed_matvecs
 from marketsim.aggregation.confusion_fit import answer_matrix, counted_confusion
 from marketsim.aggregation.mapping import Mapper, mapped
 
@@ -87,7 +88,6 @@ class _Labels:
     labels: np.ndarray
     log_w: np.ndarray  # (n, K)
     answers: sp.csr_matrix  # (n, m * K): each task's labels by (worker, answer), j * K + y
-    answers_t: sp.csr_matrix  # its transpose
     pooled: np.ndarray  # (m, K, K)
     n_workers: int
 
@@ -123,7 +123,9 @@ def _m_step(d: _Labels, resp: np.ndarray, per_class: bool
             ) -> tuple[np.ndarray, np.ndarray]:
     """Each type's matrices shrunk toward the pooled ones, and the shares (log, (R, T))."""
     n, t, k = resp.shape
-    counts = np.asarray(d.answers_t @ resp.reshape(n, t * k))
+    # Scattered from the tasks' rows in task order (scipy's csc kernel on the CSR arrays):
+    # the transposed matrix's product, its sums in the same order, without its copy.
+    counts = transposed_matvecs(d.answers, resp.reshape(n, t * k))
     counts = counts.reshape(d.n_workers, k, t, k).transpose(2, 0, 3, 1)  # (T, m, K_c, K_y)
     pi = counts + SHRINKAGE * d.pooled[None]
     pi /= pi.sum(axis=3, keepdims=True)
@@ -193,7 +195,7 @@ def fit_task_types(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
     with np.errstate(divide="ignore"):
         log_w = np.log(weights)
     answers = answer_matrix(tasks, workers, labels, n, n_workers, k)
-    d = _Labels(tasks, workers, labels, log_w, answers, answers.T.tocsr(),
+    d = _Labels(tasks, workers, labels, log_w, answers,
                 counted_confusion(tasks, workers, labels, weights, n_workers), n_workers)
     rng = np.random.default_rng(seed)
     log_pi, log_rho, loglik, _ = _best_run(d, n_types, per_class, rng, starts)

@@ -69,6 +69,37 @@ def test_keep_k_keeps_k_labels_of_each_task_uniformly_at_random() -> None:
     assert abs(share.mean() - 4 / 6) < 0.01 and np.all(np.abs(share - 4 / 6) < 0.15)
 
 
+class _Keys:
+    """A generator whose ``random`` hands out given keys (ties among them included)."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = keys
+
+    def random(self, size: int) -> np.ndarray:
+        assert size == self.keys.size
+        return self.keys
+
+
+@pytest.mark.parametrize("top", [50, 70_000, 2 ** 40])
+def test_keep_k_keeps_the_labels_lexsort_ranks_first(top: int) -> None:
+    """The radix-sorted draw keeps the same labels as ranking each task's labels by
+    ``np.lexsort((key, tasks))`` (the draws every shipped curve was made with): task numbers
+    past 16 and 32 bits, shuffled labels, ties among the keys broken by position."""
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        tasks = rng.integers(0, top, 4000)
+        tasks[:2000] = rng.integers(0, min(top, 300), 2000)  # tasks with several labels
+        keys = rng.integers(0, 4, tasks.size) / 4.0 if seed % 2 else rng.random(tasks.size)
+        for k in (1, 2, 3, 7):
+            order = np.lexsort((keys, tasks))
+            ordered = tasks[order]
+            rank = np.arange(tasks.size) - np.searchsorted(ordered, ordered, side="left")
+            expected = np.zeros(tasks.size, dtype=bool)
+            expected[order[rank < k]] = True
+            kept = keep_k_per_task(tasks, k, _Keys(keys))  # type: ignore[arg-type]
+            assert np.array_equal(kept, expected)
+
+
 def test_majority_vote_curve_of_one_coin_workers_is_the_binomial_tail() -> None:
     data, truth = one_coin_crowd()
     curve = real_curve(data, truth, draws=4, seed=0)
