@@ -7,8 +7,8 @@ choose who labels what (arrivals weighted by each worker's share, any free task)
 curve from who really labelled what. Replayed on the real pairs, a world answers the same
 workers on the same tasks as the file, so a gap between its curve and the real one is the
 world's (its matrices, task effects), and the gap between it and the twin market's curve is
-the market's choice of who labels what (docs/models.md, "Replaying a world on the real
-pairs"). No market runs: one vectorised draw per replicate, then the curve's aggregations.
+the market's choice of who labels what (docs/explanation/models/calibration/world-on-pairs.md).
+No market runs: one vectorised draw per replicate, then the curve's aggregations.
 
 The answers are drawn as the scenario's world draws them: for a one-matrix world
 (:class:`~marketsim.aggregation.confusion_fit.ConfusionFit`) each task's look-alike class
