@@ -45,7 +45,7 @@ is made on each one's twin like every other candidate's, whatever the number of 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -113,12 +113,14 @@ class PullFit:
 
 
 def _responsibilities(answers: np.ndarray, rows: np.ndarray, pull: np.ndarray,
-                      weights: np.ndarray, classes: np.ndarray
+                      weights: np.ndarray, classes: np.ndarray,
+                      strengths: tuple[float, ...] = STRENGTHS
                       ) -> tuple[np.ndarray, np.ndarray, float]:
     """E-step: per task the responsibility of "no pull" (tasks, K: by class) and of each
-    (class, pulled class, strength) (tasks, K, K, Q), and the log-likelihood."""
+    (class, pulled class, strength of ``strengths``, weighted by ``weights``) (tasks, K, K,
+    Q), and the log-likelihood."""
     m, k = rows.shape[0], rows.shape[1]
-    a = np.asarray(STRENGTHS)
+    a = np.asarray(strengths, dtype=np.float64)
     eye = np.eye(k)
     clean = answers @ np.log(rows).transpose(0, 2, 1).reshape(m * k, k)  # (tasks, c)
     by_answer = rows.transpose(0, 2, 1)[:, :, :, None, None]  # (j, y, c, 1, 1)
@@ -268,7 +270,11 @@ def pull_worlds(data: LabelSet, weights: np.ndarray, classes: np.ndarray, known:
         if not np.allclose(np.diag(fit.pull), 1.0, atol=1e-6):
             shrunk = crowd_shrunk_pulls(data.tasks, data.workers, data.labels, weights,
                                         data.n_workers, fit)
-            worlds = shortlist((fit, shrunk), data, classes, known, real, seed)
+            answers = answer_matrix(data.tasks, data.workers, data.labels, data.n_tasks,
+                                    data.n_workers, k)
+            worlds = tuple(with_own_likelihood(world, answers, weights, data.n_labels)
+                           for world in shortlist((fit, shrunk), data, classes, known, real,
+                                                  seed))
     if advance is not None:
         advance()
     return worlds
@@ -303,3 +309,18 @@ def shortlist(fits: tuple[PullFit, ...], data: LabelSet, classes: np.ndarray,
                  for i in eligible]
     return tuple(worlds[eligible[int(j)]]
                  for j in np.argsort(distances, kind="stable")[:SHORTLIST])
+
+
+def with_own_likelihood(world: ConfusionFit, answers: np.ndarray, classes: np.ndarray,
+                        n_labels: int) -> ConfusionFit:
+    """``world`` with the log-likelihood (and BIC) of its own scaled share and sharpened
+    strengths, not the unscaled fit's: the scenario header and ``.fit.json`` list every
+    candidate's, and worlds scaled differently are different worlds. ``answers``: the file's
+    (task, worker-answer) matrix; task ``i``'s class distributed as ``classes[i]``."""
+    if world.pull is None:
+        raise ValueError(f"{world.name!r} has no pull matrix")
+    log_lik = _responsibilities(answers, world.confusion, world.pull,
+                                np.asarray(world.pull_weights), classes,
+                                tuple(world.pull_strengths))[2]
+    bic = -2.0 * log_lik + world.n_params * np.log(max(n_labels, 1))
+    return replace(world, log_likelihood=log_lik, bic=float(bic))

@@ -5,8 +5,9 @@ none in a crowd without, and the world it writes is a scenario that runs."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from marketsim.aggregation.confusion_fit import ConfusionFit
+from marketsim.aggregation.confusion_fit import ConfusionFit, answer_matrix
 from marketsim.aggregation.curve_choice import COLLECTED_Z, collected_z, curve_distance
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.pull_fit import (
@@ -19,6 +20,7 @@ from marketsim.aggregation.pull_fit import (
     pull_worlds,
     scaled_pull,
     sharpened,
+    with_own_likelihood,
     world_name,
 )
 from marketsim.aggregation.world_replay import pairs_curve, world_labels
@@ -134,3 +136,24 @@ def _fit_input(crowd_and_truth: tuple[LabelSet, np.ndarray]
     """``fit_pulls``' arguments for a planted crowd, each task's class its truth."""
     data, truth = crowd_and_truth
     return data.tasks, data.workers, data.labels, np.eye(3)[truth], data.n_workers
+
+
+def test_each_scaled_world_carries_its_own_likelihood() -> None:
+    """The scenario header lists every candidate's log-likelihood and BIC: a world whose share
+    is scaled or whose strengths are sharpened is another world, with its own (lower than the
+    fit's maximum), not a copy of the unscaled fit's."""
+    data, truth = crowd(PULL)
+    classes = np.eye(3)[truth]
+    fit = fit_pulls(data.tasks, data.workers, data.labels, classes, data.n_workers)
+    answers = answer_matrix(data.tasks, data.workers, data.labels, data.n_tasks,
+                            data.n_workers, 3)
+    fitted = with_own_likelihood(as_world(fit, fit.pull, data.n_labels, "fit"), answers,
+                                 classes, data.n_labels)
+    assert fitted.log_likelihood == pytest.approx(fit.log_likelihood, rel=1e-4)
+    for scale, sharpen in ((1.5, 1.0), (1.0, 2.0), (0.8, 1.5)):
+        world = with_own_likelihood(
+            as_world(fit, scaled_pull(fit.pull, scale), data.n_labels, "scaled", sharpen),
+            answers, classes, data.n_labels)
+        assert world.log_likelihood < fitted.log_likelihood - 1.0
+        assert world.bic == pytest.approx(-2.0 * world.log_likelihood
+                                          + world.n_params * np.log(data.n_labels))
