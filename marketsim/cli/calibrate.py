@@ -362,7 +362,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                       forced, held, crowd_fits=crowd)
     with steps.step("fitting the ambiguous share of the look-alike worlds to the "
                     "majority's profile, and the pulls of ambiguous tasks", 3) as advance:
-        by_share = (bases[1:], majority_wrong(data, data.labels, ref, known | ~known.any()),
+        per_worker = tuple(f for f in fits if f.with_lookalike and not f.with_difficulty)
+        by_share = ((*bases[1:], *per_worker), majority_wrong(data, data.labels, ref, known | ~known.any()),
                     twin_share(cal, args.seed))  # judged: the tasks with a truth, else all
         ambiguous = cal.crowd_fits + ambiguity_worlds(*by_share, data, weights, advance)
         ambiguous += pull_worlds(data, weights, ref, known, real, args.seed, advance)
