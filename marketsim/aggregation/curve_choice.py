@@ -51,11 +51,14 @@ NOISE_FLOOR = 0.002
 OFF_Z = 2.0
 #: At most this many candidates are judged again with more replicates (:func:`finalists`).
 MAX_FINALISTS = 3
-#: ``|z_collected|`` up to which a candidate is eligible (:func:`collected_z`): within one
-#: draw's spread. Twice (the :data:`OFF_Z` of the other points) let RTE's twin be chosen at
-#: 5.89 % (20 replicates) against 7.25 %, where the acceptance keeps ±1.5 on the mean of 10;
-#: one spread is the acceptance's scale (RTE: ±1.5 is about 1.7 spreads, Bluebird's ±3 one).
-COLLECTED_Z = 1.0
+#: ``|z_collected|`` up to which a candidate is eligible (:func:`collected_z`): the
+#: :data:`OFF_Z` of every other point, so that a world is excluded as collected exactly where
+#: its as-collected point would be reported as off by more than its noise. One spread (the
+#: bound until issue #40's seventh session) excluded a true crowd's twin one time in three,
+#: and where it excluded every world near the curve the choice fell to one far from it: Web's
+#: twin was one world at z_collected +1.03 (Σ z² 86.1) or, its replicates drawn otherwise, a
+#: world at Σ z² 878.5, the only one within one spread.
+COLLECTED_Z = OFF_Z
 #: The methods of a curve, as printed.
 METHODS = ("majority vote", "Dawid-Skene")
 #: The largest variance of one task's error (``p (1 - p)`` at ``p = 1/2``): what bounds the

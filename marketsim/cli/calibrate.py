@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.accuracy_restored import and_restored
+from marketsim.aggregation.accuracy_restored import and_restored, restorable_per_worker
 from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
@@ -334,9 +334,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     types: tuple[TypesFit, ...] = ()
     if counts:
         with steps.step("fitting the mixtures of task types", 2 * len(counts)) as advance:
-            types = type_candidates(data.tasks, data.workers, data.labels, weights,
-                                    data.n_workers, seed=args.seed, counts=counts,
-                                    advance=advance, mapper=mapper)
+            types = type_candidates(data.tasks, data.workers, data.labels, weights, data.n_workers,
+                                    seed=args.seed, counts=counts, advance=advance, mapper=mapper)
     known = np.zeros(data.n_tasks, dtype=bool) if truth is None else truth >= 0
     real_error = float(np.mean(ds_labels[known] != ref[known])) if known.any() else np.nan
     by_moments = forced is None and int(known.sum()) >= MIN_KNOWN_FOR_MOMENTS
@@ -362,11 +361,12 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                       forced, held, crowd_fits=crowd)
     with steps.step("fitting the ambiguous share of the look-alike worlds to the "
                     "majority's profile, and the pulls of ambiguous tasks", 3) as advance:
-        by_share = (bases[1:], majority_wrong(data, data.labels, ref, known | ~known.any()),
-                    twin_share(cal, args.seed))  # judged: the tasks with a truth, else all
-        ambiguous = cal.crowd_fits + ambiguity_worlds(*by_share, data, weights, advance)
+        wrong = (majority_wrong(data, data.labels, ref, known | ~known.any()),
+                 twin_share(cal, args.seed))  # judged: the tasks with a truth, else all
+        ambiguous = cal.crowd_fits + ambiguity_worlds(bases[1:], *wrong, data, weights, advance)
         ambiguous += pull_worlds(data, weights, ref, known, real, args.seed, advance)
-        cal = replace(cal, crowd_fits=and_restored(ambiguous, data, weights, by_share))
+        restorable = (*bases[1:], *restorable_per_worker(fits))  # each share fitted restored
+        cal = replace(cal, crowd_fits=and_restored(ambiguous, data, weights, (restorable, *wrong)))
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))
