@@ -1,12 +1,16 @@
 """Issue #40's acceptance: does a calibrated twin predict the error at designs it was not
 fitted on? For each reference data set, the real design curve (``--draws`` random draws of k of
-each task's labels, :func:`marketsim.aggregation.design_curve.real_curve`) against the twin's
-(the scenario ``marketsim calibrate --dataset NAME`` writes, run at exactly k labels per task
+each task's labels, :data:`DRAWS` by default,
+:func:`marketsim.aggregation.design_curve.real_curve`) against the twin's (the scenario
+``marketsim calibrate --dataset NAME`` writes, run at exactly k labels per task
 with the ``fixed-overlap`` policy for ``--replicates`` replicates, each design a market of its
 own — ``calibrate``'s choice draws the same designs by the design sampler instead — and as
 collected: :func:`marketsim.study.twin_curve.twin_curve`), at k = 3, 5 and the full data, for
-Dawid–Skene and majority vote, both aggregated the same way. The bound is ±1.5 points (±3 on
-Bluebird, 108 tasks). Prints a markdown table; ``--write`` puts it between its markers in
+Dawid–Skene and majority vote, both aggregated the same way; a set of fewer than 800 judged
+tasks gets more draws and replicates, so that every point averages :data:`TASK_RUNS` judged
+tasks at least (Bluebird, 108 tasks: 75 replicates). The bound is ±1.5 points (±3 on
+Bluebird).
+Prints a markdown table; ``--write`` puts it between its markers in
 docs/explanation/models/calibration/design-curve.md. Run, e.g.::
 
     MARKETSIM_DATA=/work/shared/data python benchmarks/twin_design_curve.py --write
@@ -51,6 +55,21 @@ BEGIN, END = "<!-- BEGIN twin_design_curve -->", "<!-- END twin_design_curve -->
 KS = (3, 5)
 #: The acceptance's bound in points, per data set (default: ±1.5).
 BOUNDS = {"bluebird": 3.0}
+#: Judged tasks × runs (draws of the real curve, replicates of the twin) every point is
+#: averaged over at least: RTE's 800 tasks × the default 10 runs. A point's standard error is
+#: at most ``sqrt(1/4 / TASK_RUNS)`` = 0.56 points (independent tasks), about a third of the
+#: ±1.5 bound, on every set; with 10 runs a set of 108 tasks (Bluebird) had up to 1.5 points
+#: each side — the real curve's 10 draws and the twin's 10 replicates — and its majority vote
+#: at k = 3 read 32.78 / 28.24 where 1,000 draws and 300 replicates give 31.4 / 30.9
+#: (docs/explanation/models/calibration/design-curve.md). Sets of 800 judged tasks or more
+#: keep ``--draws`` and ``--replicates`` as given.
+TASK_RUNS = 8000
+#: Draws of the real curve by default. The real side costs no market (100 draws at k = 3 and
+#: 5: about 1 CPU s on RTE, 7.5 on Web), so it is measured to a standard error of 0.04–0.15
+#: points on the large sets instead of 0.1–0.45 with 10: ten draws put RTE's Dawid–Skene at
+#: k = 3 at 15.78, 17.11 or 16.59 % for seeds 0, 1, 2 (100 draws: 16.36), ZenCrowd_in's at
+#: 27.21 % (50 draws: 26.19). The twin's replicates (markets) stay at 10 on a large set.
+DRAWS = 100
 
 
 @dataclass(frozen=True)
@@ -109,17 +128,27 @@ def calibrated(source: Source, work: Path, data_dir: str | None) -> Path:
     return out
 
 
+def runs_for_set(n_judged: int, runs: int) -> int:
+    """The draws (or replicates) a set of ``n_judged`` judged tasks is measured with: ``runs``,
+    or more on a small set, so that every point averages at least :data:`TASK_RUNS` judged
+    tasks (a point's noise no larger than on RTE's 800 tasks × 10)."""
+    return max(runs, -(-TASK_RUNS // max(n_judged, 1)))
+
+
 def curves(source: Source, work: Path, data_dir: str | None, draws: int, replicates: int,
            exact: bool) -> tuple[DesignCurve, DesignCurve]:
-    """The real curve and the twin's at :data:`KS` and the full data (kept in ``work`` as
-    JSON and reused for the same draws, replicates and kind of design)."""
+    """The real curve and the twin's at :data:`KS` and the full data, each from at least
+    ``draws`` and ``replicates`` runs (more on a small set: :func:`runs_for_set`; kept in
+    ``work`` as JSON and reused for the same draws, replicates and kind of design)."""
     kind = "exact" if exact else "drawn"
     name = source.name
+    data, truth = source.load(data_dir)
+    judged = data.n_tasks if truth is None else int((np.asarray(truth) >= 0).sum())
+    draws, replicates = runs_for_set(judged, draws), runs_for_set(judged, replicates)
     cache = work / f"{name}.{draws}-draws.{replicates}-replicates.{kind}.json"
     if cache.exists():
         saved = json.loads(cache.read_text())
         return from_json(saved["real"]), from_json(saved["twin"])
-    data, truth = source.load(data_dir)
     real = real_curve(data, truth, draws=draws, ks=KS)
     scenario = load_scenario(calibrated(source, work, data_dir))
     twin = twin_curve(scenario, KS, range(replicates), True, exact=exact, market=True)
@@ -146,8 +175,12 @@ def table(rows: list[tuple[str, DesignCurve, DesignCurve]], draws: int, replicat
     how = ("at exactly k labels per task, a task the file holds fewer of at its own count "
            "(fixed overlap)") if exact else \
         "k of each task's as-collected labels drawn"
+    runs = ", ".join(f"{name} {real.runs} / {twin.runs}" for name, real, twin in rows
+                     if (real.runs, twin.runs) != (draws, replicates))
+    more = (f"; more on a set too small for {TASK_RUNS:,} judged tasks × runs, draws / "
+            f"replicates: {runs}") if runs else ""
     lines = [f"Error %, real ({draws} draws of k labels per task) / twin ({replicates} "
-             f"replicates, {how}):", "",
+             f"replicates, {how}{more}):", "",
              "| set | method | " + " | ".join(f"{d}: real / twin" for d in designs)
              + " | largest gap | bound |",
              "|---|---|" + "---|" * len(designs) + "---|---|"]
@@ -180,8 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duplicates", default="error", choices=("error", "first", "last"),
                    help="a pair answered twice in a --labels file (as calibrate's option)")
     p.add_argument("--data-dir", help="folder of the reference data (default: $MARKETSIM_DATA)")
-    p.add_argument("--draws", type=int, default=10)
-    p.add_argument("--replicates", type=int, default=10)
+    p.add_argument("--draws", type=int, default=DRAWS,
+                   help=f"draws of the real curve, at least (a small set gets enough for "
+                        f"{TASK_RUNS:,} judged tasks × draws)")
+    p.add_argument("--replicates", type=int, default=10,
+                   help=f"replicates of the twin, at least (a small set gets enough for "
+                        f"{TASK_RUNS:,} judged tasks × replicates)")
     p.add_argument("--drawn", action="store_true",
                    help="the twin's designs drawn from its as-collected labels (as calibrate "
                         "judges its candidates) instead of exactly k in a market of their own")

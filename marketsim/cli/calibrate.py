@@ -286,7 +286,7 @@ def execute(args: argparse.Namespace) -> int:
                                        make_steps(args.quiet))
     chosen, forced = cal.chosen, cal.forced_types
     how = (f"with --task-types {forced}" if forced is not None else
-           f"with {cal.n_types} type(s), by "
+           f"with {' or '.join(map(str, cal.judged_types))} type(s), by "
            + ("the twins' errors" if cal.moments is not None else "held-out likelihood"))
     how = ("nearest the design curve " if cal.curve is not None else "lowest ") + how
     print(f"wrote {out} (world: {chosen.name}; BIC {chosen.bic:.1f}, {how})")

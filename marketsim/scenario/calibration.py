@@ -32,7 +32,7 @@ from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.curve_choice import CurveChoice, curve_record
 from marketsim.aggregation.machine_fit import MachineFit
 from marketsim.aggregation.task_types import TypesFit
-from marketsim.aggregation.type_selection import HeldOut, MomentChoice
+from marketsim.aggregation.type_selection import HeldOut, MomentChoice, noise_kept
 from marketsim.policies.registry import POLICIES, market_problem
 from marketsim.scenario.market_specs import HeaderSpec
 from marketsim.scenario.parser import parse_scenario
@@ -124,18 +124,31 @@ class Calibration:
         return None if self.held_out is None else self.held_out.chosen
 
     @property
-    def eligible(self) -> tuple[int, ...]:
-        """The candidates (indices) with the number of task types asked for or chosen (the
-        crowd-shrunk worlds have one type), and always those with task difficulty estimated on
-        the design curve (the number of types was chosen without them: the other way to give
-        a crowd's labels the noise they share)."""
-        wanted, n_one = self.n_types, len(self.fits) + len(self.crowd_fits)
-        ones = tuple(range(n_one))
+    def judged_types(self) -> tuple[int, ...]:
+        """The numbers of task types whose worlds the design curve judges: the one asked for
+        or chosen, and those the twins' errors did not decide against
+        (:func:`~marketsim.aggregation.type_selection.noise_kept`: nearer the real errors by
+        more than the margin, within the replicates' noise); empty: any."""
+        wanted = self.n_types
         if wanted is None:
+            return ()
+        kept = () if self.forced_types is not None or self.moments is None else \
+            noise_kept(self.moments)
+        return (wanted, *kept)
+
+    @property
+    def eligible(self) -> tuple[int, ...]:
+        """The candidates (indices) with the numbers of task types asked for or chosen
+        (:attr:`judged_types`; the crowd-shrunk worlds have one type), and always those with
+        task difficulty estimated on the design curve (the number of types was chosen without
+        them: the other way to give a crowd's labels the noise they share)."""
+        judged, n_one = self.judged_types, len(self.fits) + len(self.crowd_fits)
+        ones = tuple(range(n_one))
+        if not judged:
             return tuple(range(len(self.candidates)))
-        if wanted == 1:
-            return ones
-        typed = tuple(n_one + i for i, f in enumerate(self.types) if f.n_types == wanted)
+        typed = tuple(n_one + i for i, f in enumerate(self.types) if f.n_types in judged)
+        if 1 in judged:
+            return (*ones, *typed)
         on_curve = tuple(len(self.fits) + i for i, f in enumerate(self.crowd_fits)
                          if f.on_curve)
         return (*typed, *on_curve) if typed else ones

@@ -58,8 +58,10 @@ def header(cal: Calibration, command: str) -> list[str]:
     if cal.forced_types is not None:
         among = f" among those with --task-types {cal.forced_types}"
     elif cal.moments is not None:
-        among = (f" among those with {cal.moments.chosen} type(s), chosen by the errors "
-                 "each number of types' twin reproduces")
+        among = (f" among those with {' or '.join(map(str, cal.judged_types))} type(s), "
+                 "chosen by the errors each number of types' twin reproduces"
+                 + (" (more types where they were nearer those errors, within the "
+                    "replicates' noise)" if len(cal.judged_types) > 1 else ""))
     elif cal.held_out is not None:
         among = f" among those with {cal.held_out.chosen} type(s), chosen by held-out likelihood"
     else:

@@ -49,3 +49,22 @@ def test_write_replaces_only_the_text_between_the_markers(tmp_path: Path,
     twin_design_curve.write_doc("new table")
     assert doc.read_text() == (f"before\n{twin_design_curve.BEGIN}\nnew table\n"
                                f"{twin_design_curve.END}\nafter\n")
+
+
+def test_a_small_set_is_measured_with_enough_runs_to_see_past_its_noise() -> None:
+    # Bluebird's 108 tasks with 10 draws and 10 replicates: each side up to 1.5 points of
+    # noise against a ±3 bound; every set's points now average RTE's 800 tasks × 10 at least
+    assert twin_design_curve.runs_for_set(108, 10) == 75
+    assert 108 * twin_design_curve.runs_for_set(108, 10) >= 800 * 10
+    assert twin_design_curve.runs_for_set(800, 10) == 10  # RTE, Dog, Web: as given
+    assert twin_design_curve.runs_for_set(2665, 10) == 10
+    assert twin_design_curve.runs_for_set(2040, 20) == 20  # asked for more: kept
+
+
+def test_the_table_names_the_sets_measured_with_more_runs() -> None:
+    real = curve([0.30, 0.20, 0.10], [0.32, 0.27, 0.24])
+    small = DesignCurve((3, 5), real.vote, real.vote_se, real.ds, real.ds_se, 75, "truth")
+    text = twin_design_curve.table([("bluebird", small, small), ("rte", real, real)], 10, 10,
+                                   True)
+    header = text.splitlines()[0]
+    assert "bluebird 75 / 75" in header and "rte" not in header

@@ -121,3 +121,26 @@ def test_a_world_with_difficulty_on_the_curve_is_judged_whatever_the_number_of_t
         "2 task types", "crowd-shrunk confusion" + SUFFIX]
     assert cal.chosen.name == "2 task types"  # without the curve's choice: the lowest BIC
     assert replace(cal, forced_types=1).eligible == (0, 1, 2)
+
+
+def test_the_design_curve_judges_the_types_the_twins_errors_left_to_noise() -> None:
+    from marketsim.aggregation.task_types import TypesFit
+    from marketsim.aggregation.type_selection import choose_by_moments
+    from marketsim.scenario.calibration import Calibration
+
+    one = world(np.tile(CROWD, (2, 1, 1)))
+    types = tuple(TypesFit(np.full((1, t), 1 / t), np.tile(CROWD, (t, 2, 1, 1)), 0.0, 0, 0.0,
+                           f"{t} task types") for t in (2, 3))
+    rng = np.random.default_rng(0)
+    # three types nearer both real errors by 1.9 points, within 5 noisy replicates' noise
+    vote = np.array([0.247, 0.245, 0.258])[:, None] + rng.normal(0, 0.03, (3, 5))
+    ds = np.array([0.232, 0.257, 0.240])[:, None] + rng.normal(0, 0.03, (3, 5))
+    vote -= vote.mean(axis=1, keepdims=True) - np.array([0.247, 0.245, 0.258])[:, None]
+    ds -= ds.mean(axis=1, keepdims=True) - np.array([0.232, 0.257, 0.240])[:, None]
+    moments = choose_by_moments(0.2608, 0.2407, vote, ds)
+    assert moments.chosen == 1
+    cal = Calibration("x", 10, 3, 20, np.full(3, 1 / 3), np.full(2, 0.5), (one,), "truth",
+                      ((2, 10),), types=types, moments=moments)
+    assert cal.judged_types == (1, 3)
+    assert [cal.candidates[i].name for i in cal.eligible] == [one.name, "3 task types"]
+    assert replace(cal, forced_types=1).eligible == (0,)  # asked for: that number alone

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from marketsim.aggregation.type_selection import MOMENT_MARGIN, choose_by_moments
+from marketsim.aggregation.type_selection import MOMENT_MARGIN, choose_by_moments, noise_kept
 
 
 def replicates(means: list[float], sd: float = 0.002, reps: int = 5, seed: int = 0
@@ -54,3 +54,20 @@ def test_more_types_only_beyond_the_noise() -> None:
 def test_one_replicate_falls_back_to_the_margin() -> None:
     choice = choose_by_moments(0.1, 0.07, np.array([[0.1], [0.1]]), np.array([[0.06], [0.07]]))
     assert choice.chosen == 2 and choice.twin_sd == (0.0, 0.0)
+
+
+
+def test_types_passed_over_on_the_replicates_noise_alone_are_left_to_the_curve() -> None:
+    # ZenCrowd_in's pattern on 5 replicates: three types reproduce both errors (gap 0.36)
+    # against one type's 2.27, one type kept only by the noise allowance (two standard errors)
+    noisy = choose_by_moments(0.2608, 0.2407, replicates([0.2471, 0.2447, 0.2580, 0.2532],
+                                                         sd=0.03),
+                              replicates([0.2317, 0.2565, 0.2399, 0.2570], sd=0.03))
+    assert noisy.chosen == 1 and noise_kept(noisy) == (3,)
+    # little noise: the moments decide (three types); within the margin: the fewer, decided
+    clear = choose_by_moments(0.2608, 0.2407, replicates([0.2471, 0.2447, 0.2580, 0.2532]),
+                              replicates([0.2317, 0.2565, 0.2399, 0.2570]))
+    assert clear.chosen == 3 and noise_kept(clear) == ()
+    close = choose_by_moments(0.2608, 0.2407, replicates([0.2590, 0.2447, 0.2600, 0.2532]),
+                              replicates([0.2400, 0.2565, 0.2407, 0.2570]))
+    assert close.chosen == 1 and noise_kept(close) == ()
