@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.accuracy_restored import and_restored
 from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
@@ -38,6 +37,7 @@ from marketsim.aggregation.curve_choice import curve_draws, curve_lines, off_war
 from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.fit_reference import reference
+from marketsim.aggregation.lookalike_follow import and_partly_shared
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.pull_fit import pull_worlds
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
@@ -366,7 +366,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                     twin_share(cal, args.seed))  # judged: the tasks with a truth, else all
         ambiguous = cal.crowd_fits + ambiguity_worlds(*by_share, data, weights, advance)
         ambiguous += pull_worlds(data, weights, ref, known, real, args.seed, advance)
-        cal = replace(cal, crowd_fits=and_restored(ambiguous, data, weights, by_share))
+        cal = replace(cal, crowd_fits=and_partly_shared(ambiguous, data, weights, by_share))
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))
