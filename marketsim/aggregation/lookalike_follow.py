@@ -11,10 +11,11 @@ fitted to the majority's profile, the per-label accuracy restored:
 share of tasks the majority gets wrong, yet their workers agree far more than the real ones:
 Face's twin 79.2 % of the label pairs on a task against 64.6 % (its curve 1–1.6 points too
 pessimistic at 5 labels and full), CF_amt's likewise. Real item effects are partial: a task
-leads some of its annotators, not all, to the same wrong class (the item-level confusion of
-the "community" and item-difficulty extensions of Dawid & Skene: Venanzi et al. 2014,
-"Community-based Bayesian aggregation models for crowdsourcing", WWW; Whitehill et al.
-2009's GLAD makes a task's errors partly shared through its difficulty instead).
+leads some of its annotators, not all, to the same wrong class. The model is a per-label
+mixture of two known structures: the task's perceived class, shared by its annotators (Tian &
+Zhu 2015, "Uncovering the latent structures of crowd labeling": latent item classes), and each
+annotator's own confusion matrix of the true class (Dawid & Skene 1979); Whitehill et al.
+2009's GLAD shares a task's errors through its difficulty instead, undirected.
 
 The world: a task of class ``c`` looks like ``s ~ L'[c]`` and each label follows ``s`` with
 probability ``f``, so a label of a class-``c`` task answers from the rows ``(f L' + (1 - f) I)
