@@ -25,15 +25,23 @@ a task's labels share — ``f = 1`` the fitted world, a smaller ``f`` more tasks
 another class, each leading fewer of its labels astray. ``L'`` stays a stochastic matrix for
 ``f >= max_c (1 - L[c, c])`` (:func:`min_follow`).
 
-The fit, a moment of the file that needs no truth: the share of agreeing label pairs on a
-task (``crowd_stats``' agreement rate). On the file's own (task, worker) pairs the world's
-expected agreement is exact (:func:`expected_agreement`: sums of each task's workers' rows and
-of their products, one sparse product each; no draws, no loop over tasks or workers); it grows
-with ``f`` (the labels of a task more often from one row), so ``f`` is the root of the world's
-agreement minus the file's on ``[min_follow, 1]`` (Brent's method). A world that already agrees
-no more than the file gives no candidate (sharing less cannot help it); where even the
-smallest ``f`` agrees more, that ``f`` is kept. The world is a candidate judged on the design
-curve like the others (one parameter more in its BIC).
+The fit, two moments of the file: the share of agreeing label pairs on a task
+(``crowd_stats``' agreement rate, which needs no truth) and the share of tasks the majority
+gets wrong (the ambiguous share's moment, :mod:`~marketsim.aggregation.ambiguity_share`). On
+the file's own (task, worker) pairs the world's expected agreement is exact
+(:func:`expected_agreement`: sums of each task's workers' rows and of their products, one
+sparse product each; no draws, no loop over tasks or workers) and, the labels' look-alike mass
+held, linear in ``f``, growing with it (a task's labels more often from one row), so ``f`` is
+the root of the world's agreement minus the file's on ``[min_follow, 1]`` (Brent's method;
+where even the smallest ``f`` agrees more, that ``f``). Sharing less lowers the share of wrong
+majorities too, so the labels' look-alike mass is scaled (the matrices restored again, ``f``
+refitted at each scale: :func:`follow_world`) until the world, measured as the ambiguous share
+is, has the file's share. A world that already agrees no more than the file gives no candidate
+(sharing less cannot help it). The world is a candidate judged on the design curve like the
+others (one parameter more in its BIC: ``f``; the scale replaces the ambiguous share's).
+Measured (issue #40, seventh session): Face writes it (f = 0.80, pairs agreeing 64.2 % against
+64.6 %; both methods within 1.5 points at 3, 5 and full labels for the first time), CF_amt
+(f = 0.91) and RTE (f = 0.48) too: docs/explanation/models/calibration/other-design-curves.md.
 """
 
 from __future__ import annotations
@@ -62,8 +70,10 @@ SUFFIX = ", labels following the look-alike by the agreement rate"
 #: How close to the file's agreement rate the root is taken (Brent's ``xtol`` on ``f``): far
 #: below the agreement's own noise (a file of 5,000 labels: about 0.005).
 TOLERANCE = 1e-4
-#: The scales of the look-alike mass tried below 1 (steps of 1/8, as the ambiguous share's
-#: :data:`~marketsim.aggregation.ambiguity_share.SCALES` above 1, which are tried above).
+#: The scales of the look-alike mass tried below 1 (steps of 1/8, the finest of the ambiguous
+#: share's :data:`~marketsim.aggregation.ambiguity_share.SCALES`, which are tried above 1;
+#: down to a quarter of the mass, far below the measured fits: Face 0.84), each world's share
+#: measured once (the search stops at the first crossing: two or three measures on Face).
 DOWN = (0.875, 0.75, 0.625, 0.5, 0.375, 0.25)
 UP = SCALES[1:]
 #: The smallest probability of a label in the log-likelihood (a label no row allows).
