@@ -97,6 +97,9 @@ class ConfusionFit:
     pull: np.ndarray | None = None
     pull_strengths: tuple[float, ...] = ()
     pull_weights: tuple[float, ...] = ()
+    #: The chance a label follows its task's look-alike class, else its worker's row of the
+    #: true class (:mod:`~marketsim.aggregation.lookalike_follow`; 1: every label).
+    follow: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ No market runs: one vectorised draw per replicate, then the curve's aggregations
 The answers are drawn as the scenario's world draws them: for a one-matrix world
 (:class:`~marketsim.aggregation.confusion_fit.ConfusionFit`) each task's look-alike class
 ``s_i ~ lookalike[c_i]`` and inverse difficulty ``log beta_i ~ N(0, sigma^2)``, each label
-``~ softmax(beta_i log pi_j[s_i])`` (with pulls, the pulled class ``p_i ~ pull[c_i]`` with the
+``~ softmax(beta_i log pi_j[s_i])`` (with probability ``follow``, else from the row of
+``c_i``; with pulls, the pulled class ``p_i ~ pull[c_i]`` with the
 task's strength ``a_i``: ``(1 - a_i)`` that row ``+ a_i`` at ``p_i``); for a mixture of task types
 (:class:`~marketsim.aggregation.task_types.TypesFit`) each task's type ``z_i ~ shares[c_i]``
 and each label ``~ pi_j^(z_i)[c_i]``.
@@ -60,6 +61,10 @@ def world_labels(world: ConfusionFit | TypesFit, tasks: np.ndarray, workers: np.
         else np.ones(truth.size)
     log_rows = np.log(np.maximum(world.confusion[workers, seen[tasks]], 1e-300))
     rows = np.exp(log_softmax(beta[tasks, None] * log_rows, axis=1))
+    if world.follow < 1.0:  # a label follows the look-alike class with probability follow
+        own = np.log(np.maximum(world.confusion[workers, truth[tasks]], 1e-300))
+        rows = world.follow * rows + (1.0 - world.follow) * np.exp(
+            log_softmax(beta[tasks, None] * own, axis=1))
     if world.pull is not None:  # ambiguous tasks: every worker drawn to the pulled class
         pulled = categorical(world.pull[truth], rng)
         strength = np.asarray(world.pull_strengths)[categorical(

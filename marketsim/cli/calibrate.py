@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.accuracy_restored import and_restored, restorable_per_worker
+from marketsim.aggregation.accuracy_restored import restorable_per_worker
 from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
@@ -38,6 +38,7 @@ from marketsim.aggregation.curve_choice import curve_draws, curve_lines, off_war
 from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.fit_reference import reference
+from marketsim.aggregation.lookalike_follow import and_partly_shared
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.pull_fit import pull_worlds
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
@@ -259,8 +260,7 @@ def load(args: argparse.Namespace, labels_file: str, truth_file: str | None, fmt
     """The labels, truth and times of the file; a file of scores is refused in one line."""
     try:
         return load_labels_timed(labels_file, truth_file, fmt, delimiter=args.delimiter,
-                                 columns=args.columns, duplicates=args.duplicates,
-                                 on_drop=warn)
+                                 columns=args.columns, duplicates=args.duplicates, on_drop=warn)
     except ScoreFileError as exc:
         raise InputError(f"{exc.detail}; a file of continuous scores cannot be calibrated "
                          "(calibrate fits class labels; marketsim infer reads score files)",
@@ -354,8 +354,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
         advance()  # then each with task difficulty estimated on the design curve
         bases = (*crowd[:2], *(f for f in crowd if f.spread_restored))
-        crowd += curve_worlds(bases, data, ref, known, real, weights, args.seed, advance,
-                              mapper)
+        crowd += curve_worlds(bases, data, ref, known, real, weights, args.seed, advance, mapper)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
                       forced, held, crowd_fits=crowd)
@@ -366,7 +365,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         ambiguous = cal.crowd_fits + ambiguity_worlds(bases[1:], *wrong, data, weights, advance)
         ambiguous += pull_worlds(data, weights, ref, known, real, args.seed, advance)
         restorable = (*bases[1:], *restorable_per_worker(fits))  # each share fitted restored
-        cal = replace(cal, crowd_fits=and_restored(ambiguous, data, weights, (restorable, *wrong)))
+        cal = replace(cal, crowd_fits=and_partly_shared(ambiguous, data, weights,
+                                                        (restorable, *wrong)))
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))

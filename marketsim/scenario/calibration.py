@@ -198,6 +198,8 @@ def world_table(fit: World) -> dict[str, Any]:
         table["sigma"] = float(round(fit.sigma, 6))
     if not np.allclose(fit.lookalike, np.eye(fit.lookalike.shape[0])):
         table["lookalike"] = _rows(fit.lookalike)
+    if fit.follow < 1.0:
+        table["lookalike_follow"] = float(round(fit.follow, 6))
     if fit.pull is not None:
         table |= {"pull": _rows(fit.pull), "pull_strengths": _round(np.array(
             fit.pull_strengths)), "pull_weights": _rows(np.array([fit.pull_weights]))[0]}

@@ -201,6 +201,8 @@ def _extra(fit: World, k: int) -> str:
     return crowd + (f", sigma {fit.sigma:.4f}" if fit.sigma > 0 else "") + (
         ", lookalike diagonal " + " ".join(f"{v:.3f}" for v in np.diag(fit.lookalike))
         if not np.allclose(fit.lookalike, np.eye(k)) else "") + (
+        f", each label following it with probability {fit.follow:.3f}" if fit.follow < 1
+        else "") + (
         "" if fit.pull is None else ", pull share " + " ".join(
             f"{1 - v:.3f}" for v in np.diag(fit.pull)) + ", mean strength "
         f"{np.dot(fit.pull_strengths, fit.pull_weights):.2f}")

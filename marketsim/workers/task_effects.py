@@ -61,6 +61,10 @@ class TaskEffects(Table):
         None, "K×K rows summing to 1: a task of true class c looks like class s to every "
         "worker with probability lookalike[c][s] (workers answer from row s)",
         shown="the identity")
+    lookalike_follow: float = F(
+        1.0, "the chance each label of a look-alike task follows the class it looks like "
+        "(else the worker answers from their row of the true class: errors partly shared, "
+        "partly each worker's own); 1 = every label", gt=0, le=1)
 
     pull: FloatRows | None = F(
         None, "K×K rows summing to 1: a task of true class c pulls every worker toward class "
@@ -76,6 +80,9 @@ class TaskEffects(Table):
     def _lookalike_rows(self) -> Self:
         if self.lookalike is not None:
             check_stochastic("lookalike", self.lookalike)
+        elif self.lookalike_follow < 1.0:
+            raise KeyProblem("lookalike_follow", "must be given with lookalike (the classes "
+                             "a label may follow)")
         strengths, weights = self.pull_strengths or (), self.pull_weights or ()
         if self.pull is not None:
             check_stochastic("pull", self.pull)
@@ -116,6 +123,10 @@ class TaskEffects(Table):
             out += (" Look-alike tasks: a task of true class c looks like class s to every "
                     f"worker, who then answers from row s of their matrix, with probability "
                     f"({rows}).")
+            if self.lookalike_follow < 1.0:
+                out += (f" Each label follows the class the task looks like with probability "
+                        f"{pct(self.lookalike_follow)}, else the worker's row of the true "
+                        "class.")
         if self.sigma:
             out += (f" Tasks differ in difficulty: each task's β is drawn once with log β ~ "
                     f"N(0, sigma²), sigma = {self.sigma:g}, and a worker answers l with "
@@ -143,8 +154,10 @@ FLOOR = 1e-12
 class EffectParams:
     """A world's task effects: the class each task looks like (n_tasks,), its inverse
     difficulty (n_tasks,), the workers' own matrices per task type (types, n_workers, K, K;
-    one type without task types), each task's type (n_tasks,), and the class it pulls toward
-    and the strength of the pull (n_tasks,; None without pulls)."""
+    one type without task types), each task's type (n_tasks,), the class it pulls toward
+    and the strength of the pull (n_tasks,; None without pulls), and, where a label follows
+    the look-alike class only with probability ``follow`` < 1, each task's true class
+    (``own``, n_tasks,: the row a label answers from otherwise)."""
 
     looks: np.ndarray
     beta: np.ndarray
@@ -152,13 +165,20 @@ class EffectParams:
     types: np.ndarray
     pulled: np.ndarray | None = None
     strength: np.ndarray | None = None
+    own: np.ndarray | None = None
+    follow: float = 1.0
 
     def rows(self, tasks: np.ndarray, workers: np.ndarray) -> np.ndarray:
         """The answer probabilities of the pairs (``tasks[l]``, ``workers[l]``): each worker's
-        row of the task's look-alike class tempered by its difficulty, mixed with the pulled
-        class by the task's pull strength (labels, K)."""
+        row of the task's look-alike class tempered by its difficulty (with probability
+        ``follow``, else the row of its true class), mixed with the pulled class by the
+        task's pull strength (labels, K)."""
         rows = tempered(self.matrices[self.types[tasks], workers, self.looks[tasks]],
                         self.beta[tasks])
+        if self.own is not None and self.follow < 1.0:
+            own = tempered(self.matrices[self.types[tasks], workers, self.own[tasks]],
+                           self.beta[tasks])
+            rows = self.follow * rows + (1.0 - self.follow) * own
         if self.pulled is None or self.strength is None:
             return rows
         a = self.strength[tasks][:, None]
@@ -183,7 +203,9 @@ def mean_confusion(matrices: np.ndarray, spec: TaskEffects) -> np.ndarray:
     u = (np.arange(QUANTILES) + 0.5) / QUANTILES
     beta = np.exp(spec.sigma * ndtri(u)) if spec.sigma > 0 else np.ones(1)
     over_beta = np.mean([tempered(matrices, b) for b in beta], axis=0)  # (m, S, L)
-    mean = np.einsum("cs,msl->mcl", lookalike_matrix(spec, k), over_beta)
+    look = lookalike_matrix(spec, k)  # a label follows it with probability lookalike_follow
+    look = spec.lookalike_follow * look + (1.0 - spec.lookalike_follow) * np.eye(k)
+    mean = np.einsum("cs,msl->mcl", look, over_beta)
     if spec.pull is None:
         return mean
     toward = np.asarray(spec.pull, dtype=np.float64) * (1.0 - np.eye(k))  # (c, s): s != c
@@ -229,7 +251,8 @@ def draw_item_effects(params: EffectParams, spec: TaskEffects, task_types: TaskT
     looks, beta = draw_effects(spec, truth, k, rng)
     types = (np.zeros(truth.size, dtype=np.int64) if task_types is None
              else draw_types(task_types, truth, rng))
-    return EffectParams(looks, beta, params.matrices, types, *draw_pulls(spec, truth, k, rng))
+    return EffectParams(looks, beta, params.matrices, types, *draw_pulls(spec, truth, k, rng),
+                        own=truth, follow=spec.lookalike_follow)
 
 
 class EffectAnswers:
@@ -266,7 +289,7 @@ class EffectAnswers:
     def answer_block(self, tasks: np.ndarray, workers: np.ndarray) -> np.ndarray:
         """The labels of many (task, worker) pairs at once, each one uniform draw inverted
         through its row (as :meth:`answer` draws one; the exact-k design sampler's path)."""
-        if self.params.pulled is not None:
+        if self.params.pulled is not None or self.params.follow < 1.0:
             rows = self.params.rows(tasks, workers)
         else:
             logs = self.logs[self.types[tasks], workers, self.looks[tasks]]
@@ -276,6 +299,8 @@ class EffectAnswers:
         return np.minimum((np.cumsum(rows, axis=1) <= u).sum(axis=1), k - 1).astype(np.int64)
 
     def _probs(self, task: int, worker: int) -> np.ndarray:
+        if self.params.follow < 1.0:
+            return np.asarray(self.params.rows(np.array([task]), np.array([worker]))[0])
         row = self.beta[task] * self.logs[self.types[task], worker, self.looks[task]]
         p = np.exp(row - row.max())
         p = p / p.sum()
@@ -309,7 +334,8 @@ def draw_effect_world(model: WorkerModel, crowd: Crowd, spec: TaskEffects,
         stack, types = task_types.matrices, draw_types(task_types, truth, rng)
         mean = mean_over_types(task_types, np.stack([mean_confusion(m, spec) for m in stack]))
     pulled, strength = draw_pulls(spec, truth, k, rng)
-    params = EffectParams(looks, beta, stack, types, pulled, strength)
+    params = EffectParams(looks, beta, stack, types, pulled, strength, own=truth,
+                          follow=spec.lookalike_follow)
     drawn = features_then_graph(crowd, truth, rng, initial, initial_rng)
     tasks, workers = drawn.tasks, drawn.workers
     rows = params.rows(tasks, workers)

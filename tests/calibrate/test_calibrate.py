@@ -85,7 +85,11 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     # the two look-alike worlds fitted by likelihood without difficulty restored, and each
     # with its ambiguous share fitted on the restored world (where the share moved)
     assert 2 <= len(accurate) <= 4
-    assert len(crowd) == 4 + len(on_curve) + len(ambiguous) + len(accurate)  # all judged
+    # each restored world with its share, its labels following the look-alike by the
+    # agreement rate, where the world agreed more than the file
+    following = [name for name in crowd if name.endswith("look-alike by the agreement rate")]
+    assert len(following) <= len(accurate) - 2
+    assert len(crowd) == 4 + len(on_curve) + len(ambiguous) + len(accurate) + len(following)
     assert on_curve  # sigma = 1: the crowd-shrunk worlds' difficulty is found on the curve
     assert len(pulls) <= SHORTLIST  # the worlds with pulls, where the fit finds any
     # the per-worker look-alike worlds (one ability, one matrix) with their ambiguous share

@@ -1,5 +1,6 @@
 """Per-worker confusion matrices with look-alike tasks, task difficulty and pulls
-(``[workers.confusion]`` ``design = "per-worker"``, ``lookalike``, ``sigma``, ``pull``):
+(``[workers.confusion]`` ``design = "per-worker"``, ``lookalike``, ``lookalike_follow``,
+``sigma``, ``pull``):
 simulated frequencies match the formula P(l | c) = sum_s lookalike[c, s] softmax(beta log
 pi_j[s])[l] (mixed with the pulled class by the task's strength), per worker, per class and
 per difficulty bin; the keys are off by default."""
@@ -56,7 +57,10 @@ def test_per_worker_matrices_are_answered_as_given() -> None:
 
 @pytest.mark.parametrize("effects", [{"lookalike": LOOKALIKE}, {"sigma": 1.2},
                                      {"lookalike": LOOKALIKE, "sigma": 0.8}, PULLS,
-                                     {**PULLS, "lookalike": LOOKALIKE, "sigma": 0.5}])
+                                     {**PULLS, "lookalike": LOOKALIKE, "sigma": 0.5},
+                                     {"lookalike": LOOKALIKE, "lookalike_follow": 0.4},
+                                     {"lookalike": LOOKALIKE, "lookalike_follow": 0.6,
+                                      "sigma": 0.5}])
 def test_effects_match_the_mean_formula_per_worker_and_class(effects: dict) -> None:
     sc = parse_scenario(scenario(**effects), "x")
     world = draw_world(sc.crowd, world_rng(5, 1))
@@ -182,3 +186,28 @@ def test_market_and_block_answers_follow_the_pulled_rows() -> None:
             sel = np.isclose(world.params.strength[tasks], a)
             within(np.array([got[sel].mean()]), np.array([expected[sel].mean()]),
                    np.array([sel.sum()]))
+
+
+def test_a_label_follows_the_look_alike_class_with_probability_lookalike_follow() -> None:
+    """On tasks of class c that look like s != c, worker j answers from f pi_j[s] + (1 - f)
+    pi_j[c]: in the initial answers, the market's per-label answers and the block answers."""
+    f = 0.3
+    sc = parse_scenario(scenario(tasks=6000, lookalike=LOOKALIKE, lookalike_follow=f), "x")
+    world = draw_world(sc.crowd, world_rng(5, 6))
+    pi = np.asarray(MATRICES)
+    looks, truth = world.params.looks, world.truth
+    answers = EffectAnswers(world.params, np.random.default_rng(1), truth)
+    tasks = world.initial_tasks
+    workers = world.initial_workers
+    block = answers.answer_block(tasks, workers)
+    single = np.array([answers.answer(int(t), int(j))[0] for t, j in zip(
+        tasks[:6000], workers[:6000], strict=True)])
+    for c in range(2):
+        s = 1 - c
+        for j in range(3):
+            sel = (truth[tasks] == c) & (looks[tasks] == s) & (workers == j)
+            p = f * pi[j, s, 1] + (1 - f) * pi[j, c, 1]
+            for labels in (world.initial_labels[sel], block[sel]):
+                within(np.array([np.mean(labels == 1)]), np.array([p]), np.array([sel.sum()]))
+            few = sel[:6000]
+            within(np.array([np.mean(single[few] == 1)]), np.array([p]), np.array([few.sum()]))
