@@ -171,23 +171,24 @@ def write_png_svg(fig: Any, png: Path, svg: Path) -> None:
     apart when a page embeds both."""
     import matplotlib  # loaded already: the figure was drawn with it
 
-    engine = fig.get_layout_engine()
-    if engine is not None and fig.axes:  # as ``Figure.draw`` runs it
-        try:
-            engine.execute(fig)
-        except ValueError:  # as ``Figure.draw``: a layout that cannot fit is not applied
-            pass
-    with matplotlib.rc_context({"figure.autolayout": False,
-                                "figure.constrained_layout.use": False}):
-        fig.set_layout_engine(None)  # keep the positions found; no engine, no extra draw
-    salt = {"svg.hashsalt": f"{SVG_SALT_PREFIX}{svg.name}"}
-    for path, fmt, meta in ((png, "png", {"Software": None}), (svg, "svg", {"Date": None})):
-        buf = io.BytesIO()
-        with warnings.catch_warnings(), matplotlib.rc_context(salt):
-            # a name in a script the font lacks: boxes, no noise
-            warnings.filterwarnings("ignore", r"Glyph \d+ .*missing from font", UserWarning)
-            fig.savefig(buf, format=fmt, metadata=meta)
-        write_bytes_atomic(path, buf.getvalue(), durable=False)
+    with warnings.catch_warnings():  # a name in a script the font lacks: boxes, no noise
+        warnings.filterwarnings("ignore", r"Glyph \d+ .*missing from font", UserWarning)
+        engine = fig.get_layout_engine()
+        if engine is not None and fig.axes:  # as ``Figure.draw`` runs it
+            try:
+                engine.execute(fig)
+            except ValueError:  # as ``Figure.draw``: a layout that cannot fit is not applied
+                pass
+        with matplotlib.rc_context({"figure.autolayout": False,
+                                    "figure.constrained_layout.use": False}):
+            fig.set_layout_engine(None)  # keep the positions found; no engine, no extra draw
+        salt = {"svg.hashsalt": f"{SVG_SALT_PREFIX}{svg.name}"}
+        for path, fmt, meta in ((png, "png", {"Software": None}),
+                                (svg, "svg", {"Date": None})):
+            buf = io.BytesIO()
+            with matplotlib.rc_context(salt):
+                fig.savefig(buf, format=fmt, metadata=meta)
+            write_bytes_atomic(path, buf.getvalue(), durable=False)
 
 
 def draw_error_vs_budget(
