@@ -182,11 +182,10 @@ def write_png_svg(fig: Any, png: Path, svg: Path) -> None:
         with matplotlib.rc_context({"figure.autolayout": False,
                                     "figure.constrained_layout.use": False}):
             fig.set_layout_engine(None)  # keep the positions found; no engine, no extra draw
-        salt = {"svg.hashsalt": f"{SVG_SALT_PREFIX}{svg.name}"}
         for path, fmt, meta in ((png, "png", {"Software": None}),
                                 (svg, "svg", {"Date": None})):
             buf = io.BytesIO()
-            with matplotlib.rc_context(salt):
+            with matplotlib.rc_context({"svg.hashsalt": f"{SVG_SALT_PREFIX}{svg.name}"}):
                 fig.savefig(buf, format=fmt, metadata=meta)
             write_bytes_atomic(path, buf.getvalue(), durable=False)
 
