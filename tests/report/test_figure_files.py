@@ -4,13 +4,14 @@ element ids too), and saving a figure draws it once per format, with its constra
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 from matplotlib.figure import Figure
 
 from marketsim.record.summary_model import Summary
-from marketsim.report import plots
+from marketsim.report import plots, sweep_plot
 from marketsim.report.render import draw_plots
 
 
@@ -55,3 +56,30 @@ def test_each_format_is_drawn_once_with_its_layout(priced_sweep: Path, tmp_path:
     assert fig.axes[0].get_position().bounds != default  # the constrained layout was applied
     assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"<svg" in (tmp_path / "f.svg").read_bytes()[:1000]
+
+
+@pytest.mark.parametrize("width", [3.0, 6.5, 14.0])
+def test_sweep_title_wrapped_once_as_matplotlib_wraps_it(width: float) -> None:
+    """The sweep figure's long title is wrapped once, when made, with the line breaks
+    matplotlib's ``wrap=True`` finds again at every measurement of the text: the same
+    picture (one line when it fits, a lone word too wide on its own line)."""
+    text = ("Final error and labels needed to reach a target, against workers.price: mean over "
+            "replicates with its 95 % interval; hollow k/n = only k of n replicates reached it "
+            "(mean of those); Donaudampfschifffahrtsgesellschaftskapitänswitwenrentenkasse "
+            "ok\nsecond paragraph, its own line")
+    pictures = []
+    for ours in (False, True):
+        fig = Figure(figsize=(width, 2.0), dpi=120)
+        if ours:
+            sweep_plot.wrap_suptitle(fig, text, fontsize="medium")
+        else:
+            fig.suptitle(text, fontsize="medium", wrap=True)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", metadata={"Software": None})
+        pictures.append(buf.getvalue())
+        if ours:  # wrapped when made: more lines than the text's own two
+            lines = fig.get_suptitle().split("\n")
+            assert len(lines) > 2 and not fig.texts[0].get_wrap()
+            long_word = "Donaudampfschifffahrtsgesellschaftskapitänswitwenrentenkasse"
+            assert (long_word in lines) is (width == 3.0)  # too wide: alone on its line
+    assert pictures[0] == pictures[1]
