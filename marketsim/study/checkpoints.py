@@ -26,12 +26,12 @@ ROW_LENGTHS = range(4, 13)
 Damaged = Callable[[Path, str], None]
 
 #: A unit that took at least this many seconds has its checkpoint flushed to the disk (fsync,
-#: :func:`~marketsim.record.files.write_bytes_atomic`): an fsync (7 ms measured on the
-#: project's machine, tens on a slow disk) is then at most about 1 % of the unit's time. A
+#: :func:`~marketsim.record.files.write_bytes_atomic`): an fsync (about 5 ms measured on
+#: the project's machine, tens on a slow disk) is then at most about 1 % of the unit's time. A
 #: cheaper unit's checkpoint is not flushed: a power cut within the system's write-back delay
 #: (30 s on Linux) may lose it or leave it empty, and a resume simulates such a unit again
 #: (:func:`load_units` finds it missing or damaged), which costs less than the fsync saved
-#: on every unit of a small study (a lesson's units take 20 to 80 ms).
+#: on every unit of a small study (lesson 6's units take 5 to 100 ms).
 DURABLE_UNIT_SECONDS = 1.0
 
 
