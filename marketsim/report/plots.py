@@ -156,20 +156,21 @@ def plot_error_vs_budget(
 
 def write_png_svg(fig: Any, png: Path, svg: Path) -> None:
     """Write ``fig`` as a PNG and an SVG (atomically, no date or software stamp, so the same
-    figure gives the same bytes).
+    figure gives the same bytes; not flushed to the disk: ``marketsim report`` draws them
+    again).
 
     The figure's layout engine (the constrained layout, which measures every text: the
     costliest part of a save) runs once, here, and is then removed, so each format is drawn
     once with the positions it found. ``savefig`` on a figure that has a layout engine draws
     the whole figure once more, without output, before the real draw, to run the engine: a
     wasted draw for the PNG, and for the SVG even when the engine is matplotlib's
-    "none" placeholder (which is what the layout used to be set to after the PNG).
+    "none" placeholder.
     A figure without a canvas of its own (a bare ``Figure``) is given an Agg canvas first.
 
     The SVG's element ids (clip paths, markers) are hashes salted with
     :data:`SVG_SALT_PREFIX` and the file name: matplotlib's default salt is random, which
-    made every run's SVG bytes differ; the file name keeps the ids of two different figures
-    apart when a page embeds both."""
+    made every run's SVG bytes differ; the file name keeps the ids of a run's different
+    figures apart when a page embeds several."""
     import matplotlib  # loaded already: the figure was drawn with it
     from matplotlib.backend_bases import FigureCanvasBase
     from matplotlib.backends.backend_agg import FigureCanvasAgg
