@@ -96,9 +96,9 @@ def worth_processes(cpu_seconds: Mapping[int, list[float]], remaining: int, jobs
     CPU seconds, not wall, so a loaded machine does not make the same study look costlier.
 
     An arm's mean, not its costliest unit: a unit that a full collection of Python's cycle
-    collector lands in takes two to four times its arm's other units (0.06 to 0.09 CPU s
-    against 0.02 in lesson 6), and projecting every remaining unit at that pause started
-    workers for a study whose units take a third of a second in all."""
+    collector lands in takes several times its arm's other units (0.06 to 0.09 CPU s in
+    lesson 6, whose units take 0.007 to 0.03), and projecting every remaining unit at that
+    pause could start workers (2 CPU s) for a study whose units take 0.7 s in all."""
     means = [sum(units) / len(units) for units in cpu_seconds.values() if units]
     serial = max(means, default=0.0) * remaining
     return jobs > 1 and remaining > 1 and serial * (1.0 - 1.0 / jobs) > PROCESS_START_SECONDS
