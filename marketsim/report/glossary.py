@@ -124,5 +124,6 @@ def unlink_terms(markdown: str) -> str:
 
 
 def write_glossary(folder: Path) -> None:
-    """Copy the glossary into ``folder`` (a run folder, next to its report)."""
-    write_text_atomic(folder / GLOSSARY_NAME, glossary_text())
+    """Copy the glossary into ``folder`` (a run folder, next to its report; not flushed to the
+    disk: a copy of the package's, written again with every report)."""
+    write_text_atomic(folder / GLOSSARY_NAME, glossary_text(), durable=False)

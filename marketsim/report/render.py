@@ -175,7 +175,9 @@ def render_report(
     write_glossary(run_dir)  # before the report, which lists it and links to it
     text = report_markdown(summary, setup, plots.pop("edges", None), run_dir=run_dir,
                            versions=run_meta.versions if run_meta else None, cost_plots=plots)
-    write_text_atomic(run_dir / REPORT_NAME, link_terms(text, names=shown_names(summary)))
+    # not flushed to the disk (like the figures): ``marketsim report`` writes it again
+    write_text_atomic(run_dir / REPORT_NAME, link_terms(text, names=shown_names(summary)),
+                      durable=False)
     return summary
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from marketsim.record.metric import ERROR_RATE, Metric
@@ -145,6 +145,49 @@ def _draw_arm(ax: Any, xs: list[float], pts: list[tuple[float, float, float, int
     return sum(not math.isnan(p[0]) for p in pts)
 
 
+def wrapped(text: str, width: float, measure: Callable[[str], float]) -> str:
+    """``text`` with line breaks where matplotlib's ``wrap=True`` puts them: each line the
+    longest run of words (split at spaces, after the text's own line breaks) whose width
+    ``measure(line)`` is at most ``width``, a lone word too wide on its own line.
+
+    matplotlib wraps again at every measurement of the text (the layout and each format's
+    draw) and tries the words one by one; computed once, by bisection (a run's width grows
+    with its words), the sweep figure's title cost a quarter of the figure's CPU time less."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        words = paragraph.split(" ")
+        while len(words) > 1:
+            lo, hi = 1, len(words)  # the first lo words fit (one always "fits"); hi + 1 do not
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if measure(" ".join(words[:mid])) > width:
+                    hi = mid - 1
+                else:
+                    lo = mid
+            lines.append(" ".join(words[:lo]))
+            words = words[lo:]
+        lines.extend(words)
+    return "\n".join(lines)
+
+
+def wrap_suptitle(fig: Figure, text: str, **kwargs: Any) -> None:
+    """``fig.suptitle(text, **kwargs)`` wrapped to the figure's width, as ``wrap=True`` would
+    (:func:`wrapped`), measured once at the figure's resolution."""
+    from matplotlib import cbook
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    title = fig.suptitle(text, **kwargs)
+    renderer = RendererAgg(1, 1, fig.dpi)  # measures only: no canvas to speak of
+    prop = title.get_fontproperties()
+
+    def measure(line: str) -> float:
+        width, _height, _descent = renderer.get_text_width_height_descent(
+            line, prop, ismath=cbook.is_math_text(line))
+        return math.ceil(width)  # as matplotlib's wrapping measures
+
+    title.set_text(wrapped(text, fig.get_figwidth() * fig.dpi, measure))
+
+
 def sweep_figure(keys: list[str], rows: list[dict[str, Any]], metric: Metric = ERROR_RATE,
                  targets: Sequence[float] = TARGETS,
                  axes: Sequence[str] = ("edges",), style: FigureStyle = REPORT_STYLE) -> Figure:
@@ -237,12 +280,13 @@ def sweep_figure(keys: list[str], rows: list[dict[str, Any]], metric: Metric = E
                                    "no arm reached it within the budget"),
                         transform=ax.transAxes, ha="center", va="center", color="0.4")
     amounts = " and ".join("money" if a == "money" else "labels" for a in axes)
-    fig.suptitle(
+    wrap_suptitle(
+        fig,
         f"Final {metric.short} and {amounts} needed to reach a target, against {x_key}: mean "
         "over replicates with its 95 % interval; hollow k/n = only k of n replicates reached "
         "it (mean of those); no point = none did"
         + (f"; lower row: paired difference to {plot_text(reference)}" if has_diff else ""),
-        fontsize="medium", wrap=True)
+        fontsize="medium")
     if arms:
         handles, labels = grid[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, title="arm", loc="outside lower center",

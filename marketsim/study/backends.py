@@ -18,7 +18,7 @@ import importlib
 import logging
 import time
 import warnings
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from typing import Any
@@ -88,13 +88,19 @@ def closing_quietly(results: Generator[Any, None, None]) -> Iterator[Any]:
 PROCESS_START_SECONDS = 1.0
 
 
-def worth_processes(cpu_seconds: list[float], remaining: int, jobs: int) -> bool:
+def worth_processes(cpu_seconds: Mapping[int, list[float]], remaining: int, jobs: int) -> bool:
     """Whether ``jobs`` worker processes would finish ``remaining`` units sooner than this
-    process alone, projecting each unit at the costliest unit measured so far
-    (``cpu_seconds``): they save ``(1 - 1/jobs)`` of the serial time and cost
-    :data:`PROCESS_START_SECONDS` to start. CPU seconds, not wall, so a loaded machine does
-    not make the same study look costlier."""
-    serial = max(cpu_seconds, default=0.0) * remaining
+    process alone, projecting each unit at the costliest arm's mean unit so far
+    (``cpu_seconds``: the CPU seconds of the units measured here, by arm): they save
+    ``(1 - 1/jobs)`` of the serial time and cost :data:`PROCESS_START_SECONDS` to start.
+    CPU seconds, not wall, so a loaded machine does not make the same study look costlier.
+
+    An arm's mean, not its costliest unit: a unit that a full collection of Python's cycle
+    collector lands in takes several times its arm's other units (0.06 to 0.09 CPU s in
+    lesson 6, whose units take 0.007 to 0.03), and projecting every remaining unit at that
+    pause could start workers (2 CPU s) for a study whose units take 0.7 s in all."""
+    means = [sum(units) / len(units) for units in cpu_seconds.values() if units]
+    serial = max(means, default=0.0) * remaining
     return jobs > 1 and remaining > 1 and serial * (1.0 - 1.0 / jobs) > PROCESS_START_SECONDS
 
 
@@ -110,12 +116,12 @@ def local_units(
     :func:`~marketsim.study.runner.costly_first`'s order), since the other cores wait while it
     measures; the workers take theirs from the front, the costly units first."""
     todo = list(keys)
-    measured: list[float] = []
+    measured: dict[int, list[float]] = {}
     while todo and (jobs == 1 or not worth_processes(measured, len(todo), jobs)):
         rep, arm = todo.pop(0 if jobs == 1 else -1)
         start = time.process_time()
         yield run(rep, arm, **kwargs)
-        measured.append(time.process_time() - start)
+        measured.setdefault(arm, []).append(time.process_time() - start)
     if not todo:
         return
     from joblib import Parallel, delayed

@@ -115,3 +115,18 @@ def test_version_is_printed_without_building_the_parser() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.splitlines()[-1] == "False"
+
+
+def test_the_program_keeps_its_imported_modules_out_of_the_collectors_scans() -> None:
+    """Run as a program, the modules imported at start-up are frozen (gc.freeze), so the
+    cycle collector's full collections during a run do not scan them again and again; called
+    from Python (argv given) nothing is frozen: a test's or a notebook's objects stay
+    collectable."""
+    code = ("import gc, sys; from marketsim.cli import main; sys.argv = ['marketsim', {args}]; "
+            "main({argv}); print(gc.get_freeze_count())")
+    for argv, frozen in (("None", True), ("sys.argv[1:]", False)):
+        out = subprocess.run(
+            [sys.executable, "-c", code.format(args="'list'", argv=argv)],
+            capture_output=True, text=True, check=True, cwd=ROOT)
+        count = int(out.stdout.splitlines()[-1])
+        assert (count > 10_000) is frozen, (argv, count)

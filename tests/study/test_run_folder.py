@@ -16,7 +16,11 @@ from pathlib import Path
 import pytest
 
 from marketsim.cli import main
+from marketsim.record import files
+from marketsim.record.curves import CurveRow
+from marketsim.record.units import UnitResult
 from marketsim.scenario.parser import load_scenario
+from marketsim.study.checkpoints import DURABLE_UNIT_SECONDS, load_units, save_unit
 from marketsim.study.lock import folder_lock
 from marketsim.study.resources import GIB, capped_jobs, default_jobs, estimate_run_memory
 
@@ -199,6 +203,9 @@ def _damage(path: Path, kind: str) -> None:
     if kind == "truncated":
         path.write_text(path.read_text()[:40])
         return
+    if kind == "empty":  # what a power cut may leave of a checkpoint not flushed to the disk
+        path.write_text("")
+        return
     if kind == "nan":
         data["rows"][1][1] = math.nan
     elif kind == "string":
@@ -212,8 +219,8 @@ def _damage(path: Path, kind: str) -> None:
     path.write_text(json.dumps(data))
 
 
-@pytest.mark.parametrize("kind", ["truncated", "nan", "string", "missing-row", "wrong-arm",
-                                  "short-row"])
+@pytest.mark.parametrize("kind", ["truncated", "empty", "nan", "string", "missing-row",
+                                  "wrong-arm", "short-row"])
 def test_damaged_checkpoint_is_named_and_redone(finished, tmp_path: Path, capsys,
                                                 kind: str) -> None:
     out = copy_run(finished, tmp_path)
@@ -228,6 +235,23 @@ def test_damaged_checkpoint_is_named_and_redone(finished, tmp_path: Path, capsys
     assert warnings[0].endswith("the unit is simulated again")
     assert (out / "curves.csv").read_bytes() == before
     json.loads(unit.read_text())  # rewritten whole
+
+
+def test_a_costly_units_checkpoint_is_flushed_to_the_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit of DURABLE_UNIT_SECONDS or more survives a power cut (fsync before the rename);
+    a cheaper one is not worth the wait (a resume simulates it again if it is lost)."""
+    scenario = load_scenario(tiny(tmp_path))
+    flushed: list[int] = []
+    real_fsync = files.os.fsync
+    monkeypatch.setattr(files.os, "fsync", lambda fd: (flushed.append(fd), real_fsync(fd)))
+    row = CurveRow(120, 0.1, 0.2, 3.0, arm="uniform", replicate=0)
+    save_unit(tmp_path, scenario, UnitResult(0, 0, (row,), DURABLE_UNIT_SECONDS / 20))
+    assert flushed == []
+    save_unit(tmp_path, scenario, UnitResult(1, 0, (row,), DURABLE_UNIT_SECONDS))
+    assert len(flushed) == 1
+    assert [u.seconds for u in load_units(tmp_path, scenario)] == [DURABLE_UNIT_SECONDS / 20,
+                                                                   DURABLE_UNIT_SECONDS]
 
 
 def test_report_names_a_damaged_checkpoint(finished, tmp_path: Path, capsys) -> None:

@@ -89,14 +89,23 @@ def test_a_small_study_does_not_start_worker_processes(small_scenario_path: Path
 
 def test_worker_processes_start_when_they_save_more_than_they_cost() -> None:
     start = backends.PROCESS_START_SECONDS
-    assert not backends.worth_processes([], 10, 2)  # nothing measured yet: run one here
-    assert not backends.worth_processes([0.05, 0.04], 10, 2)  # 0.5 s of work left
-    assert backends.worth_processes([0.05, 0.5], 10, 2)  # the costliest unit counts: 5 s left
-    assert not backends.worth_processes([10.0], 1, 2)  # one unit left: nothing to share
-    assert not backends.worth_processes([10.0], 10, 1)
+    assert not backends.worth_processes({}, 10, 2)  # nothing measured yet: run one here
+    assert not backends.worth_processes({0: [0.05, 0.04]}, 10, 2)  # 0.45 s of work left
+    # the costliest arm counts: 5 s left
+    assert backends.worth_processes({0: [0.05], 1: [0.5]}, 10, 2)
+    assert not backends.worth_processes({0: [10.0]}, 1, 2)  # one unit left: nothing to share
+    assert not backends.worth_processes({0: [10.0]}, 10, 1)
     # two jobs halve the serial time: they pay once half of it exceeds their start
-    assert not backends.worth_processes([start], 2, 2)
-    assert backends.worth_processes([start], 3, 2)
+    assert not backends.worth_processes({0: [start]}, 2, 2)
+    assert backends.worth_processes({0: [start]}, 3, 2)
+
+
+def test_one_slow_unit_of_an_arm_does_not_start_worker_processes() -> None:
+    """Lesson 6's units take 0.01 to 0.03 CPU s, one of them 0.1 on a loaded machine (a full
+    collection of the cycle collector landed in it): the 21 units left take about 0.8 s, not
+    2.1 (the costliest unit projected on each), so starting workers would not pay."""
+    measured = {0: [0.02, 0.03, 0.02], 1: [0.01, 0.1, 0.01], 2: [0.03, 0.02, 0.03]}
+    assert not backends.worth_processes(measured, 21, 2)
 
 
 @pytest.fixture(scope="module")
