@@ -152,14 +152,3 @@ def restored_share_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of
         if scaled is not None:
             worlds.append(with_accuracy_restored(scaled, data, weights))
     return tuple(w for w in worlds if w is not None)
-
-
-def and_restored(fits: tuple[ConfusionFit, ...], data: LabelSet, weights: np.ndarray,
-                 share: tuple[tuple[ConfusionFit, ...], float, ShareOf]
-                 ) -> tuple[ConfusionFit, ...]:
-    """``fits``, then :func:`accuracy_worlds` of them and :func:`restored_share_worlds` of
-    ``share``'s bases (its real majority-wrong share and how a world's is measured):
-    ``calibrate``'s crowd candidates."""
-    bases, real, share_of = share
-    return (*fits, *accuracy_worlds(fits, data, weights),
-            *restored_share_worlds(bases, real, share_of, data, weights))

@@ -13,7 +13,6 @@ import pytest
 from marketsim.aggregation.accuracy_restored import (
     SUFFIX,
     accuracy_worlds,
-    and_restored,
     label_table,
     restored_share_worlds,
     with_accuracy_restored,
@@ -21,6 +20,7 @@ from marketsim.aggregation.accuracy_restored import (
 )
 from marketsim.aggregation.ambiguity_share import majority_wrong, pairs_share, scaled_lookalike
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
+from marketsim.aggregation.lookalike_follow import and_partly_shared
 from marketsim.aggregation.world_replay import world_labels
 from marketsim.data.labels import LabelSet
 
@@ -95,7 +95,7 @@ def test_only_look_alike_worlds_fitted_by_likelihood_are_restored_alone() -> Non
     pulled = replace(look, pull=np.eye(3))
     restored = accuracy_worlds((plain, look, curve, shared, hard, pulled), data, weights)
     assert [w.name for w in restored] == [look.name + SUFFIX]
-    fits = and_restored((plain, look), data, weights, ((), 0.0, lambda fit: 0.0))
+    fits = and_partly_shared((plain, look), data, weights, ((), 0.0, lambda fit: 0.0))
     assert fits[:2] == (plain, look) and len(fits) == 3
 
 
