@@ -92,11 +92,10 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert len(crowd) == 4 + len(on_curve) + len(ambiguous) + len(accurate) + len(following)
     assert on_curve  # sigma = 1: the crowd-shrunk worlds' difficulty is found on the curve
     assert len(pulls) <= SHORTLIST  # the worlds with pulls, where the fit finds any
-    # the per-worker look-alike worlds (one ability, one matrix) with their ambiguous share
-    # and per-label accuracy, as the crowd-shrunk ones
-    per_worker = [name for name in bic if name.startswith(("one ability per worker, look-alike",
-                                                            "per-worker confusion, look-alike"))
-                  and name.endswith(("majority's profile", "per-label accuracy restored"))]
+    # the per-worker look-alike world with its ambiguous share and per-label accuracy fitted
+    # together, as the crowd-shrunk ones (and its labels following the look-alike, where so)
+    per_worker = [name for name in bic if name.startswith("per-worker confusion, look-alike")
+                  and name.endswith(("per-label accuracy restored", "by the agreement rate"))]
     assert per_worker and all("task difficulty" not in name for name in per_worker)
     assert len(bic) == 8 + len(crowd) + len(pulls) + len(per_worker) + 6
     assert len(fit["crowd_matrix"]) == 2 and fit["crowd_concentration"] > 0
