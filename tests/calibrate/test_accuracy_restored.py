@@ -21,34 +21,25 @@ from marketsim.aggregation.accuracy_restored import (
 from marketsim.aggregation.ambiguity_share import majority_wrong, pairs_share, scaled_lookalike
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
 from marketsim.aggregation.lookalike_follow import and_partly_shared
-from marketsim.aggregation.world_replay import world_labels
 from marketsim.data.labels import LabelSet
+from tests.calibrate._lookalike_crowds import N_WORKERS, lookalike_crowd, lookalike_world
 
 #: Three classes: 30 % of class-0 tasks look like class 1 to every worker, 20 % of class 2 like 1.
 LOOKALIKE = np.array([[0.70, 0.30, 0.00],
                       [0.00, 1.00, 0.00],
                       [0.00, 0.20, 0.80]])
-N_WORKERS = 30
 
 
 def world(right: float) -> ConfusionFit:
     """Workers right on ``right`` of the tasks that look like their class, with
     :data:`LOOKALIKE`; half of them a little better, half a little worse."""
-    spread = np.where(np.arange(N_WORKERS) % 2 == 0, 0.05, -0.05)[:, None, None]
-    base = (right + spread) * np.eye(3) + (1 - right - spread) / 2 * (1 - np.eye(3))
-    return ConfusionFit(base, LOOKALIKE, 0.0, -1000.0, 10, 2100.0,
-                        "crowd-shrunk confusion, look-alike tasks", with_lookalike=True)
+    return lookalike_world(right, LOOKALIKE)
 
 
 def crowd(true_world: ConfusionFit, seed: int = 0, n_tasks: int = 900, per_task: int = 7
           ) -> tuple[LabelSet, np.ndarray]:
     """Labels of ``true_world`` on random pairs, and the truth as one-hot weights."""
-    rng = np.random.default_rng(seed)
-    truth = rng.integers(0, 3, n_tasks)
-    tasks = np.repeat(np.arange(n_tasks), per_task)
-    workers = np.argsort(rng.random((n_tasks, N_WORKERS)), axis=1)[:, :per_task].ravel()
-    labels = world_labels(true_world, tasks, workers, truth, rng)
-    return LabelSet(tasks, workers, labels, n_tasks, N_WORKERS, 3), np.eye(3)[truth]
+    return lookalike_crowd(true_world, seed, n_tasks, per_task)
 
 
 def accuracy(table: np.ndarray, weights: np.ndarray) -> float:

@@ -29,34 +29,26 @@ from marketsim.aggregation.world_replay import world_labels
 from marketsim.data.labels import LabelSet
 from marketsim.errors import InputError
 from marketsim.scenario.calibration import check_text
+from tests.calibrate._lookalike_crowds import N_WORKERS, lookalike_crowd, lookalike_world
 
 #: Three classes: 40 % of class-0 tasks look like class 1 in the labels, 30 % of class 2 like 1.
 MARGINAL = np.array([[0.60, 0.40, 0.00],
                      [0.00, 1.00, 0.00],
                      [0.00, 0.30, 0.70]])
-N_WORKERS = 30
 
 
 def world(follow: float = 1.0) -> ConfusionFit:
     """Workers right on 85 % of what they answer from (half a little better, half a little
     worse) whose labels follow the look-alike with probability ``follow``, the labels'
     look-alike mass :data:`MARGINAL` whatever ``follow``."""
-    spread = np.where(np.arange(N_WORKERS) % 2 == 0, 0.05, -0.05)[:, None, None]
-    base = (0.85 + spread) * np.eye(3) + (0.15 - spread) / 2 * (1 - np.eye(3))
-    marginal = ConfusionFit(base, MARGINAL, 0.0, -1000.0, 10, 2100.0,
-                            "crowd-shrunk confusion, look-alike tasks", with_lookalike=True)
+    marginal = lookalike_world(0.85, MARGINAL)
     return following(marginal, follow) if follow < 1.0 else marginal
 
 
 def crowd(true_world: ConfusionFit, seed: int = 0, n_tasks: int = 1500, per_task: int = 7
           ) -> tuple[LabelSet, np.ndarray]:
     """Labels of ``true_world`` on random pairs, and the truth as one-hot weights."""
-    rng = np.random.default_rng(seed)
-    truth = rng.integers(0, 3, n_tasks)
-    tasks = np.repeat(np.arange(n_tasks), per_task)
-    workers = np.argsort(rng.random((n_tasks, N_WORKERS)), axis=1)[:, :per_task].ravel()
-    labels = world_labels(true_world, tasks, workers, truth, rng)
-    return LabelSet(tasks, workers, labels, n_tasks, N_WORKERS, 3), np.eye(3)[truth]
+    return lookalike_crowd(true_world, seed, n_tasks, per_task)
 
 
 def test_the_expected_agreement_is_the_agreement_of_the_worlds_labels() -> None:
