@@ -1,8 +1,8 @@
 """How many draws and replicates ``calibrate`` spends on a file (issue #40, point 6): as many
 as the design curve's judge can use. A point's noise has a floor
 (``curve_choice.NOISE_FLOOR``), so once the standard error of a mean error rate over the
-file's tasks is below it more runs change no ``z``: a small file keeps today's numbers, a
-large one spends fewer. And ``--jobs`` changes how fast the fits come, never what they are."""
+file's tasks is below it more runs change no ``z``: a large file spends fewer, and a file
+smaller than RTE's 800 tasks more, so that its points are as precise as RTE's. And ``--jobs`` changes how fast the fits come, never what they are."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from marketsim.aggregation.curve_choice import MIN_RUNS, NOISE_FLOOR, curve_draws, runs_for
+from marketsim.aggregation.curve_choice import (
+    MAX_RUNS_SCALE,
+    MIN_RUNS,
+    NOISE_FLOOR,
+    REFERENCE_TASKS,
+    curve_draws,
+    runs_for,
+)
 from marketsim.aggregation.curve_difficulty import REPLICATES as DIFFICULTY_REPLICATES
 from marketsim.aggregation.design_curve import DRAWS
 from marketsim.aggregation.task_types import type_candidates
@@ -20,11 +27,26 @@ from marketsim.study.backends import process_map
 from marketsim.study.twin_curve import CURVE_REPLICATES, FINAL_REPLICATES, curve_replicates
 
 
-def test_a_small_file_keeps_its_draws_and_replicates() -> None:
-    for tasks in (108, 800, 2_665, 6_250):  # Bluebird, RTE, Web, the largest that keeps them
+def test_a_file_of_rtes_size_or_larger_keeps_its_draws_and_replicates() -> None:
+    for tasks in (800, 807, 2_665, 6_250):  # RTE, Dog, Web, the largest that keeps them
         assert curve_draws(np.ones(tasks, dtype=bool)) == DRAWS == 10
         assert curve_replicates(tasks) == (CURVE_REPLICATES, FINAL_REPLICATES) == (3, 10)
         assert runs_for(tasks, DIFFICULTY_REPLICATES) == DIFFICULTY_REPLICATES
+
+
+def test_a_small_files_points_are_as_precise_as_rtes() -> None:
+    # Bluebird's 108 tasks: 10 draws and 3 / 10 replicates left 2.8 points of noise a point
+    for tasks in (108, 300, 584):
+        draws = curve_draws(np.ones(tasks, dtype=bool))
+        first, final = curve_replicates(tasks)
+        for runs, default in ((draws, DRAWS), (first, CURVE_REPLICATES),
+                              (final, FINAL_REPLICATES)):
+            assert tasks * runs >= REFERENCE_TASKS * default  # as many task-runs as RTE's
+            assert tasks * (runs - 1) < REFERENCE_TASKS * default  # and no more
+    assert curve_replicates(108) == (23, 75)
+    # a tiny file is judged on at most ten times the default, not on thousands of runs
+    assert curve_replicates(5) == (MAX_RUNS_SCALE * CURVE_REPLICATES,
+                                   MAX_RUNS_SCALE * FINAL_REPLICATES)
 
 
 def test_a_large_files_runs_are_the_fewest_whose_standard_error_is_within_the_floor() -> None:
@@ -39,8 +61,10 @@ def test_a_large_files_runs_are_the_fewest_whose_standard_error_is_within_the_fl
 
 def test_the_judged_tasks_set_the_draws_not_the_file_size() -> None:
     known = np.zeros(100_000, dtype=bool)
-    known[:500] = True  # a truth for 500 tasks: the real curve's errors are over those
+    known[:900] = True  # a truth for 900 tasks: the real curve's errors are over those
     assert curve_draws(known) == DRAWS
+    known[:] = True
+    assert curve_draws(known) < DRAWS
 
 
 def test_a_default_of_fewer_runs_than_the_minimum_is_kept() -> None:

@@ -82,6 +82,33 @@ def test_the_chosen_twin_runs_on_even_when_no_other_is_close() -> None:
     assert [twin.runs for twin in choice.twins] == [4, 2]  # a few lucky replicates never win
 
 
+def shifted(gaps: list[float], runs: int = 10) -> DesignCurve:
+    """A curve at 1, 2, 3, 5 labels per task and the full data: the real one's errors
+    (:func:`shifted` of zeros) moved by ``gaps`` (majority vote's five, then Dawid–Skene's)."""
+    base = np.array([0.40, 0.35, 0.30, 0.25, 0.20])
+    return DesignCurve((1, 2, 3, 5), base + np.array(gaps[:5]), np.full(5, 0.01),
+                       base + np.array(gaps[5:]), np.full(5, 0.01), runs, "truth")
+
+
+def test_of_twins_within_noise_of_each_other_the_one_nearest_at_its_worst_is_chosen() -> None:
+    """Bluebird (issue #40): the two nearest twins' sums of z^2 were 118.9 and 120.7, one
+    6.9 standard errors off at the full data, the other 4.7 at its worst design."""
+    real = shifted([0.0] * 10)
+    even = shifted([0.02] * 10)  # 1.4 standard errors off everywhere: sum 19.6
+    one_off = shifted([0.0] * 4 + [0.06] + [0.0] * 5)  # 4.2 off at the full data: sum 17.6
+    choice = choose_on_curve(real, ("one off", "even"), (0, 1), (one_off, even), tasks=100)
+    assert choice.distances[0] < choice.distances[1] <= choice.distances[0] + band(10)
+    assert choice.best == 1
+    # a twin judged on fewer replicates than the nearest is not preferred on its worst point
+    fewer = choose_on_curve(real, ("one off", "even"), (0, 1), (one_off, shifted([0.02] * 10,
+                                                                               runs=3)), 100)
+    assert fewer.best == 0
+    # nor one beyond the nearest's noise
+    far = choose_on_curve(real, ("one off", "even"), (0, 1), (one_off, shifted([0.03] * 10)),
+                          tasks=100)
+    assert far.distances[1] > far.distances[0] + band(10) and far.best == 0
+
+
 def face_like(vote_at_1: float, ds_full: float, runs: int) -> DesignCurve:
     """A curve at 1 label per task and at the full data whose replicates spread 2 points
     as collected (as Face's 584 tasks do at a 36 % error)."""
