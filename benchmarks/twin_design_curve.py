@@ -6,10 +6,11 @@ each task's labels, :data:`DRAWS` by default,
 with the ``fixed-overlap`` policy for ``--replicates`` replicates, each design a market of its
 own — ``calibrate``'s choice draws the same designs by the design sampler instead — and as
 collected: :func:`marketsim.study.twin_curve.twin_curve`), at k = 3, 5 and the full data, for
-Dawid–Skene and majority vote, both aggregated the same way; a set of fewer than 800 judged
-tasks gets more draws and replicates, so that every point averages :data:`TASK_RUNS` judged
-tasks at least (Bluebird, 108 tasks: 75 replicates). The bound is ±1.5 points (±3 on
-Bluebird).
+Dawid–Skene and majority vote, both aggregated the same way; every point averages
+``--task-runs`` judged tasks × runs at least (:data:`TASK_RUNS` by default: RTE and Dog 40
+replicates, Web 13, Bluebird 297), so that a point's noise is small beside the bound; the
+issue's literal measurement is ``--draws 10 --replicates 10 --task-runs 0``. The bound is
+±1.5 points (±3 on Bluebird).
 Prints a markdown table; ``--write`` puts it between its markers in
 docs/explanation/models/calibration/design-curve.md. Run, e.g.::
 
@@ -56,14 +57,14 @@ KS = (3, 5)
 #: The acceptance's bound in points, per data set (default: ±1.5).
 BOUNDS = {"bluebird": 3.0}
 #: Judged tasks × runs (draws of the real curve, replicates of the twin) every point is
-#: averaged over at least: RTE's 800 tasks × the default 10 runs. A point's standard error is
-#: at most ``sqrt(1/4 / TASK_RUNS)`` = 0.56 points (independent tasks), about a third of the
-#: ±1.5 bound, on every set; with 10 runs a set of 108 tasks (Bluebird) had up to 1.5 points
-#: each side — the real curve's 10 draws and the twin's 10 replicates — and its majority vote
-#: at k = 3 read 32.78 / 28.24 where 1,000 draws and 300 replicates give 31.4 / 30.9
-#: (docs/explanation/models/calibration/design-curve.md). Sets of 800 judged tasks or more
-#: keep ``--draws`` and ``--replicates`` as given.
-TASK_RUNS = 8000
+#: averaged over at least by default (``--task-runs``). A point's standard error is at most
+#: ``sqrt(1/4 / TASK_RUNS)`` = 0.28 points (independent tasks), under a fifth of the ±1.5
+#: bound, on every set. With 10 runs a set of 108 tasks (Bluebird) had up to 1.5 points each
+#: side — its majority vote at k = 3 read 32.78 / 28.24 where 1,000 draws and 300 replicates
+#: give 31.4 / 30.9 (docs/explanation/models/calibration/design-curve.md) — and with 8,000
+#: (10 replicates of Dog's 807 tasks) Dog's twin read 21.72 % at k = 3 (Dawid–Skene, real
+#: 23.37: −1.65) where 40 replicates read 22.33 (−1.04; issue #40, ninth session).
+TASK_RUNS = 32_000
 #: Draws of the real curve by default. The real side costs no market (100 draws at k = 3 and
 #: 5: about 1 CPU s on RTE, 7.5 on Web), so it is measured to a standard error of 0.04–0.15
 #: points on the large sets instead of 0.1–0.45 with 10: ten draws put RTE's Dawid–Skene at
@@ -128,23 +129,23 @@ def calibrated(source: Source, work: Path, data_dir: str | None) -> Path:
     return out
 
 
-def runs_for_set(n_judged: int, runs: int) -> int:
+def runs_for_set(n_judged: int, runs: int, task_runs: int = TASK_RUNS) -> int:
     """The draws (or replicates) a set of ``n_judged`` judged tasks is measured with: ``runs``,
-    or more on a small set, so that every point averages at least :data:`TASK_RUNS` judged
-    tasks (a point's noise no larger than on RTE's 800 tasks × 10)."""
-    return max(runs, -(-TASK_RUNS // max(n_judged, 1)))
+    or more, so that every point averages at least ``task_runs`` judged tasks."""
+    return max(runs, -(-task_runs // max(n_judged, 1)))
 
 
 def curves(source: Source, work: Path, data_dir: str | None, draws: int, replicates: int,
-           exact: bool) -> tuple[DesignCurve, DesignCurve]:
+           exact: bool, task_runs: int = TASK_RUNS) -> tuple[DesignCurve, DesignCurve]:
     """The real curve and the twin's at :data:`KS` and the full data, each from at least
-    ``draws`` and ``replicates`` runs (more on a small set: :func:`runs_for_set`; kept in
+    ``draws`` and ``replicates`` runs (more for ``task_runs``: :func:`runs_for_set`; kept in
     ``work`` as JSON and reused for the same draws, replicates and kind of design)."""
     kind = "exact" if exact else "drawn"
     name = source.name
     data, truth = source.load(data_dir)
     judged = data.n_tasks if truth is None else int((np.asarray(truth) >= 0).sum())
-    draws, replicates = runs_for_set(judged, draws), runs_for_set(judged, replicates)
+    draws = runs_for_set(judged, draws, task_runs)
+    replicates = runs_for_set(judged, replicates, task_runs)
     cache = work / f"{name}.{draws}-draws.{replicates}-replicates.{kind}.json"
     if cache.exists():
         saved = json.loads(cache.read_text())
@@ -169,7 +170,7 @@ def as_json(curve: DesignCurve) -> dict[str, Any]:
 
 
 def table(rows: list[tuple[str, DesignCurve, DesignCurve]], draws: int, replicates: int,
-          exact: bool) -> str:
+          exact: bool, task_runs: int = TASK_RUNS) -> str:
     """The markdown table: per set and method, real / twin at each design, and the bound."""
     designs = ("k = 3", "k = 5", "full")
     how = ("at exactly k labels per task, a task the file holds fewer of at its own count "
@@ -177,7 +178,7 @@ def table(rows: list[tuple[str, DesignCurve, DesignCurve]], draws: int, replicat
         "k of each task's as-collected labels drawn"
     runs = ", ".join(f"{name} {real.runs} / {twin.runs}" for name, real, twin in rows
                      if (real.runs, twin.runs) != (draws, replicates))
-    more = (f"; more on a set too small for {TASK_RUNS:,} judged tasks × runs, draws / "
+    more = (f"; more where that is under {task_runs:,} judged tasks × runs, draws / "
             f"replicates: {runs}") if runs else ""
     lines = [f"Error %, real ({draws} draws of k labels per task) / twin ({replicates} "
              f"replicates, {how}{more}):", "",
@@ -214,11 +215,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="a pair answered twice in a --labels file (as calibrate's option)")
     p.add_argument("--data-dir", help="folder of the reference data (default: $MARKETSIM_DATA)")
     p.add_argument("--draws", type=int, default=DRAWS,
-                   help=f"draws of the real curve, at least (a small set gets enough for "
-                        f"{TASK_RUNS:,} judged tasks × draws)")
+                   help="draws of the real curve, at least (more for --task-runs)")
     p.add_argument("--replicates", type=int, default=10,
-                   help=f"replicates of the twin, at least (a small set gets enough for "
-                        f"{TASK_RUNS:,} judged tasks × replicates)")
+                   help="replicates of the twin, at least (more for --task-runs)")
+    p.add_argument("--task-runs", type=int, default=TASK_RUNS,
+                   help=f"judged tasks × runs every point averages at least (default "
+                        f"{TASK_RUNS:,}; 0: exactly --draws and --replicates)")
     p.add_argument("--drawn", action="store_true",
                    help="the twin's designs drawn from its as-collected labels (as calibrate "
                         "judges its candidates) instead of exactly k in a market of their own")
@@ -238,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     for source in [Source(name) for name in names] + external:
         print(f"{source.name}...", file=sys.stderr, flush=True)
         rows.append((source.name, *curves(source, work, args.data_dir, args.draws,
-                                          args.replicates, not args.drawn)))
-    text = table(rows, args.draws, args.replicates, not args.drawn)
+                                          args.replicates, not args.drawn, args.task_runs)))
+    text = table(rows, args.draws, args.replicates, not args.drawn, args.task_runs)
     print(text)
     if args.write:
         write_doc(text)

@@ -29,18 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.accuracy_restored import restorable_per_worker
-from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
 from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
-from marketsim.aggregation.confusion_fit import candidate_worlds, crowd_worlds
+from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.curve_choice import curve_draws, curve_lines, off_warnings
-from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.fit_reference import reference
-from marketsim.aggregation.lookalike_follow import and_partly_shared
 from marketsim.aggregation.majority_vote import fractional_tie_error
-from marketsim.aggregation.pull_fit import pull_worlds
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
 from marketsim.aggregation.type_selection import (
     FOLDS,
@@ -82,8 +77,8 @@ from marketsim.scenario.calibration import (
 from marketsim.scenario.calibration_text import calibrated_text, types_summary
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.backends import process_map
+from marketsim.study.curve_sized_worlds import crowd_shrunk, shared_errors
 from marketsim.study.twin import errors_per_types, simulated_labels, type_counts
-from marketsim.study.twin_ambiguity import twin_share
 from marketsim.study.twin_curve import choose_twin, curve_units
 
 #: Tasks with a truth a file needs for the number of task types to be chosen by the errors
@@ -351,22 +346,15 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     with steps.step("drawing the data's own design curve", 1):
         real = real_curve(data, truth, seed=args.seed, draws=curve_draws(known))
     with steps.step("fitting the crowd-shrunk worlds", 4) as advance:
-        crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
-        advance()  # then each with task difficulty estimated on the design curve
-        bases = (*crowd[:2], *(f for f in crowd if f.spread_restored))
-        crowd += curve_worlds(bases, data, ref, known, real, weights, args.seed, advance, mapper)
+        crowd, bases = crowd_shrunk(data, weights, ref, known, real, args.seed, advance, mapper)
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
                       fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
                       forced, held, crowd_fits=crowd)
     with steps.step("fitting the ambiguous share of the look-alike worlds to the "
-                    "majority's profile, and the pulls of ambiguous tasks", 3) as advance:
-        wrong = (majority_wrong(data, data.labels, ref, known | ~known.any()),
-                 twin_share(cal, args.seed))  # judged: the tasks with a truth, else all
-        ambiguous = cal.crowd_fits + ambiguity_worlds(bases[1:], *wrong, data, weights, advance)
-        ambiguous += pull_worlds(data, weights, ref, known, real, args.seed, advance)
-        restorable = (*bases[1:], *restorable_per_worker(fits))  # each share fitted restored
-        cal = replace(cal, crowd_fits=and_partly_shared(ambiguous, data, weights,
-                                                        (restorable, *wrong)))
+                    "majority's profile, the pulls of ambiguous tasks and the spread of "
+                    "the labels following the look-alike", 4) as advance:
+        cal = replace(cal, crowd_fits=shared_errors(cal, bases, fits, data, weights, ref, known,
+                                                    real, args.seed, advance, mapper))
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
                                                  steps))
