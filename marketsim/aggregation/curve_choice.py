@@ -17,12 +17,12 @@ is the nearest. Where noise could decide it (:func:`finalists`: the candidates w
 standard deviations of a chi-square of the best), ``calibrate`` simulates those again with
 more replicates, and of the finalists judged on as many replicates as the nearest, chooses
 the one whose worst point is nearest (:func:`worst_z`; the nearer of equals; of equal
-distances, the first in the order of ``Calibration.candidates``: simpler worlds first): a sum of ``z^2`` within its own noise of
-the smallest cannot tell them apart, and a requester may ask the twin about any design —
-Bluebird's nearest two twins were 118.9 and 120.7 apart from the curve, one of them 6.9
-standard errors off at the full data (majority vote 20.6 % against 24.1 %), the other
-4.7 at its worst. A point with ``|z|`` above :data:`OFF_Z` is off by more than its
-noise, and the printed fit says so loudly.
+distances, the first in the order of ``Calibration.candidates``: simpler worlds first): a
+sum of ``z^2`` within its own noise of the smallest cannot tell them apart, and a requester
+may ask the twin about any design — Bluebird's nearest two twins were 118.9 and 120.7 apart
+from the curve, one of them 6.9 standard errors off at the full data (majority vote 20.6 %
+against 24.1 %), the other 4.7 at its worst. A point with ``|z|`` above :data:`OFF_Z` is
+off by more than its noise, and the printed fit says so loudly.
 
 **The as-collected point is a constraint, not one term among many.** A twin is first asked
 to reproduce the data as they were collected; a world that wins on the slopes of the curve
@@ -89,12 +89,13 @@ def runs_for(n_tasks: int, default: int) -> int:
     beyond that more runs change no ``z`` (the floor is in every point's noise); at least
     :data:`MIN_RUNS`. In between, a point is averaged over as many task-runs as ``default``
     runs of :data:`REFERENCE_TASKS` tasks give (``default * REFERENCE_TASKS / n_tasks``
-    runs, never fewer than ``default`` nor more than :data:`MAX_RUNS_SCALE` times it): a small file's point is as precise as a large one's,
-    so that which world is nearest is not decided by the noise of a few replicates of a few
-    tasks (Bluebird's 108 tasks: 3 replicates left 2.8 points of noise on every point, and
-    the twin chosen at 10 made 19.6 % at the full data against the real 24.1 %, measured on
-    75). A file of ``REFERENCE_TASKS`` to ``62,500 / default`` judged tasks keeps
-    ``default`` (RTE 800 tasks, Dog 807, Web 2,665); 100,000 tasks need :data:`MIN_RUNS`."""
+    runs, never fewer than ``default`` nor more than :data:`MAX_RUNS_SCALE` times it): a
+    small file's point is as precise as a large one's, so that which world is nearest is not
+    decided by the noise of a few replicates of a few tasks (Bluebird's 108 tasks: 3
+    replicates left 2.8 points of noise on every point, and the twin chosen at 10 made
+    19.6 % at the full data against the real 24.1 %, measured on 75). A file of
+    ``REFERENCE_TASKS`` to ``62,500 / default`` judged tasks keeps ``default`` (RTE 800
+    tasks, Dog 807, Web 2,665); 100,000 tasks need :data:`MIN_RUNS`."""
     needed = int(np.ceil(MAX_TASK_VARIANCE / (max(n_tasks, 1) * NOISE_FLOOR ** 2)))
     scale = min(MAX_RUNS_SCALE, max(1.0, REFERENCE_TASKS / max(n_tasks, 1)))
     as_precise = int(np.ceil(default * scale))

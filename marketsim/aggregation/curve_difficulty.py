@@ -35,6 +35,7 @@ import numpy as np
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
 from marketsim.aggregation.curve_choice import curve_distance, runs_for
 from marketsim.aggregation.design_curve import DesignCurve
+from marketsim.aggregation.lookalike_follow import follow_log_likelihood
 from marketsim.aggregation.mapping import Mapper, serial
 from marketsim.aggregation.world_replay import pairs_curve
 from marketsim.data.labels import LabelSet
@@ -84,14 +85,16 @@ def _estimate(grid: tuple[float, ...], distances: list[float]) -> CurveDifficult
 def with_curve_difficulty(fit: ConfusionFit, estimate: CurveDifficulty, data: LabelSet,
                           weights: np.ndarray) -> ConfusionFit | None:
     """``fit`` with the difficulty ``estimate`` chose, its log-likelihood of ``data`` (each
-    task's class distributed as ``weights``) and BIC moved by the change and one parameter
-    more (listed; the curve, not the BIC, chooses it); None where the estimate is no
-    difficulty (the world would be ``fit`` again)."""
+    task's class distributed as ``weights``; its labels following its look-alike where they
+    do: :func:`~marketsim.aggregation.lookalike_follow.follow_log_likelihood`) and BIC moved
+    by the change and one parameter more (listed; the curve, not the BIC, chooses it); None
+    where the estimate is no difficulty (the world would be ``fit`` again)."""
     if estimate.sigma <= 0.0:
         return None
     world = replace(fit, sigma=estimate.sigma, with_difficulty=True, on_curve=True,
                     name=fit.name + SUFFIX)
-    loglik = world_log_likelihood(world, data.tasks, data.workers, data.labels, weights)
+    loglik = follow_log_likelihood(world, data, weights) if world.follow < 1.0 else \
+        world_log_likelihood(world, data.tasks, data.workers, data.labels, weights)
     bic = fit.bic - 2.0 * (loglik - fit.log_likelihood) + np.log(max(data.n_labels, 1))
     return replace(world, log_likelihood=loglik, n_params=fit.n_params + 1, bic=float(bic))
 

@@ -52,7 +52,7 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq
-from scipy.special import logsumexp
+from scipy.special import logsumexp, softmax
 
 from marketsim.aggregation.accuracy_restored import (
     accuracy_worlds,
@@ -61,7 +61,7 @@ from marketsim.aggregation.accuracy_restored import (
     restored_share_worlds,
 )
 from marketsim.aggregation.ambiguity_share import SCALES, ShareOf, scaled_lookalike
-from marketsim.aggregation.confusion_fit import ConfusionFit
+from marketsim.aggregation.confusion_fit import Z_GRID, ConfusionFit
 from marketsim.aggregation.label_matrices import answer_matrix
 from marketsim.data.labels import LabelSet
 
@@ -134,19 +134,28 @@ def expected_agreement(world: ConfusionFit, lookalike: np.ndarray, follow: float
 
 
 def follow_log_likelihood(world: ConfusionFit, data: LabelSet, weights: np.ndarray) -> float:
-    """The marginal log-likelihood of ``data`` under a world without difficulty whose labels
-    follow its look-alike with probability ``world.follow``: per task ``log sum_{c, s} w_ic
-    L[c, s] prod_l (f M_j[s, y] + (1 - f) M_j[c, y])``, the product one sparse product of the
-    task's (worker, answer) counts with a (worker, answer) × (c, s) table."""
+    """The marginal log-likelihood of ``data`` under a world whose labels follow its
+    look-alike with probability ``world.follow``: per task ``log sum_{c, s} w_ic L[c, s]
+    E_beta prod_l (f T_j[s, y] + (1 - f) T_j[c, y])``, ``T_j`` worker ``j``'s matrix tempered
+    by the task's inverse difficulty ``beta`` (``M_j`` itself without difficulty; with it, the
+    mean over :data:`~marketsim.aggregation.confusion_fit.Z_GRID`'s quantiles of ``log beta
+    ~ N(0, sigma^2)``, as :func:`~marketsim.aggregation.confusion_fit.world_log_likelihood`
+    takes it); each product one sparse product of the task's (worker, answer) counts with a
+    (worker, answer) × (c, s) table, one per quantile."""
     m, k = world.confusion.shape[0], weights.shape[1]
     f = world.follow
-    rows = f * world.confusion[:, None, :, :] + (1.0 - f) * world.confusion[:, :, None, :]
-    table = np.log(np.maximum(rows, FLOOR)).transpose(0, 3, 1, 2).reshape(m * k, k * k)
     answers = answer_matrix(data.tasks, data.workers, data.labels, data.n_tasks, m, k)
-    per_task = np.asarray(answers @ table).reshape(data.n_tasks, k, k)
     with np.errstate(divide="ignore"):
         log_prior = np.log(weights)[:, :, None] + np.log(world.lookalike)[None]
-    return float(logsumexp(per_task + log_prior, axis=(1, 2)).sum())
+    betas = np.exp(world.sigma * Z_GRID) if world.sigma > 0 else np.ones(1)
+    per_beta = np.empty((betas.size, data.n_tasks))
+    for q, beta in enumerate(betas):  # the quantiles of difficulty (16), not labels or tasks
+        tempered = softmax(beta * np.log(np.maximum(world.confusion, FLOOR)), axis=2)
+        rows = f * tempered[:, None, :, :] + (1.0 - f) * tempered[:, :, None, :]
+        table = np.log(np.maximum(rows, FLOOR)).transpose(0, 3, 1, 2).reshape(m * k, k * k)
+        per_task = np.asarray(answers @ table).reshape(data.n_tasks, k, k)
+        per_beta[q] = logsumexp(per_task + log_prior, axis=(1, 2))
+    return float((logsumexp(per_beta, axis=0) - np.log(betas.size)).sum())
 
 
 def following(marginal: ConfusionFit, follow: float) -> ConfusionFit:

@@ -1,8 +1,9 @@
-"""How many draws and replicates ``calibrate`` spends on a file (issue #40, point 6): as many
-as the design curve's judge can use. A point's noise has a floor
+"""How many draws and replicates ``calibrate`` spends on a file (issue #40, point 6): as
+many as the design curve's judge can use. A point's noise has a floor
 (``curve_choice.NOISE_FLOOR``), so once the standard error of a mean error rate over the
 file's tasks is below it more runs change no ``z``: a large file spends fewer, and a file
-smaller than RTE's 800 tasks more, so that its points are as precise as RTE's. And ``--jobs`` changes how fast the fits come, never what they are."""
+smaller than RTE's 800 tasks more, so that its points are as precise as RTE's. And
+``--jobs`` changes how fast the fits come, never what they are."""
 
 from __future__ import annotations
 

@@ -14,6 +14,9 @@ import pytest
 from marketsim.aggregation.accuracy_restored import label_table, world_table
 from marketsim.aggregation.ambiguity_share import majority_wrong, pairs_share
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
+from marketsim.aggregation.curve_difficulty import SUFFIX as DIFFICULTY
+from marketsim.aggregation.curve_difficulty import curve_worlds
+from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.lookalike_follow import (
     SUFFIX,
     expected_agreement,
@@ -156,3 +159,29 @@ def test_a_scenario_reads_lookalike_follow_only_with_lookalike() -> None:
     no_look = SCENARIO.replace("lookalike = [[0.6, 0.4], [0.0, 1.0]]\n", "")
     with pytest.raises(InputError, match="lookalike_follow"):
         check_text(no_look.format(follow="lookalike_follow = 0.5", rows=rows), "<test>")
+
+
+def test_a_following_world_gets_the_tasks_difficulty_its_crowd_was_drawn_with() -> None:
+    """CF_amt (issue #40): a world whose labels follow the look-alike put its tasks'
+    accuracies in two heaps where the real crowd's spread between them; its difficulty is
+    sized on the design curve, and its likelihood is of labels that follow, with difficulty."""
+    data, weights = crowd(replace(world(0.5), sigma=1.0), seed=5)
+    truth = weights.argmax(axis=1)
+    real = real_curve(data, truth, draws=3, ks=(2, 3))
+    flat = replace(world(0.5), log_likelihood=follow_log_likelihood(world(0.5), data, weights))
+    (spread,) = curve_worlds((flat,), data, truth, np.ones(data.n_tasks, bool), real, weights)
+    assert spread.follow == flat.follow and 0.75 <= spread.sigma <= 1.5
+    assert spread.name.endswith(DIFFICULTY) and spread.n_params == flat.n_params + 1
+    assert spread.log_likelihood == pytest.approx(follow_log_likelihood(spread, data, weights))
+    assert spread.log_likelihood > flat.log_likelihood + 10
+
+
+def test_the_likelihood_of_following_labels_tempers_each_row_by_the_tasks_difficulty() -> None:
+    data, weights = crowd(replace(world(0.5), sigma=1.0), seed=6, n_tasks=600)
+    args = (data.tasks, data.workers, data.labels, weights)
+    drawn = replace(world(0.5), sigma=1.0)
+    assert follow_log_likelihood(drawn, data, weights) > \
+        follow_log_likelihood(world(0.5), data, weights) + 10
+    every = replace(world(), sigma=1.0)  # every label following: the look-alike world's own
+    assert follow_log_likelihood(every, data, weights) == pytest.approx(
+        world_log_likelihood(every, *args))
