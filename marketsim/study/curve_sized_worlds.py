@@ -16,12 +16,13 @@ worlds' task difficulty on the curve.
 Why the last: a world whose labels partly follow the look-alike has the file's agreement and
 share of wrong majorities, yet its tasks' accuracies fall in two heaps — the look-alikes, most
 of whose labels are wrong, and the rest, most right — where a real crowd's spread between them.
-CF_amt (300 tasks, 5 classes; 20 labels a task): the real tasks' accuracies have quartiles
-0.35 / 0.55 / 0.75, its twin's 0.15–0.25 / 0.65 / 0.8, so majority vote, which a task of
+CF_amt (300 tasks, 5 classes, 20 labels a task): the real tasks' accuracies have quartiles
+0.35 / 0.55 / 0.75, its twin's 0.15–0.25 / 0.65 / 0.8, and majority vote, which a task of
 middling accuracy defeats at 3 to 7 labels and not at 20, was 1.9 points too good at 5 labels
 (17.29 % against 19.17 %). Difficulty (GLAD's per-task temperature, Whitehill et al. 2009)
-spreads each heap; sized on the curve, it brought CF_amt within 1.5 points at 3, 5 and full
-labels (issue #40, ninth session: docs/explanation/models/calibration/other-design-curves.md).
+sized on the curve spreads the upper heap (CF_amt: sigma 0.25, median 0.60–0.64; its lower
+quartile stays 0.15–0.25) and brought CF_amt's majority vote within 1.1 points at 3, 5 and
+full labels (issue #40, ninth session: docs/explanation/models/calibration/other-design-curves.md).
 """
 
 from __future__ import annotations
