@@ -51,14 +51,16 @@ def test_write_replaces_only_the_text_between_the_markers(tmp_path: Path,
                                f"{twin_design_curve.END}\nafter\n")
 
 
-def test_a_small_set_is_measured_with_enough_runs_to_see_past_its_noise() -> None:
-    # Bluebird's 108 tasks with 10 draws and 10 replicates: each side up to 1.5 points of
-    # noise against a ±3 bound; every set's points now average RTE's 800 tasks × 10 at least
-    assert twin_design_curve.runs_for_set(108, 10) == 75
-    assert 108 * twin_design_curve.runs_for_set(108, 10) >= 800 * 10
-    assert twin_design_curve.runs_for_set(800, 10) == 10  # RTE, Dog, Web: as given
-    assert twin_design_curve.runs_for_set(2665, 10) == 10
+def test_every_set_is_measured_with_enough_runs_to_see_past_its_noise() -> None:
+    # with 10 replicates a point of Bluebird's 108 tasks had up to 1.5 points of noise against
+    # a ±3 bound, and one of Dog's 807 up to 0.56 against ±1.5 (Dog read -1.65 with 10, -1.04
+    # with 40); every point now averages 32,000 judged task-runs, at most 0.28 points of noise
+    for tasks, runs in ((108, 297), (800, 40), (807, 40), (2665, 13)):
+        assert twin_design_curve.runs_for_set(tasks, 10) == runs
+        assert np.sqrt(0.25 / (tasks * runs)) <= 0.0028
+    assert twin_design_curve.runs_for_set(20_000, 10) == 10  # a large set: as given
     assert twin_design_curve.runs_for_set(2040, 20) == 20  # asked for more: kept
+    assert twin_design_curve.runs_for_set(800, 10, task_runs=0) == 10  # the literal measurement
 
 
 def test_the_table_names_the_sets_measured_with_more_runs() -> None:
