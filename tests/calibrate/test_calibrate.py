@@ -99,11 +99,14 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert per_worker and all("task difficulty" not in name for name in per_worker)
     assert len(bic) == 8 + len(crowd) + len(pulls) + len(per_worker) + 6
     assert len(fit["crowd_matrix"]) == 2 and fit["crowd_concentration"] > 0
-    curve = fit["design_curve"]  # the world written is the one nearest the data's own curve
-    distance = {c["world"]: c["distance"] for c in curve["candidates"]}
-    assert fit["world"] == curve["world"] == min(distance, key=distance.__getitem__)
+    curve = fit["design_curve"]  # the world written is the one nearest the data's own curve,
+    distance = {c["world"]: c["distance"] for c in curve["candidates"]}  # or within its noise
+    assert fit["world"] == curve["world"]
+    assert distance[fit["world"]] <= min(distance.values()) + band(
+        2 * len(curve["labels_per_task"]))
     assert curve["labels_per_task"] == ["1", "2", "3", "full"] and curve["against"] == "truth"
-    assert curve["real"]["runs"] == 10 and len(curve["twin"]["dawid_skene_error"]) == 4
+    assert curve["real"]["runs"] == 27  # 300 tasks: as many task-runs as 10 draws of 800
+    assert len(curve["twin"]["dawid_skene_error"]) == 4
     assert "design curve, error % against the truth" in printed
     assert sum("task types" in name for name in bic) == 6  # 2-4 types, shared or per class
     # sigma = 1: difficulty pays
