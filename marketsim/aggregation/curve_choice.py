@@ -252,7 +252,7 @@ def choose_on_curve(real: DesignCurve, names: tuple[str, ...], indices: tuple[in
     if not np.isfinite(judged).any():
         return replace(choice, best=int(np.argmin(np.abs(collected))))
     nearest = int(np.argmin(judged))
-    near = [p for p in finalists(judged, point_z(real, twins[nearest]).size)
+    near = [p for p in finalists(judged, 2 * len(real.designs))
             if twins[p].runs >= twins[nearest].runs] or [nearest]
     return replace(choice, best=min(near, key=lambda p: worst_z(real, twins[p])))
 
