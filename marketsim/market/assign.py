@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from marketsim.data.compact_labels import compact_id_dtype
 from marketsim.errors import PolicyError
-from marketsim.market.policy_guard import call_policy, frozen_arrays, policy_label, read_only
+from marketsim.market.policy_guard import call_policy, frozen_arrays, frozen_fresh, policy_label
 from marketsim.policies.base import DONE, GOLD, MarketState, WorkerStats
 
 #: The received labels as ``(tasks, workers, labels)`` arrays (the market's log), read at each
@@ -65,10 +66,35 @@ def checked_choice(policy: object, raw: Any, n_tasks: int, held: np.ndarray,
 
 
 def _view(arr: np.ndarray) -> np.ndarray:
-    """A read-only view of ``arr`` (no copy: the market's log grows only past its end)."""
+    """A read-only view of ``arr`` (no copy: the market's log grows only past its end, and a
+    live count is read by the policy during its call, before the market changes it)."""
     view = arr.view()
     view.flags.writeable = False
     return view
+
+
+class HeldTasks:
+    """The tasks each worker holds or labelled, in the order handed: one growing index array
+    per worker (capacity doubled when full), so the arriving worker's tasks are a slice, not a
+    Python list turned into an array at every arrival (which made a market of many labels per
+    worker quadratic)."""
+
+    def __init__(self, n_workers: int, n_tasks: int) -> None:
+        self.dtype = compact_id_dtype(n_tasks)
+        self.rows = [np.empty(0, dtype=self.dtype) for _ in range(n_workers)]
+        self.sizes = np.zeros(n_workers, dtype=np.int64)
+
+    def add(self, worker: int, task: int) -> None:
+        """``worker`` now holds ``task``."""
+        row, size = self.rows[worker], int(self.sizes[worker])
+        if size == row.size:
+            row = self.rows[worker] = np.resize(row, max(8, 2 * size))
+        row[size] = task
+        self.sizes[worker] = size + 1
+
+    def __getitem__(self, worker: int) -> np.ndarray:
+        """The tasks ``worker`` holds or labelled (a view: valid until the next :meth:`add`)."""
+        return self.rows[worker][: self.sizes[worker]]
 
 
 class WorkerAwareRequester:
@@ -83,7 +109,7 @@ class WorkerAwareRequester:
         self.rng = rng
         self.workers = workers
         self.gold_ok = gold_ok
-        self.held: list[list[int]] = [[] for _ in range(n_workers)]
+        self.held = HeldTasks(n_workers, n_tasks)
         self.handed = np.zeros(n_tasks, dtype=np.int64)
         #: Labels handed out per task since the start (the initial graph included).
         self.task_handed = np.zeros(n_tasks, dtype=np.int64)
@@ -105,7 +131,7 @@ class WorkerAwareRequester:
 
     def mark(self, task: int, worker: int) -> None:
         """``worker`` holds or labelled ``task``: never hand them that task again."""
-        self.held[worker].append(task)
+        self.held.add(worker, task)
         self.task_handed[task] += 1
         if self.left is not None:
             self.left[worker] -= 1
@@ -143,11 +169,12 @@ class WorkerAwareRequester:
         if self.only is not None:
             held[self.only[worker]] = False
         held[self.held[worker]] = True
-        state = replace(self.state, workers=frozen_arrays(self.live_workers()),
-                        held=read_only(held),
-                        handed_since_refresh=read_only(self.handed))
-        state = replace(state, task_votes=read_only(self.task_votes),
-                        task_handed=read_only(self.task_handed),
+        held.flags.writeable = False  # the check below reads it: no view of it may write
+        # the live counts as read-only views, not copies: a copy of (n_tasks, K) votes at every
+        # arrival made the market quadratic in tasks × labels
+        state = replace(self.state, workers=frozen_fresh(self.live_workers()), held=held,
+                        handed_since_refresh=_view(self.handed),
+                        task_votes=_view(self.task_votes), task_handed=_view(self.task_handed),
                         received=tuple(_view(a) for a in self.received()))  # type: ignore[arg-type]
         raw = call_policy(self.policy, "assign",
                           lambda: self.policy.assign(worker, state, self.rng))

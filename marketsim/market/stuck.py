@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.errors import MarketStuckError, PolicyError
-from marketsim.market.assign import WorkerAwareRequester
+from marketsim.market.assign import HeldTasks, WorkerAwareRequester
 from marketsim.market.gold import GoldQuestions
 from marketsim.market.ledger import Ledger
 from marketsim.market.policy_guard import call_policy, policy_label
@@ -96,7 +96,7 @@ def used_up(n_tasks: int, ledger: Ledger, workforce: Workforce,
     return (causes, detail) if causes else None
 
 
-def preset_used_up(wanted: np.ndarray, held: list[list[int]], task_abandoned: np.ndarray,
+def preset_used_up(wanted: np.ndarray, held: HeldTasks, task_abandoned: np.ndarray,
                    workforce: Workforce, refused: list[int],
                    policy: str) -> tuple[tuple[str, ...], str] | None:
     """The same for a platform preset (``policy``): the ``refused`` workers each hold (``held``:

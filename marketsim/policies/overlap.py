@@ -21,7 +21,7 @@ of them ends as a recorded stop (ran out of workers), not as a preset that decli
 
 The policy reads the market's live counts (``MarketState.task_votes``, ``task_handed``) and the
 received labels past its own cursor (``MarketState.received``), so its work per arrival is the
-new labels and one vectorised pass over the tasks.
+new labels and the tasks from the first open one to the one it hands out (read in blocks).
 """
 
 from __future__ import annotations
@@ -32,6 +32,11 @@ import numpy as np
 
 from marketsim.options import OptionError, Options, OptionsT
 from marketsim.policies.base import DONE, MarketInfo, MarketState, Policy
+
+#: Tasks read at once when an arriving worker's task is looked for (then twice as many, and
+#: so on): large enough that numpy's per-call cost is small beside it, small enough that the
+#: usual arrival (a task near the first open one) reads a few microseconds' worth.
+SCAN_BLOCK = 1024
 
 
 class OverlapRule(Policy[OptionsT]):
@@ -88,7 +93,11 @@ class OverlapRule(Policy[OptionsT]):
         self.ceiling = np.broadcast_to(np.asarray(self.cap(), dtype=np.int64), (n,))
         self.wanted = self.floor.copy()
         self.cursor = 0
-        self._wants = ~self.closed
+        #: Every task before it is closed: the scan for a free task starts there.
+        self.first_open = 0
+        #: The market's labels handed per task (a live read-only view), read at the last
+        #: :meth:`assign`; ``None`` before the first.
+        self._handed: np.ndarray | None = None
         #: (worker, label) pairs of each task's received labels, in order of receipt.
         self.by_task: list[list[tuple[int, int]]] = [[] for _ in range(n)]
 
@@ -120,23 +129,51 @@ class OverlapRule(Policy[OptionsT]):
         self.closed[tasks[done]] = True
         self.wanted[tasks[~done]] = np.maximum(self.wanted[tasks[~done]], got[~done] + 1)
 
+    def _skip_closed(self) -> None:
+        """Move :attr:`first_open` past the tasks closed at the front (a closed task never
+        reopens), a block of :data:`SCAN_BLOCK` at a time."""
+        while self.first_open < self.n_tasks:
+            block = self.closed[self.first_open:self.first_open + SCAN_BLOCK]
+            if not block.all():
+                self.first_open += int(np.argmin(block))
+                return
+            self.first_open += block.size
+
+    def _wants(self, handed: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """Whether each task of ``[start, stop)`` wants a label: open, and handed fewer labels
+        than it wants (an abandoned label is not handed)."""
+        limit = np.minimum(self.wanted[start:stop], self.ceiling[start:stop])
+        return ~self.closed[start:stop] & (handed[start:stop] < limit)
+
     def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
         """The first open task (index order) wanting a label this worker may give; ``DONE``
-        when no task can ever want another label; else ``None`` (wait for answers due)."""
+        when no task can ever want another label; else ``None`` (wait for answers due).
+
+        The tasks are read in blocks from the first open one, doubling, so an arrival costs
+        the tasks up to the one it gets, not every task: a market of many tasks and labels
+        stays linear in its labels."""
         self.judge(state)
         assert state.task_handed is not None and state.held is not None
-        handed = np.asarray(state.task_handed)
-        wants = self._wants = ~self.closed & (handed < np.minimum(self.wanted, self.ceiling))
-        free = np.flatnonzero(wants & ~np.asarray(state.held))
-        if free.size:
-            return int(free[0])
-        if not wants.any() and bool((self.closed | (handed >= self.ceiling)).all()):
+        handed, held = np.asarray(state.task_handed), np.asarray(state.held)
+        self._handed = handed
+        self._skip_closed()
+        start, size = self.first_open, SCAN_BLOCK
+        while start < self.n_tasks:
+            stop = min(self.n_tasks, start + size)
+            free = np.flatnonzero(self._wants(handed, start, stop) & ~held[start:stop])
+            if free.size:
+                return start + int(free[0])
+            start, size = stop, 2 * size
+        if not self.wanted_tasks().any() \
+                and bool((self.closed | (handed >= self.ceiling)).all()):
             return DONE  # the market waits for labels still out that may be abandoned
         return None
 
     def wanted_tasks(self) -> np.ndarray:
-        """Tasks that wanted a label at the last :meth:`assign` (bool): open, and handed fewer
-        labels than they want (an abandoned label is not handed). The market's test of a crowd
-        that ran out: every worker who may work holds all of them
+        """Tasks that want a label at the market's counts of the last :meth:`assign` (bool):
+        open, and handed fewer labels than they want (an abandoned label is not handed). The
+        market's test of a crowd that ran out: every worker who may work holds all of them
         (:mod:`marketsim.market.stuck`)."""
-        return self._wants.copy()
+        if self._handed is None:
+            return ~self.closed
+        return self._wants(self._handed, 0, self.n_tasks)
