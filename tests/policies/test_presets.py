@@ -107,6 +107,29 @@ def test_fixed_overlap_declines_a_worker_who_labelled_every_open_task() -> None:
     assert mk.run(policy, 1, 0) == 0
 
 
+def test_fixed_overlap_finds_a_free_task_far_past_the_first_open_one() -> None:
+    # 5,000 tasks: the first 2,000 closed with their two labels, worker 2 holds the next
+    # 1,500 (a reading of the tasks in blocks must go on past them); a label handed back
+    # (abandoned) makes its task wanted again.
+    mk = Market(5000, 4)
+    for task in range(5000):
+        mk.label(task, 0, 0)
+    for task in range(2000):
+        mk.label(task, 1, 0)
+    for task in range(2000, 3500):
+        mk.label(task, 2, 0)
+    policy = bound(FixedOverlapPolicy(overlap=2), mk)
+    assert mk.run(policy, 1, 0) == 3500   # worker 1 labelled 0-1999; 2000-3499 are full
+    assert policy.first_open == 3500
+    assert policy.assign(3, mk.state(3), RNG) == 3501
+    mk.handed[3501] += 1                  # handed to worker 3, not answered yet
+    assert mk.run(policy, 2, 0) == 3502
+    mk.handed[3501] -= 1                  # worker 3 abandoned it: task 3501 wants it again
+    assert mk.run(policy, 2, 0) == 3501
+    wanted = policy.wanted_tasks()       # at the counts that arrival read
+    assert np.flatnonzero(~wanted).tolist()[-2:] == [3500, 3502] and wanted[3501:].sum() == 1498
+
+
 # --- until agreement -----------------------------------------------------------------------------
 
 
