@@ -22,6 +22,8 @@ from marketsim.errors import InputError
 
 #: A class given in fewer than this share of the labels is reported as rare.
 RARE_CLASS = 0.01
+#: Rare classes named one line each up to this many; beyond, one line names this many.
+MAX_RARE_NOTES = 3
 #: Fewer labelled tasks than this: the fit rests on too few tasks to choose a world.
 FEW_TASKS = 20
 
@@ -114,6 +116,15 @@ def calibration_warnings(data: LabelSet, truth: np.ndarray | None, dropped: int 
                      "tasks' classes come from Dawid-Skene's posterior")
     counts = np.bincount(data.labels, minlength=data.n_classes)
     rare = np.flatnonzero((counts > 0) & (counts < RARE_CLASS * data.n_labels))
+    if rare.size > MAX_RARE_NOTES:  # many: one line, not one per class
+        shown = ", ".join(f"{_class_name(data, int(k))} {int(counts[k])}"
+                          for k in rare[:MAX_RARE_NOTES])
+        notes.append(f"{rare.size} of the {data.n_classes} classes are each under "
+                     f"{100 * RARE_CLASS:g} % of the {data.n_labels} labels ({shown}, ...); "
+                     f"the twin has {data.n_classes} classes, each worker a "
+                     f"{data.n_classes} x {data.n_classes} confusion matrix (is the answer "
+                     "column a number, a count or a score, rather than a class?)")
+        rare = rare[:0]
     for k in rare:
         notes.append(f"class {_class_name(data, int(k))} is {int(counts[k])} of "
                      f"{data.n_labels} labels (under {100 * RARE_CLASS:g} %); the twin has "

@@ -202,3 +202,18 @@ def test_a_clean_file_gets_no_warning() -> None:
     data = LabelSet(tasks, workers, labels, 100, 10, 2)
     assert calibration_warnings(data, truth) == []
     assert [w[:16] for w in calibration_warnings(data, None)] == ["no truth file: t"]
+
+
+def test_many_rare_classes_are_one_warning_that_asks_whether_answers_are_numbers() -> None:
+    # A counting task's answers (numbers 0-59) read as 60 classes: one line, not 57.
+    rng = np.random.default_rng(3)
+    tasks = np.repeat(np.arange(200), 10)
+    workers = np.tile(np.arange(10), 200)
+    labels = np.where(rng.random(tasks.size) < 0.8, rng.integers(0, 3, tasks.size),
+                      rng.integers(3, 60, tasks.size))
+    data = LabelSet(tasks, workers, labels, 200, 10, 60)
+    truth = rng.integers(0, 3, 200)
+    notes = calibration_warnings(data, truth)
+    rare = [n for n in notes if "under 1 %" in n]
+    assert len(rare) == 1 and rare[0].startswith("57 of the 60 classes are each under 1 %")
+    assert "a number, a count or a score" in rare[0]
