@@ -16,8 +16,8 @@ the likelihood cannot see: how much each extra label helps each method.
 
 The estimate: every ``sigma`` of :data:`SIGMA_GRID` is replayed (:data:`REPLICATES` draws of
 the world's answers, fewer on a large file whose points are less noisy —
-:func:`~marketsim.aggregation.curve_choice.runs_for` —, :data:`DRAWS` draws of k labels
-each) and the one nearest the real curve
+:func:`~marketsim.aggregation.curve_choice.replay_runs` —, :data:`DRAWS` draws of k labels
+each, one on a file of many judged tasks) and the one nearest the real curve
 (:func:`~marketsim.aggregation.curve_choice.curve_distance`, the first of equals) is kept;
 zero keeps the world as the likelihood fitted it (no candidate is added). The matrices are
 kept (not refitted with ``sigma`` fixed): the replay judges the world as the scenario will
@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
-from marketsim.aggregation.curve_choice import curve_distance, runs_for
+from marketsim.aggregation.curve_choice import curve_distance, replay_runs
 from marketsim.aggregation.design_curve import DesignCurve
 from marketsim.aggregation.lookalike_follow import follow_log_likelihood
 from marketsim.aggregation.mapping import Mapper, serial
@@ -73,9 +73,10 @@ def _distance(fit: ConfusionFit, sigma: float, data: LabelSet, classes: np.ndarr
     """How far ``fit`` with difficulty ``sigma``, replayed on ``data``'s pairs, is from
     ``real``: each ``sigma``'s replay draws from its own generator (seeded by ``seed``
     alone), so the values of a grid can be computed in any order or process."""
-    replicates = runs_for(data.n_tasks if judged is None else int(judged.sum()), REPLICATES)
+    replicates, draws = replay_runs(data.n_tasks if judged is None else int(judged.sum()),
+                                    REPLICATES, DRAWS)
     return curve_distance(real, pairs_curve(replace(fit, sigma=sigma), data, classes, judged,
-                                            real.ks, replicates, DRAWS, seed))
+                                            real.ks, replicates, draws, seed))
 
 
 def _estimate(grid: tuple[float, ...], distances: list[float]) -> CurveDifficulty:

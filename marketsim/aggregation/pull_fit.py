@@ -55,7 +55,7 @@ from marketsim.aggregation.curve_choice import (
     COLLECTED_Z,
     collected_z,
     curve_distance,
-    runs_for,
+    replay_runs,
 )
 from marketsim.aggregation.design_curve import DesignCurve
 from marketsim.aggregation.world_replay import pairs_curve
@@ -291,7 +291,7 @@ def shortlist(fits: tuple[PullFit, ...], data: LabelSet, classes: np.ndarray,
     back)."""
     judged = known if real.against == "truth" else None
     n_judged = data.n_tasks if judged is None else int(judged.sum())
-    replicates = runs_for(n_judged, REPLICATES)
+    replicates, draws = replay_runs(n_judged, REPLICATES, DRAWS)
     grid = sorted(((fit, s, f) for fit in fits for s in SCALES for f in SHARPEN),
                   key=lambda c: abs(np.log(c[1])) + abs(np.log(c[2])))
     worlds = [as_world(fit, scaled_pull(fit.pull, s), data.n_labels,
@@ -305,7 +305,7 @@ def shortlist(fits: tuple[PullFit, ...], data: LabelSet, classes: np.ndarray,
     if not eligible:
         return (worlds[int(order[0])],)
     distances = [curve_distance(real, pairs_curve(worlds[i], data, classes, judged, real.ks,
-                                                  replicates, DRAWS, seed))
+                                                  replicates, draws, seed))
                  for i in eligible]
     return tuple(worlds[eligible[int(j)]]
                  for j in np.argsort(distances, kind="stable")[:SHORTLIST])

@@ -19,8 +19,10 @@ from marketsim.aggregation.curve_choice import (
     NOISE_FLOOR,
     REFERENCE_TASKS,
     curve_draws,
+    replay_runs,
     runs_for,
 )
+from marketsim.aggregation.curve_difficulty import DRAWS as DIFFICULTY_DRAWS
 from marketsim.aggregation.curve_difficulty import REPLICATES as DIFFICULTY_REPLICATES
 from marketsim.aggregation.design_curve import DRAWS
 from marketsim.aggregation.task_types import type_candidates
@@ -66,6 +68,17 @@ def test_the_judged_tasks_set_the_draws_not_the_file_size() -> None:
     assert curve_draws(known) == DRAWS
     known[:] = True
     assert curve_draws(known) < DRAWS
+
+
+def test_a_replay_draws_k_labels_once_a_replicate_where_replicates_reach_the_floor() -> None:
+    # Web's 2,665 judged tasks keep 3 replicates of 2 draws; 51,000 tasks (a 1,000,000-label
+    # file of 20 labels a task) are within the floor on 2 replicates of one draw each
+    assert replay_runs(2_665, DIFFICULTY_REPLICATES, DIFFICULTY_DRAWS) == (3, 2)
+    assert replay_runs(20_000, DIFFICULTY_REPLICATES, DIFFICULTY_DRAWS) == (3, 2)
+    for tasks in (31_250, 51_000, 100_000):
+        reps, draws = replay_runs(tasks, DIFFICULTY_REPLICATES, DIFFICULTY_DRAWS)
+        assert (reps, draws) == (MIN_RUNS, 1)
+        assert np.sqrt(0.25 / (tasks * reps * draws)) <= NOISE_FLOOR + 1e-12
 
 
 def test_a_default_of_fewer_runs_than_the_minimum_is_kept() -> None:
