@@ -58,6 +58,7 @@ from marketsim.aggregation.curve_choice import (
     replay_runs,
 )
 from marketsim.aggregation.design_curve import DesignCurve
+from marketsim.aggregation.mapping import Mapper, mapped
 from marketsim.aggregation.world_replay import pairs_curve
 from marketsim.data.labels import LabelSet
 
@@ -255,14 +256,14 @@ def as_world(fit: PullFit, pull: np.ndarray, n_labels: int, name: str,
 
 
 def pull_worlds(data: LabelSet, weights: np.ndarray, classes: np.ndarray, known: np.ndarray,
-                real: DesignCurve, seed: int = 0, advance: Callable[[], object] | None = None
-                ) -> tuple[ConfusionFit, ...]:
+                real: DesignCurve, seed: int = 0, advance: Callable[[], object] | None = None,
+                mapper: Mapper | None = None) -> tuple[ConfusionFit, ...]:
     """``calibrate``'s candidates: the world of :func:`fit_pulls`, task ``i`` of class
     ``classes[i]``, with its share scaled and its strengths sharpened on the file's pairs —
     the :data:`SHORTLIST` nearest the real curve of those that reproduce the as-collected
     Dawid–Skene error, else the nearest (module docstring); none where the file is too large
     for the fit's arrays (:data:`MAX_CELLS`) or the fit finds no ambiguous task.
-    ``advance``: called once."""
+    ``advance``: called once; ``mapper``: the replays' (:func:`shortlist`)."""
     k = weights.shape[1]
     worlds: tuple[ConfusionFit, ...] = ()
     if data.n_tasks * k * k * len(STRENGTHS) <= MAX_CELLS:
@@ -274,21 +275,39 @@ def pull_worlds(data: LabelSet, weights: np.ndarray, classes: np.ndarray, known:
                                     data.n_workers, k)
             worlds = tuple(with_own_likelihood(world, answers, weights, data.n_labels)
                            for world in shortlist((fit, shrunk), data, classes, known, real,
-                                                  seed))
+                                                  seed, mapper))
     if advance is not None:
         advance()
     return worlds
 
 
+def _collected(world: ConfusionFit, data: LabelSet, classes: np.ndarray,
+               judged: np.ndarray | None, real: DesignCurve, replicates: int, seed: int,
+               n_judged: int) -> float:
+    """``|z|`` of ``world``'s Dawid–Skene error as collected, replayed on ``data``'s pairs."""
+    return abs(collected_z(real, pairs_curve(world, data, classes, judged, (), replicates, 1,
+                                             seed), n_judged))
+
+
+def _distance(world: ConfusionFit, data: LabelSet, classes: np.ndarray,
+              judged: np.ndarray | None, real: DesignCurve, replicates: int, draws: int,
+              seed: int) -> float:
+    """``world``'s distance to ``real``, replayed on ``data``'s pairs."""
+    return curve_distance(real, pairs_curve(world, data, classes, judged, real.ks, replicates,
+                                            draws, seed))
+
+
 def shortlist(fits: tuple[PullFit, ...], data: LabelSet, classes: np.ndarray,
-              known: np.ndarray, real: DesignCurve, seed: int = 0) -> tuple[ConfusionFit, ...]:
+              known: np.ndarray, real: DesignCurve, seed: int = 0,
+              mapper: Mapper | None = None) -> tuple[ConfusionFit, ...]:
     """The worlds of :func:`pull_worlds` from the fits: every (fit, scale, sharpening) of
     :data:`SCALES` × :data:`SHARPEN` replayed on the pairs as collected (one Dawid–Skene fit a
     replicate); of those within the as-collected constraint, the :data:`MAX_CURVES` nearest
     as collected (then nearest the fit as it is: without a truth every one is) replayed on the
     whole curve, and the :data:`SHORTLIST` nearest it kept, nearest first; where none is
     within the constraint, the one nearest as collected (as ``calibrate``'s choice falls
-    back)."""
+    back). Each replay is one call of ``mapper`` (each seeded by ``seed`` alone: the same
+    values in any process)."""
     judged = known if real.against == "truth" else None
     n_judged = data.n_tasks if judged is None else int(judged.sum())
     replicates, draws = replay_runs(n_judged, REPLICATES, DRAWS)
@@ -297,16 +316,14 @@ def shortlist(fits: tuple[PullFit, ...], data: LabelSet, classes: np.ndarray,
     worlds = [as_world(fit, scaled_pull(fit.pull, s), data.n_labels,
                        f"{world_name(fit)}, share x{s:g} and strength x{f:g} on the design "
                        "curve", f) for fit, s, f in grid]
-    collected = np.abs([collected_z(real, pairs_curve(world, data, classes, judged, (),
-                                                      replicates, 1, seed), n_judged)
-                        for world in worlds])
+    collected = np.asarray(mapped(mapper, _collected, [
+        (world, data, classes, judged, real, replicates, seed, n_judged) for world in worlds]))
     order = np.argsort(collected, kind="stable")
     eligible = [int(i) for i in order if collected[i] <= COLLECTED_Z][:MAX_CURVES]
     if not eligible:
         return (worlds[int(order[0])],)
-    distances = [curve_distance(real, pairs_curve(worlds[i], data, classes, judged, real.ks,
-                                                  replicates, draws, seed))
-                 for i in eligible]
+    distances = mapped(mapper, _distance, [
+        (worlds[i], data, classes, judged, real, replicates, draws, seed) for i in eligible])
     return tuple(worlds[eligible[int(j)]]
                  for j in np.argsort(distances, kind="stable")[:SHORTLIST])
 

@@ -73,7 +73,7 @@ def shared_errors(cal: Calibration, bases: tuple[ConfusionFit, ...],
     wrong = (majority_wrong(data, data.labels, ref, known | ~known.any()),
              twin_share(cal, seed))
     ambiguous = cal.crowd_fits + ambiguity_worlds(bases[1:], *wrong, data, weights, advance)
-    ambiguous += pull_worlds(data, weights, ref, known, real, seed, advance)
+    ambiguous += pull_worlds(data, weights, ref, known, real, seed, advance, mapper)
     restorable = (*bases[1:], *restorable_per_worker(fits))  # each share fitted restored
     partly = and_partly_shared(ambiguous, data, weights, (restorable, *wrong))
     following = tuple(f for f in partly if f.follow < 1.0)
