@@ -157,15 +157,16 @@ class OverlapRule(Policy[OptionsT]):
         handed, held = np.asarray(state.task_handed), np.asarray(state.held)
         self._handed = handed
         self._skip_closed()
-        start, size = self.first_open, SCAN_BLOCK
+        start, size, wanted = self.first_open, SCAN_BLOCK, False
         while start < self.n_tasks:
             stop = min(self.n_tasks, start + size)
-            free = np.flatnonzero(self._wants(handed, start, stop) & ~held[start:stop])
+            wants = self._wants(handed, start, stop)
+            free = np.flatnonzero(wants & ~held[start:stop])
             if free.size:
                 return start + int(free[0])
+            wanted |= bool(wants.any())  # the tasks before first_open are closed: none wants
             start, size = stop, 2 * size
-        if not self.wanted_tasks().any() \
-                and bool((self.closed | (handed >= self.ceiling)).all()):
+        if not wanted and bool((self.closed | (handed >= self.ceiling)).all()):
             return DONE  # the market waits for labels still out that may be abandoned
         return None
 
