@@ -123,11 +123,19 @@ def read_only(arr: np.ndarray | None) -> np.ndarray | None:
 def frozen_fresh(obj: T) -> T:
     """``obj`` (a dataclass whose arrays were built for this call, shared with nobody) with
     its array fields made read-only in place: :func:`frozen_arrays` without the copies."""
-    for f in fields(obj):  # type: ignore[arg-type]
-        value = getattr(obj, f.name)
+    kind = type(obj)
+    names = _FIELD_NAMES.get(kind)
+    if names is None:  # read once per class: this runs at every arrival of a worker-aware market
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(kind))  # type: ignore[arg-type]
+    for name in names:
+        value = getattr(obj, name)
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
     return obj
+
+
+#: The field names of each dataclass :func:`frozen_fresh` has frozen.
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def frozen_arrays(obj: T, *, skip: tuple[str, ...] = ()) -> T:

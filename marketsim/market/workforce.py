@@ -72,6 +72,10 @@ class Workforce:
         #: Whether any rule may ever stop a worker (else ``may_work`` is always true).
         self.ruled = (self.capacity is not None or self.leave_p is not None
                       or self.blocking is not None or self.money is not None)
+        #: ``capacity_left`` without a capacity: -1 everywhere, one read-only array for every
+        #: :meth:`stats` (it never changes).
+        self._unlimited = np.full(m, -1, dtype=np.int64)
+        self._unlimited.flags.writeable = False
 
     @property
     def spent(self) -> float:
@@ -181,9 +185,10 @@ class Workforce:
             self._stop(worker)
 
     def stats(self) -> WorkerStats:
-        """The live record as policies see it (copies; the market makes them read-only)."""
+        """The live record as policies see it (copies, and the constant unlimited capacity; the
+        market makes them read-only)."""
         handed = self.ledger.handed
-        left = (np.full(handed.shape, -1, dtype=np.int64) if self.capacity is None
+        left = (self._unlimited if self.capacity is None
                 else np.maximum(self.capacity - handed, 0))
         available = ~self.stopped
         if self.money is not None:

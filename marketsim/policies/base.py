@@ -171,8 +171,8 @@ class MarketState:
     #: (received and in flight), and every received task label as read-only views of the
     #: market's log, ``(tasks, workers, labels)`` in order of receipt (no copy: a policy reads
     #: the part past its own cursor, so its work per arrival is the new labels only). The
-    #: counts (and ``handed_since_refresh``) are read-only views of the market's own arrays,
-    #: not copies: they hold the counts of this call; a policy copies what it keeps.
+    #: counts (and ``handed_since_refresh`` and ``held``) are read-only views of the market's
+    #: own arrays, not copies: they hold the counts of this call; a policy copies what it keeps.
     task_votes: np.ndarray | None = None
     task_handed: np.ndarray | None = None
     received: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None

@@ -110,6 +110,8 @@ class OverlapRule(Policy[OptionsT]):
         for task, worker, label in zip(t, w, lab, strict=True):
             self.by_task[task].append((worker, label))
         self.cursor = tasks.shape[0]
+        if len(t) == 1:  # one label since the last arrival, the usual case: no sort needed
+            return np.array(t, dtype=np.int64)
         return np.unique(np.asarray(t, dtype=np.int64))
 
     def judge(self, state: MarketState) -> None:

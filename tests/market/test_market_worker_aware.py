@@ -102,6 +102,41 @@ def test_a_worker_aware_policy_is_asked_per_arrival_and_spends_the_budget() -> N
         assert not arr.flags.writeable
 
 
+class HeldChecker(LeastLabelled):
+    """Least-labelled, checking at each call that ``state.held`` is exactly the tasks this
+    worker was handed (the initial graph's and its own answers so far)."""
+
+    name = "held-checker"
+
+    def __init__(self, first: dict[int, set[int]]) -> None:
+        super().__init__()
+        self.given = first
+        self.mismatches = 0
+
+    def assign(self, worker: int, state: MarketState, rng: np.random.Generator) -> int | None:
+        assert state.held is not None and not state.held.flags.writeable
+        if set(np.flatnonzero(state.held).tolist()) != self.given.get(worker, set()):
+            self.mismatches += 1
+        task = super().assign(worker, state, rng)
+        assert task is not None
+        self.given.setdefault(worker, set()).add(task)
+        return task
+
+
+def test_held_is_exactly_the_workers_tasks_before_and_after_it_is_kept_dense() -> None:
+    # 4 workers share 90 labels of 30 tasks: each holds far more than the 30 / 8 tasks from
+    # which the market keeps a worker's held mask as a dense row instead of rebuilding it
+    built = market(LeastLabelled())
+    first: dict[int, set[int]] = {}
+    for task, worker in zip(built.world.initial_tasks, built.world.initial_workers,
+                            strict=True):
+        first.setdefault(int(worker), set()).add(int(task))
+    policy = HeldChecker(first)
+    m = run(market(policy))
+    assert m.log.view().n_labels == BUDGET
+    assert policy.calls == BUDGET - N_TASKS and policy.mismatches == 0
+
+
 @pytest.mark.parametrize(("raw", "problem"), [
     (N_TASKS, "outside"), (-3, "outside"), (1.0, "float"), ("3", "str"), (True, "bool"),
     ([1], "list"), (np.array([2]), "ndarray"),
