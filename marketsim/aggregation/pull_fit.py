@@ -46,9 +46,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 
+from marketsim.aggregation._threads import row_blocks, run_parallel, threads_for
 from marketsim.aggregation.confusion_fit import ConfusionFit, answer_matrix
 from marketsim.aggregation.crowd_confusion import CrowdPrior, fit_crowd_prior
 from marketsim.aggregation.curve_choice import (
@@ -113,46 +116,87 @@ class PullFit:
     crowd: CrowdPrior | None = None
 
 
-def _responsibilities(answers: np.ndarray, rows: np.ndarray, pull: np.ndarray,
+def _responsibilities(answers: Any, rows: np.ndarray, pull: np.ndarray,
                       weights: np.ndarray, classes: np.ndarray,
-                      strengths: tuple[float, ...] = STRENGTHS
+                      strengths: tuple[float, ...] = STRENGTHS,
+                      parts: list[tuple[int, int, Any]] | None = None
                       ) -> tuple[np.ndarray, np.ndarray, float]:
     """E-step: per task the responsibility of "no pull" (tasks, K: by class) and of each
     (class, pulled class, strength of ``strengths``, weighted by ``weights``) (tasks, K, K,
-    Q), and the log-likelihood."""
+    Q), and the log-likelihood. ``parts``: ``(start, stop, answers[start:stop])`` blocks of
+    tasks run on threads (:func:`task_parts`); each task's numbers and the one sum of the
+    log-likelihood over all tasks are those of a single block, bit for bit."""
     m, k = rows.shape[0], rows.shape[1]
+    n = answers.shape[0]
     a = np.asarray(strengths, dtype=np.float64)
     eye = np.eye(k)
-    clean = answers @ np.log(rows).transpose(0, 2, 1).reshape(m * k, k)  # (tasks, c)
+    log_rows = np.log(rows).transpose(0, 2, 1).reshape(m * k, k)
     by_answer = rows.transpose(0, 2, 1)[:, :, :, None, None]  # (j, y, c, 1, 1)
-    table = np.log(a * eye[None, :, None, :, None] + (1.0 - a) * by_answer)
-    pulled = (answers @ table.reshape(m * k, k * k * a.size)).reshape(-1, k, k, a.size)
-    log_class = np.log(np.maximum(classes, 1e-300))
+    table = np.log(a * eye[None, :, None, :, None] + (1.0 - a) * by_answer).reshape(
+        m * k, k * k * a.size)
     share = np.clip(1.0 - np.diag(pull), 1e-12, 1.0)
     toward = np.where(eye > 0, 1e-300, pull) / share[:, None]
-    log0 = log_class + np.log(np.diag(pull)) + clean
-    log1 = (log_class[:, :, None, None] + np.log(share)[None, :, None, None]
-            + np.log(np.maximum(toward, 1e-300))[None, :, :, None]
-            + np.log(np.maximum(weights, 1e-300))[None, None, None, :] + pulled)
-    log1[:, eye > 0, :] = -np.inf
-    top = np.maximum(log0.max(axis=1), log1.reshape(log1.shape[0], -1).max(axis=1))
-    p0 = np.exp(log0 - top[:, None])
-    p1 = np.exp(log1 - top[:, None, None, None])
-    total = p0.sum(axis=1) + p1.reshape(p1.shape[0], -1).sum(axis=1)
-    return p0 / total[:, None], p1 / total[:, None, None, None], \
-        float((np.log(total) + top).sum())
+    log_share = np.log(share)[None, :, None, None]
+    log_toward = np.log(np.maximum(toward, 1e-300))[None, :, :, None]
+    clean_share = np.log(np.diag(pull))
+    log_weights = np.log(np.maximum(weights, 1e-300))[None, None, None, :]
+    p0, p1 = np.empty((n, k)), np.empty((n, k, k, a.size))
+    per_task = np.empty(n)
+
+    def block(start: int, stop: int, part: Any) -> None:
+        clean = part @ log_rows  # (tasks, c)
+        pulled = (part @ table).reshape(-1, k, k, a.size)
+        log_class = np.log(np.maximum(classes[start:stop], 1e-300))
+        log0 = log_class + clean_share + clean
+        log1 = log_class[:, :, None, None] + log_share + log_toward + log_weights + pulled
+        log1[:, eye > 0, :] = -np.inf
+        top = np.maximum(log0.max(axis=1), log1.reshape(log1.shape[0], -1).max(axis=1))
+        e0 = np.exp(log0 - top[:, None])
+        e1 = np.exp(log1 - top[:, None, None, None])
+        total = e0.sum(axis=1) + e1.reshape(e1.shape[0], -1).sum(axis=1)
+        p0[start:stop] = e0 / total[:, None]
+        p1[start:stop] = e1 / total[:, None, None, None]
+        per_task[start:stop] = np.log(total) + top
+
+    parts = parts or [(0, n, answers)]
+    run_parallel([partial(block, *part) for part in parts], len(parts))
+    return p0, p1, float(per_task.sum())
+
+
+def task_parts(matrix: Any, n_labels: int) -> list[tuple[int, int, Any]]:
+    """``(start, stop, matrix[start:stop])``: the row blocks a fit on ``n_labels`` labels
+    splits a CSR ``matrix`` into for its threads (one block below
+    :data:`~marketsim.aggregation._threads.MIN_LABELS`), each sliced once for every
+    iteration; a row's product is the same in any block."""
+    return [(start, stop, matrix[start:stop])
+            for start, stop in row_blocks(matrix.shape[0], threads_for(n_labels))]
+
+
+def _pair_sums(parts: list[tuple[int, int, Any]], x: np.ndarray) -> np.ndarray:
+    """``by_pair @ x`` by the row blocks ``parts`` of ``by_pair`` (:func:`task_parts`), on
+    threads: each row's sum is the same as the whole product's."""
+    out = np.empty((parts[-1][1], x.shape[1]))
+
+    def block(start: int, stop: int, part: Any) -> None:
+        out[start:stop] = part @ x
+
+    run_parallel([partial(block, *part) for part in parts], len(parts))
+    return out
 
 
 def fit_pulls(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
               classes: np.ndarray, n_workers: int, crowd: CrowdPrior | None = None
               ) -> PullFit:
     """The world with ambiguous tasks fitted by EM to the labels (task ``i``'s class
-    distributed as ``classes[i]``, tasks × K; module docstring)."""
+    distributed as ``classes[i]``, tasks × K; module docstring). On a large file the tasks'
+    E-step and the (worker, answer) sums run on threads
+    (:mod:`~marketsim.aggregation._threads`), with the same numbers."""
     n, k = classes.shape
     answers = answer_matrix(tasks, workers, labels, n, n_workers, k)
     by_pair = answers.T.tocsr()  # (worker, answer) × tasks: sums over each pair's labels
+    parts, pair_parts = task_parts(answers, tasks.size), task_parts(by_pair, tasks.size)
     a = np.asarray(STRENGTHS)
-    counts = _row_counts(by_pair @ classes, np.zeros((n_workers * k, k)))
+    counts = _row_counts(_pair_sums(pair_parts, classes), np.zeros((n_workers * k, k)))
     rows = _shrunk(counts, crowd)
     pull = np.full((k, k), 0.1 / max(k - 1, 1))
     np.fill_diagonal(pull, 0.9)
@@ -161,7 +205,8 @@ def fit_pulls(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
     is_answer = np.eye(k)[None, :, None, :, None]  # (1, y, 1, s, 1)
     while iterations < MAX_ITERATIONS:
         iterations += 1
-        clean, pulled, loglik = _responsibilities(answers, rows, pull, weights, classes)
+        clean, pulled, loglik = _responsibilities(answers, rows, pull, weights, classes,
+                                                  parts=parts)
         per_class = clean.sum(axis=0) + pulled.sum(axis=(0, 2, 3))
         toward = pulled.sum(axis=(0, 3))
         share = np.minimum(toward.sum(axis=1) / np.maximum(per_class, 1e-300), MAX_SHARE)
@@ -174,8 +219,9 @@ def fit_pulls(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
         own = rows.transpose(0, 2, 1)[:, :, :, None, None]  # (j, y, c, 1, 1)
         from_row = ((1.0 - a) * own / (a * is_answer + (1.0 - a) * own)).reshape(
             n_workers * k, k, k, a.size)
-        per_pair = (by_pair @ pulled.reshape(n, -1)).reshape(n_workers * k, k, k, a.size)
-        counts = _row_counts(by_pair @ clean, (per_pair * from_row).sum(axis=(2, 3)))
+        per_pair = _pair_sums(pair_parts, pulled.reshape(n, -1)).reshape(
+            n_workers * k, k, k, a.size)
+        counts = _row_counts(_pair_sums(pair_parts, clean), (per_pair * from_row).sum(axis=(2, 3)))
         rows = _shrunk(counts, crowd)
         if loglik - previous <= TOLERANCE * abs(loglik):
             break

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from marketsim.aggregation import _threads
 from marketsim.aggregation.confusion_fit import ConfusionFit, answer_matrix
 from marketsim.aggregation.curve_choice import COLLECTED_Z, collected_z, curve_distance
 from marketsim.aggregation.design_curve import real_curve
@@ -157,3 +158,22 @@ def test_each_scaled_world_carries_its_own_likelihood() -> None:
         assert world.log_likelihood < fitted.log_likelihood - 1.0
         assert world.bic == pytest.approx(-2.0 * world.log_likelihood
                                           + world.n_params * np.log(data.n_labels))
+
+
+def test_a_fit_split_over_threads_is_the_one_thread_fit_bit_for_bit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a large file's E-step and (worker, answer) sums run on threads (here forced on 4,000
+    # labels in blocks of 64 tasks): same seed, same numbers, whatever the cores
+    data, truth = crowd(PULL, n_tasks=500)
+    args = (data.tasks, data.workers, data.labels, np.eye(3)[truth], data.n_workers)
+    monkeypatch.setattr(_threads, "MIN_LABELS", 0)
+    monkeypatch.setattr(_threads, "MIN_BLOCK_ROWS", 64)
+    with _threads.max_threads(1):
+        one = fit_pulls(*args)
+    with _threads.max_threads(2):
+        two = fit_pulls(*args)
+    assert two.iterations == one.iterations
+    for a, b in ((one.rows, two.rows), (one.pull, two.pull), (one.weights, two.weights),
+                 (one.counts, two.counts)):
+        assert np.array_equal(a, b)
+    assert one.log_likelihood == two.log_likelihood
