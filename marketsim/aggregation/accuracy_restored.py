@@ -34,13 +34,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy.special import log_softmax
 
 from marketsim.aggregation.ambiguity_share import (
     ShareOf,
     ambiguity_share,
     with_ambiguity_share,
 )
-from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
+from marketsim.aggregation.confusion_fit import Z_GRID, ConfusionFit, world_log_likelihood
 from marketsim.data.labels import LabelSet
 
 #: The smallest probability a restored matrix keeps: no answer impossible for a worker (the
@@ -49,6 +50,11 @@ from marketsim.data.labels import LabelSet
 MIN_PROBABILITY = 1e-4
 #: What the name of a world restored here ends with.
 SUFFIX = ", per-label accuracy restored"
+#: Rounds of :func:`restored_with_difficulty`: each moves the matrices by the gap left
+#: between the tempered world's table and the file's; measured on CF (5 classes, sigma 0.25 to
+#: 1.5) the gap in accuracy falls under 0.01 by the fourth round and stays (clipping at
+#: :data:`MIN_PROBABILITY` bounds what a round can still move).
+DIFFICULTY_ROUNDS = 8
 
 
 def label_table(data: LabelSet, weights: np.ndarray) -> np.ndarray:
@@ -67,6 +73,35 @@ def world_table(fit: ConfusionFit, share: np.ndarray) -> np.ndarray:
     ``lookalike @ M``, ``M`` the workers' matrices weighted by ``share`` (their share of the
     labels)."""
     return np.asarray(fit.lookalike @ np.einsum("j,jsc->sc", share, fit.confusion))
+
+
+def tempered_table(fit: ConfusionFit, share: np.ndarray) -> np.ndarray:
+    """The world's labels against the classes, (K, K), with its task difficulty: each worker's
+    rows tempered by the ``beta`` of every quantile the likelihood integrates on
+    (:data:`~marketsim.aggregation.confusion_fit.Z_GRID`) and averaged, weighted by ``share``;
+    :func:`world_table` where the world has none."""
+    if fit.sigma <= 0.0:
+        return world_table(fit, share)
+    beta = np.exp(fit.sigma * Z_GRID)
+    log_rows = np.log(np.clip(fit.confusion, 1e-300, None))[:, :, None, :]
+    rows = np.exp(log_softmax(beta[None, None, :, None] * log_rows, axis=3)).mean(axis=2)
+    return np.asarray(fit.lookalike @ np.einsum("j,jsc->sc", share, rows))
+
+
+def restored_with_difficulty(fit: ConfusionFit, sigma: float, target: np.ndarray,
+                             share: np.ndarray) -> ConfusionFit:
+    """``fit`` with task difficulty ``sigma`` and its matrices shifted so that its labels,
+    *tempered by the difficulty*, follow ``target`` (:func:`tempered_table`): tempering moves
+    each label toward a guess, so a restored world given a difficulty loses accuracy (CF, 5
+    classes: 77.1 % of its labels right at sigma 0, 72.9 % at 0.75), and the design curve would
+    size the difficulty against that loss rather than against how the errors gather on tasks.
+    :data:`DIFFICULTY_ROUNDS` rounds of :func:`restored_matrices`, each aiming the untempered
+    table at ``target`` plus the gap the tempering leaves."""
+    world = replace(fit, sigma=sigma)
+    for _ in range(DIFFICULTY_ROUNDS):
+        aim = target + world_table(world, share) - tempered_table(world, share)
+        world = replace(world, confusion=restored_matrices(world, aim, share))
+    return world
 
 
 def restored_matrices(fit: ConfusionFit, target: np.ndarray, share: np.ndarray) -> np.ndarray:

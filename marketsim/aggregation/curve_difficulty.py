@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from marketsim.aggregation.accuracy_restored import label_table, restored_with_difficulty
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
 from marketsim.aggregation.curve_choice import curve_distance, replay_runs
 from marketsim.aggregation.design_curve import DesignCurve
@@ -68,15 +69,30 @@ def difficulty_on_curve(fit: ConfusionFit, data: LabelSet, classes: np.ndarray,
     return _estimate(grid, distances)
 
 
+#: The file's table of labels against classes and the workers' shares of the labels: what a
+#: world's per-label accuracy is restored to (:func:`~marketsim.aggregation.accuracy_restored.
+#: restored_with_difficulty`).
+Restore = tuple[np.ndarray, np.ndarray]
+
+
+def at_sigma(fit: ConfusionFit, sigma: float, restore: Restore | None = None) -> ConfusionFit:
+    """``fit`` with difficulty ``sigma``; with ``restore``, its matrices moved so that its
+    labels, tempered by the difficulty, are as often right as the file's."""
+    if restore is None or sigma <= 0.0:
+        return replace(fit, sigma=sigma)
+    return restored_with_difficulty(fit, sigma, *restore)
+
+
 def _distance(fit: ConfusionFit, sigma: float, data: LabelSet, classes: np.ndarray,
-              judged: np.ndarray | None, real: DesignCurve, seed: int) -> float:
-    """How far ``fit`` with difficulty ``sigma``, replayed on ``data``'s pairs, is from
-    ``real``: each ``sigma``'s replay draws from its own generator (seeded by ``seed``
-    alone), so the values of a grid can be computed in any order or process."""
+              judged: np.ndarray | None, real: DesignCurve, seed: int,
+              restore: Restore | None = None) -> float:
+    """How far ``fit`` with difficulty ``sigma`` (:func:`at_sigma`), replayed on ``data``'s
+    pairs, is from ``real``: each ``sigma``'s replay draws from its own generator (seeded by
+    ``seed`` alone), so the values of a grid can be computed in any order or process."""
     replicates, draws = replay_runs(data.n_tasks if judged is None else int(judged.sum()),
                                     REPLICATES, DRAWS)
-    return curve_distance(real, pairs_curve(replace(fit, sigma=sigma), data, classes, judged,
-                                            real.ks, replicates, draws, seed))
+    return curve_distance(real, pairs_curve(at_sigma(fit, sigma, restore), data, classes,
+                                            judged, real.ks, replicates, draws, seed))
 
 
 def _estimate(grid: tuple[float, ...], distances: list[float]) -> CurveDifficulty:
@@ -84,16 +100,19 @@ def _estimate(grid: tuple[float, ...], distances: list[float]) -> CurveDifficult
 
 
 def with_curve_difficulty(fit: ConfusionFit, estimate: CurveDifficulty, data: LabelSet,
-                          weights: np.ndarray) -> ConfusionFit | None:
+                          weights: np.ndarray, restore: Restore | None = None
+                          ) -> ConfusionFit | None:
     """``fit`` with the difficulty ``estimate`` chose, its log-likelihood of ``data`` (each
     task's class distributed as ``weights``; its labels following its look-alike where they
     do: :func:`~marketsim.aggregation.lookalike_follow.follow_log_likelihood`) and BIC moved
     by the change and one parameter more (listed; the curve, not the BIC, chooses it); None
-    where the estimate is no difficulty (the world would be ``fit`` again)."""
+    where the estimate is no difficulty (the world would be ``fit`` again). With ``restore``
+    the matrices are those :func:`at_sigma` restored (no parameter more: the file's table was
+    counted when ``fit`` was restored)."""
     if estimate.sigma <= 0.0:
         return None
-    world = replace(fit, sigma=estimate.sigma, with_difficulty=True, on_curve=True,
-                    name=fit.name + SUFFIX)
+    world = replace(at_sigma(fit, estimate.sigma, restore), with_difficulty=True,
+                    on_curve=True, name=fit.name + SUFFIX)
     loglik = follow_log_likelihood(world, data, weights) if world.follow < 1.0 else \
         world_log_likelihood(world, data.tasks, data.workers, data.labels, weights)
     bic = fit.bic - 2.0 * (loglik - fit.log_likelihood) + np.log(max(data.n_labels, 1))
@@ -103,22 +122,31 @@ def with_curve_difficulty(fit: ConfusionFit, estimate: CurveDifficulty, data: La
 def curve_worlds(bases: tuple[ConfusionFit, ...], data: LabelSet, classes: np.ndarray,
                  known: np.ndarray, real: DesignCurve, weights: np.ndarray, seed: int = 0,
                  advance: Callable[[], object] | None = None,
-                 mapper: Mapper | None = None) -> tuple[ConfusionFit, ...]:
+                 mapper: Mapper | None = None, keep_accuracy: bool = False
+                 ) -> tuple[ConfusionFit, ...]:
     """Each of ``bases`` with its difficulty estimated on ``real`` (:func:`difficulty_on_curve`,
     judged on the ``known`` tasks where ``real`` is against the truth), those where it is not
     zero (``calibrate``'s candidates). Each (base, ``sigma``) replay is one call of ``mapper``
     (:mod:`~marketsim.aggregation.mapping`): three bases of six values keep two processes
     busy to the end, where a call per base left one idle for the third base's whole grid;
-    ``advance`` is called once per base world, when its grid is in."""
+    ``advance`` is called once per base world, when its grid is in. With ``keep_accuracy``
+    (``bases`` with the per-label accuracy restored) each ``sigma``'s world is restored again
+    with its difficulty (:func:`at_sigma`): tempering moves labels toward a guess, and the
+    curve would otherwise size the difficulty against the accuracy it costs rather than
+    against how it gathers the errors on some tasks."""
     judged = known if real.against == "truth" else None
+    restore = (label_table(data, weights),
+               np.bincount(data.workers, minlength=data.n_workers) / max(data.n_labels, 1)
+               ) if keep_accuracy else None
     distances: list[float] = []
     for distance in (mapper or serial)(_distance, [
-            (fit, sigma, data, classes, judged, real, seed)
+            (fit, sigma, data, classes, judged, real, seed, restore)
             for fit in bases for sigma in SIGMA_GRID]):
         distances.append(distance)
         if advance is not None and len(distances) % len(SIGMA_GRID) == 0:
             advance()
     worlds = [with_curve_difficulty(fit, _estimate(SIGMA_GRID, distances[
-        i * len(SIGMA_GRID):(i + 1) * len(SIGMA_GRID)]), data, weights)
+        i * len(SIGMA_GRID):(i + 1) * len(SIGMA_GRID)]), data, weights, restore)
         for i, fit in enumerate(bases)]
     return tuple(w for w in worlds if w is not None)
+

@@ -31,7 +31,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from marketsim.aggregation.accuracy_restored import SUFFIX as RESTORED
 from marketsim.aggregation.accuracy_restored import restorable_per_worker
+from marketsim.aggregation.ambiguity_share import SUFFIX as SHARED
 from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
 from marketsim.aggregation.confusion_fit import ConfusionFit, crowd_worlds
 from marketsim.aggregation.curve_difficulty import curve_worlds
@@ -78,5 +80,20 @@ def shared_errors(cal: Calibration, bases: tuple[ConfusionFit, ...],
     partly = and_partly_shared(ambiguous, data, weights, (restorable, *wrong))
     following = tuple(f for f in partly if f.follow < 1.0)
     spread = curve_worlds(following, data, ref, known, real, weights, seed, None, mapper)
+    gathered = curve_worlds(restored_share(partly), data, ref, known, real, weights, seed, None,
+                            mapper, keep_accuracy=True)
     advance()
-    return partly + spread
+    return partly + spread + gathered
+
+
+def restored_share(fits: tuple[ConfusionFit, ...]) -> tuple[ConfusionFit, ...]:
+    """Of the crowd-shrunk ``fits`` with their ambiguous share and per-label accuracy fitted
+    together (:func:`~marketsim.aggregation.accuracy_restored.restored_share_worlds`, named so),
+    every label following its look-alike and without difficulty, the one of lowest BIC (none
+    if there is none): the base whose task difficulty is sized on the curve with its accuracy
+    kept (module docstring). One base: its grid is six replays (Web: 4.6 CPU s), and the
+    worlds differ only in how spread their workers are, which the likelihood judges."""
+    restored = [f for f in fits if f.crowd is not None and f.sigma == 0.0 and f.follow == 1.0
+                and f.pull is None
+                and f.name.endswith(SHARED + RESTORED)]
+    return tuple(sorted(restored, key=lambda f: f.bic)[:1])
