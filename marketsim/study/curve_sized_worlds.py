@@ -99,7 +99,7 @@ def restored_share(fits: tuple[ConfusionFit, ...]) -> tuple[ConfusionFit, ...]:
     together (:func:`~marketsim.aggregation.accuracy_restored.restored_share_worlds`, named so),
     every label following its look-alike and without difficulty, the one of lowest BIC (none
     if there is none): the base whose task difficulty is sized on the curve with its accuracy
-    kept (module docstring). One base: its grid is six replays (Web: 4.6 CPU s), and the
+    kept (module docstring). One base: its grid is five replays (Web: 0.8 CPU s each), and the
     worlds differ only in how spread their workers are, which the likelihood judges."""
     restored = [f for f in fits if f.crowd is not None and f.sigma == 0.0 and f.follow == 1.0
                 and f.pull is None
