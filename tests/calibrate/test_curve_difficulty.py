@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy.special import softmax
 
 from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.curve_difficulty import (
@@ -20,6 +19,7 @@ from marketsim.aggregation.curve_difficulty import (
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.world_replay import pairs_runs, world_labels
 from marketsim.data.labels import LabelSet
+from tests.calibrate._difficulty_crowds import difficulty_crowd
 
 #: Three classes; the crowd's matrix, around which every worker is drawn.
 CROWD = np.array([[0.70, 0.20, 0.10],
@@ -30,19 +30,9 @@ CROWD = np.array([[0.70, 0.20, 0.10],
 def crowd_file(sigma: float, seed: int = 0, n_tasks: int = 400, per_task: int = 6,
                n_workers: int = 30) -> tuple[LabelSet, np.ndarray, np.ndarray]:
     """Labels of workers drawn around CROWD on tasks whose inverse difficulty has
-    ``log beta ~ N(0, sigma^2)`` (each label ``~ softmax(beta log pi_j[c])``), drawn here
-    without the replay's code; the labels, the truth and the workers' matrices."""
-    rng = np.random.default_rng(seed)
-    matrices = np.stack([rng.dirichlet(40.0 * row, size=n_workers) for row in CROWD], axis=1)
-    truth = rng.integers(0, 3, n_tasks)
-    beta = np.exp(sigma * rng.standard_normal(n_tasks))
-    tasks = np.repeat(np.arange(n_tasks), per_task)
-    workers = np.concatenate([rng.choice(n_workers, per_task, replace=False)
-                              for _ in range(n_tasks)])
-    rows = softmax(beta[tasks, None] * np.log(matrices[workers, truth[tasks]]), axis=1)
-    labels = (np.cumsum(rows, axis=1) < rng.random((tasks.size, 1))).sum(axis=1)
-    data = LabelSet(tasks, workers, np.minimum(labels, 2), n_tasks, n_workers, 3)
-    return data, truth, matrices
+    ``log beta ~ N(0, sigma^2)`` (each label ``~ softmax(beta log pi_j[c])``); the labels,
+    the truth and the workers' matrices."""
+    return difficulty_crowd(CROWD, 40.0, n_workers, sigma, seed, n_tasks, per_task)
 
 
 def world(matrices: np.ndarray, sigma: float = 0.0) -> ConfusionFit:

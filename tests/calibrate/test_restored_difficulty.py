@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy.special import softmax
 
 from marketsim.aggregation.accuracy_restored import (
     label_table,
@@ -25,6 +24,7 @@ from marketsim.aggregation.curve_difficulty import SUFFIX, curve_worlds
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.world_replay import pairs_curve
 from marketsim.data.labels import LabelSet
+from tests.calibrate._difficulty_crowds import difficulty_crowd
 
 #: Five classes; the crowd's rows right 80 % of the time, the rest spread evenly.
 K = 5
@@ -38,20 +38,9 @@ N_WORKERS = 30
 def gathered_crowd(seed: int, sigma: float = 1.0, n_tasks: int = 1500, per_task: int = 5
                    ) -> tuple[LabelSet, np.ndarray, np.ndarray]:
     """Labels of workers drawn around :data:`CROWD` on tasks whose inverse difficulty has
-    ``log beta ~ N(0, sigma^2)`` (the errors gather on the hard tasks), drawn here without the
-    replay's code; the labels, the truth and the workers' matrices."""
-    rng = np.random.default_rng(seed)
-    matrices = np.stack([rng.dirichlet(CONCENTRATION * row, size=N_WORKERS) for row in CROWD],
-                        axis=1)
-    truth = rng.integers(0, K, n_tasks)
-    beta = np.exp(sigma * rng.standard_normal(n_tasks))
-    tasks = np.repeat(np.arange(n_tasks), per_task)
-    workers = np.concatenate([rng.choice(N_WORKERS, per_task, replace=False)
-                              for _ in range(n_tasks)])
-    rows = softmax(beta[tasks, None] * np.log(matrices[workers, truth[tasks]]), axis=1)
-    labels = (np.cumsum(rows, axis=1) < rng.random((tasks.size, 1))).sum(axis=1)
-    return LabelSet(tasks, workers, np.minimum(labels, K - 1), n_tasks, N_WORKERS, K), truth, \
-        matrices
+    ``log beta ~ N(0, sigma^2)`` (the errors gather on the hard tasks); the labels, the truth
+    and the workers' matrices."""
+    return difficulty_crowd(CROWD, CONCENTRATION, N_WORKERS, sigma, seed, n_tasks, per_task)
 
 
 def restored_base(data: LabelSet, weights: np.ndarray, matrices: np.ndarray
