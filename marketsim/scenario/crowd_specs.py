@@ -139,6 +139,25 @@ class ArrivalsSpec(Table):
         "probability weight_j / sum, and so is each label of a `one-per-task` initial graph "
         "(who works a lot; `marketsim calibrate` writes each worker's share of the labels)",
         shown="uniform")
+    order: Literal["independent", "deck"] = F(
+        "independent", "who each arrival is: `independent` = drawn afresh by the weights; "
+        "`deck` = the next card of a shuffled deck holding worker j `weights[j]` times "
+        "(reshuffled when used up), so `weights` must be whole numbers (each worker's label "
+        "count in a file): at that many labels each worker gives exactly their count, at "
+        "fewer a hypergeometric thinning of it, as a draw of the file's own labels does; a "
+        "`one-per-task` initial graph takes the deck's first cards")
+
+    @model_validator(mode="after")
+    def _deck(self) -> Self:
+        if self.order != "deck":
+            return self
+        if self.weights is None:
+            raise KeyProblem("order", "= \"deck\" needs workers.arrivals.weights (each "
+                             "worker's label count, whole numbers >= 1)")
+        if any(w != int(w) for w in self.weights):
+            raise KeyProblem("order", "= \"deck\" needs whole-number workers.arrivals.weights "
+                             "(each worker's label count), got a fraction")
+        return self
 
 
 class ServiceSpec(Table):

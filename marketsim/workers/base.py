@@ -94,6 +94,8 @@ class ArrivalsView(Protocol):
 
     @property
     def weights(self) -> tuple[float, ...] | None: ...  # noqa: D102
+    @property
+    def order(self) -> str: ...  # noqa: D102
 
 
 class WorkersView(Protocol):

@@ -110,6 +110,26 @@ def test_bad_weights_are_one_line_errors(weights: Any, message: str) -> None:
     assert message in str(info.value) and "\n" not in str(info.value), str(info.value)
 
 
+@pytest.mark.parametrize(("arrivals", "message"), [
+    ({"order": "deck"}, 'workers.arrivals.order = "deck" needs workers.arrivals.weights'),
+    ({"order": "deck", "weights": [1.0, 2.5, 3.0]},
+     'workers.arrivals.order = "deck" needs whole-number workers.arrivals.weights'),
+    ({"order": "shuffled", "weights": [1, 2, 3]}, "workers.arrivals.order"),
+])
+def test_bad_deck_is_a_one_line_error(arrivals: dict[str, Any], message: str) -> None:
+    doc = scenario()
+    doc["workers"]["arrivals"] = arrivals
+    with pytest.raises(InputError) as info:
+        parse_scenario(doc, "x")
+    assert message in str(info.value) and "\n" not in str(info.value), str(info.value)
+
+
+def test_a_deck_of_whole_counts_is_valid() -> None:
+    doc = scenario()
+    doc["workers"]["arrivals"] = {"order": "deck", "weights": [1, 2.0, 7]}
+    assert parse_scenario(doc, "x").workers.arrivals.order == "deck"
+
+
 def test_cli_exit_2_one_line_for_a_bad_matrix(tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.toml"
