@@ -100,6 +100,7 @@ class BlockMarket(Market):
             need = target - self.bought
             gaps, who = arrivals.draw_block(rng, min(max(need, 64), CHUNK))
             tasks, used, stuck = self.blocks.assign(who, need)
+            arrivals.unused(who.size - used)  # a deck's cards not reached go back on top
             if used:
                 clock += float(gaps[:used].sum())
             got = tasks >= 0
@@ -127,7 +128,8 @@ class BlockMarket(Market):
         self.blocks.mark(tasks, workers)
         self._record(tasks, workers, w.initial_labels[keep])
         self.refresh()
-        arrivals = Arrivals(self.setup.workers.arrivals, self.setup.workers.count)
+        arrivals = Arrivals(self.setup.workers.arrivals, self.setup.workers.count,
+                            w.initial_workers)
         clock = 0.0
         while self.bought < self.budget:
             clock = self._hand_out(min(self.bought + self.batch, self.budget), arrivals, clock)

@@ -331,7 +331,8 @@ class Market:
         """Poisson arrivals of uniformly chosen workers (or chosen by ``arrivals.weights``);
         stops when the budget is handed out (an abandoned label restarts it)."""
         rng = self.streams.arrivals
-        draw = Arrivals(self.setup.workers.arrivals, self.setup.workers.count).draw
+        draw = Arrivals(self.setup.workers.arrivals, self.setup.workers.count,
+                        self.world.initial_workers).draw
         env, visits, ledger, workforce = self.env, self.visits, self.ledger, self.workforce
         timed, busy, self._arriving = visits.mean > 0, visits.busy, True
         while ledger.assigned < ledger.target:  # once per label: no property on the way

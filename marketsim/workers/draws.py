@@ -29,6 +29,20 @@ def weighted_workers(weights: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.minimum(picked, weights.size - 1).astype(np.int64)
 
 
+def deck_counts(weights: tuple[float, ...] | np.ndarray) -> np.ndarray:
+    """Each worker's cards in an arrivals deck (``order = "deck"``): the whole-number weights
+    (validated so by the scenario) as integers."""
+    return np.rint(np.asarray(weights, dtype=np.float64)).astype(np.int64)
+
+
+def deck_workers(counts: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """The first ``size`` cards of a shuffled deck holding worker j ``counts[j]`` times (a
+    fresh shuffle appended as often as one deck runs short)."""
+    deck = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    rounds = -(-size // deck.size)
+    return np.concatenate([rng.permutation(deck) for _ in range(rounds)])[:size]
+
+
 def accuracy(confusion: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """Probability that each worker is right on a task drawn from the prior."""
     return np.einsum("jcc,c->j", confusion, prior)
@@ -40,9 +54,11 @@ def initial_pairs(
     """(task, worker) pairs of an initial graph, sorted by task.
 
     ``one-per-task``: each task one label, workers round-robin over a random task order (seed
-    000's 2,000 initial edges). ``bernoulli``: each pair present with ``initial_probability``
-    (Zhang et al.'s design); if that draws more pairs than the budget, a uniformly random subset
-    of ``budget.edges`` pairs is kept, so the budget is never overspent.
+    000's 2,000 initial edges), or drawn by the arrival weights, or the first cards of a
+    shuffled deck (``order = "deck"``: :func:`deck_workers`). ``bernoulli``: each pair present
+    with ``initial_probability`` (Zhang et al.'s design); if that draws more pairs than the
+    budget, a uniformly random subset of ``budget.edges`` pairs is kept, so the budget is never
+    overspent.
     """
     n, m = crowd.tasks.count, crowd.workers.count
     weights = crowd.workers.arrivals.weights
@@ -50,6 +66,8 @@ def initial_pairs(
         tasks = rng.permutation(n).astype(np.int64)
         if weights is None:
             workers = (np.arange(n) % m).astype(np.int64)
+        elif crowd.workers.arrivals.order == "deck":  # the deck's first cards, in task order
+            workers = deck_workers(deck_counts(weights), n, rng)
         else:  # each label's worker drawn by weight, like the market's arrivals
             workers = weighted_workers(np.asarray(weights), rng.random(n))
     elif kind == "bernoulli":
