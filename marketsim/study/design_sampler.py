@@ -33,8 +33,10 @@ from marketsim.market.worker_models import draw_world
 from marketsim.policies.fixed_overlap import FixedOverlapPolicy, deal
 from marketsim.policies.simple import UniformPolicy
 from marketsim.scenario.specs import Scenario
+from marketsim.study.deck_sampler import deck_others
 from marketsim.study.seeds import generator, initial_graph_rng, world_rng
 from marketsim.workers.base import World
+from marketsim.workers.draws import deck_counts
 
 #: The spawn-key purpose of the sampler's streams (one per replicate and k), far above the
 #: market's purposes (:mod:`marketsim.study.seeds`), so it never meets a market's stream.
@@ -241,7 +243,9 @@ def labels_with_counts(scenario: Scenario, world: World, replicate: int,
                        per_task: np.ndarray, key: int) -> LabelSet:
     """The twin's labels with ``per_task[i]`` labels of task ``i`` in ``world``: the initial
     graph's, then the others of each task (:func:`other_workers`, one draw per distinct count,
-    at most one worker per pair) answering in one batch, from the stream ``key``."""
+    at most one worker per pair; with arrivals from a deck, each worker's total drawn from the
+    deck and dealt to the tasks: :func:`~marketsim.study.deck_sampler.deck_others`) answering
+    in one batch, from the stream ``key``."""
     n, m = scenario.tasks.count, scenario.workers.count
     weights = scenario.workers.arrivals.weights
     w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -253,6 +257,13 @@ def labels_with_counts(scenario: Scenario, world: World, replicate: int,
     more = np.minimum(np.asarray(per_task, dtype=np.int64) - 1, int((w > 0).sum()) - 1)
     rng = generator(scenario.seed, replicate, DESIGN_STREAM, key)
     task_parts, worker_parts = [], []
+    if scenario.workers.arrivals.order == "deck" and weights is not None:
+        first[np.setdiff1d(np.arange(n), first_tasks)] = -1
+        dealt_tasks, dealt_workers = deck_others(np.maximum(more, 0), first,
+                                                 deck_counts(weights),
+                                                 np.bincount(first_workers, minlength=m), rng)
+        task_parts, worker_parts = [dealt_tasks], [dealt_workers]
+        more = more[:0]  # dealt from the deck: no Pareto draws
     for count in np.unique(more[more > 0]).tolist():  # a few distinct counts, not the tasks
         rows = np.flatnonzero(more == count)
         task_parts.append(np.repeat(rows, count))

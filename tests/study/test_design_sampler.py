@@ -245,3 +245,43 @@ def test_a_design_never_gives_a_task_more_labels_than_the_file_has_on_it() -> No
     expected = np.minimum(collected, 5)
     assert np.array_equal(sampled, expected) and np.array_equal(market, expected)
     assert (np.bincount(labels_at_k(scenario, world, 3, 2).tasks, minlength=100) == 2).all()
+
+
+
+def deck_crowd(n_tasks: int = 150) -> Scenario:
+    """:func:`skewed_crowd` as a sparse file's twin with arrivals from a deck: 30 busy workers
+    (counts falling geometrically) and 60 workers of one label each, 6 labels per task."""
+    busy = 0.85 ** np.arange(30)
+    counts = np.concatenate([np.floor(busy / busy.sum() * (6 * n_tasks - 60)), np.ones(60)])
+    counts[0] += 6 * n_tasks - counts.sum()
+    return skewed_crowd(n_tasks=n_tasks, n_workers=90,
+                        arrivals={"order": "deck", "weights": counts.astype(int).tolist()})
+
+
+def deck_of(scenario: Scenario) -> np.ndarray:
+    return np.asarray(scenario.workers.arrivals.weights).astype(np.int64)
+
+
+def test_a_deck_at_the_files_budget_gives_every_worker_their_count() -> None:
+    scenario = deck_crowd()
+    world = design_world(scenario, 1)
+    labels = collected_labels(scenario, world, 1)
+    assert labels is not None
+    assert np.array_equal(np.bincount(labels.workers, minlength=90), deck_of(scenario))
+    assert (np.bincount(labels.tasks, minlength=150) == 6).all()
+    assert np.unique(labels.tasks * 90 + labels.workers).size == labels.tasks.size
+
+
+def test_a_deck_at_half_the_budget_thins_each_count_hypergeometrically() -> None:
+    """Mean squared gap from each worker's share over the hypergeometric variance: about 1
+    (independent arrivals' binomial counts: about 2)."""
+    scenario, counts = deck_crowd(), deck_of(deck_crowd())
+    total, f = int(counts.sum()), 0.5
+    var = counts * f * (1 - counts / total) * (total * (1 - f)) / (total - 1)
+    stats = [((np.bincount(labels_at_k(scenario, design_world(scenario, r), r, 3).workers,
+                           minlength=90) - counts * f) ** 2 / var).mean() for r in range(6)]
+    assert 0.7 < np.mean(stats) < 1.35, stats
+
+
+def test_a_decks_sampler_and_market_agree_on_majority_vote_and_dawid_skene() -> None:
+    assert_within_noise(paired_gaps(deck_crowd(), (3, 5), 6))
