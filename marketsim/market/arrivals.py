@@ -18,6 +18,10 @@ class Deck:
     up. So at ``sum(counts)`` labels (initial graph included) each worker has arrived exactly
     ``counts[j]`` times, and at fewer a hypergeometric thinning of it.
 
+    A card is spent even where its arrival is lost (a busy or blocked worker, one declined by
+    the policy), so the counts are exact only where every arrival is served (a plain crowd
+    whose answers come at once, as ``calibrate``'s twins).
+
     The cards are a buffer read from ``position``: a block of arrivals is dealt, and the cards
     it did not use are put back on top (:meth:`put_back`), so no card is lost to a block that
     stopped early."""

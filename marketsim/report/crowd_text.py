@@ -72,8 +72,12 @@ def arrivals_text(workers: WorkersSpec) -> str:
         low, high = min(weights) / sum(weights), max(weights) / sum(weights)
         spread = (f"equal shares of {pct(low)}" if high - low < 1e-6 else
                   f"shares from {pct(low)} to {pct(high)}")
-        out += (f" (an arrival is worker j with probability proportional to their weight, given "
-                f"per worker: {spread})")
+        if workers.arrivals.order == "deck":
+            out += (f" (arrivals are the cards of a shuffled deck holding each worker their "
+                    f"weight's number of times, reshuffled when used up: {spread})")
+        else:
+            out += (f" (an arrival is worker j with probability proportional to their weight, "
+                    f"given per worker: {spread})")
     return out
 
 
