@@ -128,6 +128,12 @@ class AbilitySpec(Table):
     low: float = F(0.1, "lower end of the abilities", ge=0, lt=1)
 
 
+#: The most cards an arrivals deck (``order = "deck"``) may hold: the deck is an array of
+#: one worker id per card (8 bytes each: 256 MiB at most), and a calibrated file's deck holds
+#: one card per label of the file.
+MAX_DECK_CARDS = 1 << 25
+
+
 class ArrivalsSpec(Table):
     """``[workers.arrivals]``"""
 
@@ -157,6 +163,10 @@ class ArrivalsSpec(Table):
         if any(w != int(w) for w in self.weights):
             raise KeyProblem("order", "= \"deck\" needs whole-number workers.arrivals.weights "
                              "(each worker's label count), got a fraction")
+        if sum(self.weights) > MAX_DECK_CARDS:
+            raise KeyProblem("order", f"= \"deck\" holds sum(workers.arrivals.weights) = "
+                             f"{sum(self.weights):,.0f} cards; at most {MAX_DECK_CARDS:,} "
+                             "(each worker's label count: scale the weights down)")
         return self
 
 

@@ -115,6 +115,7 @@ def test_bad_weights_are_one_line_errors(weights: Any, message: str) -> None:
     ({"order": "deck", "weights": [1.0, 2.5, 3.0]},
      'workers.arrivals.order = "deck" needs whole-number workers.arrivals.weights'),
     ({"order": "shuffled", "weights": [1, 2, 3]}, "workers.arrivals.order"),
+    ({"order": "deck", "weights": [1, 2, 1e12]}, "cards; at most 33,554,432"),
 ])
 def test_bad_deck_is_a_one_line_error(arrivals: dict[str, Any], message: str) -> None:
     doc = scenario()
