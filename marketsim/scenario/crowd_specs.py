@@ -35,6 +35,7 @@ from marketsim.tables import (
     tagged_union,
 )
 from marketsim.workers.base import WorkerModel
+from marketsim.workers.draws import MAX_DECK_CARDS
 from marketsim.workers.dynamics import DynamicsSpec
 from marketsim.workers.registry import DEFAULT_MODEL, WORKER_MODELS
 
@@ -126,12 +127,6 @@ class AbilitySpec(Table):
     alpha: float = F(6.0, "Beta parameter", gt=0, le=MAX_PRIOR)
     beta: float = F(2.0, "Beta parameter", gt=0, le=MAX_PRIOR)
     low: float = F(0.1, "lower end of the abilities", ge=0, lt=1)
-
-
-#: The most cards an arrivals deck (``order = "deck"``) may hold: the deck is an array of
-#: one worker id per card (8 bytes each: 256 MiB at most), and a calibrated file's deck holds
-#: one card per label of the file.
-MAX_DECK_CARDS = 1 << 25
 
 
 class ArrivalsSpec(Table):

@@ -29,6 +29,12 @@ def weighted_workers(weights: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.minimum(picked, weights.size - 1).astype(np.int64)
 
 
+#: The most cards an arrivals deck (``order = "deck"``) may hold: the deck is an array of
+#: one worker id per card (8 bytes each: 256 MiB at most), and a calibrated file's deck holds
+#: one card per label of the file.
+MAX_DECK_CARDS = 1 << 25
+
+
 def deck_counts(weights: tuple[float, ...] | np.ndarray) -> np.ndarray:
     """Each worker's cards in an arrivals deck (``order = "deck"``): the whole-number weights
     (validated so by the scenario) as integers."""
