@@ -29,6 +29,10 @@ REPAIR_ROUNDS = 64
 #: at most ``BUSY`` times the mean labels per task busy workers, so their loop stays short
 #: whatever the crowd's size.
 BUSY = 8
+#: (task, worker) pairs up to which :class:`HeldPairs` counts the pairs held (an int64 per
+#: pair, 64 MiB at most) rather than sorting the slots: the 1,000,000-label file has 5.6
+#: million (51,000 tasks, 110 workers).
+DENSE_PAIRS = 1 << 23
 #: Random partner slots tried per clash and round (the first that fits is swapped): a clash
 #: of a worker on most tasks finds a task without them in one try out of a few dozen.
 TRIES = 16
@@ -63,14 +67,55 @@ def capped(totals: np.ndarray, room: np.ndarray, rng: np.random.Generator) -> np
     return out
 
 
-def clashes(tasks: np.ndarray, workers: np.ndarray, first: np.ndarray, m: int) -> np.ndarray:
-    """Slots whose worker is the task's initial worker or already on the task at an earlier
-    slot."""
-    key = tasks * m + workers
-    order = np.argsort(key, kind="stable")
-    dup = np.zeros(key.size, dtype=bool)
-    dup[order[1:]] = key[order][1:] == key[order][:-1]
-    return dup | (workers == first[tasks])
+class HeldPairs:
+    """The (task, worker) pairs the slots hold, keyed ``task * m + worker``: as counts per
+    pair where the pairs are at most :data:`DENSE_PAIRS` (``n_tasks`` given), else as the
+    sorted keys. The counts are kept as the repairs move workers; sorting every slot cost a
+    repair round of the 1,000,000-label file (973,250 slots) 0.15 s, most of its sampler's
+    time."""
+
+    def __init__(self, tasks: np.ndarray, workers: np.ndarray, m: int,
+                 n_tasks: int | None) -> None:
+        self.m = m
+        self.keys = tasks * m + workers
+        dense = n_tasks is not None and n_tasks * m <= DENSE_PAIRS
+        self.counts = (np.bincount(self.keys, minlength=(n_tasks or 0) * m) if dense
+                       else None)
+        self.sorted = None if dense else np.sort(self.keys)
+
+    def move(self, slots: np.ndarray, tasks: np.ndarray, workers: np.ndarray) -> None:
+        """Take in new workers at ``slots`` (distinct pairs before and after, as one round's
+        swaps on distinct tasks make them, so the counts move by one each)."""
+        old, new = self.keys[slots], tasks[slots] * self.m + workers[slots]
+        self.keys[slots] = new
+        if self.counts is not None:
+            self.counts[old] -= 1
+            self.counts[new] += 1
+        else:
+            self.sorted = np.sort(self.keys)
+
+    def holds(self, keys: np.ndarray) -> np.ndarray:
+        """Which pair ``keys`` some slot holds."""
+        if self.counts is not None:
+            return np.asarray(self.counts[keys] > 0)
+        assert self.sorted is not None
+        if self.sorted.size == 0:
+            return np.zeros(keys.shape, dtype=bool)
+        at = np.minimum(np.searchsorted(self.sorted, keys), self.sorted.size - 1)
+        return np.asarray(self.sorted[at] == keys)
+
+    def clashes(self, tasks: np.ndarray, workers: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """The slots whose worker is the task's initial worker or already on the task at an
+        earlier slot (only the slots of a pair held twice are sorted, where counts are kept)."""
+        key = self.keys
+        shared = (np.flatnonzero(self.counts[key] > 1) if self.counts is not None
+                  else np.arange(key.size))
+        dup = np.zeros(key.size, dtype=bool)
+        if shared.size > 1:
+            sub = key[shared]
+            order = np.argsort(sub, kind="stable")
+            dup[shared[order[1:]]] = sub[order][1:] == sub[order][:-1]
+        return dup | (workers == first[tasks])
 
 
 def deal_slots(more: np.ndarray, totals: np.ndarray, first: np.ndarray,
@@ -79,16 +124,21 @@ def deal_slots(more: np.ndarray, totals: np.ndarray, first: np.ndarray,
     repairs or the workers' totals fall short of the slots), worker j ``totals[j]`` of them,
     no pair twice and no task's initial worker (``first[i]``, -1 for none), in task order.
 
-    The busy workers first (:func:`deal_busy`), then the others' cards shuffled onto the
-    slots left (:func:`deal_light`)."""
+    The busy workers first (:func:`deal_busy`), then every card still in hand (the others',
+    and a busy worker's that found no open task of their own: the last of a crowd of busy
+    workers can find the slots left bunched on fewer tasks than their cards) shuffled onto
+    the slots left, and every clash repaired by swaps with any slot (:func:`repaired`)."""
     left = more.copy()
     busy = np.flatnonzero(totals > max(int((more > 0).sum()), 1) / BUSY)
     busy_tasks, busy_workers = deal_busy(left, totals, busy, first, rng)
-    light = totals.copy()
-    light[busy] = 0
-    tasks, workers = deal_light(left, light, first, rng)
-    tasks, workers = np.concatenate([busy_tasks, tasks]), np.concatenate([busy_workers, workers])
-    order = np.lexsort((workers, tasks))
+    rest = totals - np.bincount(busy_workers, minlength=totals.size)
+    tasks = np.repeat(np.arange(left.size, dtype=np.int64), left)
+    workers = rng.permutation(np.repeat(np.arange(totals.size, dtype=np.int64), rest))
+    if workers.size < tasks.size:  # fewer cards than slots: random slots stay empty
+        tasks = np.sort(rng.permutation(tasks)[:workers.size])
+    tasks, workers = repaired(np.concatenate([busy_tasks, tasks]),
+                              np.concatenate([busy_workers, workers]), first, left.size, rng)
+    order = np.argsort(tasks * totals.size + workers)  # (task, worker): distinct pairs
     return tasks[order], workers[order]
 
 
@@ -96,8 +146,9 @@ def deal_busy(left: np.ndarray, totals: np.ndarray, busy: np.ndarray, first: np.
               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The busy workers' labels, most labels first, each on distinct tasks (never their own
     initial task) drawn with chance by the task's slots ``left`` (Gumbel keys on log slots),
-    which it updates. A loop over the busy workers only: fewer than ``BUSY`` times the labels
-    per task, whatever the crowd's size."""
+    which it updates; a worker with more labels than open tasks places what fits. A loop over
+    the busy workers only: fewer than ``BUSY`` times the labels per task, whatever the
+    crowd's size."""
     tasks_out, workers_out = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     for j in busy[np.argsort(-totals[busy], kind="stable")].tolist():
         open_ = np.flatnonzero((left > 0) & (first != j))
@@ -112,43 +163,38 @@ def deal_busy(left: np.ndarray, totals: np.ndarray, busy: np.ndarray, first: np.
     return np.concatenate(tasks_out), np.concatenate(workers_out)
 
 
-def deal_light(left: np.ndarray, totals: np.ndarray, first: np.ndarray,
-               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The other workers' ``totals`` dealt onto the slots ``left``: cards shuffled onto the
-    slots, then clashes repaired by swaps (a clash tries ``TRIES`` random partner slots and
-    swaps with the first that fits; the swaps of one round touch distinct tasks)."""
-    m = totals.size
-    tasks = np.repeat(np.arange(left.size, dtype=np.int64), left)
-    workers = rng.permutation(np.repeat(np.arange(m, dtype=np.int64), totals))
-    if workers.size < tasks.size:  # busy workers left slots unfilled: random slots stay empty
-        tasks = np.sort(rng.permutation(tasks)[:workers.size])
+def repaired(tasks: np.ndarray, workers: np.ndarray, first: np.ndarray, n_tasks: int,
+             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The slots ``(tasks, workers)`` with their clashes (a pair twice, a task's initial
+    worker) repaired by swaps: a clash tries ``TRIES`` random partner slots and swaps with
+    the first that fits; the swaps of one round touch distinct tasks (one clash per task
+    tries a round). A clash left after
+    :data:`REPAIR_ROUNDS` rounds is dropped."""
+    m = int(workers.max()) + 1 if workers.size else 1
+    m = max(m, int(first.max()) + 1 if first.size else 1)
+    workers = workers.copy()
+    held = HeldPairs(tasks, workers, m, n_tasks)
     for _ in range(REPAIR_ROUNDS):
-        bad = np.flatnonzero(clashes(tasks, workers, first, m))
+        bad = np.flatnonzero(held.clashes(tasks, workers, first))
         if bad.size == 0:
             break
+        # one clash per task a round: two on one task would each block the other's swap
+        bad = bad[np.unique(tasks[bad], return_index=True)[1]]
         tries = rng.integers(tasks.size, size=(bad.size, TRIES))
         ta, wa = tasks[bad][:, None], workers[bad][:, None]
         tb, wb = tasks[tries], workers[tries]
-        held = np.sort(tasks * m + workers)
         fits = ((ta != tb) & (wa != wb) & (wa != first[tb]) & (wb != first[ta])
-                & ~member(held, tb * m + wa) & ~member(held, ta * m + wb))
+                & ~held.holds(tb * m + wa) & ~held.holds(ta * m + wb))
         pick = fits.argmax(axis=1)  # the first swap that fits (none: ok is False)
         rows = np.arange(bad.size)
         partner, ok = tries[rows, pick], fits[rows, pick]
         ta, tb, wa, wb = ta[:, 0], tb[rows, pick], wa[:, 0], wb[rows, pick]
-        touched = np.bincount(np.concatenate([ta[ok], tb[ok]]), minlength=left.size)
+        touched = np.bincount(np.concatenate([ta[ok], tb[ok]]), minlength=n_tasks)
         ok &= (touched[ta] == 1) & (touched[tb] == 1)
         workers[bad[ok]], workers[partner[ok]] = wb[ok], wa[ok]
-    keep = ~clashes(tasks, workers, first, m)
+        held.move(np.concatenate([bad[ok], partner[ok]]), tasks, workers)
+    keep = ~held.clashes(tasks, workers, first)
     return tasks[keep], workers[keep]
-
-
-def member(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Which ``keys`` are in ``sorted_keys``."""
-    if sorted_keys.size == 0:
-        return np.zeros(keys.shape, dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
-    return np.asarray(sorted_keys[at] == keys)
 
 
 def deck_others(more: np.ndarray, first: np.ndarray, counts: np.ndarray, dealt: np.ndarray,
