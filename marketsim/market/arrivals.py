@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.scenario.crowd_specs import ArrivalsSpec
-from marketsim.workers.draws import deck_counts
+from marketsim.workers.draws import deck_cards, deck_counts
 
 
 class Deck:
@@ -30,8 +30,7 @@ class Deck:
         self.counts = counts
         dealt = np.bincount(initial_workers, minlength=counts.size)[:counts.size]
         #: The first deck's cards (unshuffled until the first draw): what the initial graph left.
-        self.cards = np.repeat(np.arange(counts.size, dtype=np.int64),
-                               np.maximum(counts - dealt, 0))
+        self.cards = deck_cards(np.maximum(counts - dealt, 0))
         self.position = 0
         self.shuffled = False
 
@@ -41,8 +40,7 @@ class Deck:
         if not self.shuffled:
             self.cards, self.shuffled = rng.permutation(self.cards), True
         while self.cards.size - self.position < size:
-            fresh = rng.permutation(np.repeat(np.arange(self.counts.size, dtype=np.int64),
-                                              self.counts))
+            fresh = rng.permutation(deck_cards(self.counts))
             self.cards, self.position = np.concatenate([self.cards[self.position:], fresh]), 0
         out = self.cards[self.position:self.position + size]
         self.position += size

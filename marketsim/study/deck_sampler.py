@@ -137,7 +137,8 @@ def deal_slots(more: np.ndarray, totals: np.ndarray, first: np.ndarray,
     if workers.size < tasks.size:  # fewer cards than slots: random slots stay empty
         tasks = np.sort(rng.permutation(tasks)[:workers.size])
     tasks, workers = repaired(np.concatenate([busy_tasks, tasks]),
-                              np.concatenate([busy_workers, workers]), first, left.size, rng)
+                              np.concatenate([busy_workers, workers]), first, left.size,
+                              totals.size, rng)
     order = np.argsort(tasks * totals.size + workers)  # (task, worker): distinct pairs
     return tasks[order], workers[order]
 
@@ -164,14 +165,12 @@ def deal_busy(left: np.ndarray, totals: np.ndarray, busy: np.ndarray, first: np.
 
 
 def repaired(tasks: np.ndarray, workers: np.ndarray, first: np.ndarray, n_tasks: int,
-             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+             m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The slots ``(tasks, workers)`` with their clashes (a pair twice, a task's initial
     worker) repaired by swaps: a clash tries ``TRIES`` random partner slots and swaps with
     the first that fits; the swaps of one round touch distinct tasks (one clash per task
     tries a round). A clash left after
     :data:`REPAIR_ROUNDS` rounds is dropped."""
-    m = int(workers.max()) + 1 if workers.size else 1
-    m = max(m, int(first.max()) + 1 if first.size else 1)
     workers = workers.copy()
     held = HeldPairs(tasks, workers, m, n_tasks)
     for _ in range(REPAIR_ROUNDS):

@@ -41,10 +41,15 @@ def deck_counts(weights: tuple[float, ...] | np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(weights, dtype=np.float64)).astype(np.int64)
 
 
+def deck_cards(counts: np.ndarray) -> np.ndarray:
+    """An unshuffled deck: worker j's card ``counts[j]`` times, in worker order."""
+    return np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+
+
 def deck_workers(counts: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
     """The first ``size`` cards of a shuffled deck holding worker j ``counts[j]`` times (a
     fresh shuffle appended as often as one deck runs short)."""
-    deck = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    deck = deck_cards(counts)
     rounds = -(-size // deck.size)
     return np.concatenate([rng.permutation(deck) for _ in range(rounds)])[:size]
 
