@@ -20,6 +20,7 @@ from marketsim.aggregation.curve_choice import (
     collected_doubt,
     contenders,
     finalists,
+    point_z,
 )
 from marketsim.aggregation.design_curve import DesignCurve
 from marketsim.scenario.calibration import Calibration, check_text
@@ -47,7 +48,9 @@ def calibration(*accuracies: float) -> Calibration:
 def test_finalists_are_the_candidates_within_noise_of_the_nearest() -> None:
     terms = 8  # the band: 2 * sqrt(2 * 8) = 8
     assert finalists((30.0, 12.0, 17.9, 10.0), terms) == (3, 1, 2)  # nearest first
-    assert finalists((30.0, 12.0, 17.0, 10.0, 11.0), terms) == (3, 4, 1)[:MAX_FINALISTS]
+    assert finalists((30.0, 12.0, 17.0, 10.0, 11.0), terms) == (3, 4, 1, 2)
+    many = tuple(10.0 + 0.1 * i for i in range(MAX_FINALISTS + 2))  # all within noise
+    assert finalists(many, terms) == tuple(range(MAX_FINALISTS))  # the nearest, at most
     assert finalists((30.0, 10.0, 18.1), terms) == ()  # one within noise: nothing to decide
     assert finalists((10.0,), terms) == ()
 
@@ -107,6 +110,28 @@ def test_of_twins_within_noise_of_each_other_the_one_nearest_at_its_worst_is_cho
     far = choose_on_curve(real, ("one off", "even"), (0, 1), (one_off, shifted([0.03] * 10)),
                           tasks=100)
     assert far.distances[1] > far.distances[0] + band(10) and far.best == 0
+
+
+def with_noise(vote_gaps: list[float], se: list[float]) -> DesignCurve:
+    """A curve at 1, 2, 3, 5 labels per task and the full data, majority vote moved by
+    ``vote_gaps`` from the real one's errors, each point of standard error ``se``."""
+    base = np.array([0.40, 0.35, 0.30, 0.25, 0.20])
+    return DesignCurve((1, 2, 3, 5), base + np.array(vote_gaps), np.array(se), base.copy(),
+                       np.array(se), 10, "truth")
+
+
+def test_of_twins_within_noise_the_one_fewest_points_off_at_its_worst_is_chosen() -> None:
+    """The full data is one draw (no standard error): a twin 2 points off there is 4.5
+    standard errors off, one 3.5 points off at 3 labels a task only 3.2. Within noise of
+    each other, the requester reads points: the first is chosen."""
+    real = with_noise([0.0] * 5, [0.01] * 4 + [0.0])
+    at_full = with_noise([0.0] * 4 + [0.02], [0.004] * 5)
+    at_three = with_noise([0.0, 0.0, 0.035, 0.03, 0.0], [0.004] * 5)
+    choice = choose_on_curve(real, ("at full", "at three"), (0, 1), (at_full, at_three),
+                             tasks=1000)
+    assert abs(choice.distances[0] - choice.distances[1]) <= band(10)
+    assert np.abs(point_z(real, at_full)).max() > np.abs(point_z(real, at_three)).max()
+    assert choice.best == 0
 
 
 def face_like(vote_at_1: float, ds_full: float, runs: int) -> DesignCurve:
