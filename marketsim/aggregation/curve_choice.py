@@ -14,7 +14,7 @@ labels, the twin's over its replicates, and :data:`NOISE_FLOOR` so that a point 
 without noise (the full data: one draw) is not a division by zero. The distance is the sum of
 ``z^2`` over points and methods (a chi-square-like statistic); the candidate with the smallest
 is the nearest. Where noise could decide it (:func:`finalists`: the candidates within two
-standard deviations of a chi-square of the best), ``calibrate`` simulates those again with
+standard deviations of their own distance of the best, :func:`band`), ``calibrate`` simulates those again with
 more replicates, and of the finalists judged on as many replicates as the nearest, chooses
 the one fewest percentage points off at its worst design (:func:`worst_gap`; the nearer of
 equals; of equal distances, the first in the order of ``Calibration.candidates``: simpler
@@ -174,23 +174,31 @@ def collected_doubt(real: DesignCurve, twin: DesignCurve, tasks: int | None = No
                  / collected_noise(real, twin, tasks))
 
 
-def band(n_terms: int) -> float:
-    """Two standard deviations of a chi-square with ``n_terms`` degrees of freedom: how far
-    above the smallest distance a candidate is still within noise of it."""
-    return float(2.0 * np.sqrt(2.0 * n_terms))
+def band(n_terms: int, distance: float = 0.0) -> float:
+    """Two standard deviations of a candidate's ``distance`` over ``n_terms`` points: how far
+    above the smallest distance it is still within noise of it. A twin exact up to noise has
+    a chi-square distance, of variance ``2 n_terms``; one that misses the curve has a
+    noncentral one, of variance ``2 (n_terms + 2 lambda)``, its noncentrality ``lambda``
+    estimated as ``distance - n_terms`` (the distance's expectation is ``n_terms + lambda``).
+    A far twin's distance is noisier than a near one's: on Duck (108 tasks, 20 points) the
+    nearest twin was 92.5 from the curve, and 107.2 and 129.4 were within their own noise of
+    it (standard deviations 19.8 and 21.9; the band of an exact twin, 12.6, left them out):
+    on 150 fresh replicates those two were the worlds fewest points off at 3 and 5 labels a
+    task and the full data (at most 1.7 and 2.0 points; the nearest 3.3)."""
+    noncentrality = max(distance - n_terms, 0.0)
+    return float(2.0 * np.sqrt(2.0 * (n_terms + 2.0 * noncentrality)))
 
 
 def finalists(distances: tuple[float, ...], n_terms: int) -> tuple[int, ...]:
     """The positions (nearest first, at most :data:`MAX_FINALISTS`) whose distance is within
-    noise of the smallest: at most ``2 * sqrt(2 * n_terms)`` above it, two standard deviations
-    of a chi-square with ``n_terms`` degrees of freedom (the distance of a twin exact up to
-    noise; an infinite distance, a candidate not eligible, is never within it). One finalist:
-    nothing for more replicates to decide."""
+    noise of the smallest: at most :func:`band` above it, two standard deviations of its own
+    distance (an infinite distance, a candidate not eligible, is never within it). One
+    finalist: nothing for more replicates to decide."""
     order = np.argsort(distances, kind="stable")
     best = distances[int(order[0])]
     near = [int(i) for i in order[:MAX_FINALISTS]
             if np.isfinite(distances[int(i)])
-            and distances[int(i)] <= best + band(n_terms)]
+            and distances[int(i)] <= best + band(n_terms, distances[int(i)])]
     return tuple(near) if len(near) > 1 else ()
 
 
@@ -206,7 +214,7 @@ def contenders(choice: CurveChoice, n_terms: int, runs: int) -> tuple[int, ...]:
     order = np.argsort(choice.distances, kind="stable")
     near = [int(i) for i in order
             if not choice.eligible[int(i)] and choice.twins[int(i)].runs < runs
-            and choice.distances[int(i)] <= best + band(n_terms)
+            and choice.distances[int(i)] <= best + band(n_terms, choice.distances[int(i)])
             and abs(choice.collected[int(i)]) - COLLECTED_Z <= OFF_Z * choice.doubt[int(i)]]
     return tuple(near[:MAX_FINALISTS])
 

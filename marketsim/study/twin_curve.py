@@ -161,13 +161,12 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
     and the choice kept (``curve``). Each candidate runs ``replicates`` at exactly k labels
     per task; the finalists (within noise of the nearest; else the nearest alone) and the
     contenders (not eligible on noise alone: :func:`~marketsim.aggregation.curve_choice.contenders`)
-    run on to
-    ``final_replicates`` in all and the choice is made again, until the nearest has run on
-    (the chosen twin is always judged on ``final_replicates``). By default
+    run on to ``final_replicates`` in all and the choice is made again, until the nearest
+    has run on (the chosen twin is always judged on ``final_replicates``). By default
     :data:`CURVE_REPLICATES` and :data:`FINAL_REPLICATES`, fewer on a large file, whose
     twins' points are less noisy (:func:`curve_replicates`). ``advance`` is called
-    :func:`curve_units` times in all (a progress bar's). The candidates' first runs are
-    made by ``mapper`` (:mod:`~marketsim.aggregation.mapping`: each from its own seeds)."""
+    :func:`curve_units` times in all (a progress bar's). The runs are made by ``mapper``
+    (:mod:`~marketsim.aggregation.mapping`: each from its own seeds)."""
     if replicates is None:
         replicates = range(REPLICATES, REPLICATES + curve_replicates(cal.n_tasks)[0])
     if final_replicates is None:
@@ -190,12 +189,11 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
         todo = [p for p in near if runs[p].shape[1] < final_replicates]
         if not todo:
             break
-        for position in todo:
-            runs[position] = np.concatenate(
-                [runs[position], twin_runs(scenarios[position], real.ks, more, against_truth)],
-                axis=1)
-            extended += 1
-            tick()
+        further = mapped(mapper, twin_runs, [(scenarios[p], real.ks, more, against_truth)
+                                             for p in todo], tick)
+        for position, extra in zip(todo, further, strict=True):
+            runs[position] = np.concatenate([runs[position], extra], axis=1)
+        extended += len(todo)
         choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs),
                              cal.n_tasks)
     for _ in range(curve_units(cal) - len(cal.eligible) - extended):

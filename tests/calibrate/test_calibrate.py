@@ -103,7 +103,7 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     distance = {c["world"]: c["distance"] for c in curve["candidates"]}  # or within its noise
     assert fit["world"] == curve["world"]
     assert distance[fit["world"]] <= min(distance.values()) + band(
-        2 * len(curve["labels_per_task"]))
+        2 * len(curve["labels_per_task"]), distance[fit["world"]])
     assert curve["labels_per_task"] == ["1", "2", "3", "full"] and curve["against"] == "truth"
     assert curve["real"]["runs"] == 27  # 300 tasks: as many task-runs as 10 draws of 800
     assert len(curve["twin"]["dawid_skene_error"]) == 4

@@ -12,8 +12,10 @@ import numpy as np
 
 from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.curve_difficulty import (
+    SIGMA_GRID,
     SUFFIX,
     difficulty_on_curve,
+    grid_search,
     with_curve_difficulty,
 )
 from marketsim.aggregation.design_curve import real_curve
@@ -134,3 +136,23 @@ def test_the_design_curve_judges_the_types_the_twins_errors_left_to_noise() -> N
     assert cal.judged_types == (1, 3)
     assert [cal.candidates[i].name for i in cal.eligible] == [one.name, "3 task types"]
     assert replace(cal, forced_types=1).eligible == (0,)  # asked for: that number alone
+
+
+def test_the_search_finds_each_bases_nearest_value_of_the_grid_with_fewer_replays() -> None:
+    """Coarse to fine: every other value, then the nearest one's neighbours, each round one
+    batch over every base; a distance with one valley anywhere on the grid is found."""
+    bases = [replace(world(np.tile(CROWD, (2, 1, 1))), name=str(b)) for b in SIGMA_GRID]
+    batches: list[list[float]] = []
+
+    def evaluate(pairs: list[tuple[ConfusionFit, float]]) -> list[float]:
+        batches.append([sigma for _, sigma in pairs])
+        return [(sigma - float(base.name)) ** 2 + 1.0 for base, sigma in pairs]
+
+    estimates = grid_search(bases, SIGMA_GRID, evaluate)
+    assert [e.sigma for e in estimates] == list(SIGMA_GRID)  # each base's valley, found
+    assert len(batches) == 2 and len(batches[0]) == 3 * len(bases)
+    assert all(4 <= len(e.sigmas) <= 5 for e in estimates)  # of six
+    assert all(e.sigmas == tuple(sorted(e.sigmas)) for e in estimates)
+    # of equal distances, the first in the grid's order
+    flat = grid_search(bases[:1], SIGMA_GRID, lambda pairs: [1.0] * len(pairs))
+    assert flat[0].sigma == 0.0 and flat[0].sigmas == (0.0, 0.25, 0.5, 1.0)

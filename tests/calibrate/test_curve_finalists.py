@@ -46,13 +46,22 @@ def calibration(*accuracies: float) -> Calibration:
 
 
 def test_finalists_are_the_candidates_within_noise_of_the_nearest() -> None:
-    terms = 8  # the band: 2 * sqrt(2 * 8) = 8
-    assert finalists((30.0, 12.0, 17.9, 10.0), terms) == (3, 1, 2)  # nearest first
-    assert finalists((30.0, 12.0, 17.0, 10.0, 11.0), terms) == (3, 4, 1, 2)
+    terms = 8  # an exact twin's band: 2 * sqrt(2 * 8) = 8
+    assert band(terms) == pytest.approx(8.0)
+    assert finalists((30.0, 12.0, 17.9, 8.0), terms) == (3, 1, 2)  # nearest first
+    assert finalists((30.0, 12.0, 17.0, 8.0, 9.0), terms) == (3, 4, 1, 2)
     many = tuple(10.0 + 0.1 * i for i in range(MAX_FINALISTS + 2))  # all within noise
     assert finalists(many, terms) == tuple(range(MAX_FINALISTS))  # the nearest, at most
-    assert finalists((30.0, 10.0, 18.1), terms) == ()  # one within noise: nothing to decide
+    assert finalists((30.0, 8.0, 28.5), terms) == ()  # one within noise: nothing to decide
     assert finalists((10.0,), terms) == ()
+
+
+def test_a_far_twins_distance_is_within_its_own_larger_noise() -> None:
+    """Duck (108 tasks, 20 points): the nearest twin at 92.5, and at 129.4 the world fewest
+    points off at every design on fresh replicates, left out by an exact twin's band."""
+    assert 129.4 > 92.5 + band(20)  # the chi-square band of a twin exact up to noise
+    assert band(20, 129.4) == pytest.approx(2 * np.sqrt(2 * (20 + 2 * 109.4)))
+    assert finalists((92.5, 129.4, 150.1), 20) == (0, 1)  # 150.1: beyond its 47.3
 
 
 def test_the_candidates_are_judged_at_exactly_k_and_the_close_ones_again() -> None:
@@ -176,4 +185,5 @@ def test_a_world_off_as_collected_and_far_on_the_curve_is_not_run_on() -> None:
     assert contenders(first, 2 * len(real.designs), 4) == ()
     choice = choose_twin(cal, real, 0, replicates=range(10, 12), final_replicates=4).curve
     assert choice is not None and choice.best == 0
-    assert [twin.runs for twin in choice.twins] == [4, 2, 2, 2]  # the chosen one alone
+    # the chosen one and the 70 % world within its own distance's noise of it; not the others
+    assert [twin.runs for twin in choice.twins] == [4, 4, 2, 2]
