@@ -14,21 +14,21 @@ labels, the twin's over its replicates, and :data:`NOISE_FLOOR` so that a point 
 without noise (the full data: one draw) is not a division by zero. The distance is the sum of
 ``z^2`` over points and methods (a chi-square-like statistic); the candidate with the smallest
 is the nearest. Where noise could decide it (:func:`finalists`: the candidates within two
-standard deviations of their own distance of the best, :func:`band`), ``calibrate`` simulates those again with
-more replicates, and of the finalists judged on as many replicates as the nearest, chooses
-the one fewest percentage points off at its worst design (:func:`worst_gap`; the nearer of
-equals; of equal distances, the first in the order of ``Calibration.candidates``: simpler
-worlds first): a sum of ``z^2`` within its own noise of the smallest cannot tell them apart,
-and a requester may ask the twin about any design and reads its answer in points. The worst
-point in ``z`` (the rule until session 28) overweighted the full data, measured without a
+standard deviations of their own distance of the best, :func:`band`), ``calibrate`` simulates
+those again with more replicates, and of the finalists judged on as many replicates as the
+nearest, chooses the one fewest percentage points off at its worst design (:func:`worst_gap`;
+the nearer of equals; of equal distances, the first in the order of ``Calibration.candidates``:
+simpler worlds first): a sum of ``z^2`` within its own noise of the smallest cannot tell them
+apart, and a requester may ask the twin about any design and reads its answer in points. The
+worst point in ``z`` (the rule until session 28) overweighted the full data, measured without a
 draw's noise: Bluebird's nearest two twins were 118.9 and 120.7 apart from the curve, one of
-them 6.9 standard errors (3.5 points) off at the full data (majority vote 20.6 % against
-24.1 %), the other 4.7 at its worst; but of its nearest four in session 28 (arrivals from a
-deck) the worst-``z`` rule wrote one 3.4 points too pessimistic by Dawid–Skene at 2 and 3
-labels a task (largest ``|z|`` 3.8) over one at most 2.7 points off (Dawid–Skene at 10
-labels, ``z`` −4.8), and the first measured 3.4 points off at 3 labels on 297 replicates,
-outside Bluebird's ±3. A point with ``|z|`` above :data:`OFF_Z` is
-off by more than its noise, and the printed fit says so loudly.
+them 6.9 standard errors (3.5 points) off at the full data (majority vote 20.6 % against 24.1
+%), the other 4.7 at its worst; but of its nearest four in session 28 (arrivals from a deck)
+the worst-``z`` rule wrote one 3.4 points too pessimistic by Dawid–Skene at 2 and 3 labels a
+task (largest ``|z|`` 3.8) over one at most 2.7 points off (Dawid–Skene at 10 labels, ``z``
+−4.8), and the first measured 3.4 points off at 3 labels on 297 replicates, outside Bluebird's
+±3. A point with ``|z|`` above :data:`OFF_Z` is off by more than its noise, and the printed fit
+says so loudly.
 
 **The as-collected point is a constraint, not one term among many.** A twin is first asked
 to reproduce the data as they were collected; a world that wins on the slopes of the curve
