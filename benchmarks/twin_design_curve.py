@@ -44,6 +44,7 @@ import numpy as np
 
 from marketsim.aggregation.design_curve import DesignCurve, real_curve
 from marketsim.cli import main as marketsim_main
+from marketsim.data.calibration_input import labelled_only
 from marketsim.data.datasets import DATASETS, dataset_paths
 from marketsim.data.load import load_labels
 from marketsim.scenario.parser import load_scenario
@@ -90,11 +91,15 @@ class Source:
         return [self.labels, "--truth", str(self.truth), "--duplicates", self.duplicates]
 
     def load(self, data_dir: str | None) -> tuple[Any, Any]:
-        """The labels and the truth."""
+        """The labels and the truth of the tasks someone labelled (the tasks ``calibrate``
+        fits and judges: a truth file may name others)."""
         if self.labels is None:
             crowd, truth_file = dataset_paths(self.name, data_dir)
-            return load_labels(str(crowd), str(truth_file), "zhang")
-        return load_labels(self.labels, self.truth, duplicates=self.duplicates)
+            data, truth = load_labels(str(crowd), str(truth_file), "zhang")
+        else:
+            data, truth = load_labels(self.labels, self.truth, duplicates=self.duplicates)
+        data, truth, _ = labelled_only(data, truth)
+        return data, truth
 
 
 def parse_labels(spec: str, duplicates: str) -> Source:

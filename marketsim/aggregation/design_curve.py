@@ -108,9 +108,14 @@ class References:
 
     @classmethod
     def of(cls, data: LabelSet, truth: np.ndarray | None) -> References:
-        """The truth where the file has one (for tasks it covers), else the full-data answers."""
+        """The truth where the file has one (for tasks it covers and someone labelled: a task
+        without labels has no answer to judge, and counting it would make its truth an error
+        of every method — AdultContent2's truth names 1,184 tasks nobody labelled of 1,517),
+        else the full-data answers."""
         if truth is not None and bool(np.any(truth >= 0)):
-            return cls(truth, truth, "truth")
+            labelled = np.bincount(data.tasks, minlength=data.n_tasks) > 0
+            judged = np.where(labelled, truth, -1)
+            return cls(judged, judged, "truth")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             vote = np.asarray(MajorityVote(random_state=0).fit(data).labels_, dtype=np.int64)

@@ -112,6 +112,16 @@ def test_majority_vote_curve_of_one_coin_workers_is_the_binomial_tail() -> None:
     assert np.all(np.diff(curve.ds[2:]) < 0)  # from 3 labels on, more labels, fewer errors
 
 
+def test_a_task_nobody_labelled_is_not_judged_even_with_a_truth() -> None:
+    """AdultContent2's truth names 1,184 tasks nobody labelled: counted, each was an error of
+    every method, and the real curve read 51 % by majority vote where the labelled read 24."""
+    data, truth = one_coin_crowd(p=0.8, n_tasks=100, per_task=5)
+    wider = LabelSet(data.tasks, data.workers, data.labels, 150, data.n_workers, 2)
+    wider_truth = np.concatenate([truth, np.ones(50, dtype=truth.dtype)])
+    alone = real_curve(data, truth, draws=3, seed=1)
+    assert real_curve(wider, wider_truth, draws=3, seed=1).vote.tolist() == alone.vote.tolist()
+
+
 def test_without_a_truth_the_curve_is_the_disagreement_with_the_full_data_answer() -> None:
     data, _ = one_coin_crowd(p=0.8, n_tasks=100, per_task=5)
     curve = real_curve(data, None, draws=2)
