@@ -20,16 +20,16 @@ nearest, chooses the one fewest percentage points off in root mean square over t
 both methods (:func:`rms_gap`; the nearer of equals; of equal distances, the first in the order
 of ``Calibration.candidates``: simpler worlds first): a sum of ``z^2`` within its own noise of
 the smallest cannot tell them apart, and a requester may ask the twin about any design and
-reads its answer in points. The worst point in ``z`` (the rule until session 28) overweighted
+reads its answer in points. The worst point in ``z`` (the rule until session 29) overweighted
 the full data, measured without a draw's noise: Bluebird's nearest two twins were 118.9 and
 120.7 apart from the curve, one of them 6.9 standard errors (3.5 points) off at the full data
 (majority vote 20.6 % against 24.1 %), the other 4.7 at its worst (root mean square gaps 1.60
-and 1.37 points: the second is written). The worst gap in points (session 28) was decided by a
-design every finalist missed alike: MS's five finalists were all 3.2–3.6 points off by
-Dawid–Skene at 2 labels a task, and the one 3.2 off there was up to 2.2 off at 3 and 5 labels
-and as collected, where the nearest was at most 1.1 (root mean square 1.48 against 1.26). A
-point with ``|z|`` above :data:`OFF_Z` is off by more than its noise, and the printed fit says
-so loudly.
+and 1.37 points: the second is written). The worst gap in points (a branch of session 28) was
+decided by a design every finalist missed alike: MS's five finalists were all 3.2–3.6 points
+off by Dawid–Skene at 2 labels a task, and the one 3.2 off there was up to 2.2 off at 3 and 5
+labels and as collected, where the nearest was at most 1.1 (root mean square 1.48 against
+1.26). A point with ``|z|`` above :data:`OFF_Z` is off by more than its noise, and the printed
+fit says so loudly.
 
 **The as-collected point is a constraint, not one term among many.** A twin is first asked
 to reproduce the data as they were collected; a world that wins on the slopes of the curve
