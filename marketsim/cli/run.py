@@ -228,7 +228,8 @@ def _run_one(args: argparse.Namespace, scenario: Scenario, run_dir: Path) -> Sum
             on_damaged=_warn_damaged,
         )
     except KeyboardInterrupt:
-        _render(run_dir, figures=not args.no_figures)
+        if (run_dir / "curves.csv").is_file():  # before the first results there is no report
+            _render(run_dir, figures=not args.no_figures)
         raise
     _render(run_dir, figures=not args.no_figures)
     return summary
