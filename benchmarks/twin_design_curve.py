@@ -157,14 +157,16 @@ def curves(source: Source, work: Path, data_dir: str | None, draws: int, replica
         return from_json(saved["real"]), from_json(saved["twin"])
     real = real_curve(data, truth, draws=draws, ks=KS)
     scenario = load_scenario(calibrated(source, work, data_dir))
-    twin = twin_curve(scenario, KS, range(replicates), True, exact=exact, market=True)
+    twin = twin_curve(scenario, KS, range(replicates), True, exact=exact, market=True,
+                      mix=real.mix)
     cache.write_text(json.dumps({"real": as_json(real), "twin": as_json(twin)}))
     return real, twin
 
 
 def from_json(saved: dict[str, Any]) -> DesignCurve:
     """A curve written by :func:`as_json`."""
-    return DesignCurve(**{key: tuple(v) if key == "ks" else np.asarray(v)
+    return DesignCurve(**{key: tuple(v) if key in ("ks", "mix") and v is not None
+                          else np.asarray(v)
                           if isinstance(v, list) else v for key, v in saved.items()})
 
 

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from marketsim.aggregation.design_curve import DRAWS, DesignCurve
+from marketsim.aggregation.design_curve import DRAWS, DesignCurve, mix_lines, short_task_lines
 
 #: Standard error (a fraction) added in quadrature to every point's noise.
 NOISE_FLOOR = 0.002
@@ -303,6 +303,7 @@ def curve_lines(choice: CurveChoice, labels_per_task: Sequence[tuple[int, int]] 
     real, twin, z = choice.real, choice.twin, choice.z
     lines = [f"design curve, error % against the {real.against} (real: {real.runs} draws of k "
              f"labels per task; twin: {twin.runs} replicates at exactly k labels per task):",
+             *mix_lines(real),
              f"  {'labels/task':>11}  {'majority vote real / twin (z)':>32}  "
              f"{'Dawid-Skene real / twin (z)':>32}"]
     for p, design in enumerate(real.designs):
@@ -332,21 +333,6 @@ def off_warnings(choice: CurveChoice) -> list[str]:
     return out
 
 
-def short_task_lines(ks: tuple[int, ...], labels_per_task: Sequence[tuple[int, int]]
-                     ) -> list[str]:
-    """Where the file holds fewer than some design's k labels of a task (``labels_per_task``:
-    ``(labels, tasks)`` pairs), the line saying that such a task keeps its own count at that
-    k, in the real draws and the twin's design alike
-    (:func:`~marketsim.study.design_sampler.design_counts`); else nothing."""
-    short = [(k, sum(tasks for labels, tasks in labels_per_task if labels < k)) for k in ks]
-    notes = [f"{count} at k = {k}" for k, count in short if count]
-    if not notes:
-        return []
-    total = sum(tasks for _, tasks in labels_per_task)
-    return [f"  a task the file holds fewer than k labels of keeps its own count at k, in the "
-            f"real draws and the twin alike ({'; '.join(notes)}, of {total} tasks)"]
-
-
 def _curve(curve: DesignCurve) -> dict[str, Any]:
     return {"runs": curve.runs,
             "majority_vote_error": curve.vote.tolist(), "majority_vote_se": curve.vote_se.tolist(),
@@ -361,6 +347,8 @@ def curve_record(choice: CurveChoice) -> dict[str, Any]:
     z = choice.z
     return {
         "against": choice.real.against, "labels_per_task": list(choice.real.designs),
+        "judged_tasks": choice.real.judged,
+        "class_mix": None if choice.real.mix is None else list(choice.real.mix),
         "real": _curve(choice.real), "twin": _curve(choice.twin),
         "z_majority_vote": z[0].tolist(), "z_dawid_skene": z[1].tolist(),
         "off_z": OFF_Z, "noise_floor": NOISE_FLOOR,

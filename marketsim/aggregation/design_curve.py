@@ -19,11 +19,13 @@ calibrate`` compares its twin with this curve (:mod:`marketsim.aggregation.curve
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_error
+from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_misses
+from marketsim.aggregation.metrics import stratified_error
 from marketsim.aggregation.registry import make_estimator
 from marketsim.data.labels import LabelSet
 
@@ -100,11 +102,14 @@ def subset(data: LabelSet, keep: np.ndarray) -> LabelSet:
 @dataclass(frozen=True)
 class References:
     """What each method's answer is judged against, a class per task (-1: not judged): the
-    truth for both, or each method's own answer on all the labels."""
+    truth for both, or each method's own answer on all the labels. ``mix``: the class shares
+    each method's error is weighted to (a twin's tasks weighed as the real file's judged
+    tasks are mixed: :func:`judged_mix`); None: every judged task alike."""
 
     vote: np.ndarray
     ds: np.ndarray
     against: str
+    mix: tuple[float, ...] | None = None
 
     @classmethod
     def of(cls, data: LabelSet, truth: np.ndarray | None) -> References:
@@ -123,25 +128,50 @@ class References:
         return cls(vote, ds, "full-data answer")
 
 
+def judged_mix(data: LabelSet, refs: References) -> tuple[float, ...] | None:
+    """The class shares of the tasks ``refs`` judges against a truth that covers only some of
+    ``data``'s labelled tasks; None when it covers all of them, or there is no truth.
+
+    A truth on a subset is often drawn by class (AdultContent2's 333 gold tasks of 11,040
+    are 56 % G where the crowd's answers are 86 % G), so a twin, whose tasks are drawn from
+    the crowd's prior, is judged on its tasks weighted to this mix: each class's error
+    weighs as much as it does in the real file's (post-stratification). Where the truth
+    covers every labelled task the twin's prior is that mix already."""
+    if refs.against != "truth":
+        return None
+    labelled = np.bincount(data.tasks, minlength=data.n_tasks) > 0
+    judged = refs.vote >= 0
+    if bool(judged[labelled].all()):
+        return None
+    counts = np.bincount(refs.vote[judged], minlength=data.n_classes).astype(np.float64)
+    return tuple(float(x) for x in counts / counts.sum())
+
+
 def errors(data: LabelSet, refs: References) -> tuple[float, float]:
     """Majority vote's error (ties fractional) and Dawid–Skene's on ``data`` against ``refs``
-    (the fit's warnings are silenced: a draw of one label per task identifies nothing, and
-    that is the point it measures)."""
+    (weighted by class to ``refs.mix`` when given; the fit's warnings are silenced: a draw of
+    one label per task identifies nothing, and that is the point it measures)."""
     counts = np.zeros((data.n_tasks, data.n_classes))
     np.add.at(counts, (data.tasks, data.labels), 1.0)
-    vote = fractional_tie_error(counts, refs.vote)
+    voted = refs.vote >= 0
+    vote = stratified_error(fractional_tie_misses(counts, refs.vote), refs.vote[voted], refs.mix)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         answer = np.asarray(make_estimator("ds").fit(data).labels_)
     judged = refs.ds >= 0
-    return vote, float(np.mean(answer[judged] != refs.ds[judged]))
+    return vote, stratified_error((answer[judged] != refs.ds[judged]).astype(np.float64),
+                                refs.ds[judged], refs.mix)
 
 
 @dataclass(frozen=True)
 class DesignCurve:
     """Errors at each design: ``ks`` labels per task, then the full data (``points`` =
     ``len(ks) + 1``); per method (majority vote, Dawid–Skene) the mean over the runs (draws of
-    the real labels, or a twin's replicates) and its standard error, against ``against``."""
+    the real labels, or a twin's replicates) and its standard error, against ``against``.
+    A real curve also keeps the number of tasks it judges (``judged``: an error as collected
+    is one draw over that many; 0 where not recorded) and, against a truth that covers only
+    some of the labelled tasks, their class shares (``mix``, :func:`judged_mix`: what a
+    twin's errors are weighted to)."""
 
     ks: tuple[int, ...]
     vote: np.ndarray
@@ -150,10 +180,13 @@ class DesignCurve:
     ds_se: np.ndarray
     runs: int
     against: str
+    mix: tuple[float, ...] | None = None
+    judged: int = 0
 
     @classmethod
     def from_runs(cls, ks: tuple[int, ...], vote: np.ndarray, ds: np.ndarray,
-                  against: str) -> DesignCurve:
+                  against: str, mix: tuple[float, ...] | None = None,
+                  judged: int = 0) -> DesignCurve:
         """The curve of per-run errors ``vote`` and ``ds`` (points, runs)."""
         vote, ds = np.asarray(vote, dtype=np.float64), np.asarray(ds, dtype=np.float64)
         runs = vote.shape[1]
@@ -161,7 +194,7 @@ class DesignCurve:
         def se(x: np.ndarray) -> np.ndarray:
             return x.std(axis=1, ddof=1) / np.sqrt(runs) if runs > 1 else np.zeros(x.shape[0])
         return cls(tuple(ks), vote.mean(axis=1), se(vote), ds.mean(axis=1), se(ds), runs,
-                   against)
+                   against, mix, judged)
 
     @property
     def designs(self) -> tuple[str, ...]:
@@ -181,4 +214,33 @@ def real_curve(data: LabelSet, truth: np.ndarray | None, *, draws: int = DRAWS,
                       for _ in range(draws)] for k in ks]).reshape(len(ks), draws, 2)
     full = np.broadcast_to(np.array(errors(data, refs)), (1, draws, 2))
     both = np.concatenate([runs, full], axis=0)
-    return DesignCurve.from_runs(ks, both[..., 0], both[..., 1], refs.against)
+    return DesignCurve.from_runs(ks, both[..., 0], both[..., 1], refs.against,
+                                 judged_mix(data, refs), int(np.sum(refs.ds >= 0)))
+
+
+def short_task_lines(ks: tuple[int, ...], labels_per_task: Sequence[tuple[int, int]]
+                     ) -> list[str]:
+    """Where the file holds fewer than some design's k labels of a task (``labels_per_task``:
+    ``(labels, tasks)`` pairs), the line saying that such a task keeps its own count at that
+    k, in the real draws and the twin's design alike
+    (:func:`~marketsim.study.design_sampler.design_counts`); else nothing."""
+    short = [(k, sum(tasks for labels, tasks in labels_per_task if labels < k)) for k in ks]
+    notes = [f"{count} at k = {k}" for k, count in short if count]
+    if not notes:
+        return []
+    total = sum(tasks for _, tasks in labels_per_task)
+    return [f"  a task the file holds fewer than k labels of keeps its own count at k, in the "
+            f"real draws and the twin alike ({'; '.join(notes)}, of {total} tasks)"]
+
+
+def mix_lines(real: DesignCurve) -> list[str]:
+    """Where the truth covers only some tasks, the line saying the twin's errors are weighted
+    to the judged tasks' class mix (:func:`judged_mix`)
+    and how far one draw of the real file's error over them is from its crowd's; else
+    nothing."""
+    if real.mix is None:
+        return []
+    shares = ", ".join(f"{100 * share:.0f}" for share in real.mix)
+    return [f"  the truth covers {real.judged} of the labelled tasks: the twin's errors are "
+            f"weighted to their class mix ({shares} % by class), and its error as collected "
+            f"is one draw over {real.judged} tasks"]

@@ -33,7 +33,7 @@ from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.curve_choice import curve_draws, curve_lines, off_warnings
-from marketsim.aggregation.design_curve import real_curve
+from marketsim.aggregation.design_curve import References, judged_mix, real_curve
 from marketsim.aggregation.fit_reference import reference
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
@@ -78,7 +78,7 @@ from marketsim.scenario.calibration_text import calibrated_text, types_summary
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.backends import process_map
 from marketsim.study.curve_sized_worlds import crowd_shrunk, shared_errors
-from marketsim.study.twin import errors_per_types, simulated_labels, type_counts
+from marketsim.study.twin import errors_per_types, final_error, simulated_labels, type_counts
 from marketsim.study.twin_curve import choose_twin, curve_units
 
 #: Tasks with a truth a file needs for the number of task types to be chosen by the errors
@@ -241,12 +241,14 @@ def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.n
     Dawid–Skene errors on the tasks with a truth (replicates after the written scenario's)."""
     counts = np.zeros((data.n_tasks, cal.n_classes))
     np.add.at(counts, (data.tasks, data.labels), 1.0)
-    real_vote = fractional_tie_error(counts, np.where(known, ref, -1))
+    judged = np.where(known, ref, -1)
+    real_vote = fractional_tie_error(counts, judged)
     twins = len(type_counts(cal)) * MOMENT_REPLICATES
     with steps.step(f"choosing the number of task types: simulating each one's twin "
                     f"({MOMENT_REPLICATES} replicates)", twins) as advance:
         vote, final = errors_per_types(cal, seed,
-                                       range(REPLICATES, REPLICATES + MOMENT_REPLICATES), advance)
+                                       range(REPLICATES, REPLICATES + MOMENT_REPLICATES), advance,
+                                       judged_mix(data, References(judged, judged, "truth")))
     return choose_by_moments(real_vote, real_error, vote, final)
 
 
@@ -373,7 +375,12 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                              data.n_workers, k)
     twin_stats = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, sim.n_tasks,
                              sim.n_workers, k)
-    rows = fit_rows(real_stats, twin_stats, real_error, sim_error) + model_rows(scenario, cal, sim)
+    note = "1 replicate"
+    if real.mix is not None:  # judged as the real file's tasks with a truth are mixed
+        sim_error = final_error(scenario, sim, sim_truth, 0, real.mix)
+        note += ", weighted to the truth's class mix"
+    rows = (fit_rows(real_stats, twin_stats, real_error, sim_error, note)
+            + model_rows(scenario, cal, sim))
     if arrivals is not None and times is not None:
         more, arrivals_record = time_rows(arrivals, times.values, sim_times)
         rows += more

@@ -35,9 +35,10 @@ def spread_record(real: CrowdStats, twin: CrowdStats) -> dict[str, dict[str, flo
             "simulated": spread_stats(twin.labels_per_task)}
 
 
-def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: float
-             ) -> list[FitRow]:
-    """Goodness of fit: one row per statistic, real against simulated."""
+def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: float,
+             twin_error_note: str = "1 replicate") -> list[FitRow]:
+    """Goodness of fit: one row per statistic, real against simulated (the twin's error
+    described by ``twin_error_note``)."""
     def spread(x: np.ndarray) -> str:
         s = spread_stats(x)
         return f"{s['mean']:.2f} (sd {s['sd']:.2f}, {s['min']:.0f}-{s['max']:.0f})"
@@ -64,7 +65,7 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
          "real": f"{real.mostly_wrong:.4f}", "simulated": f"{twin.mostly_wrong:.4f}"},
         {"statistic": "Dawid-Skene error rate",
          "real": "n/a (no truth)" if np.isnan(real_error) else f"{100 * real_error:.2f}%",
-         "simulated": f"{100 * twin_error:.2f}% (1 replicate)"},
+         "simulated": f"{100 * twin_error:.2f}% ({twin_error_note})"},
     ]]
 
 

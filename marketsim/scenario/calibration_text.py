@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from marketsim.aggregation.arrival_fit import POOR_FIT_CV
-from marketsim.aggregation.curve_choice import header_lines, short_task_lines
+from marketsim.aggregation.curve_choice import header_lines
+from marketsim.aggregation.design_curve import mix_lines, short_task_lines
 from marketsim.aggregation.task_types import TypesFit
 from marketsim.aggregation.type_selection import MOMENT_MARGIN, HeldOut, MomentChoice
 from marketsim.scenario.calibration import Calibration, World, scenario_document
@@ -76,7 +77,8 @@ def header(cal: Calibration, command: str) -> list[str]:
                      f"params {f.n_params:5d}  BIC {f.bic:10.2f}{_extra(f, k)}{mark}")
     lines += held_out_lines(cal.held_out) + moment_lines(cal.moments)
     lines += [] if cal.curve is None else [
-        *header_lines(cal.curve), *short_task_lines(cal.curve.real.ks, cal.labels_per_task)]
+        *header_lines(cal.curve), *short_task_lines(cal.curve.real.ks, cal.labels_per_task),
+        *mix_lines(cal.curve.real)]
     lines += [
         "kept per worker, not summarised (nor as communities, which would draw new members "
         "each replicate): each",

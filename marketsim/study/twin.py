@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from marketsim.aggregation.majority_vote import fractional_tie_error
-from marketsim.aggregation.metrics import error_rate
+from marketsim.aggregation.majority_vote import fractional_tie_misses
+from marketsim.aggregation.metrics import stratified_error
 from marketsim.data.labels import LabelSet
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
@@ -67,16 +67,20 @@ def collected_scenario(scenario: Scenario) -> Scenario:
 
 
 def final_error(scenario: Scenario, labels: LabelSet, truth: np.ndarray,
-                replicate: int) -> float:
+                replicate: int, mix: tuple[float, ...] | None = None) -> float:
     """The error of the first arm's inference fitted on ``labels`` (from scratch, as the
-    market's last refit is without ``warm_start``; seeded by the arm's inference stream)."""
+    market's last refit is without ``warm_start``; seeded by the arm's inference stream),
+    each class weighted to ``mix`` where given
+    (:func:`~marketsim.aggregation.metrics.stratified_error`)."""
     est = estimator_factory(scenario.crowd, scenario.arms[0].inference)()
     if hasattr(est, "random_state"):
         est.set_params(random_state=unit_streams(scenario.seed, replicate, 0).inference)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(labels)
-    return error_rate(est.labels_, truth)
+    known = truth >= 0
+    misses = (np.asarray(est.labels_)[known] != truth[known]).astype(np.float64)
+    return stratified_error(misses, truth[known], mix)
 
 
 def as_collected(scenario: Scenario, replicate: int, market: bool = False
@@ -98,20 +102,23 @@ def as_collected(scenario: Scenario, replicate: int, market: bool = False
 
 
 def twin_errors(scenario: Scenario, replicates: range,
-                advance: Callable[[], object] | None = None, market: bool = False
-                ) -> tuple[np.ndarray, np.ndarray]:
+                advance: Callable[[], object] | None = None, market: bool = False,
+                mix: tuple[float, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The "as collected" arm's majority-vote error (ties counted fractionally) and final
-    error per replicate of ``replicates`` (its labels: :func:`as_collected`): what
-    ``calibrate`` compares with the real labels' when it chooses the number of task types
-    (``advance``: called once per replicate)."""
+    error per replicate of ``replicates`` (its labels: :func:`as_collected`), each class
+    weighted to ``mix`` where given (the real judged tasks':
+    :func:`~marketsim.aggregation.design_curve.judged_mix`): what ``calibrate`` compares
+    with the real labels' when it chooses the number of task types (``advance``: called
+    once per replicate)."""
     vote, final = [], []
     for replicate in replicates:
         labels, truth, error, _ = as_collected(scenario, replicate, market)
-        if error is None:  # the arm's own method, fitted once on what it bought
-            error = final_error(scenario, labels, truth, replicate)
+        if error is None or mix is not None:  # the arm's own method, fitted on its labels
+            error = final_error(scenario, labels, truth, replicate, mix)
         counts = np.zeros((labels.n_tasks, scenario.tasks.classes))
         np.add.at(counts, (labels.tasks, labels.labels), 1.0)
-        vote.append(fractional_tie_error(counts, truth))
+        vote.append(stratified_error(fractional_tie_misses(counts, truth), truth[truth >= 0],
+                                     mix))
         final.append(error)
         if advance is not None:
             advance()
@@ -119,13 +126,14 @@ def twin_errors(scenario: Scenario, replicates: range,
 
 
 def errors_per_types(cal: Calibration, seed: int, replicates: range,
-                     advance: Callable[[], object] | None = None
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     advance: Callable[[], object] | None = None,
+                     mix: tuple[float, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`twin_errors` of the world each number of task types proposes (1 to the most
     fitted; row ``K - 1``): the scenario ``calibrate`` would write with ``--task-types K``
-    (``advance``: called once per twin simulated)."""
+    (``advance``: called once per twin simulated; ``mix``: as :func:`twin_errors`')."""
     rows = [twin_errors(check_text(calibrated_text(replace(cal, forced_types=k), ""),
-                                   f"<twin with {k} task type(s)>"), replicates, advance)
+                                   f"<twin with {k} task type(s)>"), replicates, advance,
+                        mix=mix)
             for k in type_counts(cal)]
     return np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
 

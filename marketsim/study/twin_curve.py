@@ -86,9 +86,9 @@ def design_scenario(scenario: Scenario, k: int) -> Scenario:
 
 def twin_curve(scenario: Scenario, ks: tuple[int, ...], replicates: range,
                against_truth: bool, *, exact: bool = True, seed: int = 0,
-               market: bool = False) -> DesignCurve:
+               market: bool = False, mix: tuple[float, ...] | None = None) -> DesignCurve:
     """The twin's curve of :func:`twin_runs`."""
-    runs = twin_runs(scenario, ks, replicates, against_truth, exact=exact, seed=seed,
+    runs = twin_runs(scenario, ks, replicates, against_truth, mix, exact=exact, seed=seed,
                      market=market)
     return DesignCurve.from_runs(ks, runs[..., 0], runs[..., 1], against(against_truth))
 
@@ -99,8 +99,8 @@ def against(against_truth: bool) -> str:
 
 
 def twin_runs(scenario: Scenario, ks: tuple[int, ...], replicates: range,
-              against_truth: bool, *, exact: bool = True, seed: int = 0,
-              market: bool = False) -> np.ndarray:
+              against_truth: bool, mix: tuple[float, ...] | None = None, *,
+              exact: bool = True, seed: int = 0, market: bool = False) -> np.ndarray:
     """The errors of the scenario's twin at ``ks`` labels per task and as collected (its
     first arm: :func:`~marketsim.study.twin.as_collected`), one run per replicate, against
     the world's true classes (``against_truth``) or each method's answer on the replicate's
@@ -109,11 +109,14 @@ def twin_runs(scenario: Scenario, ks: tuple[int, ...], replicates: range,
     (:mod:`marketsim.study.design_sampler`), or, with ``market`` or where the sampler cannot
     stand in, bought by a market of its own (:func:`design_scenario`); else k of each task's
     as-collected labels drawn at random (seeded by ``seed`` and the replicate), as the real
-    curve is drawn. (points, replicates, 2): majority vote's, then Dawid–Skene's."""
+    curve is drawn. Against the truth, ``mix`` weights each class's error by its share (the
+    real file's judged tasks': :func:`~marketsim.aggregation.design_curve.judged_mix`).
+    (points, replicates, 2): majority vote's, then Dawid–Skene's."""
     runs = []
     for replicate in replicates:
         full, truth, _, world = as_collected(scenario, replicate, market)
-        refs = References(truth, truth, "truth") if against_truth else References.of(full, None)
+        refs = (References(truth, truth, "truth", mix) if against_truth
+                else References.of(full, None))
         if exact:
             at_k = exact_labels(scenario, ks, replicate, market, world)
         else:
@@ -175,11 +178,12 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
     against_truth = real.against == "truth"
     names = [cal.candidates[index].name for index in cal.eligible]
     first = mapped(mapper, candidate_runs, [(cal, index, seed, real.ks, replicates,
-                                             against_truth) for index in cal.eligible], tick)
+                                             against_truth, real.mix)
+                                            for index in cal.eligible], tick)
     scenarios = [scenario for scenario, _ in first]
     runs = [r for _, r in first]
     choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs),
-                             cal.n_tasks)
+                             real.judged or cal.n_tasks)
     more = range(replicates.stop, replicates.start + final_replicates)
     extended = 0
     while len(more):  # until the nearest has run on: a lucky few replicates do not win
@@ -189,25 +193,26 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
         todo = [p for p in near if runs[p].shape[1] < final_replicates]
         if not todo:
             break
-        further = mapped(mapper, twin_runs, [(scenarios[p], real.ks, more, against_truth)
-                                             for p in todo], tick)
+        further = mapped(mapper, twin_runs, [(scenarios[p], real.ks, more, against_truth,
+                                              real.mix) for p in todo], tick)
         for position, extra in zip(todo, further, strict=True):
             runs[position] = np.concatenate([runs[position], extra], axis=1)
         extended += len(todo)
         choice = choose_on_curve(real, tuple(names), cal.eligible, curves(real, runs),
-                             cal.n_tasks)
+                             real.judged or cal.n_tasks)
     for _ in range(curve_units(cal) - len(cal.eligible) - extended):
         tick()
     return replace(cal, pick=choice.chosen, curve=choice)
 
 
 def candidate_runs(cal: Calibration, index: int, seed: int, ks: tuple[int, ...],
-                   replicates: range, against_truth: bool) -> tuple[Scenario, np.ndarray]:
+                   replicates: range, against_truth: bool,
+                   mix: tuple[float, ...] | None = None) -> tuple[Scenario, np.ndarray]:
     """Candidate ``index``'s scenario (as ``calibrate`` would write it) and its twin's runs
-    (:func:`twin_runs`)."""
+    (:func:`twin_runs`, weighted to ``mix``)."""
     text = calibrated_text(replace(cal, pick=index, curve=None), "", seed)
     scenario = check_text(text, f"<twin: {cal.candidates[index].name}>")
-    return scenario, twin_runs(scenario, ks, replicates, against_truth)
+    return scenario, twin_runs(scenario, ks, replicates, against_truth, mix)
 
 
 def curves(real: DesignCurve, runs: list[np.ndarray]) -> tuple[DesignCurve, ...]:
