@@ -235,9 +235,8 @@ def short_task_lines(ks: tuple[int, ...], labels_per_task: Sequence[tuple[int, i
 
 def mix_lines(real: DesignCurve) -> list[str]:
     """Where the truth covers only some tasks, the line saying the twin's errors are weighted
-    to the judged tasks' class mix (:func:`judged_mix`)
-    and how far one draw of the real file's error over them is from its crowd's; else
-    nothing."""
+    to the judged tasks' class mix (:func:`judged_mix`) and its error as collected is one
+    draw over that many tasks; else nothing."""
     if real.mix is None:
         return []
     shares = ", ".join(f"{100 * share:.0f}" for share in real.mix)

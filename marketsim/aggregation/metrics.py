@@ -22,7 +22,7 @@ def error_rate(predicted: np.ndarray, truth: np.ndarray) -> float:
 
 
 def stratified_error(misses: np.ndarray, classes: np.ndarray,
-                   mix: tuple[float, ...] | None) -> float:
+                     mix: tuple[float, ...] | None) -> float:
     """The mean of ``misses`` (one per judged task, whose reference class is ``classes``),
     or with ``mix`` each class's mean weighted by its share: post-stratification, the error
     these tasks would show were they mixed by class as ``mix`` says (a class with no task
