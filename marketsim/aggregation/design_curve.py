@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_misses
-from marketsim.aggregation.metrics import stratified_error
+from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_hits
+from marketsim.aggregation.metrics import stratified_mean
 from marketsim.aggregation.registry import make_estimator
 from marketsim.data.labels import LabelSet
 
@@ -154,12 +154,13 @@ def errors(data: LabelSet, refs: References) -> tuple[float, float]:
     counts = np.zeros((data.n_tasks, data.n_classes))
     np.add.at(counts, (data.tasks, data.labels), 1.0)
     voted = refs.vote >= 0
-    vote = stratified_error(fractional_tie_misses(counts, refs.vote), refs.vote[voted], refs.mix)
+    vote = 1.0 - stratified_mean(fractional_tie_hits(counts, refs.vote), refs.vote[voted],
+                                 refs.mix)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         answer = np.asarray(make_estimator("ds").fit(data).labels_)
     judged = refs.ds >= 0
-    return vote, stratified_error((answer[judged] != refs.ds[judged]).astype(np.float64),
+    return vote, stratified_mean((answer[judged] != refs.ds[judged]).astype(np.float64),
                                 refs.ds[judged], refs.mix)
 
 

@@ -20,15 +20,15 @@ def fractional_tie_error(counts: np.ndarray, truth: np.ndarray) -> float:
     ``truth`` holds a class index per task, or -1 where unknown; only known tasks count.
     Tasks without labels tie among all K classes.
     """
-    misses = fractional_tie_misses(counts, truth)
-    return float(np.mean(misses)) if misses.size else float("nan")
+    hits = fractional_tie_hits(counts, truth)
+    return float(1.0 - np.mean(hits)) if hits.size else float("nan")
 
 
-def fractional_tie_misses(counts: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Majority vote's miss on each task whose ``truth`` is known (``truth >= 0``), in task
-    order: 0 when the truth is the one top class, ``1 - 1/n_tied`` when it ties among
-    ``n_tied`` top classes, 1 when it is not among them (what :func:`fractional_tie_error`
-    averages, kept per task for errors weighted by class)."""
+def fractional_tie_hits(counts: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Majority vote's credit on each task whose ``truth`` is known (``truth >= 0``), in task
+    order: 1 when the truth is the one top class, ``1/n_tied`` when it ties among ``n_tied``
+    top classes, 0 when it is not among them (what :func:`fractional_tie_error` averages,
+    kept per task for errors weighted by class)."""
     truth = np.asarray(truth)
     known = truth >= 0
     c = counts[known]
@@ -36,7 +36,7 @@ def fractional_tie_misses(counts: np.ndarray, truth: np.ndarray) -> np.ndarray:
     is_top = c == top
     n_tied = is_top.sum(axis=1)
     hit = is_top[np.arange(c.shape[0]), truth[known]]
-    return 1.0 - hit / np.maximum(n_tied, 1)
+    return hit / np.maximum(n_tied, 1)
 
 
 class MajorityVote(BaseAggregator):

@@ -21,17 +21,17 @@ def error_rate(predicted: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean(np.asarray(predicted)[known] != truth[known]))
 
 
-def stratified_error(misses: np.ndarray, classes: np.ndarray,
-                     mix: tuple[float, ...] | None) -> float:
-    """The mean of ``misses`` (one per judged task, whose reference class is ``classes``),
-    or with ``mix`` each class's mean weighted by its share: post-stratification, the error
-    these tasks would show were they mixed by class as ``mix`` says (a class with no task
-    here drops out, the others' shares renormalised)."""
+def stratified_mean(values: np.ndarray, classes: np.ndarray,
+                    mix: tuple[float, ...] | None) -> float:
+    """The mean of ``values`` (one per judged task, e.g. its miss, whose reference class is
+    ``classes``), or with ``mix`` each class's mean weighted by its share: post-stratification,
+    what these tasks would show were they mixed by class as ``mix`` says (a class with no
+    task here drops out, the others' shares renormalised)."""
     if mix is None:
-        return float(np.mean(misses)) if misses.size else float("nan")
+        return float(np.mean(values)) if values.size else float("nan")
     shares = np.asarray(mix, dtype=np.float64)
     k = len(shares)
-    sums = np.bincount(classes, weights=misses, minlength=k)[:k]
+    sums = np.bincount(classes, weights=values, minlength=k)[:k]
     counts = np.bincount(classes, minlength=k)[:k]
     present = (counts > 0) & (shares > 0)
     if not present.any():

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from marketsim.aggregation.majority_vote import fractional_tie_misses
-from marketsim.aggregation.metrics import stratified_error
+from marketsim.aggregation.majority_vote import fractional_tie_hits
+from marketsim.aggregation.metrics import stratified_mean
 from marketsim.data.labels import LabelSet
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
@@ -71,7 +71,7 @@ def final_error(scenario: Scenario, labels: LabelSet, truth: np.ndarray,
     """The error of the first arm's inference fitted on ``labels`` (from scratch, as the
     market's last refit is without ``warm_start``; seeded by the arm's inference stream),
     each class weighted to ``mix`` where given
-    (:func:`~marketsim.aggregation.metrics.stratified_error`)."""
+    (:func:`~marketsim.aggregation.metrics.stratified_mean`)."""
     est = estimator_factory(scenario.crowd, scenario.arms[0].inference)()
     if hasattr(est, "random_state"):
         est.set_params(random_state=unit_streams(scenario.seed, replicate, 0).inference)
@@ -80,7 +80,7 @@ def final_error(scenario: Scenario, labels: LabelSet, truth: np.ndarray,
         est.fit(labels)
     known = truth >= 0
     misses = (np.asarray(est.labels_)[known] != truth[known]).astype(np.float64)
-    return stratified_error(misses, truth[known], mix)
+    return stratified_mean(misses, truth[known], mix)
 
 
 def as_collected(scenario: Scenario, replicate: int, market: bool = False
@@ -117,8 +117,8 @@ def twin_errors(scenario: Scenario, replicates: range,
             error = final_error(scenario, labels, truth, replicate, mix)
         counts = np.zeros((labels.n_tasks, scenario.tasks.classes))
         np.add.at(counts, (labels.tasks, labels.labels), 1.0)
-        vote.append(stratified_error(fractional_tie_misses(counts, truth), truth[truth >= 0],
-                                     mix))
+        vote.append(1.0 - stratified_mean(fractional_tie_hits(counts, truth),
+                                          truth[truth >= 0], mix))
         final.append(error)
         if advance is not None:
             advance()

@@ -15,7 +15,7 @@ from marketsim.aggregation.design_curve import (
     judged_mix,
     real_curve,
 )
-from marketsim.aggregation.metrics import stratified_error
+from marketsim.aggregation.metrics import stratified_mean
 from marketsim.data.calibration_input import calibration_warnings
 from marketsim.data.labels import LabelSet
 
@@ -77,9 +77,9 @@ def test_a_truth_on_every_labelled_task_or_none_weights_nothing() -> None:
 def test_each_class_weighs_its_share_and_a_class_not_judged_drops_out() -> None:
     misses = np.array([1.0, 0.0, 0.0, 0.0, 1.0])
     classes = np.array([0, 0, 0, 0, 1])
-    assert stratified_error(misses, classes, None) == 0.4
-    assert stratified_error(misses, classes, (0.5, 0.5)) == 0.625  # 0.25 and 1.0 alike
-    assert stratified_error(misses[:4], classes[:4], (0.5, 0.5)) == 0.25  # class 1 absent
+    assert stratified_mean(misses, classes, None) == 0.4
+    assert stratified_mean(misses, classes, (0.5, 0.5)) == 0.625  # 0.25 and 1.0 alike
+    assert stratified_mean(misses[:4], classes[:4], (0.5, 0.5)) == 0.25  # class 1 absent
 
 
 def test_the_printed_curve_says_the_twin_is_weighted_to_the_gold_mix() -> None:
