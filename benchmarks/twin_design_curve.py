@@ -144,7 +144,8 @@ def curves(source: Source, work: Path, data_dir: str | None, draws: int, replica
            exact: bool, task_runs: int = TASK_RUNS) -> tuple[DesignCurve, DesignCurve]:
     """The real curve and the twin's at :data:`KS` and the full data, each from at least
     ``draws`` and ``replicates`` runs (more for ``task_runs``: :func:`runs_for_set`; kept in
-    ``work`` as JSON and reused for the same draws, replicates and kind of design)."""
+    ``work`` as JSON and reused for the same draws, replicates and kind of design; one written
+    before the real curve kept its judged tasks and class mix is computed again)."""
     kind = "exact" if exact else "drawn"
     name = source.name
     data, truth = source.load(data_dir)
@@ -154,7 +155,8 @@ def curves(source: Source, work: Path, data_dir: str | None, draws: int, replica
     cache = work / f"{name}.{draws}-draws.{replicates}-replicates.{kind}.json"
     if cache.exists():
         saved = json.loads(cache.read_text())
-        return from_json(saved["real"]), from_json(saved["twin"])
+        if "judged" in saved["real"]:  # else written before session 30: no class mix kept
+            return from_json(saved["real"]), from_json(saved["twin"])
     real = real_curve(data, truth, draws=draws, ks=KS)
     scenario = load_scenario(calibrated(source, work, data_dir))
     twin = twin_curve(scenario, KS, range(replicates), True, exact=exact, market=True,
