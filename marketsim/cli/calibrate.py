@@ -33,7 +33,7 @@ from marketsim.aggregation.arrival_fit import ArrivalFit, fit_arrivals
 from marketsim.aggregation.confusion_fit import candidate_worlds
 from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.curve_choice import curve_draws, curve_lines, off_warnings
-from marketsim.aggregation.design_curve import References, judged_mix, real_curve
+from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.fit_reference import reference
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
@@ -236,19 +236,20 @@ def checked_input(data: LabelSet, truth: np.ndarray | None, labels_file: str
 
 
 def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.ndarray,
-                  real_error: float, seed: int, steps: Steps) -> MomentChoice:
+                  real_error: float, seed: int, steps: Steps,
+                  mix: tuple[float, ...] | None = None) -> MomentChoice:
     """The number of task types whose twin best reproduces the real labels' majority-vote and
-    Dawid–Skene errors on the tasks with a truth (replicates after the written scenario's)."""
+    Dawid–Skene errors on the tasks with a truth (replicates after the written scenario's;
+    the twins' errors weighted to the real curve's class ``mix``, where it has one)."""
     counts = np.zeros((data.n_tasks, cal.n_classes))
     np.add.at(counts, (data.tasks, data.labels), 1.0)
-    judged = np.where(known, ref, -1)
-    real_vote = fractional_tie_error(counts, judged)
+    real_vote = fractional_tie_error(counts, np.where(known, ref, -1))
     twins = len(type_counts(cal)) * MOMENT_REPLICATES
     with steps.step(f"choosing the number of task types: simulating each one's twin "
                     f"({MOMENT_REPLICATES} replicates)", twins) as advance:
         vote, final = errors_per_types(cal, seed,
                                        range(REPLICATES, REPLICATES + MOMENT_REPLICATES), advance,
-                                       judged_mix(data, References(judged, judged, "truth")))
+                                       mix)
     return choose_by_moments(real_vote, real_error, vote, final)
 
 
@@ -359,7 +360,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
                                                     real, args.seed, advance, mapper))
     if by_moments:
         cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
-                                                 steps))
+                                                 steps, real.mix))
     with steps.step("simulating each candidate's twin on the design curve",
                     curve_units(cal)) as advance:
         cal = choose_twin(cal, real, args.seed, advance=advance, mapper=mapper)
