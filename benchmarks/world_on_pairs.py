@@ -22,7 +22,8 @@ import warnings
 
 import numpy as np
 
-from marketsim.aggregation.confusion_fit import ConfusionFit, candidate_worlds, crowd_worlds
+from marketsim.aggregation.confusion_fit import ConfusionFit, candidate_worlds
+from marketsim.aggregation.crowd_worlds import crowd_worlds
 from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import DesignCurve, real_curve
 from marketsim.aggregation.fit_reference import reference

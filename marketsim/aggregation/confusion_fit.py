@@ -38,7 +38,7 @@ the effects as its free numbers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -47,7 +47,7 @@ from scipy.sparse import _sparsetools  # the compiled mat-vecs scipy itself call
 from scipy.special import log_softmax, logsumexp, ndtri, softmax
 
 from marketsim.aggregation._ones import transposed_matvecs
-from marketsim.aggregation.crowd_confusion import CrowdPrior, answer_counts, fit_crowd_prior
+from marketsim.aggregation.crowd_confusion import CrowdPrior, answer_counts
 from marketsim.aggregation.label_matrices import answer_matrix, label_rows
 from marketsim.aggregation.mapping import Mapper, mapped
 
@@ -259,77 +259,6 @@ def fit_confusion_world(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarr
                         name, coins, lookalike, difficulty)
 
 
-def crowd_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
-                 weights: np.ndarray, n_workers: int, *,
-                 effects: tuple[tuple[bool, bool], ...] = ((True, False), (True, True)),
-                 restored: bool = True) -> tuple[ConfusionFit, ...]:
-    """The crowd-shrunk worlds: the crowd matrix and concentration by empirical Bayes, each
-    worker's matrix its posterior mean (closed form), then that world with each pair of
-    task effects (look-alikes, difficulty) in ``effects``, fitted from it (by default
-    look-alikes, then both: the look-alike world is the one whose twin followed Dog's real
-    design curve), then the look-alike world with the crowd's spread restored
-    (:func:`spread_world`; with ``restored`` and look-alikes in ``effects``)."""
-    n, k = weights.shape
-    counts = answer_counts(tasks, workers, labels, weights, n_workers)
-    prior = fit_crowd_prior(counts)
-    shrunk = prior.shrunk(counts)
-    flat = ConfusionFit(shrunk, np.eye(k), 0.0, 0.0, 0, 0.0, "")
-    plain_loglik = world_log_likelihood(flat, tasks, workers, labels, weights)
-    log_n = np.log(max(tasks.size, 1))
-    crowd_params = k * (k - 1) + 1
-    fits = [ConfusionFit(shrunk, np.eye(k), 0.0, plain_loglik, crowd_params,
-                         float(-2.0 * prior.log_marginal + crowd_params * log_n),
-                         "crowd-shrunk confusion", crowd=prior)]
-    for lookalike, difficulty in effects:
-        fit = fit_confusion_world(tasks, workers, labels, weights, n_workers, shrunk,
-                                  coins=False, lookalike=lookalike, difficulty=difficulty,
-                                  crowd=prior)
-        params = crowd_params + (k * (k - 1) if lookalike else 0) + int(difficulty)
-        marginal = prior.log_marginal + fit.log_likelihood - plain_loglik
-        fits.append(replace(fit, name=fit.name.replace("per-worker", "crowd-shrunk"),
-                            n_params=params, bic=float(-2.0 * marginal + params * log_n),
-                            crowd=prior))
-    look = [f for f in fits if f.with_lookalike and not f.with_difficulty]
-    if restored and look:
-        fits.append(spread_world(look[0], counts, tasks, workers, labels, weights))
-    return tuple(fits)
-
-
-def spread_world(fit: ConfusionFit, counts: np.ndarray, tasks: np.ndarray,
-                 workers: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> ConfusionFit:
-    """The crowd-shrunk world ``fit`` with the crowd's spread restored in its worker matrices
-    (:meth:`~marketsim.aggregation.crowd_confusion.CrowdPrior.spread` of the answer
-    ``counts``: the deconvolved spread, not the posterior means' narrower one), its task
-    effects kept; the log-likelihood of the labels under it, and BIC with ``fit``'s free
-    numbers (the scaling is fixed by the fit: no parameter more). Listed with its BIC, chosen
-    on the design curve like every crowd-shrunk world."""
-    assert fit.crowd is not None
-    world = replace(fit, confusion=fit.crowd.spread(fit.confusion, counts),
-                    spread_restored=True, name=fit.name + ", the crowd's spread restored")
-    loglik = world_log_likelihood(world, tasks, workers, labels, weights)
-    bic = fit.bic - 2.0 * (loglik - fit.log_likelihood)
-    return replace(world, log_likelihood=loglik, bic=float(bic))
-
-
-def refit_world(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
-                weights: np.ndarray, n_workers: int) -> ConfusionFit:
-    """The same kind of world as ``fit`` (ability or matrix, task effects) fitted to other
-    labels, warm-started as :func:`candidate_worlds` does (cross-validation's refits)."""
-    if fit.crowd is not None:
-        effects = (fit.with_lookalike, fit.with_difficulty)
-        return crowd_worlds(tasks, workers, labels, weights, n_workers,
-                            effects=() if effects == (False, False) else (effects,),
-                            restored=fit.spread_restored)[-1]
-    start = counted_confusion(tasks, workers, labels, weights, n_workers)
-    plain = fit_confusion_world(tasks, workers, labels, weights, n_workers, start,
-                                coins=fit.coins, lookalike=fit.with_lookalike, difficulty=False)
-    if not fit.with_difficulty:
-        return plain
-    return fit_confusion_world(tasks, workers, labels, weights, n_workers, plain.confusion,
-                               coins=fit.coins, lookalike=fit.with_lookalike, difficulty=True,
-                               look_start=plain.lookalike)
-
-
 def world_log_likelihood(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarray,
                          labels: np.ndarray, weights: np.ndarray) -> float:
     """The marginal log-likelihood of ``labels`` under the fitted world ``fit``, each task's
@@ -373,9 +302,9 @@ def candidate_worlds(tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
     """The eight nested worlds ``marketsim calibrate`` chooses from by BIC: one ability or a
     full matrix per worker, with or without look-alike tasks, with or without difficulty
     (each world with difficulty starts from the same world without it; the crowd-shrunk
-    worlds are :func:`crowd_worlds`); the four pairs fitted by ``mapper``
-    (:mod:`~marketsim.aggregation.mapping`); ``advance`` is called once per world fitted (a
-    progress bar's)."""
+    worlds are :func:`~marketsim.aggregation.crowd_worlds.crowd_worlds`); the four pairs
+    fitted by ``mapper`` (:mod:`~marketsim.aggregation.mapping`); ``advance`` is called once
+    per world fitted (a progress bar's)."""
     start = counted_confusion(tasks, workers, labels, weights, n_workers)
     pairs = mapped(mapper, _plain_and_hard, [
         (tasks, workers, labels, weights, n_workers, start, coins, lookalike)

@@ -56,7 +56,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from marketsim.aggregation.confusion_fit import ConfusionFit, refit_world, world_log_likelihood
+from marketsim.aggregation.confusion_fit import (
+    ConfusionFit,
+    counted_confusion,
+    fit_confusion_world,
+    world_log_likelihood,
+)
+from marketsim.aggregation.crowd_worlds import crowd_worlds
 from marketsim.aggregation.task_types import MAX_TYPES, fit_task_types, mixture_log_likelihood
 
 #: Folds of the cross-validation over tasks.
@@ -80,6 +86,25 @@ class HeldOut:
     standard_error: float
     chosen: int
     note: str
+
+
+def refit_world(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                weights: np.ndarray, n_workers: int) -> ConfusionFit:
+    """The same kind of world as ``fit`` (ability or matrix, task effects) fitted to other
+    labels, warm-started as :func:`candidate_worlds` does (cross-validation's refits)."""
+    if fit.crowd is not None:
+        effects = (fit.with_lookalike, fit.with_difficulty)
+        return crowd_worlds(tasks, workers, labels, weights, n_workers,
+                            effects=() if effects == (False, False) else (effects,),
+                            restored=fit.spread_restored)[-1]
+    start = counted_confusion(tasks, workers, labels, weights, n_workers)
+    plain = fit_confusion_world(tasks, workers, labels, weights, n_workers, start,
+                                coins=fit.coins, lookalike=fit.with_lookalike, difficulty=False)
+    if not fit.with_difficulty:
+        return plain
+    return fit_confusion_world(tasks, workers, labels, weights, n_workers, plain.confusion,
+                               coins=fit.coins, lookalike=fit.with_lookalike, difficulty=True,
+                               look_start=plain.lookalike)
 
 
 def fold_of_tasks(n_tasks: int, folds: int, seed: int) -> np.ndarray:

@@ -83,7 +83,7 @@ class Calibration:
     held_out: HeldOut | None = None
     #: The choice by the twins' simulated errors (None: not run; with neither, by BIC).
     moments: MomentChoice | None = None
-    #: The crowd-shrunk worlds (:func:`~marketsim.aggregation.confusion_fit.crowd_worlds`, then
+    #: The crowd-shrunk worlds (:func:`~marketsim.aggregation.crowd_worlds.crowd_worlds`, then
     #: those with difficulty estimated on the design curve, :mod:`~marketsim.aggregation.
     #: curve_difficulty`): candidates listed with their BIC, chosen only on the design curve
     #: (docs/explanation/models/calibration/calibrate.md).

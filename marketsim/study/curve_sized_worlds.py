@@ -3,7 +3,7 @@ one-matrix worlds and task types the likelihood alone fits.
 
 The likelihood underrates the errors a task's labels share (a worker's row fitted on a few
 labels absorbs them), so these worlds take one size from the file's own curve or its shared
-errors: the crowd-shrunk worlds (:func:`~marketsim.aggregation.confusion_fit.crowd_worlds`)
+errors: the crowd-shrunk worlds (:func:`~marketsim.aggregation.crowd_worlds.crowd_worlds`)
 and their task difficulty on the curve
 (:func:`~marketsim.aggregation.curve_difficulty.curve_worlds`); the look-alike share from the
 majority's profile (:mod:`~marketsim.aggregation.ambiguity_share`, each world's share measured
@@ -42,7 +42,8 @@ from marketsim.aggregation.accuracy_restored import SUFFIX as RESTORED
 from marketsim.aggregation.accuracy_restored import restorable_per_worker
 from marketsim.aggregation.ambiguity_share import SUFFIX as SHARED
 from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
-from marketsim.aggregation.confusion_fit import ConfusionFit, crowd_worlds
+from marketsim.aggregation.confusion_fit import ConfusionFit
+from marketsim.aggregation.crowd_worlds import crowd_worlds
 from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import DesignCurve
 from marketsim.aggregation.lookalike_follow import and_partly_shared
@@ -61,7 +62,8 @@ def crowd_shrunk(data: LabelSet, weights: np.ndarray, ref: np.ndarray, known: np
     ``ref[i]``, judged on the ``known`` tasks), and the bases the shared errors are sized on
     (:func:`shared_errors`): the first two and those with the crowd's spread restored.
     ``advance`` is called once, then once per base."""
-    crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers)
+    crowd = crowd_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers,
+                         mapper=mapper)
     advance()
     bases = (*crowd[:2], *(f for f in crowd if f.spread_restored))
     return crowd + curve_worlds(bases, data, ref, known, real, weights, seed, advance,

@@ -1,4 +1,4 @@
-"""The crowd-shrunk world (``aggregation/crowd_confusion``, ``confusion_fit.crowd_worlds``):
+"""The crowd-shrunk world (``aggregation/crowd_confusion``, ``crowd_worlds.crowd_worlds``):
 the crowd matrix and concentration are recovered from a crowd drawn around them, each worker
 is shrunk toward the crowd as far as their labels leave room, and on a crowd that confuses
 classes in pairs the crowd-shrunk world is the candidate BIC chooses."""
@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from marketsim.aggregation.confusion_fit import (
-    counted_confusion,
-    crowd_worlds,
-    fit_confusion_world,
-    refit_world,
-)
+from marketsim.aggregation.confusion_fit import counted_confusion, fit_confusion_world
 from marketsim.aggregation.crowd_confusion import fit_crowd_prior
+from marketsim.aggregation.crowd_worlds import crowd_worlds
+from marketsim.aggregation.type_selection import refit_world
 from marketsim.workers.confusion import draw_crowd_matrices
 
 #: Four classes confused in two pairs ({1, 2} and {3, 4}), the second class the hardest.
