@@ -91,7 +91,8 @@ class HeldOut:
 def refit_world(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarray, labels: np.ndarray,
                 weights: np.ndarray, n_workers: int) -> ConfusionFit:
     """The same kind of world as ``fit`` (ability or matrix, task effects) fitted to other
-    labels, warm-started as :func:`candidate_worlds` does (cross-validation's refits)."""
+    labels, warm-started as :func:`~marketsim.aggregation.confusion_fit.candidate_worlds`
+    does (cross-validation's refits)."""
     if fit.crowd is not None:
         effects = (fit.with_lookalike, fit.with_difficulty)
         return crowd_worlds(tasks, workers, labels, weights, n_workers,
