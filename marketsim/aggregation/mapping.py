@@ -31,9 +31,3 @@ def mapped(mapper: Mapper | None, function: Callable[..., Any],
         if advance is not None:
             advance()
     return results
-
-
-def call(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)``: mapped over ``(function, *args)`` tuples, it runs different fits
-    side by side (each a top-level function or a closure the mapper can send)."""
-    return function(*args)

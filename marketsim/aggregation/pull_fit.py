@@ -301,37 +301,27 @@ def as_world(fit: PullFit, pull: np.ndarray, n_labels: int, name: str,
                         pull_weights=weights)
 
 
-def pull_fits(data: LabelSet, weights: np.ndarray) -> tuple[PullFit, ...]:
-    """The pulls of :func:`fit_pulls` and their crowd-shrunk refit, the fits
-    :func:`pull_worlds` shortlists; none where the file is too large for the fit's arrays
-    (:data:`MAX_CELLS`) or the fit finds no ambiguous task."""
-    k = weights.shape[1]
-    if data.n_tasks * k * k * len(STRENGTHS) > MAX_CELLS:
-        return ()
-    fit = fit_pulls(data.tasks, data.workers, data.labels, weights, data.n_workers)
-    if np.allclose(np.diag(fit.pull), 1.0, atol=1e-6):
-        return ()
-    return fit, crowd_shrunk_pulls(data.tasks, data.workers, data.labels, weights,
-                                   data.n_workers, fit)
-
-
 def pull_worlds(data: LabelSet, weights: np.ndarray, classes: np.ndarray, known: np.ndarray,
                 real: DesignCurve, seed: int = 0, advance: Callable[[], object] | None = None,
-                mapper: Mapper | None = None, fits: tuple[PullFit, ...] | None = None
-                ) -> tuple[ConfusionFit, ...]:
+                mapper: Mapper | None = None) -> tuple[ConfusionFit, ...]:
     """``calibrate``'s candidates: the world of :func:`fit_pulls`, task ``i`` of class
     ``classes[i]``, with its share scaled and its strengths sharpened on the file's pairs —
     the :data:`SHORTLIST` nearest the real curve of those that reproduce the as-collected
-    Dawid–Skene error, else the nearest (module docstring); none where :func:`pull_fits`
-    gives none (``fits``: already fitted by it). ``advance``: called once; ``mapper``: the
-    replays' (:func:`shortlist`)."""
-    fits = pull_fits(data, weights) if fits is None else fits
+    Dawid–Skene error, else the nearest (module docstring); none where the file is too large
+    for the fit's arrays (:data:`MAX_CELLS`) or the fit finds no ambiguous task.
+    ``advance``: called once; ``mapper``: the replays' (:func:`shortlist`)."""
+    k = weights.shape[1]
     worlds: tuple[ConfusionFit, ...] = ()
-    if fits:
-        answers = answer_matrix(data.tasks, data.workers, data.labels, data.n_tasks,
-                                data.n_workers, weights.shape[1])
-        worlds = tuple(with_own_likelihood(world, answers, weights, data.n_labels)
-                       for world in shortlist(fits, data, classes, known, real, seed, mapper))
+    if data.n_tasks * k * k * len(STRENGTHS) <= MAX_CELLS:
+        fit = fit_pulls(data.tasks, data.workers, data.labels, weights, data.n_workers)
+        if not np.allclose(np.diag(fit.pull), 1.0, atol=1e-6):
+            shrunk = crowd_shrunk_pulls(data.tasks, data.workers, data.labels, weights,
+                                        data.n_workers, fit)
+            answers = answer_matrix(data.tasks, data.workers, data.labels, data.n_tasks,
+                                    data.n_workers, k)
+            worlds = tuple(with_own_likelihood(world, answers, weights, data.n_labels)
+                           for world in shortlist((fit, shrunk), data, classes, known, real,
+                                                  seed, mapper))
     if advance is not None:
         advance()
     return worlds

@@ -39,16 +39,16 @@ from collections.abc import Callable
 import numpy as np
 
 from marketsim.aggregation.accuracy_restored import SUFFIX as RESTORED
-from marketsim.aggregation.accuracy_restored import restorable_per_worker, restored_share_worlds
+from marketsim.aggregation.accuracy_restored import restorable_per_worker
 from marketsim.aggregation.ambiguity_share import SUFFIX as SHARED
-from marketsim.aggregation.ambiguity_share import ShareOf, ambiguity_worlds, majority_wrong
+from marketsim.aggregation.ambiguity_share import ambiguity_worlds, majority_wrong
 from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.crowd_worlds import crowd_worlds
 from marketsim.aggregation.curve_difficulty import curve_worlds
 from marketsim.aggregation.design_curve import DesignCurve
 from marketsim.aggregation.lookalike_follow import and_partly_shared
-from marketsim.aggregation.mapping import Mapper, call, mapped
-from marketsim.aggregation.pull_fit import pull_fits, pull_worlds
+from marketsim.aggregation.mapping import Mapper
+from marketsim.aggregation.pull_fit import pull_worlds
 from marketsim.data.labels import LabelSet
 from marketsim.scenario.calibration import Calibration
 from marketsim.study.twin_ambiguity import twin_share
@@ -84,31 +84,16 @@ def shared_errors(cal: Calibration, bases: tuple[ConfusionFit, ...],
     base but the first, once for the pulls and once for the last steps."""
     wrong = (majority_wrong(data, data.labels, ref, known | ~known.any()),
              twin_share(cal, seed))
+    ambiguous = cal.crowd_fits + ambiguity_worlds(bases[1:], *wrong, data, weights, advance)
+    ambiguous += pull_worlds(data, weights, ref, known, real, seed, advance, mapper)
     restorable = (*bases[1:], *restorable_per_worker(fits))  # each share fitted restored
-    pulls, (shared, restored) = mapped(mapper, call, [  # side by side: neither needs the other
-        (pull_fits, data, weights),
-        (_shares, bases[1:], wrong, restorable, data, weights)])
-    for _ in bases[1:]:
-        advance()
-    ambiguous = cal.crowd_fits + shared
-    ambiguous += pull_worlds(data, weights, ref, known, real, seed, advance, mapper, pulls)
-    partly = and_partly_shared(ambiguous, data, weights, (restorable, *wrong), restored)
+    partly = and_partly_shared(ambiguous, data, weights, (restorable, *wrong))
     following = tuple(f for f in partly if f.follow < 1.0)
     spread = curve_worlds(following, data, ref, known, real, weights, seed, None, mapper)
     gathered = curve_worlds(restored_share(partly), data, ref, known, real, weights, seed, None,
                             mapper, keep_accuracy=True)
     advance()
     return partly + spread + gathered
-
-
-def _shares(bases: tuple[ConfusionFit, ...], wrong: tuple[float, ShareOf],
-            restorable: tuple[ConfusionFit, ...], data: LabelSet, weights: np.ndarray
-            ) -> tuple[tuple[ConfusionFit, ...], tuple[ConfusionFit, ...]]:
-    """The look-alike worlds of ``bases`` with their ambiguous share fitted to the real
-    majority-wrong share, and those of ``restorable`` with their share and per-label accuracy
-    fitted together (``wrong``: that share and how a world's is measured)."""
-    return (ambiguity_worlds(bases, *wrong, data, weights),
-            restored_share_worlds(restorable, *wrong, data, weights))
 
 
 def restored_share(fits: tuple[ConfusionFit, ...]) -> tuple[ConfusionFit, ...]:
