@@ -22,6 +22,7 @@ scenario's arrival weights are positive): in expectation under a thousandth of a
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from marketsim.aggregation.design_curve import References, errors, real_curve
 from marketsim.data.calibration_input import labelled_only
 from marketsim.data.labels import LabelSet
 from marketsim.data.load import load_labels
+from marketsim.errors import InputError
 from marketsim.scenario.parser import load_scenario
 from marketsim.scenario.specs import Scenario
 from marketsim.study.twin import as_collected
@@ -88,7 +90,17 @@ def two_group_runs(rest: Scenario, judged: Scenario, replicates: range) -> np.nd
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the real curve against the two-group twin's."""
+    """Print the real curve against the two-group twin's (exit code 2, one line, on bad
+    input)."""
+    try:
+        return compare(argv)
+    except InputError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+
+
+def compare(argv: list[str] | None) -> int:
+    """:func:`main`'s work."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("labels")
     p.add_argument("--truth", required=True)
@@ -100,10 +112,16 @@ def main(argv: list[str] | None = None) -> int:
     data, truth = load_labels(args.labels, args.truth, duplicates=args.duplicates)
     data, truth, _ = labelled_only(data, truth)
     if truth is None or not (truth >= 0).any() or (truth >= 0).all():
-        raise SystemExit(f"{args.truth}: the check needs a truth on some of the labelled "
-                         "tasks, not all")
+        print(f"{args.truth}: the check needs a truth on some of the labelled tasks, not all",
+              file=sys.stderr)
+        return 2
     known = truth >= 0
     twin = load_scenario(args.twin)
+    if (twin.workers.count, twin.tasks.classes) != (data.n_workers, data.n_classes):
+        print(f"{args.twin}: a twin of {twin.workers.count} workers and {twin.tasks.classes} "
+              f"classes, the file has {data.n_workers} and {data.n_classes}: calibrate the "
+              "twin on the same file (and --duplicates)", file=sys.stderr)
+        return 2
     mix = np.bincount(truth[known], minlength=data.n_classes) / known.sum()
     runs = two_group_runs(group(twin, data, ~known, twin.tasks.prior),
                           group(twin, data, known, mix), range(args.replicates))
