@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_hits
-from marketsim.aggregation.metrics import stratified_mean
+from marketsim.aggregation.majority_vote import MajorityVote, fractional_tie_error
+from marketsim.aggregation.metrics import error_rate
 from marketsim.aggregation.registry import make_estimator
 from marketsim.data.labels import LabelSet
 
@@ -153,15 +153,11 @@ def errors(data: LabelSet, refs: References) -> tuple[float, float]:
     one label per task identifies nothing, and that is the point it measures)."""
     counts = np.zeros((data.n_tasks, data.n_classes))
     np.add.at(counts, (data.tasks, data.labels), 1.0)
-    voted = refs.vote >= 0
-    vote = 1.0 - stratified_mean(fractional_tie_hits(counts, refs.vote), refs.vote[voted],
-                                 refs.mix)
+    vote = fractional_tie_error(counts, refs.vote, refs.mix)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         answer = np.asarray(make_estimator("ds").fit(data).labels_)
-    judged = refs.ds >= 0
-    return vote, stratified_mean((answer[judged] != refs.ds[judged]).astype(np.float64),
-                                refs.ds[judged], refs.mix)
+    return vote, error_rate(answer, refs.ds, refs.mix)
 
 
 @dataclass(frozen=True)

@@ -10,18 +10,21 @@ from marketsim.aggregation._numeric import as_generator, majority_posterior
 from marketsim.aggregation._ties import seeded_ties
 from marketsim.aggregation.base import BaseAggregator
 from marketsim.aggregation.identifiability import warn_if_not_identifiable
+from marketsim.aggregation.metrics import stratified_mean
 from marketsim.aggregation.options import Params, random_state_param
 from marketsim.data.labels import LabelSet
 
 
-def fractional_tie_error(counts: np.ndarray, truth: np.ndarray) -> float:
+def fractional_tie_error(counts: np.ndarray, truth: np.ndarray,
+                         mix: tuple[float, ...] | None = None) -> float:
     """Error of majority vote where a tie among the top classes counts ``1/n_tied`` correct.
 
     ``truth`` holds a class index per task, or -1 where unknown; only known tasks count.
-    Tasks without labels tie among all K classes.
+    Tasks without labels tie among all K classes. With ``mix``, each class's error is
+    weighted by its share (:func:`~marketsim.aggregation.metrics.stratified_mean`).
     """
-    hits = fractional_tie_hits(counts, truth)
-    return float(1.0 - np.mean(hits)) if hits.size else float("nan")
+    truth = np.asarray(truth)
+    return 1.0 - stratified_mean(fractional_tie_hits(counts, truth), truth[truth >= 0], mix)
 
 
 def fractional_tie_hits(counts: np.ndarray, truth: np.ndarray) -> np.ndarray:

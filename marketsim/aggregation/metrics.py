@@ -12,13 +12,16 @@ from marketsim.aggregation._numeric import transposed_product
 from marketsim.data.labels import LabelSet
 
 
-def error_rate(predicted: np.ndarray, truth: np.ndarray) -> float:
-    """Fraction of tasks with a known truth (``truth >= 0``) whose predicted class is wrong."""
+def error_rate(predicted: np.ndarray, truth: np.ndarray,
+               mix: tuple[float, ...] | None = None) -> float:
+    """Fraction of tasks with a known truth (``truth >= 0``) whose predicted class is wrong;
+    with ``mix``, each class's fraction weighted by its share (:func:`stratified_mean`)."""
     truth = np.asarray(truth)
     known = truth >= 0
     if not known.any():
         return float("nan")
-    return float(np.mean(np.asarray(predicted)[known] != truth[known]))
+    misses = (np.asarray(predicted)[known] != truth[known]).astype(np.float64)
+    return stratified_mean(misses, truth[known], mix)
 
 
 def stratified_mean(values: np.ndarray, classes: np.ndarray,

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from marketsim.aggregation.majority_vote import fractional_tie_hits
-from marketsim.aggregation.metrics import stratified_mean
+from marketsim.aggregation.majority_vote import fractional_tie_error
+from marketsim.aggregation.metrics import error_rate
 from marketsim.data.labels import LabelSet
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
@@ -78,9 +78,7 @@ def final_error(scenario: Scenario, labels: LabelSet, truth: np.ndarray,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(labels)
-    known = truth >= 0
-    misses = (np.asarray(est.labels_)[known] != truth[known]).astype(np.float64)
-    return stratified_mean(misses, truth[known], mix)
+    return error_rate(est.labels_, truth, mix)
 
 
 def as_collected(scenario: Scenario, replicate: int, market: bool = False
@@ -117,8 +115,7 @@ def twin_errors(scenario: Scenario, replicates: range,
             error = final_error(scenario, labels, truth, replicate, mix)
         counts = np.zeros((labels.n_tasks, scenario.tasks.classes))
         np.add.at(counts, (labels.tasks, labels.labels), 1.0)
-        vote.append(1.0 - stratified_mean(fractional_tie_hits(counts, truth),
-                                          truth[truth >= 0], mix))
+        vote.append(fractional_tie_error(counts, truth, mix))
         final.append(error)
         if advance is not None:
             advance()
