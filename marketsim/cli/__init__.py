@@ -12,13 +12,11 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
-import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 from marketsim._version import __version__
+from marketsim.cli.interrupts import caused_by_interrupt, interrupts_deferred
 from marketsim.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_IO_ERROR, InputError
 
 #: Subcommand modules, in the order ``--help`` lists them.
@@ -58,29 +56,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in COMMANDS if only is None else (COMMAND_MODULES[only],):
         importlib.import_module(f"marketsim.cli.{name}").add_parser(sub)
     return parser
-
-
-@contextmanager
-def interrupts_deferred() -> Iterator[None]:
-    """Hold Ctrl-C while the scientific stack (numpy, scipy, scikit-learn...) is imported, then
-    raise it as ``KeyboardInterrupt`` at the end of the block.
-
-    An interrupt that lands inside an extension module's initialisation can make CPython end
-    the process by re-raising SIGINT (exit status -2) even after ``main`` handled it, instead
-    of the promised 130; the imports take about a second, so the user hardly notices the wait.
-    Outside the main thread (signal handlers cannot be set there) the block runs unguarded.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, _frame: received.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if received:
-        raise KeyboardInterrupt
 
 
 def one_line(text: str) -> str:
@@ -130,3 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"marketsim: error: {one_line(where + reason)} (files written "
                          "earlier are intact)\n")
         return EXIT_IO_ERROR
+    except Exception as exc:
+        if not caused_by_interrupt(exc):
+            raise
+        # A library turned the Ctrl-C into its own error (matplotlib's class creation does):
+        # still an interrupt, its message on the same line.
+        sys.stderr.write(f"marketsim: interrupted ({one_line(f'{type(exc).__name__}: {exc}')})\n")
+        return EXIT_INTERRUPTED

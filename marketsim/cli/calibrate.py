@@ -46,6 +46,7 @@ from marketsim.aggregation.type_selection import (
 )
 from marketsim.cli.calibrate_models import fit_models, model_rows, split_models
 from marketsim.cli.duplicates import add_duplicates_option, check_duplicates_option, warn
+from marketsim.cli.interrupts import import_plotting
 from marketsim.cli.notes import warnings_as_notes
 from marketsim.cli.twin_fit import FitRow, fit_rows, poor_fit_warning, spread_record, time_rows
 from marketsim.data.calibration_input import (
@@ -391,6 +392,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         record["arrivals"] = arrivals_record
     write_json_atomic(fit_json, record)
     with steps.step("drawing the fit's plot", 1):
+        import_plotting()
         plot_fit(fit_png, real_stats, twin_stats, f"{name}: real crowd against its twin",
                  cal.curve)
     return cal, rows, arrivals

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from marketsim.cli.interrupts import import_plotting
 from marketsim.errors import EXIT_OK, InputError
 from marketsim.scenario.run_migration import read_run
 from marketsim.scenario.run_record import recorded_scenario
@@ -147,6 +148,8 @@ def execute(args: argparse.Namespace) -> int:
     if args.html:
         require_html_extra()  # no plotly or Jinja2: one line saying what to install, first
     folders, missing = _folders(run_dir)
+    if not args.no_figures or args.slides:
+        import_plotting()
     done: list[Rendered] = []
     for folder in folders:
         if args.allow_imports:

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from marketsim.cli.interrupts import import_plotting
 from marketsim.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -249,4 +250,6 @@ def _render(run_dir: Path, *, figures: bool) -> None:
     except ImportError as exc:  # matplotlib missing
         print(f"marketsim: report not rendered ({exc})", file=sys.stderr)
         return
+    if figures:
+        import_plotting()
     render_report(run_dir, figures=figures)
