@@ -345,15 +345,15 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
             held = select_types(data.tasks, data.workers, data.labels, weights, known, prior,
                                 data.n_workers, min(fits, key=lambda f: f.bic), seed=args.seed,
                                 advance=advance)
-    share = np.bincount(data.workers, minlength=data.n_workers) / data.n_labels
+    worker_labels = np.bincount(data.workers, minlength=data.n_workers)
     name = scenario_name(args)
     with steps.step("drawing the data's own design curve", 1):
         real = real_curve(data, truth, seed=args.seed, draws=curve_draws(known))
     with steps.step("fitting the crowd-shrunk worlds", 4) as advance:
         crowd, bases = crowd_shrunk(data, weights, ref, known, real, args.seed, advance, mapper)
-    cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior, share,
-                      fits, source, labels_per_task(data.tasks, data.n_tasks), arrivals, types,
-                      forced, held, crowd_fits=crowd)
+    cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior,
+                      worker_labels, fits, source, labels_per_task(data.tasks, data.n_tasks),
+                      arrivals, types, forced, held, crowd_fits=crowd)
     with steps.step("fitting the ambiguous share of the look-alike worlds to the "
                     "majority's profile, the pulls of ambiguous tasks and the spread of "
                     "the labels following the look-alike", 4) as advance:

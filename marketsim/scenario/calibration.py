@@ -3,10 +3,15 @@ confusion_fit`) as a scenario file that runs as it is, its choices explained in 
 
 The world is per-worker confusion matrices (``workers.model = "confusion"``, ``design =
 "per-worker"``), kept **per worker**: every worker's matrix (``[workers.confusion] matrices``)
-and share of the labels (``[workers.arrivals] weights``), so the twin is this crowd rather than
-a distribution fitted to it (a requester asks what would have happened with *their* workers;
-the budget can then be raised beyond the data, the same workers working in the same
-proportions). Of the candidate worlds (one ability or a full matrix per worker; with or without
+and labels in the file, as the cards of an arrival deck (``[workers.arrivals] weights`` with
+``order = "deck"``), so the twin is this crowd rather than a distribution fitted to it (a
+requester asks what would have happened with *their* workers; the budget can then be raised
+beyond the data, the same workers working in the same proportions). At the file's budget every
+worker gives exactly the labels they gave; at fewer labels per task each worker's count is drawn
+without replacement from the file's, as drawing k of each task's real labels draws it
+(independent arrivals by share would spread the counts wider and, on a crowd of many one-label
+workers, meet too many distinct workers: docs/explanation/models/calibration/sparse-crowd.md).
+Of the candidate worlds (one ability or a full matrix per worker; with or without
 look-alike tasks; with or without task difficulty; or a mixture of 2 to 4 task types, each
 worker with one matrix per type: :mod:`marketsim.aggregation.task_types`) the number of task
 types is chosen (:mod:`marketsim.aggregation.type_selection`: by the errors each number's twin
@@ -58,15 +63,17 @@ World = ConfusionFit | TypesFit
 
 @dataclass(frozen=True)
 class Calibration:
-    """What the written scenario is made of: the data's sizes, class prior and label shares,
-    and every candidate world fitted."""
+    """What the written scenario is made of: the data's sizes, class prior and each worker's
+    labels, and every candidate world fitted."""
 
     name: str
     n_tasks: int
     n_classes: int
     n_labels: int
     prior: np.ndarray
-    share: np.ndarray
+    #: Each worker's labels in the file (whole numbers summing to ``n_labels``): the written
+    #: twin's arrival deck (``[workers.arrivals] weights`` with ``order = "deck"``).
+    worker_labels: np.ndarray
     fits: tuple[ConfusionFit, ...]
     truth_source: str
     #: The file's labels per task as ``(labels, tasks)`` pairs, increasing: what the "as
@@ -94,6 +101,12 @@ class Calibration:
     curve: CurveChoice | None = None
     #: The models of a mixed file, each fitted as a ``[[machines]]`` table (none: humans only).
     machines: tuple[MachineFit, ...] = ()
+
+    def __post_init__(self) -> None:
+        labels = np.asarray(self.worker_labels)
+        if labels.dtype.kind not in "iu" or int(labels.sum()) != self.n_labels:
+            raise ValueError(f"worker_labels must be whole counts summing to the {self.n_labels} "
+                             f"labels (got {labels.dtype} summing to {labels.sum()})")
 
     @property
     def difficulty_world(self) -> ConfusionFit:
@@ -221,9 +234,9 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
         "scenario": {"name": cal.name, "seed": seed, "replicates": REPLICATES},
         "tasks": {"count": cal.n_tasks, "classes": cal.n_classes, "prior": _round(prior, 12)},
         "workers": {
-            "count": int(cal.share.size), "model": ConfusionWorkers.name,
+            "count": int(cal.worker_labels.size), "model": ConfusionWorkers.name,
             "arrivals": {"rate": 1.0 if cal.arrivals is None else float(f"{cal.arrivals.rate:.9g}"),
-                         "weights": _round(cal.share, 9)},
+                         "weights": [int(c) for c in cal.worker_labels], "order": "deck"},
             str(ConfusionWorkers.table): world_table(cal.chosen),
         },
         "budget": {"edges": edges, "initial": "one-per-task", "batch": cal.n_tasks},

@@ -25,7 +25,7 @@ def header(cal: Calibration, command: str) -> list[str]:
     lines = [
         "Written by marketsim calibrate: a twin of a real crowd, fitted to its labels.",
         f"command: {command}",
-        f"data: {cal.n_tasks} tasks, {cal.share.size} workers, {cal.n_labels} labels "
+        f"data: {cal.n_tasks} tasks, {cal.worker_labels.size} workers, {cal.n_labels} labels "
         f"({per_task:.2f} per task), {k} classes; each task's class from {cal.truth_source}.",
         "world: per-worker confusion matrices (workers.model = 'confusion', design = "
         "'per-worker'): a task of class c",
@@ -82,9 +82,13 @@ def header(cal: Calibration, command: str) -> list[str]:
     lines += [
         "kept per worker, not summarised (nor as communities, which would draw new members "
         "each replicate): each",
-        "  worker's matrix ([workers.confusion] matrices) and share of the labels "
+        "  worker's matrix ([workers.confusion] matrices) and labels in the file "
         "([workers.arrivals] weights), because",
         "  the question is what *this* crowd would do with another budget or policy.",
+        "arrivals from a deck (order = 'deck'): each worker's labels are cards of one deck, "
+        "so at the file's budget",
+        "  each worker gives exactly their labels, and at fewer labels per task their count "
+        "is drawn without replacement.",
         *_per_task_lines(cal.labels_per_task),
         "inference: Dawid-Skene with the class prior re-estimated (class_prior = 'estimate'), "
         "as on the real labels:",

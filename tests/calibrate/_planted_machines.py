@@ -90,7 +90,7 @@ def fitted(seed: int, n_tasks: int, with_truth: bool) -> Calibration:
                                 difficulty=True)
     prior = weights.mean(axis=0)
     cal = Calibration("planted", n_tasks, 2, humans.n_labels, prior,
-                      np.full(humans.n_workers, 1 / humans.n_workers), (world,), "test",
+                      np.bincount(humans.workers, minlength=humans.n_workers), (world,), "test",
                       labels_per_task(humans.tasks, n_tasks))
     reference = truth if with_truth else np.asarray(ds.labels_)
     return fit_models(cal, humans, truth if with_truth else None, reference, answers)

@@ -93,7 +93,7 @@ def test_the_twins_share_grows_with_the_lookalike_mass_and_leaves_the_calibratio
     from marketsim.study.twin_ambiguity import twin_share
 
     world, _, _ = ambiguous_crowd(n_workers=12)
-    cal = Calibration("x", 300, 3, 2700, np.full(3, 1 / 3), np.full(12, 1 / 12), (world,),
+    cal = Calibration("x", 300, 3, 2700, np.full(3, 1 / 3), np.full(12, 2700 // 12), (world,),
                       "truth", ((9, 300),))
     share_of = twin_share(cal, seed=0)
     none, real, double = (share_of(replace(world, lookalike=scaled_lookalike(LOOKALIKE, s)))

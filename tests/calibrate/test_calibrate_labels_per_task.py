@@ -18,6 +18,7 @@ from marketsim.cli import main
 from marketsim.cli.twin_fit import fit_rows, spread_record
 from marketsim.scenario.calibration import Calibration, check_text, labels_per_task
 from marketsim.scenario.calibration_text import calibrated_text
+from marketsim.study.design_sampler import collected_labels, design_world
 from marketsim.study.twin import simulated_labels
 from tests.calibrate._crowd_files import write_crowd
 
@@ -49,8 +50,8 @@ def test_the_twin_as_collected_gives_the_files_labels_per_task() -> None:
     start = counted_confusion(tasks, workers, labels, weights, N_WORKERS)
     fit = fit_confusion_world(tasks, workers, labels, weights, N_WORKERS, start, coins=True,
                               lookalike=False, difficulty=False)
-    share = np.bincount(workers, minlength=N_WORKERS) / tasks.size
-    cal = Calibration("uneven", N_TASKS, 2, int(tasks.size), np.array([0.5, 0.5]), share,
+    cal = Calibration("uneven", N_TASKS, 2, int(tasks.size), np.array([0.5, 0.5]),
+                      np.bincount(workers, minlength=N_WORKERS),
                       (fit,), "the truth file", labels_per_task(tasks, N_TASKS))
     text = calibrated_text(cal, "python -m marketsim calibrate crowd.csv")
     assert "100 task(s) get 3, 100 task(s) get 7" in text
@@ -63,6 +64,14 @@ def test_the_twin_as_collected_gives_the_files_labels_per_task() -> None:
         twin = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, N_TASKS,
                            N_WORKERS, 2)
         assert sorted(twin.labels_per_task.tolist()) == sorted(real.labels_per_task.tolist())
+        # arrivals from a deck of the file's labels: in the design sampler (which draws the
+        # twin's curve) every worker gives exactly theirs; in the market within the few cards
+        # spent by arrivals who had labelled every task still open in the round
+        sampled = collected_labels(scenario, design_world(scenario, replicate), replicate)
+        assert sampled is not None
+        assert np.bincount(sampled.workers, minlength=N_WORKERS).tolist() == \
+            real.labels_per_worker.tolist()
+        assert np.abs(twin.labels_per_worker - real.labels_per_worker).max() <= 2
         record = spread_record(real, twin)
         assert record["simulated"] == record["real"] == {"mean": 5.0, "sd": 2.0, "min": 3.0,
                                                         "max": 7.0}

@@ -107,7 +107,7 @@ def test_a_world_with_difficulty_on_the_curve_is_judged_whatever_the_number_of_t
     on_curve = replace(shrunk, sigma=0.5, on_curve=True, name="crowd-shrunk confusion" + SUFFIX)
     types = tuple(TypesFit(np.full((1, t), 1 / t), np.tile(CROWD, (t, 2, 1, 1)), 0.0, 0, 0.0,
                            f"{t} task types") for t in (2, 3))
-    cal = Calibration("x", 10, 3, 20, np.full(3, 1 / 3), np.full(2, 0.5), (one,), "truth",
+    cal = Calibration("x", 10, 3, 20, np.full(3, 1 / 3), np.full(2, 10), (one,), "truth",
                       ((2, 10),), types=types, forced_types=2, crowd_fits=(shrunk, on_curve))
     assert [cal.candidates[i].name for i in cal.eligible] == [
         "2 task types", "crowd-shrunk confusion" + SUFFIX]
@@ -131,7 +131,7 @@ def test_the_design_curve_judges_the_types_the_twins_errors_left_to_noise() -> N
     ds -= ds.mean(axis=1, keepdims=True) - np.array([0.232, 0.257, 0.240])[:, None]
     moments = choose_by_moments(0.2608, 0.2407, vote, ds)
     assert moments.chosen == 1
-    cal = Calibration("x", 10, 3, 20, np.full(3, 1 / 3), np.full(2, 0.5), (one,), "truth",
+    cal = Calibration("x", 10, 3, 20, np.full(3, 1 / 3), np.full(2, 10), (one,), "truth",
                       ((2, 10),), types=types, moments=moments)
     assert cal.judged_types == (1, 3)
     assert [cal.candidates[i].name for i in cal.eligible] == [one.name, "3 task types"]

@@ -41,7 +41,7 @@ def one_coin_world(accuracy: float) -> ConfusionFit:
 def calibration(*accuracies: float) -> Calibration:
     """A calibration whose candidates are one-coin worlds of these accuracies."""
     return Calibration("tiny", N_TASKS, 2, N_TASKS * PER_TASK, np.array([0.5, 0.5]),
-                       np.full(N_WORKERS, 1 / N_WORKERS),
+                       np.full(N_WORKERS, N_TASKS * PER_TASK // N_WORKERS),
                        tuple(one_coin_world(a) for a in accuracies), "the truth file",
                        ((PER_TASK, N_TASKS),))
 
@@ -197,7 +197,7 @@ def test_a_world_off_as_collected_and_far_on_the_curve_is_not_run_on() -> None:
     is in its distance): more replicates could not make it the choice, so none are spent."""
     cal = calibration(0.74, 0.70, 0.80, 0.86)
     scenario = check_text(calibrated_text(replace(cal, pick=0), "", 0), "<real>")
-    real = twin_curve(scenario, (1, 2), range(20, 24), True)  # a crowd right 74 % of the time
+    real = twin_curve(scenario, (1, 2), range(30, 34), True)  # a crowd right 74 % of the time
     first = choose_twin(cal, real, 0, replicates=range(10, 12), final_replicates=2).curve
     assert first is not None and first.eligible == (True, True, False, False)
     assert COLLECTED_Z < abs(first.collected[2]) <= COLLECTED_Z + 2 * first.doubt[2]
