@@ -1,12 +1,13 @@
 """``marketsim calibrate``: fit a world to a label file and write a scenario that runs as it is.
 
 The world (:mod:`marketsim.aggregation.confusion_fit`): the class prior; every worker's
-confusion matrix (or one ability) and share of the labels, kept per worker; look-alike tasks
-and task difficulty (also on the design curve: :mod:`marketsim.aggregation.curve_difficulty`);
-or task types, one matrix per worker and type (:mod:`marketsim.aggregation.task_types`), their
-number chosen (:mod:`marketsim.aggregation.type_selection`) by the errors each one's twin
-reproduces where the file has a truth, else by held-out likelihood; each task's class from
-``--truth``, else the Dawid–Skene posterior; the one nearest the design curve is written
+confusion matrix (or one ability) and labels in the file (an arrival deck), kept per worker;
+look-alike tasks and task difficulty (also on the design curve:
+:mod:`marketsim.aggregation.curve_difficulty`); or task types, one matrix per worker and type
+(:mod:`marketsim.aggregation.task_types`), their number chosen
+(:mod:`marketsim.aggregation.type_selection`) by the errors each one's twin reproduces where
+the file has a truth, else by held-out likelihood; each task's class from ``--truth``, else the
+Dawid–Skene posterior; the one nearest the design curve is written
 (:mod:`marketsim.scenario.calibration`; its first arm, "as collected", gives the tasks the
 file's labels per task). It runs that arm once and prints the goodness of fit (per-worker
 accuracy, labels per task and per worker, agreement, Dawid–Skene error), saved as ``.fit.json``
@@ -101,7 +102,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``calibrate`` subcommand."""
     p = sub.add_parser(
         "calibrate", help="fit a simulated twin of a crowd to its labels; write a scenario",
-        description="Fit a world (class prior, each worker's ability and share of the labels, "
+        description="Fit a world (class prior, each worker's ability and labels, "
         "task difficulty) to crowd labels and write a scenario whose first arm reproduces how "
         "they were collected; print and save the goodness of fit.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

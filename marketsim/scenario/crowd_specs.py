@@ -138,7 +138,7 @@ class ArrivalsSpec(Table):
     weights: ArrivalWeights | None = F(  # type: ignore[valid-type]  # positive_weights
         None, "one weight > 0 per worker (workers.count numbers): an arrival is worker j with "
         "probability weight_j / sum, and so is each label of a `one-per-task` initial graph "
-        "(who works a lot; `marketsim calibrate` writes each worker's share of the labels)",
+        "(who works a lot; `marketsim calibrate` writes each worker's labels, as a deck)",
         shown="uniform")
     order: Literal["independent", "deck"] = F(
         "independent", "who each arrival is: `independent` = drawn afresh by the weights; "
