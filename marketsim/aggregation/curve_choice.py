@@ -236,6 +236,9 @@ class CurveChoice:
     best: int
     collected: tuple[float, ...]
     doubt: tuple[float, ...]
+    #: The chosen world's curve run as the scenario is written (arrivals from a deck:
+    #: :func:`~marketsim.study.twin_curve.written_twin`); None: as it was compared.
+    written: DesignCurve | None = None
 
     @property
     def eligible(self) -> tuple[bool, ...]:
@@ -257,13 +260,14 @@ class CurveChoice:
 
     @property
     def twin(self) -> DesignCurve:
-        """The chosen twin's curve."""
-        return self.twins[self.best]
+        """The chosen twin's curve: as written where it was run so, else as compared."""
+        return self.twins[self.best] if self.written is None else self.written
 
     @property
     def z(self) -> np.ndarray:
         """The chosen twin's ``z`` per method and point, (2, points)."""
         return point_z(self.real, self.twin)
+
 
 
 def choose_on_curve(real: DesignCurve, names: tuple[str, ...], indices: tuple[int, ...],

@@ -1,10 +1,9 @@
 """``marketsim calibrate``: fit a world to a label file and write a scenario that runs as it is.
 
-The world (:mod:`marketsim.aggregation.confusion_fit`): the class prior; every worker's
-confusion matrix (or one ability) and labels in the file (an arrival deck), kept per worker;
-look-alike tasks and task difficulty (also on the design curve:
-:mod:`marketsim.aggregation.curve_difficulty`); or task types, one matrix per worker and type
-(:mod:`marketsim.aggregation.task_types`), their number chosen
+The world (:mod:`marketsim.aggregation.confusion_fit`): the class prior; each worker's matrix
+(or one ability) and labels in the file (an arrival deck); look-alike tasks and task difficulty
+(also on the design curve: :mod:`marketsim.aggregation.curve_difficulty`); or task types, one
+matrix per worker and type (:mod:`marketsim.aggregation.task_types`), their number chosen
 (:mod:`marketsim.aggregation.type_selection`) by the errors each one's twin reproduces where
 the file has a truth, else by held-out likelihood; each task's class from ``--truth``, else the
 Dawid–Skene posterior; the one nearest the design curve is written
@@ -81,7 +80,7 @@ from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.backends import process_map
 from marketsim.study.curve_sized_worlds import crowd_shrunk, shared_errors
 from marketsim.study.twin import errors_per_types, final_error, simulated_labels, type_counts
-from marketsim.study.twin_curve import choose_twin, curve_units
+from marketsim.study.twin_curve import WRITTEN_CHUNKS, choose_twin, curve_units, written_twin
 
 #: Tasks with a truth a file needs for the number of task types to be chosen by the errors
 #: each one's twin reproduces (fewer: by held-out likelihood; the errors would be noise).
@@ -346,14 +345,14 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
             held = select_types(data.tasks, data.workers, data.labels, weights, known, prior,
                                 data.n_workers, min(fits, key=lambda f: f.bic), seed=args.seed,
                                 advance=advance)
-    worker_labels = np.bincount(data.workers, minlength=data.n_workers)
     name = scenario_name(args)
     with steps.step("drawing the data's own design curve", 1):
         real = real_curve(data, truth, seed=args.seed, draws=curve_draws(known))
     with steps.step("fitting the crowd-shrunk worlds", 4) as advance:
         crowd, bases = crowd_shrunk(data, weights, ref, known, real, args.seed, advance, mapper)
+    per_worker = np.bincount(data.workers, minlength=data.n_workers)  # the arrival deck
     cal = Calibration(name, data.n_tasks, max(data.n_classes, 2), data.n_labels, prior,
-                      worker_labels, fits, source, labels_per_task(data.tasks, data.n_tasks),
+                      per_worker, fits, source, labels_per_task(data.tasks, data.n_tasks),
                       arrivals, types, forced, held, crowd_fits=crowd)
     with steps.step("fitting the ambiguous share of the look-alike worlds to the "
                     "majority's profile, the pulls of ambiguous tasks and the spread of "
@@ -366,6 +365,8 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
     with steps.step("simulating each candidate's twin on the design curve",
                     curve_units(cal)) as advance:
         cal = choose_twin(cal, real, args.seed, advance=advance, mapper=mapper)
+    with steps.step("running the chosen twin with arrivals from a deck", WRITTEN_CHUNKS) as advance:
+        cal = written_twin(cal, real, args.seed, advance=advance, mapper=mapper)
     cal = fit_models(cal, data, truth, ref, answers)
     text = calibrated_text(cal, command_line(args, labels_file, truth_file), args.seed)
     scenario = check_text(text, str(out))

@@ -11,6 +11,10 @@ worker gives exactly the labels they gave; at fewer labels per task each worker'
 without replacement from the file's, as drawing k of each task's real labels draws it
 (independent arrivals by share would spread the counts wider and, on a crowd of many one-label
 workers, meet too many distinct workers: docs/explanation/models/calibration/sparse-crowd.md).
+The candidate worlds are compared with independent arrivals by share (``deck = False``), as
+they were before the deck; the chosen one is then run again with the deck, and that is the
+curve printed and saved (the deck made calibrate write other near-tied worlds, as often worse
+as better: the same page).
 Of the candidate worlds (one ability or a full matrix per worker; with or without
 look-alike tasks; with or without task difficulty; or a mixture of 2 to 4 task types, each
 worker with one matrix per type: :mod:`marketsim.aggregation.task_types`) the number of task
@@ -101,6 +105,10 @@ class Calibration:
     curve: CurveChoice | None = None
     #: The models of a mixed file, each fitted as a ``[[machines]]`` table (none: humans only).
     machines: tuple[MachineFit, ...] = ()
+    #: The arrivals written: drawn independently by each worker's share of the labels, as the
+    #: candidate worlds run while one is chosen, or (``True``, the scenario ``calibrate``
+    #: writes: :func:`~marketsim.study.twin_curve.written_twin`) a deck of their labels.
+    deck: bool = False
 
     def __post_init__(self) -> None:
         labels = np.asarray(self.worker_labels)
@@ -224,6 +232,12 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
     """The scenario as a TOML document."""
     edges = cal.n_labels
     prior = cal.prior / cal.prior.sum()
+    arrivals: dict[str, Any] = {
+        "rate": 1.0 if cal.arrivals is None else float(f"{cal.arrivals.rate:.9g}"),
+        "weights": [int(c) for c in cal.worker_labels] if cal.deck
+        else _round(cal.worker_labels / cal.n_labels, 9)}
+    if cal.deck:
+        arrivals["order"] = "deck"
     overlaps = [[labels, tasks] for labels, tasks in cal.labels_per_task]
     arm = {"policy": "uniform" if len(overlaps) == 1 else {  # even rounds: the one count
         "name": "fixed-overlap", "overlaps": overlaps}, "inference": INFERENCE}
@@ -235,8 +249,7 @@ def scenario_document(cal: Calibration, seed: int) -> dict[str, Any]:
         "tasks": {"count": cal.n_tasks, "classes": cal.n_classes, "prior": _round(prior, 12)},
         "workers": {
             "count": int(cal.worker_labels.size), "model": ConfusionWorkers.name,
-            "arrivals": {"rate": 1.0 if cal.arrivals is None else float(f"{cal.arrivals.rate:.9g}"),
-                         "weights": [int(c) for c in cal.worker_labels], "order": "deck"},
+            "arrivals": arrivals,
             str(ConfusionWorkers.table): world_table(cal.chosen),
         },
         "budget": {"edges": edges, "initial": "one-per-task", "batch": cal.n_tasks},

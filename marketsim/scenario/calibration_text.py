@@ -16,6 +16,17 @@ from marketsim.aggregation.type_selection import MOMENT_MARGIN, HeldOut, MomentC
 from marketsim.scenario.calibration import Calibration, World, scenario_document
 from marketsim.scenario.toml_out import comment, dumps
 
+#: How the written twin's arrivals are drawn (``Calibration.deck``).
+_DECK_LINES = (
+    "arrivals from a deck (order = 'deck'): each worker's labels are cards of one deck, so at "
+    "the file's budget",
+    "  each worker gives exactly their labels, and at fewer labels per task their count is "
+    "drawn without replacement;",
+    "  the candidate worlds were compared with independent arrivals by each worker's share, "
+    "the chosen one run again",
+    "  with the deck for the design curve below.",
+)
+
 
 def header(cal: Calibration, command: str) -> list[str]:
     """The comment lines at the top of the file: the command, the data, the choices."""
@@ -85,10 +96,7 @@ def header(cal: Calibration, command: str) -> list[str]:
         "  worker's matrix ([workers.confusion] matrices) and labels in the file "
         "([workers.arrivals] weights), because",
         "  the question is what *this* crowd would do with another budget or policy.",
-        "arrivals from a deck (order = 'deck'): each worker's labels are cards of one deck, "
-        "so at the file's budget",
-        "  each worker gives exactly their labels, and at fewer labels per task their count "
-        "is drawn without replacement.",
+        *(_DECK_LINES if cal.deck else ()),
         *_per_task_lines(cal.labels_per_task),
         "inference: Dawid-Skene with the class prior re-estimated (class_prior = 'estimate'), "
         "as on the real labels:",

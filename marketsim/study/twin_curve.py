@@ -61,6 +61,9 @@ from marketsim.workers.base import World
 CURVE_REPLICATES = 3
 #: Replicates of the finalists (the candidates within noise of the nearest) in all.
 FINAL_REPLICATES = 10
+#: The parts the written twin's replicates are run in (:func:`written_twin`): one per process
+#: of ``calibrate --jobs 2``, the machine this was measured on.
+WRITTEN_CHUNKS = 2
 
 
 def design_scenario(scenario: Scenario, k: int) -> Scenario:
@@ -203,6 +206,32 @@ def choose_twin(cal: Calibration, real: DesignCurve, seed: int,
     for _ in range(curve_units(cal) - len(cal.eligible) - extended):
         tick()
     return replace(cal, pick=choice.chosen, curve=choice)
+
+
+def written_twin(cal: Calibration, real: DesignCurve, seed: int,
+                 advance: Callable[[], object] | None = None,
+                 mapper: Mapper | None = None, first_replicate: int = REPLICATES
+                 ) -> Calibration:
+    """``cal`` as ``calibrate`` writes it: arrivals from the deck (``deck``), and the chosen
+    world's curve run again so, on the replicates it was chosen on (from ``first_replicate``,
+    :func:`choose_twin`'s first), in :data:`WRITTEN_CHUNKS` parts the ``mapper`` may run side
+    by side (each replicate from its own seeds: the same curve at any number of jobs). The
+    candidates were compared with independent arrivals by share (:func:`choose_twin`); the
+    printed and saved curve is the written scenario's. ``advance`` is called once a part."""
+    written = replace(cal, deck=True)
+    if cal.curve is None:
+        for _ in range(WRITTEN_CHUNKS):
+            (advance or (lambda: None))()
+        return written
+    scenario = check_text(calibrated_text(replace(written, curve=None), "", seed),
+                          f"<twin: {cal.chosen.name}>")
+    bounds = np.linspace(first_replicate, first_replicate + cal.curve.twins[cal.curve.best].runs,
+                         WRITTEN_CHUNKS + 1).round().astype(int)
+    chunks = [range(start, stop) for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]
+    parts = mapped(mapper, twin_runs, [(scenario, real.ks, chunk, real.against == "truth",
+                                        real.mix) for chunk in chunks], advance)
+    runs = np.concatenate([p for p in parts if p.size], axis=1)
+    return replace(written, curve=replace(cal.curve, written=curves(real, [runs])[0]))
 
 
 def candidate_runs(cal: Calibration, index: int, seed: int, ks: tuple[int, ...],

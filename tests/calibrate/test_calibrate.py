@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 from scipy.special import expit
-from scipy.stats import chi2
 
 from marketsim.aggregation.confusion_fit import fit_confusion_world
 from marketsim.aggregation.crowd_stats import crowd_stats
@@ -112,14 +111,17 @@ def test_calibrate_writes_a_scenario_that_validates_and_runs(tmp_path: Path,
     assert sum("task types" in name for name in bic) == 6  # 2-4 types, shared or per class
     # sigma = 1: difficulty pays
     assert bic["one ability per worker, task difficulty"] < bic["one ability per worker"]
-    # the world written follows the curve within noise at every point, and the generating
-    # family (one ability, difficulty) is not rejected by the curve: its distance (a sum of
-    # z^2 over the 8 points, each z the gap over both curves' noise, so on however few
-    # replicates it ran) is below chi-square's 99th percentile of 8 terms. On 300 tasks the
-    # curve cannot always tell it from a world whose shared errors come from ambiguous tasks.
-    assert curve["points_off"] == 0 and "sigma = " not in fit["world"]
+    # the world written follows the curve within 2 points at every design, by both methods
+    # (its curve as written, arrivals from a deck, is a run of its own: the luck of the runs
+    # it was chosen on is not in it), and the generating family (one ability, difficulty) is
+    # within noise of it: on 300 tasks the curve cannot tell it from a world whose shared
+    # errors come from ambiguous tasks instead
+    for method in ("majority_vote_error", "dawid_skene_error"):
+        gaps = np.subtract(curve["twin"][method], curve["real"][method])
+        assert np.abs(gaps).max() <= 0.02, (method, gaps)
+    assert "sigma = " not in fit["world"]
     generating = distance["one ability per worker, task difficulty"]
-    assert generating <= chi2.ppf(0.99, 2 * len(curve["labels_per_task"]))
+    assert generating <= distance[fit["world"]] + band(2 * len(curve["labels_per_task"]))
     assert out.with_suffix(".fit.png").stat().st_size > 1000
 
 

@@ -52,7 +52,7 @@ def test_the_twin_as_collected_gives_the_files_labels_per_task() -> None:
                               lookalike=False, difficulty=False)
     cal = Calibration("uneven", N_TASKS, 2, int(tasks.size), np.array([0.5, 0.5]),
                       np.bincount(workers, minlength=N_WORKERS),
-                      (fit,), "the truth file", labels_per_task(tasks, N_TASKS))
+                      (fit,), "the truth file", labels_per_task(tasks, N_TASKS), deck=True)
     text = calibrated_text(cal, "python -m marketsim calibrate crowd.csv")
     assert "100 task(s) get 3, 100 task(s) get 7" in text
     arm = tomllib.loads(text)["arms"][0]

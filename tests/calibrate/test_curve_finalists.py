@@ -26,7 +26,13 @@ from marketsim.aggregation.curve_choice import (
 from marketsim.aggregation.design_curve import DesignCurve
 from marketsim.scenario.calibration import Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
-from marketsim.study.twin_curve import choose_twin, curve_units, twin_curve
+from marketsim.study.twin_curve import (
+    WRITTEN_CHUNKS,
+    choose_twin,
+    curve_units,
+    twin_curve,
+    written_twin,
+)
 
 N_TASKS, PER_TASK, N_WORKERS = 40, 5, 8
 
@@ -197,7 +203,7 @@ def test_a_world_off_as_collected_and_far_on_the_curve_is_not_run_on() -> None:
     is in its distance): more replicates could not make it the choice, so none are spent."""
     cal = calibration(0.74, 0.70, 0.80, 0.86)
     scenario = check_text(calibrated_text(replace(cal, pick=0), "", 0), "<real>")
-    real = twin_curve(scenario, (1, 2), range(30, 34), True)  # a crowd right 74 % of the time
+    real = twin_curve(scenario, (1, 2), range(20, 24), True)  # a crowd right 74 % of the time
     first = choose_twin(cal, real, 0, replicates=range(10, 12), final_replicates=2).curve
     assert first is not None and first.eligible == (True, True, False, False)
     assert COLLECTED_Z < abs(first.collected[2]) <= COLLECTED_Z + 2 * first.doubt[2]
@@ -207,3 +213,27 @@ def test_a_world_off_as_collected_and_far_on_the_curve_is_not_run_on() -> None:
     assert choice is not None and choice.best == 0
     # the chosen one and the 70 % world within its own distance's noise of it; not the others
     assert [twin.runs for twin in choice.twins] == [4, 4, 2, 2]
+
+
+def test_the_written_twin_is_the_chosen_world_run_with_arrivals_from_a_deck() -> None:
+    """The candidates are compared with independent arrivals by share; the scenario written
+    deals each worker's labels in the file from a deck, and the curve kept is that one's, on
+    the replicates the choice ran (``twin_curve.written_twin``)."""
+    cal = calibration(0.74, 0.75, 0.97)
+    scenario = check_text(calibrated_text(replace(cal, pick=0), "", 0), "<real>")
+    assert scenario.workers.arrivals.order == "independent"  # as the candidates run
+    real = twin_curve(scenario, (1, 2), range(20, 24), True)
+    chosen = choose_twin(cal, real, 0, replicates=range(10, 12), final_replicates=4)
+    ticks: list[int] = []
+    written = written_twin(chosen, real, 0, advance=lambda: ticks.append(1), first_replicate=10)
+    assert written.deck and written.pick == chosen.pick and len(ticks) == WRITTEN_CHUNKS
+    twin = check_text(calibrated_text(replace(written, curve=None), "", 0), "<written>")
+    assert twin.workers.arrivals.order == "deck"
+    assert twin.workers.arrivals.weights == (N_TASKS * PER_TASK // N_WORKERS,) * N_WORKERS
+    exact = twin_curve(twin, (1, 2), range(10, 14), True)
+    before, after = chosen.curve, written.curve
+    assert before is not None and after is not None and after.best == before.best
+    assert np.array_equal(after.twin.vote, exact.vote) and np.array_equal(after.twin.ds, exact.ds)
+    assert not np.array_equal(before.twin.ds, exact.ds)  # another draw of who labels what
+    # the comparison is kept as it was made: every candidate's curve and distance
+    assert after.twins is before.twins and after.distances == before.distances
