@@ -22,9 +22,9 @@ _DECK_LINES = (
     "the file's budget",
     "  each worker gives exactly their labels, and at fewer labels per task their count is "
     "drawn without replacement;",
-    "  the candidate worlds were compared with independent arrivals by each worker's share, "
-    "the chosen one run again",
-    "  with the deck for the design curve below.",
+    "  the candidates above were compared with independent arrivals by each worker's share, "
+    "and the chosen one's",
+    "  design curve (printed, and in the .fit.json) was run again with the deck.",
 )
 
 
