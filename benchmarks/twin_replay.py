@@ -4,7 +4,7 @@ real crowd? For RTE and Dog, at budgets of 3 and 5 labels per task on average (t
 defaults, Dawid–Skene inference — runs
 
 - **replay**: on the real file (``[replay]``: a worker is only given tasks they answered, with
-  their real answer), arrivals weighted by each worker's share of the file's labels, as the
+  their real answer), arrivals from a deck of each worker's labels in the file, as the
   twin's are;
 - **twin**: on the scenario ``marketsim calibrate --dataset NAME`` writes (its ``[gold]``
   removed: a replay has none, so explore-exploit explores on task labels in both);
@@ -94,13 +94,13 @@ def twin_scenario(path: Path, k: int, replicates: int) -> Scenario:
 
 def replay_scenario(replay: dict[str, Any], seed: int, k: int, replicates: int,
                     source: str) -> Scenario:
-    """A replay of ``replay`` (a ``[replay]`` table) at ``k`` labels per task, arrivals
-    weighted by each worker's share of the file's labels (as the twin's)."""
+    """A replay of ``replay`` (a ``[replay]`` table) at ``k`` labels per task, arrivals from a
+    deck of each worker's labels in the file (as the twin's)."""
     data = load_replay(ReplaySpec(**replay))
-    shares = np.bincount(data.labels.workers, minlength=data.labels.n_workers)
+    counts = np.bincount(data.labels.workers, minlength=data.labels.n_workers)
     doc = {"scenario": {"name": "replay", "seed": seed, "replicates": replicates},
            "replay": replay,
-           "workers": {"arrivals": {"weights": (shares / shares.sum()).tolist()}},
+           "workers": {"arrivals": {"weights": counts.tolist(), "order": "deck"}},
            "budget": budget(data.labels.n_tasks, k), "arms": ARMS}
     return parse_scenario(doc, source)
 
