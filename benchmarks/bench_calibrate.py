@@ -109,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--truth", metavar="FILE", help="--labels' truth file")
     parser.add_argument("--format", help="--labels' format (zhang or csv)")
     parser.add_argument("--jobs", type=int, default=1,
-                        help="calibrate's --jobs (above 1 every checkout must have the option: "
-                        "97c6b87 and older do not)")
+                        help="calibrate's --jobs, given to every checkout (97c6b87 and older do "
+                        "not have the option; since session 32 calibrate's own default is the "
+                        "CPUs available)")
     parser.add_argument("--log", type=Path, metavar="DIR",
                         help="keep each run's progress lines (stderr) in DIR")
     parser.add_argument("--classes", type=int, default=2, help="synthetic classes (default 2)")
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             args += ["--format", ns.format] if ns.format else []
         else:
             args = synthetic_files(ns.synthetic, ns.classes, folder)
-        args += ["--jobs", str(ns.jobs)] if ns.jobs > 1 else []
+        args += ["--jobs", str(ns.jobs)]
         if ns.log is not None:
             ns.log.mkdir(parents=True, exist_ok=True)
         timings = []

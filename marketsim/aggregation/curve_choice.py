@@ -269,7 +269,6 @@ class CurveChoice:
         return point_z(self.real, self.twin)
 
 
-
 def choose_on_curve(real: DesignCurve, names: tuple[str, ...], indices: tuple[int, ...],
                     twins: tuple[DesignCurve, ...], tasks: int | None = None) -> CurveChoice:
     """Of the candidates whose twin reproduces the as-collected error (:func:`collected_z`

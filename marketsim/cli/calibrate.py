@@ -35,13 +35,10 @@ from marketsim.aggregation.crowd_stats import crowd_stats
 from marketsim.aggregation.curve_choice import curve_draws, curve_lines, off_warnings
 from marketsim.aggregation.design_curve import real_curve
 from marketsim.aggregation.fit_reference import reference
-from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.task_types import MAX_TYPES, TypesFit, type_candidates
 from marketsim.aggregation.type_selection import (
     FOLDS,
     MOMENT_REPLICATES,
-    MomentChoice,
-    choose_by_moments,
     select_types,
 )
 from marketsim.cli.calibrate_models import fit_models, model_rows, split_models
@@ -68,7 +65,6 @@ from marketsim.record.predictions import check_output_files
 from marketsim.report.calibration_plot import plot_fit
 from marketsim.report.step_progress import Steps, make_steps
 from marketsim.scenario.calibration import (
-    REPLICATES,
     Calibration,
     check_header,
     check_text,
@@ -79,7 +75,8 @@ from marketsim.scenario.calibration_text import calibrated_text, types_summary
 from marketsim.scenario.crowd_specs import MAX_RATE, MIN_RATE
 from marketsim.study.backends import process_map
 from marketsim.study.curve_sized_worlds import crowd_shrunk, shared_errors
-from marketsim.study.twin import errors_per_types, final_error, simulated_labels, type_counts
+from marketsim.study.resources import MAX_FIT_JOBS, fit_jobs
+from marketsim.study.twin import final_error, moment_choice, simulated_labels, type_counts
 from marketsim.study.twin_curve import WRITTEN_CHUNKS, choose_twin, curve_units, written_twin
 
 #: Tasks with a truth a file needs for the number of task types to be chosen by the errors
@@ -128,9 +125,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true",
                    help="no progress display (a bar per long step on a terminal's stderr, "
                    "else one line per step)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="worker processes for the independent fits and twins (default 1; "
-                   "the results do not depend on it)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help=f"worker processes for the independent fits and twins (default: the "
+                   f"CPUs available, at most {MAX_FIT_JOBS}; the results do not depend on it)")
     p.add_argument("--task-types", metavar="K", default="auto",
                    help=f"task types of the world: auto (default: 1 to {MAX_TYPES}, by the "
                         "errors each one's twin reproduces where the truth is known, else by "
@@ -155,7 +152,7 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError(f"unknown --format {args.format!r}; choose one of: {', '.join(FORMATS)}")
     if args.seed < 0:
         raise InputError(f"--seed must be >= 0, got {args.seed}")
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise InputError(f"--jobs must be >= 1, got {args.jobs}")
     check_duplicates_option(args)
     if args.task_types != "auto" and args.task_types not in [str(k) for k in
@@ -236,24 +233,6 @@ def checked_input(data: LabelSet, truth: np.ndarray | None, labels_file: str
     return data, truth
 
 
-def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.ndarray,
-                  real_error: float, seed: int, steps: Steps,
-                  mix: tuple[float, ...] | None = None) -> MomentChoice:
-    """The number of task types whose twin best reproduces the real labels' majority-vote and
-    Dawid–Skene errors on the tasks with a truth (replicates after the written scenario's;
-    the twins' errors weighted to the real curve's class ``mix``, where it has one)."""
-    counts = np.zeros((data.n_tasks, cal.n_classes))
-    np.add.at(counts, (data.tasks, data.labels), 1.0)
-    real_vote = fractional_tie_error(counts, np.where(known, ref, -1))
-    twins = len(type_counts(cal)) * MOMENT_REPLICATES
-    with steps.step(f"choosing the number of task types: simulating each one's twin "
-                    f"({MOMENT_REPLICATES} replicates)", twins) as advance:
-        vote, final = errors_per_types(cal, seed,
-                                       range(REPLICATES, REPLICATES + MOMENT_REPLICATES), advance,
-                                       mix)
-    return choose_by_moments(real_vote, real_error, vote, final)
-
-
 def load(args: argparse.Namespace, labels_file: str, truth_file: str | None, fmt: str | None
          ) -> tuple[LabelSet, np.ndarray | None, Timestamps | None]:
     """The labels, truth and times of the file; a file of scores is refused in one line."""
@@ -323,7 +302,7 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         raise InputError("has no labels", source=labels_file)
     arrivals = None if times is None else arrivals_fit(times, labels_file)  # errors first,
     data, truth = checked_input(data, truth, labels_file)  # then the fit's warnings
-    mapper = process_map(args.jobs)
+    mapper = process_map(fit_jobs(args.jobs))
     weights, prior, ref, source, ds_labels = reference(data, truth)
     with steps.step("fitting the worlds of one matrix per worker", 8) as advance:
         fits = candidate_worlds(data.tasks, data.workers, data.labels, weights, data.n_workers,
@@ -360,8 +339,11 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         cal = replace(cal, crowd_fits=shared_errors(cal, bases, fits, data, weights, ref, known,
                                                     real, args.seed, advance, mapper))
     if by_moments:
-        cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error, args.seed,
-                                                 steps, real.mix))
+        with steps.step("choosing the number of task types: simulating each one's twin "
+                        f"({MOMENT_REPLICATES} replicates)",
+                        len(type_counts(cal)) * MOMENT_REPLICATES) as advance:
+            cal = replace(cal, moments=moment_choice(cal, data, ref, known, real_error,
+                                                     args.seed, advance, real.mix))
     with steps.step("simulating each candidate's twin on the design curve",
                     curve_units(cal)) as advance:
         cal = choose_twin(cal, real, args.seed, advance=advance, mapper=mapper)

@@ -81,6 +81,20 @@ def available_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: The most worker processes a calibration starts unless told (``calibrate --jobs``): its widest
+#: steps fit four pairs of one-matrix worlds and six mixtures side by side, and every process
+#: holds the labels (a 1,000,000-label file: about 0.4 GiB each).
+MAX_FIT_JOBS = 4
+
+
+def fit_jobs(requested: int | None, cpus: int | None = None) -> int:
+    """Worker processes for a calibration's independent fits: ``requested``, else the CPUs
+    available up to :data:`MAX_FIT_JOBS` (the results do not depend on it)."""
+    if requested is not None:
+        return requested
+    return max(1, min(available_cpus() if cpus is None else cpus, MAX_FIT_JOBS))
+
+
 def capped_jobs(requested: int, units: int, cpus: int | None = None) -> tuple[int, str | None]:
     """``requested`` worker processes capped to the ``units`` to run and the CPUs available,
     with a note saying why when capped (more processes than either only cost memory)."""

@@ -12,11 +12,12 @@ import numpy as np
 
 from marketsim.aggregation.majority_vote import fractional_tie_error
 from marketsim.aggregation.metrics import error_rate
+from marketsim.aggregation.type_selection import MOMENT_REPLICATES, MomentChoice, choose_by_moments
 from marketsim.data.labels import LabelSet
 from marketsim.market.inference import estimator_factory
 from marketsim.market.market import Market
 from marketsim.market.worker_models import draw_world
-from marketsim.scenario.calibration import Calibration, check_text
+from marketsim.scenario.calibration import REPLICATES, Calibration, check_text
 from marketsim.scenario.calibration_text import calibrated_text
 from marketsim.scenario.specs import Scenario
 from marketsim.study.design_sampler import collected_labels, design_world
@@ -133,6 +134,22 @@ def errors_per_types(cal: Calibration, seed: int, replicates: range,
                         mix=mix)
             for k in type_counts(cal)]
     return np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+
+
+def moment_choice(cal: Calibration, data: LabelSet, ref: np.ndarray, known: np.ndarray,
+                  real_error: float, seed: int, advance: Callable[[], object] | None = None,
+                  mix: tuple[float, ...] | None = None) -> MomentChoice:
+    """The number of task types whose twin best reproduces the real labels' majority-vote and
+    Dawid–Skene errors (``real_error``) on the tasks with a truth (``known``, their classes in
+    ``ref``): :data:`MOMENT_REPLICATES` replicates after the written scenario's for each number
+    (``advance`` called once a twin), its errors weighted to the real curve's class ``mix``
+    where it has one."""
+    counts = np.zeros((data.n_tasks, cal.n_classes))
+    np.add.at(counts, (data.tasks, data.labels), 1.0)
+    real_vote = fractional_tie_error(counts, np.where(known, ref, -1))
+    vote, final = errors_per_types(cal, seed, range(REPLICATES, REPLICATES + MOMENT_REPLICATES),
+                                   advance, mix)
+    return choose_by_moments(real_vote, real_error, vote, final)
 
 
 def type_counts(cal: Calibration) -> range:
