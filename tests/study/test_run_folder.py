@@ -22,7 +22,14 @@ from marketsim.record.units import UnitResult
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.checkpoints import DURABLE_UNIT_SECONDS, load_units, save_unit
 from marketsim.study.lock import folder_lock
-from marketsim.study.resources import GIB, capped_jobs, default_jobs, estimate_run_memory
+from marketsim.study.resources import (
+    GIB,
+    MAX_FIT_JOBS,
+    capped_jobs,
+    default_jobs,
+    estimate_run_memory,
+    fit_jobs,
+)
 
 TINY = """
 [scenario]
@@ -323,6 +330,12 @@ def test_default_jobs_every_cpu_as_far_as_units_and_memory_go(tmp_path: Path) ->
     # memory for 3 processes but not 4: 3; for none at all: still 1 (check_memory refuses it)
     assert default_jobs(scenario, cpus=64, available=estimate_run_memory(scenario, 3)) == 3
     assert default_jobs(scenario, cpus=64, available=1) == 1
+
+
+def test_a_calibration_uses_the_cpus_up_to_its_widest_step_unless_told() -> None:
+    assert fit_jobs(None, cpus=2) == 2 and fit_jobs(None, cpus=1) == 1
+    assert fit_jobs(None, cpus=64) == MAX_FIT_JOBS == 4  # four pairs of worlds side by side
+    assert fit_jobs(3, cpus=64) == 3 and fit_jobs(1, cpus=64) == 1  # --jobs N as given
 
 
 # --- item 19: Dask missing --------------------------------------------------------------------
