@@ -14,14 +14,23 @@ ambiguity as a property of the task shared by its annotators is the look-alike (
 difficulty class") of Dawid & Skene's extensions; here its size is matched to the per-task
 profile of the majority's share, a moment of the data, not to the likelihood.
 
-The estimate: the scales of :data:`SCALES` (capped where a look-alike row would leave the
-probabilities) are tried in increasing order, each world's share of majority-wrong tasks
-(ties counted a half) measured by a given function (here :func:`pairs_share`:
-:data:`REPLICATES` vectorised draws on the pairs, no aggregation but the count of each task's
-labels per class), until one reaches the real share (the share grows with the scale); the
-scale is then interpolated linearly between the last two scales, whose shares bracket the
-real one. Where the world as fitted already has the real share or more, it is kept as it is
-(scale 1); where even the largest scale has less, the largest is kept.
+The estimate: the scales of :data:`SCALES` (with a truth on some tasks only, then doubling
+ones: :func:`tried_scales`), up to the largest a look-alike row allows, are tried in
+increasing order, each world's share of majority-wrong tasks (ties counted a half) measured
+by a given function (here :func:`pairs_share`: :data:`REPLICATES` vectorised draws on the
+pairs, no aggregation but the count of each task's labels per class), until one reaches the
+real share (the share grows with the scale); the scale is then interpolated linearly between
+the last two scales, whose shares bracket the real one. Where the world as fitted already has
+the real share or more, it is kept as it is (scale 1); where even the largest scale has less,
+the largest is kept.
+
+Why scales far above 3 there: the other tasks' class is Dawid–Skene's answer, which a
+look-alike task's labels give, so the fitted look-alike mass is the gold's, diluted by every
+other task (without any truth no look-alike shows, and the scales stop at 3 as they do with a
+truth on every task). HITspam's CrowdFlower file (5,380 tasks, each unanimous; 34 of the 100
+with a truth wrong, 28 of its 31 "Yes") has a real share of 34 %, judged on the gold as the
+gold is mixed; the worlds fitted have a look-alike mass of 0.2 and 1.3 % by class, 1.6 % of
+wrong majorities at scale 3, and reach 34 % near scale 60.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
+from marketsim.aggregation.metrics import stratified_mean
 from marketsim.aggregation.world_replay import world_labels
 from marketsim.data.labels import LabelSet
 
@@ -44,16 +54,17 @@ SUFFIX = ", ambiguous share from the majority's profile"
 
 
 def majority_wrong(data: LabelSet, labels: np.ndarray, classes: np.ndarray,
-                   judged: np.ndarray) -> float:
+                   judged: np.ndarray, mix: tuple[float, ...] | None = None) -> float:
     """The share of the ``judged`` tasks on which most of ``labels`` (answers for ``data``'s
     pairs) are not the task's class ``classes[i]`` (a tie between it and another class a
-    half)."""
+    half); with ``mix``, each class's share weighted by ``mix`` (a twin judged as a partial
+    truth's tasks are mixed: :func:`~marketsim.aggregation.design_curve.judged_mix`)."""
     counts = np.zeros((data.n_tasks, max(data.n_classes, int(classes.max()) + 1)))
     np.add.at(counts, (data.tasks, labels), 1.0)
     right = counts[np.arange(data.n_tasks), classes]
     best_other = np.where(np.eye(counts.shape[1], dtype=bool)[classes], -1.0, counts).max(axis=1)
     score = np.where(right < best_other, 1.0, np.where(right == best_other, 0.5, 0.0))
-    return float(score[judged].mean())
+    return stratified_mean(score[judged], classes[judged], mix)
 
 
 def scaled_lookalike(lookalike: np.ndarray, scale: float) -> np.ndarray | None:
@@ -62,6 +73,29 @@ def scaled_lookalike(lookalike: np.ndarray, scale: float) -> np.ndarray | None:
     k = lookalike.shape[0]
     scaled = np.eye(k) + scale * (lookalike - np.eye(k))
     return scaled if scaled.min() >= 0.0 else None
+
+
+def largest_scale(lookalike: np.ndarray) -> float:
+    """The largest scale :func:`scaled_lookalike` accepts: where the class with the most
+    look-alike mass would look like another class on every task (inf for the identity)."""
+    mass = float((1.0 - np.diag(lookalike)).max())
+    return np.inf if mass <= 0.0 else 1.0 / mass
+
+
+def tried_scales(lookalike: np.ndarray, dilution: float = 1.0) -> tuple[float, ...]:
+    """:data:`SCALES` up to ``SCALES[-1] * dilution``, then doubling ones, and the largest of
+    those and :func:`largest_scale` last (a row's look-alike mass can reach 1, not more).
+    ``dilution``: the labelled tasks per task with a truth (1 with a truth on all or none): a
+    world fitted with the other tasks' class from Dawid–Skene's answers sees their
+    look-alikes as right answers, so its mass is the gold's diluted by so many tasks."""
+    top = min(largest_scale(lookalike), SCALES[-1] * max(dilution, 1.0))
+    if top <= 1.0:
+        return (1.0,)
+    scales = [s for s in SCALES if s < top]
+    while scales[-1] * 2.0 < top:
+        scales.append(scales[-1] * 2.0)
+    scales.append(top * (1.0 - 1e-9) if top == largest_scale(lookalike) else top)
+    return tuple(scales)
 
 
 @dataclass(frozen=True)
@@ -93,13 +127,14 @@ def pairs_share(data: LabelSet, classes: np.ndarray, judged: np.ndarray, seed: i
     return share
 
 
-def ambiguity_share(fit: ConfusionFit, real: float, share_of: ShareOf) -> AmbiguityShare:
+def ambiguity_share(fit: ConfusionFit, real: float, share_of: ShareOf, dilution: float = 1.0
+                    ) -> AmbiguityShare:
     """The scale of ``fit``'s look-alike mass whose world's share of majority-wrong tasks
     (``share_of``) is the ``real`` one (interpolated between the two scales that bracket it;
     module docstring)."""
     scales: list[float] = []
     shares: list[float] = []
-    for scale in SCALES:
+    for scale in tried_scales(fit.lookalike, dilution):
         look = scaled_lookalike(fit.lookalike, scale)
         if look is None:
             break
@@ -132,16 +167,17 @@ def with_ambiguity_share(fit: ConfusionFit, estimate: AmbiguityShare, data: Labe
 
 def ambiguity_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of: ShareOf,
                      data: LabelSet, weights: np.ndarray,
-                     advance: Callable[[], object] | None = None) -> tuple[ConfusionFit, ...]:
+                     advance: Callable[[], object] | None = None, dilution: float = 1.0
+                     ) -> tuple[ConfusionFit, ...]:
     """Each look-alike world of ``bases`` with its ambiguous share fitted to the ``real``
-    majority-wrong share (:func:`ambiguity_share`, measured by ``share_of``), those whose
-    scale is not 1 (``calibrate``'s candidates, judged on the design curve whatever the
-    number of task types; ``advance``: called once per base)."""
+    majority-wrong share (:func:`ambiguity_share`, measured by ``share_of``; ``dilution``:
+    :func:`tried_scales`'), those whose scale is not 1 (``calibrate``'s candidates, judged on
+    the design curve whatever the number of task types; ``advance``: called once per base)."""
     worlds = []
     for fit in bases:
         if fit.with_lookalike:
-            worlds.append(with_ambiguity_share(fit, ambiguity_share(fit, real, share_of), data,
-                                               weights))
+            estimate = ambiguity_share(fit, real, share_of, dilution)
+            worlds.append(with_ambiguity_share(fit, estimate, data, weights))
         if advance is not None:
             advance()
     return tuple(w for w in worlds if w is not None)

@@ -357,15 +357,16 @@ def fit_twin(args: argparse.Namespace, labels_file: str, truth_file: str | None,
         sim, sim_truth, sim_error, sim_times = simulated_labels(scenario,
                                                                 times=arrivals is not None)
     k = scenario.tasks.classes
+    on_truth = real.mix is not None  # judged as the real file's tasks with a truth are mixed
     real_stats = crowd_stats(data.tasks, data.workers, data.labels, ref, data.n_tasks,
-                             data.n_workers, k)
+                             data.n_workers, k, truth if on_truth else None, real.mix)
     twin_stats = crowd_stats(sim.tasks, sim.workers, sim.labels, sim_truth, sim.n_tasks,
-                             sim.n_workers, k)
+                             sim.n_workers, k, mix=real.mix)
     note = "1 replicate"
-    if real.mix is not None:  # judged as the real file's tasks with a truth are mixed
+    if on_truth:
         sim_error = final_error(scenario, sim, sim_truth, 0, real.mix)
         note += ", weighted to the truth's class mix"
-    rows = (fit_rows(real_stats, twin_stats, real_error, sim_error, note)
+    rows = (fit_rows(real_stats, twin_stats, real_error, sim_error, note, on_truth)
             + model_rows(scenario, cal, sim))
     if arrivals is not None and times is not None:
         more, arrivals_record = time_rows(arrivals, times.values, sim_times)

@@ -36,9 +36,12 @@ def spread_record(real: CrowdStats, twin: CrowdStats) -> dict[str, dict[str, flo
 
 
 def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: float,
-             twin_error_note: str = "1 replicate") -> list[FitRow]:
+             twin_error_note: str = "1 replicate", on_truth: bool = False) -> list[FitRow]:
     """Goodness of fit: one row per statistic, real against simulated (the twin's error
-    described by ``twin_error_note``)."""
+    described by ``twin_error_note``; ``on_truth``: the accuracy and the mostly-wrong share
+    measured on the tasks a partial truth covers, weighted to their class mix)."""
+    mixed = ", weighted to their class mix" if on_truth else ""
+
     def spread(x: np.ndarray) -> str:
         s = spread_stats(x)
         return f"{s['mean']:.2f} (sd {s['sd']:.2f}, {s['min']:.0f}-{s['max']:.0f})"
@@ -50,8 +53,11 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
     corr = "n/a (constant)" if constant else \
         f"{np.corrcoef(real.labels_per_worker, twin.labels_per_worker)[0, 1]:.4f}"
     return [FitRow(**row) for row in [
-        {"statistic": "accuracy (all labels)", "real": _overall(real), "simulated": _overall(twin)},
-        {"statistic": "per-worker accuracy, mean |real - simulated| (label-weighted)",
+        {"statistic": ("accuracy (labels of the tasks with a truth" + mixed + ")") if on_truth
+         else "accuracy (all labels)", "real": f"{real.accuracy:.4f}",
+         "simulated": f"{twin.accuracy:.4f}"},
+        {"statistic": "per-worker accuracy, mean |real - simulated| (label-weighted"
+         + ("; real against Dawid-Skene's answers where no truth is" if on_truth else "") + ")",
          "real": "", "simulated": f"{np.average(gap, weights=weights):.4f}"},
         {"statistic": "labels per task", "real": spread(real.labels_per_task),
          "simulated": spread(twin.labels_per_task)},
@@ -61,17 +67,13 @@ def fit_rows(real: CrowdStats, twin: CrowdStats, real_error: float, twin_error: 
          "simulated": corr},
         {"statistic": "agreement rate (label pairs on a task)", "real": f"{real.agreement:.4f}",
          "simulated": f"{twin.agreement:.4f}"},
-        {"statistic": "tasks on which most labels are wrong (shared errors)",
+        {"statistic": "tasks on which most labels are wrong (shared errors"
+         + (" among those with a truth" + mixed if on_truth else "") + ")",
          "real": f"{real.mostly_wrong:.4f}", "simulated": f"{twin.mostly_wrong:.4f}"},
         {"statistic": "Dawid-Skene error rate",
          "real": "n/a (no truth)" if np.isnan(real_error) else f"{100 * real_error:.2f}%",
          "simulated": f"{100 * twin_error:.2f}% ({twin_error_note})"},
     ]]
-
-
-def _overall(stats: CrowdStats) -> str:
-    ok = ~np.isnan(stats.worker_accuracy)
-    return f"{np.average(stats.worker_accuracy[ok], weights=stats.labels_per_worker[ok]):.4f}"
 
 
 def time_rows(fit: ArrivalFit, real_times: np.ndarray, sim_times: np.ndarray

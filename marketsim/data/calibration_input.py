@@ -177,8 +177,9 @@ def unanimous_note(data: LabelSet, per_task: np.ndarray, truth: np.ndarray | Non
     :data:`FEW_TASKS` of them) got one class from all its workers and yet the truth differs
     on some: the file shows no disagreement, as if each task's answer had been copied to
     every worker who saw it (HITspam's CrowdFlower file: 5,380 tasks of 2 to 45 labels, each
-    unanimous, 34 of the 100 with a truth wrong), and a twin of workers who err
-    independently cannot reproduce errors every worker shares on every task."""
+    unanimous, 34 of the 100 with a truth wrong). A twin reproduces such errors only as
+    look-alike tasks, which every worker sees as another class: the file cannot tell those
+    from copied answers, and the twin's workers still disagree now and then."""
     several = per_task >= 2
     if truth is None or int(several.sum()) < FEW_TASKS:
         return []
@@ -195,5 +196,5 @@ def unanimous_note(data: LabelSet, per_task: np.ndarray, truth: np.ndarray | Non
     return [f"all {int(several.sum())} tasks with two labels or more got one class from "
             f"every worker, and {wrong} of the {int(judged.sum())} with a truth are wrong: "
             "the file shows no disagreement between workers (were each task's answers "
-            "copied to all its workers?), and a twin, whose workers err independently, "
-            "cannot reproduce errors every worker shares on every task"]
+            "copied to all its workers?); the twin makes those errors look-alike tasks, "
+            "which every worker sees as another class"]

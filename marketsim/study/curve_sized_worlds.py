@@ -83,8 +83,10 @@ def shared_errors(cal: Calibration, bases: tuple[ConfusionFit, ...],
     ``real`` with its accuracy kept (:func:`restored_share`). ``advance`` is called once per
     base but the first, once for the pulls and once for the last steps."""
     wrong = (majority_wrong(data, data.labels, ref, known | ~known.any()),
-             twin_share(cal, seed))
-    ambiguous = cal.crowd_fits + ambiguity_worlds(bases[1:], *wrong, data, weights, advance)
+             twin_share(cal, seed, real.mix))
+    dilution = data.n_tasks / int(known.sum()) if known.any() else 1.0
+    ambiguous = cal.crowd_fits + ambiguity_worlds(bases[1:], *wrong, data, weights, advance,
+                                                  dilution)
     ambiguous += pull_worlds(data, weights, ref, known, real, seed, advance, mapper)
     restorable = (*bases[1:], *restorable_per_worker(fits))  # each share fitted restored
     partly = and_partly_shared(ambiguous, data, weights, (restorable, *wrong))

@@ -29,10 +29,11 @@ from marketsim.study.twin import as_collected
 REPLICATES = 3
 
 
-def twin_share(cal: Calibration, seed: int) -> ShareOf:
+def twin_share(cal: Calibration, seed: int, mix: tuple[float, ...] | None = None) -> ShareOf:
     """A one-matrix world's share of majority-wrong tasks (ties a half) in the twin ``cal``
     would write with that world, as collected, over :data:`REPLICATES` replicates (after the
-    written scenario's own)."""
+    written scenario's own); with ``mix``, weighted by class to it (the real share's tasks, a
+    partial truth's, are mixed so)."""
     def share(world: ConfusionFit) -> float:
         with_world = replace(cal, crowd_fits=(*cal.crowd_fits, world), curve=None,
                              pick=len(cal.fits) + len(cal.crowd_fits))
@@ -41,6 +42,6 @@ def twin_share(cal: Calibration, seed: int) -> ShareOf:
         for replicate in range(WRITTEN, WRITTEN + REPLICATES):
             labels, truth, _, _ = as_collected(scenario, replicate)
             shares.append(majority_wrong(labels, labels.labels, truth,
-                                         np.ones(labels.n_tasks, dtype=bool)))
+                                         np.ones(labels.n_tasks, dtype=bool), mix))
         return float(np.mean(shares))
     return share

@@ -8,14 +8,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from marketsim.aggregation.ambiguity_share import (
+    SCALES,
     SUFFIX,
     ambiguity_share,
     ambiguity_worlds,
+    largest_scale,
     majority_wrong,
     pairs_share,
     scaled_lookalike,
+    tried_scales,
 )
 from marketsim.aggregation.confusion_fit import ConfusionFit
 from marketsim.aggregation.world_replay import world_labels
@@ -84,6 +88,41 @@ def test_a_world_with_the_real_share_is_not_added_again() -> None:
 def test_the_scale_stops_where_a_row_would_leave_the_probabilities() -> None:
     assert scaled_lookalike(LOOKALIKE, 4.0) is not None
     assert scaled_lookalike(LOOKALIKE, 4.5) is None
+
+
+def test_a_share_many_times_the_fitted_one_is_reached_up_to_the_largest_scale() -> None:
+    """Fitted with Dawid-Skene's answers where no truth is, a world sees few look-alikes (a
+    look-alike is what the labels say); judged where the truth is, the real share can be many
+    times its own (HITspam: every task unanimous, 34 of the 100 with a truth wrong)."""
+    world, data, truth = ambiguous_crowd(seed=2)
+    faint = scaled_lookalike(LOOKALIKE, 0.05)  # 1.2 % and 0.6 %: a twentieth of the truth
+    assert faint is not None
+    assert largest_scale(faint) == pytest.approx(1.0 / (0.24 * 0.05))
+    assert tried_scales(faint) == SCALES  # a truth on every task (or none): up to 3
+    scales = tried_scales(faint, dilution=50.0)  # a truth on one task in 50
+    assert scales[:9] == SCALES and scales[9:12] == (6.0, 12.0, 24.0)
+    assert scales[-1] < largest_scale(faint) < scales[-1] * (1 + 1e-6)
+    assert all(scaled_lookalike(faint, s) is not None for s in scales)
+    assert tried_scales(faint, dilution=4.0)[-1] == 12.0
+    judged = np.ones(data.n_tasks, dtype=bool)
+    real = majority_wrong(data, data.labels, truth, judged)
+    estimate = ambiguity_share(replace(world, lookalike=faint), real,
+                               pairs_share(data, truth, judged), dilution=50.0)
+    assert 12.0 < estimate.scale < 40.0  # the true mass is 20 times the fitted one
+    assert estimate.shares[-2] < real <= estimate.shares[-1]
+    assert tried_scales(np.eye(3), dilution=50.0)[-1] == 150.0
+    assert tried_scales(np.array([[0.3, 0.7], [0.0, 1.0]]))[-1] == pytest.approx(1 / 0.7)
+
+
+def test_a_share_weighted_by_class_reads_the_gold_mix() -> None:
+    """A twin judged as a partial truth's tasks are mixed: each class's share of wrong
+    majorities weighs as much as the class does among the gold tasks."""
+    data = LabelSet(np.array([0, 0, 1, 1, 2, 2, 3, 3]), np.arange(8) % 2,
+                    np.array([1, 1, 0, 0, 0, 0, 0, 0]), 4, 2, 2)
+    classes = np.array([0, 0, 0, 1])  # task 0 wrong (class 0); task 3 wrong (class 1)
+    judged = np.ones(4, dtype=bool)
+    assert majority_wrong(data, data.labels, classes, judged) == 0.5
+    assert majority_wrong(data, data.labels, classes, judged, (0.5, 0.5)) == (1 / 3 + 1) / 2
 
 
 def test_the_twins_share_grows_with_the_lookalike_mass_and_leaves_the_calibration_alone() -> None:

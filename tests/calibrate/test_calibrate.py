@@ -212,6 +212,21 @@ def test_crowd_stats_count_agreeing_pairs() -> None:
     assert wrong.mostly_wrong == 0.5  # task 0: 1 of 3 right; task 1: 2 of 2 right
 
 
+def test_crowd_stats_judged_on_a_partial_truth_by_its_class_mix() -> None:
+    """Against Dawid-Skene's answers a task's majority is nearly always right; a partial
+    truth shows the errors the whole crowd makes, and the twin is weighted to its mix."""
+    tasks, workers = np.repeat(np.arange(4), 3), np.tile(np.arange(3), 4)
+    labels = np.array([0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1])  # each task's majority: 0 0 0 1
+    majority = np.array([0, 1, 0, 1])
+    plain = crowd_stats(tasks, workers, labels, majority, 4, 3, 2)
+    assert plain.mostly_wrong == 0.0 and plain.accuracy == pytest.approx(11 / 12)
+    gold = np.array([0, 0, 1, -1])  # task 1 wrong by all, task 2 by two of three
+    judged = crowd_stats(tasks, workers, labels, majority, 4, 3, 2, gold, (0.5, 0.5))
+    assert judged.mostly_wrong == pytest.approx((1 / 2 + 1) / 2)  # class 0: 1 of 2; class 1
+    assert judged.accuracy == pytest.approx((3 / 6 + 1 / 3) / 2)
+    assert np.allclose(judged.worker_accuracy, plain.worker_accuracy)  # per worker: as before
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["calibrate", "--out", "x.toml"], "give either a LABELS file or --dataset"),
     (["calibrate", "nope.csv", "--out", "x.toml"], "nope.csv"),
