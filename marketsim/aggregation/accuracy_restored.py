@@ -170,19 +170,21 @@ def restoring(share_of: ShareOf, data: LabelSet, weights: np.ndarray) -> ShareOf
 
 
 def restored_share_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of: ShareOf,
-                          data: LabelSet, weights: np.ndarray) -> tuple[ConfusionFit, ...]:
+                          data: LabelSet, weights: np.ndarray, dilution: float = 1.0
+                          ) -> tuple[ConfusionFit, ...]:
     """Each look-alike world of ``bases`` with its ambiguous share and its per-label accuracy
     fitted together: the look-alike mass scaled until the world, *restored* at that scale, has
     the ``real`` share of majority-wrong tasks (:func:`~marketsim.aggregation.ambiguity_share.
     ambiguity_share` measuring with :func:`restoring`), then restored. Restoring alone makes
     the labels' errors less shared (the accuracy comes back, the look-alikes do not grow), so
     the share is fitted on the restored world, not before it (Face, issue #40: the world
-    restored after its share was fitted was 2 to 6 points too good as collected)."""
+    restored after its share was fitted was 2 to 6 points too good as collected). ``dilution``:
+    :func:`~marketsim.aggregation.ambiguity_share.tried_scales`'."""
     worlds = []
     for fit in bases:
         if not fit.with_lookalike or fit.pull is not None:
             continue
-        estimate = ambiguity_share(fit, real, restoring(share_of, data, weights))
+        estimate = ambiguity_share(fit, real, restoring(share_of, data, weights), dilution)
         scaled = with_ambiguity_share(fit, estimate, data, weights)
         if scaled is not None:
             worlds.append(with_accuracy_restored(scaled, data, weights))

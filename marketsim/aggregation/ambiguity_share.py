@@ -83,8 +83,9 @@ def largest_scale(lookalike: np.ndarray) -> float:
 
 
 def tried_scales(lookalike: np.ndarray, dilution: float = 1.0) -> tuple[float, ...]:
-    """:data:`SCALES` up to ``SCALES[-1] * dilution``, then doubling ones, and the largest of
-    those and :func:`largest_scale` last (a row's look-alike mass can reach 1, not more).
+    """The scales :func:`ambiguity_share` tries: those of :data:`SCALES` below a top, then
+    doubling ones below it, and the top last. The top is ``SCALES[-1] * dilution`` or, where
+    smaller, :func:`largest_scale` (a row's look-alike mass can reach 1, not more).
     ``dilution``: the labelled tasks per task with a truth (1 with a truth on all or none): a
     world fitted with the other tasks' class from Dawid–Skene's answers sees their
     look-alikes as right answers, so its mass is the gold's diluted by so many tasks."""

@@ -77,11 +77,12 @@ def shared_errors(cal: Calibration, bases: tuple[ConfusionFit, ...],
                   ) -> tuple[ConfusionFit, ...]:
     """``cal``'s crowd candidates, then the worlds whose shared errors are sized on the file
     (module docstring): of ``bases`` (all but the first) the look-alike share from the
-    majority's profile (judged on the ``known`` tasks, else all), the pulls, the per-label
-    accuracy restored (of ``bases`` and the per-worker ``fits``), the labels following the
-    look-alike and their task difficulty on ``real``, and one restored world's difficulty on
-    ``real`` with its accuracy kept (:func:`restored_share`). ``advance`` is called once per
-    base but the first, once for the pulls and once for the last steps."""
+    majority's profile (judged on the ``known`` tasks, else all; the twin's share weighted to
+    their class mix, its scales past 3 where they are some of the tasks), the pulls, the
+    per-label accuracy restored (of ``bases`` and the per-worker ``fits``), the labels
+    following the look-alike and their task difficulty on ``real``, and one restored world's
+    difficulty on ``real`` with its accuracy kept (:func:`restored_share`). ``advance`` is
+    called once per base but the first, once for the pulls and once for the last steps."""
     wrong = (majority_wrong(data, data.labels, ref, known | ~known.any()),
              twin_share(cal, seed, real.mix))
     dilution = data.n_tasks / int(known.sum()) if known.any() else 1.0
@@ -89,7 +90,7 @@ def shared_errors(cal: Calibration, bases: tuple[ConfusionFit, ...],
                                                   dilution)
     ambiguous += pull_worlds(data, weights, ref, known, real, seed, advance, mapper)
     restorable = (*bases[1:], *restorable_per_worker(fits))  # each share fitted restored
-    partly = and_partly_shared(ambiguous, data, weights, (restorable, *wrong))
+    partly = and_partly_shared(ambiguous, data, weights, (restorable, *wrong), dilution)
     following = tuple(f for f in partly if f.follow < 1.0)
     spread = curve_worlds(following, data, ref, known, real, weights, seed, None, mapper)
     gathered = curve_worlds(restored_share(partly), data, ref, known, real, weights, seed, None,
