@@ -89,13 +89,14 @@ def tried_scales(lookalike: np.ndarray, dilution: float = 1.0) -> tuple[float, .
     ``dilution``: the labelled tasks per task with a truth (1 with a truth on all or none): a
     world fitted with the other tasks' class from Dawid–Skene's answers sees their
     look-alikes as right answers, so its mass is the gold's diluted by so many tasks."""
-    top = min(largest_scale(lookalike), SCALES[-1] * max(dilution, 1.0))
+    bound = largest_scale(lookalike)
+    top = min(bound, SCALES[-1] * max(dilution, 1.0))
     if top <= 1.0:
         return (1.0,)
     scales = [s for s in SCALES if s < top]
     while scales[-1] * 2.0 < top:
         scales.append(scales[-1] * 2.0)
-    scales.append(top * (1.0 - 1e-9) if top == largest_scale(lookalike) else top)
+    scales.append(top * (1.0 - 1e-9) if top == bound else top)  # the bound itself rounds out
     return tuple(scales)
 
 
