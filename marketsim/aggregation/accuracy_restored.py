@@ -42,6 +42,7 @@ from marketsim.aggregation.ambiguity_share import (
     with_ambiguity_share,
 )
 from marketsim.aggregation.confusion_fit import Z_GRID, ConfusionFit, world_log_likelihood
+from marketsim.aggregation.mapping import Mapper, mapped
 from marketsim.data.labels import LabelSet
 
 #: The smallest probability a restored matrix keeps: no answer impossible for a worker (the
@@ -170,8 +171,8 @@ def restoring(share_of: ShareOf, data: LabelSet, weights: np.ndarray) -> ShareOf
 
 
 def restored_share_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of: ShareOf,
-                          data: LabelSet, weights: np.ndarray, dilution: float = 1.0
-                          ) -> tuple[ConfusionFit, ...]:
+                          data: LabelSet, weights: np.ndarray, dilution: float = 1.0,
+                          mapper: Mapper | None = None) -> tuple[ConfusionFit, ...]:
     """Each look-alike world of ``bases`` with its ambiguous share and its per-label accuracy
     fitted together: the look-alike mass scaled until the world, *restored* at that scale, has
     the ``real`` share of majority-wrong tasks (:func:`~marketsim.aggregation.ambiguity_share.
@@ -179,13 +180,18 @@ def restored_share_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of
     the labels' errors less shared (the accuracy comes back, the look-alikes do not grow), so
     the share is fitted on the restored world, not before it (Face, issue #40: the world
     restored after its share was fitted was 2 to 6 points too good as collected). ``dilution``:
-    :func:`~marketsim.aggregation.ambiguity_share.tried_scales`'."""
-    worlds = []
-    for fit in bases:
-        if not fit.with_lookalike or fit.pull is not None:
-            continue
-        estimate = ambiguity_share(fit, real, restoring(share_of, data, weights), dilution)
-        scaled = with_ambiguity_share(fit, estimate, data, weights)
-        if scaled is not None:
-            worlds.append(with_accuracy_restored(scaled, data, weights))
+    :func:`~marketsim.aggregation.ambiguity_share.tried_scales`'; each base is one call of
+    ``mapper``."""
+    searched = [fit for fit in bases if fit.with_lookalike and fit.pull is None]
+    worlds = mapped(mapper, restored_share_world, [(fit, real, share_of, data, weights, dilution)
+                                                   for fit in searched])
     return tuple(w for w in worlds if w is not None)
+
+
+def restored_share_world(fit: ConfusionFit, real: float, share_of: ShareOf, data: LabelSet,
+                         weights: np.ndarray, dilution: float = 1.0) -> ConfusionFit | None:
+    """One base of :func:`restored_share_worlds`: its share fitted restored, then restored
+    (None where the scale is 1)."""
+    estimate = ambiguity_share(fit, real, restoring(share_of, data, weights), dilution)
+    scaled = with_ambiguity_share(fit, estimate, data, weights)
+    return None if scaled is None else with_accuracy_restored(scaled, data, weights)

@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from marketsim.aggregation.confusion_fit import ConfusionFit, world_log_likelihood
+from marketsim.aggregation.mapping import Mapper, mapped
 from marketsim.aggregation.metrics import stratified_mean
 from marketsim.aggregation.world_replay import world_labels
 from marketsim.data.labels import LabelSet
@@ -111,7 +112,8 @@ class AmbiguityShare:
     scale: float
 
 
-#: How a world's share of majority-wrong tasks is measured (:func:`pairs_share`, or the twin's).
+#: How a world's share of majority-wrong tasks is measured (:func:`pairs_share`, or the twin's):
+#: seeded by its arguments alone, so the worlds of a search can be measured in any process.
 ShareOf = Callable[[ConfusionFit], float]
 
 
@@ -120,9 +122,9 @@ def pairs_share(data: LabelSet, classes: np.ndarray, judged: np.ndarray, seed: i
     """A world's share of majority-wrong tasks among the ``judged`` ones, replayed on
     ``data``'s pairs with task ``i`` of class ``classes[i]`` (mean of :data:`REPLICATES`)."""
     classes = np.asarray(classes, dtype=np.int64)
-    rng = np.random.default_rng([seed, 41])
 
     def share(world: ConfusionFit) -> float:
+        rng = np.random.default_rng([seed, 41])  # each world's own draws: any order, process
         return float(np.mean([
             majority_wrong(data, world_labels(world, data.tasks, data.workers, classes, rng),
                            classes, judged) for _ in range(REPLICATES)]))
@@ -169,17 +171,29 @@ def with_ambiguity_share(fit: ConfusionFit, estimate: AmbiguityShare, data: Labe
 
 def ambiguity_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of: ShareOf,
                      data: LabelSet, weights: np.ndarray,
-                     advance: Callable[[], object] | None = None, dilution: float = 1.0
-                     ) -> tuple[ConfusionFit, ...]:
+                     advance: Callable[[], object] | None = None, dilution: float = 1.0,
+                     mapper: Mapper | None = None) -> tuple[ConfusionFit, ...]:
     """Each look-alike world of ``bases`` with its ambiguous share fitted to the ``real``
     majority-wrong share (:func:`ambiguity_share`, measured by ``share_of``; ``dilution``:
     :func:`tried_scales`'), those whose scale is not 1 (``calibrate``'s candidates, judged on
-    the design curve whatever the number of task types; ``advance``: called once per base)."""
-    worlds = []
+    the design curve whatever the number of task types; ``advance``: called once per base).
+    Each base's search is one call of ``mapper`` (its twins measured in one process; a
+    million-label file's searches took 13 s one after the other)."""
+    searched = [fit for fit in bases if fit.with_lookalike]
+    worlds = iter(mapped(mapper, shared_world, [(fit, real, share_of, data, weights, dilution)
+                                                for fit in searched]))
+    kept = []
     for fit in bases:
         if fit.with_lookalike:
-            estimate = ambiguity_share(fit, real, share_of, dilution)
-            worlds.append(with_ambiguity_share(fit, estimate, data, weights))
+            kept.append(next(worlds))
         if advance is not None:
             advance()
-    return tuple(w for w in worlds if w is not None)
+    return tuple(w for w in kept if w is not None)
+
+
+def shared_world(fit: ConfusionFit, real: float, share_of: ShareOf, data: LabelSet,
+                 weights: np.ndarray, dilution: float = 1.0) -> ConfusionFit | None:
+    """``fit`` with its ambiguous share fitted (:func:`ambiguity_share`) and its likelihood
+    (:func:`with_ambiguity_share`): one base of :func:`ambiguity_worlds`."""
+    return with_ambiguity_share(fit, ambiguity_share(fit, real, share_of, dilution), data,
+                                weights)

@@ -63,6 +63,7 @@ from marketsim.aggregation.accuracy_restored import (
 from marketsim.aggregation.ambiguity_share import SCALES, ShareOf, scaled_lookalike
 from marketsim.aggregation.confusion_fit import Z_GRID, ConfusionFit
 from marketsim.aggregation.label_matrices import answer_matrix
+from marketsim.aggregation.mapping import Mapper
 from marketsim.data.labels import LabelSet
 
 #: What the name of a world fitted here ends with.
@@ -250,16 +251,17 @@ def follow_world(fit: ConfusionFit, agreement: float, majority_wrong: float,
 
 def and_partly_shared(fits: tuple[ConfusionFit, ...], data: LabelSet, weights: np.ndarray,
                       share: tuple[tuple[ConfusionFit, ...], float, ShareOf],
-                      dilution: float = 1.0) -> tuple[ConfusionFit, ...]:
+                      dilution: float = 1.0, mapper: Mapper | None = None
+                      ) -> tuple[ConfusionFit, ...]:
     """``calibrate``'s crowd candidates: ``fits``, then :func:`~marketsim.aggregation.
     accuracy_restored.accuracy_worlds` of them and :func:`~marketsim.aggregation.
     accuracy_restored.restored_share_worlds` of ``share``'s bases (its real majority-wrong
     share and how a world's is measured), then each of the latter without difficulty or pulls
     with its labels following the look-alike by the file's agreement rate
     (:func:`follow_world`). ``dilution``: :func:`~marketsim.aggregation.ambiguity_share.
-    tried_scales`'."""
+    tried_scales`'; ``mapper``: the restored share's searches'."""
     bases, real, share_of = share
-    restored = restored_share_worlds(bases, real, share_of, data, weights, dilution)
+    restored = restored_share_worlds(bases, real, share_of, data, weights, dilution, mapper)
     agreement = pair_agreement(data)
     partly = [follow_world(w, agreement, real, share_of, data, weights) for w in restored
               if w.sigma == 0 and w.pull is None]

@@ -87,10 +87,10 @@ def shared_errors(cal: Calibration, bases: tuple[ConfusionFit, ...],
              twin_share(cal, seed, real.mix))
     dilution = data.n_tasks / int(known.sum()) if known.any() else 1.0
     ambiguous = cal.crowd_fits + ambiguity_worlds(bases[1:], *wrong, data, weights, advance,
-                                                  dilution)
+                                                  dilution, mapper)
     ambiguous += pull_worlds(data, weights, ref, known, real, seed, advance, mapper)
     restorable = (*bases[1:], *restorable_per_worker(fits))  # each share fitted restored
-    partly = and_partly_shared(ambiguous, data, weights, (restorable, *wrong), dilution)
+    partly = and_partly_shared(ambiguous, data, weights, (restorable, *wrong), dilution, mapper)
     following = tuple(f for f in partly if f.follow < 1.0)
     spread = curve_worlds(following, data, ref, known, real, weights, seed, None, mapper)
     gathered = curve_worlds(restored_share(partly), data, ref, known, real, weights, seed, None,

@@ -131,14 +131,17 @@ def pareto_workers(first: np.ndarray, weights: np.ndarray, more: int,
     n_tasks, m = first.size, weights.size
     lam = joining(weights, more)
     with np.errstate(divide="ignore"):
-        log_odds = np.log(lam) - np.log1p(-lam)  # +inf: always in; -inf: never
+        inverse_odds = (1.0 - lam) / lam  # 0: always in; +inf: never
     out = np.empty((n_tasks, more), dtype=np.int64)
     rows = max(1, CHUNK_KEYS // max(m, 1))
     for start in range(0, n_tasks, rows):  # chunks of tasks: bounded memory, no per-task loop
         stop = min(n_tasks, start + rows)
         u = rng.random((stop - start, m))
-        with np.errstate(divide="ignore"):
-            keys = np.log(u) - np.log1p(-u) - log_odds
+        # odds(U) / odds(lambda_j), in place: the order of the log-odds keys without a log
+        keys = np.subtract(1.0, u)
+        np.divide(u, keys, out=keys)
+        with np.errstate(invalid="ignore"):
+            keys *= inverse_odds
         keys[np.arange(stop - start), first[start:stop]] = np.inf
         chosen = np.argpartition(keys, more - 1, axis=1)[:, :more]
         out[start:stop] = chosen

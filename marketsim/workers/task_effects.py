@@ -25,7 +25,7 @@ from typing import Self
 
 import numpy as np
 from pydantic import model_validator
-from scipy.special import ndtri, softmax
+from scipy.special import ndtri
 
 from marketsim.options import F
 from marketsim.tables import FloatRows, Floats, KeyProblem, Table
@@ -193,7 +193,17 @@ def lookalike_matrix(spec: TaskEffects, k: int) -> np.ndarray:
 def tempered(matrices: np.ndarray, beta: np.ndarray | float) -> np.ndarray:
     """``softmax(beta * log matrices)`` over the last axis (``beta`` broadcast over rows)."""
     logs = np.log(np.maximum(matrices, FLOOR))
-    return np.asarray(softmax(np.asarray(beta)[..., None] * logs, axis=-1))
+    return softmax_in_place(np.asarray(beta)[..., None] * logs)
+
+
+def softmax_in_place(x: np.ndarray) -> np.ndarray:
+    """``scipy.special.softmax(x, axis=-1)`` computed in ``x`` itself: the same operations
+    in the same order (the same bits) without its three temporaries of ``x``'s size, which
+    the exact-k sampler's million-label draws spent a third of their time allocating."""
+    x -= x.max(axis=-1, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=-1, keepdims=True)
+    return x
 
 
 def mean_confusion(matrices: np.ndarray, spec: TaskEffects) -> np.ndarray:
@@ -293,7 +303,7 @@ class EffectAnswers:
             rows = self.params.rows(tasks, workers)
         else:
             logs = self.logs[self.types[tasks], workers, self.looks[tasks]]
-            rows = np.asarray(softmax(self.beta[tasks][:, None] * logs, axis=-1))
+            rows = softmax_in_place(self.beta[tasks][:, None] * logs)
         u = self.rng.random((tasks.size, 1))
         k = rows.shape[1]
         return np.minimum((np.cumsum(rows, axis=1) <= u).sum(axis=1), k - 1).astype(np.int64)
