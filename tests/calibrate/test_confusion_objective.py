@@ -1,7 +1,8 @@
 """The objective the one-matrix and crowd-shrunk worlds are fitted by
 (``aggregation/confusion_fit._objective``, its large arrays computed in place and the
-posterior mass scattered from the CSR arrays): its log-likelihood is the world's
-(``world_log_likelihood``, the per-label path) and its gradient the objective's own slope,
+posterior mass scattered from the CSR arrays): its log-likelihood, and
+``world_log_likelihood``'s, is the world's likelihood computed label by label from its
+definition, and its gradient the objective's own slope,
 on small random crowds of K = 2..5 with idle workers, with and without each task effect and
 the crowd's pseudo-counts."""
 
@@ -44,6 +45,25 @@ def problem(k: int, lookalike: bool, difficulty: bool, pseudo: bool, seed: int
     return p, np.concatenate(x)
 
 
+def per_label_likelihood(world: ConfusionFit, p: _Problem) -> float:
+    """The module's ``L`` from its definition, task by task and label by label (loops: the
+    reference the vectorised kernels are checked against)."""
+    n, k = p.weights.shape
+    beta = np.exp(world.sigma * Z_GRID) if world.sigma > 0 else np.ones(1)
+    total = 0.0
+    for i in range(n):
+        mine = p.tasks == i
+        likelihood = 0.0
+        for c in range(k):
+            for s in range(k):
+                for b in beta:
+                    rows = softmax(b * np.log(world.confusion[p.workers[mine], s]), axis=1)
+                    labels = np.prod(rows[np.arange(int(mine.sum())), p.labels[mine]])
+                    likelihood += p.weights[i, c] * world.lookalike[c, s] * labels / beta.size
+        total += float(np.log(likelihood))
+    return total
+
+
 @pytest.mark.parametrize("k", [2, 3, 4, 5])
 @pytest.mark.parametrize("lookalike,difficulty,pseudo",
                          [(False, False, False), (True, False, True), (False, True, False),
@@ -55,8 +75,10 @@ def test_objective_is_the_worlds_likelihood_and_its_gradient_its_slope(
     theta, lam, sigma = _unpack(x, p)
     world = ConfusionFit(softmax(theta, axis=2), softmax(lam, axis=1) if lookalike
                          else np.eye(k), sigma, 0.0, 0, 0.0, "")
-    assert loglik == pytest.approx(world_log_likelihood(world, p.tasks, p.workers, p.labels,
-                                                        p.weights), rel=1e-10)
+    reference = per_label_likelihood(world, p)
+    assert loglik == pytest.approx(reference, rel=1e-10)
+    assert world_log_likelihood(world, p.tasks, p.workers, p.labels, p.weights) == \
+        pytest.approx(reference, rel=1e-10)
     slope = approx_fprime(x, lambda y: _objective(y, p)[0], 1e-6)
     assert np.allclose(grad, slope, rtol=1e-4, atol=1e-4)
     again = _objective(x.copy(), p)  # in place: nothing of the problem is written
