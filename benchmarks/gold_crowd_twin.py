@@ -60,8 +60,28 @@ def group(twin: Scenario, data: LabelSet, mask: np.ndarray, prior: Any) -> Scena
            "inference": {"method": "ds", "class_prior": "estimate"}}
     return twin.replace({"tasks.count": int(mask.sum()), "tasks.prior": [float(p) for p in prior],
                          "workers.arrivals.weights": weights.tolist(),
+                         # shares of the group's labels, not a deck's whole cards (a twin
+                         # written since session 32 deals its file's labels as a deck)
+                         "workers.arrivals.order": "independent",
                          "budget.edges": int(counts.sum()), "budget.batch": int(mask.sum()),
                          "arms": [arm]})
+
+
+def judged_effects(judged: Scenario, sigma: float | None, diagonal: float | None) -> Scenario:
+    """The judged group with its own difficulty ``sigma`` and, with ``diagonal``, look-alike
+    tasks: each class but the most common one looks like it with probability ``1 -
+    diagonal`` (None: the twin's own effects)."""
+    changes: dict[str, Any] = {}
+    if sigma is not None:
+        changes["workers.confusion.sigma"] = sigma
+    if diagonal is not None:
+        k = judged.tasks.classes
+        common = int(np.argmax(judged.tasks.prior))
+        look = np.eye(k) * diagonal
+        look[:, common] += 1.0 - diagonal
+        look[common] = np.eye(k)[common]
+        changes["workers.confusion.lookalike"] = look.tolist()
+    return judged.replace(changes) if changes else judged
 
 
 def merged(rest: LabelSet, judged: LabelSet) -> LabelSet:
@@ -108,6 +128,13 @@ def compare(argv: list[str] | None) -> int:
     p.add_argument("--duplicates", default="error", choices=("error", "first", "last"))
     p.add_argument("--replicates", type=int, default=10)
     p.add_argument("--draws", type=int, default=100)
+    p.add_argument("--judged-sigma", type=float, default=None,
+                   help="the judged group's task difficulty (workers.confusion.sigma; default: "
+                        "the twin's)")
+    p.add_argument("--judged-lookalike", type=float, default=None, metavar="DIAGONAL",
+                   help="give the judged group look-alike tasks: a task of any class but the "
+                        "twin's most common one looks like that class with probability "
+                        "1 - DIAGONAL (a probe of how shared the gold's errors are)")
     args = p.parse_args(argv)
     data, truth = load_labels(args.labels, args.truth, duplicates=args.duplicates)
     data, truth, _ = labelled_only(data, truth)
@@ -123,8 +150,10 @@ def compare(argv: list[str] | None) -> int:
               "twin on the same file (and --duplicates)", file=sys.stderr)
         return 2
     mix = np.bincount(truth[known], minlength=data.n_classes) / known.sum()
-    runs = two_group_runs(group(twin, data, ~known, twin.tasks.prior),
-                          group(twin, data, known, mix), range(args.replicates))
+    judged = judged_effects(group(twin, data, known, mix), args.judged_sigma,
+                            args.judged_lookalike)
+    runs = two_group_runs(group(twin, data, ~known, twin.tasks.prior), judged,
+                          range(args.replicates))
     real = real_curve(data, truth, draws=args.draws, ks=KS)
     print(f"Error %, real ({args.draws} draws of k labels per task, judged on the {known.sum()} "
           f"tasks with a truth) / two-group twin ({args.replicates} replicates):\n")
