@@ -1,13 +1,16 @@
 """Helpers several test modules share: a binomial tolerance for simulated frequencies, the
 edit a hostile-key test makes to a scenario table, a JSON Schema validator checked once,
-the example counts of the property tests (a few by default, all of them with ``-m slow``) and
-``validate`` run in this process."""
+the example counts of the property tests (a few by default, all of them with ``-m slow``),
+``validate`` run in this process and a benchmark script loaded as a module."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import jsonschema
@@ -64,3 +67,17 @@ def validate_in_process(path: Path, capsys: pytest.CaptureFixture[str]
     code = main(["validate", str(path)])
     out, err = capsys.readouterr()
     return subprocess.CompletedProcess(["marketsim", "validate", str(path)], code, out, err)
+
+
+def benchmark_script(name: str) -> ModuleType:
+    """``benchmarks/NAME.py`` as the module ``NAME`` (registered in ``sys.modules``, where its
+    dataclasses look their module up; loaded once)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -3,20 +3,14 @@ crowd it drew (labels and truth), and its summary is each checkout's median."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from marketsim.data.load import load_labels
+from tests.helpers import benchmark_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_calibrate.py"
-spec = importlib.util.spec_from_file_location("bench_calibrate", SCRIPT)
-assert spec is not None and spec.loader is not None
-bench_calibrate = importlib.util.module_from_spec(spec)
-sys.modules["bench_calibrate"] = bench_calibrate  # its dataclass looks its module up
-spec.loader.exec_module(bench_calibrate)
+bench_calibrate = benchmark_script("bench_calibrate")
 
 
 def test_the_synthetic_file_reads_back_with_its_truth(tmp_path: Path) -> None:

@@ -3,18 +3,13 @@ but the columns the old commit writes must match for the runs to count as the sa
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_commits.py"
-spec = importlib.util.spec_from_file_location("compare_commits", SCRIPT)
-assert spec is not None and spec.loader is not None
-compare_commits = importlib.util.module_from_spec(spec)
-sys.modules["compare_commits"] = compare_commits  # its dataclasses look their module up
-spec.loader.exec_module(compare_commits)
+from tests.helpers import benchmark_script
+
+compare_commits = benchmark_script("compare_commits")
 
 OLD = "arm,edges,error_rate\nuniform,10,0.5\nuniform,20,0.25\n"
 

@@ -3,17 +3,14 @@ floating-point or random-draw order moves a study's curves."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "compare_runs.py"
-spec = importlib.util.spec_from_file_location("compare_runs", SCRIPT)
-assert spec is not None and spec.loader is not None
-compare_runs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(compare_runs)
+from tests.helpers import benchmark_script
+
+compare_runs = benchmark_script("compare_runs")
 
 
 def write_run(folder: Path, errors: dict[str, np.ndarray]) -> Path:

@@ -3,17 +3,14 @@ for scenarios/difficulty.toml, paired by replicate."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "difficulty_gain.py"
-spec = importlib.util.spec_from_file_location("difficulty_gain", SCRIPT)
-assert spec is not None and spec.loader is not None
-difficulty_gain = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(difficulty_gain)
+from tests.helpers import benchmark_script
+
+difficulty_gain = benchmark_script("difficulty_gain")
 
 
 def arm(ids: list[int], reach: dict[str, list[int | None]]) -> dict:

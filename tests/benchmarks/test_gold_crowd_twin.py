@@ -3,22 +3,16 @@ labels) is a valid scenario whose workers arrive as often as they labelled that 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from marketsim.data.labels import LabelSet
 from marketsim.scenario.parser import load_scenario
+from tests.helpers import benchmark_script
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "gold_crowd_twin.py"
-spec = importlib.util.spec_from_file_location("gold_crowd_twin", SCRIPT)
-assert spec is not None and spec.loader is not None
-gold_crowd_twin = importlib.util.module_from_spec(spec)
-sys.modules["gold_crowd_twin"] = gold_crowd_twin
-spec.loader.exec_module(gold_crowd_twin)
+gold_crowd_twin = benchmark_script("gold_crowd_twin")
 
 
 def test_a_group_of_a_deck_twin_arrives_by_the_groups_own_labels() -> None:

@@ -3,20 +3,12 @@ group's labels, as a multiset) and moves labels between the group's members."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 
 from marketsim.data.labels import LabelSet
+from tests.helpers import benchmark_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "label_permutations.py"
-spec = importlib.util.spec_from_file_location("label_permutations", SCRIPT)
-assert spec is not None and spec.loader is not None
-label_permutations = importlib.util.module_from_spec(spec)
-sys.modules["label_permutations"] = label_permutations
-spec.loader.exec_module(label_permutations)
+label_permutations = benchmark_script("label_permutations")
 
 
 def test_a_shuffle_keeps_each_groups_labels_and_moves_them_within_it() -> None:

@@ -4,17 +4,12 @@ combination of the replicates' lines."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "routing_floor.py"
-spec = importlib.util.spec_from_file_location("routing_floor", SCRIPT)
-assert spec is not None and spec.loader is not None
-routing_floor = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(routing_floor)
+from tests.helpers import benchmark_script
+
+routing_floor = benchmark_script("routing_floor")
 
 GRID = np.linspace(-16.0, 16.0, 801)
 

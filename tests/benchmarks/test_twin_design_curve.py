@@ -4,21 +4,15 @@ of docs/explanation/models/calibration/design-curve.md."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from marketsim.aggregation.design_curve import DesignCurve
+from tests.helpers import benchmark_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "twin_design_curve.py"
-spec = importlib.util.spec_from_file_location("twin_design_curve", SCRIPT)
-assert spec is not None and spec.loader is not None
-twin_design_curve = importlib.util.module_from_spec(spec)
-sys.modules["twin_design_curve"] = twin_design_curve
-spec.loader.exec_module(twin_design_curve)
+twin_design_curve = benchmark_script("twin_design_curve")
 
 
 def curve(ds: list[float], vote: list[float]) -> DesignCurve:

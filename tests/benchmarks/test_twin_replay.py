@@ -3,19 +3,13 @@ exactly the real file's pairs, and the table judged against ±2 points."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 from marketsim.scenario.parser import parse_scenario
 from marketsim.scenario.replay import ReplaySpec, load_replay
+from tests.helpers import benchmark_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "twin_replay.py"
-spec = importlib.util.spec_from_file_location("twin_replay", SCRIPT)
-assert spec is not None and spec.loader is not None
-twin_replay = importlib.util.module_from_spec(spec)
-sys.modules["twin_replay"] = twin_replay
-spec.loader.exec_module(twin_replay)
+twin_replay = benchmark_script("twin_replay")
 
 
 def real_file(tmp_path: Path) -> dict[str, str]:
