@@ -180,15 +180,12 @@ def ambiguity_worlds(bases: tuple[ConfusionFit, ...], real: float, share_of: Sha
     Each base's search is one call of ``mapper`` (its twins measured in one process; a
     million-label file's searches took 13 s one after the other)."""
     searched = [fit for fit in bases if fit.with_lookalike]
-    worlds = iter(mapped(mapper, shared_world, [(fit, real, share_of, data, weights, dilution)
-                                                for fit in searched]))
-    kept = []
-    for fit in bases:
-        if fit.with_lookalike:
-            kept.append(next(worlds))
-        if advance is not None:
+    if advance is not None:  # the bases without look-alikes have nothing to search
+        for _ in range(len(bases) - len(searched)):
             advance()
-    return tuple(w for w in kept if w is not None)
+    worlds = mapped(mapper, shared_world, [(fit, real, share_of, data, weights, dilution)
+                                           for fit in searched], advance)
+    return tuple(w for w in worlds if w is not None)
 
 
 def shared_world(fit: ConfusionFit, real: float, share_of: ShareOf, data: LabelSet,
