@@ -131,6 +131,17 @@ def _unpack(x: np.ndarray, p: _Problem) -> tuple[np.ndarray, np.ndarray, float]:
     return theta, lam, sigma
 
 
+def answer_table(log_pi: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each worker's log answer probabilities ``log P(Y | worker, S, beta_q)`` (m, S, Q, Y):
+    the confusion rows ``log_pi`` (m, S, Y) tempered by each ``beta``; and the same as one
+    table, row ``j * K + y`` (a label's worker and answer), columns (S, Q), which the count
+    matrix of each task's labels by (worker, answer) sums over its labels."""
+    m, k = log_pi.shape[0], log_pi.shape[1]
+    scaled = beta[None, None, :, None] * log_pi[:, :, None, :]
+    log_rho = log_softmax(scaled, axis=3)
+    return log_rho, log_rho.transpose(0, 3, 1, 2).reshape(m * k, k * beta.size)
+
+
 def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
     """Negative log posterior, its gradient and the log-likelihood alone."""
     k = p.k
@@ -142,10 +153,8 @@ def _objective(x: np.ndarray, p: _Problem) -> tuple[float, np.ndarray, float]:
         log_t = np.where(np.eye(k, dtype=bool), 0.0, -np.inf)
     beta = np.exp(sigma * p.z)  # (Q,)
     m, q = p.n_workers, p.z.size
-    scaled = beta[None, None, :, None] * log_pi[:, :, None, :]  # (m, S, Q, Y)
-    log_rho = log_softmax(scaled, axis=3)  # log P(answer Y | worker, S, beta_q)
+    log_rho, table = answer_table(log_pi, beta)
     rho = np.exp(log_rho)
-    table = log_rho.transpose(0, 3, 1, 2).reshape(m * k, k * q)  # row j * K + y
     # The (tasks, S, Q) arrays are the large ones (a million labels: 100,000 tasks x 64 at
     # K = 4 with difficulty): each is computed in place in the one array the sparse product
     # returns (the same operations in the same order as out-of-place: the same bits).
@@ -267,10 +276,8 @@ def world_log_likelihood(fit: ConfusionFit, tasks: np.ndarray, workers: np.ndarr
     beta = np.exp(fit.sigma * Z_GRID) if fit.sigma > 0 else np.ones(1)
     with np.errstate(divide="ignore"):
         log_pi = np.log(fit.confusion)
-    scaled = beta[None, None, :, None] * log_pi[:, :, None, :]  # (m, S, Q, Y)
-    log_rho = scaled - logsumexp(scaled, axis=3, keepdims=True)
-    table = log_rho.transpose(0, 3, 1, 2).reshape(m * k, k * beta.size)  # row j * K + y
     answers = answer_matrix(tasks, workers, labels, n, m, k)
+    _, table = answer_table(log_pi, beta)
     per_task = (answers @ table).reshape(n, k, beta.size)
     with np.errstate(divide="ignore"):
         log_prior = logsumexp(np.log(weights)[:, :, None] + np.log(fit.lookalike)[None], axis=1)
