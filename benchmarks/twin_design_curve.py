@@ -24,6 +24,10 @@ answered twice); they are never written into the docs' table, which holds the re
     PYTHONPATH=. python benchmarks/twin_design_curve.py --dataset rte \
         --labels face=/data/face/answer.csv:/data/face/truth.csv
 
+With ``--truth-tasks-only`` each such file is cut to the labels of its tasks with a truth
+(written in ``--work``) and that part alone is calibrated and judged: is the gold's own crowd
+within reach of a twin, where the truth covers tasks labelled otherwise than the rest?
+
 Slow: each set is calibrated first (minutes; ``--work DIR`` keeps the scenarios, and a
 scenario already there is reused), then each replicate runs the market three times.
 """
@@ -47,6 +51,7 @@ from marketsim.cli import main as marketsim_main
 from marketsim.data.calibration_input import labelled_only
 from marketsim.data.datasets import DATASETS, dataset_paths
 from marketsim.data.load import load_labels
+from marketsim.record.files import write_csv_atomic
 from marketsim.scenario.parser import load_scenario
 from marketsim.study.twin_curve import twin_curve
 
@@ -112,6 +117,27 @@ def parse_labels(spec: str, duplicates: str) -> Source:
         if not Path(path).is_file():
             raise SystemExit(f"--labels {spec!r}: no file {path}")
     return Source(name, labels, truth, duplicates)
+
+
+def truth_tasks_only(source: Source, work: Path) -> Source:
+    """``source`` cut to the labels of its tasks with a truth (a CSV pair written in ``work``,
+    duplicates already resolved), named ``NAME-truth-tasks``: the twin of the part of a crowd
+    the truth judges, for a file whose truth covers tasks labelled otherwise than the rest."""
+    data, truth = source.load(None)
+    if truth is None:
+        raise SystemExit(f"--truth-tasks-only: {source.labels} has no truth")
+    known = np.asarray(truth) >= 0
+    on = known[data.tasks]
+    task_ids, worker_ids = np.asarray(data.task_ids), np.asarray(data.worker_ids)
+    class_ids = np.asarray(data.class_ids)
+    name = f"{source.name}-truth-tasks"
+    labels, truths = work / f"{name}.labels.csv", work / f"{name}.truth.csv"
+    write_csv_atomic(labels, ("task", "worker", "answer"),
+                     zip(task_ids[data.tasks[on]], worker_ids[data.workers[on]],
+                         class_ids[data.labels[on]], strict=True))
+    write_csv_atomic(truths, ("task", "truth"),
+                     zip(task_ids[known], class_ids[np.asarray(truth)[known]], strict=True))
+    return Source(name, str(labels), str(truths))
 
 
 def calibrated(source: Source, work: Path, data_dir: str | None) -> Path:
@@ -222,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
                         "several; printed, never written into the docs)")
     p.add_argument("--duplicates", default="error", choices=("error", "first", "last"),
                    help="a pair answered twice in a --labels file (as calibrate's option)")
+    p.add_argument("--truth-tasks-only", action="store_true",
+                   help="each --labels file cut to the labels of its tasks with a truth, "
+                        "calibrated and judged on those alone")
     p.add_argument("--data-dir", help="folder of the reference data (default: $MARKETSIM_DATA)")
     p.add_argument("--draws", type=int, default=DRAWS,
                    help="draws of the real curve, at least (more for --task-runs)")
@@ -241,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     external = [parse_labels(spec, args.duplicates) for spec in args.labels]
+    if args.truth_tasks_only:
+        external = [truth_tasks_only(source, work) for source in external]
     if args.write and external:
         raise SystemExit("--write puts the reference sets' table into the docs: run --labels "
                          "without it")

@@ -64,3 +64,19 @@ def test_the_table_names_the_sets_measured_with_more_runs() -> None:
                                    True)
     header = text.splitlines()[0]
     assert "bluebird 75 / 75" in header and "rte" not in header
+
+
+def test_truth_tasks_only_keeps_every_label_of_the_tasks_with_a_truth_and_no_other(
+        tmp_path: Path) -> None:
+    labels, truth = tmp_path / "answer.csv", tmp_path / "truth.csv"
+    labels.write_text("task,worker,answer\nt1,w1,a\nt1,w2,b\nt2,w1,b\nt3,w2,c\nt3,w3,c\n"
+                      "t3,w1,a\n")
+    truth.write_text("task,truth\nt1,a\nt3,c\nt9,b\n")
+    source = twin_design_curve.Source("toy", str(labels), str(truth))
+    cut = twin_design_curve.truth_tasks_only(source, tmp_path)
+    assert cut.name == "toy-truth-tasks"
+    assert Path(str(cut.labels)).read_text().splitlines() == [
+        "task,worker,answer", "t1,w1,a", "t1,w2,b", "t3,w2,c", "t3,w3,c", "t3,w1,a"]
+    assert Path(str(cut.truth)).read_text().splitlines() == ["task,truth", "t1,a", "t3,c"]
+    data, judged = cut.load(None)
+    assert (data.n_tasks, len(data.labels), int((judged >= 0).sum())) == (2, 5, 2)
