@@ -272,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     external = [parse_labels(spec, args.duplicates) for spec in args.labels]
     if args.truth_tasks_only:
+        if not external:
+            raise SystemExit("--truth-tasks-only cuts --labels files: give at least one")
         external = [truth_tasks_only(source, work) for source in external]
     if args.write and external:
         raise SystemExit("--write puts the reference sets' table into the docs: run --labels "
